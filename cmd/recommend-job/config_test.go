@@ -1,0 +1,145 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadConfigPrecedence(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want func(*Config) []string // returns mismatches
+	}{
+		{
+			name: "defaults",
+			args: []string{"--prometheus-url=http://p", "--git-url=file:///r"},
+			want: func(c *Config) []string {
+				return diffs(
+					pair("git-branch", c.GitBranch, "main"),
+					pair("git-push-branch", c.GitPushBranch, "recommend-job/main"),
+					pair("git-path", c.GitPath, "."),
+					pair("window", c.Window.String(), (7 * 24 * time.Hour).String()),
+					pair("output", c.Output, "table"),
+				)
+			},
+		},
+		{
+			name: "file over default",
+			args: []string{"--config=testdata/config.yaml"},
+			want: func(c *Config) []string {
+				return diffs(
+					pair("prometheus-url", c.PrometheusURL, "http://prometheus.file:9090"),
+					pair("git-branch", c.GitBranch, "production"),
+					pair("git-push-branch", c.GitPushBranch, "recommend-job/production"),
+					pair("window", c.Window.String(), "72h0m0s"),
+				)
+			},
+		},
+		{
+			name: "env over file",
+			args: []string{"--config=testdata/config.yaml"},
+			env:  map[string]string{"RECOMMEND_GIT_BRANCH": "staging", "RECOMMEND_DRY_RUN": "true"},
+			want: func(c *Config) []string {
+				return diffs(
+					pair("git-branch", c.GitBranch, "staging"),
+					pair("dry-run", boolString(c.DryRun), "true"),
+					pair("git-url", c.GitURL, "https://git.file/repo.git"),
+				)
+			},
+		},
+		{
+			name: "flag over env",
+			args: []string{"--config=testdata/config.yaml", "--git-branch=canary", "--output=table"},
+			env:  map[string]string{"RECOMMEND_GIT_BRANCH": "staging"},
+			want: func(c *Config) []string {
+				return diffs(pair("git-branch", c.GitBranch, "canary"), pair("output", c.Output, "table"))
+			},
+		},
+		{
+			name: "config file from env",
+			env:  map[string]string{"RECOMMEND_CONFIG": "testdata/config.yaml"},
+			want: func(c *Config) []string {
+				return diffs(pair("git-branch", c.GitBranch, "production"))
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			cfg, err := loadConfig(tt.args, io.Discard)
+			if err != nil {
+				t.Fatalf("loadConfig(%v) error = %v", tt.args, err)
+			}
+			for _, d := range tt.want(cfg) {
+				t.Error(d)
+			}
+		})
+	}
+}
+
+func TestLoadConfigTokenFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(path, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig([]string{"--prometheus-url=http://p", "--git-url=file:///r", "--git-token-file=" + path}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.GitToken != "s3cret" {
+		t.Errorf("git token from file = %q, want %q", cfg.GitToken, "s3cret")
+	}
+}
+
+func TestLoadConfigErrorsNameTheKey(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{name: "missing urls", args: nil, want: []string{"prometheus-url: required", "git-url: required unless dry-run"}},
+		{name: "dry run needs no git", args: []string{"--dry-run", "--output=yaml", "--prometheus-url=http://p"}, want: []string{`output: must be table or json, got "yaml"`}},
+		{name: "bad window", args: []string{"--prometheus-url=http://p", "--git-url=file:///r", "--window=-1h"}, want: []string{"window: must be positive"}},
+		{name: "stray argument", args: []string{"now"}, want: []string{"unexpected arguments: now"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadConfig(tt.args, io.Discard)
+			if err == nil {
+				t.Fatalf("loadConfig(%v) error = nil, want %q", tt.args, tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("loadConfig(%v) error = %q, want it to contain %q", tt.args, err, w)
+				}
+			}
+		})
+	}
+}
+
+func pair(key, got, want string) [3]string { return [3]string{key, got, want} }
+
+func diffs(pairs ...[3]string) []string {
+	var out []string
+	for _, p := range pairs {
+		if p[1] != p[2] {
+			out = append(out, p[0]+": got "+p[1]+", want "+p[2])
+		}
+	}
+	return out
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}

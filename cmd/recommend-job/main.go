@@ -1,0 +1,32 @@
+// Command recommend-job right-sizes CPU and memory requests the GitOps way:
+// it reads katalyst ResourceRecommends and usage history, and pushes the
+// new requests to the GitOps repository instead of changing the cluster.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes.
+const (
+	exitOK         = 0
+	exitFailed     = 1
+	exitConfigured = 2
+)
+
+func fail(stderr io.Writer, code int, err error) int {
+	fmt.Fprintf(stderr, "recommend-job: %v\n", err)
+	return code
+}

@@ -1,0 +1,639 @@
+package collect
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func qty(s string) *resource.Quantity {
+	q := resource.MustParse(s)
+	return &q
+}
+
+// recSpec returns a valid spec targeting Deployment "web" with the given
+// container policies.
+func recSpec(policies ...v1alpha1.ContainerResourcePolicy) v1alpha1.ResourceRecommendSpec {
+	return v1alpha1.ResourceRecommendSpec{
+		TargetRef: v1alpha1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+		ResourcePolicy: v1alpha1.ResourcePolicy{
+			AlgorithmPolicy:   v1alpha1.AlgorithmPolicy{Recommender: DefaultRecommender, Algorithm: v1alpha1.AlgorithmPercentile},
+			ContainerPolicies: policies,
+		},
+	}
+}
+
+// with returns spec after applying fn to it.
+func with(spec v1alpha1.ResourceRecommendSpec, fn func(*v1alpha1.ResourceRecommendSpec)) v1alpha1.ResourceRecommendSpec {
+	fn(&spec)
+	return spec
+}
+
+func container(name string, resources ...v1alpha1.ContainerControlledResourcesPolicy) v1alpha1.ContainerResourcePolicy {
+	return v1alpha1.ContainerResourcePolicy{ContainerName: name, ControlledResourcesPolicies: resources}
+}
+
+// controlled returns a resource policy with the given buffer (nil for none)
+// and controlledValues RequestsOnly.
+func controlled(name corev1.ResourceName, buffer *int32) v1alpha1.ContainerControlledResourcesPolicy {
+	return v1alpha1.ContainerControlledResourcesPolicy{
+		ResourceName:     name,
+		BufferPercent:    buffer,
+		ControlledValues: ptr(v1alpha1.ContainerControlledValuesRequestsOnly),
+	}
+}
+
+func withValues(p v1alpha1.ContainerControlledResourcesPolicy, v *v1alpha1.ContainerControlledValues) v1alpha1.ContainerControlledResourcesPolicy {
+	p.ControlledValues = v
+	return p
+}
+
+func resourcePolicy(name corev1.ResourceName, buffer int32) ResourcePolicy {
+	return ResourcePolicy{Resource: name, BufferPercent: buffer, ControlledValues: v1alpha1.ContainerControlledValuesRequestsOnly}
+}
+
+func cpuMem(cpuBuffer, memBuffer int32) []ResourcePolicy {
+	return []ResourcePolicy{resourcePolicy(corev1.ResourceCPU, cpuBuffer), resourcePolicy(corev1.ResourceMemory, memBuffer)}
+}
+
+func cpuMemPolicies(name string, cpuBuffer, memBuffer int32) v1alpha1.ContainerResourcePolicy {
+	return container(name, controlled(corev1.ResourceCPU, ptr(cpuBuffer)), controlled(corev1.ResourceMemory, ptr(memBuffer)))
+}
+
+func TestValidate(t *testing.T) {
+	valid := recSpec(cpuMemPolicies("c1", 10, 10))
+	defaultContainers := []string{"c1", "c2", "c3"}
+
+	tests := []struct {
+		name string
+		spec v1alpha1.ResourceRecommendSpec
+		// containers and lookupErr are what the lookup returns;
+		// containers defaults to c1, c2, c3.
+		containers []string
+		lookupErr  error
+		// noLookup says the lookup must not be called.
+		noLookup bool
+		want     []ContainerPolicy
+		wantErr  *ValidationError
+	}{
+		// 2.1 targetRef.
+		{
+			name:     "empty target name",
+			spec:     with(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Name = "" }),
+			noLookup: true,
+			wantErr:  &ValidationError{Code: "WorkloadNameIsEmpty", Message: "spec.targetRef.name cannot be empty"},
+		},
+		{
+			name:     "unsupported kind",
+			spec:     with(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Kind = "ReplicaSet" }),
+			noLookup: true,
+			wantErr: &ValidationError{Code: "WorkloadsUnsupported",
+				Message: "spec.targetRef.kind ReplicaSet is currently unsupported, only support in [Deployment]"},
+		},
+		{
+			name:     "kind is case-sensitive",
+			spec:     with(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Kind = "deployment" }),
+			noLookup: true,
+			wantErr: &ValidationError{Code: "WorkloadsUnsupported",
+				Message: "spec.targetRef.kind deployment is currently unsupported, only support in [Deployment]"},
+		},
+		{
+			name:     "empty kind",
+			spec:     with(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Kind = "" }),
+			noLookup: true,
+			wantErr: &ValidationError{Code: "WorkloadsUnsupported",
+				Message: "spec.targetRef.kind  is currently unsupported, only support in [Deployment]"},
+		},
+		{
+			name: "empty apiVersion is left to the lookup",
+			spec: with(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.APIVersion = "" }),
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: cpuMem(10, 10)}},
+		},
+
+		// 2.2 algorithm.
+		{
+			name: "unsupported algorithm",
+			spec: with(valid, func(s *v1alpha1.ResourceRecommendSpec) {
+				s.ResourcePolicy.AlgorithmPolicy.Algorithm = "mockAlgorithm"
+			}),
+			noLookup: true,
+			wantErr: &ValidationError{Code: "AlgorithmUnsupported",
+				Message: "spec.resourcePolicy.algorithmPolicy.algorithm mockAlgorithm is currently unsupported, only support in [percentile]"},
+		},
+		{
+			name: "algorithm is case-sensitive",
+			spec: with(valid, func(s *v1alpha1.ResourceRecommendSpec) {
+				s.ResourcePolicy.AlgorithmPolicy.Algorithm = "Percentile"
+			}),
+			noLookup: true,
+			wantErr: &ValidationError{Code: "AlgorithmUnsupported",
+				Message: "spec.resourcePolicy.algorithmPolicy.algorithm Percentile is currently unsupported, only support in [percentile]"},
+		},
+		{
+			name: "empty algorithm defaults to percentile",
+			spec: with(valid, func(s *v1alpha1.ResourceRecommendSpec) {
+				s.ResourcePolicy.AlgorithmPolicy = v1alpha1.AlgorithmPolicy{}
+			}),
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: cpuMem(10, 10)}},
+		},
+		{
+			name: "recommender and extensions are not checked",
+			spec: with(valid, func(s *v1alpha1.ResourceRecommendSpec) {
+				s.ResourcePolicy.AlgorithmPolicy.Recommender = "custom"
+				s.ResourcePolicy.AlgorithmPolicy.Extensions = nil
+			}),
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: cpuMem(10, 10)}},
+		},
+
+		// 2.3 containerPolicies and the workload lookup.
+		{
+			name:     "no container policies",
+			spec:     recSpec(),
+			noLookup: true,
+			wantErr:  &ValidationError{Code: "ContainerPoliciesNotFound", Message: "spec.containerPolicies cannot be empty"},
+		},
+		{
+			name:      "workload not found",
+			spec:      valid,
+			lookupErr: ErrWorkloadNotFound,
+			wantErr:   &ValidationError{Code: "WorkloadNotFound", Message: "workload not found"},
+		},
+		{
+			name:      "wrapped workload not found",
+			spec:      valid,
+			lookupErr: fmt.Errorf("Deployment default/web: %w", ErrWorkloadNotFound),
+			wantErr:   &ValidationError{Code: "WorkloadNotFound", Message: "workload not found"},
+		},
+		{
+			name:      "no pod template",
+			spec:      valid,
+			lookupErr: fmt.Errorf("Deployment default/web: %w", ErrNoPodTemplate),
+			wantErr:   &ValidationError{Code: "ContainersMatchErrorCode", Message: "containers matched err"},
+		},
+		{
+			name:      "any other lookup error",
+			spec:      valid,
+			lookupErr: errors.New("no matches for kind \"Deployment\" in version \"\""),
+			wantErr:   &ValidationError{Code: "WorkloadMatchError", Message: "workload matched err"},
+		},
+
+		// 2.4 pass 1, in spec order.
+		{
+			name:    "duplicate container",
+			spec:    recSpec(cpuMemPolicies("c1", 10, 10), cpuMemPolicies("c1", 20, 20)),
+			wantErr: &ValidationError{Code: "ContainerDuplicate", Message: "container name c1 is duplicate"},
+		},
+		{
+			name:    "duplicate wildcard",
+			spec:    recSpec(cpuMemPolicies("*", 10, 10), cpuMemPolicies("*", 20, 20)),
+			wantErr: &ValidationError{Code: "ContainerDuplicate", Message: "container name * is duplicate"},
+		},
+		{
+			name:    "empty container name",
+			spec:    recSpec(cpuMemPolicies("", 10, 10)),
+			wantErr: &ValidationError{Code: "ContainerNameEmpty", Message: "empty container name"},
+		},
+		{
+			name:    "two empty container names report the empty name, not the duplicate",
+			spec:    recSpec(cpuMemPolicies("", 10, 10), cpuMemPolicies("", 10, 10)),
+			wantErr: &ValidationError{Code: "ContainerNameEmpty", Message: "empty container name"},
+		},
+		{
+			name:    "container not in the workload",
+			spec:    recSpec(cpuMemPolicies("c9", 10, 10)),
+			wantErr: &ValidationError{Code: "ContainersNotFound", Message: "container c9 is not found"},
+		},
+		{
+			name:       "container names are case-sensitive",
+			spec:       recSpec(cpuMemPolicies("App", 10, 10)),
+			containers: []string{"app"},
+			wantErr:    &ValidationError{Code: "ContainersNotFound", Message: "container App is not found"},
+		},
+		{
+			name:       "init containers are not containers",
+			spec:       recSpec(cpuMemPolicies("init", 10, 10)),
+			containers: []string{"app"}, // the lookup leaves init containers out
+			wantErr:    &ValidationError{Code: "ContainersNotFound", Message: "container init is not found"},
+		},
+		{
+			name:    "empty resource policies",
+			spec:    recSpec(container("c1")),
+			wantErr: &ValidationError{Code: "ControlledResourcesPoliciesEmpty", Message: "container(c1) Resources Policies is empty"},
+		},
+		{
+			name: "empty resource policies on the wildcard",
+			spec: recSpec(v1alpha1.ContainerResourcePolicy{
+				ContainerName:               "*",
+				ControlledResourcesPolicies: []v1alpha1.ContainerControlledResourcesPolicy{},
+			}),
+			wantErr: &ValidationError{Code: "ControlledResourcesPoliciesEmpty", Message: "container(*) Resources Policies is empty"},
+		},
+		{
+			name:    "not found is checked before empty resource policies",
+			spec:    recSpec(container("c9")),
+			wantErr: &ValidationError{Code: "ContainersNotFound", Message: "container c9 is not found"},
+		},
+		{
+			name:    "pass 1 follows spec order",
+			spec:    recSpec(container("c2"), cpuMemPolicies("c9", 10, 10)),
+			wantErr: &ValidationError{Code: "ControlledResourcesPoliciesEmpty", Message: "container(c2) Resources Policies is empty"},
+		},
+		{
+			name: "pass 1 errors win over pass 2 errors of earlier containers",
+			spec: recSpec(
+				container("c1", controlled("gpu", nil)),
+				cpuMemPolicies("c9", 10, 10),
+			),
+			wantErr: &ValidationError{Code: "ContainersNotFound", Message: "container c9 is not found"},
+		},
+
+		// 2.4 pass 2, per resource.
+		{
+			name: "unsupported resource",
+			spec: recSpec(container("c1", controlled("gpu", nil))),
+			wantErr: &ValidationError{Code: "ResourceNameUnsupported",
+				Message: "unsupported ResourceName, current supported values: [cpu memory]"},
+		},
+		{
+			name: "resource names are case-sensitive",
+			spec: recSpec(container("c1", controlled("CPU", nil))),
+			wantErr: &ValidationError{Code: "ResourceNameUnsupported",
+				Message: "unsupported ResourceName, current supported values: [cpu memory]"},
+		},
+		{
+			// Katalyst's message bug: the ResourceName template is used.
+			name: "RequestsAndLimits unsupported",
+			spec: recSpec(container("c1",
+				withValues(controlled(corev1.ResourceCPU, nil), ptr(v1alpha1.ContainerControlledValuesRequestsAndLimits)))),
+			wantErr: &ValidationError{Code: "ControlledValuesUnsupported",
+				Message: "unsupported ResourceName, current supported values: [RequestsOnly]"},
+		},
+		{
+			name: "LimitsOnly unsupported",
+			spec: recSpec(container("c1",
+				withValues(controlled(corev1.ResourceMemory, nil), ptr(v1alpha1.ContainerControlledValuesLimitsOnly)))),
+			wantErr: &ValidationError{Code: "ControlledValuesUnsupported",
+				Message: "unsupported ResourceName, current supported values: [RequestsOnly]"},
+		},
+		{
+			name: "empty controlledValues string is not nil",
+			spec: recSpec(container("c1",
+				withValues(controlled(corev1.ResourceCPU, nil), ptr(v1alpha1.ContainerControlledValues(""))))),
+			wantErr: &ValidationError{Code: "ControlledValuesUnsupported",
+				Message: "unsupported ResourceName, current supported values: [RequestsOnly]"},
+		},
+		{
+			name: "bufferPercent -1",
+			spec: recSpec(container("c1", controlled(corev1.ResourceCPU, ptr[int32](-1)))),
+			wantErr: &ValidationError{Code: "ResourceBuffersUnsupported",
+				Message: "resource buffers should be in the range from 0 to 100"},
+		},
+		{
+			name: "bufferPercent 101",
+			spec: recSpec(container("c1", controlled(corev1.ResourceMemory, ptr[int32](101)))),
+			wantErr: &ValidationError{Code: "ResourceBuffersUnsupported",
+				Message: "resource buffers should be in the range from 0 to 100"},
+		},
+		{
+			name: "bufferPercent 0",
+			spec: recSpec(container("c1", controlled(corev1.ResourceCPU, ptr[int32](0)))),
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: []ResourcePolicy{resourcePolicy(corev1.ResourceCPU, 0)}}},
+		},
+		{
+			name: "bufferPercent 100",
+			spec: recSpec(container("c1", controlled(corev1.ResourceCPU, ptr[int32](100)))),
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: []ResourcePolicy{resourcePolicy(corev1.ResourceCPU, 100)}}},
+		},
+		{
+			name: "resource name is checked before controlledValues",
+			spec: recSpec(container("c1",
+				withValues(controlled("gpu", nil), ptr(v1alpha1.ContainerControlledValuesLimitsOnly)))),
+			wantErr: &ValidationError{Code: "ResourceNameUnsupported",
+				Message: "unsupported ResourceName, current supported values: [cpu memory]"},
+		},
+		{
+			name: "controlledValues is checked before bufferPercent",
+			spec: recSpec(container("c1",
+				withValues(controlled(corev1.ResourceCPU, ptr[int32](101)), ptr(v1alpha1.ContainerControlledValuesLimitsOnly)))),
+			wantErr: &ValidationError{Code: "ControlledValuesUnsupported",
+				Message: "unsupported ResourceName, current supported values: [RequestsOnly]"},
+		},
+		{
+			name: "resources are checked in spec order",
+			spec: recSpec(container("c1", controlled(corev1.ResourceCPU, ptr[int32](101)), controlled("gpu", nil))),
+			wantErr: &ValidationError{Code: "ResourceBuffersUnsupported",
+				Message: "resource buffers should be in the range from 0 to 100"},
+		},
+		{
+			name: "containers are checked in name order, not spec order",
+			spec: recSpec(
+				container("c2", controlled("gpu", nil)),
+				container("c1", controlled(corev1.ResourceCPU, ptr[int32](101))),
+			),
+			wantErr: &ValidationError{Code: "ResourceBuffersUnsupported",
+				Message: "resource buffers should be in the range from 0 to 100"},
+		},
+		{
+			name: "wildcard errors surface under the first expanded container",
+			spec: recSpec(cpuMemPolicies("c1", 10, 10), container("*", controlled("gpu", nil))),
+			wantErr: &ValidationError{Code: "ResourceNameUnsupported",
+				Message: "unsupported ResourceName, current supported values: [cpu memory]"},
+		},
+		{
+			name: "invalid wildcard shadowed by explicit policies everywhere",
+			spec: recSpec(
+				container("*", controlled("gpu", nil)),
+				cpuMemPolicies("c1", 10, 10),
+			),
+			containers: []string{"c1"},
+			want:       []ContainerPolicy{{ContainerName: "c1", Resources: cpuMem(10, 10)}},
+		},
+
+		// Successful results.
+		{
+			// katalyst-core validate_test.go "Container name list includes *".
+			name: "wildcard with an explicit override",
+			spec: recSpec(cpuMemPolicies("*", 20, 20), cpuMemPolicies("c1", 10, 10)),
+			want: []ContainerPolicy{
+				{ContainerName: "c1", Resources: cpuMem(10, 10)},
+				{ContainerName: "c2", Resources: cpuMem(20, 20)},
+				{ContainerName: "c3", Resources: cpuMem(20, 20)},
+			},
+		},
+		{
+			name: "an override replaces the whole wildcard policy",
+			spec: recSpec(cpuMemPolicies("*", 20, 20), container("c2", controlled(corev1.ResourceCPU, ptr[int32](5)))),
+			want: []ContainerPolicy{
+				{ContainerName: "c1", Resources: cpuMem(20, 20)},
+				{ContainerName: "c2", Resources: []ResourcePolicy{resourcePolicy(corev1.ResourceCPU, 5)}},
+				{ContainerName: "c3", Resources: cpuMem(20, 20)},
+			},
+		},
+		{
+			name:       "wildcard over a workload without containers",
+			spec:       recSpec(cpuMemPolicies("*", 20, 20)),
+			containers: []string{},
+			want:       []ContainerPolicy{},
+		},
+		{
+			name: "defaults: bufferPercent 30, controlledValues RequestsOnly",
+			spec: recSpec(container("c1",
+				withValues(controlled(corev1.ResourceCPU, nil), nil),
+				withValues(controlled(corev1.ResourceMemory, nil), nil),
+			)),
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: cpuMem(30, 30)}},
+		},
+		{
+			name: "minAllowed and maxAllowed pass through unvalidated",
+			spec: recSpec(container("c1", v1alpha1.ContainerControlledResourcesPolicy{
+				ResourceName: corev1.ResourceMemory,
+				MinAllowed:   qty("2Gi"),
+				MaxAllowed:   qty("500Mi"),
+			})),
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: []ResourcePolicy{{
+				Resource:         corev1.ResourceMemory,
+				BufferPercent:    30,
+				MinAllowed:       qty("2Gi"),
+				MaxAllowed:       qty("500Mi"),
+				ControlledValues: v1alpha1.ContainerControlledValuesRequestsOnly,
+			}}}},
+		},
+		{
+			name: "a resource listed twice yields two entries",
+			spec: recSpec(container("c1", controlled(corev1.ResourceCPU, ptr[int32](10)), controlled(corev1.ResourceCPU, ptr[int32](20)))),
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: []ResourcePolicy{
+				resourcePolicy(corev1.ResourceCPU, 10),
+				resourcePolicy(corev1.ResourceCPU, 20),
+			}}},
+		},
+		{
+			name: "only listed containers without a wildcard, sorted by name",
+			spec: recSpec(cpuMemPolicies("c3", 1, 2), cpuMemPolicies("c1", 3, 4)),
+			want: []ContainerPolicy{
+				{ContainerName: "c1", Resources: cpuMem(3, 4)},
+				{ContainerName: "c3", Resources: cpuMem(1, 2)},
+			},
+		},
+	}
+
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			containers := tt.containers
+			if containers == nil {
+				containers = defaultContainers
+			}
+			calls := 0
+			lookup := func() ([]string, error) {
+				calls++
+				if tt.lookupErr != nil {
+					return nil, tt.lookupErr
+				}
+				return containers, nil
+			}
+
+			got, err := Validate(tt.spec, lookup)
+
+			if diff := cmp.Diff(tt.wantErr, err); diff != "" {
+				t.Errorf("error mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("policies mismatch (-want +got):\n%s", diff)
+			}
+			wantCalls := 1
+			if tt.noLookup {
+				wantCalls = 0
+			}
+			if calls != wantCalls {
+				t.Errorf("lookup called %d times, want %d", calls, wantCalls)
+			}
+		})
+	}
+}
+
+func TestValidateOrder(t *testing.T) {
+	// Every check fails; each row fixes the earlier ones in turn, so each
+	// row's error is the first check still failing.
+	bad := v1alpha1.ResourceRecommendSpec{
+		TargetRef: v1alpha1.CrossVersionObjectReference{Kind: "StatefulSet"},
+		ResourcePolicy: v1alpha1.ResourcePolicy{
+			AlgorithmPolicy: v1alpha1.AlgorithmPolicy{Algorithm: "mockAlgorithm"},
+		},
+	}
+	tests := []struct {
+		name     string
+		fix      func(*v1alpha1.ResourceRecommendSpec)
+		lookup   error
+		wantCode string
+		wantCall bool
+	}{
+		{
+			name:     "name before kind and algorithm",
+			fix:      func(*v1alpha1.ResourceRecommendSpec) {},
+			wantCode: CodeWorkloadNameIsEmpty,
+		},
+		{
+			name:     "kind before algorithm",
+			fix:      func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Name = "web" },
+			wantCode: CodeWorkloadsUnsupported,
+		},
+		{
+			name: "algorithm before container policies",
+			fix: func(s *v1alpha1.ResourceRecommendSpec) {
+				s.TargetRef.Name, s.TargetRef.Kind = "web", "Deployment"
+			},
+			wantCode: CodeAlgorithmUnsupported,
+		},
+		{
+			name: "container policies before the lookup",
+			fix: func(s *v1alpha1.ResourceRecommendSpec) {
+				s.TargetRef.Name, s.TargetRef.Kind = "web", "Deployment"
+				s.ResourcePolicy.AlgorithmPolicy.Algorithm = ""
+			},
+			lookup:   ErrWorkloadNotFound,
+			wantCode: CodeContainerPoliciesNotFound,
+		},
+		{
+			name: "lookup before the container checks",
+			fix: func(s *v1alpha1.ResourceRecommendSpec) {
+				s.TargetRef.Name, s.TargetRef.Kind = "web", "Deployment"
+				s.ResourcePolicy.AlgorithmPolicy.Algorithm = ""
+				s.ResourcePolicy.ContainerPolicies = []v1alpha1.ContainerResourcePolicy{container("")}
+			},
+			lookup:   ErrWorkloadNotFound,
+			wantCode: CodeWorkloadNotFound,
+			wantCall: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := *bad.DeepCopy()
+			tt.fix(&spec)
+			called := false
+			_, err := Validate(spec, func() ([]string, error) {
+				called = true
+				return []string{"c1"}, tt.lookup
+			})
+			if err == nil || err.Code != tt.wantCode {
+				t.Errorf("Validate() error = %v, want code %s", err, tt.wantCode)
+			}
+			if called != tt.wantCall {
+				t.Errorf("lookup called = %t, want %t", called, tt.wantCall)
+			}
+		})
+	}
+}
+
+func TestValidateDeterministic(t *testing.T) {
+	// Several containers fail in pass 2; katalyst's map order would pick any
+	// of them. The first in name order must win every time.
+	spec := recSpec(
+		container("e", controlled("gpu", nil)),
+		container("d", withValues(controlled(corev1.ResourceCPU, nil), ptr(v1alpha1.ContainerControlledValuesLimitsOnly))),
+		container("c", controlled("gpu", nil)),
+		container("b", controlled(corev1.ResourceCPU, ptr[int32](101))),
+		container("*", controlled("gpu", nil)),
+	)
+	lookup := func() ([]string, error) { return []string{"a", "b", "c", "d", "e"}, nil }
+	want := &ValidationError{Code: CodeResourceNameUnsupported, Message: "unsupported ResourceName, current supported values: [cpu memory]"}
+	for range 50 {
+		if _, err := Validate(spec, lookup); !cmp.Equal(want, err) {
+			t.Fatalf("Validate() error = %+v, want %+v", err, want)
+		}
+	}
+
+	spec.ResourcePolicy.ContainerPolicies = spec.ResourcePolicy.ContainerPolicies[:4]
+	want = &ValidationError{Code: CodeResourceBuffersUnsupported, Message: "resource buffers should be in the range from 0 to 100"}
+	for range 50 {
+		if _, err := Validate(spec, lookup); !cmp.Equal(want, err) {
+			t.Fatalf("Validate() error = %+v, want %+v", err, want)
+		}
+	}
+}
+
+func TestValidateDoesNotAliasSpec(t *testing.T) {
+	spec := recSpec(container("*", v1alpha1.ContainerControlledResourcesPolicy{
+		ResourceName: corev1.ResourceCPU,
+		MinAllowed:   qty("100m"),
+		MaxAllowed:   qty("2"),
+	}))
+	pristine := spec.DeepCopy()
+
+	got, err := Validate(spec, func() ([]string, error) { return []string{"a", "b"}, nil })
+	if err != nil {
+		t.Fatalf("Validate() error = %v", err)
+	}
+	got[0].Resources[0].MinAllowed.Add(resource.MustParse("1"))
+	got[0].Resources[0].MaxAllowed.Add(resource.MustParse("1"))
+
+	if diff := cmp.Diff(pristine, &spec); diff != "" {
+		t.Errorf("mutating the result changed the spec (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(qty("100m"), got[1].Resources[0].MinAllowed); diff != "" {
+		t.Errorf("containers expanded from the wildcard share quantities (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidationError(t *testing.T) {
+	var err error = &ValidationError{Code: CodeContainerNameEmpty, Message: "empty container name"}
+	if got := err.Error(); got != "empty container name" {
+		t.Errorf("Error() = %q, want the message", got)
+	}
+	var ve *ValidationError
+	if !errors.As(fmt.Errorf("validating: %w", err), &ve) || ve.Code != CodeContainerNameEmpty {
+		t.Errorf("errors.As did not recover the ValidationError")
+	}
+}
+
+func TestCodes(t *testing.T) {
+	// The codes are katalyst's strings; they appear in users' conditions.
+	want := map[string]string{
+		"WorkloadNameIsEmpty":              CodeWorkloadNameIsEmpty,
+		"WorkloadsUnsupported":             CodeWorkloadsUnsupported,
+		"AlgorithmUnsupported":             CodeAlgorithmUnsupported,
+		"ContainerPoliciesNotFound":        CodeContainerPoliciesNotFound,
+		"WorkloadNotFound":                 CodeWorkloadNotFound,
+		"WorkloadMatchError":               CodeWorkloadMatchError,
+		"ContainersMatchErrorCode":         CodeContainersMatchError,
+		"ContainerDuplicate":               CodeContainerDuplicate,
+		"ContainerNameEmpty":               CodeContainerNameEmpty,
+		"ContainersNotFound":               CodeContainersNotFound,
+		"ControlledResourcesPoliciesEmpty": CodeControlledResourcesPoliciesEmpty,
+		"ResourceNameUnsupported":          CodeResourceNameUnsupported,
+		"ControlledValuesUnsupported":      CodeControlledValuesUnsupported,
+		"ResourceBuffersUnsupported":       CodeResourceBuffersUnsupported,
+	}
+	for s, c := range want {
+		if s != c {
+			t.Errorf("code %q = %q", s, c)
+		}
+	}
+}
+
+func TestIsDefaultRecommender(t *testing.T) {
+	tests := []struct {
+		recommender string
+		want        bool
+	}{
+		{"", true},
+		{"default", true},
+		{"Default", false},
+		{"custom", false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%q", tt.recommender), func(t *testing.T) {
+			spec := recSpec()
+			spec.ResourcePolicy.AlgorithmPolicy.Recommender = tt.recommender
+			if got := IsDefaultRecommender(spec); got != tt.want {
+				t.Errorf("IsDefaultRecommender() = %t, want %t", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,25 @@
+// Package testbed starts the real servers recommend-job talks to, on
+// loopback addresses with free ports, for integration tests and for local
+// runs:
+//
+//   - etcd and a kube-apiserver (built from the tools module in
+//     hack/tools/kube-apiserver) that serves the Kubernetes API without a
+//     controller manager,
+//   - Prometheus, optionally with usage history backfilled through promtool,
+//   - a git HTTP server (git http-backend behind basic auth) holding bare
+//     repositories that accept pushes.
+//
+// EnsureTools finds or installs the binaries, Up starts the whole bed and
+// Bed.Env describes it as environment variables. Each server can also be
+// started on its own with StartEtcd, StartAPIServer, StartPrometheus and
+// StartGitServer.
+//
+// Servers run as child processes in their own session with their output in
+// log files next to their data; when a server fails to start, the error
+// carries the tail of its log. Outside of Detached mode the children are
+// killed when the process that started them dies, so tests cannot leave
+// servers behind.
+//
+// Package testbedtest wraps all of this for Go tests, and hack/testbed runs
+// the bed as background processes for a shell.
+package testbed
