@@ -141,11 +141,42 @@ func TestCollect(t *testing.T) {
 	}
 }
 
-func TestWorkloadFromNoPodTemplate(t *testing.T) {
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"namespace": "a", "name": "b"},
-	}}
-	if _, err := workloadFrom(obj); !errorsIs(err, ErrNoPodTemplate) {
-		t.Errorf("workloadFrom(ConfigMap) error = %v, want ErrNoPodTemplate", err)
+func TestWorkloadFrom(t *testing.T) {
+	withSpec := func(kind string, spec map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps/v1", "kind": kind, "metadata": map[string]any{"namespace": "a", "name": "b"}, "spec": spec,
+		}}
+	}
+	tests := []struct {
+		name           string
+		obj            *unstructured.Unstructured
+		wantContainers []string
+		wantNoTemplate bool
+	}{
+		{name: "no pod template", obj: withSpec("ConfigMap", map[string]any{"data": "x"}), wantNoTemplate: true},
+		{name: "containers not a list", obj: withSpec("Deployment", map[string]any{"template": map[string]any{"spec": map[string]any{"containers": "app"}}}), wantNoTemplate: true},
+		{name: "nameless container skipped", obj: withSpec("Deployment", map[string]any{"template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"image": "x"}, map[string]any{"name": "app"}, "junk"},
+		}}}), wantContainers: []string{"app"}},
+		{name: "cronjob", obj: withSpec("CronJob", map[string]any{"jobTemplate": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": "report"}},
+		}}}}}), wantContainers: []string{"report"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := workloadFrom(tt.obj)
+			if tt.wantNoTemplate {
+				if !errorsIs(err, ErrNoPodTemplate) {
+					t.Fatalf("workloadFrom() error = %v, want ErrNoPodTemplate", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("workloadFrom() error = %v", err)
+			}
+			if d := cmp.Diff(tt.wantContainers, w.ContainerNames()); d != "" {
+				t.Errorf("containers (-want +got):\n%s", d)
+			}
+		})
 	}
 }

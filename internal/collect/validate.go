@@ -16,20 +16,35 @@ import (
 // verbatim, because they end up as the reason of the Validated condition
 // and users match on them.
 const (
-	CodeWorkloadNameIsEmpty              = "WorkloadNameIsEmpty"
-	CodeWorkloadsUnsupported             = "WorkloadsUnsupported"
-	CodeAlgorithmUnsupported             = "AlgorithmUnsupported"
-	CodeContainerPoliciesNotFound        = "ContainerPoliciesNotFound"
-	CodeWorkloadNotFound                 = "WorkloadNotFound"
-	CodeWorkloadMatchError               = "WorkloadMatchError"
-	CodeContainersMatchError             = "ContainersMatchErrorCode"
-	CodeContainerDuplicate               = "ContainerDuplicate"
-	CodeContainerNameEmpty               = "ContainerNameEmpty"
-	CodeContainersNotFound               = "ContainersNotFound"
+	// CodeWorkloadNameIsEmpty reports that spec.targetRef.name is empty.
+	CodeWorkloadNameIsEmpty = "WorkloadNameIsEmpty"
+	// CodeWorkloadsUnsupported reports that spec.targetRef.kind is not supported.
+	CodeWorkloadsUnsupported = "WorkloadsUnsupported"
+	// CodeAlgorithmUnsupported reports that the algorithm is not supported.
+	CodeAlgorithmUnsupported = "AlgorithmUnsupported"
+	// CodeContainerPoliciesNotFound reports that containerPolicies is empty.
+	CodeContainerPoliciesNotFound = "ContainerPoliciesNotFound"
+	// CodeWorkloadNotFound reports that the target does not exist.
+	CodeWorkloadNotFound = "WorkloadNotFound"
+	// CodeWorkloadMatchError reports that the target could not be resolved or read.
+	CodeWorkloadMatchError = "WorkloadMatchError"
+	// CodeContainersMatchError reports that the target has no pod template containers.
+	// Katalyst's string really ends in "Code".
+	CodeContainersMatchError = "ContainersMatchErrorCode"
+	// CodeContainerDuplicate reports that two policies name the same container.
+	CodeContainerDuplicate = "ContainerDuplicate"
+	// CodeContainerNameEmpty reports that a policy has an empty containerName.
+	CodeContainerNameEmpty = "ContainerNameEmpty"
+	// CodeContainersNotFound reports that a policy names a container the target lacks.
+	CodeContainersNotFound = "ContainersNotFound"
+	// CodeControlledResourcesPoliciesEmpty reports that a policy controls no resource.
 	CodeControlledResourcesPoliciesEmpty = "ControlledResourcesPoliciesEmpty"
-	CodeResourceNameUnsupported          = "ResourceNameUnsupported"
-	CodeControlledValuesUnsupported      = "ControlledValuesUnsupported"
-	CodeResourceBuffersUnsupported       = "ResourceBuffersUnsupported"
+	// CodeResourceNameUnsupported reports that a resourceName is not supported.
+	CodeResourceNameUnsupported = "ResourceNameUnsupported"
+	// CodeControlledValuesUnsupported reports that a controlledValues is not supported.
+	CodeControlledValuesUnsupported = "ControlledValuesUnsupported"
+	// CodeResourceBuffersUnsupported reports that a bufferPercent is out of range.
+	CodeResourceBuffersUnsupported = "ResourceBuffersUnsupported"
 )
 
 // Message templates, katalyst's text verbatim (including its capitalisation

@@ -12,16 +12,19 @@ import (
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 )
 
-func ptr[T any](v T) *T { return &v }
+// The helpers of this file carry a val or want prefix: other test files of
+// the package define their own builders.
 
-func qty(s string) *resource.Quantity {
+func valPtr[T any](v T) *T { return &v }
+
+func valQty(s string) *resource.Quantity {
 	q := resource.MustParse(s)
 	return &q
 }
 
-// recSpec returns a valid spec targeting Deployment "web" with the given
+// valSpec returns a valid spec targeting Deployment "web" with the given
 // container policies.
-func recSpec(policies ...v1alpha1.ContainerResourcePolicy) v1alpha1.ResourceRecommendSpec {
+func valSpec(policies ...v1alpha1.ContainerResourcePolicy) v1alpha1.ResourceRecommendSpec {
 	return v1alpha1.ResourceRecommendSpec{
 		TargetRef: v1alpha1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
 		ResourcePolicy: v1alpha1.ResourcePolicy{
@@ -31,45 +34,51 @@ func recSpec(policies ...v1alpha1.ContainerResourcePolicy) v1alpha1.ResourceReco
 	}
 }
 
-// with returns spec after applying fn to it.
-func with(spec v1alpha1.ResourceRecommendSpec, fn func(*v1alpha1.ResourceRecommendSpec)) v1alpha1.ResourceRecommendSpec {
+// valWith returns spec after applying fn to it.
+func valWith(spec v1alpha1.ResourceRecommendSpec, fn func(*v1alpha1.ResourceRecommendSpec)) v1alpha1.ResourceRecommendSpec {
 	fn(&spec)
 	return spec
 }
 
-func container(name string, resources ...v1alpha1.ContainerControlledResourcesPolicy) v1alpha1.ContainerResourcePolicy {
+// valContainer returns the policy of container name.
+func valContainer(name string, resources ...v1alpha1.ContainerControlledResourcesPolicy) v1alpha1.ContainerResourcePolicy {
 	return v1alpha1.ContainerResourcePolicy{ContainerName: name, ControlledResourcesPolicies: resources}
 }
 
-// controlled returns a resource policy with the given buffer (nil for none)
+// valResource returns a resource policy with the given buffer (nil for none)
 // and controlledValues RequestsOnly.
-func controlled(name corev1.ResourceName, buffer *int32) v1alpha1.ContainerControlledResourcesPolicy {
+func valResource(name corev1.ResourceName, buffer *int32) v1alpha1.ContainerControlledResourcesPolicy {
 	return v1alpha1.ContainerControlledResourcesPolicy{
 		ResourceName:     name,
 		BufferPercent:    buffer,
-		ControlledValues: ptr(v1alpha1.ContainerControlledValuesRequestsOnly),
+		ControlledValues: valPtr(v1alpha1.ContainerControlledValuesRequestsOnly),
 	}
 }
 
-func withValues(p v1alpha1.ContainerControlledResourcesPolicy, v *v1alpha1.ContainerControlledValues) v1alpha1.ContainerControlledResourcesPolicy {
+// valWithValues returns p with controlledValues v.
+func valWithValues(p v1alpha1.ContainerControlledResourcesPolicy, v *v1alpha1.ContainerControlledValues) v1alpha1.ContainerControlledResourcesPolicy {
 	p.ControlledValues = v
 	return p
 }
 
-func resourcePolicy(name corev1.ResourceName, buffer int32) ResourcePolicy {
+// wantResource is a validated resource policy with controlledValues
+// RequestsOnly and no bounds.
+func wantResource(name corev1.ResourceName, buffer int32) ResourcePolicy {
 	return ResourcePolicy{Resource: name, BufferPercent: buffer, ControlledValues: v1alpha1.ContainerControlledValuesRequestsOnly}
 }
 
-func cpuMem(cpuBuffer, memBuffer int32) []ResourcePolicy {
-	return []ResourcePolicy{resourcePolicy(corev1.ResourceCPU, cpuBuffer), resourcePolicy(corev1.ResourceMemory, memBuffer)}
+// wantCPUMem is a validated cpu and memory policy.
+func wantCPUMem(cpuBuffer, memBuffer int32) []ResourcePolicy {
+	return []ResourcePolicy{wantResource(corev1.ResourceCPU, cpuBuffer), wantResource(corev1.ResourceMemory, memBuffer)}
 }
 
-func cpuMemPolicies(name string, cpuBuffer, memBuffer int32) v1alpha1.ContainerResourcePolicy {
-	return container(name, controlled(corev1.ResourceCPU, ptr(cpuBuffer)), controlled(corev1.ResourceMemory, ptr(memBuffer)))
+// valCPUMem returns a cpu and memory policy for container name.
+func valCPUMem(name string, cpuBuffer, memBuffer int32) v1alpha1.ContainerResourcePolicy {
+	return valContainer(name, valResource(corev1.ResourceCPU, valPtr(cpuBuffer)), valResource(corev1.ResourceMemory, valPtr(memBuffer)))
 }
 
 func TestValidate(t *testing.T) {
-	valid := recSpec(cpuMemPolicies("c1", 10, 10))
+	valid := valSpec(valCPUMem("c1", 10, 10))
 	defaultContainers := []string{"c1", "c2", "c3"}
 
 	tests := []struct {
@@ -87,41 +96,41 @@ func TestValidate(t *testing.T) {
 		// 2.1 targetRef.
 		{
 			name:     "empty target name",
-			spec:     with(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Name = "" }),
+			spec:     valWith(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Name = "" }),
 			noLookup: true,
 			wantErr:  &ValidationError{Code: "WorkloadNameIsEmpty", Message: "spec.targetRef.name cannot be empty"},
 		},
 		{
 			name:     "unsupported kind",
-			spec:     with(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Kind = "ReplicaSet" }),
+			spec:     valWith(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Kind = "ReplicaSet" }),
 			noLookup: true,
 			wantErr: &ValidationError{Code: "WorkloadsUnsupported",
 				Message: "spec.targetRef.kind ReplicaSet is currently unsupported, only support in [Deployment]"},
 		},
 		{
 			name:     "kind is case-sensitive",
-			spec:     with(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Kind = "deployment" }),
+			spec:     valWith(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Kind = "deployment" }),
 			noLookup: true,
 			wantErr: &ValidationError{Code: "WorkloadsUnsupported",
 				Message: "spec.targetRef.kind deployment is currently unsupported, only support in [Deployment]"},
 		},
 		{
 			name:     "empty kind",
-			spec:     with(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Kind = "" }),
+			spec:     valWith(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Kind = "" }),
 			noLookup: true,
 			wantErr: &ValidationError{Code: "WorkloadsUnsupported",
 				Message: "spec.targetRef.kind  is currently unsupported, only support in [Deployment]"},
 		},
 		{
 			name: "empty apiVersion is left to the lookup",
-			spec: with(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.APIVersion = "" }),
-			want: []ContainerPolicy{{ContainerName: "c1", Resources: cpuMem(10, 10)}},
+			spec: valWith(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.APIVersion = "" }),
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: wantCPUMem(10, 10)}},
 		},
 
 		// 2.2 algorithm.
 		{
 			name: "unsupported algorithm",
-			spec: with(valid, func(s *v1alpha1.ResourceRecommendSpec) {
+			spec: valWith(valid, func(s *v1alpha1.ResourceRecommendSpec) {
 				s.ResourcePolicy.AlgorithmPolicy.Algorithm = "mockAlgorithm"
 			}),
 			noLookup: true,
@@ -130,7 +139,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name: "algorithm is case-sensitive",
-			spec: with(valid, func(s *v1alpha1.ResourceRecommendSpec) {
+			spec: valWith(valid, func(s *v1alpha1.ResourceRecommendSpec) {
 				s.ResourcePolicy.AlgorithmPolicy.Algorithm = "Percentile"
 			}),
 			noLookup: true,
@@ -139,24 +148,24 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name: "empty algorithm defaults to percentile",
-			spec: with(valid, func(s *v1alpha1.ResourceRecommendSpec) {
+			spec: valWith(valid, func(s *v1alpha1.ResourceRecommendSpec) {
 				s.ResourcePolicy.AlgorithmPolicy = v1alpha1.AlgorithmPolicy{}
 			}),
-			want: []ContainerPolicy{{ContainerName: "c1", Resources: cpuMem(10, 10)}},
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: wantCPUMem(10, 10)}},
 		},
 		{
 			name: "recommender and extensions are not checked",
-			spec: with(valid, func(s *v1alpha1.ResourceRecommendSpec) {
+			spec: valWith(valid, func(s *v1alpha1.ResourceRecommendSpec) {
 				s.ResourcePolicy.AlgorithmPolicy.Recommender = "custom"
 				s.ResourcePolicy.AlgorithmPolicy.Extensions = nil
 			}),
-			want: []ContainerPolicy{{ContainerName: "c1", Resources: cpuMem(10, 10)}},
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: wantCPUMem(10, 10)}},
 		},
 
 		// 2.3 containerPolicies and the workload lookup.
 		{
 			name:     "no container policies",
-			spec:     recSpec(),
+			spec:     valSpec(),
 			noLookup: true,
 			wantErr:  &ValidationError{Code: "ContainerPoliciesNotFound", Message: "spec.containerPolicies cannot be empty"},
 		},
@@ -188,49 +197,49 @@ func TestValidate(t *testing.T) {
 		// 2.4 pass 1, in spec order.
 		{
 			name:    "duplicate container",
-			spec:    recSpec(cpuMemPolicies("c1", 10, 10), cpuMemPolicies("c1", 20, 20)),
+			spec:    valSpec(valCPUMem("c1", 10, 10), valCPUMem("c1", 20, 20)),
 			wantErr: &ValidationError{Code: "ContainerDuplicate", Message: "container name c1 is duplicate"},
 		},
 		{
 			name:    "duplicate wildcard",
-			spec:    recSpec(cpuMemPolicies("*", 10, 10), cpuMemPolicies("*", 20, 20)),
+			spec:    valSpec(valCPUMem("*", 10, 10), valCPUMem("*", 20, 20)),
 			wantErr: &ValidationError{Code: "ContainerDuplicate", Message: "container name * is duplicate"},
 		},
 		{
 			name:    "empty container name",
-			spec:    recSpec(cpuMemPolicies("", 10, 10)),
+			spec:    valSpec(valCPUMem("", 10, 10)),
 			wantErr: &ValidationError{Code: "ContainerNameEmpty", Message: "empty container name"},
 		},
 		{
 			name:    "two empty container names report the empty name, not the duplicate",
-			spec:    recSpec(cpuMemPolicies("", 10, 10), cpuMemPolicies("", 10, 10)),
+			spec:    valSpec(valCPUMem("", 10, 10), valCPUMem("", 10, 10)),
 			wantErr: &ValidationError{Code: "ContainerNameEmpty", Message: "empty container name"},
 		},
 		{
 			name:    "container not in the workload",
-			spec:    recSpec(cpuMemPolicies("c9", 10, 10)),
+			spec:    valSpec(valCPUMem("c9", 10, 10)),
 			wantErr: &ValidationError{Code: "ContainersNotFound", Message: "container c9 is not found"},
 		},
 		{
 			name:       "container names are case-sensitive",
-			spec:       recSpec(cpuMemPolicies("App", 10, 10)),
+			spec:       valSpec(valCPUMem("App", 10, 10)),
 			containers: []string{"app"},
 			wantErr:    &ValidationError{Code: "ContainersNotFound", Message: "container App is not found"},
 		},
 		{
 			name:       "init containers are not containers",
-			spec:       recSpec(cpuMemPolicies("init", 10, 10)),
+			spec:       valSpec(valCPUMem("init", 10, 10)),
 			containers: []string{"app"}, // the lookup leaves init containers out
 			wantErr:    &ValidationError{Code: "ContainersNotFound", Message: "container init is not found"},
 		},
 		{
 			name:    "empty resource policies",
-			spec:    recSpec(container("c1")),
+			spec:    valSpec(valContainer("c1")),
 			wantErr: &ValidationError{Code: "ControlledResourcesPoliciesEmpty", Message: "container(c1) Resources Policies is empty"},
 		},
 		{
 			name: "empty resource policies on the wildcard",
-			spec: recSpec(v1alpha1.ContainerResourcePolicy{
+			spec: valSpec(v1alpha1.ContainerResourcePolicy{
 				ContainerName:               "*",
 				ControlledResourcesPolicies: []v1alpha1.ContainerControlledResourcesPolicy{},
 			}),
@@ -238,19 +247,19 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name:    "not found is checked before empty resource policies",
-			spec:    recSpec(container("c9")),
+			spec:    valSpec(valContainer("c9")),
 			wantErr: &ValidationError{Code: "ContainersNotFound", Message: "container c9 is not found"},
 		},
 		{
 			name:    "pass 1 follows spec order",
-			spec:    recSpec(container("c2"), cpuMemPolicies("c9", 10, 10)),
+			spec:    valSpec(valContainer("c2"), valCPUMem("c9", 10, 10)),
 			wantErr: &ValidationError{Code: "ControlledResourcesPoliciesEmpty", Message: "container(c2) Resources Policies is empty"},
 		},
 		{
 			name: "pass 1 errors win over pass 2 errors of earlier containers",
-			spec: recSpec(
-				container("c1", controlled("gpu", nil)),
-				cpuMemPolicies("c9", 10, 10),
+			spec: valSpec(
+				valContainer("c1", valResource("gpu", nil)),
+				valCPUMem("c9", 10, 10),
 			),
 			wantErr: &ValidationError{Code: "ContainersNotFound", Message: "container c9 is not found"},
 		},
@@ -258,168 +267,168 @@ func TestValidate(t *testing.T) {
 		// 2.4 pass 2, per resource.
 		{
 			name: "unsupported resource",
-			spec: recSpec(container("c1", controlled("gpu", nil))),
+			spec: valSpec(valContainer("c1", valResource("gpu", nil))),
 			wantErr: &ValidationError{Code: "ResourceNameUnsupported",
 				Message: "unsupported ResourceName, current supported values: [cpu memory]"},
 		},
 		{
 			name: "resource names are case-sensitive",
-			spec: recSpec(container("c1", controlled("CPU", nil))),
+			spec: valSpec(valContainer("c1", valResource("CPU", nil))),
 			wantErr: &ValidationError{Code: "ResourceNameUnsupported",
 				Message: "unsupported ResourceName, current supported values: [cpu memory]"},
 		},
 		{
 			// Katalyst's message bug: the ResourceName template is used.
 			name: "RequestsAndLimits unsupported",
-			spec: recSpec(container("c1",
-				withValues(controlled(corev1.ResourceCPU, nil), ptr(v1alpha1.ContainerControlledValuesRequestsAndLimits)))),
+			spec: valSpec(valContainer("c1",
+				valWithValues(valResource(corev1.ResourceCPU, nil), valPtr(v1alpha1.ContainerControlledValuesRequestsAndLimits)))),
 			wantErr: &ValidationError{Code: "ControlledValuesUnsupported",
 				Message: "unsupported ResourceName, current supported values: [RequestsOnly]"},
 		},
 		{
 			name: "LimitsOnly unsupported",
-			spec: recSpec(container("c1",
-				withValues(controlled(corev1.ResourceMemory, nil), ptr(v1alpha1.ContainerControlledValuesLimitsOnly)))),
+			spec: valSpec(valContainer("c1",
+				valWithValues(valResource(corev1.ResourceMemory, nil), valPtr(v1alpha1.ContainerControlledValuesLimitsOnly)))),
 			wantErr: &ValidationError{Code: "ControlledValuesUnsupported",
 				Message: "unsupported ResourceName, current supported values: [RequestsOnly]"},
 		},
 		{
 			name: "empty controlledValues string is not nil",
-			spec: recSpec(container("c1",
-				withValues(controlled(corev1.ResourceCPU, nil), ptr(v1alpha1.ContainerControlledValues(""))))),
+			spec: valSpec(valContainer("c1",
+				valWithValues(valResource(corev1.ResourceCPU, nil), valPtr(v1alpha1.ContainerControlledValues(""))))),
 			wantErr: &ValidationError{Code: "ControlledValuesUnsupported",
 				Message: "unsupported ResourceName, current supported values: [RequestsOnly]"},
 		},
 		{
 			name: "bufferPercent -1",
-			spec: recSpec(container("c1", controlled(corev1.ResourceCPU, ptr[int32](-1)))),
+			spec: valSpec(valContainer("c1", valResource(corev1.ResourceCPU, valPtr[int32](-1)))),
 			wantErr: &ValidationError{Code: "ResourceBuffersUnsupported",
 				Message: "resource buffers should be in the range from 0 to 100"},
 		},
 		{
 			name: "bufferPercent 101",
-			spec: recSpec(container("c1", controlled(corev1.ResourceMemory, ptr[int32](101)))),
+			spec: valSpec(valContainer("c1", valResource(corev1.ResourceMemory, valPtr[int32](101)))),
 			wantErr: &ValidationError{Code: "ResourceBuffersUnsupported",
 				Message: "resource buffers should be in the range from 0 to 100"},
 		},
 		{
 			name: "bufferPercent 0",
-			spec: recSpec(container("c1", controlled(corev1.ResourceCPU, ptr[int32](0)))),
-			want: []ContainerPolicy{{ContainerName: "c1", Resources: []ResourcePolicy{resourcePolicy(corev1.ResourceCPU, 0)}}},
+			spec: valSpec(valContainer("c1", valResource(corev1.ResourceCPU, valPtr[int32](0)))),
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: []ResourcePolicy{wantResource(corev1.ResourceCPU, 0)}}},
 		},
 		{
 			name: "bufferPercent 100",
-			spec: recSpec(container("c1", controlled(corev1.ResourceCPU, ptr[int32](100)))),
-			want: []ContainerPolicy{{ContainerName: "c1", Resources: []ResourcePolicy{resourcePolicy(corev1.ResourceCPU, 100)}}},
+			spec: valSpec(valContainer("c1", valResource(corev1.ResourceCPU, valPtr[int32](100)))),
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: []ResourcePolicy{wantResource(corev1.ResourceCPU, 100)}}},
 		},
 		{
 			name: "resource name is checked before controlledValues",
-			spec: recSpec(container("c1",
-				withValues(controlled("gpu", nil), ptr(v1alpha1.ContainerControlledValuesLimitsOnly)))),
+			spec: valSpec(valContainer("c1",
+				valWithValues(valResource("gpu", nil), valPtr(v1alpha1.ContainerControlledValuesLimitsOnly)))),
 			wantErr: &ValidationError{Code: "ResourceNameUnsupported",
 				Message: "unsupported ResourceName, current supported values: [cpu memory]"},
 		},
 		{
 			name: "controlledValues is checked before bufferPercent",
-			spec: recSpec(container("c1",
-				withValues(controlled(corev1.ResourceCPU, ptr[int32](101)), ptr(v1alpha1.ContainerControlledValuesLimitsOnly)))),
+			spec: valSpec(valContainer("c1",
+				valWithValues(valResource(corev1.ResourceCPU, valPtr[int32](101)), valPtr(v1alpha1.ContainerControlledValuesLimitsOnly)))),
 			wantErr: &ValidationError{Code: "ControlledValuesUnsupported",
 				Message: "unsupported ResourceName, current supported values: [RequestsOnly]"},
 		},
 		{
 			name: "resources are checked in spec order",
-			spec: recSpec(container("c1", controlled(corev1.ResourceCPU, ptr[int32](101)), controlled("gpu", nil))),
+			spec: valSpec(valContainer("c1", valResource(corev1.ResourceCPU, valPtr[int32](101)), valResource("gpu", nil))),
 			wantErr: &ValidationError{Code: "ResourceBuffersUnsupported",
 				Message: "resource buffers should be in the range from 0 to 100"},
 		},
 		{
 			name: "containers are checked in name order, not spec order",
-			spec: recSpec(
-				container("c2", controlled("gpu", nil)),
-				container("c1", controlled(corev1.ResourceCPU, ptr[int32](101))),
+			spec: valSpec(
+				valContainer("c2", valResource("gpu", nil)),
+				valContainer("c1", valResource(corev1.ResourceCPU, valPtr[int32](101))),
 			),
 			wantErr: &ValidationError{Code: "ResourceBuffersUnsupported",
 				Message: "resource buffers should be in the range from 0 to 100"},
 		},
 		{
 			name: "wildcard errors surface under the first expanded container",
-			spec: recSpec(cpuMemPolicies("c1", 10, 10), container("*", controlled("gpu", nil))),
+			spec: valSpec(valCPUMem("c1", 10, 10), valContainer("*", valResource("gpu", nil))),
 			wantErr: &ValidationError{Code: "ResourceNameUnsupported",
 				Message: "unsupported ResourceName, current supported values: [cpu memory]"},
 		},
 		{
 			name: "invalid wildcard shadowed by explicit policies everywhere",
-			spec: recSpec(
-				container("*", controlled("gpu", nil)),
-				cpuMemPolicies("c1", 10, 10),
+			spec: valSpec(
+				valContainer("*", valResource("gpu", nil)),
+				valCPUMem("c1", 10, 10),
 			),
 			containers: []string{"c1"},
-			want:       []ContainerPolicy{{ContainerName: "c1", Resources: cpuMem(10, 10)}},
+			want:       []ContainerPolicy{{ContainerName: "c1", Resources: wantCPUMem(10, 10)}},
 		},
 
 		// Successful results.
 		{
 			// katalyst-core validate_test.go "Container name list includes *".
 			name: "wildcard with an explicit override",
-			spec: recSpec(cpuMemPolicies("*", 20, 20), cpuMemPolicies("c1", 10, 10)),
+			spec: valSpec(valCPUMem("*", 20, 20), valCPUMem("c1", 10, 10)),
 			want: []ContainerPolicy{
-				{ContainerName: "c1", Resources: cpuMem(10, 10)},
-				{ContainerName: "c2", Resources: cpuMem(20, 20)},
-				{ContainerName: "c3", Resources: cpuMem(20, 20)},
+				{ContainerName: "c1", Resources: wantCPUMem(10, 10)},
+				{ContainerName: "c2", Resources: wantCPUMem(20, 20)},
+				{ContainerName: "c3", Resources: wantCPUMem(20, 20)},
 			},
 		},
 		{
 			name: "an override replaces the whole wildcard policy",
-			spec: recSpec(cpuMemPolicies("*", 20, 20), container("c2", controlled(corev1.ResourceCPU, ptr[int32](5)))),
+			spec: valSpec(valCPUMem("*", 20, 20), valContainer("c2", valResource(corev1.ResourceCPU, valPtr[int32](5)))),
 			want: []ContainerPolicy{
-				{ContainerName: "c1", Resources: cpuMem(20, 20)},
-				{ContainerName: "c2", Resources: []ResourcePolicy{resourcePolicy(corev1.ResourceCPU, 5)}},
-				{ContainerName: "c3", Resources: cpuMem(20, 20)},
+				{ContainerName: "c1", Resources: wantCPUMem(20, 20)},
+				{ContainerName: "c2", Resources: []ResourcePolicy{wantResource(corev1.ResourceCPU, 5)}},
+				{ContainerName: "c3", Resources: wantCPUMem(20, 20)},
 			},
 		},
 		{
 			name:       "wildcard over a workload without containers",
-			spec:       recSpec(cpuMemPolicies("*", 20, 20)),
+			spec:       valSpec(valCPUMem("*", 20, 20)),
 			containers: []string{},
 			want:       []ContainerPolicy{},
 		},
 		{
 			name: "defaults: bufferPercent 30, controlledValues RequestsOnly",
-			spec: recSpec(container("c1",
-				withValues(controlled(corev1.ResourceCPU, nil), nil),
-				withValues(controlled(corev1.ResourceMemory, nil), nil),
+			spec: valSpec(valContainer("c1",
+				valWithValues(valResource(corev1.ResourceCPU, nil), nil),
+				valWithValues(valResource(corev1.ResourceMemory, nil), nil),
 			)),
-			want: []ContainerPolicy{{ContainerName: "c1", Resources: cpuMem(30, 30)}},
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: wantCPUMem(30, 30)}},
 		},
 		{
 			name: "minAllowed and maxAllowed pass through unvalidated",
-			spec: recSpec(container("c1", v1alpha1.ContainerControlledResourcesPolicy{
+			spec: valSpec(valContainer("c1", v1alpha1.ContainerControlledResourcesPolicy{
 				ResourceName: corev1.ResourceMemory,
-				MinAllowed:   qty("2Gi"),
-				MaxAllowed:   qty("500Mi"),
+				MinAllowed:   valQty("2Gi"),
+				MaxAllowed:   valQty("500Mi"),
 			})),
 			want: []ContainerPolicy{{ContainerName: "c1", Resources: []ResourcePolicy{{
 				Resource:         corev1.ResourceMemory,
 				BufferPercent:    30,
-				MinAllowed:       qty("2Gi"),
-				MaxAllowed:       qty("500Mi"),
+				MinAllowed:       valQty("2Gi"),
+				MaxAllowed:       valQty("500Mi"),
 				ControlledValues: v1alpha1.ContainerControlledValuesRequestsOnly,
 			}}}},
 		},
 		{
 			name: "a resource listed twice yields two entries",
-			spec: recSpec(container("c1", controlled(corev1.ResourceCPU, ptr[int32](10)), controlled(corev1.ResourceCPU, ptr[int32](20)))),
+			spec: valSpec(valContainer("c1", valResource(corev1.ResourceCPU, valPtr[int32](10)), valResource(corev1.ResourceCPU, valPtr[int32](20)))),
 			want: []ContainerPolicy{{ContainerName: "c1", Resources: []ResourcePolicy{
-				resourcePolicy(corev1.ResourceCPU, 10),
-				resourcePolicy(corev1.ResourceCPU, 20),
+				wantResource(corev1.ResourceCPU, 10),
+				wantResource(corev1.ResourceCPU, 20),
 			}}},
 		},
 		{
 			name: "only listed containers without a wildcard, sorted by name",
-			spec: recSpec(cpuMemPolicies("c3", 1, 2), cpuMemPolicies("c1", 3, 4)),
+			spec: valSpec(valCPUMem("c3", 1, 2), valCPUMem("c1", 3, 4)),
 			want: []ContainerPolicy{
-				{ContainerName: "c1", Resources: cpuMem(3, 4)},
-				{ContainerName: "c3", Resources: cpuMem(1, 2)},
+				{ContainerName: "c1", Resources: wantCPUMem(3, 4)},
+				{ContainerName: "c3", Resources: wantCPUMem(1, 2)},
 			},
 		},
 	}
@@ -505,7 +514,7 @@ func TestValidateOrder(t *testing.T) {
 			fix: func(s *v1alpha1.ResourceRecommendSpec) {
 				s.TargetRef.Name, s.TargetRef.Kind = "web", "Deployment"
 				s.ResourcePolicy.AlgorithmPolicy.Algorithm = ""
-				s.ResourcePolicy.ContainerPolicies = []v1alpha1.ContainerResourcePolicy{container("")}
+				s.ResourcePolicy.ContainerPolicies = []v1alpha1.ContainerResourcePolicy{valContainer("")}
 			},
 			lookup:   ErrWorkloadNotFound,
 			wantCode: CodeWorkloadNotFound,
@@ -534,12 +543,12 @@ func TestValidateOrder(t *testing.T) {
 func TestValidateDeterministic(t *testing.T) {
 	// Several containers fail in pass 2; katalyst's map order would pick any
 	// of them. The first in name order must win every time.
-	spec := recSpec(
-		container("e", controlled("gpu", nil)),
-		container("d", withValues(controlled(corev1.ResourceCPU, nil), ptr(v1alpha1.ContainerControlledValuesLimitsOnly))),
-		container("c", controlled("gpu", nil)),
-		container("b", controlled(corev1.ResourceCPU, ptr[int32](101))),
-		container("*", controlled("gpu", nil)),
+	spec := valSpec(
+		valContainer("e", valResource("gpu", nil)),
+		valContainer("d", valWithValues(valResource(corev1.ResourceCPU, nil), valPtr(v1alpha1.ContainerControlledValuesLimitsOnly))),
+		valContainer("c", valResource("gpu", nil)),
+		valContainer("b", valResource(corev1.ResourceCPU, valPtr[int32](101))),
+		valContainer("*", valResource("gpu", nil)),
 	)
 	lookup := func() ([]string, error) { return []string{"a", "b", "c", "d", "e"}, nil }
 	want := &ValidationError{Code: CodeResourceNameUnsupported, Message: "unsupported ResourceName, current supported values: [cpu memory]"}
@@ -559,10 +568,10 @@ func TestValidateDeterministic(t *testing.T) {
 }
 
 func TestValidateDoesNotAliasSpec(t *testing.T) {
-	spec := recSpec(container("*", v1alpha1.ContainerControlledResourcesPolicy{
+	spec := valSpec(valContainer("*", v1alpha1.ContainerControlledResourcesPolicy{
 		ResourceName: corev1.ResourceCPU,
-		MinAllowed:   qty("100m"),
-		MaxAllowed:   qty("2"),
+		MinAllowed:   valQty("100m"),
+		MaxAllowed:   valQty("2"),
 	}))
 	pristine := spec.DeepCopy()
 
@@ -576,7 +585,7 @@ func TestValidateDoesNotAliasSpec(t *testing.T) {
 	if diff := cmp.Diff(pristine, &spec); diff != "" {
 		t.Errorf("mutating the result changed the spec (-before +after):\n%s", diff)
 	}
-	if diff := cmp.Diff(qty("100m"), got[1].Resources[0].MinAllowed); diff != "" {
+	if diff := cmp.Diff(valQty("100m"), got[1].Resources[0].MinAllowed); diff != "" {
 		t.Errorf("containers expanded from the wildcard share quantities (-want +got):\n%s", diff)
 	}
 }
@@ -629,7 +638,7 @@ func TestIsDefaultRecommender(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%q", tt.recommender), func(t *testing.T) {
-			spec := recSpec()
+			spec := valSpec()
 			spec.ResourcePolicy.AlgorithmPolicy.Recommender = tt.recommender
 			if got := IsDefaultRecommender(spec); got != tt.want {
 				t.Errorf("IsDefaultRecommender() = %t, want %t", got, tt.want)

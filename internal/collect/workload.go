@@ -50,8 +50,10 @@ var podTemplatePaths = [][]string{
 	{"spec", "jobTemplate", "spec", "template", "spec"},
 }
 
-// workloadFrom reads the containers of obj's pod template.
-// It wraps ErrNoPodTemplate when obj has none.
+// workloadFrom reads the containers of obj's pod template. It wraps
+// ErrNoPodTemplate when obj has none or its containers are malformed, which
+// katalyst reports as ContainersMatchErrorCode; like katalyst, it skips a
+// container entry without a name.
 func workloadFrom(obj *unstructured.Unstructured) (*Workload, error) {
 	w := &Workload{
 		APIVersion: obj.GetAPIVersion(),
@@ -62,41 +64,44 @@ func workloadFrom(obj *unstructured.Unstructured) (*Workload, error) {
 	for _, path := range podTemplatePaths {
 		items, found, err := unstructured.NestedSlice(obj.Object, append(path, "containers")...)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s/%s: %w", w.Kind, w.Namespace, w.Name, err)
+			return nil, fmt.Errorf("%s %s/%s: %w: %w", w.Kind, w.Namespace, w.Name, ErrNoPodTemplate, err)
 		}
 		if !found {
 			continue
 		}
 		for i, item := range items {
-			c, err := containerFrom(item)
+			c, ok, err := containerFrom(item)
 			if err != nil {
-				return nil, fmt.Errorf("%s %s/%s: container %d: %w", w.Kind, w.Namespace, w.Name, i, err)
+				return nil, fmt.Errorf("%s %s/%s: container %d: %w: %w", w.Kind, w.Namespace, w.Name, i, ErrNoPodTemplate, err)
 			}
-			w.Containers = append(w.Containers, c)
+			if ok {
+				w.Containers = append(w.Containers, c)
+			}
 		}
 		return w, nil
 	}
 	return nil, fmt.Errorf("%s %s/%s: %w", w.Kind, w.Namespace, w.Name, ErrNoPodTemplate)
 }
 
-func containerFrom(item any) (Container, error) {
-	m, ok := item.(map[string]any)
-	if !ok {
-		return Container{}, fmt.Errorf("not an object")
+// containerFrom reads one container entry; ok is false for an entry
+// without a name, which is skipped.
+func containerFrom(item any) (c Container, ok bool, err error) {
+	m, isMap := item.(map[string]any)
+	if !isMap {
+		return Container{}, false, nil
 	}
 	name, _, _ := unstructured.NestedString(m, "name")
 	if name == "" {
-		return Container{}, fmt.Errorf("no name")
+		return Container{}, false, nil
 	}
-	c := Container{Name: name}
-	var err error
+	c = Container{Name: name}
 	if c.Requests, err = resourceList(m, "requests"); err != nil {
-		return Container{}, fmt.Errorf("container %q: %w", name, err)
+		return Container{}, false, fmt.Errorf("container %q: %w", name, err)
 	}
 	if c.Limits, err = resourceList(m, "limits"); err != nil {
-		return Container{}, fmt.Errorf("container %q: %w", name, err)
+		return Container{}, false, fmt.Errorf("container %q: %w", name, err)
 	}
-	return c, nil
+	return c, true, nil
 }
 
 func resourceList(container map[string]any, field string) (corev1.ResourceList, error) {

@@ -83,19 +83,21 @@ func Percentile(samples []float64, p float64) float64 {
 	return sorted[max(rank, 0)]
 }
 
-// roundingSlack absorbs floating-point noise before rounding up, so that
-// 0.1*1.3*1000 (130.00000000000003) is 130m, not 131m.
-const roundingSlack = 1e-9
+// cpuSlack absorbs floating-point noise before rounding up, so that
+// 0.1*1.3*1000 (130.00000000000003) is 130m, not 131m. It is a nanocore,
+// far below anything a measurement can tell apart.
+const cpuSlack = 1e-6
 
 // CPUQuantity rounds cores up to whole millicores.
 func CPUQuantity(cores float64) resource.Quantity {
-	milli := int64(math.Ceil(cores*1000 - roundingSlack))
+	milli := int64(math.Ceil(cores*1000 - cpuSlack))
 	return *resource.NewMilliQuantity(max(milli, 1), resource.DecimalSI)
 }
 
-// MemoryQuantity rounds bytes up to whole MiB.
+// MemoryQuantity rounds bytes up to whole MiB. Rounding to a whole byte
+// first drops floating-point noise, as bytes come in whole numbers.
 func MemoryQuantity(bytes float64) resource.Quantity {
 	const mi = 1 << 20
-	mib := int64(math.Ceil(bytes/mi - roundingSlack))
+	mib := int64(math.Ceil(math.Round(bytes) / mi))
 	return *resource.NewQuantity(max(mib, 1)*mi, resource.BinarySI)
 }

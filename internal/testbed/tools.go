@@ -1,0 +1,300 @@
+package testbed
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ModulePath is the Go module path of the repository the test bed serves.
+const ModulePath = "github.com/recommend-job/recommend-job"
+
+// aptPackages names the Debian package providing each system tool.
+var aptPackages = map[string]string{
+	"etcd":       "etcd-server",
+	"prometheus": "prometheus",
+	"promtool":   "prometheus",
+	"git":        "git",
+}
+
+// Tools holds the paths of the binaries the test bed runs.
+type Tools struct {
+	Etcd          string
+	KubeAPIServer string
+	Prometheus    string
+	Promtool      string
+	Git           string
+}
+
+// RepoRoot returns the root of the repository: the closest directory, from
+// the working directory up, whose go.mod declares ModulePath.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("get working directory: %w", err)
+	}
+	for {
+		if ok, err := declaresModule(filepath.Join(dir, "go.mod"), ModulePath); err != nil {
+			return "", err
+		} else if ok {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod of module %s above the working directory", ModulePath)
+		}
+		dir = parent
+	}
+}
+
+// declaresModule reports whether the go.mod at path declares module mod.
+func declaresModule(path, mod string) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("open go.mod: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "module" {
+			return strings.Trim(fields[1], `"`) == mod, nil
+		}
+	}
+	return false, sc.Err()
+}
+
+// EnsureTools returns the binaries the test bed needs. etcd, prometheus,
+// promtool and git are looked up on PATH and in /usr/bin; when some are
+// missing and the process runs as root, their Debian packages are
+// installed with apt-get. kube-apiserver is built from the tools module in
+// hack/tools/kube-apiserver into .cache/bin unless that binary is newer
+// than the module's sources. Concurrent callers (e.g. test binaries of
+// several packages) are serialised through a lock file in .cache.
+func EnsureTools(ctx context.Context, repoRoot string) (Tools, error) {
+	cacheDir := filepath.Join(repoRoot, ".cache")
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return Tools{}, fmt.Errorf("create cache directory: %w", err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(cacheDir, "testbed-tools.lock"))
+	if err != nil {
+		return Tools{}, err
+	}
+	defer unlock()
+
+	tools, missing := lookupSystemTools()
+	if len(missing) > 0 {
+		if err := installPackages(ctx, missing); err != nil {
+			return Tools{}, err
+		}
+		if tools, missing = lookupSystemTools(); len(missing) > 0 {
+			return Tools{}, fmt.Errorf("%s still missing after installing their packages", strings.Join(missing, ", "))
+		}
+	}
+	if tools.KubeAPIServer, err = buildKubeAPIServer(ctx, repoRoot); err != nil {
+		return Tools{}, err
+	}
+	return tools, nil
+}
+
+// lookupSystemTools finds the tools that come from system packages and
+// names those it cannot find.
+func lookupSystemTools() (Tools, []string) {
+	var tools Tools
+	var missing []string
+	for name, dst := range map[string]*string{
+		"etcd":       &tools.Etcd,
+		"prometheus": &tools.Prometheus,
+		"promtool":   &tools.Promtool,
+		"git":        &tools.Git,
+	} {
+		path, err := lookPath(name)
+		if err != nil {
+			missing = append(missing, name)
+			continue
+		}
+		*dst = path
+	}
+	sort.Strings(missing)
+	return tools, missing
+}
+
+// lookPath finds name on PATH, falling back to /usr/bin where the Debian
+// packages put their binaries.
+func lookPath(name string) (string, error) {
+	if path, err := exec.LookPath(name); err == nil {
+		return filepath.Abs(path)
+	}
+	path := filepath.Join("/usr/bin", name)
+	if st, err := os.Stat(path); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+		return path, nil
+	}
+	return "", fmt.Errorf("%s not found", name)
+}
+
+// installPackages installs the Debian packages providing the missing tools.
+func installPackages(ctx context.Context, missing []string) error {
+	pkgs := packagesFor(missing)
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("%s not found; install them with: apt-get install --no-install-recommends %s",
+			strings.Join(missing, ", "), strings.Join(pkgs, " "))
+	}
+	aptGet, err := exec.LookPath("apt-get")
+	if err != nil {
+		return fmt.Errorf("%s not found and apt-get is unavailable to install %s", strings.Join(missing, ", "), strings.Join(pkgs, " "))
+	}
+	// Keep the packages' maintainer scripts from starting system services
+	// (a system Prometheus on :9090 among them), unless an administrator
+	// already set a policy.
+	const policy = "/usr/sbin/policy-rc.d"
+	if _, err := os.Stat(policy); errors.Is(err, os.ErrNotExist) {
+		if err := os.WriteFile(policy, []byte("#!/bin/sh\nexit 101\n"), 0o755); err == nil {
+			defer os.Remove(policy)
+		}
+	}
+	env := append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	if err := run(ctx, env, aptGet, "update"); err != nil {
+		return fmt.Errorf("apt-get update: %w", err)
+	}
+	args := append([]string{"install", "-y", "--no-install-recommends"}, pkgs...)
+	if err := run(ctx, env, aptGet, args...); err != nil {
+		return fmt.Errorf("apt-get install %s: %w", strings.Join(pkgs, " "), err)
+	}
+	return nil
+}
+
+// packagesFor returns the sorted, distinct packages providing tools.
+func packagesFor(tools []string) []string {
+	seen := map[string]bool{}
+	var pkgs []string
+	for _, t := range tools {
+		if p := aptPackages[t]; !seen[p] {
+			seen[p] = true
+			pkgs = append(pkgs, p)
+		}
+	}
+	return pkgs
+}
+
+// buildKubeAPIServer builds kube-apiserver from the tools module unless the
+// binary in .cache/bin is newer than the module's sources.
+func buildKubeAPIServer(ctx context.Context, repoRoot string) (string, error) {
+	module := filepath.Join(repoRoot, "hack", "tools", "kube-apiserver")
+	out := filepath.Join(repoRoot, ".cache", "bin", "kube-apiserver")
+	fresh, err := newerThanSources(out, module)
+	if err != nil {
+		return "", err
+	}
+	if fresh {
+		return out, nil
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("build kube-apiserver: go not found on PATH: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return "", fmt.Errorf("build kube-apiserver: %w", err)
+	}
+	// Build next to the target and rename, so that a half-written binary
+	// is never mistaken for a fresh one.
+	tmp := out + ".tmp"
+	env := append(os.Environ(), "GOWORK=off")
+	if err := run(ctx, env, goBin, "build", "-C", module, "-o", tmp, "."); err != nil {
+		_ = os.Remove(tmp)
+		return "", fmt.Errorf("build kube-apiserver: %w", err)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return "", fmt.Errorf("build kube-apiserver: %w", err)
+	}
+	return out, nil
+}
+
+// newerThanSources reports whether bin exists and is newer than go.mod,
+// go.sum and the Go files of the module in dir.
+func newerThanSources(bin, dir string) (bool, error) {
+	st, err := os.Stat(bin)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("stat kube-apiserver: %w", err)
+	}
+	sources, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return false, err
+	}
+	sources = append(sources, filepath.Join(dir, "go.mod"), filepath.Join(dir, "go.sum"))
+	for _, src := range sources {
+		sst, err := os.Stat(src)
+		if err != nil {
+			return false, fmt.Errorf("stat kube-apiserver sources: %w", err)
+		}
+		if !st.ModTime().After(sst.ModTime()) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// run runs a command, returning an error with the tail of its output when
+// it fails.
+func run(ctx context.Context, env []string, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%w\n%s", err, tailLines(out.String(), logTailLines))
+	}
+	return nil
+}
+
+// tailLines returns the last n lines of s.
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// lockFile takes an exclusive lock on path, waiting for it as long as ctx
+// allows, and returns the function releasing it.
+func lockFile(ctx context.Context, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+				_ = f.Close()
+			}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", filepath.Base(path), err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("wait for lock %s: %w", filepath.Base(path), ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
