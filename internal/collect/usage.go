@@ -23,7 +23,7 @@ const (
 
 // RangeQuerier is the part of the Prometheus HTTP API a run uses.
 type RangeQuerier interface {
-	QueryRange(ctx context.Context, query string, r promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, error)
+	QueryRange(ctx context.Context, query string, r promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error)
 }
 
 // WorkloadRef names a workload whose pods' history is wanted.
@@ -99,7 +99,7 @@ func (r *UsageReader) Read(ctx context.Context, namespace string, workloads []Wo
 
 	out := make(map[WorkloadRef]Usage, len(workloads))
 	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-		v, _, err := r.api.QueryRange(ctx, queries[res], rng)
+		v, _, _, err := r.api.QueryRange(ctx, queries[res], rng)
 		if err != nil {
 			return nil, fmt.Errorf("querying %s usage in namespace %s: %w", res, namespace, err)
 		}

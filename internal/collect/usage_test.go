@@ -58,10 +58,10 @@ type recordingAPI struct {
 	answer  func(query string) model.Matrix
 }
 
-func (r *recordingAPI) QueryRange(_ context.Context, query string, rng promv1.Range, _ ...promv1.Option) (model.Value, promv1.Warnings, error) {
+func (r *recordingAPI) QueryRange(_ context.Context, query string, rng promv1.Range, _ ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
 	r.queries = append(r.queries, query)
 	r.ranges = append(r.ranges, rng)
-	return r.answer(query), nil, nil
+	return r.answer(query), nil, nil, nil
 }
 
 func series(pod, container string, values ...float64) *model.SampleStream {

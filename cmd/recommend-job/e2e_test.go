@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/testbed"
+	"github.com/recommend-job/recommend-job/internal/testbed/history"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
+)
+
+const mib = 1 << 20
+
+// webManifest is the GitOps repository's file for the web Deployment, in a
+// multi-document file with a Service, with comments and a sequence style a
+// serializer would not reproduce.
+const webManifest = `# Storefront, owned by the web team.
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: shop
+spec:
+  ports:
+    - port: 80
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.27  # pinned
+        resources:
+          requests:
+            cpu: 500m      # launch-day guess
+            memory: 512Mi
+          limits:
+            memory: 1Gi
+      - name: sidecar
+        image: envoy:1.31
+        resources:
+          requests:
+            cpu: 100m
+            memory: 128Mi
+`
+
+const clusterObjects = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+---
+apiVersion: recommendation.katalyst.kubewharf.io/v1alpha1
+kind: ResourceRecommend
+metadata:
+  name: web
+  namespace: shop
+spec:
+  targetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: web
+  resourcePolicy:
+    algorithmPolicy: {}
+    containerPolicies:
+      - containerName: "*"
+        controlledResourcesPolicies:
+          - resourceName: cpu
+          - resourceName: memory
+---
+apiVersion: recommendation.katalyst.kubewharf.io/v1alpha1
+kind: ResourceRecommend
+metadata:
+  name: greedy
+  namespace: shop
+spec:
+  targetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: web
+  resourcePolicy:
+    algorithmPolicy: {}
+    containerPolicies:
+      - containerName: app
+        controlledResourcesPolicies:
+          - resourceName: cpu
+            bufferPercent: 150
+`
+
+// webHistory is a week of web's usage over three rollouts of two pods,
+// next to a web-api Deployment whose pods must not count for web:
+//   - app CPU is 0.1 cores, and 0.3 cores from 09:00 to 12:00 UTC: 12.5% of
+//     the samples are at 0.3, so p90 is 0.3 and 0.3 x 1.3 = 390m;
+//   - app memory is a constant 200Mi: 200Mi x 1.3 = 260Mi;
+//   - sidecar CPU 0.02 cores: 26m; sidecar memory 50Mi: 65Mi.
+func webHistory(end time.Time) []testbed.Series {
+	start := end.Add(-7 * 24 * time.Hour)
+	var containers []history.Container
+	for _, span := range history.Rollouts("web", 2, 3, start, end) {
+		for _, pod := range span.Pods {
+			containers = append(containers,
+				history.Container{Namespace: "shop", Pod: pod, Container: "app", Start: span.Start, End: span.End,
+					CPU: history.DailyPeak(0.1, 0.3, 9, 12), Memory: history.Constant(200 * mib)},
+				history.Container{Namespace: "shop", Pod: pod, Container: "sidecar", Start: span.Start, End: span.End,
+					CPU: history.Constant(0.02), Memory: history.Constant(50 * mib)})
+		}
+	}
+	for _, span := range history.Rollouts("web-api", 1, 1, start, end) {
+		containers = append(containers, history.Container{Namespace: "shop", Pod: span.Pods[0], Container: "app",
+			Start: span.Start, End: span.End, CPU: history.Constant(4), Memory: history.Constant(4096 * mib)})
+	}
+	return history.Series(containers, time.Minute)
+}
+
+func TestEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	now := time.Now().Truncate(time.Minute)
+	bed := testbedtest.Start(t, testbed.Options{History: webHistory(now)})
+
+	crd, err := os.ReadFile(filepath.Join("..", "..", "charts", "recommend-job", "crds", "resourcerecommends.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployment := []byte(webManifest[strings.Index(webManifest, "---")+4:])
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), crd, []byte(clusterObjects), deployment); err != nil {
+		t.Fatalf("applying cluster objects: %v", err)
+	}
+	repoURL := testbedtest.CreateRepo(t, bed, "gitops", map[string]string{
+		"clusters/prod/web.yaml": webManifest,
+		"README.md":              "prod\n",
+	})
+	args := []string{
+		"--kubeconfig", bed.APIServer.KubeconfigPath,
+		"--prometheus-url", bed.Prometheus.URL,
+		"--git-url", repoURL,
+		"--git-username", bed.Git.Username,
+		"--git-path", "clusters",
+		"--output", "json",
+	}
+	t.Setenv("RECOMMEND_GIT_TOKEN", bed.Git.Password())
+
+	first := runJSON(t, ctx, args)
+
+	web := entry(t, first, "shop", "web")
+	if !web.Valid {
+		t.Fatalf("shop/web invalid: %+v", web.Error)
+	}
+	want := map[string]string{"app/cpu": "390m", "app/memory": "260Mi", "sidecar/cpu": "26m", "sidecar/memory": "65Mi"}
+	current := map[string]string{"app/cpu": "500m", "app/memory": "512Mi", "sidecar/cpu": "100m", "sidecar/memory": "128Mi"}
+	for _, c := range web.Containers {
+		for _, r := range c.Resources {
+			key := c.Name + "/" + r.Resource
+			if r.Recommended != want[key] || r.Current != current[key] || !r.Changed {
+				t.Errorf("%s: current %q recommended %q changed %v, want %q -> %q", key, r.Current, r.Recommended, r.Changed, current[key], want[key])
+			}
+			if r.Evidence == nil || r.Evidence.Samples < 6*24*60 {
+				t.Errorf("%s: evidence %+v, want a week of samples across all rollouts", key, r.Evidence)
+			}
+		}
+	}
+	if web.Source == nil || web.Source.File != "clusters/prod/web.yaml" || !web.Source.Changed {
+		t.Errorf("shop/web source = %+v, want clusters/prod/web.yaml changed", web.Source)
+	}
+
+	greedy := entry(t, first, "shop", "greedy")
+	if greedy.Valid || greedy.Error == nil || greedy.Error.Code != "ResourceBuffersUnsupported" {
+		t.Errorf("shop/greedy = valid %v error %+v, want ResourceBuffersUnsupported", greedy.Valid, greedy.Error)
+	}
+
+	if first.Git == nil || !first.Git.Pushed || first.Git.Branch != "recommend-job/main" || first.Git.Commit == "" {
+		t.Fatalf("git = %+v, want a commit pushed to recommend-job/main", first.Git)
+	}
+
+	// The pushed file carries the new requests and everything else as it was.
+	auth := &githttp.BasicAuth{Username: bed.Git.Username, Password: bed.Git.Password()}
+	pushed, head := fileAt(t, repoURL, auth, "recommend-job/main", "clusters/prod/web.yaml")
+	if head != first.Git.Commit {
+		t.Errorf("branch head = %s, want the reported commit %s", head, first.Git.Commit)
+	}
+	wantFile := strings.NewReplacer(
+		"cpu: 500m      # launch-day guess", "cpu: 390m      # launch-day guess",
+		"memory: 512Mi", "memory: 260Mi",
+		"cpu: 100m", "cpu: 26m",
+		"memory: 128Mi", "memory: 65Mi",
+	).Replace(webManifest)
+	if pushed != wantFile {
+		t.Errorf("pushed file differs from the original beyond the four values:\n--- got\n%s\n--- want\n%s", pushed, wantFile)
+	}
+	assertRequests(t, pushed, map[string]string{"app/cpu": "390m", "app/memory": "260Mi", "sidecar/cpu": "26m", "sidecar/memory": "65Mi"})
+	if base, _ := fileAt(t, repoURL, auth, "main", "clusters/prod/web.yaml"); base != webManifest {
+		t.Error("the base branch changed")
+	}
+
+	// A second run finds the branch up to date and commits nothing.
+	second := runJSON(t, ctx, args)
+	if second.Git == nil || second.Git.Pushed || second.Git.Commit != "" {
+		t.Errorf("second run git = %+v, want nothing pushed", second.Git)
+	}
+	if _, again := fileAt(t, repoURL, auth, "recommend-job/main", "clusters/prod/web.yaml"); again != head {
+		t.Errorf("second run moved the branch from %s to %s", head, again)
+	}
+}
+
+func runJSON(t *testing.T, ctx context.Context, args []string) *report.Report {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run(ctx, args, &stdout, &stderr); code != exitOK {
+		t.Fatalf("run() = %d, want %d; stderr:\n%s", code, exitOK, stderr.String())
+	}
+	if strings.Contains(stderr.String(), os.Getenv("RECOMMEND_GIT_TOKEN")) {
+		t.Errorf("the git token appears in the logs")
+	}
+	rep := &report.Report{}
+	if err := json.Unmarshal(stdout.Bytes(), rep); err != nil {
+		t.Fatalf("decoding report: %v\n%s", err, stdout.String())
+	}
+	return rep
+}
+
+func entry(t *testing.T, rep *report.Report, ns, name string) report.Entry {
+	t.Helper()
+	for _, e := range rep.ResourceRecommends {
+		if e.Namespace == ns && e.Name == name {
+			return e
+		}
+	}
+	t.Fatalf("no entry for %s/%s in %+v", ns, name, rep.ResourceRecommends)
+	return report.Entry{}
+}
+
+// fileAt reads a file at the tip of a remote branch and returns it with the
+// tip's hash.
+func fileAt(t *testing.T, url string, auth *githttp.BasicAuth, branch, path string) (string, string) {
+	t.Helper()
+	repo, err := git.PlainClone(t.TempDir(), false, &git.CloneOptions{
+		URL: url, Auth: auth, ReferenceName: plumbing.NewBranchReferenceName(branch), SingleBranch: true,
+	})
+	if err != nil {
+		t.Fatalf("cloning %s: %v", branch, err)
+	}
+	head, err := repo.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit, err := repo.CommitObject(head.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := commit.File(path)
+	if err != nil {
+		t.Fatalf("%s at %s: %v", path, branch, err)
+	}
+	content, err := f.Contents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return content, head.Hash().String()
+}
+
+// assertRequests parses the Deployment document and checks its requests.
+func assertRequests(t *testing.T, manifest string, want map[string]string) {
+	t.Helper()
+	docs := strings.Split(manifest, "\n---\n")
+	node, err := yaml.Parse(docs[len(docs)-1])
+	if err != nil {
+		t.Fatalf("pushed Deployment does not parse: %v", err)
+	}
+	for key, value := range want {
+		container, resource, _ := strings.Cut(key, "/")
+		got, err := node.Pipe(yaml.Lookup("spec", "template", "spec", "containers", "[name="+container+"]", "resources", "requests", resource))
+		if err != nil || got == nil {
+			t.Errorf("%s: not found (%v)", key, err)
+			continue
+		}
+		if s := yaml.GetValue(got); s != value {
+			t.Errorf("%s = %s, want %s", key, s, value)
+		}
+	}
+}

@@ -1,0 +1,428 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// fileEdit accumulates the changes made to one file.
+type fileEdit struct {
+	name string
+	orig []byte
+	data []byte
+	docs []*yaml.Node // data parsed; nil when it must be parsed again
+	mode fs.FileMode
+}
+
+func newFileEdit(f *indexedFile) *fileEdit {
+	return &fileEdit{name: f.name, orig: f.data, data: f.data, docs: f.docs, mode: f.mode}
+}
+
+// apply makes one change to document doc and reports whether the bytes changed.
+func (fe *fileEdit) apply(c Change, doc int) (bool, error) {
+	docs := fe.docs
+	if docs == nil {
+		var err error
+		if docs, err = parseDocuments(fe.data); err != nil {
+			return false, fmt.Errorf("%s: %w", fe.name, err)
+		}
+	}
+	changed, err := fe.edit(docs, doc, c)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", fe.name, err)
+	}
+	return changed, nil
+}
+
+func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change) (bool, error) {
+	fe.docs = docs
+	if i >= len(docs) {
+		return false, fmt.Errorf("document %d is gone", i+1)
+	}
+	ctr, err := findContainer(docs[i], c.Container)
+	if err != nil {
+		return false, err
+	}
+	src := newSource(fe.data)
+	p := &planner{src: src, step: indentStep(ctr, docRoot(docs[i]))}
+	if err := p.setResources(ctr, c); err != nil {
+		return false, err
+	}
+	if len(p.muts) == 0 {
+		return false, nil
+	}
+
+	// From here on docs turn into the model of the edited file.
+	fe.docs = nil
+	comments := collectComments(docs)
+	out, err := p.splice()
+	for _, m := range p.muts {
+		m()
+	}
+	if err == nil {
+		var next []*yaml.Node
+		if next, err = verify(out, docs, nil); err == nil {
+			fe.data, fe.docs = out, next
+			return true, nil
+		}
+	}
+	out, ferr := reencode(src, docs, i, p.step)
+	if ferr == nil {
+		var next []*yaml.Node
+		if next, ferr = verify(out, docs, comments); ferr == nil {
+			changed := !bytes.Equal(out, fe.data)
+			fe.data, fe.docs = out, next
+			return changed, nil
+		}
+	}
+	return false, fmt.Errorf("%w: cannot edit in place (%v) nor re-serialise document %d (%v)", ErrUnsafeFile, err, i+1, ferr)
+}
+
+// planner works out the splices of one change and, alongside, the same
+// change on the parsed tree, the model the spliced bytes must parse back to.
+// Mutations wait until every splice is planned: planning reads the tree.
+type planner struct {
+	src   *source
+	step  int
+	edits []splice
+	muts  []func()
+	err   error // first reason the change cannot be spliced
+}
+
+func (p *planner) fail(err error) {
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+func (p *planner) splice() ([]byte, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	return applySplices(p.src.data, p.edits)
+}
+
+// setResources plans the change's values into container mapping ctr,
+// creating resources, requests and limits where they are missing.
+func (p *planner) setResources(ctr *yaml.Node, c Change) error {
+	var sections []entry
+	for _, s := range []struct {
+		name   string
+		values map[string]string
+	}{{"requests", c.Requests}, {"limits", c.Limits}} {
+		if len(s.values) == 0 {
+			continue
+		}
+		e := entry{key: s.name, children: []entry{}}
+		for _, k := range slices.Sorted(maps.Keys(s.values)) {
+			e.children = append(e.children, entry{key: k, value: s.values[k]})
+		}
+		sections = append(sections, e)
+	}
+	if len(sections) == 0 {
+		return nil
+	}
+
+	where := fmt.Sprintf("container %q: resources", c.Container)
+	rk, rv, dup := lookup(ctr, "resources")
+	switch {
+	case dup:
+		return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
+	case rk == nil:
+		p.insert(ctr, []entry{{key: "resources", children: sections}})
+		return nil
+	}
+	if err := unsafeTree(rv, where); err != nil {
+		return err
+	}
+	if isNull(rv) {
+		p.fill(ctr, rk, rv, sections)
+		return nil
+	}
+	if rv.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s is not a mapping (line %d)", where, rv.Line)
+	}
+	var missing []entry
+	for _, sec := range sections {
+		at := where + "." + sec.key
+		sk, sv, dup := lookup(rv, sec.key)
+		switch {
+		case dup:
+			return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, at)
+		case sk == nil:
+			missing = append(missing, sec)
+			continue
+		case isNull(sv):
+			p.fill(rv, sk, sv, sec.children)
+			continue
+		case sv.Kind != yaml.MappingNode:
+			return fmt.Errorf("%s is not a mapping (line %d)", at, sv.Line)
+		}
+		var add []entry
+		for _, q := range sec.children {
+			qk, qv, dup := lookup(sv, q.key)
+			switch {
+			case dup:
+				return fmt.Errorf("%w: %s.%s is defined twice", ErrUnsafeFile, at, q.key)
+			case qk == nil:
+				add = append(add, q)
+			case qv.Kind != yaml.ScalarNode:
+				return fmt.Errorf("%s.%s is not a quantity (line %d)", at, q.key, qv.Line)
+			case !sameQuantity(qv, q.value):
+				p.replace(qk, qv, q.value)
+			}
+		}
+		if len(add) > 0 {
+			p.insert(sv, add)
+		}
+	}
+	if len(missing) > 0 {
+		p.insert(rv, missing)
+	}
+	return nil
+}
+
+// sameQuantity reports whether scalar n already holds the quantity want,
+// however it is spelled.
+func sameQuantity(n *yaml.Node, want string) bool {
+	if n.ShortTag() == "!!null" {
+		return false
+	}
+	have, err := resource.ParseQuantity(strings.TrimSpace(n.Value))
+	if err != nil {
+		return false
+	}
+	return have.Cmp(resource.MustParse(want)) == 0
+}
+
+// replace plans setting scalar v, the value of key k, keeping its quotes.
+func (p *planner) replace(k, v *yaml.Node, value string) {
+	p.muts = append(p.muts, func() {
+		v.Value, v.Tag = value, ""
+		v.Style &^= yaml.TaggedStyle | yaml.LiteralStyle | yaml.FoldedStyle
+	})
+	if v.Value == "" && v.Style == 0 {
+		// "cpu:" with nothing: the value goes right after the colon.
+		at, err := p.src.colonAfter(k)
+		if err != nil {
+			p.fail(err)
+			return
+		}
+		p.edits = append(p.edits, splice{start: at, end: at, text: " " + value})
+		return
+	}
+	start, end, err := p.src.scalarRange(v)
+	if err != nil {
+		p.fail(err)
+		return
+	}
+	p.edits = append(p.edits, splice{start: start, end: end, text: styled(v, value)})
+}
+
+// insert plans adding entries after the last entry of mapping m.
+func (p *planner) insert(m *yaml.Node, entries []entry) {
+	flow := m.Style&yaml.FlowStyle != 0
+	json := flow && isJSONMapping(m)
+	p.muts = append(p.muts, func() {
+		m.Content = append(m.Content, newNodes(entries, flow, json)...)
+	})
+	if flow {
+		p.insertFlow(m, entries, json)
+		return
+	}
+	if len(m.Content) == 0 {
+		p.fail(noSplice("line %d: empty block mapping", m.Line))
+		return
+	}
+	col := m.Content[0].Column
+	last, err := p.src.lastLine(m)
+	if err != nil {
+		p.fail(err)
+		return
+	}
+	last = p.src.trailingComments(last, col)
+	p.insertLines(last, blockLines(entries, col-1, p.step, nil), col)
+}
+
+// insertFlow plans adding entries at the end of flow mapping m.
+func (p *planner) insertFlow(m *yaml.Node, entries []entry, json bool) {
+	text := flowText(entries, json)
+	if len(m.Content) == 0 {
+		open, err := p.src.nodeOffset(m, "{")
+		if err != nil {
+			p.fail(err)
+			return
+		}
+		p.edits = append(p.edits, splice{start: open + 1, end: open + 1, text: text, depth: m.Column})
+		return
+	}
+	end, err := p.src.flowEnd(m.Content[len(m.Content)-1])
+	if err != nil {
+		p.fail(err)
+		return
+	}
+	p.edits = append(p.edits, splice{start: end, end: end, text: ", " + text, depth: m.Column})
+}
+
+// fill plans turning v, the empty value of key k in parent, into a mapping
+// of entries: block lines below the key, or a flow mapping in flow context.
+func (p *planner) fill(parent, k, v *yaml.Node, entries []entry) {
+	flow := parent.Style&yaml.FlowStyle != 0
+	json := flow && isJSONMapping(parent)
+	p.muts = append(p.muts, func() {
+		m := &yaml.Node{Kind: yaml.MappingNode, Content: newNodes(entries, flow, json)}
+		if flow {
+			m.Style = yaml.FlowStyle
+		}
+		// Keep the comments for a re-serialisation; "resources: {} # x"
+		// becomes "resources: # x".
+		k.LineComment = joinComments(k.LineComment, v.LineComment)
+		k.HeadComment = joinComments(k.HeadComment, v.HeadComment)
+		m.FootComment = v.FootComment
+		for i, n := range parent.Content {
+			if n == v {
+				parent.Content[i] = m
+			}
+		}
+	})
+
+	empty := v.Kind == yaml.ScalarNode && v.Value == "" && v.Style == 0
+	var start, end int
+	var err error
+	switch {
+	case empty:
+		start, err = p.src.colonAfter(k)
+		end = start
+	case v.Kind == yaml.ScalarNode:
+		start, end, err = p.src.scalarRange(v)
+	default:
+		if start, err = p.src.nodeOffset(v, "{"); err == nil {
+			end, err = p.src.flowEnd(v)
+		}
+	}
+	if err != nil {
+		p.fail(err)
+		return
+	}
+	if flow {
+		if empty {
+			p.fail(noSplice("line %d: empty value in a flow mapping", v.Line))
+			return
+		}
+		p.edits = append(p.edits, splice{start: start, end: end, text: "{" + flowText(entries, json) + "}", depth: v.Column})
+		return
+	}
+	if p.src.lineOf(start) != k.Line || p.src.lineOf(end) != k.Line || !p.src.restIsComment(end) {
+		p.fail(noSplice("line %d: value of %q is not on its key's line", k.Line, k.Value))
+		return
+	}
+	if !empty {
+		del := p.src.trimSpaceBefore(start)
+		if del == 0 || p.src.data[del-1] != ':' {
+			p.fail(noSplice("line %d: no colon before the value of %q", k.Line, k.Value))
+			return
+		}
+		p.edits = append(p.edits, splice{start: del, end: end})
+	}
+	col := k.Column + p.step
+	p.insertLines(k.Line, blockLines(entries, col-1, p.step, nil), col)
+}
+
+// insertLines plans lines to follow line, with that line's break.
+func (p *planner) insertLines(line int, lines []string, depth int) {
+	off, breakFirst := p.src.afterLine(line)
+	br := p.src.lineBreak(line)
+	if br == "" {
+		br = p.src.defaultBreak()
+	}
+	p.edits = append(p.edits, splice{start: off, end: off, text: blockText(lines, br, breakFirst), depth: depth})
+}
+
+// trailingComments extends the last line of a mapping whose keys are at col
+// over the comment lines that follow it directly, indented at least as deep:
+// those are usually commented-out entries of that mapping. A blank line ends
+// it, since comments after one tend to introduce what follows.
+func (s *source) trailingComments(line, col int) int {
+	for l := line + 1; l <= s.lineCount(); l++ {
+		ind, blank, comment := s.indent(l)
+		if blank || !comment || ind+1 < col {
+			break
+		}
+		line = l
+	}
+	return line
+}
+
+// newNodes builds the model nodes of entries.
+func newNodes(entries []entry, flow, json bool) []*yaml.Node {
+	var style yaml.Style
+	if json {
+		style = yaml.DoubleQuotedStyle
+	}
+	var out []*yaml.Node
+	for _, e := range entries {
+		k := &yaml.Node{Kind: yaml.ScalarNode, Value: e.key, Style: style}
+		v := &yaml.Node{Kind: yaml.ScalarNode, Value: e.value, Style: style}
+		if e.children != nil {
+			v = &yaml.Node{Kind: yaml.MappingNode, Content: newNodes(e.children, flow, json)}
+			if flow {
+				v.Style = yaml.FlowStyle
+			}
+		}
+		out = append(out, k, v)
+	}
+	return out
+}
+
+func joinComments(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "\n" + b
+}
+
+// indentStep returns how far the file indents a mapping nested in a
+// mapping, looking in the container first, then in the whole document; 2
+// when neither shows it.
+func indentStep(nodes ...*yaml.Node) int {
+	for _, n := range nodes {
+		if s := findStep(n); s > 0 {
+			return s
+		}
+	}
+	return 2
+}
+
+func findStep(n *yaml.Node) int {
+	if n == nil || n.Style&yaml.FlowStyle != 0 {
+		return 0
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if v.Kind == yaml.MappingNode && v.Style&yaml.FlowStyle == 0 && len(v.Content) > 0 && v.Content[0].Line > k.Line {
+				if d := v.Content[0].Column - k.Column; d > 0 {
+					return d
+				}
+			}
+			if s := findStep(v); s > 0 {
+				return s
+			}
+		}
+	case yaml.SequenceNode:
+		for _, item := range n.Content {
+			if s := findStep(item); s > 0 {
+				return s
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,291 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// goldenSpec is a case's changes.yaml: the changes to apply and what each
+// Result must say.
+type goldenSpec struct {
+	Path    string         `yaml:"path"`
+	Changes []goldenChange `yaml:"changes"`
+	Written []string       `yaml:"written"`
+}
+
+type goldenChange struct {
+	Target struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+		Namespace  string `yaml:"namespace"`
+		Name       string `yaml:"name"`
+	} `yaml:"target"`
+	Container string            `yaml:"container"`
+	Requests  map[string]string `yaml:"requests"`
+	Limits    map[string]string `yaml:"limits"`
+
+	File    string `yaml:"file"`
+	Changed bool   `yaml:"changed"`
+	Err     string `yaml:"err"` // name of the sentinel the error must wrap
+}
+
+var sentinels = map[string]error{
+	"ErrTargetNotFound":    ErrTargetNotFound,
+	"ErrAmbiguousTarget":   ErrAmbiguousTarget,
+	"ErrContainerNotFound": ErrContainerNotFound,
+	"ErrUnsafeFile":        ErrUnsafeFile,
+	"ErrInvalidChange":     ErrInvalidChange,
+}
+
+func (g goldenChange) change() Change {
+	return Change{
+		Target:    Target{g.Target.APIVersion, g.Target.Kind, g.Target.Namespace, g.Target.Name},
+		Container: g.Container,
+		Requests:  g.Requests,
+		Limits:    g.Limits,
+	}
+}
+
+// TestGolden applies each testdata/<case>/changes.yaml to a copy of
+// original/ and compares the whole tree with expected/, byte for byte. The
+// expected trees are hand-written specifications.
+func TestGolden(t *testing.T) {
+	cases, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if !c.IsDir() {
+			continue
+		}
+		t.Run(c.Name(), func(t *testing.T) {
+			base := filepath.Join("testdata", c.Name())
+			spec := readSpec(t, filepath.Join(base, "changes.yaml"))
+			var changes []Change
+			for _, g := range spec.Changes {
+				changes = append(changes, g.change())
+			}
+
+			dir := t.TempDir()
+			copyTree(t, filepath.Join(base, "original"), dir)
+			before := snapshot(t, dir)
+			out, err := Apply(context.Background(), dir, spec.Path, changes)
+			if err != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			if len(out.Results) != len(changes) {
+				t.Fatalf("got %d results for %d changes", len(out.Results), len(changes))
+			}
+			for i, g := range spec.Changes {
+				checkResult(t, i, g, out.Results[i])
+			}
+			if diff := cmp.Diff(spec.Written, out.Files, cmpNilEmpty); diff != "" {
+				t.Errorf("Outcome.Files (-want +got):\n%s", diff)
+			}
+			compareTrees(t, filepath.Join(base, "expected"), dir)
+			checkUntouched(t, dir, before, out.Files)
+
+			// Applying the same changes to the result must change nothing.
+			again, err := Apply(context.Background(), dir, spec.Path, changes)
+			if err != nil {
+				t.Fatalf("second Apply: %v", err)
+			}
+			if len(again.Files) > 0 {
+				t.Errorf("second Apply wrote %v", again.Files)
+			}
+			for i, r := range again.Results {
+				if r.Changed {
+					t.Errorf("second Apply: change %d reported Changed", i)
+				}
+			}
+		})
+	}
+}
+
+var cmpNilEmpty = cmp.Transformer("nilEmpty", func(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+})
+
+func readSpec(t *testing.T, path string) goldenSpec {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec goldenSpec
+	if err := yaml.Unmarshal(data, &spec); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return spec
+}
+
+func checkResult(t *testing.T, i int, want goldenChange, got Result) {
+	t.Helper()
+	if got.File != want.File {
+		t.Errorf("change %d: File = %q, want %q", i, got.File, want.File)
+	}
+	if got.Changed != want.Changed {
+		t.Errorf("change %d: Changed = %v, want %v (err %v)", i, got.Changed, want.Changed, got.Err)
+	}
+	switch {
+	case want.Err == "" && got.Err != nil:
+		t.Errorf("change %d: unexpected error: %v", i, got.Err)
+	case want.Err != "":
+		sentinel, ok := sentinels[want.Err]
+		if !ok {
+			t.Fatalf("change %d: unknown sentinel %q", i, want.Err)
+		}
+		if !errors.Is(got.Err, sentinel) {
+			t.Errorf("change %d: error %v, want one wrapping %v", i, got.Err, sentinel)
+		}
+		if got.Err != nil && got.File != "" && !strings.Contains(got.Err.Error(), got.File) {
+			t.Errorf("change %d: error %q does not name %s", i, got.Err, got.File)
+		}
+	}
+}
+
+// copyTree copies the regular files under src to dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshot sets every file's modification time to one in the past and
+// returns the contents, so that checkUntouched can tell a rewrite.
+func snapshot(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	past := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	files := map[string][]byte{}
+	for rel, data := range readTree(t, dir) {
+		if err := os.Chtimes(filepath.Join(dir, rel), past, past); err != nil {
+			t.Fatal(err)
+		}
+		files[rel] = data
+	}
+	return files
+}
+
+// checkUntouched checks that files outside written were not rewritten and
+// that every written file did change.
+func checkUntouched(t *testing.T, dir string, before map[string][]byte, written []string) {
+	t.Helper()
+	past := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	for rel, data := range before {
+		fi, err := os.Stat(filepath.Join(dir, rel))
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+			continue
+		}
+		if slices.Contains(written, filepath.ToSlash(rel)) {
+			now, _ := os.ReadFile(filepath.Join(dir, rel))
+			if bytes.Equal(now, data) {
+				t.Errorf("%s reported written but unchanged", rel)
+			}
+			continue
+		}
+		if !fi.ModTime().Equal(past) {
+			t.Errorf("%s was rewritten but is not in Outcome.Files", rel)
+		}
+	}
+}
+
+func readTree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		files[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// compareTrees reports files missing on either side and, for each file that
+// differs, the first differing line.
+func compareTrees(t *testing.T, wantDir, gotDir string) {
+	t.Helper()
+	want, got := readTree(t, wantDir), readTree(t, gotDir)
+	for name, w := range want {
+		g, ok := got[name]
+		if !ok {
+			t.Errorf("%s: missing from the result", name)
+			continue
+		}
+		if msg := firstDiff(w, g); msg != "" {
+			t.Errorf("%s: %s", name, msg)
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("%s: not expected in the result", name)
+		}
+	}
+}
+
+// firstDiff describes the first line where got differs from want, line
+// breaks included, or returns "".
+func firstDiff(want, got []byte) string {
+	if bytes.Equal(want, got) {
+		return ""
+	}
+	wl, gl := bytes.SplitAfter(want, []byte("\n")), bytes.SplitAfter(got, []byte("\n"))
+	for i := range max(len(wl), len(gl)) {
+		w, g := "<end of file>", "<end of file>"
+		if i < len(wl) {
+			w = strconv.Quote(string(wl[i]))
+		}
+		if i < len(gl) {
+			g = strconv.Quote(string(gl[i]))
+		}
+		if w != g {
+			return fmt.Sprintf("first difference at line %d:\n  want %s\n  got  %s", i+1, w, g)
+		}
+	}
+	return "differs"
+}

@@ -1,0 +1,123 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Pod template paths, most specific first: a CronJob nests its Job's.
+var podSpecPaths = [][]string{
+	{"spec", "jobTemplate", "spec", "template", "spec"},
+	{"spec", "template", "spec"},
+}
+
+// findContainer returns the mapping of the named container in the pod
+// template of doc. A native sidecar (an init container with restartPolicy
+// Always) is found when no regular container has the name. Every node on the
+// way must be safe to edit in place.
+func findContainer(doc *yaml.Node, name string) (*yaml.Node, error) {
+	root := docRoot(doc)
+	if root == nil || root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%w: document is not a mapping", ErrContainerNotFound)
+	}
+	if err := unsafeNode(root, "the document"); err != nil {
+		return nil, err
+	}
+	var pod *yaml.Node
+	var where string
+	for _, p := range podSpecPaths {
+		n, err := mappingAt(root, p)
+		if err != nil {
+			return nil, err
+		}
+		if n != nil {
+			pod, where = n, strings.Join(p, ".")
+			break
+		}
+	}
+	if pod == nil {
+		return nil, fmt.Errorf("%w: no pod template (spec.template.spec or spec.jobTemplate.spec.template.spec)", ErrContainerNotFound)
+	}
+
+	c, err := pickContainer(pod, "containers", name, where)
+	if c != nil || err != nil {
+		return c, err
+	}
+	c, err = pickContainer(pod, "initContainers", name, where)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, fmt.Errorf("%w: no container %q in %s", ErrContainerNotFound, name, where)
+	}
+	if rp, _ := scalarField(c, "restartPolicy"); rp != "Always" {
+		return nil, fmt.Errorf("%w: %q is an init container of %s, not a native sidecar", ErrContainerNotFound, name, where)
+	}
+	return c, nil
+}
+
+// mappingAt follows keys from m. It returns nil when a key is missing or
+// null, and an error when a node on the way is unsafe or not a mapping.
+func mappingAt(m *yaml.Node, keys []string) (*yaml.Node, error) {
+	for i, key := range keys {
+		where := strings.Join(keys[:i+1], ".")
+		_, v, dup := lookup(m, key)
+		if dup {
+			return nil, fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
+		}
+		if v == nil || (v.Kind == yaml.ScalarNode && isNull(v)) {
+			return nil, nil
+		}
+		if err := unsafeNode(v, where); err != nil {
+			return nil, err
+		}
+		if v.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("%w: %s is not a mapping (line %d)", ErrContainerNotFound, where, v.Line)
+		}
+		m = v
+	}
+	return m, nil
+}
+
+// pickContainer finds the item of the list under field whose name is name.
+func pickContainer(pod *yaml.Node, field, name, where string) (*yaml.Node, error) {
+	where += "." + field
+	_, seq, dup := lookup(pod, field)
+	if dup {
+		return nil, fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
+	}
+	if seq == nil || isNull(seq) {
+		return nil, nil
+	}
+	if seq.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("%w: %s is not a list (line %d)", ErrContainerNotFound, where, seq.Line)
+	}
+	var found []*yaml.Node
+	for _, item := range seq.Content {
+		c := item
+		if c.Kind == yaml.AliasNode && c.Alias != nil {
+			c = c.Alias
+		}
+		if n, _ := scalarField(c, "name"); n == name {
+			found = append(found, item)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, nil
+	case 1:
+	default:
+		return nil, fmt.Errorf("%w: container %q appears %d times in %s", ErrAmbiguousTarget, name, len(found), where)
+	}
+	// Checked only now: an anchor on an unrelated sidecar is no concern.
+	if err := unsafeNode(seq, where); err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("container %q", name)
+	if err := unsafeNode(found[0], what); err != nil {
+		return nil, err
+	}
+	return found[0], nil
+}

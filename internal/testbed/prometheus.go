@@ -1,0 +1,158 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+const (
+	// prometheusRetention keeps backfilled history, which Prometheus
+	// measures from the newest sample rather than from now.
+	prometheusRetention = "3650d"
+	// prometheusConfig is a configuration without scrape targets: the
+	// only data is what is backfilled.
+	prometheusConfig = "global:\n  scrape_interval: 1m\n  evaluation_interval: 1m\n"
+)
+
+// Prometheus is a Prometheus server listening on 127.0.0.1 without scrape
+// targets. Its admin API is enabled, so tests may delete series.
+type Prometheus struct {
+	// URL is the base URL of the server, e.g. http://127.0.0.1:9090.
+	URL string
+	// DataDir is the TSDB directory; it also holds prometheus.yml and
+	// prometheus.log.
+	DataDir string
+
+	tools Tools
+	addr  string
+	opts  options
+	proc  *Process
+}
+
+// StartPrometheus starts Prometheus on the TSDB in dataDir and waits until
+// it is ready. Blocks backfilled into dataDir before are served.
+func StartPrometheus(ctx context.Context, tools Tools, dataDir string, opts ...Option) (*Prometheus, error) {
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("start prometheus: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dataDir, "prometheus.yml"), []byte(prometheusConfig), 0o644); err != nil {
+		return nil, fmt.Errorf("start prometheus: write config: %w", err)
+	}
+	ports, err := freePorts(1)
+	if err != nil {
+		return nil, fmt.Errorf("start prometheus: %w", err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	p := &Prometheus{URL: "http://" + addr, DataDir: dataDir, tools: tools, addr: addr, opts: buildOptions(opts)}
+	if err := p.start(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// StartPrometheusWithHistory backfills series into dataDir and starts
+// Prometheus on it.
+func StartPrometheusWithHistory(ctx context.Context, tools Tools, dataDir string, series []Series, opts ...Option) (*Prometheus, error) {
+	if err := LoadHistory(ctx, tools, dataDir, series); err != nil {
+		return nil, err
+	}
+	return StartPrometheus(ctx, tools, dataDir, opts...)
+}
+
+// start runs the server on p.addr and waits until it is ready.
+func (p *Prometheus) start(ctx context.Context) error {
+	args := []string{
+		"--config.file=" + filepath.Join(p.DataDir, "prometheus.yml"),
+		"--storage.tsdb.path=" + p.DataDir,
+		"--storage.tsdb.retention.time=" + prometheusRetention,
+		"--web.listen-address=" + p.addr,
+		"--web.enable-admin-api",
+	}
+	proc, err := startProcess("prometheus", p.tools.Prometheus, args, filepath.Join(p.DataDir, "prometheus.log"), nil, p.opts)
+	if err != nil {
+		return err
+	}
+	ready := func(ctx context.Context) error {
+		return probeHTTP(ctx, http.DefaultClient, p.URL+"/-/ready", nil, http.StatusOK, "")
+	}
+	if err := proc.waitReady(ctx, ready); err != nil {
+		return proc.fail(err)
+	}
+	p.proc = proc
+	return nil
+}
+
+// LoadHistory backfills series into the running server: it stops
+// Prometheus, since the TSDB only looks for new blocks now and then, runs
+// promtool on the data directory and starts Prometheus again on the same
+// address.
+func (p *Prometheus) LoadHistory(ctx context.Context, series []Series) error {
+	if countSamples(series) == 0 {
+		return nil
+	}
+	if err := p.Stop(); err != nil {
+		return err
+	}
+	if err := LoadHistory(ctx, p.tools, p.DataDir, series); err != nil {
+		return err
+	}
+	return p.start(ctx)
+}
+
+// Process returns the Prometheus process.
+func (p *Prometheus) Process() *Process {
+	return p.proc
+}
+
+// Stop stops Prometheus.
+func (p *Prometheus) Stop() error {
+	return p.proc.Stop()
+}
+
+// LoadHistory writes series as OpenMetrics into a file in dataDir and
+// backfills it into the TSDB there. Prometheus only serves the new blocks
+// once (re)started on dataDir. No samples is no error.
+func LoadHistory(ctx context.Context, tools Tools, dataDir string, series []Series) error {
+	if countSamples(series) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return fmt.Errorf("load history: %w", err)
+	}
+	f, err := os.CreateTemp(dataDir, "history-*.om")
+	if err != nil {
+		return fmt.Errorf("load history: %w", err)
+	}
+	path := f.Name()
+	defer os.Remove(path)
+	if err := WriteOpenMetrics(f, series); err != nil {
+		f.Close()
+		return fmt.Errorf("load history: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("load history: %w", err)
+	}
+	return Backfill(ctx, tools, path, dataDir)
+}
+
+// Backfill turns the OpenMetrics file at openMetricsPath into TSDB blocks
+// in dataDir with promtool. Run it before Prometheus starts on dataDir, or
+// restart Prometheus afterwards.
+func Backfill(ctx context.Context, tools Tools, openMetricsPath, dataDir string) error {
+	if _, err := os.Stat(openMetricsPath); err != nil {
+		return fmt.Errorf("backfill: %w", err)
+	}
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return fmt.Errorf("backfill: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, tools.Promtool, "tsdb", "create-blocks-from", "openmetrics", openMetricsPath, dataDir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("backfill %s: promtool: %w\n%s", filepath.Base(openMetricsPath), err, tailLines(string(out), logTailLines))
+	}
+	return nil
+}
