@@ -24,7 +24,7 @@ func TestLoadConfigPrecedence(t *testing.T) {
 					pair("git-branch", c.GitBranch, "main"),
 					pair("git-push-branch", c.GitPushBranch, "recommend-job/main"),
 					pair("git-path", c.GitPath, "."),
-					pair("window", c.Window.String(), (7 * 24 * time.Hour).String()),
+					pair("window", c.Window.String(), (7*24*time.Hour).String()),
 					pair("output", c.Output, "table"),
 				)
 			},

@@ -146,6 +146,8 @@ func status(e Entry, res Resource) string {
 		return "unchanged"
 	case e.Source != nil && e.Source.Error != "":
 		return "not rendered: " + e.Source.Error
+	case e.Source != nil && !e.Source.Changed:
+		return "change, already in git"
 	case res.Reason != "":
 		return "change (" + res.Reason + ")"
 	default:

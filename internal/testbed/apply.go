@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -43,12 +44,25 @@ func Apply(ctx context.Context, cfg *rest.Config, manifests ...[]byte) error {
 		}
 		objs = append(objs, decoded...)
 	}
+	// What others depend on goes first, as kubectl does.
+	sort.SliceStable(objs, func(i, j int) bool { return applyOrder(objs[i]) < applyOrder(objs[j]) })
 	for _, obj := range objs {
 		if err := applyOne(ctx, dyn, mapper, obj); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func applyOrder(obj *unstructured.Unstructured) int {
+	switch obj.GetKind() {
+	case "CustomResourceDefinition":
+		return 0
+	case "Namespace":
+		return 1
+	default:
+		return 2
+	}
 }
 
 func decodeObjects(manifest []byte) ([]*unstructured.Unstructured, error) {

@@ -39,8 +39,8 @@ const (
 // username and password (a token may stand in for the password), and
 // pushes are accepted.
 type GitServer struct {
-	// BaseURL is the server's URL with a trailing slash; repository name
-	// is at BaseURL + name + ".git".
+	// BaseURL is the server's URL with a trailing slash; the repository
+	// <name> is served at BaseURL + name + ".git".
 	BaseURL string
 	// Root holds the bare repositories, <Root>/<name>.git.
 	Root string
@@ -65,6 +65,9 @@ func StartGitServer(ctx context.Context, tools Tools, root, username, password s
 	}
 	if username == "" || password == "" {
 		return nil, errors.New("start git server: username and password must not be empty")
+	}
+	if tools.Git == "" {
+		return nil, errors.New("start git server: no git binary given; see EnsureTools")
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("start git server: %w", err)

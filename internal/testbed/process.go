@@ -82,6 +82,9 @@ type Process struct {
 // startProcess starts path with args in its own session, appending its
 // output to logPath. env nil means the current environment.
 func startProcess(name, path string, args []string, logPath string, env []string, o options) (*Process, error) {
+	if path == "" {
+		return nil, fmt.Errorf("start %s: no binary given; see EnsureTools", name)
+	}
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open %s log: %w", name, err)
@@ -121,7 +124,8 @@ func (p *Process) Stop() error {
 	}
 	select {
 	case <-p.done:
-		killGroup(p.info.PID, syscall.SIGKILL)
+		// Stopped before, or died: its pid may belong to another process
+		// by now, so leave the group alone.
 		return nil
 	default:
 	}
@@ -133,6 +137,7 @@ func (p *Process) Stop() error {
 		<-p.done
 	}
 	// Leftover members of the group, e.g. CGI children of the git server.
+	// While members are left the kernel keeps the group id from reuse.
 	killGroup(p.info.PID, syscall.SIGKILL)
 	return nil
 }

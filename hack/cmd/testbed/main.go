@@ -140,7 +140,8 @@ func up(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return printExports(stdout, st.Env)
 }
 
-// start brings up a detached bed in dir and records its state.
+// start brings up a detached bed in dir, .cache/testbed of the repository,
+// and records its state.
 func start(ctx context.Context, dir, history string, stderr io.Writer) (*state, error) {
 	root := filepath.Dir(filepath.Dir(dir))
 	exe, err := os.Executable()

@@ -1,0 +1,247 @@
+// Command demo runs recommend-job end to end on the bundled example: it
+// starts the local test bed, loads a week of synthetic usage for the
+// workloads of examples/demo, creates their ResourceRecommends, pushes the
+// example GitOps repository to the bed's git server, runs the job twice and
+// shows the commit it pushed.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/recommend-job/recommend-job/internal/testbed"
+	"github.com/recommend-job/recommend-job/internal/testbed/history"
+)
+
+const mib = 1 << 20
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	root, err := testbed.RepoRoot()
+	if err != nil {
+		return err
+	}
+	demo := filepath.Join(root, "examples", "demo")
+	dir := filepath.Join(root, ".cache", "demo")
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+
+	step("starting the test bed (etcd, kube-apiserver, Prometheus, git server) with a week of usage history")
+	now := time.Now().Truncate(time.Minute)
+	bed, err := testbed.Up(ctx, testbed.Options{
+		Dir:      dir,
+		RepoRoot: root,
+		History:  demoHistory(now),
+		Logf:     func(format string, args ...any) { fmt.Fprintf(os.Stderr, "    "+format+"\n", args...) },
+	})
+	if err != nil {
+		return err
+	}
+	defer bed.Close()
+
+	step("applying the CRD, the demo workloads and their ResourceRecommends")
+	manifests, err := readManifests(
+		filepath.Join(root, "charts", "recommend-job", "crds"),
+		filepath.Join(demo, "repo"),
+		filepath.Join(demo, "resourcerecommends.yaml"),
+	)
+	if err != nil {
+		return err
+	}
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), manifests...); err != nil {
+		return err
+	}
+
+	step("pushing examples/demo/repo to the git server as the GitOps repository")
+	files, err := readTree(filepath.Join(demo, "repo"))
+	if err != nil {
+		return err
+	}
+	repoURL, err := bed.Git.CreateRepo(ctx, "gitops", files)
+	if err != nil {
+		return err
+	}
+
+	step("building recommend-job")
+	bin := filepath.Join(root, ".cache", "bin", "recommend-job")
+	if err := command(ctx, root, nil, "go", "build", "-o", bin, "./cmd/recommend-job"); err != nil {
+		return err
+	}
+	env := []string{
+		"KUBECONFIG=" + bed.APIServer.KubeconfigPath,
+		"RECOMMEND_PROMETHEUS_URL=" + bed.Prometheus.URL,
+		"RECOMMEND_GIT_URL=" + repoURL,
+		"RECOMMEND_GIT_USERNAME=" + bed.Git.Username,
+		"RECOMMEND_GIT_TOKEN=" + bed.Git.Password(),
+		"RECOMMEND_LOG_LEVEL=warn",
+	}
+
+	step("running recommend-job")
+	if err := command(ctx, root, env, bin); err != nil {
+		return err
+	}
+
+	step("the commit it pushed")
+	if err := showBranchHead(ctx, repoURL, bed.Git.Username, bed.Git.Password(), "recommend-job/main"); err != nil {
+		return err
+	}
+
+	step("running recommend-job again: the branch is up to date, so nothing is committed")
+	if err := command(ctx, root, env, bin); err != nil {
+		return err
+	}
+	step("done; the test bed stops now")
+	return nil
+}
+
+// demoHistory is a week of usage for the demo workloads, from pods of
+// several rollouts as a real week would have:
+//   - web/app: 0.1 cores, 0.3 from 09:00 to 12:00 UTC; 180Mi;
+//   - web/log-shipper: 0.015 cores; 40Mi;
+//   - api/api: 0.6 cores, 0.9 from 09:00 to 18:00 UTC; 300Mi;
+//   - worker/worker: 0.2 cores; 600Mi.
+func demoHistory(end time.Time) []testbed.Series {
+	start := end.Add(-7 * 24 * time.Hour)
+	var containers []history.Container
+	add := func(workload string, replicas, rollouts int, usage map[string][2]func(time.Time) float64) {
+		for _, span := range history.Rollouts(workload, replicas, rollouts, start, end) {
+			for _, pod := range span.Pods {
+				for name, u := range usage {
+					containers = append(containers, history.Container{
+						Namespace: "shop", Pod: pod, Container: name, Start: span.Start, End: span.End, CPU: u[0], Memory: u[1],
+					})
+				}
+			}
+		}
+	}
+	add("web", 2, 3, map[string][2]func(time.Time) float64{
+		"app":         {history.DailyPeak(0.1, 0.3, 9, 12), history.Constant(180 * mib)},
+		"log-shipper": {history.Constant(0.015), history.Constant(40 * mib)},
+	})
+	add("api", 3, 2, map[string][2]func(time.Time) float64{
+		"api": {history.DailyPeak(0.6, 0.9, 9, 18), history.Constant(300 * mib)},
+	})
+	add("worker", 1, 1, map[string][2]func(time.Time) float64{
+		"worker": {history.Constant(0.2), history.Constant(600 * mib)},
+	})
+	return history.Series(containers, time.Minute)
+}
+
+// readManifests reads the YAML files at paths (files or directories).
+func readManifests(paths ...string) ([][]byte, error) {
+	var out [][]byte
+	for _, p := range paths {
+		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			out = append(out, b)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading manifests: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// readTree reads every file under dir, keyed by slash-separated relative path.
+func readTree(dir string) (map[string]string, error) {
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	return files, nil
+}
+
+// showBranchHead prints the tip commit of branch with its diff.
+func showBranchHead(ctx context.Context, url, username, password, branch string) error {
+	repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, &git.CloneOptions{
+		URL:           url,
+		Auth:          &githttp.BasicAuth{Username: username, Password: password},
+		ReferenceName: plumbing.NewBranchReferenceName(branch),
+		SingleBranch:  true,
+		Depth:         2,
+	})
+	if err != nil {
+		return fmt.Errorf("cloning %s: %w", branch, err)
+	}
+	head, err := repo.Head()
+	if err != nil {
+		return err
+	}
+	commit, err := repo.CommitObject(head.Hash())
+	if err != nil {
+		return err
+	}
+	parent, err := commit.Parent(0)
+	if err != nil {
+		return err
+	}
+	patch, err := parent.PatchContext(ctx, commit)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("commit %s\nAuthor: %s <%s>\n\n%s\n%s", commit.Hash, commit.Author.Name, commit.Author.Email,
+		indent(commit.Message), patch.String())
+	return nil
+}
+
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "    " + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func command(ctx context.Context, dir string, env []string, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(name), err)
+	}
+	return nil
+}
+
+func step(msg string) {
+	fmt.Printf("\n==> %s\n", msg)
+}
