@@ -16,13 +16,17 @@ help: ## Show this help.
 build: ## Build bin/recommend-job.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/recommend-job ./cmd/recommend-job
 
+.PHONY: tools
+tools: ## Install and build what the test bed runs: etcd, kube-apiserver, Prometheus, git.
+	hack/testbed tools
+
 .PHONY: test
-test: ## Run all tests, the integration tests on the real test bed included.
+test: tools ## Run all tests, the integration tests on the real test bed included.
 	$(GO) vet ./...
 	$(GO) test $(GO_TEST_FLAGS) ./...
 
 .PHONY: demo
-demo: ## Run the job end to end on the bundled demo, on a local test bed.
+demo: tools ## Run the job end to end on the bundled demo, on a local test bed.
 	$(GO) run ./hack/cmd/demo
 
 .PHONY: bench

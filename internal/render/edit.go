@@ -19,6 +19,9 @@ type fileEdit struct {
 	data []byte
 	docs []*yaml.Node // data parsed; nil when it must be parsed again
 	mode fs.FileMode
+	// reencoded counts the documents re-serialised because splicing was
+	// impossible; tests read it.
+	reencoded int
 }
 
 func newFileEdit(f *indexedFile) *fileEdit {
@@ -79,6 +82,7 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change) (bool, error) {
 		if next, ferr = verify(out, docs, comments); ferr == nil {
 			changed := !bytes.Equal(out, fe.data)
 			fe.data, fe.docs = out, next
+			fe.reencoded++
 			return changed, nil
 		}
 	}

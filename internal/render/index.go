@@ -167,7 +167,7 @@ func scanFile(fsys fs.FS, p string, wanted map[identKey]bool, names [][]byte) (s
 	if err != nil {
 		var s scan
 		for k := range wanted {
-			if bytes.Contains(data, []byte(k.name)) {
+			if !slices.Contains(s.brokenFor, k.name) && bytes.Contains(data, []byte(k.name)) {
 				s.brokenFor = append(s.brokenFor, k.name)
 			}
 		}
@@ -259,11 +259,18 @@ func (idx *index) lookup(t Target, dir string) (docRef, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		if broken := idx.broken[t.Name]; len(broken) > 0 {
-			return docRef{}, fmt.Errorf("%w: %s under %s (%s mention it but are not valid YAML)",
-				ErrTargetNotFound, t, dir, strings.Join(broken, ", "))
+		err := fmt.Errorf("%w: %s under %s", ErrTargetNotFound, t, dir)
+		var others []string
+		for _, r := range idx.refs[keyOf(t)] {
+			others = append(others, fmt.Sprintf("%s in %s", r.namespace, r.file))
 		}
-		return docRef{}, fmt.Errorf("%w: %s under %s", ErrTargetNotFound, t, dir)
+		if len(others) > 0 {
+			err = fmt.Errorf("%w (defined for other namespaces: %s)", err, strings.Join(others, ", "))
+		}
+		if broken := idx.broken[t.Name]; len(broken) > 0 {
+			err = fmt.Errorf("%w (skipped as not valid YAML, although they name it: %s)", err, strings.Join(broken, ", "))
+		}
+		return docRef{}, err
 	}
 	var where []string
 	for _, r := range found {

@@ -99,6 +99,9 @@ func prepareAPIServer(etcdURL, dir string) (*APIServer, []string, error) {
 		"--cert-dir=" + filepath.Join(dir, "certs"),
 		fmt.Sprintf("--secure-port=%d", ports[0]),
 		"--bind-address=127.0.0.1",
+		// Without it the apiserver advertises the default route's address
+		// and will not start on a machine that has none.
+		"--advertise-address=127.0.0.1",
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + keyPath,
 		"--service-account-signing-key-file=" + keyPath,

@@ -59,12 +59,17 @@ type Options struct {
 // a git server.
 type Bed struct {
 	// Dir holds the servers' data and logs.
-	Dir        string
-	Tools      Tools
-	Etcd       *Etcd
-	APIServer  *APIServer
+	Dir string
+	// Tools are the binaries the bed runs.
+	Tools Tools
+	// Etcd backs APIServer.
+	Etcd *Etcd
+	// APIServer serves the Kubernetes API.
+	APIServer *APIServer
+	// Prometheus serves the backfilled history.
 	Prometheus *Prometheus
-	Git        *GitServer
+	// Git serves the repositories.
+	Git *GitServer
 
 	gitLog *os.File
 }

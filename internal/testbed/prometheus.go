@@ -69,6 +69,10 @@ func (p *Prometheus) start(ctx context.Context) error {
 		"--config.file=" + filepath.Join(p.DataDir, "prometheus.yml"),
 		"--storage.tsdb.path=" + p.DataDir,
 		"--storage.tsdb.retention.time=" + prometheusRetention,
+		// Leave backfilled blocks as promtool wrote them (2h each) rather
+		// than compacting them in the background, which on a small
+		// machine competes with the tests for CPU.
+		"--storage.tsdb.max-block-duration=2h",
 		"--web.listen-address=" + p.addr,
 		"--web.enable-admin-api",
 	}

@@ -1,0 +1,211 @@
+package render
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+var testTarget = Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"}
+
+func requests(container string, kv ...string) Change {
+	c := Change{Target: testTarget, Container: container, Requests: map[string]string{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		c.Requests[kv[i]] = kv[i+1]
+	}
+	return c
+}
+
+// editOne applies c to the document of in that defines its target.
+func editOne(t *testing.T, in string, c Change) (string, *fileEdit, error) {
+	t.Helper()
+	docs, err := parseDocuments([]byte(in))
+	if err != nil {
+		t.Fatalf("input does not parse: %v", err)
+	}
+	doc := -1
+	for i, d := range docs {
+		if k, _, ok := identify(d); ok && k == keyOf(c.Target) {
+			doc = i
+		}
+	}
+	if doc < 0 {
+		t.Fatal("input does not define the target")
+	}
+	fe := newFileEdit(&indexedFile{name: "m.yaml", data: []byte(in), docs: docs})
+	_, err = fe.apply(c, doc)
+	return string(fe.data), fe, err
+}
+
+const head = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers:\n"
+
+// TestEdit covers the edge cases of splicing and when it gives way to a
+// re-serialisation of the document.
+func TestEdit(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        string
+		change    Change
+		want      string // "" when the input must stay as it is
+		reencoded bool
+		err       error // sentinel, or errAny
+	}{{
+		name:   "BOM and a value on the first line",
+		in:     "\ufeff{apiVersion: apps/v1, kind: Deployment, metadata: {name: x}, spec: {template: {spec: {containers: [{name: app, resources: {requests: {cpu: 1}}}]}}}}\n",
+		change: requests("app", "cpu", "250m"),
+		want:   "\ufeff{apiVersion: apps/v1, kind: Deployment, metadata: {name: x}, spec: {template: {spec: {containers: [{name: app, resources: {requests: {cpu: 250m}}}]}}}}\n",
+	}, {
+		name:   "multi-byte characters before the value on its line",
+		in:     head + "      - {name: app, image: \"ünïcödé/é\", resources: {requests: {cpu: 1}}}\n",
+		change: requests("app", "cpu", "250m"),
+		want:   head + "      - {name: app, image: \"ünïcödé/é\", resources: {requests: {cpu: 250m}}}\n",
+	}, {
+		name:   "tab after the colon",
+		in:     head + "      - name: app\n        resources:\n          requests:\n            cpu:\t100m # c\n",
+		change: requests("app", "cpu", "250m"),
+		want:   head + "      - name: app\n        resources:\n          requests:\n            cpu:\t250m # c\n",
+	}, {
+		name:   "empty quantity",
+		in:     head + "      - name: app\n        resources:\n          requests:\n            cpu: # none\n            memory:\n",
+		change: requests("app", "cpu", "250m", "memory", "1Gi"),
+		want:   head + "      - name: app\n        resources:\n          requests:\n            cpu: 250m # none\n            memory: 1Gi\n",
+	}, {
+		name:   "null requests with a comment",
+		in:     head + "      - name: app\n        resources:\n          requests: null # later\n          limits: {}\n",
+		change: requests("app", "cpu", "250m"),
+		want:   head + "      - name: app\n        resources:\n          requests: # later\n            cpu: 250m\n          limits: {}\n",
+	}, {
+		name:   "empty mapping in flow context",
+		in:     head + "      - {name: app, resources: {}}\n      - {name: b, resources: {requests: {}}}\n",
+		change: requests("app", "cpu", "250m"),
+		want:   head + "      - {name: app, resources: {requests: {cpu: 250m}}}\n      - {name: b, resources: {requests: {}}}\n",
+	}, {
+		name:   "empty requests in flow context",
+		in:     head + "      - {name: app, resources: {requests: {}}}\n",
+		change: requests("app", "cpu", "250m"),
+		want:   head + "      - {name: app, resources: {requests: {cpu: 250m}}}\n",
+	}, {
+		name:   "multi-line flow mapping with a trailing comma and comment",
+		in:     head + "      - {\n          name: app,\n          image: x, # pinned\n        }\n",
+		change: requests("app", "cpu", "250m"),
+		want:   head + "      - {\n          name: app,\n          image: x, resources: {requests: {cpu: 250m}}, # pinned\n        }\n",
+	}, {
+		name:   "block scalar as the last entry",
+		in:     head + "      - name: app\n        command:\n        - sh\n        - |\n          # not a comment\n          echo hi\n\n      - name: next\n",
+		change: requests("app", "cpu", "250m"),
+		want:   head + "      - name: app\n        command:\n        - sh\n        - |\n          # not a comment\n          echo hi\n        resources:\n          requests:\n            cpu: 250m\n\n      - name: next\n",
+	}, {
+		name:   "comment after a blank line stays with what follows",
+		in:     head + "      - name: app\n        image: x\n\n        # next is b\n      - name: b\n",
+		change: requests("app", "cpu", "250m"),
+		want:   head + "      - name: app\n        image: x\n        resources:\n          requests:\n            cpu: 250m\n\n        # next is b\n      - name: b\n",
+	}, {
+		name:   "document marker right after the container",
+		in:     head + "      - name: app\n        image: x\n---\nkind: Other\n",
+		change: requests("app", "cpu", "250m"),
+		want:   head + "      - name: app\n        image: x\n        resources:\n          requests:\n            cpu: 250m\n---\nkind: Other\n",
+	}, {
+		name:   "nesting step taken from the container",
+		in:     head + "      - name: app\n        resources:\n            limits:\n                cpu: 1\n",
+		change: requests("app", "cpu", "250m"),
+		want:   head + "      - name: app\n        resources:\n            limits:\n                cpu: 1\n            requests:\n                cpu: 250m\n",
+	}, {
+		name:   "old Mac line breaks",
+		in:     strings.ReplaceAll(head+"      - name: app\n        image: x\n", "\n", "\r"),
+		change: requests("app", "cpu", "250m"),
+		want:   strings.ReplaceAll(head+"      - name: app\n        image: x\n        resources:\n          requests:\n            cpu: 250m\n", "\n", "\r"),
+	}, {
+		name:      "tagged scalar is re-serialised",
+		in:        head + "      - name: app\n        resources:\n          requests:\n            cpu: !!str 100m\n",
+		change:    requests("app", "cpu", "250m"),
+		want:      head + "      - name: app\n        resources:\n          requests:\n            cpu: 250m\n",
+		reencoded: true,
+	}, {
+		name:      "plain scalar over two lines is re-serialised",
+		in:        head + "      - name: app\n        resources:\n          requests:\n            memory: 100\n              Mi\n",
+		change:    requests("app", "memory", "1Gi"),
+		want:      head + "      - name: app\n        resources:\n          requests:\n            memory: 1Gi\n",
+		reencoded: true,
+	}, {
+		// The splice would cut the kept blank lines off the scalar; the
+		// check after splicing catches it.
+		name:      "keep-chomping block scalar is re-serialised",
+		in:        head + "      - name: app\n        args: |+\n          x\n\n\n      - name: b\n",
+		change:    requests("app", "cpu", "250m"),
+		want:      head + "      - name: app\n        args: |+\n          x\n\n\n        resources:\n          requests:\n            cpu: 250m\n      - name: b\n",
+		reencoded: true,
+	}, {
+		name:   "container named twice",
+		in:     head + "      - name: app\n      - name: app\n",
+		change: requests("app", "cpu", "250m"),
+		err:    ErrAmbiguousTarget,
+	}, {
+		name:   "resources defined twice",
+		in:     head + "      - name: app\n        resources: {}\n        resources: {}\n",
+		change: requests("app", "cpu", "250m"),
+		err:    ErrUnsafeFile,
+	}, {
+		name:   "container is an alias",
+		in:     head + "      - name: sidecar\n        env: &env [{name: A}]\n      - &app {name: app}\n      initContainers: [*app]\n",
+		change: requests("app", "cpu", "250m"),
+		err:    ErrUnsafeFile,
+	}, {
+		name:   "alias of a container",
+		in:     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n  annotations:\n    c: &c {name: app}\nspec:\n  template:\n    spec:\n      containers: [*c]\n",
+		change: requests("app", "cpu", "250m"),
+		err:    ErrUnsafeFile,
+	}, {
+		name:   "template is an alias",
+		in:     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n  annotations: &t\n    spec: {containers: [{name: app}]}\nspec:\n  template: *t\n",
+		change: requests("app", "cpu", "250m"),
+		err:    ErrUnsafeFile,
+	}, {
+		name:   "alias inside resources",
+		in:     head + "      - name: app\n        resources:\n          requests: {cpu: &c 1}\n          limits: {cpu: *c}\n",
+		change: requests("app", "cpu", "250m"),
+		err:    ErrUnsafeFile,
+	}, {
+		name:   "no pod template",
+		in:     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replicas: 1\n",
+		change: requests("app", "cpu", "250m"),
+		err:    ErrContainerNotFound,
+	}, {
+		name:   "resources is a list",
+		in:     head + "      - name: app\n        resources: [1]\n",
+		change: requests("app", "cpu", "250m"),
+		err:    errAny,
+	}, {
+		name:   "quantity is a mapping",
+		in:     head + "      - name: app\n        resources:\n          requests:\n            cpu: {a: 1}\n",
+		change: requests("app", "cpu", "250m"),
+		err:    errAny,
+	}, {
+		name:   "nothing asked",
+		in:     head + "      - name: app\n",
+		change: requests("app"),
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, fe, err := editOne(t, tt.in, tt.change)
+			switch {
+			case tt.err == nil && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tt.err == errAny && err == nil, tt.err != nil && tt.err != errAny && !errors.Is(err, tt.err):
+				t.Fatalf("error %v, want %v", err, tt.err)
+			}
+			want := tt.want
+			if want == "" {
+				want = tt.in
+			}
+			if msg := firstDiff([]byte(want), []byte(got)); msg != "" {
+				t.Errorf("%s\ngot:\n%s", msg, got)
+			}
+			if reencoded := fe.reencoded > 0; reencoded != tt.reencoded {
+				t.Errorf("re-serialised = %v, want %v", reencoded, tt.reencoded)
+			}
+		})
+	}
+}
+
+// errAny stands for an error that wraps no sentinel.
+var errAny = errors.New("any error")
