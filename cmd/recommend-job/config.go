@@ -14,6 +14,9 @@ import (
 	"github.com/recommend-job/recommend-job/internal/report"
 )
 
+// errVersionRequested stops loading when --version is given.
+var errVersionRequested = errors.New("version requested")
+
 // envPrefix prefixes every environment variable: git-url is RECOMMEND_GIT_URL.
 const envPrefix = "RECOMMEND"
 
@@ -71,6 +74,7 @@ func loadConfig(args []string, stderr io.Writer) (*Config, error) {
 	flags := pflag.NewFlagSet("recommend-job", pflag.ContinueOnError)
 	flags.SetOutput(stderr)
 	configFile := flags.String("config", os.Getenv(envPrefix+"_CONFIG"), "configuration file (YAML)")
+	showVersion := flags.Bool("version", false, "print the version and exit")
 	for _, s := range settings {
 		switch v := s.value.(type) {
 		case string:
@@ -83,6 +87,9 @@ func loadConfig(args []string, stderr io.Writer) (*Config, error) {
 	}
 	if err := flags.Parse(args); err != nil {
 		return nil, err
+	}
+	if *showVersion {
+		return nil, errVersionRequested
 	}
 	if flags.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(flags.Args(), " "))

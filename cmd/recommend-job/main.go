@@ -19,6 +19,9 @@ func main() {
 	os.Exit(code)
 }
 
+// version is stamped at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
 // Exit codes.
 const (
 	exitOK         = 0

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -23,10 +25,18 @@ import (
 // run is the whole program; it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg, err := loadConfig(args, stderr)
+	if errors.Is(err, errVersionRequested) {
+		fmt.Fprintln(stdout, "recommend-job", version)
+		return exitOK
+	}
+	if errors.Is(err, pflag.ErrHelp) {
+		return exitOK
+	}
 	if err != nil {
 		return fail(stderr, exitConfigured, err)
 	}
 	log := newLogger(stderr, cfg.LogLevel)
+	log.InfoContext(ctx, "starting", "version", version)
 
 	rep, err := runJob(ctx, cfg, log)
 	if err != nil {

@@ -1,0 +1,115 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/collect"
+	"github.com/recommend-job/recommend-job/internal/report"
+)
+
+func TestRecommendResource(t *testing.T) {
+	container := &collect.Container{
+		Name:     "app",
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.13"), corev1.ResourceMemory: resource.MustParse("100Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("200Mi")},
+	}
+	tests := []struct {
+		name            string
+		policy          collect.ResourcePolicy
+		samples         []float64
+		wantRecommended string
+		wantChanged     bool
+		wantReason      string
+	}{
+		// 0.1 x 1.3 = 130m, equal to the current 0.13 written differently.
+		{name: "same quantity is no change", policy: collect.ResourcePolicy{Resource: corev1.ResourceCPU, BufferPercent: 30},
+			samples: []float64{0.1}, wantRecommended: "130m"},
+		// 0.2 x 1.3 = 260m.
+		{name: "cpu change", policy: collect.ResourcePolicy{Resource: corev1.ResourceCPU, BufferPercent: 30},
+			samples: []float64{0.2}, wantRecommended: "260m", wantChanged: true},
+		// 180Mi x 1.3 = 234Mi, above the 200Mi limit.
+		{name: "capped at the limit", policy: collect.ResourcePolicy{Resource: corev1.ResourceMemory, BufferPercent: 30},
+			samples: []float64{180 << 20}, wantRecommended: "200Mi", wantChanged: true, wantReason: "capped at the limit 200Mi"},
+		{name: "no samples", policy: collect.ResourcePolicy{Resource: corev1.ResourceMemory, BufferPercent: 30},
+			wantReason: "insufficient data: no samples in the window"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := recommendResource(tt.policy, container, tt.samples)
+			if got.Recommended != tt.wantRecommended || got.Changed != tt.wantChanged || got.Reason != tt.wantReason {
+				t.Errorf("recommendResource() = %q changed %v reason %q, want %q changed %v reason %q",
+					got.Recommended, got.Changed, got.Reason, tt.wantRecommended, tt.wantChanged, tt.wantReason)
+			}
+		})
+	}
+}
+
+type staticCollector []collect.Item
+
+func (s staticCollector) Collect(context.Context) ([]collect.Item, error) { return s, nil }
+
+type failingUsage struct{ calls int }
+
+func (f *failingUsage) Read(context.Context, string, []collect.WorkloadRef) (map[collect.WorkloadRef]collect.Usage, error) {
+	f.calls++
+	return nil, errors.New("connection refused")
+}
+
+func validItem(ns string) collect.Item {
+	return collect.Item{
+		Namespace: ns, Name: "web",
+		Workload: &collect.Workload{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "web",
+			Containers: []collect.Container{{Name: "app"}}},
+		Policies: []collect.ContainerPolicy{{ContainerName: "app", Resources: []collect.ResourcePolicy{{Resource: corev1.ResourceCPU, BufferPercent: 30}}}},
+	}
+}
+
+func TestRunWithoutUsageHistoryFails(t *testing.T) {
+	usage := &failingUsage{}
+	items := staticCollector{validItem("a"), validItem("b")}
+	_, err := Run(context.Background(), Config{DryRun: true}, items, usage, slog.New(slog.DiscardHandler))
+	if !errors.Is(err, ErrUsageUnavailable) || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("Run() error = %v, want ErrUsageUnavailable with the cause", err)
+	}
+	if usage.calls != 2 {
+		t.Errorf("usage read %d times, want once per namespace (2)", usage.calls)
+	}
+}
+
+func TestRunReportsInvalidItems(t *testing.T) {
+	items := staticCollector{{Namespace: "a", Name: "bad", Invalid: &collect.ValidationError{Code: collect.CodeWorkloadNotFound, Message: "workload not found"}}}
+	rep, err := Run(context.Background(), Config{DryRun: true}, items, &failingUsage{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("Run() error = %v", err)
+	}
+	want := report.Entry{Namespace: "a", Name: "bad", Error: &report.Error{Code: collect.CodeWorkloadNotFound, Message: "workload not found"}}
+	if len(rep.ResourceRecommends) != 1 || rep.ResourceRecommends[0].Valid || *rep.ResourceRecommends[0].Error != *want.Error {
+		t.Errorf("Run() entries = %+v, want %+v", rep.ResourceRecommends, want)
+	}
+}
+
+func TestCommitMessage(t *testing.T) {
+	rep := &report.Report{ResourceRecommends: []report.Entry{
+		{Namespace: "shop", Name: "web", Target: report.Target{Kind: "Deployment", Name: "web"},
+			Containers: []report.Container{{Name: "app", Resources: []report.Resource{
+				{Resource: "cpu", Current: "500m", Recommended: "390m", Changed: true},
+				{Resource: "memory", Current: "128Mi", Recommended: "128Mi"},
+			}}, {Name: "init", Resources: []report.Resource{{Resource: "cpu", Recommended: "10m", Changed: true}}}},
+			Source: &report.Source{File: "apps/web.yaml", Changed: true}},
+		{Namespace: "shop", Name: "api", Source: &report.Source{File: "apps/api.yaml", Error: "target not found"}},
+	}}
+	want := "Right-size resource requests\n\n" +
+		"shop/web (Deployment web, apps/web.yaml):\n" +
+		"  app: cpu 500m -> 390m\n" +
+		"  init: cpu none -> 10m\n"
+	if got := commitMessage(rep); got != want {
+		t.Errorf("commitMessage() =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -1,0 +1,125 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/recommend-job/recommend-job/internal/recommend"
+)
+
+func sample() *Report {
+	return &Report{
+		ResourceRecommends: []Entry{
+			{
+				Namespace: "shop", Name: "web", Valid: true,
+				Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+				Containers: []Container{{Name: "app", Resources: []Resource{
+					{Resource: "cpu", Current: "500m", Recommended: "390m", Changed: true,
+						Evidence: &recommend.Evidence{Samples: 10080, Percentile: 0.9, RawValue: 0.3, BufferPercent: 30}},
+					{Resource: "memory", Current: "256Mi", Reason: "insufficient data: no samples in the window"},
+				}}},
+				Source: &Source{File: "apps/web.yaml", Changed: true},
+			},
+			{
+				Namespace: "shop", Name: "worker",
+				Target: Target{Kind: "Deployment", Name: "worker"},
+				Error:  &Error{Code: "ContainersNotFound", Message: "container main is not found"},
+			},
+		},
+		Git: &Git{Branch: "recommend-job/main", Commit: "0123456789abcdef", Pushed: true, Files: []string{"apps/web.yaml"}},
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	var buf bytes.Buffer
+	if err := sample().Write(&buf, FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	// The field names are a documented interface: check them by name.
+	var doc struct {
+		DryRun             *bool `json:"dryRun"`
+		ResourceRecommends []struct {
+			Namespace  string `json:"namespace"`
+			Name       string `json:"name"`
+			Valid      *bool  `json:"valid"`
+			Error      *struct{ Code, Message string }
+			Containers []struct {
+				Name      string `json:"name"`
+				Resources []struct {
+					Resource    string          `json:"resource"`
+					Current     string          `json:"current"`
+					Recommended string          `json:"recommended"`
+					Changed     bool            `json:"changed"`
+					Reason      string          `json:"reason"`
+					Evidence    json.RawMessage `json:"evidence"`
+				} `json:"resources"`
+			} `json:"containers"`
+			Source *struct {
+				File    string `json:"file"`
+				Changed bool   `json:"changed"`
+			} `json:"source"`
+		} `json:"resourceRecommends"`
+		Git *struct {
+			Branch string   `json:"branch"`
+			Commit string   `json:"commit"`
+			Pushed bool     `json:"pushed"`
+			Files  []string `json:"files"`
+		} `json:"git"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, buf.String())
+	}
+	if doc.DryRun == nil || len(doc.ResourceRecommends) != 2 || doc.Git == nil {
+		t.Fatalf("missing top-level fields in %s", buf.String())
+	}
+	web := doc.ResourceRecommends[0]
+	cpu := web.Containers[0].Resources[0]
+	if web.Valid == nil || !*web.Valid || cpu.Current != "500m" || cpu.Recommended != "390m" || !cpu.Changed || len(cpu.Evidence) == 0 {
+		t.Errorf("web entry = %+v", web)
+	}
+	if mem := web.Containers[0].Resources[1]; mem.Recommended != "" || !strings.HasPrefix(mem.Reason, "insufficient data") {
+		t.Errorf("memory without data = %+v, want no recommendation and a reason", mem)
+	}
+	if !strings.Contains(buf.String(), `"percentileValue": 0.3`) {
+		t.Errorf("evidence lacks percentileValue: %s", buf.String())
+	}
+	worker := doc.ResourceRecommends[1]
+	if worker.Valid == nil || *worker.Valid || worker.Error == nil || worker.Error.Code != "ContainersNotFound" {
+		t.Errorf("worker entry = %+v, want invalid with its code", worker)
+	}
+	if doc.Git.Commit != "0123456789abcdef" || !doc.Git.Pushed || doc.Git.Files[0] != "apps/web.yaml" {
+		t.Errorf("git = %+v", doc.Git)
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	var buf bytes.Buffer
+	if err := sample().Write(&buf, FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"RESOURCERECOMMEND",
+		"shop/web",
+		"500m",
+		"390m",
+		"insufficient data: no samples in the window",
+		"invalid: ContainersNotFound: container main is not found",
+		"pushed 0123456789ab to branch recommend-job/main (apps/web.yaml)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if lines := strings.Count(out, "\n"); lines != 6 {
+		t.Errorf("table has %d lines, want a header, 3 rows, a blank line and the git line:\n%s", lines, out)
+	}
+}
+
+func TestWriteUnknownFormat(t *testing.T) {
+	if err := sample().Write(&bytes.Buffer{}, "xml"); err == nil {
+		t.Error("Write(xml) error = nil")
+	}
+}
