@@ -223,6 +223,20 @@ func TestEndToEnd(t *testing.T) {
 	if _, again := fileAt(t, repoURL, auth, "recommend-job/main", "clusters/prod/web.yaml"); again != head {
 		t.Errorf("second run moved the branch from %s to %s", head, again)
 	}
+
+	// Without Prometheus nothing can be recommended: the run fails, says
+	// why, and pushes nothing.
+	var stdout, stderr bytes.Buffer
+	down := append(append([]string(nil), args...), "--prometheus-url", "http://127.0.0.1:1")
+	if code := run(ctx, down, &stdout, &stderr); code != exitFailed {
+		t.Errorf("run() without Prometheus = %d, want %d", code, exitFailed)
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "usage history unavailable") || !strings.Contains(msg, "127.0.0.1:1") {
+		t.Errorf("stderr without Prometheus = %s, want the cause named", msg)
+	}
+	if _, again := fileAt(t, repoURL, auth, "recommend-job/main", "clusters/prod/web.yaml"); again != head {
+		t.Errorf("the failed run moved the branch from %s to %s", head, again)
+	}
 }
 
 func runJSON(t *testing.T, ctx context.Context, args []string) *report.Report {

@@ -30,16 +30,31 @@ func FuzzApply(f *testing.F) {
 			return err
 		}
 		data, err := os.ReadFile(p)
-		f.Add(data)
+		f.Add(data, false)
 		return err
 	})
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add([]byte(head + "      - name: app\n        resources: {}\n"))
-	f.Add([]byte(head + "      - {name: app, resources: {requests: {cpu: 1}}}\n"))
+	for _, body := range []string{
+		"",
+		"        image: x\n",
+		"        resources: {}\n",
+		"        resources:\n",
+		"        resources:\n          requests:\n            cpu: 1 # c\n          limits: {memory: \"1Gi\"}\n",
+		"        resources:\n          requests: ~\n\n        # tail\n",
+		"        args: |\n          x\n        resources:\n            limits:\n                cpu: 1\n",
+		"        env:\n        - {name: A, value: '1'}\n      - name: b\n",
+	} {
+		f.Add([]byte(body), true)
+	}
 
-	f.Fuzz(func(t *testing.T, data []byte) {
+	// With wrap, data is the rest of container "app" of a Deployment, so
+	// that most mutations still reach the editing code.
+	f.Fuzz(func(t *testing.T, data []byte, wrap bool) {
+		if wrap {
+			data = append([]byte(head+"      - name: app\n"), data...)
+		}
 		target, container, unique := pickTarget(data)
 		dir := t.TempDir()
 		path := filepath.Join(dir, "m.yaml")
