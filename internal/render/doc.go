@@ -23,13 +23,22 @@
 //
 // Every spliced file is parsed again and compared with the intended tree
 // before it is accepted. When splicing is impossible, or that check fails,
-// the one document concerned is re-serialised instead: this happens when the
-// value to replace is a block scalar (| or >), carries an explicit tag or
-// anchor, or is a plain scalar folded over several lines, and when an empty
-// value to fill has no text of its own inside a flow mapping or sits on a
-// line below its key. Re-serialising loses blank lines and may move comments
-// within the document; it is refused when it would drop or duplicate a
-// comment.
+// the one document concerned is re-serialised instead (kyaml's encoder, with
+// the document's indentation, sequence style and line breaks). Splicing is
+// impossible when:
+//   - the value to replace is a block scalar (| or >), carries an explicit
+//     tag, or is a plain scalar folded over several lines;
+//   - an empty value to fill sits on a line below its key, or has no text
+//     of its own inside a flow mapping;
+//   - keys go after a last entry whose end cannot be found: a block scalar
+//     with an indentation indicator, a plain scalar over several lines, or a
+//     node with a tag or anchor inside a flow collection;
+//   - the check fails, as when keys would land after a block scalar that
+//     keeps its trailing blank lines (|+).
+//
+// Re-serialising loses the document's blank lines and may move or respace
+// its comments; it is refused (ErrUnsafeFile) when it would drop or
+// duplicate a comment.
 //
 // Files are refused rather than edited when they look like Go or Helm
 // templates, are encrypted with SOPS, or use anchors, aliases or merge keys

@@ -64,7 +64,6 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change) (bool, error) {
 
 	// From here on docs turn into the model of the edited file.
 	fe.docs = nil
-	comments := collectComments(docs)
 	out, err := p.splice()
 	for _, m := range p.muts {
 		m()
@@ -72,10 +71,14 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change) (bool, error) {
 	if err == nil {
 		var next []*yaml.Node
 		if next, err = verify(out, docs, nil); err == nil {
+			changed := !bytes.Equal(out, fe.data)
 			fe.data, fe.docs = out, next
-			return true, nil
+			return changed, nil
 		}
 	}
+	// The mutations move comments but keep every line of them; reencode
+	// may not, which verify checks against these.
+	comments := collectComments(docs)
 	out, ferr := reencode(src, docs, i, p.step)
 	if ferr == nil {
 		var next []*yaml.Node

@@ -218,22 +218,36 @@ func containerOf(pod any, name string) any {
 // stripResources removes the quantities the fuzz change sets, and what is
 // left empty by that, so that before and after compare equal.
 func stripResources(ctr any) {
-	m, ok := ctr.(map[string]any)
-	if !ok {
-		return
-	}
-	res, _ := m["resources"].(map[string]any)
+	res := get(ctr, "resources")
 	for _, s := range []struct{ section, res string }{{"requests", "cpu"}, {"requests", "memory"}, {"limits", "memory"}} {
-		if sec, ok := res[s.section].(map[string]any); ok {
-			delete(sec, s.res)
-			if len(sec) == 0 {
-				delete(res, s.section)
-			}
-		} else if res != nil && res[s.section] == nil {
-			delete(res, s.section)
+		sec := get(res, s.section)
+		del(sec, s.res)
+		if size(sec) == 0 {
+			del(res, s.section)
 		}
 	}
-	if len(res) == 0 {
-		delete(m, "resources")
+	if size(res) == 0 {
+		del(ctr, "resources")
 	}
+}
+
+// del deletes key from a decoded mapping of either key type.
+func del(m any, key string) {
+	switch m := m.(type) {
+	case map[string]any:
+		delete(m, key)
+	case map[any]any:
+		delete(m, key)
+	}
+}
+
+// size returns the number of entries of a decoded mapping, 0 for anything else.
+func size(m any) int {
+	switch m := m.(type) {
+	case map[string]any:
+		return len(m)
+	case map[any]any:
+		return len(m)
+	}
+	return 0
 }

@@ -21,12 +21,12 @@ func writeFile(r *os.Root, name string, data []byte, perm fs.FileMode) error {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
 		// OpenFile applied the umask; keep the original permissions.
-		err = r.Chmod(tmp, perm)
+		err = f.Chmod(perm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	if err == nil {
 		err = r.Rename(tmp, target)

@@ -106,19 +106,11 @@ func up(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fl, args, 0); err != nil {
 		return err
 	}
-	dir, err := stateDir()
-	if err != nil {
-		return err
-	}
-	unlock, err := lock(dir)
+	dir, st, unlock, err := lockedState()
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	st, err := loadState(dir)
-	if err != nil {
-		return err
-	}
 	if st != nil {
 		if running(st) {
 			if *history != "" {
@@ -218,19 +210,11 @@ func down(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(flag.NewFlagSet("down", flag.ContinueOnError), args, 0); err != nil {
 		return err
 	}
-	dir, err := stateDir()
-	if err != nil {
-		return err
-	}
-	unlock, err := lock(dir)
+	dir, st, unlock, err := lockedState()
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	st, err := loadState(dir)
-	if err != nil {
-		return err
-	}
 	if st == nil {
 		fmt.Fprintln(stderr, "testbed: not up")
 	} else {
@@ -377,6 +361,22 @@ func lock(dir string) (func(), error) {
 }
 
 // stateDir returns .cache/testbed of the repository.
+// lockedState takes the state lock and loads the state (nil when down).
+// The caller releases the lock with unlock.
+func lockedState() (dir string, st *state, unlock func(), err error) {
+	if dir, err = stateDir(); err != nil {
+		return "", nil, nil, err
+	}
+	if unlock, err = lock(dir); err != nil {
+		return "", nil, nil, err
+	}
+	if st, err = loadState(dir); err != nil {
+		unlock()
+		return "", nil, nil, err
+	}
+	return dir, st, unlock, nil
+}
+
 func stateDir() (string, error) {
 	root, err := testbed.RepoRoot()
 	if err != nil {
