@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/memory"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/report"
@@ -163,6 +165,15 @@ func TestEndToEnd(t *testing.T) {
 	}
 	t.Setenv("RECOMMEND_GIT_TOKEN", bed.Git.Password())
 
+	// A dry run renders and reports, and leaves the repository alone.
+	dry := runJSON(t, ctx, append(append([]string(nil), args...), "--dry-run"))
+	if !dry.DryRun || dry.Git == nil || dry.Git.Pushed || len(dry.Git.Files) != 1 || dry.Git.Files[0] != "clusters/prod/web.yaml" {
+		t.Errorf("dry run git = %+v, want clusters/prod/web.yaml rendered and nothing pushed", dry.Git)
+	}
+	if branches := remoteBranches(t, repoURL, bed); len(branches) != 1 || branches[0] != "main" {
+		t.Errorf("after the dry run the remote has branches %v, want only main", branches)
+	}
+
 	first := runJSON(t, ctx, args)
 
 	web := entry(t, first, "shop", "web")
@@ -293,6 +304,23 @@ func fileAt(t *testing.T, url string, auth *githttp.BasicAuth, branch, path stri
 		t.Fatal(err)
 	}
 	return content, head.Hash().String()
+}
+
+// remoteBranches lists the branches of the repository at url.
+func remoteBranches(t *testing.T, url string, bed *testbed.Bed) []string {
+	t.Helper()
+	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{url}})
+	refs, err := remote.List(&git.ListOptions{Auth: &githttp.BasicAuth{Username: bed.Git.Username, Password: bed.Git.Password()}})
+	if err != nil {
+		t.Fatalf("listing branches: %v", err)
+	}
+	var branches []string
+	for _, r := range refs {
+		if r.Name().IsBranch() {
+			branches = append(branches, r.Name().Short())
+		}
+	}
+	return branches
 }
 
 // assertRequests parses the Deployment document and checks its requests.
