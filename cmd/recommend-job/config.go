@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -133,9 +135,15 @@ func (c *Config) complete() error {
 	}
 	if c.PrometheusURL == "" {
 		errs = append(errs, errors.New("prometheus-url: required"))
+	} else if err := checkURL(c.PrometheusURL, "http", "https"); err != nil {
+		errs = append(errs, fmt.Errorf("prometheus-url: %w", err))
 	}
 	if c.GitURL == "" && !c.DryRun {
 		errs = append(errs, errors.New("git-url: required unless dry-run is set"))
+	} else if c.GitURL != "" {
+		if err := checkURL(c.GitURL, "file", "http", "https"); err != nil {
+			errs = append(errs, fmt.Errorf("git-url: %w", err))
+		}
 	}
 	if c.GitBranch == "" {
 		errs = append(errs, errors.New("git-branch: must not be empty"))
@@ -154,4 +162,20 @@ func (c *Config) complete() error {
 		errs = append(errs, fmt.Errorf("log-level: must be debug, info, warn or error, got %q", c.LogLevel))
 	}
 	return errors.Join(errs...)
+}
+
+// checkURL accepts an absolute URL of one of schemes. It never quotes the
+// URL, which may carry credentials.
+func checkURL(raw string, schemes ...string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("not a valid URL")
+	}
+	if !slices.Contains(schemes, u.Scheme) {
+		return fmt.Errorf("scheme must be one of %s", strings.Join(schemes, ", "))
+	}
+	if u.Scheme != "file" && u.Host == "" {
+		return errors.New("no host")
+	}
+	return nil
 }

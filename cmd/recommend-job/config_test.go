@@ -109,6 +109,9 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 		{name: "dry run needs no git", args: []string{"--dry-run", "--output=yaml", "--prometheus-url=http://p"}, want: []string{`output: must be table or json, got "yaml"`}},
 		{name: "bad window", args: []string{"--prometheus-url=http://p", "--git-url=file:///r", "--window=-1h"}, want: []string{"window: must be positive"}},
 		{name: "stray argument", args: []string{"now"}, want: []string{"unexpected arguments: now"}},
+		{name: "scp-style git url", args: []string{"--prometheus-url=http://p", "--git-url=git@github.com:org/repo.git"}, want: []string{"git-url: "}},
+		{name: "ssh git url", args: []string{"--prometheus-url=http://p", "--git-url=ssh://git@github.com/org/repo.git"}, want: []string{"git-url: scheme must be one of file, http, https"}},
+		{name: "prometheus without scheme", args: []string{"--prometheus-url=prometheus:9090", "--git-url=file:///r"}, want: []string{"prometheus-url: scheme must be one of http, https"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

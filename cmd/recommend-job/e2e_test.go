@@ -182,8 +182,10 @@ func TestEndToEnd(t *testing.T) {
 	}
 	want := map[string]string{"app/cpu": "390m", "app/memory": "260Mi", "sidecar/cpu": "26m", "sidecar/memory": "65Mi"}
 	current := map[string]string{"app/cpu": "500m", "app/memory": "512Mi", "sidecar/cpu": "100m", "sidecar/memory": "128Mi"}
+	seen := 0
 	for _, c := range web.Containers {
 		for _, r := range c.Resources {
+			seen++
 			key := c.Name + "/" + r.Resource
 			if r.Recommended != want[key] || r.Current != current[key] || !r.Changed {
 				t.Errorf("%s: current %q recommended %q changed %v, want %q -> %q", key, r.Current, r.Recommended, r.Changed, current[key], want[key])
@@ -192,6 +194,9 @@ func TestEndToEnd(t *testing.T) {
 				t.Errorf("%s: evidence %+v, want a week of samples across all rollouts", key, r.Evidence)
 			}
 		}
+	}
+	if seen != len(want) {
+		t.Errorf("shop/web reports %d container resources, want %d", seen, len(want))
 	}
 	if web.Source == nil || web.Source.File != "clusters/prod/web.yaml" || !web.Source.Changed {
 		t.Errorf("shop/web source = %+v, want clusters/prod/web.yaml changed", web.Source)
@@ -244,6 +249,9 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if msg := stderr.String(); !strings.Contains(msg, "usage history unavailable") || !strings.Contains(msg, "127.0.0.1:1") {
 		t.Errorf("stderr without Prometheus = %s, want the cause named", msg)
+	}
+	if strings.Contains(stderr.String(), bed.Git.Password()) || strings.Contains(stdout.String(), bed.Git.Password()) {
+		t.Error("the git token appears in the output of the failed run")
 	}
 	if _, again := fileAt(t, repoURL, auth, "recommend-job/main", "clusters/prod/web.yaml"); again != head {
 		t.Errorf("the failed run moved the branch from %s to %s", head, again)

@@ -29,6 +29,7 @@ const (
 	exitConfigured = 2
 )
 
+// fail reports an error found before the logger exists.
 func fail(stderr io.Writer, code int, err error) int {
 	fmt.Fprintf(stderr, "recommend-job: %v\n", err)
 	return code

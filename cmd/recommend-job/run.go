@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -15,12 +16,16 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/job"
 	"github.com/recommend-job/recommend-job/internal/report"
 )
+
+// apiTimeout bounds each request to the apiserver.
+const apiTimeout = 30 * time.Second
 
 // run is the whole program; it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -36,15 +41,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, exitConfigured, err)
 	}
 	log := newLogger(stderr, cfg.LogLevel)
+	// client-go logs through klog; send it to the same JSON lines.
+	klog.SetSlogLogger(log)
 	log.InfoContext(ctx, "starting", "version", version)
 
 	rep, err := runJob(ctx, cfg, log)
+	if rep != nil {
+		// What was computed is worth showing even when the run failed late.
+		if werr := rep.Write(stdout, report.Format(cfg.Output)); werr != nil {
+			log.ErrorContext(ctx, "cannot write the report", "error", werr)
+			return exitFailed
+		}
+	}
 	if err != nil {
 		log.ErrorContext(ctx, "run failed", "error", err)
-		return fail(stderr, exitFailed, err)
-	}
-	if err := rep.Write(stdout, report.Format(cfg.Output)); err != nil {
-		return fail(stderr, exitFailed, fmt.Errorf("writing report: %w", err))
+		return exitFailed
 	}
 	return exitOK
 }
@@ -57,6 +68,8 @@ func runJob(ctx context.Context, cfg *Config, log *slog.Logger) (*report.Report,
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
 	}
+	// A hung apiserver must not hold the job until its deadline.
+	restCfg.Timeout = apiTimeout
 	dyn, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating dynamic client: %w", err)
@@ -73,7 +86,7 @@ func runJob(ctx context.Context, cfg *Config, log *slog.Logger) (*report.Report,
 	}
 
 	collector := collect.New(dyn, mapper, collect.WithNamespace(cfg.Namespace), collect.WithLogger(log))
-	usage := collect.NewUsageReader(promv1.NewAPI(promClient), collect.WithWindow(cfg.Window))
+	usage := collect.NewUsageReader(promv1.NewAPI(promClient), collect.WithWindow(cfg.Window), collect.WithUsageLogger(log))
 	return job.Run(ctx, job.Config{
 		Git: gitops.Options{
 			URL:         cfg.GitURL,

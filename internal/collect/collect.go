@@ -33,6 +33,9 @@ type Item struct {
 	Policies []ContainerPolicy
 	// Invalid says why the item was rejected; nil when it is valid.
 	Invalid *ValidationError
+	// Cause is what lay behind a rejection whose katalyst message says
+	// little, such as "workload matched err".
+	Cause error
 }
 
 // Collector lists ResourceRecommends and the workloads they target.
@@ -74,7 +77,10 @@ func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	workloads := c.readTargets(ctx, recs)
+	workloads, err := c.readTargets(ctx, recs)
+	if err != nil {
+		return nil, err
+	}
 
 	items := make([]Item, 0, len(recs)+len(undecodable))
 	items = append(items, undecodable...)
@@ -84,6 +90,7 @@ func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
 		lookup := func() ([]string, error) {
 			res := workloads[key]
 			if res.err != nil {
+				item.Cause = res.err
 				return nil, res.err
 			}
 			if res.workload == nil {
@@ -95,7 +102,11 @@ func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
 		policies, invalid := Validate(rec.Spec, lookup)
 		if invalid != nil {
 			item.Invalid = invalid
-			c.log.InfoContext(ctx, "invalid resource recommend", "resourceRecommend", rec.Namespace+"/"+rec.Name, "code", invalid.Code, "message", invalid.Message)
+			attrs := []any{"resourceRecommend", rec.Namespace + "/" + rec.Name, "code", invalid.Code, "message", invalid.Message}
+			if item.Cause != nil {
+				attrs = append(attrs, "cause", item.Cause)
+			}
+			c.log.InfoContext(ctx, "invalid resource recommend", attrs...)
 		} else {
 			item.Policies = policies
 		}
@@ -162,8 +173,10 @@ func targetGroupKind(ref v1alpha1.CrossVersionObjectReference) schema.GroupKind 
 
 // readTargets reads every referenced target with one paged list per resource
 // type, never a GET per object, keeping only the objects some item refers to.
-// Targets whose kind cannot be resolved or listed get that error.
-func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRecommend) map[targetKey]targetResult {
+// A kind the cluster does not serve is that item's error; a list that fails
+// (permissions, a timeout) fails the run, as every item of that kind would
+// otherwise be reported wrongly.
+func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRecommend) (map[targetKey]targetResult, error) {
 	results := map[targetKey]targetResult{}
 	wanted := map[schema.GroupVersionKind]map[targetKey]bool{}
 	for _, rec := range recs {
@@ -186,9 +199,12 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 			}
 		}
 		mapping, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
+		if meta.IsNoMatchError(err) {
 			setAll(fmt.Errorf("resolving %s: %w", gvk, err))
 			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("resolving %s: %w", gvk, err)
 		}
 		if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
 			setAll(fmt.Errorf("%s is not namespaced", gvk))
@@ -205,11 +221,10 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 			return nil
 		})
 		if err != nil {
-			c.log.ErrorContext(ctx, "cannot list targets", "resource", mapping.Resource.String(), "error", err)
-			setAll(fmt.Errorf("listing %s: %w", mapping.Resource.GroupResource(), err))
+			return nil, fmt.Errorf("listing %s: %w", mapping.Resource.GroupResource(), err)
 		}
 	}
-	return results
+	return results, nil
 }
 
 // eachItem pages through a list, calling fn for every object.

@@ -2,14 +2,20 @@ package collect
 
 import (
 	"context"
+	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 )
@@ -77,7 +83,7 @@ func TestCollect(t *testing.T) {
 	)
 	external := recommendObj("other", "elsewhere", "Deployment", "web")
 	_ = unstructured.SetNestedField(external.Object, "vpa", "spec", "resourcePolicy", "algorithmPolicy", "recommender")
-	if _, err := client.Resource(v1alpha1.GroupVersionResource()).Namespace("other").Create(context.Background(), external, metav1CreateOptions); err != nil {
+	if _, err := client.Resource(v1alpha1.GroupVersionResource()).Namespace("other").Create(context.Background(), external, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -102,7 +108,7 @@ func TestCollect(t *testing.T) {
 		}
 		for _, p := range it.Policies {
 			for _, r := range p.Resources {
-				s.Policies = append(s.Policies, p.ContainerName+"/"+string(r.Resource)+"/"+itoa(r.BufferPercent))
+				s.Policies = append(s.Policies, p.ContainerName+"/"+string(r.Resource)+"/"+strconv.Itoa(int(r.BufferPercent)))
 			}
 		}
 		got = append(got, s)
@@ -115,7 +121,7 @@ func TestCollect(t *testing.T) {
 		{Name: "shop/web", Containers: []string{"app", "proxy"}, Policies: []string{"app/cpu/30", "app/memory/10", "proxy/cpu/30", "proxy/memory/10"}},
 	}
 	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("Collect() mismatch (-want +got):\n%s", d)
+		t.Fatalf("Collect() mismatch (-want +got):\n%s", d)
 	}
 
 	web := items[3].Workload.Container("app")
@@ -136,8 +142,10 @@ func TestCollect(t *testing.T) {
 			lists[a.GetResource().Resource]++
 		}
 	}
-	if lists["deployments"] < 1 || lists["resourcerecommends"] < 1 {
-		t.Errorf("list calls = %v, want deployments and resourcerecommends listed", lists)
+	// One list per resource type whatever the number of objects. (The fake
+	// client ignores the page size, so paging itself is not seen here.)
+	if d := cmp.Diff(map[string]int{"deployments": 1, "resourcerecommends": 1}, lists); d != "" {
+		t.Errorf("list calls (-want +got):\n%s", d)
 	}
 }
 
@@ -166,7 +174,7 @@ func TestWorkloadFrom(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w, err := workloadFrom(tt.obj)
 			if tt.wantNoTemplate {
-				if !errorsIs(err, ErrNoPodTemplate) {
+				if !errors.Is(err, ErrNoPodTemplate) {
 					t.Fatalf("workloadFrom() error = %v, want ErrNoPodTemplate", err)
 				}
 				return
@@ -178,5 +186,33 @@ func TestWorkloadFrom(t *testing.T) {
 				t.Errorf("containers (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+func TestCollectFailsWhenTargetsCannotBeListed(t *testing.T) {
+	c, client := newFakeCollector(t, deployment("shop", "web", container("app", "1", "1Gi")), recommendObj("shop", "web", "Deployment", "web"))
+	client.PrependReactor("list", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(deploymentsGVR.GroupResource(), "", errors.New("no rule"))
+	})
+	_, err := c.Collect(context.Background())
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "listing deployments.apps") {
+		t.Errorf("Collect() error = %v, want a forbidden error naming deployments.apps", err)
+	}
+}
+
+func TestCollectUnknownKindIsPerItem(t *testing.T) {
+	// A target of a kind the cluster does not serve.
+	rec := recommendObj("shop", "odd", "Deployment", "web")
+	_ = unstructured.SetNestedField(rec.Object, "example.com/v1", "spec", "targetRef", "apiVersion")
+	c, _ := newFakeCollector(t, deployment("shop", "web", container("app", "1", "1Gi")), recommendObj("shop", "web", "Deployment", "web"), rec)
+	items, err := c.Collect(context.Background())
+	if err != nil {
+		t.Fatalf("Collect() error = %v", err)
+	}
+	if len(items) != 2 || items[0].Name != "odd" || items[0].Invalid == nil || items[0].Invalid.Code != CodeWorkloadMatchError || items[0].Cause == nil {
+		t.Fatalf("items = %+v, want shop/odd rejected with WorkloadMatchError and a cause", items)
+	}
+	if items[1].Invalid != nil {
+		t.Errorf("shop/web = %+v, want valid", items[1].Invalid)
 	}
 }

@@ -3,6 +3,7 @@ package collect
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"sort"
 	"strconv"
@@ -35,7 +36,36 @@ type WorkloadRef struct {
 
 // Usage is one workload's history: per container and resource, every sample
 // of every pod the workload has had in the window.
-type Usage map[string]map[corev1.ResourceName][]float64
+type Usage map[string]map[corev1.ResourceName]*History
+
+// History is the samples of one container's resource, from all its pods.
+type History struct {
+	Values []float64
+	// First and Last are the times of the earliest and latest sample.
+	First, Last time.Time
+}
+
+// Span is the time the samples cover.
+func (h *History) Span() time.Duration {
+	if h == nil {
+		return 0
+	}
+	return h.Last.Sub(h.First)
+}
+
+func (h *History) add(t time.Time, v float64) {
+	if len(h.Values) == 0 || t.Before(h.First) {
+		h.First = t
+	}
+	if len(h.Values) == 0 || t.After(h.Last) {
+		h.Last = t
+	}
+	h.Values = append(h.Values, v)
+}
+
+// maxPointsPerSeries is kept below Prometheus's limit of 11,000 points per
+// series in one range query; longer ranges are split.
+const maxPointsPerSeries = 10000
 
 // UsageReader reads usage history from a Prometheus-compatible API.
 type UsageReader struct {
@@ -44,6 +74,7 @@ type UsageReader struct {
 	step       time.Duration
 	rateWindow time.Duration
 	now        func() time.Time
+	log        *slog.Logger
 }
 
 // UsageOption configures a UsageReader.
@@ -55,12 +86,16 @@ func WithWindow(d time.Duration) UsageOption { return func(r *UsageReader) { r.w
 // WithStep sets the resolution of the history.
 func WithStep(d time.Duration) UsageOption { return func(r *UsageReader) { r.step = d } }
 
+// WithUsageLogger sets the logger, which receives Prometheus's warnings.
+func WithUsageLogger(l *slog.Logger) UsageOption { return func(r *UsageReader) { r.log = l } }
+
 // WithClock sets the clock, for tests.
 func WithClock(now func() time.Time) UsageOption { return func(r *UsageReader) { r.now = now } }
 
 // NewUsageReader returns a UsageReader querying api.
 func NewUsageReader(api RangeQuerier, opts ...UsageOption) *UsageReader {
-	r := &UsageReader{api: api, window: DefaultWindow, step: DefaultStep, rateWindow: DefaultRateWindow, now: time.Now}
+	r := &UsageReader{api: api, window: DefaultWindow, step: DefaultStep, rateWindow: DefaultRateWindow, now: time.Now,
+		log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -68,24 +103,27 @@ func NewUsageReader(api RangeQuerier, opts ...UsageOption) *UsageReader {
 }
 
 // Read fetches the history of workloads, which must all be in namespace,
-// with one query per resource for the whole namespace, never one per
-// workload or container. Series are attributed to workloads by the pod
-// naming pattern of each workload's kind.
+// with one query per resource for the whole namespace (split in time when
+// the window holds more points than Prometheus returns per series), never
+// one per workload or container. Series are attributed to workloads by the
+// pod naming pattern of each workload's kind; a pod that fits several
+// patterns goes to the workload with the longest name, the most specific.
 func (r *UsageReader) Read(ctx context.Context, namespace string, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
 	if len(workloads) == 0 {
 		return nil, nil
 	}
 	patterns := make([]string, 0, len(workloads))
-	matchers := make(map[WorkloadRef]*regexp.Regexp, len(workloads))
+	matchers := make([]podMatcher, 0, len(workloads))
 	for _, w := range workloads {
 		if w.Namespace != namespace {
 			return nil, fmt.Errorf("workload %s/%s is not in namespace %s", w.Namespace, w.Name, namespace)
 		}
 		p := PodNamePattern(w.Kind, w.Name)
 		patterns = append(patterns, p)
-		matchers[w] = regexp.MustCompile("^(?:" + p + ")$")
+		matchers = append(matchers, podMatcher{workload: w, re: regexp.MustCompile("^(?:" + p + ")$")})
 	}
 	sort.Strings(patterns)
+	sort.SliceStable(matchers, func(i, j int) bool { return len(matchers[i].workload.Name) > len(matchers[j].workload.Name) })
 	selector := fmt.Sprintf(`namespace=%s,container!="",container!="POD",pod=~%s`,
 		strconv.Quote(namespace), strconv.Quote(strings.Join(patterns, "|")))
 
@@ -94,36 +132,29 @@ func (r *UsageReader) Read(ctx context.Context, namespace string, workloads []Wo
 			selector, model.Duration(r.rateWindow)),
 		corev1.ResourceMemory: fmt.Sprintf(`max by (pod, container) (container_memory_working_set_bytes{%s})`, selector),
 	}
-	end := r.now()
-	rng := promv1.Range{Start: end.Add(-r.window), End: end, Step: r.step}
 
 	out := make(map[WorkloadRef]Usage, len(workloads))
 	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-		v, _, _, err := r.api.QueryRange(ctx, queries[res], rng)
-		if err != nil {
-			return nil, fmt.Errorf("querying %s usage in namespace %s: %w", res, namespace, err)
-		}
-		matrix, ok := v.(model.Matrix)
-		if !ok {
-			return nil, fmt.Errorf("querying %s usage in namespace %s: got %s, want a matrix", res, namespace, v.Type())
-		}
-		for _, series := range matrix {
-			pod := string(series.Metric["pod"])
-			container := string(series.Metric["container"])
-			for w, re := range matchers {
-				if !re.MatchString(pod) {
+		for _, rng := range r.ranges() {
+			v, warnings, _, err := r.api.QueryRange(ctx, queries[res], rng)
+			if err != nil {
+				return nil, fmt.Errorf("querying %s usage in namespace %s: %w", res, namespace, err)
+			}
+			if len(warnings) > 0 {
+				r.log.WarnContext(ctx, "prometheus answered with warnings", "namespace", namespace, "resource", res, "warnings", warnings)
+			}
+			matrix, ok := v.(model.Matrix)
+			if !ok {
+				return nil, fmt.Errorf("querying %s usage in namespace %s: got %s, want a matrix", res, namespace, v.Type())
+			}
+			for _, series := range matrix {
+				w, ok := owner(matchers, string(series.Metric["pod"]))
+				if !ok {
 					continue
 				}
-				u := out[w]
-				if u == nil {
-					u = Usage{}
-					out[w] = u
-				}
-				if u[container] == nil {
-					u[container] = map[corev1.ResourceName][]float64{}
-				}
+				h := history(out, w, string(series.Metric["container"]), res)
 				for _, s := range series.Values {
-					u[container][res] = append(u[container][res], float64(s.Value))
+					h.add(s.Timestamp.Time(), float64(s.Value))
 				}
 			}
 		}
@@ -131,22 +162,77 @@ func (r *UsageReader) Read(ctx context.Context, namespace string, workloads []Wo
 	return out, nil
 }
 
+type podMatcher struct {
+	workload WorkloadRef
+	re       *regexp.Regexp
+}
+
+// owner finds the workload a pod belongs to; matchers are sorted longest
+// name first.
+func owner(matchers []podMatcher, pod string) (WorkloadRef, bool) {
+	for _, m := range matchers {
+		if m.re.MatchString(pod) {
+			return m.workload, true
+		}
+	}
+	return WorkloadRef{}, false
+}
+
+// ranges splits the window into consecutive ranges of at most
+// maxPointsPerSeries steps. Each range starts one step after the previous
+// one ends, so no sample is read twice.
+func (r *UsageReader) ranges() []promv1.Range {
+	end := r.now()
+	start := end.Add(-r.window)
+	chunk := time.Duration(maxPointsPerSeries-1) * r.step
+	var out []promv1.Range
+	for from := start; !from.After(end); from = from.Add(chunk + r.step) {
+		to := from.Add(chunk)
+		if to.After(end) {
+			to = end
+		}
+		out = append(out, promv1.Range{Start: from, End: to, Step: r.step})
+	}
+	return out
+}
+
+// history returns the history of one container resource of w, creating it.
+func history(u map[WorkloadRef]Usage, w WorkloadRef, container string, res corev1.ResourceName) *History {
+	usage := u[w]
+	if usage == nil {
+		usage = Usage{}
+		u[w] = usage
+	}
+	if usage[container] == nil {
+		usage[container] = map[corev1.ResourceName]*History{}
+	}
+	h := usage[container][res]
+	if h == nil {
+		h = &History{}
+		usage[container][res] = h
+	}
+	return h
+}
+
 // PodNamePattern is a regular expression matching exactly the names of the
-// pods a workload of kind creates, so that web never matches web-api's pods.
-// name is quoted, as object names may contain dots.
+// pods a workload of kind creates, so that web never matches web-api's
+// pods. Generated parts use the alphabet Kubernetes draws them from, which
+// has no vowels, so that words rarely pass for them. name is quoted, as
+// object names may contain dots.
 func PodNamePattern(kind, name string) string {
+	const generated = `[bcdfghjklmnpqrstvwxz2456789]`
 	n := regexp.QuoteMeta(name)
 	switch kind {
 	case "Deployment":
 		// <name>-<pod-template-hash>-<5 random>
-		return n + `-[a-z0-9]+-[a-z0-9]{5}`
+		return n + `-` + generated + `{1,10}-` + generated + `{5}`
 	case "StatefulSet":
 		return n + `-[0-9]+`
 	case "CronJob":
-		// <name>-<scheduled time>-<5 random>
-		return n + `-[0-9]+-[a-z0-9]{5}`
+		// <name>-<scheduled time in minutes>-<5 random>
+		return n + `-[0-9]+-` + generated + `{5}`
 	default:
 		// DaemonSet, ReplicaSet, Job: <name>-<5 random>
-		return n + `-[a-z0-9]{5}`
+		return n + `-` + generated + `{5}`
 	}
 }

@@ -19,8 +19,9 @@ func TestPodNamePattern(t *testing.T) {
 		noMatch    []string
 	}{
 		{kind: "Deployment", name: "web",
-			match:   []string{"web-7d9f8c6b5-x2k4p", "web-5f6d-abcde"},
-			noMatch: []string{"web-api-7d9f8c6b5-x2k4p", "web-x2k4p", "web", "aweb-7d9f8c6b5-x2k4p", "web-7d9f8c6b5-x2k4p-extra"}},
+			match: []string{"web-7d9f8c6b5-x2k4p", "web-5f6d-b2c4d"},
+			noMatch: []string{"web-api-7d9f8c6b5-x2k4p", "web-x2k4p", "web", "aweb-7d9f8c6b5-x2k4p", "web-7d9f8c6b5-x2k4p-extra",
+				"web-migrate-x2k4p", "web-28312345-x2k4p", "web-5f6d-abcde"}},
 		{kind: "Deployment", name: "my.app",
 			match:   []string{"my.app-7d9f8c6b5-x2k4p"},
 			noMatch: []string{"myxapp-7d9f8c6b5-x2k4p"}},
@@ -76,13 +77,13 @@ func TestUsageReaderBatchesPerNamespace(t *testing.T) {
 	api := &recordingAPI{answer: func(q string) model.Matrix {
 		if strings.Contains(q, "cpu") {
 			return model.Matrix{
-				series("web-aaaa-11111", "app", 0.1, 0.2),
-				series("web-bbbb-22222", "app", 0.3), // an older ReplicaSet's pod
-				series("web-api-cccc-33333", "app", 9),
-				series("api-dddd-44444", "api", 0.5),
+				series("web-bbbb-22222", "app", 0.1, 0.2),
+				series("web-cccc-44444", "app", 0.3), // an older ReplicaSet's pod
+				series("web-api-dddd-55555", "app", 9),
+				series("api-ffff-66666", "api", 0.5),
 			}
 		}
-		return model.Matrix{series("web-aaaa-11111", "app", 100)}
+		return model.Matrix{series("web-bbbb-22222", "app", 100)}
 	}}
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	r := NewUsageReader(api, WithWindow(48*time.Hour), WithClock(func() time.Time { return now }))
@@ -97,21 +98,77 @@ func TestUsageReaderBatchesPerNamespace(t *testing.T) {
 		t.Errorf("Read() made %d queries, want 2 (cpu and memory for the namespace)", len(api.queries))
 	}
 	for _, q := range api.queries {
-		if !strings.Contains(q, `namespace="shop"`) || !strings.Contains(q, `api-[a-z0-9]+-[a-z0-9]{5}|web-`) {
+		if !strings.Contains(q, `namespace="shop"`) || !strings.Contains(q, `pod=~"api-`) || !strings.Contains(q, `|web-`) {
 			t.Errorf("query %s does not select both workloads of the namespace", q)
 		}
 	}
 	if rng := api.ranges[0]; !rng.End.Equal(now) || !rng.Start.Equal(now.Add(-48*time.Hour)) || rng.Step != time.Minute {
 		t.Errorf("range = %+v, want the last 48h at 1m", rng)
 	}
-	if cpu := got[web]["app"][corev1.ResourceCPU]; len(cpu) != 3 {
-		t.Errorf("web cpu samples = %v, want the 3 samples of both web pods and none of web-api", cpu)
+	cpu := got[web]["app"][corev1.ResourceCPU]
+	if cpu == nil || len(cpu.Values) != 3 {
+		t.Fatalf("web cpu history = %+v, want the 3 samples of both web pods and none of web-api", cpu)
 	}
-	if mem := got[web]["app"][corev1.ResourceMemory]; len(mem) != 1 || mem[0] != 100 {
-		t.Errorf("web memory samples = %v, want [100]", mem)
+	// Samples are a minute apart from the epoch: the first at 0, the last at 1m.
+	if cpu.Span() != time.Minute || !cpu.First.Equal(time.Unix(0, 0)) {
+		t.Errorf("web cpu span = %v from %v, want 1m from the epoch", cpu.Span(), cpu.First)
 	}
-	if cpu := got[apiRef]["api"][corev1.ResourceCPU]; len(cpu) != 1 || cpu[0] != 0.5 {
-		t.Errorf("api cpu samples = %v, want [0.5]", cpu)
+	if mem := got[web]["app"][corev1.ResourceMemory]; mem == nil || len(mem.Values) != 1 || mem.Values[0] != 100 {
+		t.Errorf("web memory history = %+v, want [100]", mem)
+	}
+	if cpu := got[apiRef]["api"][corev1.ResourceCPU]; cpu == nil || len(cpu.Values) != 1 || cpu.Values[0] != 0.5 {
+		t.Errorf("api cpu history = %+v, want [0.5]", cpu)
+	}
+}
+
+func TestUsageReaderGivesAPodToTheMostSpecificWorkload(t *testing.T) {
+	// web-db-x2k4p could be a pod of Deployment web (hash "db") or of
+	// DaemonSet web-db; the longer name wins.
+	api := &recordingAPI{answer: func(string) model.Matrix {
+		return model.Matrix{series("web-db-x2k4p", "c", 1), series("web-7c9d5-x2k4p", "c", 2)}
+	}}
+	web := WorkloadRef{Kind: "Deployment", Namespace: "ns", Name: "web"}
+	webDB := WorkloadRef{Kind: "DaemonSet", Namespace: "ns", Name: "web-db"}
+	got, err := NewUsageReader(api, WithWindow(time.Hour)).Read(context.Background(), "ns", []WorkloadRef{web, webDB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := got[webDB]["c"][corev1.ResourceCPU]; h == nil || len(h.Values) != 1 || h.Values[0] != 1 {
+		t.Errorf("web-db history = %+v, want its own pod's [1]", h)
+	}
+	if h := got[web]["c"][corev1.ResourceCPU]; h == nil || len(h.Values) != 1 || h.Values[0] != 2 {
+		t.Errorf("web history = %+v, want [2] only", h)
+	}
+}
+
+func TestUsageReaderSplitsLongWindows(t *testing.T) {
+	api := &recordingAPI{answer: func(string) model.Matrix { return nil }}
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	// 14 days at 1m are 20,161 points: three ranges of at most 10,000.
+	r := NewUsageReader(api, WithWindow(14*24*time.Hour), WithClock(func() time.Time { return now }))
+	if _, err := r.Read(context.Background(), "ns", []WorkloadRef{{Kind: "Deployment", Namespace: "ns", Name: "web"}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(api.ranges) != 6 {
+		t.Fatalf("made %d queries, want 3 ranges for each of cpu and memory", len(api.ranges))
+	}
+	cpu := api.ranges[:3]
+	if !cpu[0].Start.Equal(now.Add(-14*24*time.Hour)) || !cpu[2].End.Equal(now) {
+		t.Errorf("ranges span %v to %v, want the whole window", cpu[0].Start, cpu[2].End)
+	}
+	points := 0
+	for i, rng := range cpu {
+		n := int(rng.End.Sub(rng.Start)/time.Minute) + 1
+		if n > maxPointsPerSeries {
+			t.Errorf("range %d has %d points, more than %d", i, n, maxPointsPerSeries)
+		}
+		if i > 0 && !rng.Start.Equal(cpu[i-1].End.Add(time.Minute)) {
+			t.Errorf("range %d starts at %v, want one step after %v", i, rng.Start, cpu[i-1].End)
+		}
+		points += n
+	}
+	if points != 14*24*60+1 {
+		t.Errorf("ranges hold %d points, want %d", points, 14*24*60+1)
 	}
 }
 

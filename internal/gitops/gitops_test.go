@@ -2,6 +2,8 @@ package gitops
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 )
 
 // newRemote makes a bare repository with one commit on main holding files,
@@ -81,6 +84,23 @@ func testOptions(url string) Options {
 	return Options{URL: url, BaseBranch: "main", PushBranch: "recommend-job/main", AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com"}
 }
 
+// writeAndCommit writes files into ws and commits them.
+func writeAndCommit(t *testing.T, ws *Workspace, files map[string]string, message string) (string, bool) {
+	t.Helper()
+	var names []string
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(ws.Dir(), name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	hash, committed, err := ws.Commit(names, message)
+	if err != nil {
+		t.Fatalf("Commit() error = %v", err)
+	}
+	return hash, committed
+}
+
 func TestCheckoutCommitPush(t *testing.T) {
 	ctx := context.Background()
 	url := newRemote(t, map[string]string{"apps/web.yaml": "cpu: 1\n", "README.md": "hi\n"})
@@ -91,12 +111,12 @@ func TestCheckoutCommitPush(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Checkout() error = %v", err)
 	}
-	if err := os.WriteFile(filepath.Join(ws.Dir(), "apps/web.yaml"), []byte("cpu: 2\n"), 0o644); err != nil {
-		t.Fatal(err)
+	hash, committed := writeAndCommit(t, ws, map[string]string{"apps/web.yaml": "cpu: 2\n"}, "Right-size web")
+	if !committed {
+		t.Fatal("Commit() made no commit")
 	}
-	hash, committed, err := ws.Commit([]string{"apps/web.yaml"}, "Right-size web")
-	if err != nil || !committed {
-		t.Fatalf("Commit() = %q, %v, %v; want a commit", hash, committed, err)
+	if upToDate, err := ws.UpToDate(ctx); err != nil || upToDate {
+		t.Fatalf("UpToDate() = %v, %v; want false for a new branch", upToDate, err)
 	}
 	if err := ws.Push(ctx); err != nil {
 		t.Fatalf("Push() error = %v", err)
@@ -112,20 +132,96 @@ func TestCheckoutCommitPush(t *testing.T) {
 		t.Errorf("main changed to %q", base)
 	}
 
-	// Second run: it checks out the existing push branch, where the file is
-	// already up to date, so there is nothing to commit.
+	// Second run, same change: it starts again from main, and the result
+	// is the tree already on the push branch.
 	ws2, err := Checkout(ctx, opts, t.TempDir())
 	if err != nil {
 		t.Fatalf("second Checkout() error = %v", err)
 	}
-	if head, _ := ws2.Head(); head != hash {
-		t.Errorf("second checkout HEAD = %s, want the push branch tip %s", head, hash)
+	writeAndCommit(t, ws2, map[string]string{"apps/web.yaml": "cpu: 2\n"}, "Right-size web")
+	if upToDate, err := ws2.UpToDate(ctx); err != nil || !upToDate {
+		t.Errorf("second UpToDate() = %v, %v; want true", upToDate, err)
 	}
-	if err := os.WriteFile(filepath.Join(ws2.Dir(), "apps/web.yaml"), []byte("cpu: 2\n"), 0o644); err != nil {
+
+	// A change on main after the branch was made reaches the branch on the
+	// next run, which rebuilds it on the new base.
+	pushToMain(t, url, "README.md", "hello\n")
+	ws3, err := Checkout(ctx, opts, t.TempDir())
+	if err != nil {
+		t.Fatalf("third Checkout() error = %v", err)
+	}
+	writeAndCommit(t, ws3, map[string]string{"apps/web.yaml": "cpu: 2\n"}, "Right-size web")
+	if upToDate, err := ws3.UpToDate(ctx); err != nil || upToDate {
+		t.Fatalf("UpToDate() after main moved = %v, %v; want false", upToDate, err)
+	}
+	if err := ws3.Push(ctx); err != nil {
+		t.Fatalf("Push() onto the moved base error = %v", err)
+	}
+	if readme, _ := readBranchFile(t, url, opts.PushBranch, "README.md"); readme != "hello\n" {
+		t.Errorf("push branch README = %q, want main's new %q", readme, "hello\n")
+	}
+	if web, _ := readBranchFile(t, url, opts.PushBranch, "apps/web.yaml"); web != "cpu: 2\n" {
+		t.Errorf("push branch web.yaml = %q, want the change kept", web)
+	}
+}
+
+func TestPushLosesNoConcurrentCommit(t *testing.T) {
+	ctx := context.Background()
+	url := newRemote(t, map[string]string{"a.yaml": "a: 1\n"})
+	opts := testOptions(url)
+	first, err := Checkout(ctx, opts, t.TempDir())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if h, committed, err := ws2.Commit([]string{"apps/web.yaml"}, "again"); err != nil || committed {
-		t.Errorf("second Commit() = %q, %v, %v; want no commit", h, committed, err)
+	writeAndCommit(t, first, map[string]string{"a.yaml": "a: 2\n"}, "one")
+	if err := first.Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Two runs check out at the same time; the second one to push must
+	// fail rather than overwrite the first one's push.
+	slow, err := Checkout(ctx, opts, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := Checkout(ctx, opts, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAndCommit(t, fast, map[string]string{"a.yaml": "a: 3\n"}, "fast")
+	if err := fast.Push(ctx); err != nil {
+		t.Fatalf("fast Push() error = %v", err)
+	}
+	writeAndCommit(t, slow, map[string]string{"a.yaml": "a: 4\n"}, "slow")
+	if err := slow.Push(ctx); err == nil {
+		t.Fatal("slow Push() error = nil, want the lease to refuse it")
+	}
+	if got, _ := readBranchFile(t, url, opts.PushBranch, "a.yaml"); got != "a: 3\n" {
+		t.Errorf("push branch = %q, want the fast run's %q", got, "a: 3\n")
+	}
+}
+
+// pushToMain commits one file on the remote's main branch.
+func pushToMain(t *testing.T, url, name, content string) {
+	t.Helper()
+	dir := t.TempDir()
+	repo, err := git.PlainClone(dir, false, &git.CloneOptions{URL: url, ReferenceName: plumbing.NewBranchReferenceName("main"), SingleBranch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wt, _ := repo.Worktree()
+	if _, err := wt.Add(name); err != nil {
+		t.Fatal(err)
+	}
+	sig := &object.Signature{Name: "human", Email: "human@example.com", When: time.Now()}
+	if _, err := wt.Commit("human change", &git.CommitOptions{Author: sig}); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Push(&git.PushOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -150,6 +246,7 @@ func TestAuthForMovesCredentialsOutOfURL(t *testing.T) {
 		{name: "token option", opts: Options{URL: "https://git.example.com/org/repo.git", Token: "s3cret"}, wantURL: "https://git.example.com/org/repo.git", wantUser: "git", wantPassword: "s3cret"},
 		{name: "username and token", opts: Options{URL: "https://git.example.com/r.git", Username: "bot", Token: "s3cret"}, wantURL: "https://git.example.com/r.git", wantUser: "bot", wantPassword: "s3cret"},
 		{name: "credentials in url", opts: Options{URL: "https://bot:s3cret@git.example.com/r.git"}, wantURL: "https://git.example.com/r.git", wantUser: "bot", wantPassword: "s3cret"},
+		{name: "token as the url's user", opts: Options{URL: "https://s3cret@git.example.com/r.git"}, wantURL: "https://git.example.com/r.git", wantUser: "git", wantPassword: "s3cret"},
 		{name: "file url", opts: Options{URL: "file:///srv/r.git", Token: "s3cret"}, wantURL: "file:///srv/r.git"},
 	}
 	for _, tt := range tests {
@@ -167,8 +264,12 @@ func TestAuthForMovesCredentialsOutOfURL(t *testing.T) {
 				}
 				return
 			}
-			if auth == nil || !strings.Contains(auth.String(), tt.wantUser) {
-				t.Fatalf("auth = %v, want basic auth for %s", auth, tt.wantUser)
+			basic, ok := auth.(*githttp.BasicAuth)
+			if !ok {
+				t.Fatalf("auth = %T, want basic auth", auth)
+			}
+			if basic.Username != tt.wantUser || basic.Password != tt.wantPassword {
+				t.Errorf("basic auth = %s/%s, want %s/%s", basic.Username, basic.Password, tt.wantUser, tt.wantPassword)
 			}
 			if strings.Contains(auth.String(), tt.wantPassword) {
 				t.Errorf("auth.String() = %q shows the password", auth.String())
@@ -179,9 +280,19 @@ func TestAuthForMovesCredentialsOutOfURL(t *testing.T) {
 
 func TestRedact(t *testing.T) {
 	opts := Options{URL: "https://bot:hunter2@git.example.com/r.git", Token: "tok3n"}
-	err := redact(errorString("clone https://bot:hunter2@git.example.com/r.git with tok3n failed"), opts)
+	err := redact(fmt.Errorf("clone https://bot:hunter2@git.example.com/r.git with tok3n: %w", context.Canceled), opts)
 	if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "tok3n") {
 		t.Errorf("redact() = %q, still holds a credential", err)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("redact() = %v, no longer matches context.Canceled", err)
+	}
+	if errors.Unwrap(err) != nil {
+		t.Errorf("redact() unwraps to %q, which holds the credentials", errors.Unwrap(err))
+	}
+	plain := errorString("no credentials here")
+	if got := redact(plain, opts); got != error(plain) {
+		t.Errorf("redact() changed an error without credentials: %v", got)
 	}
 }
 

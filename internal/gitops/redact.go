@@ -6,8 +6,20 @@ import (
 	"strings"
 )
 
-// redact replaces every credential of opts in err's text. url.Parse
-// errors quote the whole URL, user info included.
+// redacted is an error whose text has the credentials taken out. It still
+// matches what the original matched with errors.Is, but neither unwraps to
+// it nor hands it out through errors.As, so the original text cannot leak.
+type redacted struct {
+	msg  string
+	orig error
+}
+
+func (r *redacted) Error() string        { return r.msg }
+func (r *redacted) Is(target error) bool { return errors.Is(r.orig, target) }
+func (r *redacted) As(target any) bool   { return errors.As(r.orig, target) }
+
+// redact replaces every credential of opts in err's text. url.Parse errors
+// quote the whole URL, user info included, and servers may echo it.
 func redact(err error, opts Options) error {
 	if err == nil {
 		return nil
@@ -17,8 +29,11 @@ func redact(err error, opts Options) error {
 	if u, perr := url.Parse(opts.URL); perr == nil && u.User != nil {
 		if p, ok := u.User.Password(); ok {
 			secrets = append(secrets, p)
+		} else {
+			// A user part alone is a token.
+			secrets = append(secrets, u.User.Username())
 		}
-	} else if i := strings.Index(opts.URL, "@"); i > 0 {
+	} else if i := strings.LastIndex(opts.URL, "@"); i > 0 {
 		// An unparsable URL: hide everything before the host.
 		secrets = append(secrets, opts.URL[:i])
 	}
@@ -32,5 +47,5 @@ func redact(err error, opts Options) error {
 	if !changed {
 		return err
 	}
-	return errors.New(msg)
+	return &redacted{msg: msg, orig: err}
 }

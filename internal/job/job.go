@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/gitops"
@@ -39,12 +40,22 @@ type Config struct {
 	DryRun bool
 	// WorkDir is where the repository is cloned; a temporary directory when empty.
 	WorkDir string
+	// MinSpan is the least time the samples of a resource must cover for a
+	// recommendation; DefaultMinSpan when zero.
+	MinSpan time.Duration
 }
 
+// DefaultMinSpan is katalyst's: a day of history before any recommendation.
+const DefaultMinSpan = 24 * time.Hour
+
 // Run performs one pass and returns its report. Invalid ResourceRecommends,
-// missing history and targets that cannot be rendered are reported in it;
-// an error means the pass could not be completed.
+// missing history and targets that cannot be rendered are reported in it.
+// An error means the pass could not be completed; the report returned with
+// it, if any, holds what was computed before, and nothing was pushed.
 func Run(ctx context.Context, cfg Config, collector Collector, usage UsageReader, log *slog.Logger) (*report.Report, error) {
+	if cfg.MinSpan == 0 {
+		cfg.MinSpan = DefaultMinSpan
+	}
 	items, err := collector.Collect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("collecting resource recommends: %w", err)
@@ -56,13 +67,13 @@ func Run(ctx context.Context, cfg Config, collector Collector, usage UsageReader
 		return nil, err
 	}
 
-	rep := &report.Report{DryRun: cfg.DryRun}
+	rep := &report.Report{DryRun: cfg.DryRun, ResourceRecommends: []report.Entry{}}
 	var changes []render.Change
-	owners := map[int]int{} // change index -> entry index
+	var owners []int // entry index of each change
 	for _, item := range items {
-		entry, itemChanges := recommendItem(item, history)
+		entry, itemChanges := recommendItem(item, history, cfg.MinSpan)
 		for _, c := range itemChanges {
-			owners[len(changes)] = len(rep.ResourceRecommends)
+			owners = append(owners, len(rep.ResourceRecommends))
 			changes = append(changes, c)
 		}
 		rep.ResourceRecommends = append(rep.ResourceRecommends, entry)
@@ -70,20 +81,24 @@ func Run(ctx context.Context, cfg Config, collector Collector, usage UsageReader
 
 	if cfg.Git.URL == "" {
 		if !cfg.DryRun {
-			return nil, errors.New("no git url configured")
+			return rep, errors.New("no git url configured")
 		}
 		return rep, nil
 	}
-	if err := writeBack(ctx, cfg, changes, owners, rep, log); err != nil {
-		return nil, err
-	}
-	return rep, nil
+	return rep, writeBack(ctx, cfg, changes, owners, rep, log)
+}
+
+// history is what readUsage found: the usage of each workload, and the
+// error of each namespace whose history could not be read.
+type history struct {
+	usage  map[collect.WorkloadRef]collect.Usage
+	failed map[string]error
 }
 
 // readUsage reads history per namespace. A namespace whose query fails is
-// logged and its workloads get no history; only when every namespace fails
-// is the run abandoned, as nothing could be recommended.
-func readUsage(ctx context.Context, items []collect.Item, usage UsageReader, log *slog.Logger) (map[collect.WorkloadRef]collect.Usage, error) {
+// logged and its workloads are reported with that error; only when every
+// namespace fails is the run abandoned, as nothing could be recommended.
+func readUsage(ctx context.Context, items []collect.Item, usage UsageReader, log *slog.Logger) (history, error) {
 	byNamespace := map[string][]collect.WorkloadRef{}
 	for _, item := range items {
 		if item.Invalid != nil || item.Workload == nil {
@@ -97,23 +112,24 @@ func readUsage(ctx context.Context, items []collect.Item, usage UsageReader, log
 	}
 	sort.Strings(namespaces)
 
-	history := map[collect.WorkloadRef]collect.Usage{}
+	h := history{usage: map[collect.WorkloadRef]collect.Usage{}, failed: map[string]error{}}
 	var errs []error
 	for _, ns := range namespaces {
 		got, err := usage.Read(ctx, ns, byNamespace[ns])
 		if err != nil {
 			log.ErrorContext(ctx, "cannot read usage history", "namespace", ns, "error", err)
+			h.failed[ns] = err
 			errs = append(errs, err)
 			continue
 		}
 		for w, u := range got {
-			history[w] = u
+			h.usage[w] = u
 		}
 	}
 	if len(errs) > 0 && len(errs) == len(namespaces) {
-		return nil, fmt.Errorf("%w: %w", ErrUsageUnavailable, errors.Join(errs...))
+		return history{}, fmt.Errorf("%w: %w", ErrUsageUnavailable, errors.Join(errs...))
 	}
-	return history, nil
+	return h, nil
 }
 
 func workloadRef(item collect.Item) collect.WorkloadRef {
@@ -121,8 +137,10 @@ func workloadRef(item collect.Item) collect.WorkloadRef {
 }
 
 // recommendItem computes the item's recommendations and the render changes
-// they call for.
-func recommendItem(item collect.Item, history map[collect.WorkloadRef]collect.Usage) (report.Entry, []render.Change) {
+// they call for: every recommended value, also those equal to the live
+// request, because the repository may hold another value than the cluster
+// and the renderer leaves equal values alone.
+func recommendItem(item collect.Item, h history, minSpan time.Duration) (report.Entry, []render.Change) {
 	entry := report.Entry{
 		Namespace: item.Namespace,
 		Name:      item.Name,
@@ -131,17 +149,26 @@ func recommendItem(item collect.Item, history map[collect.WorkloadRef]collect.Us
 	}
 	if item.Invalid != nil {
 		entry.Error = &report.Error{Code: item.Invalid.Code, Message: item.Invalid.Message}
+		if item.Cause != nil {
+			entry.Error.Cause = item.Cause.Error()
+		}
 		return entry, nil
 	}
-	usage := history[workloadRef(item)]
+	usage := h.usage[workloadRef(item)]
+	unavailable := h.failed[item.Namespace]
 	var changes []render.Change
 	for _, policy := range item.Policies {
 		current := item.Workload.Container(policy.ContainerName)
 		rc := report.Container{Name: policy.ContainerName}
 		requests := map[string]string{}
 		for _, rp := range policy.Resources {
-			res := recommendResource(rp, current, usage[policy.ContainerName][rp.Resource])
-			if res.Changed {
+			var res report.Resource
+			if unavailable != nil {
+				res = report.Resource{Resource: string(rp.Resource), Reason: "usage history unavailable: " + unavailable.Error()}
+			} else {
+				res = recommendResource(rp, current, usage[policy.ContainerName][rp.Resource], minSpan)
+			}
+			if res.Recommended != "" {
 				requests[res.Resource] = res.Recommended
 			}
 			rc.Resources = append(rc.Resources, res)
@@ -163,22 +190,27 @@ func recommendItem(item collect.Item, history map[collect.WorkloadRef]collect.Us
 	return entry, changes
 }
 
-// recommendResource recommends one request. With RequestsOnly the request
-// never exceeds the container's limit, as VPA does: a request above the
-// limit would make the pod template invalid.
-func recommendResource(rp collect.ResourcePolicy, current *collect.Container, samples []float64) report.Resource {
+// recommendResource recommends one request from at least minSpan of
+// history. With RequestsOnly the request never exceeds the container's
+// limit, as VPA does: a request above the limit would make the pod
+// template invalid.
+func recommendResource(rp collect.ResourcePolicy, current *collect.Container, h *collect.History, minSpan time.Duration) report.Resource {
 	res := report.Resource{Resource: string(rp.Resource)}
 	if q, ok := current.Requests[rp.Resource]; ok {
 		res.Current = q.String()
 	}
-	rec, err := recommend.Compute(rp.Resource, samples, recommend.Policy{
-		Percentile:    recommend.DefaultPercentile,
-		BufferPercent: rp.BufferPercent,
-	})
-	if errors.Is(err, recommend.ErrNoSamples) {
+	if h == nil || len(h.Values) == 0 {
 		res.Reason = "insufficient data: no samples in the window"
 		return res
 	}
+	if h.Span() < minSpan {
+		res.Reason = fmt.Sprintf("insufficient data: %d samples over %s, need %s", len(h.Values), h.Span(), minSpan)
+		return res
+	}
+	rec, err := recommend.Compute(rp.Resource, h.Values, recommend.Policy{
+		Percentile:    recommend.DefaultPercentile,
+		BufferPercent: rp.BufferPercent,
+	})
 	if err != nil {
 		res.Reason = err.Error()
 		return res
@@ -196,8 +228,9 @@ func recommendResource(rp collect.ResourcePolicy, current *collect.Container, sa
 }
 
 // writeBack clones the repository, renders the changes and, unless this is
-// a dry run, commits and pushes what changed.
-func writeBack(ctx context.Context, cfg Config, changes []render.Change, owners map[int]int, rep *report.Report, log *slog.Logger) error {
+// a dry run, commits and pushes what changed. When the push branch already
+// holds exactly this result, nothing is pushed.
+func writeBack(ctx context.Context, cfg Config, changes []render.Change, owners []int, rep *report.Report, log *slog.Logger) error {
 	dir := cfg.WorkDir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "recommend-job-")
@@ -220,6 +253,7 @@ func writeBack(ctx context.Context, cfg Config, changes []render.Change, owners 
 	if err != nil {
 		return fmt.Errorf("rendering: %w", err)
 	}
+	var landed []landedChange
 	for i, r := range out.Results {
 		entry := &rep.ResourceRecommends[owners[i]]
 		if entry.Source == nil {
@@ -229,6 +263,9 @@ func writeBack(ctx context.Context, cfg Config, changes []render.Change, owners 
 			entry.Source.File = r.File
 		}
 		entry.Source.Changed = entry.Source.Changed || r.Changed
+		if r.Changed {
+			landed = append(landed, landedChange{Result: r, entry: entry})
+		}
 		if r.Err != nil {
 			entry.Source.Error = r.Err.Error()
 			log.WarnContext(ctx, "cannot render change", "resourceRecommend", entry.Namespace+"/"+entry.Name, "container", r.Change.Container, "error", r.Err)
@@ -238,11 +275,16 @@ func writeBack(ctx context.Context, cfg Config, changes []render.Change, owners 
 	if cfg.DryRun || len(out.Files) == 0 {
 		return nil
 	}
-	hash, committed, err := ws.Commit(out.Files, commitMessage(rep))
+	hash, committed, err := ws.Commit(out.Files, commitMessage(landed))
+	if err != nil || !committed {
+		return err
+	}
+	upToDate, err := ws.UpToDate(ctx)
 	if err != nil {
 		return err
 	}
-	if !committed {
+	if upToDate {
+		log.InfoContext(ctx, "push branch already up to date", "branch", ws.Branch())
 		return nil
 	}
 	if err := ws.Push(ctx); err != nil {
@@ -253,28 +295,38 @@ func writeBack(ctx context.Context, cfg Config, changes []render.Change, owners 
 	return nil
 }
 
-// commitMessage lists every change that landed in a file.
-func commitMessage(rep *report.Report) string {
+// landedChange is a change that altered a file, with its report entry.
+type landedChange struct {
+	render.Result
+	entry *report.Entry
+}
+
+// commitMessage lists the changes that landed in a file, per workload, with
+// the cluster's current value of each.
+func commitMessage(landed []landedChange) string {
 	var b strings.Builder
-	b.WriteString("Right-size resource requests\n\n")
-	for _, e := range rep.ResourceRecommends {
-		if e.Source == nil || !e.Source.Changed {
-			continue
+	b.WriteString("Right-size resource requests\n")
+	var last *report.Entry
+	for _, l := range landed {
+		if l.entry != last {
+			t := l.Change.Target
+			fmt.Fprintf(&b, "\n%s/%s: %s %s (%s)\n", l.entry.Namespace, l.entry.Name, t.Kind, t.Name, l.File)
+			last = l.entry
 		}
-		fmt.Fprintf(&b, "%s/%s (%s %s, %s):\n", e.Namespace, e.Name, e.Target.Kind, e.Target.Name, e.Source.File)
-		for _, c := range e.Containers {
-			var parts []string
+		var parts []string
+		for _, c := range l.entry.Containers {
+			if c.Name != l.Change.Container {
+				continue
+			}
 			for _, r := range c.Resources {
-				if r.Changed {
+				if r.Recommended != "" && r.Recommended == l.Change.Requests[r.Resource] {
 					parts = append(parts, fmt.Sprintf("%s %s -> %s", r.Resource, orNone(r.Current), r.Recommended))
 				}
 			}
-			if len(parts) > 0 {
-				fmt.Fprintf(&b, "  %s: %s\n", c.Name, strings.Join(parts, ", "))
-			}
 		}
+		fmt.Fprintf(&b, "  %s: %s\n", l.Change.Container, strings.Join(parts, ", "))
 	}
-	return strings.TrimRight(b.String(), "\n") + "\n"
+	return b.String()
 }
 
 func orNone(s string) string {

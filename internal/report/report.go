@@ -38,10 +38,12 @@ type Target struct {
 	Name       string `json:"name"`
 }
 
-// Error is a reason code and a message.
+// Error is a reason code and a message, and what lay behind it when the
+// message alone says little.
 type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	Cause   string `json:"cause,omitempty"`
 }
 
 // Container holds one container's resources.
