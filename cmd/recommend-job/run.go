@@ -22,6 +22,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/job"
 	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
 // apiTimeout bounds each request to the apiserver.
@@ -86,7 +87,7 @@ func runJob(ctx context.Context, cfg *Config, log *slog.Logger) (*report.Report,
 	}
 
 	collector := collect.New(dyn, mapper, collect.WithNamespace(cfg.Namespace), collect.WithLogger(log))
-	usage := collect.NewUsageReader(promv1.NewAPI(promClient), collect.WithWindow(cfg.Window), collect.WithUsageLogger(log))
+	reader := usage.NewReader(promv1.NewAPI(promClient), usage.WithWindow(cfg.Window), usage.WithLogger(log))
 	return job.Run(ctx, job.Config{
 		Git: gitops.Options{
 			URL:         cfg.GitURL,
@@ -99,7 +100,7 @@ func runJob(ctx context.Context, cfg *Config, log *slog.Logger) (*report.Report,
 		},
 		Path:   cfg.GitPath,
 		DryRun: cfg.DryRun,
-	}, collector, usage, log)
+	}, collector, reader, log)
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {

@@ -1,5 +1,4 @@
 // Package collect is the cluster side of a run: it lists the
-// ResourceRecommends, resolves and reads the workloads they target,
-// validates them with katalyst's rules, and fetches the workloads' usage
-// history from Prometheus.
+// ResourceRecommends, resolves and reads the workloads they target, and
+// validates them with katalyst's rules.
 package collect

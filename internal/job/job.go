@@ -15,6 +15,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
 // ErrUsageUnavailable is returned when no usage history could be read at all.
@@ -27,7 +28,7 @@ type Collector interface {
 
 // UsageReader reads the usage history of one namespace's workloads.
 type UsageReader interface {
-	Read(ctx context.Context, namespace string, workloads []collect.WorkloadRef) (map[collect.WorkloadRef]collect.Usage, error)
+	Read(ctx context.Context, namespace string, workloads []usage.WorkloadRef) (map[usage.WorkloadRef]usage.Usage, error)
 }
 
 // Config is what a run needs beyond its clients.
@@ -52,7 +53,7 @@ const DefaultMinSpan = 24 * time.Hour
 // missing history and targets that cannot be rendered are reported in it.
 // An error means the pass could not be completed; the report returned with
 // it, if any, holds what was computed before, and nothing was pushed.
-func Run(ctx context.Context, cfg Config, collector Collector, usage UsageReader, log *slog.Logger) (*report.Report, error) {
+func Run(ctx context.Context, cfg Config, collector Collector, reader UsageReader, log *slog.Logger) (*report.Report, error) {
 	if cfg.MinSpan == 0 {
 		cfg.MinSpan = DefaultMinSpan
 	}
@@ -62,7 +63,7 @@ func Run(ctx context.Context, cfg Config, collector Collector, usage UsageReader
 	}
 	log.InfoContext(ctx, "collected resource recommends", "count", len(items))
 
-	history, err := readUsage(ctx, items, usage, log)
+	history, err := readUsage(ctx, items, reader, log)
 	if err != nil {
 		return nil, err
 	}
@@ -91,15 +92,15 @@ func Run(ctx context.Context, cfg Config, collector Collector, usage UsageReader
 // history is what readUsage found: the usage of each workload, and the
 // error of each namespace whose history could not be read.
 type history struct {
-	usage  map[collect.WorkloadRef]collect.Usage
+	usage  map[usage.WorkloadRef]usage.Usage
 	failed map[string]error
 }
 
 // readUsage reads history per namespace. A namespace whose query fails is
 // logged and its workloads are reported with that error; only when every
 // namespace fails is the run abandoned, as nothing could be recommended.
-func readUsage(ctx context.Context, items []collect.Item, usage UsageReader, log *slog.Logger) (history, error) {
-	byNamespace := map[string][]collect.WorkloadRef{}
+func readUsage(ctx context.Context, items []collect.Item, reader UsageReader, log *slog.Logger) (history, error) {
+	byNamespace := map[string][]usage.WorkloadRef{}
 	for _, item := range items {
 		if item.Invalid != nil || item.Workload == nil {
 			continue
@@ -112,10 +113,10 @@ func readUsage(ctx context.Context, items []collect.Item, usage UsageReader, log
 	}
 	sort.Strings(namespaces)
 
-	h := history{usage: map[collect.WorkloadRef]collect.Usage{}, failed: map[string]error{}}
+	h := history{usage: map[usage.WorkloadRef]usage.Usage{}, failed: map[string]error{}}
 	var errs []error
 	for _, ns := range namespaces {
-		got, err := usage.Read(ctx, ns, byNamespace[ns])
+		got, err := reader.Read(ctx, ns, byNamespace[ns])
 		if err != nil {
 			log.ErrorContext(ctx, "cannot read usage history", "namespace", ns, "error", err)
 			h.failed[ns] = err
@@ -132,8 +133,8 @@ func readUsage(ctx context.Context, items []collect.Item, usage UsageReader, log
 	return h, nil
 }
 
-func workloadRef(item collect.Item) collect.WorkloadRef {
-	return collect.WorkloadRef{Kind: item.Workload.Kind, Namespace: item.Namespace, Name: item.Workload.Name}
+func workloadRef(item collect.Item) usage.WorkloadRef {
+	return usage.WorkloadRef{Kind: item.Workload.Kind, Namespace: item.Namespace, Name: item.Workload.Name}
 }
 
 // recommendItem computes the item's recommendations and the render changes
@@ -154,7 +155,7 @@ func recommendItem(item collect.Item, h history, minSpan time.Duration) (report.
 		}
 		return entry, nil
 	}
-	usage := h.usage[workloadRef(item)]
+	workloadUsage := h.usage[workloadRef(item)]
 	unavailable := h.failed[item.Namespace]
 	var changes []render.Change
 	for _, policy := range item.Policies {
@@ -166,7 +167,7 @@ func recommendItem(item collect.Item, h history, minSpan time.Duration) (report.
 			if unavailable != nil {
 				res = report.Resource{Resource: string(rp.Resource), Reason: "usage history unavailable: " + unavailable.Error()}
 			} else {
-				res = recommendResource(rp, current, usage[policy.ContainerName][rp.Resource], minSpan)
+				res = recommendResource(rp, current, workloadUsage[policy.ContainerName][rp.Resource], minSpan)
 			}
 			if res.Recommended != "" {
 				requests[res.Resource] = res.Recommended
@@ -194,7 +195,7 @@ func recommendItem(item collect.Item, h history, minSpan time.Duration) (report.
 // history. With RequestsOnly the request never exceeds the container's
 // limit, as VPA does: a request above the limit would make the pod
 // template invalid.
-func recommendResource(rp collect.ResourcePolicy, current *collect.Container, h *collect.History, minSpan time.Duration) report.Resource {
+func recommendResource(rp collect.ResourcePolicy, current *collect.Container, h *usage.History, minSpan time.Duration) report.Resource {
 	res := report.Resource{Resource: string(rp.Resource)}
 	if q, ok := current.Requests[rp.Resource]; ok {
 		res.Current = q.String()

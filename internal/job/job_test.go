@@ -14,6 +14,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
 func TestRecommendResource(t *testing.T) {
@@ -22,14 +23,14 @@ func TestRecommendResource(t *testing.T) {
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.13"), corev1.ResourceMemory: resource.MustParse("100Mi")},
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("200Mi")},
 	}
-	day := func(values ...float64) *collect.History {
+	day := func(values ...float64) *usage.History {
 		start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-		return &collect.History{Values: values, First: start, Last: start.Add(25 * time.Hour)}
+		return &usage.History{Values: values, First: start, Last: start.Add(25 * time.Hour)}
 	}
 	tests := []struct {
 		name            string
 		policy          collect.ResourcePolicy
-		history         *collect.History
+		history         *usage.History
 		wantRecommended string
 		wantChanged     bool
 		wantReason      string
@@ -46,7 +47,7 @@ func TestRecommendResource(t *testing.T) {
 		{name: "no samples", policy: collect.ResourcePolicy{Resource: corev1.ResourceMemory, BufferPercent: 30},
 			wantReason: "insufficient data: no samples in the window"},
 		{name: "too short a span", policy: collect.ResourcePolicy{Resource: corev1.ResourceCPU, BufferPercent: 30},
-			history:    &collect.History{Values: []float64{1, 1, 1}, First: time.Unix(0, 0), Last: time.Unix(120, 0)},
+			history:    &usage.History{Values: []float64{1, 1, 1}, First: time.Unix(0, 0), Last: time.Unix(120, 0)},
 			wantReason: "insufficient data: 3 samples over 2m0s, need 24h0m0s"},
 	}
 	for _, tt := range tests {
@@ -66,7 +67,7 @@ func (s staticCollector) Collect(context.Context) ([]collect.Item, error) { retu
 
 type failingUsage struct{ calls int }
 
-func (f *failingUsage) Read(context.Context, string, []collect.WorkloadRef) (map[collect.WorkloadRef]collect.Usage, error) {
+func (f *failingUsage) Read(context.Context, string, []usage.WorkloadRef) (map[usage.WorkloadRef]usage.Usage, error) {
 	f.calls++
 	return nil, errors.New("connection refused")
 }
@@ -106,14 +107,14 @@ func TestRunReportsInvalidItems(t *testing.T) {
 
 type partialUsage struct{}
 
-func (partialUsage) Read(_ context.Context, ns string, ws []collect.WorkloadRef) (map[collect.WorkloadRef]collect.Usage, error) {
+func (partialUsage) Read(_ context.Context, ns string, ws []usage.WorkloadRef) (map[usage.WorkloadRef]usage.Usage, error) {
 	if ns == "down" {
 		return nil, errors.New("connection refused")
 	}
 	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	out := map[collect.WorkloadRef]collect.Usage{}
+	out := map[usage.WorkloadRef]usage.Usage{}
 	for _, w := range ws {
-		out[w] = collect.Usage{"app": {corev1.ResourceCPU: {Values: []float64{0.2}, First: start, Last: start.Add(48 * time.Hour)}}}
+		out[w] = usage.Usage{"app": {corev1.ResourceCPU: {Values: []float64{0.2}, First: start, Last: start.Add(48 * time.Hour)}}}
 	}
 	return out, nil
 }

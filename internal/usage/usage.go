@@ -1,4 +1,4 @@
-package collect
+package usage
 
 import (
 	"context"
@@ -67,8 +67,8 @@ func (h *History) add(t time.Time, v float64) {
 // series in one range query; longer ranges are split.
 const maxPointsPerSeries = 10000
 
-// UsageReader reads usage history from a Prometheus-compatible API.
-type UsageReader struct {
+// Reader reads usage history from a Prometheus-compatible API.
+type Reader struct {
 	api        RangeQuerier
 	window     time.Duration
 	step       time.Duration
@@ -77,24 +77,24 @@ type UsageReader struct {
 	log        *slog.Logger
 }
 
-// UsageOption configures a UsageReader.
-type UsageOption func(*UsageReader)
+// Option configures a Reader.
+type Option func(*Reader)
 
 // WithWindow sets how far back history is read.
-func WithWindow(d time.Duration) UsageOption { return func(r *UsageReader) { r.window = d } }
+func WithWindow(d time.Duration) Option { return func(r *Reader) { r.window = d } }
 
 // WithStep sets the resolution of the history.
-func WithStep(d time.Duration) UsageOption { return func(r *UsageReader) { r.step = d } }
+func WithStep(d time.Duration) Option { return func(r *Reader) { r.step = d } }
 
-// WithUsageLogger sets the logger, which receives Prometheus's warnings.
-func WithUsageLogger(l *slog.Logger) UsageOption { return func(r *UsageReader) { r.log = l } }
+// WithLogger sets the logger, which receives Prometheus's warnings.
+func WithLogger(l *slog.Logger) Option { return func(r *Reader) { r.log = l } }
 
 // WithClock sets the clock, for tests.
-func WithClock(now func() time.Time) UsageOption { return func(r *UsageReader) { r.now = now } }
+func WithClock(now func() time.Time) Option { return func(r *Reader) { r.now = now } }
 
-// NewUsageReader returns a UsageReader querying api.
-func NewUsageReader(api RangeQuerier, opts ...UsageOption) *UsageReader {
-	r := &UsageReader{api: api, window: DefaultWindow, step: DefaultStep, rateWindow: DefaultRateWindow, now: time.Now,
+// NewReader returns a Reader querying api.
+func NewReader(api RangeQuerier, opts ...Option) *Reader {
+	r := &Reader{api: api, window: DefaultWindow, step: DefaultStep, rateWindow: DefaultRateWindow, now: time.Now,
 		log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(r)
@@ -108,7 +108,7 @@ func NewUsageReader(api RangeQuerier, opts ...UsageOption) *UsageReader {
 // one per workload or container. Series are attributed to workloads by the
 // pod naming pattern of each workload's kind; a pod that fits several
 // patterns goes to the workload with the longest name, the most specific.
-func (r *UsageReader) Read(ctx context.Context, namespace string, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
+func (r *Reader) Read(ctx context.Context, namespace string, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
 	if len(workloads) == 0 {
 		return nil, nil
 	}
@@ -181,7 +181,7 @@ func owner(matchers []podMatcher, pod string) (WorkloadRef, bool) {
 // ranges splits the window into consecutive ranges of at most
 // maxPointsPerSeries steps. Each range starts one step after the previous
 // one ends, so no sample is read twice.
-func (r *UsageReader) ranges() []promv1.Range {
+func (r *Reader) ranges() []promv1.Range {
 	end := r.now()
 	start := end.Add(-r.window)
 	chunk := time.Duration(maxPointsPerSeries-1) * r.step

@@ -1,4 +1,4 @@
-package collect
+package usage
 
 import (
 	"context"
@@ -73,7 +73,7 @@ func series(pod, container string, values ...float64) *model.SampleStream {
 	return s
 }
 
-func TestUsageReaderBatchesPerNamespace(t *testing.T) {
+func TestReaderBatchesPerNamespace(t *testing.T) {
 	api := &recordingAPI{answer: func(q string) model.Matrix {
 		if strings.Contains(q, "cpu") {
 			return model.Matrix{
@@ -86,7 +86,7 @@ func TestUsageReaderBatchesPerNamespace(t *testing.T) {
 		return model.Matrix{series("web-bbbb-22222", "app", 100)}
 	}}
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	r := NewUsageReader(api, WithWindow(48*time.Hour), WithClock(func() time.Time { return now }))
+	r := NewReader(api, WithWindow(48*time.Hour), WithClock(func() time.Time { return now }))
 	web := WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
 	apiRef := WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "api"}
 
@@ -121,7 +121,7 @@ func TestUsageReaderBatchesPerNamespace(t *testing.T) {
 	}
 }
 
-func TestUsageReaderGivesAPodToTheMostSpecificWorkload(t *testing.T) {
+func TestReaderGivesAPodToTheMostSpecificWorkload(t *testing.T) {
 	// web-db-x2k4p could be a pod of Deployment web (hash "db") or of
 	// DaemonSet web-db; the longer name wins.
 	api := &recordingAPI{answer: func(string) model.Matrix {
@@ -129,7 +129,7 @@ func TestUsageReaderGivesAPodToTheMostSpecificWorkload(t *testing.T) {
 	}}
 	web := WorkloadRef{Kind: "Deployment", Namespace: "ns", Name: "web"}
 	webDB := WorkloadRef{Kind: "DaemonSet", Namespace: "ns", Name: "web-db"}
-	got, err := NewUsageReader(api, WithWindow(time.Hour)).Read(context.Background(), "ns", []WorkloadRef{web, webDB})
+	got, err := NewReader(api, WithWindow(time.Hour)).Read(context.Background(), "ns", []WorkloadRef{web, webDB})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,11 +141,11 @@ func TestUsageReaderGivesAPodToTheMostSpecificWorkload(t *testing.T) {
 	}
 }
 
-func TestUsageReaderSplitsLongWindows(t *testing.T) {
+func TestReaderSplitsLongWindows(t *testing.T) {
 	api := &recordingAPI{answer: func(string) model.Matrix { return nil }}
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	// 14 days at 1m are 20,161 points: three ranges of at most 10,000.
-	r := NewUsageReader(api, WithWindow(14*24*time.Hour), WithClock(func() time.Time { return now }))
+	r := NewReader(api, WithWindow(14*24*time.Hour), WithClock(func() time.Time { return now }))
 	if _, err := r.Read(context.Background(), "ns", []WorkloadRef{{Kind: "Deployment", Namespace: "ns", Name: "web"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +172,8 @@ func TestUsageReaderSplitsLongWindows(t *testing.T) {
 	}
 }
 
-func TestUsageReaderRejectsOtherNamespace(t *testing.T) {
-	r := NewUsageReader(&recordingAPI{answer: func(string) model.Matrix { return nil }})
+func TestReaderRejectsOtherNamespace(t *testing.T) {
+	r := NewReader(&recordingAPI{answer: func(string) model.Matrix { return nil }})
 	if _, err := r.Read(context.Background(), "shop", []WorkloadRef{{Kind: "Deployment", Namespace: "other", Name: "x"}}); err == nil {
 		t.Error("Read() with a workload of another namespace: error = nil")
 	}
