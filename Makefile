@@ -5,6 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMG ?= recommend-job:$(VERSION)
 GO_TEST_FLAGS ?= -count=1 -timeout=30m
 LDFLAGS := -s -w -X main.version=$(VERSION)
+GOLANGCI_LINT_VERSION ?= v2.15.0
 
 .DEFAULT_GOAL := help
 
@@ -24,6 +25,15 @@ tools: ## Install and build what the test bed runs: etcd, kube-apiserver, Promet
 test: tools ## Run all tests, the integration tests on the real test bed included.
 	$(GO) vet ./...
 	$(GO) test $(GO_TEST_FLAGS) ./...
+
+.PHONY: chart-test
+chart-test: tools ## Lint the Helm chart and install it into the test bed's apiserver.
+	$(GO) test -count=1 -run 'TestChart' ./cmd/recommend-job
+
+.PHONY: lint
+lint: ## Run golangci-lint (pinned) on the code.
+	GOBIN=$(CURDIR)/.cache/bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	.cache/bin/golangci-lint run ./...
 
 .PHONY: demo
 demo: tools ## Run the job end to end on the bundled demo, on a local test bed.

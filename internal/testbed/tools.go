@@ -188,11 +188,17 @@ func packagesFor(tools []string) []string {
 	return pkgs
 }
 
-// buildKubeAPIServer builds kube-apiserver from the tools module unless the
-// binary in .cache/bin is newer than the module's sources.
+// buildKubeAPIServer builds kube-apiserver from its tools module.
 func buildKubeAPIServer(ctx context.Context, repoRoot string) (string, error) {
-	module := filepath.Join(repoRoot, "hack", "tools", "kube-apiserver")
-	out := filepath.Join(repoRoot, ".cache", "bin", "kube-apiserver")
+	return buildTool(ctx, repoRoot, "kube-apiserver", ".")
+}
+
+// buildTool builds the command pkg of the tools module hack/tools/<name>
+// into .cache/bin/<name>, unless that binary is newer than the module's
+// sources.
+func buildTool(ctx context.Context, repoRoot, name, pkg string) (string, error) {
+	module := filepath.Join(repoRoot, "hack", "tools", name)
+	out := filepath.Join(repoRoot, ".cache", "bin", name)
 	fresh, err := newerThanSources(out, module)
 	if err != nil {
 		return "", err
@@ -202,23 +208,37 @@ func buildKubeAPIServer(ctx context.Context, repoRoot string) (string, error) {
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		return "", fmt.Errorf("build kube-apiserver: go not found on PATH: %w", err)
+		return "", fmt.Errorf("build %s: go not found on PATH: %w", name, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return "", fmt.Errorf("build kube-apiserver: %w", err)
+		return "", fmt.Errorf("build %s: %w", name, err)
 	}
 	// Build next to the target and rename, so that a half-written binary
 	// is never mistaken for a fresh one.
 	tmp := out + ".tmp"
 	env := append(os.Environ(), "GOWORK=off")
-	if err := run(ctx, env, goBin, "build", "-C", module, "-o", tmp, "."); err != nil {
+	if err := run(ctx, env, goBin, "build", "-C", module, "-o", tmp, pkg); err != nil {
 		_ = os.Remove(tmp)
-		return "", fmt.Errorf("build kube-apiserver: %w", err)
+		return "", fmt.Errorf("build %s: %w", name, err)
 	}
 	if err := os.Rename(tmp, out); err != nil {
-		return "", fmt.Errorf("build kube-apiserver: %w", err)
+		return "", fmt.Errorf("build %s: %w", name, err)
 	}
 	return out, nil
+}
+
+// EnsureHelm returns the helm CLI, built from the tools module in
+// hack/tools/helm into .cache/bin on first use.
+func EnsureHelm(ctx context.Context, repoRoot string) (string, error) {
+	if err := os.MkdirAll(filepath.Join(repoRoot, ".cache", "bin"), 0o755); err != nil {
+		return "", fmt.Errorf("create cache directory: %w", err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(repoRoot, ".cache", "testbed-helm.lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	return buildTool(ctx, repoRoot, "helm", "helm.sh/helm/v3/cmd/helm")
 }
 
 // newerThanSources reports whether bin exists and is newer than go.mod,
@@ -229,7 +249,7 @@ func newerThanSources(bin, dir string) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("stat kube-apiserver: %w", err)
+		return false, fmt.Errorf("stat %s: %w", bin, err)
 	}
 	sources, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
@@ -239,7 +259,7 @@ func newerThanSources(bin, dir string) (bool, error) {
 	for _, src := range sources {
 		sst, err := os.Stat(src)
 		if err != nil {
-			return false, fmt.Errorf("stat kube-apiserver sources: %w", err)
+			return false, fmt.Errorf("stat the sources of %s: %w", bin, err)
 		}
 		if !st.ModTime().After(sst.ModTime()) {
 			return false, nil
