@@ -18,7 +18,7 @@ build: ## Build bin/recommend-job.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/recommend-job ./cmd/recommend-job
 
 .PHONY: tools
-tools: ## Install and build what the test bed runs: etcd, kube-apiserver, Prometheus, git.
+tools: ## Install and build what the tests run: etcd, kube-apiserver, Prometheus, git, helm, Gitea.
 	hack/testbed tools
 
 .PHONY: test

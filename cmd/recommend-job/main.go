@@ -5,8 +5,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,12 +24,29 @@ func main() {
 // version is stamped at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// Exit codes.
+// Exit codes, documented in the README.
 const (
-	exitOK         = 0
-	exitFailed     = 1
-	exitConfigured = 2
+	exitOK          = 0
+	exitFailed      = 1
+	exitConfigured  = 2
+	exitUnreachable = 3
 )
+
+// exitCodeFor tells a dependency that could not be reached (the apiserver,
+// Prometheus, the git remote) from other failures.
+func exitCodeFor(err error) int {
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &opErr), errors.As(err, &dnsErr),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH),
+		errors.Is(err, context.DeadlineExceeded):
+		return exitUnreachable
+	default:
+		return exitFailed
+	}
+}
 
 // fail reports an error found before the logger exists.
 func fail(stderr io.Writer, code int, err error) int {

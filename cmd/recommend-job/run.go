@@ -8,12 +8,11 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
-	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -21,6 +20,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/job"
+	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
@@ -42,20 +42,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, exitConfigured, err)
 	}
 	log := newLogger(stderr, cfg.LogLevel)
-	// client-go logs through klog; send it to the same JSON lines.
+	// client-go logs through klog, kustomize through the standard log
+	// package: send both to the same JSON lines.
 	klog.SetSlogLogger(log)
+	slog.SetDefault(log)
 	log.InfoContext(ctx, "starting", "version", version)
 
 	rep, err := runJob(ctx, cfg, log)
 	if rep != nil {
 		// What was computed is worth showing even when the run failed late.
-		if werr := rep.Write(stdout, report.Format(cfg.Output)); werr != nil {
+		if werr := writeReport(stdout, rep, cfg.Output); werr != nil {
 			log.ErrorContext(ctx, "cannot write the report", "error", werr)
 			return exitFailed
 		}
 	}
 	if err != nil {
 		log.ErrorContext(ctx, "run failed", "error", err)
+		return exitCodeFor(err)
+	}
+	if cfg.FailOnPartial && rep.Partial() {
+		log.WarnContext(ctx, "run completed with problems, and fail-on-partial is set")
 		return exitFailed
 	}
 	return exitOK
@@ -71,6 +77,7 @@ func runJob(ctx context.Context, cfg *Config, log *slog.Logger) (*report.Report,
 	}
 	// A hung apiserver must not hold the job until its deadline.
 	restCfg.Timeout = apiTimeout
+	restCfg.QPS, restCfg.Burst = float32(cfg.KubeQPS), cfg.KubeBurst
 	dyn, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating dynamic client: %w", err)
@@ -80,26 +87,57 @@ func runJob(ctx context.Context, cfg *Config, log *slog.Logger) (*report.Report,
 		return nil, fmt.Errorf("creating discovery client: %w", err)
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
-
-	promClient, err := api.NewClient(api.Config{Address: cfg.PrometheusURL})
+	metaClient, err := metadata.NewForConfig(restCfg)
 	if err != nil {
-		return nil, fmt.Errorf("prometheus-url: %w", err)
+		return nil, fmt.Errorf("creating metadata client: %w", err)
 	}
 
-	collector := collect.New(dyn, mapper, collect.WithNamespace(cfg.Namespace), collect.WithLogger(log))
-	reader := usage.NewReader(promv1.NewAPI(promClient), usage.WithWindow(cfg.Window), usage.WithLogger(log))
+	promAPI, err := newPrometheusAPI(cfg)
+	if err != nil {
+		return nil, err
+	}
+
+	collector := collect.New(dyn, mapper,
+		collect.WithMetadataClient(metaClient),
+		collect.WithNamespace(cfg.Namespace),
+		collect.WithNamespaces(cfg.Namespaces...),
+		collect.WithExcludedNamespaces(cfg.ExcludeNamespaces...),
+		collect.WithLabelSelector(cfg.LabelSelector),
+		collect.WithShard(cfg.ShardIndex, cfg.ShardCount),
+		collect.WithStatusWriting(cfg.WriteStatus),
+		collect.WithHPAAwareness(cfg.HPAAware),
+		collect.WithLogger(log))
+	reader := usage.NewReader(promAPI, usageOptions(cfg, log)...)
 	return job.Run(ctx, job.Config{
 		Git: gitops.Options{
-			URL:         cfg.GitURL,
-			BaseBranch:  cfg.GitBranch,
-			PushBranch:  cfg.GitPushBranch,
-			Username:    cfg.GitUsername,
-			Token:       cfg.GitToken,
-			AuthorName:  cfg.GitAuthorName,
-			AuthorEmail: cfg.GitAuthorEmail,
+			URL:            cfg.GitURL,
+			BaseBranch:     cfg.GitBranch,
+			PushBranch:     cfg.GitPushBranch,
+			Username:       cfg.GitUsername,
+			Token:          cfg.GitToken,
+			SSHKeyFile:     cfg.GitSSHKeyFile,
+			KnownHostsFile: cfg.GitKnownHostsFile,
+			AuthorName:     cfg.GitAuthorName,
+			AuthorEmail:    cfg.GitAuthorEmail,
+			CommitterName:  cfg.GitCommitterName,
+			CommitterEmail: cfg.GitCommitterEmail,
+			SigningKeyFile: cfg.GitSigningKeyFile,
+			SigningFormat:  cfg.GitSigningFormat,
+			CommitTemplate: cfg.GitCommitTemplate,
+			Forge: gitops.ForgeOptions{
+				Kind:           cfg.Forge,
+				APIURL:         cfg.ForgeAPIURL,
+				Token:          cfg.ForgeToken,
+				Repository:     cfg.ForgeRepository,
+				Labels:         cfg.PRLabels,
+				Reviewers:      cfg.PRReviewers,
+				CloseWhenEmpty: cfg.PRCloseWhenEmpty,
+			},
 		},
-		Path:   cfg.GitPath,
-		DryRun: cfg.DryRun,
+		Path:          cfg.GitPath,
+		DryRun:        cfg.DryRun,
+		Algorithm:     algorithmOptions(cfg),
+		RenderOptions: renderOptions(cfg),
 	}, collector, reader, log)
 }
 
@@ -109,4 +147,22 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 		l = slog.LevelInfo
 	}
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// formatMarkdown prints the report as the pull request's description.
+const formatMarkdown = "markdown"
+
+func writeReport(w io.Writer, rep *report.Report, format string) error {
+	if format == formatMarkdown {
+		_, err := io.WriteString(w, gitops.PullRequestBody(rep))
+		return err
+	}
+	return rep.Write(w, report.Format(format))
+}
+
+// renderOptions carries the render settings, which complete() validated.
+func renderOptions(cfg *Config) []render.Option {
+	mode, _ := render.ParseMode(cfg.RenderMode)
+	paths, _ := render.ParsePaths(cfg.RenderPaths)
+	return []render.Option{render.WithMode(mode), render.WithPaths(paths)}
 }

@@ -16,10 +16,12 @@ func TestRunExitCodes(t *testing.T) {
 		wantStderr string
 	}{
 		{name: "version", args: []string{"--version"}, wantCode: exitOK, wantStdout: "recommend-job dev"},
-		{name: "configuration error", args: []string{"--output=xml"}, wantCode: exitConfigured, wantStderr: `output: must be table or json`},
+		{name: "configuration error", args: []string{"--output=xml"}, wantCode: exitConfigured, wantStderr: `output: must be table, json, yaml or markdown`},
 		{name: "unknown flag", args: []string{"--no-such-flag"}, wantCode: exitConfigured, wantStderr: "unknown flag"},
 		{name: "cannot load kubeconfig", args: []string{"--dry-run", "--prometheus-url=http://127.0.0.1:1", "--kubeconfig=testdata/missing-kubeconfig"},
 			wantCode: exitFailed, wantStderr: "loading kubeconfig"},
+		{name: "apiserver unreachable", args: []string{"--dry-run", "--prometheus-url=http://127.0.0.1:1", "--kubeconfig=testdata/unreachable-kubeconfig"},
+			wantCode: exitUnreachable, wantStderr: "connection refused"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

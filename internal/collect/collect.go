@@ -2,18 +2,18 @@ package collect
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/pager"
+	"k8s.io/client-go/metadata"
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 )
@@ -26,32 +26,96 @@ const DefaultPageSize = 500
 type Item struct {
 	Namespace string
 	Name      string
-	Target    v1alpha1.CrossVersionObjectReference
+	// Annotations are the ResourceRecommend's own, for per-CR settings.
+	Annotations map[string]string
+	Target      v1alpha1.CrossVersionObjectReference
 	// Workload is the resolved target; nil when it could not be read.
 	Workload *Workload
 	// Policies are the validated per-container policies of a valid item.
 	Policies []ContainerPolicy
+	// Extensions are the validated algorithmPolicy.extensions of a valid
+	// item; zero fields mean the run's defaults.
+	Extensions Extensions
+	// HeldBack are the resources whose requests must be left alone, with
+	// the reason: a HorizontalPodAutoscaler scales the target on that
+	// resource's utilisation, which is relative to the request.
+	HeldBack map[corev1.ResourceName]string
 	// Invalid says why the item was rejected; nil when it is valid.
 	Invalid *ValidationError
 	// Cause is what lay behind a rejection whose katalyst message says
 	// little, such as "workload matched err".
 	Cause error
+
+	// generation and status are the object's as listed, for WriteStatus.
+	generation int64
+	status     v1alpha1.ResourceRecommendStatus
 }
 
 // Collector lists ResourceRecommends and the workloads they target.
 type Collector struct {
-	client    dynamic.Interface
-	mapper    meta.RESTMapper
-	namespace string
-	pageSize  int64
-	log       *slog.Logger
+	client      dynamic.Interface
+	meta        metadata.Interface
+	mapper      meta.RESTMapper
+	scope       scope
+	selector    string
+	shardIndex  int
+	shardCount  int
+	pageSize    int64
+	hpa         bool
+	writeStatus bool
+	log         *slog.Logger
 }
 
 // Option configures a Collector.
 type Option func(*Collector)
 
-// WithNamespace restricts the run to one namespace.
-func WithNamespace(ns string) Option { return func(c *Collector) { c.namespace = ns } }
+// WithNamespace restricts the run to one namespace; "" means all. It is
+// WithNamespaces with one name.
+func WithNamespace(ns string) Option {
+	return func(c *Collector) {
+		if ns != "" {
+			c.scope.include = append(c.scope.include, ns)
+		}
+	}
+}
+
+// WithNamespaces restricts the run to these namespaces; each is listed on
+// its own. None means all namespaces.
+func WithNamespaces(namespaces ...string) Option {
+	return func(c *Collector) { c.scope.include = append(c.scope.include, namespaces...) }
+}
+
+// WithExcludedNamespaces leaves these namespaces out.
+func WithExcludedNamespaces(namespaces ...string) Option {
+	return func(c *Collector) { c.scope.exclude = append(c.scope.exclude, namespaces...) }
+}
+
+// WithLabelSelector handles only the ResourceRecommends matching selector,
+// in kubectl's syntax. Collect fails on a malformed selector.
+func WithLabelSelector(selector string) Option {
+	return func(c *Collector) { c.selector = selector }
+}
+
+// WithShard handles only the ResourceRecommends of shard index out of
+// count (see Shard). count <= 1 means one shard, the whole scope.
+func WithShard(index, count int) Option {
+	return func(c *Collector) { c.shardIndex, c.shardCount = index, count }
+}
+
+// WithMetadataClient lists targets by their metadata first, so that full
+// objects are read only from the namespaces holding a wanted target.
+// Without it, the dynamic client's full lists tell existence too.
+func WithMetadataClient(m metadata.Interface) Option {
+	return func(c *Collector) { c.meta = m }
+}
+
+// WithHPAAwareness sets whether resources a HorizontalPodAutoscaler scales
+// on by utilisation are held back (Item.HeldBack). On by default.
+func WithHPAAwareness(on bool) Option { return func(c *Collector) { c.hpa = on } }
+
+// WithStatusWriting enables WriteStatus. Off by default, so that the job
+// needs no write permission.
+func WithStatusWriting(on bool) Option { return func(c *Collector) { c.writeStatus = on } }
 
 // WithPageSize sets the number of objects per list call.
 func WithPageSize(n int64) Option { return func(c *Collector) { c.pageSize = n } }
@@ -61,54 +125,47 @@ func WithLogger(l *slog.Logger) Option { return func(c *Collector) { c.log = l }
 
 // New returns a Collector reading through client, resolving kinds with mapper.
 func New(client dynamic.Interface, mapper meta.RESTMapper, opts ...Option) *Collector {
-	c := &Collector{client: client, mapper: mapper, pageSize: DefaultPageSize, log: slog.New(slog.DiscardHandler)}
+	c := &Collector{client: client, mapper: mapper, pageSize: DefaultPageSize, hpa: true, log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(c)
 	}
 	return c
 }
 
-// Collect lists every ResourceRecommend in scope, reads the targets with one
-// paged list per resource type, and validates each item. An invalid item is
-// returned with Invalid set; only a failure to list ResourceRecommends at
-// all is an error. Items are sorted by namespace and name.
+// Collect lists every ResourceRecommend in scope and shard, reads the
+// targets with paged lists per resource type (never a GET per object), and
+// validates each item. An invalid item is returned with Invalid set; a
+// failure to list ResourceRecommends, targets or HorizontalPodAutoscalers
+// is an error, as the items it concerns would otherwise be reported
+// wrongly. Items are sorted by namespace and name.
 func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
+	if c.shardCount > 1 && (c.shardIndex < 0 || c.shardIndex >= c.shardCount) {
+		return nil, fmt.Errorf("shard index %d is not in [0, %d)", c.shardIndex, c.shardCount)
+	}
+	if _, err := labels.Parse(c.selector); err != nil {
+		return nil, fmt.Errorf("label selector %q: %w", c.selector, err)
+	}
 	recs, undecodable, err := c.listRecommends(ctx)
 	if err != nil {
 		return nil, err
 	}
-	workloads, err := c.readTargets(ctx, recs)
+	targets, err := c.readTargets(ctx, recs)
 	if err != nil {
 		return nil, err
+	}
+	var holds map[targetKey]map[corev1.ResourceName]string
+	if c.hpa && len(recs) > 0 {
+		if holds, err = c.readHPAs(ctx); err != nil {
+			return nil, err
+		}
 	}
 
 	items := make([]Item, 0, len(recs)+len(undecodable))
 	items = append(items, undecodable...)
 	for _, rec := range recs {
-		item := Item{Namespace: rec.Namespace, Name: rec.Name, Target: rec.Spec.TargetRef}
-		key := targetKey{gk: targetGroupKind(rec.Spec.TargetRef), namespace: rec.Namespace, name: rec.Spec.TargetRef.Name}
-		lookup := func() ([]string, error) {
-			res := workloads[key]
-			if res.err != nil {
-				item.Cause = res.err
-				return nil, res.err
-			}
-			if res.workload == nil {
-				return nil, ErrWorkloadNotFound
-			}
-			item.Workload = res.workload
-			return res.workload.ContainerNames(), nil
-		}
-		policies, invalid := Validate(rec.Spec, lookup)
-		if invalid != nil {
-			item.Invalid = invalid
-			attrs := []any{"resourceRecommend", rec.Namespace + "/" + rec.Name, "code", invalid.Code, "message", invalid.Message}
-			if item.Cause != nil {
-				attrs = append(attrs, "cause", item.Cause)
-			}
-			c.log.InfoContext(ctx, "invalid resource recommend", attrs...)
-		} else {
-			item.Policies = policies
+		item := c.item(ctx, rec, targets)
+		if item.Invalid == nil && item.Workload != nil {
+			item.HeldBack = holds[targets.keyOf(rec)]
 		}
 		items = append(items, item)
 	}
@@ -121,22 +178,65 @@ func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
 	return items, nil
 }
 
-// listRecommends lists and decodes the ResourceRecommends in scope, dropping
-// those that belong to another recommender. The apiserver has checked each
-// object against the CRD schema, so one that does not decode means the
-// cluster's CRD differs from ours: it comes back as an invalid item with
-// code CodeDecodeError, and the run goes on.
+// item validates one ResourceRecommend against what was read.
+func (c *Collector) item(ctx context.Context, rec *v1alpha1.ResourceRecommend, targets *targetSet) Item {
+	item := Item{
+		Namespace:   rec.Namespace,
+		Name:        rec.Name,
+		Annotations: rec.Annotations,
+		Target:      rec.Spec.TargetRef,
+		generation:  rec.Generation,
+		status:      rec.Status,
+	}
+	lookup := func() ([]string, error) {
+		w, err := targets.lookup(rec)
+		if err != nil {
+			item.Cause = err
+			return nil, err
+		}
+		item.Workload = w
+		return w.ContainerNames(), nil
+	}
+	policies, invalid := Validate(rec.Spec, lookup)
+	if invalid != nil {
+		item.Invalid = invalid
+		attrs := []any{"resourceRecommend", rec.Namespace + "/" + rec.Name, "code", invalid.Code, "message", invalid.Message}
+		if item.Cause != nil {
+			attrs = append(attrs, "cause", item.Cause)
+		}
+		c.log.InfoContext(ctx, "invalid resource recommend", attrs...)
+		return item
+	}
+	item.Policies = policies
+	// Validate has checked the extensions already.
+	item.Extensions, _ = ParseExtensions(rec.Spec.ResourcePolicy.AlgorithmPolicy.Extensions)
+	if len(item.Extensions.Unknown) > 0 {
+		c.log.InfoContext(ctx, "ignoring unknown algorithm extensions", "resourceRecommend", rec.Namespace+"/"+rec.Name, "keys", item.Extensions.Unknown)
+	}
+	return item
+}
+
+// listRecommends lists and decodes the ResourceRecommends in scope and
+// shard, dropping those that belong to another recommender. The apiserver
+// has checked each object against the CRD schema, so one that does not
+// decode means the cluster's CRD differs from ours: it comes back as an
+// invalid item with code CodeDecodeError, and the run goes on.
 func (c *Collector) listRecommends(ctx context.Context) ([]*v1alpha1.ResourceRecommend, []Item, error) {
-	ri := c.client.Resource(v1alpha1.GroupVersionResource()).Namespace(c.namespace)
+	gvr := v1alpha1.GroupVersionResource()
 	var recs []*v1alpha1.ResourceRecommend
 	var undecodable []Item
-	err := c.eachItem(ctx, ri, func(u *unstructured.Unstructured) error {
+	err := c.eachObject(ctx, gvr, c.scope.namespaces(), c.selector, func(u *unstructured.Unstructured) error {
+		if !c.scope.contains(u.GetNamespace()) || !c.inShard(u.GetNamespace(), u.GetName()) {
+			return nil
+		}
 		rec := &v1alpha1.ResourceRecommend{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, rec); err != nil {
 			undecodable = append(undecodable, Item{
-				Namespace: u.GetNamespace(),
-				Name:      u.GetName(),
-				Invalid:   &ValidationError{Code: CodeDecodeError, Message: fmt.Sprintf("cannot decode: %v", err)},
+				Namespace:   u.GetNamespace(),
+				Name:        u.GetName(),
+				Annotations: u.GetAnnotations(),
+				Invalid:     &ValidationError{Code: CodeDecodeError, Message: fmt.Sprintf("cannot decode: %v", err)},
+				generation:  u.GetGeneration(),
 			})
 			return nil
 		}
@@ -147,7 +247,7 @@ func (c *Collector) listRecommends(ctx context.Context) ([]*v1alpha1.ResourceRec
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing %s: %w", v1alpha1.GroupVersionResource().GroupResource(), err)
+		return nil, nil, err
 	}
 	return recs, undecodable, nil
 }
@@ -156,88 +256,18 @@ func (c *Collector) listRecommends(ctx context.Context) ([]*v1alpha1.ResourceRec
 // v1alpha1 types; katalyst has no code for it.
 const CodeDecodeError = "DecodeError"
 
+// inShard reports whether namespace/name belongs to this collector's shard.
+func (c *Collector) inShard(namespace, name string) bool {
+	return c.shardCount <= 1 || Shard(namespace, name, c.shardCount) == c.shardIndex
+}
+
+// targetKey names a target by its resolved group and kind.
 type targetKey struct {
 	gk        schema.GroupKind
 	namespace string
 	name      string
 }
 
-type targetResult struct {
-	workload *Workload
-	err      error
-}
-
-func targetGroupKind(ref v1alpha1.CrossVersionObjectReference) schema.GroupKind {
-	return schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind()
-}
-
-// readTargets reads every referenced target with one paged list per resource
-// type, never a GET per object, keeping only the objects some item refers to.
-// A kind the cluster does not serve is that item's error; a list that fails
-// (permissions, a timeout) fails the run, as every item of that kind would
-// otherwise be reported wrongly.
-func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRecommend) (map[targetKey]targetResult, error) {
-	results := map[targetKey]targetResult{}
-	wanted := map[schema.GroupVersionKind]map[targetKey]bool{}
-	for _, rec := range recs {
-		ref := rec.Spec.TargetRef
-		if ref.Name == "" || ref.Kind == "" {
-			continue
-		}
-		gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
-		key := targetKey{gk: gvk.GroupKind(), namespace: rec.Namespace, name: ref.Name}
-		if wanted[gvk] == nil {
-			wanted[gvk] = map[targetKey]bool{}
-		}
-		wanted[gvk][key] = true
-	}
-
-	for gvk, keys := range wanted {
-		setAll := func(err error) {
-			for k := range keys {
-				results[k] = targetResult{err: err}
-			}
-		}
-		mapping, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if meta.IsNoMatchError(err) {
-			setAll(fmt.Errorf("resolving %s: %w", gvk, err))
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("resolving %s: %w", gvk, err)
-		}
-		if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
-			setAll(fmt.Errorf("%s is not namespaced", gvk))
-			continue
-		}
-		ri := c.client.Resource(mapping.Resource).Namespace(c.namespace)
-		err = c.eachItem(ctx, ri, func(u *unstructured.Unstructured) error {
-			key := targetKey{gk: gvk.GroupKind(), namespace: u.GetNamespace(), name: u.GetName()}
-			if !keys[key] {
-				return nil
-			}
-			w, err := workloadFrom(u)
-			results[key] = targetResult{workload: w, err: err}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("listing %s: %w", mapping.Resource.GroupResource(), err)
-		}
-	}
-	return results, nil
-}
-
-// eachItem pages through a list, calling fn for every object.
-func (c *Collector) eachItem(ctx context.Context, ri dynamic.ResourceInterface, fn func(*unstructured.Unstructured) error) error {
-	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-		return ri.List(ctx, opts)
-	})
-	p.PageSize = c.pageSize
-	return p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
-			return errors.New("list returned a non-unstructured object")
-		}
-		return fn(u)
-	})
+func (k targetKey) String() string {
+	return fmt.Sprintf("%s %s/%s", k.gk, k.namespace, k.name)
 }

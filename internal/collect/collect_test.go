@@ -3,11 +3,14 @@ package collect
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,12 +18,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 )
 
-var deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+var (
+	deploymentsGVR  = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	statefulSetsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}
+	configMapsGVR   = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+)
 
 func deployment(ns, name string, containers ...map[string]any) *unstructured.Unstructured {
 	cs := make([]any, len(containers))
@@ -58,14 +66,19 @@ func recommendObj(ns, name, kind, target string, policies ...any) *unstructured.
 	}}
 }
 
-func newFakeCollector(t *testing.T, objs ...runtime.Object) (*Collector, *dynamicfake.FakeDynamicClient) {
+func newFakeCollector(t testing.TB, objs ...runtime.Object) (*Collector, *dynamicfake.FakeDynamicClient) {
 	t.Helper()
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		v1alpha1.GroupVersionResource(): "ResourceRecommendList",
 		deploymentsGVR:                  "DeploymentList",
+		statefulSetsGVR:                 "StatefulSetList",
+		configMapsGVR:                   "ConfigMapList",
+		hpaGVR:                          "HorizontalPodAutoscalerList",
 	}, objs...)
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, meta.RESTScopeNamespace)
+	mapper.Add(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, meta.RESTScopeNamespace)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
 	return New(client, mapper, WithPageSize(2)), client
 }
 
@@ -77,6 +90,11 @@ func TestCollect(t *testing.T) {
 		recommendObj("shop", "web", "Deployment", "web"),
 		recommendObj("shop", "gone", "Deployment", "missing"),
 		recommendObj("shop", "sts", "StatefulSet", "db"),
+		recommendObj("shop", "config", "ConfigMap", "settings"),
+		&unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"namespace": "shop", "name": "settings"}, "data": map[string]any{"a": "b"},
+		}},
 		recommendObj("other", "external", "Deployment", "web", map[string]any{
 			"containerName": "app", "controlledResourcesPolicies": []any{map[string]any{"resourceName": "cpu"}},
 		}),
@@ -116,15 +134,19 @@ func TestCollect(t *testing.T) {
 	want := []summary{
 		// other/elsewhere belongs to another recommender and is skipped.
 		{Name: "other/external", Containers: []string{"app"}, Policies: []string{"app/cpu/30"}},
+		// The fixture says apiVersion apps/v1 for every kind; v1 ConfigMap
+		// does not exist in apps, so it fails to resolve.
+		{Name: "shop/config", Code: CodeWorkloadMatchError},
 		{Name: "shop/gone", Code: CodeWorkloadNotFound},
-		{Name: "shop/sts", Code: CodeWorkloadsUnsupported},
+		// No StatefulSet db exists.
+		{Name: "shop/sts", Code: CodeWorkloadNotFound},
 		{Name: "shop/web", Containers: []string{"app", "proxy"}, Policies: []string{"app/cpu/30", "app/memory/10", "proxy/cpu/30", "proxy/memory/10"}},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("Collect() mismatch (-want +got):\n%s", d)
 	}
 
-	web := items[3].Workload.Container("app")
+	web := items[4].Workload.Container("app")
 	if q := web.Requests["cpu"]; q.String() != "500m" {
 		t.Errorf("web app cpu request = %s, want 500m", q.String())
 	}
@@ -144,7 +166,7 @@ func TestCollect(t *testing.T) {
 	}
 	// One list per resource type whatever the number of objects. (The fake
 	// client ignores the page size, so paging itself is not seen here.)
-	if d := cmp.Diff(map[string]int{"deployments": 1, "resourcerecommends": 1}, lists); d != "" {
+	if d := cmp.Diff(map[string]int{"deployments": 1, "statefulsets": 1, "horizontalpodautoscalers": 1, "resourcerecommends": 1}, lists); d != "" {
 		t.Errorf("list calls (-want +got):\n%s", d)
 	}
 }
@@ -214,5 +236,180 @@ func TestCollectUnknownKindIsPerItem(t *testing.T) {
 	}
 	if items[1].Invalid != nil {
 		t.Errorf("shop/web = %+v, want valid", items[1].Invalid)
+	}
+}
+
+func TestCollectShardsAndScope(t *testing.T) {
+	var objs []runtime.Object
+	for _, ns := range []string{"a", "b", "kube-system"} {
+		for i := range 10 {
+			name := fmt.Sprintf("app-%d", i)
+			rec := recommendObj(ns, name, "Deployment", name)
+			if i%2 == 0 {
+				rec.SetLabels(map[string]string{"team": "even"})
+			}
+			objs = append(objs, deployment(ns, name, container("app", "1", "1Gi")), rec)
+		}
+	}
+	names := func(t *testing.T, opts ...Option) []string {
+		t.Helper()
+		c, _ := newFakeCollector(t, objs...)
+		for _, o := range opts {
+			o(c)
+		}
+		items, err := c.Collect(context.Background())
+		if err != nil {
+			t.Fatalf("Collect() error = %v", err)
+		}
+		var out []string
+		for _, it := range items {
+			if it.Invalid != nil {
+				t.Errorf("%s/%s invalid: %v", it.Namespace, it.Name, it.Invalid)
+			}
+			out = append(out, it.Namespace+"/"+it.Name)
+		}
+		return out
+	}
+
+	all := names(t)
+	if len(all) != 30 {
+		t.Fatalf("all = %d items, want 30", len(all))
+	}
+	// Three shards split the 30 without overlap, each as Shard says.
+	seen := map[string]int{}
+	for i := range 3 {
+		for _, n := range names(t, WithShard(i, 3)) {
+			ns, name, _ := strings.Cut(n, "/")
+			if Shard(ns, name, 3) != i {
+				t.Errorf("%s in shard %d, Shard says %d", n, i, Shard(ns, name, 3))
+			}
+			seen[n]++
+		}
+	}
+	if len(seen) != 30 {
+		t.Errorf("shards cover %d items, want 30", len(seen))
+	}
+	for n, k := range seen {
+		if k != 1 {
+			t.Errorf("%s in %d shards, want 1", n, k)
+		}
+	}
+
+	if got := names(t, WithExcludedNamespaces("kube-system")); len(got) != 20 || slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "kube-system/") }) {
+		t.Errorf("excluding kube-system = %v, want the 20 of a and b", got)
+	}
+	if d := cmp.Diff([]string{"b/app-0", "b/app-2", "b/app-4", "b/app-6", "b/app-8"}, names(t, WithNamespaces("b"), WithLabelSelector("team=even"))); d != "" {
+		t.Errorf("namespace b, team=even (-want +got):\n%s", d)
+	}
+
+	c, _ := newFakeCollector(t, objs...)
+	WithShard(3, 3)(c)
+	if _, err := c.Collect(context.Background()); err == nil || !strings.Contains(err.Error(), "shard index 3 is not in [0, 3)") {
+		t.Errorf("Collect() with shard 3 of 3 error = %v", err)
+	}
+	c, _ = newFakeCollector(t, objs...)
+	WithLabelSelector("team in (")(c)
+	if _, err := c.Collect(context.Background()); err == nil || !strings.Contains(err.Error(), `label selector "team in ("`) {
+		t.Errorf("Collect() with a malformed selector error = %v", err)
+	}
+}
+
+func TestCollectHPAAwareness(t *testing.T) {
+	hpa := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+		"metadata": map[string]any{"namespace": "shop", "name": "web"},
+		"spec": map[string]any{
+			"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+			"metrics": []any{map[string]any{"type": "Resource", "resource": map[string]any{
+				"name": "memory", "target": map[string]any{"type": "Utilization", "averageUtilization": int64(75)}}}},
+		},
+	}}
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprint("aware=", on), func(t *testing.T) {
+			c, client := newFakeCollector(t, deployment("shop", "web", container("app", "1", "1Gi")),
+				deployment("shop", "api", container("app", "1", "1Gi")),
+				recommendObj("shop", "web", "Deployment", "web"), recommendObj("shop", "api", "Deployment", "api"), hpa)
+			WithHPAAwareness(on)(c)
+			items, err := c.Collect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// items are api, web; only web is scaled.
+			want := map[corev1.ResourceName]string{"memory": "HorizontalPodAutoscaler shop/web scales on memory utilization (75%)"}
+			if !on {
+				want = nil
+			}
+			if d := cmp.Diff(want, items[1].HeldBack); d != "" {
+				t.Errorf("web HeldBack (-want +got):\n%s", d)
+			}
+			if items[0].HeldBack != nil {
+				t.Errorf("api HeldBack = %v, want none", items[0].HeldBack)
+			}
+			listed := false
+			for _, a := range client.Actions() {
+				listed = listed || a.GetResource().Resource == "horizontalpodautoscalers"
+			}
+			if listed != on {
+				t.Errorf("HPAs listed = %t, want %t", listed, on)
+			}
+		})
+	}
+}
+
+func TestCollectReadsOnlyNamespacesHoldingTargets(t *testing.T) {
+	// 30 Deployments in 10 namespaces; ResourceRecommends want two of
+	// them, in ns-1 and ns-7. The metadata list finds them, and full
+	// objects come from those two namespaces only.
+	var objs []runtime.Object
+	scheme := runtime.NewScheme()
+	metav1.AddMetaToScheme(scheme)
+	var metas []runtime.Object
+	for i := range 30 {
+		ns, name := fmt.Sprintf("ns-%d", i%10), fmt.Sprintf("app-%d", i)
+		objs = append(objs, deployment(ns, name, container("app", "1", "1Gi")))
+		metas = append(metas, &metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		})
+	}
+	// app-1 is in ns-1, app-17 in ns-7; app-99 does not exist.
+	objs = append(objs, recommendObj("ns-1", "a", "Deployment", "app-1"), recommendObj("ns-7", "b", "Deployment", "app-17"),
+		recommendObj("ns-7", "c", "Deployment", "app-99"))
+	c, client := newFakeCollector(t, objs...)
+	WithHPAAwareness(false)(c)
+	meta := metadatafake.NewSimpleMetadataClient(scheme, metas...)
+	WithMetadataClient(meta)(c)
+
+	items, err := c.Collect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range items {
+		s := it.Namespace + "/" + it.Name
+		if it.Invalid != nil {
+			s += " " + it.Invalid.Code
+		}
+		got = append(got, s)
+	}
+	if d := cmp.Diff([]string{"ns-1/a", "ns-7/b", "ns-7/c WorkloadNotFound"}, got); d != "" {
+		t.Errorf("items (-want +got):\n%s", d)
+	}
+	var lists []string
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "list" {
+			lists = append(lists, a.GetResource().Resource+" in "+a.GetNamespace())
+		}
+	}
+	want := []string{"resourcerecommends in ", "deployments in ns-1", "deployments in ns-7"}
+	if d := cmp.Diff(want, lists); d != "" {
+		t.Errorf("full lists (-want +got):\n%s", d)
+	}
+	var metaLists []string
+	for _, a := range meta.Actions() {
+		metaLists = append(metaLists, a.GetVerb()+" "+a.GetResource().Resource+" in "+a.GetNamespace())
+	}
+	if d := cmp.Diff([]string{"list deployments in "}, metaLists); d != "" {
+		t.Errorf("metadata requests (-want +got):\n%s", d)
 	}
 }

@@ -45,6 +45,16 @@ const (
 	CodeControlledValuesUnsupported = "ControlledValuesUnsupported"
 	// CodeResourceBuffersUnsupported reports that a bufferPercent is out of range.
 	CodeResourceBuffersUnsupported = "ResourceBuffersUnsupported"
+
+	// CodeResourceBoundsInvalid reports a negative minAllowed or maxAllowed,
+	// or a minAllowed above maxAllowed. Katalyst ignores both fields and has
+	// no code for it.
+	CodeResourceBoundsInvalid = "ResourceBoundsInvalid"
+	// CodeExtensionsInvalid reports an algorithmPolicy.extensions value this
+	// project reads (percentile, halfLife, decayHalfLife, window) that is
+	// malformed or out of range. Katalyst reads no extension and has no code
+	// for it.
+	CodeExtensionsInvalid = "ExtensionsInvalid"
 )
 
 // Message templates, katalyst's text verbatim (including its capitalisation
@@ -63,6 +73,17 @@ const (
 	msgControlledResourcesPoliciesEmpty = "container(%s) Resources Policies is empty"
 	msgResourceNameUnsupported          = "unsupported ResourceName, current supported values: %s"
 	msgResourceBuffersUnsupported       = "resource buffers should be in the range from %d to %d"
+	// Katalyst defines this template but formats the error with the
+	// ResourceName one; its own message could only ever list RequestsOnly,
+	// which is no longer true here.
+	msgControlledValuesUnsupported = "unsupported ControlledValues, current supported values: %s"
+	// What this project adds, in katalyst's style.
+	msgResourceBoundNegative  = "container(%s) %s %s %s must not be negative"
+	msgResourceBoundsInverted = "container(%s) %s minAllowed %s is greater than maxAllowed %s"
+	msgExtensionInvalid       = "spec.resourcePolicy.algorithmPolicy.extensions.%s %s"
+	// targetKindsDescription stands for the supported kinds in
+	// msgWorkloadsUnsupported, which katalyst fills with a list.
+	targetKindsDescription = "[kinds with a pod template]"
 )
 
 // Defaults and bounds katalyst applies while validating.
@@ -92,10 +113,13 @@ const (
 // variables so that supporting more kinds or values is a one-line change;
 // nothing modifies them at run time.
 var (
-	supportedTargetKinds      = []string{"Deployment"}
 	supportedAlgorithms       = []v1alpha1.Algorithm{v1alpha1.AlgorithmPercentile}
 	supportedResources        = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}
-	supportedControlledValues = []v1alpha1.ContainerControlledValues{v1alpha1.ContainerControlledValuesRequestsOnly}
+	supportedControlledValues = []v1alpha1.ContainerControlledValues{
+		v1alpha1.ContainerControlledValuesRequestsOnly,
+		v1alpha1.ContainerControlledValuesRequestsAndLimits,
+		v1alpha1.ContainerControlledValuesLimitsOnly,
+	}
 )
 
 var (
@@ -107,6 +131,11 @@ var (
 	// no pod template or the template has no containers list. Validate
 	// reports it as CodeContainersMatchError.
 	ErrNoPodTemplate = errors.New("workload has no pod template")
+
+	// ErrKindUnsupported is returned by a WorkloadLookup when the target's
+	// kind has no pod template (a ConfigMap, a Service). Validate reports
+	// it as CodeWorkloadsUnsupported.
+	ErrKindUnsupported = errors.New("kind has no pod template")
 )
 
 // ValidationError is a rejected ResourceRecommend: katalyst's reason code and
@@ -131,10 +160,11 @@ func invalid(code, format string, args ...any) *ValidationError {
 	return &ValidationError{Code: code, Message: msg}
 }
 
-// WorkloadLookup returns the names of the target's containers, excluding
-// init and ephemeral containers. It returns an error wrapping
-// ErrWorkloadNotFound or ErrNoPodTemplate for those cases, and any other
-// error when the target cannot be resolved or read.
+// WorkloadLookup returns the names of the target's containers and native
+// sidecars, excluding one-shot init and ephemeral containers. It returns an
+// error wrapping ErrWorkloadNotFound, ErrNoPodTemplate or
+// ErrKindUnsupported for those cases, and any other error when the target
+// cannot be resolved or read.
 type WorkloadLookup func() (containers []string, err error)
 
 // ContainerPolicy is one container's validated policy, with the wildcard
@@ -154,10 +184,12 @@ type ResourcePolicy struct {
 	// BufferPercent is the headroom in percent, DefaultBufferPercent if the
 	// spec leaves it out.
 	BufferPercent int32
-	// MinAllowed and MaxAllowed are copied from the spec as they are: katalyst
-	// neither validates nor applies them. nil means no bound.
+	// MinAllowed and MaxAllowed bound the recommendation; nil means no
+	// bound. Validate checks that they are not negative and that min <=
+	// max, which katalyst does not (it ignores both).
 	MinAllowed, MaxAllowed *resource.Quantity
-	// ControlledValues is DefaultControlledValues if the spec leaves it out.
+	// ControlledValues is DefaultControlledValues if the spec leaves it out;
+	// any of the three values, where katalyst accepts only RequestsOnly.
 	ControlledValues v1alpha1.ContainerControlledValues
 }
 
@@ -172,10 +204,10 @@ func IsDefaultRecommender(spec v1alpha1.ResourceRecommendSpec) bool {
 // Validate checks spec with katalyst's rules, in katalyst's order, and
 // returns the first error or the per-container policies.
 //
-// The checks on the spec alone (target name and kind, algorithm, a
-// non-empty containerPolicies) run first; only when they pass is lookup
-// called, once, to get the workload's containers for the per-container
-// checks. lookup must not be nil.
+// The checks on the spec alone (target name and kind, algorithm, the
+// extensions this project reads, a non-empty containerPolicies) run first;
+// only when they pass is lookup called, once, to get the workload's
+// containers for the per-container checks. lookup must not be nil.
 //
 // The result is sorted by container name. Katalyst walks a Go map here, so
 // both its output order and, with several invalid containers, the error it
@@ -186,6 +218,9 @@ func Validate(spec v1alpha1.ResourceRecommendSpec, lookup WorkloadLookup) ([]Con
 		return nil, err
 	}
 	if err := validateAlgorithm(spec.ResourcePolicy.AlgorithmPolicy.Algorithm); err != nil {
+		return nil, err
+	}
+	if _, err := ParseExtensions(spec.ResourcePolicy.AlgorithmPolicy.Extensions); err != nil {
 		return nil, err
 	}
 
@@ -199,6 +234,8 @@ func Validate(spec v1alpha1.ResourceRecommendSpec, lookup WorkloadLookup) ([]Con
 		return nil, invalid(CodeWorkloadNotFound, msgWorkloadNotFound)
 	case errors.Is(err, ErrNoPodTemplate):
 		return nil, invalid(CodeContainersMatchError, msgContainersMatchError)
+	case errors.Is(err, ErrKindUnsupported):
+		return nil, invalid(CodeWorkloadsUnsupported, msgWorkloadsUnsupported, spec.TargetRef.Kind, targetKindsDescription)
 	case err != nil:
 		return nil, invalid(CodeWorkloadMatchError, msgWorkloadMatchError)
 	}
@@ -209,9 +246,10 @@ func validateTargetRef(ref v1alpha1.CrossVersionObjectReference) *ValidationErro
 	if ref.Name == "" {
 		return invalid(CodeWorkloadNameIsEmpty, msgWorkloadNameIsEmpty)
 	}
-	// Case-sensitive, like katalyst: "deployment" is rejected.
-	if !slices.Contains(supportedTargetKinds, ref.Kind) {
-		return invalid(CodeWorkloadsUnsupported, msgWorkloadsUnsupported, ref.Kind, supportedTargetKinds)
+	// Any kind with a pod template is supported, which only the lookup can
+	// tell; an empty kind cannot be one.
+	if ref.Kind == "" {
+		return invalid(CodeWorkloadsUnsupported, msgWorkloadsUnsupported, ref.Kind, targetKindsDescription)
 	}
 	// apiVersion is not checked here; an unusable one fails the lookup.
 	return nil
@@ -274,7 +312,7 @@ func validateContainers(policies []v1alpha1.ContainerResourcePolicy, containers 
 		cp := ContainerPolicy{ContainerName: name}
 		// Like katalyst, a resource listed twice yields two entries.
 		for _, rp := range byName[name].ControlledResourcesPolicies {
-			r, err := validateResource(rp)
+			r, err := validateResource(name, rp)
 			if err != nil {
 				return nil, err
 			}
@@ -285,7 +323,7 @@ func validateContainers(policies []v1alpha1.ContainerResourcePolicy, containers 
 	return out, nil
 }
 
-func validateResource(rp v1alpha1.ContainerControlledResourcesPolicy) (ResourcePolicy, *ValidationError) {
+func validateResource(name string, rp v1alpha1.ContainerControlledResourcesPolicy) (ResourcePolicy, *ValidationError) {
 	if !slices.Contains(supportedResources, rp.ResourceName) {
 		return ResourcePolicy{}, invalid(CodeResourceNameUnsupported, msgResourceNameUnsupported, supportedResources)
 	}
@@ -294,10 +332,7 @@ func validateResource(rp v1alpha1.ContainerControlledResourcesPolicy) (ResourceP
 	if rp.ControlledValues != nil {
 		controlled = *rp.ControlledValues
 		if !slices.Contains(supportedControlledValues, controlled) {
-			// Katalyst formats this error with the ResourceName template, so
-			// the message says "ResourceName" while listing controlled
-			// values. Its tests assert that text, and so do ours.
-			return ResourcePolicy{}, invalid(CodeControlledValuesUnsupported, msgResourceNameUnsupported, supportedControlledValues)
+			return ResourcePolicy{}, invalid(CodeControlledValuesUnsupported, msgControlledValuesUnsupported, supportedControlledValues)
 		}
 	}
 
@@ -307,6 +342,10 @@ func validateResource(rp v1alpha1.ContainerControlledResourcesPolicy) (ResourceP
 	}
 	if buffer < MinBufferPercent || buffer > MaxBufferPercent {
 		return ResourcePolicy{}, invalid(CodeResourceBuffersUnsupported, msgResourceBuffersUnsupported, MinBufferPercent, MaxBufferPercent)
+	}
+
+	if err := validateBounds(name, rp); err != nil {
+		return ResourcePolicy{}, err
 	}
 
 	return ResourcePolicy{
@@ -326,4 +365,21 @@ func copyQuantity(q *resource.Quantity) *resource.Quantity {
 	}
 	c := q.DeepCopy()
 	return &c
+}
+
+// validateBounds checks minAllowed and maxAllowed of one resource of
+// container name.
+func validateBounds(name string, rp v1alpha1.ContainerControlledResourcesPolicy) *ValidationError {
+	for _, b := range []struct {
+		field string
+		q     *resource.Quantity
+	}{{"minAllowed", rp.MinAllowed}, {"maxAllowed", rp.MaxAllowed}} {
+		if b.q != nil && b.q.Sign() < 0 {
+			return invalid(CodeResourceBoundsInvalid, msgResourceBoundNegative, name, rp.ResourceName, b.field, b.q)
+		}
+	}
+	if rp.MinAllowed != nil && rp.MaxAllowed != nil && rp.MinAllowed.Cmp(*rp.MaxAllowed) > 0 {
+		return invalid(CodeResourceBoundsInvalid, msgResourceBoundsInverted, name, rp.ResourceName, rp.MinAllowed, rp.MaxAllowed)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 )
@@ -101,25 +102,25 @@ func TestValidate(t *testing.T) {
 			wantErr:  &ValidationError{Code: "WorkloadNameIsEmpty", Message: "spec.targetRef.name cannot be empty"},
 		},
 		{
-			name:     "unsupported kind",
-			spec:     valWith(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Kind = "ReplicaSet" }),
-			noLookup: true,
-			wantErr: &ValidationError{Code: "WorkloadsUnsupported",
-				Message: "spec.targetRef.kind ReplicaSet is currently unsupported, only support in [Deployment]"},
+			// Katalyst rejects every kind but Deployment; here the lookup
+			// decides.
+			name: "any kind goes to the lookup",
+			spec: valWith(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Kind = "ReplicaSet" }),
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: wantCPUMem(10, 10)}},
 		},
 		{
-			name:     "kind is case-sensitive",
-			spec:     valWith(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Kind = "deployment" }),
-			noLookup: true,
+			name:      "a kind without a pod template",
+			spec:      valWith(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Kind = "ConfigMap" }),
+			lookupErr: fmt.Errorf("ConfigMap shop/x: %w", ErrKindUnsupported),
 			wantErr: &ValidationError{Code: "WorkloadsUnsupported",
-				Message: "spec.targetRef.kind deployment is currently unsupported, only support in [Deployment]"},
+				Message: "spec.targetRef.kind ConfigMap is currently unsupported, only support in [kinds with a pod template]"},
 		},
 		{
 			name:     "empty kind",
 			spec:     valWith(valid, func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Kind = "" }),
 			noLookup: true,
 			wantErr: &ValidationError{Code: "WorkloadsUnsupported",
-				Message: "spec.targetRef.kind  is currently unsupported, only support in [Deployment]"},
+				Message: "spec.targetRef.kind  is currently unsupported, only support in [kinds with a pod template]"},
 		},
 		{
 			name: "empty apiVersion is left to the lookup",
@@ -278,26 +279,35 @@ func TestValidate(t *testing.T) {
 				Message: "unsupported ResourceName, current supported values: [cpu memory]"},
 		},
 		{
-			// Katalyst's message bug: the ResourceName template is used.
-			name: "RequestsAndLimits unsupported",
+			// Katalyst accepts only RequestsOnly.
+			name: "RequestsAndLimits",
 			spec: valSpec(valContainer("c1",
 				valWithValues(valResource(corev1.ResourceCPU, nil), valPtr(v1alpha1.ContainerControlledValuesRequestsAndLimits)))),
-			wantErr: &ValidationError{Code: "ControlledValuesUnsupported",
-				Message: "unsupported ResourceName, current supported values: [RequestsOnly]"},
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: []ResourcePolicy{{
+				Resource: corev1.ResourceCPU, BufferPercent: 30, ControlledValues: v1alpha1.ContainerControlledValuesRequestsAndLimits}}}},
 		},
 		{
-			name: "LimitsOnly unsupported",
+			name: "LimitsOnly",
 			spec: valSpec(valContainer("c1",
 				valWithValues(valResource(corev1.ResourceMemory, nil), valPtr(v1alpha1.ContainerControlledValuesLimitsOnly)))),
-			wantErr: &ValidationError{Code: "ControlledValuesUnsupported",
-				Message: "unsupported ResourceName, current supported values: [RequestsOnly]"},
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: []ResourcePolicy{{
+				Resource: corev1.ResourceMemory, BufferPercent: 30, ControlledValues: v1alpha1.ContainerControlledValuesLimitsOnly}}}},
 		},
 		{
+			// Katalyst formats this with its ResourceName template by
+			// mistake; the template it meant lists the values.
 			name: "empty controlledValues string is not nil",
 			spec: valSpec(valContainer("c1",
 				valWithValues(valResource(corev1.ResourceCPU, nil), valPtr(v1alpha1.ContainerControlledValues(""))))),
 			wantErr: &ValidationError{Code: "ControlledValuesUnsupported",
-				Message: "unsupported ResourceName, current supported values: [RequestsOnly]"},
+				Message: "unsupported ControlledValues, current supported values: [RequestsOnly RequestsAndLimits LimitsOnly]"},
+		},
+		{
+			name: "controlledValues is case-sensitive",
+			spec: valSpec(valContainer("c1",
+				valWithValues(valResource(corev1.ResourceCPU, nil), valPtr(v1alpha1.ContainerControlledValues("requestsonly"))))),
+			wantErr: &ValidationError{Code: "ControlledValuesUnsupported",
+				Message: "unsupported ControlledValues, current supported values: [RequestsOnly RequestsAndLimits LimitsOnly]"},
 		},
 		{
 			name: "bufferPercent -1",
@@ -331,9 +341,9 @@ func TestValidate(t *testing.T) {
 		{
 			name: "controlledValues is checked before bufferPercent",
 			spec: valSpec(valContainer("c1",
-				valWithValues(valResource(corev1.ResourceCPU, valPtr[int32](101)), valPtr(v1alpha1.ContainerControlledValuesLimitsOnly)))),
+				valWithValues(valResource(corev1.ResourceCPU, valPtr[int32](101)), valPtr(v1alpha1.ContainerControlledValues("All"))))),
 			wantErr: &ValidationError{Code: "ControlledValuesUnsupported",
-				Message: "unsupported ResourceName, current supported values: [RequestsOnly]"},
+				Message: "unsupported ControlledValues, current supported values: [RequestsOnly RequestsAndLimits LimitsOnly]"},
 		},
 		{
 			name: "resources are checked in spec order",
@@ -401,19 +411,56 @@ func TestValidate(t *testing.T) {
 			want: []ContainerPolicy{{ContainerName: "c1", Resources: wantCPUMem(30, 30)}},
 		},
 		{
-			name: "minAllowed and maxAllowed pass through unvalidated",
+			name: "minAllowed and maxAllowed pass through",
 			spec: valSpec(valContainer("c1", v1alpha1.ContainerControlledResourcesPolicy{
 				ResourceName: corev1.ResourceMemory,
-				MinAllowed:   valQty("2Gi"),
-				MaxAllowed:   valQty("500Mi"),
+				MinAllowed:   valQty("500Mi"),
+				MaxAllowed:   valQty("2Gi"),
 			})),
 			want: []ContainerPolicy{{ContainerName: "c1", Resources: []ResourcePolicy{{
 				Resource:         corev1.ResourceMemory,
 				BufferPercent:    30,
-				MinAllowed:       valQty("2Gi"),
-				MaxAllowed:       valQty("500Mi"),
+				MinAllowed:       valQty("500Mi"),
+				MaxAllowed:       valQty("2Gi"),
 				ControlledValues: v1alpha1.ContainerControlledValuesRequestsOnly,
 			}}}},
+		},
+		{
+			// 1Gi = 1024Mi, so min == max in another spelling is allowed.
+			name: "minAllowed equal to maxAllowed",
+			spec: valSpec(valContainer("c1", v1alpha1.ContainerControlledResourcesPolicy{
+				ResourceName: corev1.ResourceMemory, MinAllowed: valQty("1Gi"), MaxAllowed: valQty("1024Mi"),
+			})),
+			want: []ContainerPolicy{{ContainerName: "c1", Resources: []ResourcePolicy{{
+				Resource: corev1.ResourceMemory, BufferPercent: 30, MinAllowed: valQty("1Gi"), MaxAllowed: valQty("1024Mi"),
+				ControlledValues: v1alpha1.ContainerControlledValuesRequestsOnly,
+			}}}},
+		},
+		{
+			// Katalyst ignores both bounds; 2Gi > 500Mi.
+			name: "minAllowed above maxAllowed",
+			spec: valSpec(valContainer("c1", v1alpha1.ContainerControlledResourcesPolicy{
+				ResourceName: corev1.ResourceMemory, MinAllowed: valQty("2Gi"), MaxAllowed: valQty("500Mi"),
+			})),
+			wantErr: &ValidationError{Code: "ResourceBoundsInvalid",
+				Message: "container(c1) memory minAllowed 2Gi is greater than maxAllowed 500Mi"},
+		},
+		{
+			// 1500m > 1, across the units.
+			name: "cpu minAllowed above maxAllowed in other units",
+			spec: valSpec(valContainer("*", v1alpha1.ContainerControlledResourcesPolicy{
+				ResourceName: corev1.ResourceCPU, MinAllowed: valQty("1500m"), MaxAllowed: valQty("1"),
+			})),
+			wantErr: &ValidationError{Code: "ResourceBoundsInvalid",
+				Message: "container(c1) cpu minAllowed 1500m is greater than maxAllowed 1"},
+		},
+		{
+			name: "negative maxAllowed",
+			spec: valSpec(valContainer("c1", v1alpha1.ContainerControlledResourcesPolicy{
+				ResourceName: corev1.ResourceCPU, MaxAllowed: valQty("-1"),
+			})),
+			wantErr: &ValidationError{Code: "ResourceBoundsInvalid",
+				Message: "container(c1) cpu maxAllowed -1 must not be negative"},
 		},
 		{
 			name: "a resource listed twice yields two entries",
@@ -471,7 +518,7 @@ func TestValidateOrder(t *testing.T) {
 	// Every check fails; each row fixes the earlier ones in turn, so each
 	// row's error is the first check still failing.
 	bad := v1alpha1.ResourceRecommendSpec{
-		TargetRef: v1alpha1.CrossVersionObjectReference{Kind: "StatefulSet"},
+		TargetRef: v1alpha1.CrossVersionObjectReference{},
 		ResourcePolicy: v1alpha1.ResourcePolicy{
 			AlgorithmPolicy: v1alpha1.AlgorithmPolicy{Algorithm: "mockAlgorithm"},
 		},
@@ -492,6 +539,23 @@ func TestValidateOrder(t *testing.T) {
 			name:     "kind before algorithm",
 			fix:      func(s *v1alpha1.ResourceRecommendSpec) { s.TargetRef.Name = "web" },
 			wantCode: CodeWorkloadsUnsupported,
+		},
+		{
+			name: "algorithm before extensions",
+			fix: func(s *v1alpha1.ResourceRecommendSpec) {
+				s.TargetRef.Name, s.TargetRef.Kind = "web", "Deployment"
+				s.ResourcePolicy.AlgorithmPolicy.Extensions = &runtime.RawExtension{Raw: []byte(`{"percentile": 2}`)}
+			},
+			wantCode: CodeAlgorithmUnsupported,
+		},
+		{
+			name: "extensions before container policies",
+			fix: func(s *v1alpha1.ResourceRecommendSpec) {
+				s.TargetRef.Name, s.TargetRef.Kind = "web", "Deployment"
+				s.ResourcePolicy.AlgorithmPolicy.Algorithm = ""
+				s.ResourcePolicy.AlgorithmPolicy.Extensions = &runtime.RawExtension{Raw: []byte(`{"percentile": 2}`)}
+			},
+			wantCode: CodeExtensionsInvalid,
 		},
 		{
 			name: "algorithm before container policies",

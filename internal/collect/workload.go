@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Workload is a live object with a pod template, as far as a run needs it.
@@ -14,7 +15,28 @@ type Workload struct {
 	Kind       string
 	Namespace  string
 	Name       string
+	// Labels and Annotations are the live object's, for finding the file
+	// that defines it (Argo CD's tracking annotation, Flux's labels).
+	Labels      map[string]string
+	Annotations map[string]string
+	// Containers are the pod template's containers and native sidecars, in
+	// template order: containers first, then sidecars.
 	Containers []Container
+	// Source is the object whose pod template Containers come from when it
+	// is not this one: the Deployment an Argo Rollout's spec.workloadRef
+	// names. The manifest to edit is Source's then; nil means this object.
+	Source *ObjectRef
+}
+
+// ObjectRef names a live object, with the labels and annotations that help
+// find its manifest.
+type ObjectRef struct {
+	APIVersion  string
+	Kind        string
+	Namespace   string
+	Name        string
+	Labels      map[string]string
+	Annotations map[string]string
 }
 
 // Container is one container of a pod template with its current resources.
@@ -22,6 +44,10 @@ type Container struct {
 	Name     string
 	Requests corev1.ResourceList
 	Limits   corev1.ResourceList
+	// Sidecar marks a native sidecar: an init container with restartPolicy
+	// Always, which runs as long as the pod. One-shot init containers are
+	// not Containers at all.
+	Sidecar bool
 }
 
 // Container returns the named container, or nil.
@@ -43,11 +69,47 @@ func (w *Workload) ContainerNames() []string {
 	return names
 }
 
-// podTemplatePaths are where pod templates live, in the order tried:
-// Deployment, StatefulSet, DaemonSet, ReplicaSet and Job, then CronJob.
-var podTemplatePaths = [][]string{
+// podSpecPaths are where pod specs live, in the order tried: spec.template
+// (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, Argo Rollout and
+// custom kinds shaped alike), then a CronJob's job template.
+var podSpecPaths = [][]string{
 	{"spec", "template", "spec"},
 	{"spec", "jobTemplate", "spec", "template", "spec"},
+}
+
+// templateKinds are the built-in kinds that always have a pod template; a
+// target of one of them without containers is malformed
+// (ContainersMatchErrorCode), while any other kind without a template is
+// one this project cannot handle (WorkloadsUnsupported).
+var templateKinds = map[schema.GroupKind]bool{
+	{Group: "apps", Kind: "Deployment"}:        true,
+	{Group: "apps", Kind: "StatefulSet"}:       true,
+	{Group: "apps", Kind: "DaemonSet"}:         true,
+	{Group: "apps", Kind: "ReplicaSet"}:        true,
+	{Group: "batch", Kind: "Job"}:              true,
+	{Group: "batch", Kind: "CronJob"}:          true,
+	{Group: "", Kind: "ReplicationController"}: true,
+	{Group: "argoproj.io", Kind: "Rollout"}:    true,
+}
+
+// rolloutGroupKind is Argo Rollouts' kind, whose spec.workloadRef may point
+// at a Deployment holding the pod template instead of spec.template.
+var rolloutGroupKind = schema.GroupKind{Group: "argoproj.io", Kind: "Rollout"}
+
+// workloadRefOf returns an Argo Rollout's spec.workloadRef, if it has one
+// and no pod template of its own.
+func workloadRefOf(obj *unstructured.Unstructured) (schema.GroupVersionKind, string, bool) {
+	if obj.GroupVersionKind().GroupKind() != rolloutGroupKind {
+		return schema.GroupVersionKind{}, "", false
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "template"); found {
+		return schema.GroupVersionKind{}, "", false
+	}
+	ref, found, err := unstructured.NestedStringMap(obj.Object, "spec", "workloadRef")
+	if !found || err != nil || ref["name"] == "" || ref["kind"] == "" {
+		return schema.GroupVersionKind{}, "", false
+	}
+	return schema.FromAPIVersionAndKind(ref["apiVersion"], ref["kind"]), ref["name"], true
 }
 
 // workloadFrom reads the containers of obj's pod template. It wraps
@@ -56,31 +118,70 @@ var podTemplatePaths = [][]string{
 // container entry without a name.
 func workloadFrom(obj *unstructured.Unstructured) (*Workload, error) {
 	w := &Workload{
-		APIVersion: obj.GetAPIVersion(),
-		Kind:       obj.GetKind(),
-		Namespace:  obj.GetNamespace(),
-		Name:       obj.GetName(),
+		APIVersion:  obj.GetAPIVersion(),
+		Kind:        obj.GetKind(),
+		Namespace:   obj.GetNamespace(),
+		Name:        obj.GetName(),
+		Labels:      obj.GetLabels(),
+		Annotations: obj.GetAnnotations(),
 	}
-	for _, path := range podTemplatePaths {
-		items, found, err := unstructured.NestedSlice(obj.Object, append(path, "containers")...)
+	for _, path := range podSpecPaths {
+		spec, found, err := unstructured.NestedMap(obj.Object, path...)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s/%s: %w: %w", w.Kind, w.Namespace, w.Name, ErrNoPodTemplate, err)
 		}
 		if !found {
 			continue
 		}
-		for i, item := range items {
-			c, ok, err := containerFrom(item)
-			if err != nil {
-				return nil, fmt.Errorf("%s %s/%s: container %d: %w: %w", w.Kind, w.Namespace, w.Name, i, ErrNoPodTemplate, err)
-			}
-			if ok {
-				w.Containers = append(w.Containers, c)
-			}
+		containers, err := containersFrom(spec)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s/%s: %w", w.Kind, w.Namespace, w.Name, err)
 		}
+		w.Containers = containers
 		return w, nil
 	}
-	return nil, fmt.Errorf("%s %s/%s: %w", w.Kind, w.Namespace, w.Name, ErrNoPodTemplate)
+	return nil, fmt.Errorf("%s %s/%s has neither spec.template.spec nor spec.jobTemplate.spec.template.spec: %w", w.Kind, w.Namespace, w.Name, errNoPodSpec)
+}
+
+// containersFrom reads a pod spec's containers and native sidecars.
+func containersFrom(spec map[string]any) ([]Container, error) {
+	items, found, err := unstructured.NestedSlice(spec, "containers")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoPodTemplate, err)
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: the pod template has no containers", ErrNoPodTemplate)
+	}
+	var out []Container
+	for i, item := range items {
+		c, ok, err := containerFrom(item)
+		if err != nil {
+			return nil, fmt.Errorf("container %d: %w: %w", i, ErrNoPodTemplate, err)
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	// Malformed init containers are left alone: katalyst never reads them.
+	inits, _, _ := unstructured.NestedSlice(spec, "initContainers")
+	for _, item := range inits {
+		m, isMap := item.(map[string]any)
+		if !isMap {
+			continue
+		}
+		if policy, _, _ := unstructured.NestedString(m, "restartPolicy"); policy != string(corev1.ContainerRestartPolicyAlways) {
+			continue
+		}
+		c, ok, err := containerFrom(item)
+		if err != nil {
+			return nil, fmt.Errorf("sidecar: %w: %w", ErrNoPodTemplate, err)
+		}
+		if ok {
+			c.Sidecar = true
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // containerFrom reads one container entry; ok is false for an entry

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
-	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
@@ -31,12 +29,23 @@ func init() {
 // DefaultTimeout bounds each network operation: listing, cloning, pushing.
 const DefaultTimeout = 5 * time.Minute
 
-// ErrBranchNotFound is returned when the base branch is not on the remote.
-var ErrBranchNotFound = errors.New("branch not found")
+var (
+	// ErrBranchNotFound is returned when the base branch is not on the remote.
+	ErrBranchNotFound = errors.New("branch not found")
+	// ErrStale is returned by Push when the base or the push branch moved
+	// on the remote since Checkout. Nothing was pushed; a fresh Checkout
+	// and the same changes applied again will succeed.
+	ErrStale = errors.New("remote moved since checkout")
+	// ErrForeignCommit is returned by Checkout when the tip of the remote
+	// push branch is not a commit of the job's own (someone else pushed to
+	// the branch). The job never overwrites such a commit.
+	ErrForeignCommit = errors.New("push branch holds a commit the job did not make")
+)
 
 // Options says which repository to work on and how.
 type Options struct {
-	// URL of the repository: file://, http:// or https://.
+	// URL of the repository: file://, http://, https://, ssh:// or the
+	// scp-like user@host:path.
 	URL string
 	// BaseBranch is the branch the changes are for, e.g. main.
 	BaseBranch string
@@ -47,31 +56,78 @@ type Options struct {
 	// the password of basic auth, which GitHub, GitLab and Gitea accept.
 	Username string
 	Token    string
+	// SSHKeyFile is the private key for ssh URLs; KnownHostsFile, which
+	// ssh URLs require, lists the host keys the server may present.
+	SSHKeyFile     string
+	KnownHostsFile string
 	// AuthorName and AuthorEmail sign the commits.
 	AuthorName  string
 	AuthorEmail string
+	// CommitterName and CommitterEmail are the committer; the author's
+	// when empty.
+	CommitterName  string
+	CommitterEmail string
+	// SigningKeyFile, when set, signs commits: an armored OpenPGP private
+	// key (SigningFormat "openpgp", the default) or an OpenSSH private key
+	// (SigningFormat "ssh"). The key must not be passphrase-protected.
+	SigningKeyFile string
+	SigningFormat  string
+	// CommitTemplate is a text/template for the commit message; see
+	// MessageData. DefaultCommitTemplate when empty.
+	CommitTemplate string
+	// Attempts bounds how often a run that finds the remote moved starts
+	// again from a fresh clone; DefaultAttempts when zero.
+	Attempts int
+	// Forge opens the pull request; none when Forge.Kind is empty or "none".
+	Forge ForgeOptions
 	// Timeout bounds each network operation; DefaultTimeout when zero.
 	Timeout time.Duration
 }
 
+// DefaultAttempts is how many fresh clones a run tries when the remote
+// keeps moving under it.
+const DefaultAttempts = 3
+
+// Committer returns the committer identity: the author's unless set.
+func (o Options) Committer() (name, email string) {
+	name, email = o.CommitterName, o.CommitterEmail
+	if name == "" {
+		name = o.AuthorName
+	}
+	if email == "" {
+		email = o.AuthorEmail
+	}
+	return name, email
+}
+
+// Direct reports whether the job commits straight onto the base branch.
+func (o Options) Direct() bool { return o.PushBranch == o.BaseBranch }
+
 // Workspace is a checkout of the base branch, on a local push branch.
 type Workspace struct {
-	opts Options
-	dir  string
-	repo *git.Repository
-	auth transport.AuthMethod
-	url  string
+	opts   Options
+	dir    string
+	repo   *git.Repository
+	auth   transport.AuthMethod
+	url    string
+	signer git.Signer
 	// depth of clones and fetches; 0 for all history.
 	depth int
-	// pushHead is the push branch's tip on the remote; zero when the
-	// branch does not exist there.
-	pushHead plumbing.Hash
+	// baseHead and pushHead are the tips of the base and push branches on
+	// the remote at Checkout; pushHead is zero when the branch does not
+	// exist there.
+	baseHead, pushHead plumbing.Hash
+	// pushTip is the remote push branch's tip commit, nil when none.
+	pushTip *object.Commit
 }
 
 // Checkout clones the base branch into dir (shallow, single branch, no
 // tags) and creates the push branch locally on top of it. Every run starts
 // from the base branch, so the push branch never goes stale: it is the
-// base plus this run's changes.
+// base plus this run's changes. When the remote push branch exists, its
+// tip must be a commit of the job's (author and committer are the job's
+// identity, one parent): otherwise someone else pushed to it, and
+// Checkout returns ErrForeignCommit rather than let the run replace it.
 func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error) {
 	cleanURL, auth, err := authFor(opts)
 	if err != nil {
@@ -80,7 +136,11 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	w := &Workspace{opts: opts, dir: dir, auth: auth, url: cleanURL, depth: 1}
+	signer, err := loadSigner(opts.SigningFormat, opts.SigningKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workspace{opts: opts, dir: dir, auth: auth, url: cleanURL, depth: 1, signer: signer}
 	if strings.HasPrefix(cleanURL, "file:") {
 		w.depth = 0
 	}
@@ -91,10 +151,19 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 	}
 	base := plumbing.NewBranchReferenceName(opts.BaseBranch)
 	push := plumbing.NewBranchReferenceName(opts.PushBranch)
-	if _, ok := heads[base]; !ok {
+	var ok bool
+	if w.baseHead, ok = heads[base]; !ok {
 		return nil, fmt.Errorf("base branch %q on %s: %w", opts.BaseBranch, cleanURL, ErrBranchNotFound)
 	}
 	w.pushHead = heads[push]
+	if !w.pushHead.IsZero() && !opts.Direct() {
+		if w.pushTip, err = w.readTip(ctx, opts.PushBranch); err != nil {
+			return nil, err
+		}
+		if err := w.checkOwnTip(); err != nil {
+			return nil, err
+		}
+	}
 
 	cloneCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
@@ -109,7 +178,12 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 	if err != nil {
 		return nil, redact(fmt.Errorf("cloning %s branch %s: %w", cleanURL, opts.BaseBranch, err), opts)
 	}
-	if push != base {
+	if head, err := w.repo.Head(); err == nil && head.Hash() != w.baseHead {
+		// The base moved between listing and cloning: a lease taken on
+		// the listed tip would be wrong, so start again.
+		return nil, fmt.Errorf("base branch %s moved during checkout: %w", opts.BaseBranch, ErrStale)
+	}
+	if !opts.Direct() {
 		wt, err := w.repo.Worktree()
 		if err != nil {
 			return nil, fmt.Errorf("opening worktree: %w", err)
@@ -121,11 +195,62 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 	return w, nil
 }
 
+// readTip reads the tip commit of branch with a separate shallow clone
+// into memory: fetching it into the checkout would negotiate against a
+// history the shallow checkout does not have.
+func (w *Workspace) readTip(ctx context.Context, branch string) (*object.Commit, error) {
+	fetchCtx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
+	defer cancel()
+	remote, err := git.CloneContext(fetchCtx, memory.NewStorage(), nil, &git.CloneOptions{
+		URL:           w.url,
+		Auth:          w.auth,
+		ReferenceName: plumbing.NewBranchReferenceName(branch),
+		SingleBranch:  true,
+		Depth:         w.depth,
+		Tags:          git.NoTags,
+		NoCheckout:    true,
+	})
+	if err != nil {
+		return nil, redact(fmt.Errorf("reading %s from %s: %w", branch, w.url, err), w.opts)
+	}
+	head, err := remote.Head()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", branch, err)
+	}
+	tip, err := remote.CommitObject(head.Hash())
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", branch, err)
+	}
+	return tip, nil
+}
+
+// checkOwnTip returns ErrForeignCommit unless the remote push branch's tip
+// is what the job makes: a single commit, by its author and committer, on
+// top of a base commit. A human fixing up the branch adds a commit of
+// theirs (or rewrites the job's, becoming its committer).
+func (w *Workspace) checkOwnTip() error {
+	tip := w.pushTip
+	_, committerEmail := w.opts.Committer()
+	if strings.EqualFold(tip.Author.Email, w.opts.AuthorEmail) &&
+		strings.EqualFold(tip.Committer.Email, committerEmail) && tip.NumParents() == 1 {
+		return nil
+	}
+	return fmt.Errorf("%s on %s: commit %s by %s <%s>: %w; merge or delete the branch to let the job continue",
+		w.opts.PushBranch, w.url, tip.Hash.String()[:12], tip.Author.Name, tip.Author.Email, ErrForeignCommit)
+}
+
 // Dir is the root of the checkout.
 func (w *Workspace) Dir() string { return w.dir }
 
 // Branch is the branch commits go to.
 func (w *Workspace) Branch() string { return w.opts.PushBranch }
+
+// BaseHead is the commit of the base branch the checkout starts from.
+func (w *Workspace) BaseHead() string { return w.baseHead.String() }
+
+// PushBranchExists reports whether the push branch was on the remote at
+// Checkout.
+func (w *Workspace) PushBranchExists() bool { return !w.pushHead.IsZero() }
 
 // Commit stages files (slash-separated, relative to Dir) and commits them
 // with message. It returns false and makes no commit when nothing changed.
@@ -141,8 +266,12 @@ func (w *Workspace) Commit(files []string, message string) (string, bool, error)
 			return "", false, fmt.Errorf("staging %s: %w", f, err)
 		}
 	}
+	now := time.Now()
+	committerName, committerEmail := w.opts.Committer()
 	hash, err := wt.Commit(message, &git.CommitOptions{
-		Author: &object.Signature{Name: w.opts.AuthorName, Email: w.opts.AuthorEmail, When: time.Now()},
+		Author:    &object.Signature{Name: w.opts.AuthorName, Email: w.opts.AuthorEmail, When: now},
+		Committer: &object.Signature{Name: committerName, Email: committerEmail, When: now},
+		Signer:    w.signer,
 	})
 	if errors.Is(err, git.ErrEmptyCommit) {
 		return "", false, nil
@@ -153,40 +282,13 @@ func (w *Workspace) Commit(files []string, message string) (string, bool, error)
 	return hash.String(), true, nil
 }
 
-// UpToDate reports whether the remote push branch already holds exactly
-// the tree of the local one, so that pushing would change nothing a
-// reviewer sees. It reads the branch's tip with a separate shallow clone
-// into memory: fetching it into the checkout would negotiate against a
-// history the shallow checkout does not have.
+// UpToDate reports whether the remote push branch, as Checkout saw it,
+// already holds exactly the tree of the local one, so that pushing would
+// change nothing a reviewer sees. A direct push is never up to date: a
+// commit that changed files is new to the base branch.
 func (w *Workspace) UpToDate(ctx context.Context) (bool, error) {
-	if w.pushHead.IsZero() {
+	if w.pushTip == nil {
 		return false, nil
-	}
-	fetchCtx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
-	defer cancel()
-	remote, err := git.CloneContext(fetchCtx, memory.NewStorage(), nil, &git.CloneOptions{
-		URL:           w.url,
-		Auth:          w.auth,
-		ReferenceName: plumbing.NewBranchReferenceName(w.opts.PushBranch),
-		SingleBranch:  true,
-		Depth:         w.depth,
-		Tags:          git.NoTags,
-		NoCheckout:    true,
-	})
-	if err != nil {
-		return false, redact(fmt.Errorf("reading %s from %s: %w", w.opts.PushBranch, w.url, err), w.opts)
-	}
-	remoteHead, err := remote.Head()
-	if err != nil {
-		return false, fmt.Errorf("reading %s: %w", w.opts.PushBranch, err)
-	}
-	if remoteHead.Hash() != w.pushHead {
-		// It moved since Checkout; the lease will refuse the push.
-		return false, nil
-	}
-	remoteCommit, err := remote.CommitObject(remoteHead.Hash())
-	if err != nil {
-		return false, fmt.Errorf("reading %s: %w", w.opts.PushBranch, err)
 	}
 	head, err := w.repo.Head()
 	if err != nil {
@@ -196,22 +298,37 @@ func (w *Workspace) UpToDate(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("reading HEAD: %w", err)
 	}
-	return local.TreeHash == remoteCommit.TreeHash, nil
+	return local.TreeHash == w.pushTip.TreeHash, nil
 }
 
-// Push pushes the push branch. It replaces the remote branch only if that
-// is still where Checkout saw it (a lease), so a concurrent push is never
-// lost: the push fails and the next run starts again from the base.
+// Push pushes the push branch. It first checks that neither the base nor
+// the push branch moved since Checkout, and replaces the remote branch only
+// if it is still where Checkout saw it (a lease), so a concurrent push is
+// never lost. When the remote moved, Push returns an error matching
+// ErrStale and pushes nothing: the caller starts again from a fresh
+// Checkout, so the branch always sits on the current base.
 func (w *Workspace) Push(ctx context.Context) error {
+	heads, err := w.remoteHeads(ctx)
+	if err != nil {
+		return err
+	}
+	base := plumbing.NewBranchReferenceName(w.opts.BaseBranch)
+	ref := plumbing.NewBranchReferenceName(w.opts.PushBranch)
+	if heads[base] != w.baseHead {
+		return fmt.Errorf("base branch %s moved from %s to %s: %w", w.opts.BaseBranch, short(w.baseHead), short(heads[base]), ErrStale)
+	}
+	if heads[ref] != w.pushHead {
+		return fmt.Errorf("push branch %s moved from %s to %s: %w", w.opts.PushBranch, short(w.pushHead), short(heads[ref]), ErrStale)
+	}
+
 	pushCtx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
 	defer cancel()
-	ref := plumbing.NewBranchReferenceName(w.opts.PushBranch)
 	opts := &git.PushOptions{
 		RemoteName: git.DefaultRemoteName,
 		RefSpecs:   []config.RefSpec{config.RefSpec(ref + ":" + ref)},
 		Auth:       w.auth,
 	}
-	if !w.pushHead.IsZero() && w.opts.PushBranch != w.opts.BaseBranch {
+	if !w.pushHead.IsZero() && !w.opts.Direct() {
 		// go-git checks the lease against the remote-tracking ref, which a
 		// single-branch clone of the base does not have.
 		tracking := plumbing.NewRemoteReferenceName(git.DefaultRemoteName, w.opts.PushBranch)
@@ -221,11 +338,34 @@ func (w *Workspace) Push(ctx context.Context) error {
 		opts.RefSpecs = []config.RefSpec{config.RefSpec("+" + ref + ":" + ref)}
 		opts.ForceWithLease = &git.ForceWithLease{RefName: ref, Hash: w.pushHead}
 	}
-	err := w.repo.PushContext(pushCtx, opts)
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return redact(fmt.Errorf("pushing %s to %s: %w", w.opts.PushBranch, w.url, err), w.opts)
+	err = w.repo.PushContext(pushCtx, opts)
+	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil
 	}
-	return nil
+	if rejected(err) {
+		// Moved between the check above and the push.
+		return redact(fmt.Errorf("pushing %s to %s: %w: %w", w.opts.PushBranch, w.url, ErrStale, err), w.opts)
+	}
+	return redact(fmt.Errorf("pushing %s to %s: %w", w.opts.PushBranch, w.url, err), w.opts)
+}
+
+// rejected reports whether a push failed because the remote ref moved.
+// go-git reports a refused lease and a refused non-fast-forward as text
+// only, without a sentinel error.
+func rejected(err error) bool {
+	if errors.Is(err, git.ErrNonFastForwardUpdate) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "non-fast-forward") || strings.Contains(msg, "fetch first") ||
+		strings.Contains(msg, "stale info") || strings.Contains(msg, "failed to update ref")
+}
+
+func short(h plumbing.Hash) string {
+	if h.IsZero() {
+		return "nothing"
+	}
+	return h.String()[:12]
 }
 
 func (w *Workspace) remoteHeads(ctx context.Context) (map[plumbing.ReferenceName]plumbing.Hash, error) {
@@ -243,39 +383,4 @@ func (w *Workspace) remoteHeads(ctx context.Context) (map[plumbing.ReferenceName
 		}
 	}
 	return heads, nil
-}
-
-// authFor returns the repository URL without credentials, and the auth
-// method: credentials embedded in the URL move to basic auth so that they
-// never show up in an error or log line that quotes the URL. A URL with
-// only a user part (https://TOKEN@host/...) carries a token, as GitHub
-// documents.
-func authFor(opts Options) (string, transport.AuthMethod, error) {
-	u, err := url.Parse(opts.URL)
-	if err != nil {
-		return "", nil, fmt.Errorf("parsing git url: %w", redact(err, opts))
-	}
-	username, token := opts.Username, opts.Token
-	if u.User != nil {
-		p, hasPassword := u.User.Password()
-		switch {
-		case token != "":
-		case hasPassword:
-			token = p
-			if username == "" {
-				username = u.User.Username()
-			}
-		default:
-			token = u.User.Username()
-		}
-		u.User = nil
-	}
-	clean := u.String()
-	if token == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return clean, nil, nil
-	}
-	if username == "" {
-		username = "git"
-	}
-	return clean, &githttp.BasicAuth{Username: username, Password: token}, nil
 }

@@ -25,8 +25,10 @@ func redact(err error, opts Options) error {
 		return nil
 	}
 	msg := err.Error()
-	secrets := []string{opts.Token}
-	if u, perr := url.Parse(opts.URL); perr == nil && u.User != nil {
+	secrets := []string{opts.Token, opts.Forge.Token}
+	if isSCPLike(opts.URL) {
+		// user@host:path names a user, never a secret.
+	} else if u, perr := url.Parse(opts.URL); perr == nil && u.User != nil {
 		if p, ok := u.User.Password(); ok {
 			secrets = append(secrets, p)
 		} else {

@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/render"
@@ -15,59 +19,134 @@ import (
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
-// history is what readUsage found: the usage of each workload, and the
-// error of each namespace whose history could not be read.
-type history struct {
-	usage  map[usage.WorkloadRef]usage.Usage
-	failed map[string]error
+// WindowReader is a UsageReader that can also read another window than
+// its own, for ResourceRecommends whose extensions set one.
+type WindowReader interface {
+	ReadWindow(ctx context.Context, namespace string, window time.Duration, workloads []usage.WorkloadRef) (map[usage.WorkloadRef]usage.Usage, error)
 }
 
-// readUsage reads history per namespace. A namespace whose query fails is
-// logged and its workloads are reported with that error; only when every
-// namespace fails is the run abandoned, as nothing could be recommended.
+// batch is one set of queries: a namespace, read over one window (zero is
+// the reader's own).
+type batch struct {
+	namespace string
+	window    time.Duration
+}
+
+// workloadKey is a workload's history over one window.
+type workloadKey struct {
+	ref    usage.WorkloadRef
+	window time.Duration
+}
+
+// history is what readUsage found: the usage of each workload, the batches
+// read, and the error of each batch whose history could not be read.
+type history struct {
+	usage  map[workloadKey]usage.Usage
+	read   map[batch]bool
+	failed map[batch]error
+}
+
+// batchOf is the batch an item's history is read in. A window the reader
+// cannot honour is ignored: the reader's own applies.
+func batchOf(item collect.Item, reader UsageReader) batch {
+	b := batch{namespace: item.Namespace}
+	if _, ok := reader.(WindowReader); ok {
+		b.window = item.Extensions.Window
+	}
+	return b
+}
+
+// readUsage reads history per namespace (and per distinct window set by
+// extensions), so that the number of queries grows with namespaces, not
+// with workloads or containers. A batch whose query fails is logged and its
+// workloads are reported with that error; only when every batch fails is
+// the run abandoned, as nothing could be recommended.
 func readUsage(ctx context.Context, items []collect.Item, reader UsageReader, log *slog.Logger) (history, error) {
-	byNamespace := map[string][]usage.WorkloadRef{}
+	batches := map[batch][]usage.WorkloadRef{}
 	for _, item := range items {
 		if item.Invalid != nil || item.Workload == nil {
 			continue
 		}
-		byNamespace[item.Namespace] = append(byNamespace[item.Namespace], workloadRef(item))
+		b := batchOf(item, reader)
+		ref := workloadRef(item)
+		if !containsRef(batches[b], ref) {
+			batches[b] = append(batches[b], ref)
+		}
 	}
-	namespaces := make([]string, 0, len(byNamespace))
-	for ns := range byNamespace {
-		namespaces = append(namespaces, ns)
+	keys := make([]batch, 0, len(batches))
+	for b := range batches {
+		keys = append(keys, b)
 	}
-	sort.Strings(namespaces)
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].namespace != keys[j].namespace {
+			return keys[i].namespace < keys[j].namespace
+		}
+		return keys[i].window < keys[j].window
+	})
 
-	h := history{usage: map[usage.WorkloadRef]usage.Usage{}, failed: map[string]error{}}
+	h := history{usage: map[workloadKey]usage.Usage{}, read: map[batch]bool{}, failed: map[batch]error{}}
 	var errs []error
-	for _, ns := range namespaces {
-		got, err := reader.Read(ctx, ns, byNamespace[ns])
+	for _, b := range keys {
+		var (
+			got map[usage.WorkloadRef]usage.Usage
+			err error
+		)
+		if b.window > 0 {
+			got, err = reader.(WindowReader).ReadWindow(ctx, b.namespace, b.window, batches[b])
+		} else {
+			got, err = reader.Read(ctx, b.namespace, batches[b])
+		}
 		if err != nil {
-			log.ErrorContext(ctx, "cannot read usage history", "namespace", ns, "error", err)
-			h.failed[ns] = err
+			log.ErrorContext(ctx, "cannot read usage history", "namespace", b.namespace, "error", err)
+			h.failed[b] = err
 			errs = append(errs, err)
 			continue
 		}
+		h.read[b] = true
 		for w, u := range got {
-			h.usage[w] = u
+			h.usage[workloadKey{ref: w, window: b.window}] = u
 		}
 	}
-	if len(errs) > 0 && len(errs) == len(namespaces) {
+	if len(errs) > 0 && len(errs) == len(keys) {
 		return history{}, fmt.Errorf("%w: %w", ErrUsageUnavailable, errors.Join(errs...))
 	}
 	return h, nil
+}
+
+func containsRef(refs []usage.WorkloadRef, ref usage.WorkloadRef) bool {
+	for _, r := range refs {
+		if r == ref {
+			return true
+		}
+	}
+	return false
 }
 
 func workloadRef(item collect.Item) usage.WorkloadRef {
 	return usage.WorkloadRef{Kind: item.Workload.Kind, Namespace: item.Namespace, Name: item.Workload.Name}
 }
 
+// algorithm is the run's algorithm settings with the item's extensions on
+// top.
+func algorithm(cfg Config, item collect.Item) recommend.Options {
+	opts := cfg.Algorithm
+	if cfg.MinSpan != 0 {
+		opts.MinSpan = cfg.MinSpan
+	}
+	if p := item.Extensions.Percentile; p != 0 {
+		opts.CPUPercentile, opts.MemoryPercentile = p, p
+	}
+	if hl := item.Extensions.HalfLife; hl != 0 {
+		opts.HalfLife = hl
+	}
+	return opts.WithDefaults()
+}
+
 // recommendItem computes the item's recommendations and the render changes
-// they call for: every recommended value, also those equal to the live
-// request, because the repository may hold another value than the cluster
-// and the renderer leaves equal values alone.
-func recommendItem(item collect.Item, h history, minSpan time.Duration) (report.Entry, []render.Change) {
+// they call for: every value that is not held back, also those equal to
+// the live value, because the repository may hold another value than the
+// cluster and the renderer leaves equal values alone.
+func recommendItem(item collect.Item, h history, cfg Config) (report.Entry, []render.Change) {
 	entry := report.Entry{
 		Namespace: item.Namespace,
 		Name:      item.Name,
@@ -81,75 +160,146 @@ func recommendItem(item collect.Item, h history, minSpan time.Duration) (report.
 		}
 		return entry, nil
 	}
-	workloadUsage := h.usage[workloadRef(item)]
-	unavailable := h.failed[item.Namespace]
+	// An item that sets its own window was read in its own batch, if the
+	// reader could do that.
+	own := batch{namespace: item.Namespace, window: item.Extensions.Window}
+	if _, ok := h.failed[own]; !ok && !h.read[own] {
+		own.window = 0
+	}
+	unavailable := h.failed[own]
+	workloadUsage := h.usage[workloadKey{ref: workloadRef(item), window: own.window}]
+	opts := algorithm(cfg, item)
 	var changes []render.Change
 	for _, policy := range item.Policies {
 		current := item.Workload.Container(policy.ContainerName)
 		rc := report.Container{Name: policy.ContainerName}
-		requests := map[string]string{}
+		requests, limits := map[string]string{}, map[string]string{}
 		for _, rp := range policy.Resources {
 			var res report.Resource
-			if unavailable != nil {
+			var req, lim *resource.Quantity
+			switch {
+			case unavailable != nil:
 				res = report.Resource{Resource: string(rp.Resource), Reason: "usage history unavailable: " + unavailable.Error()}
-			} else {
-				res = recommendResource(rp, current, workloadUsage[policy.ContainerName][rp.Resource], minSpan)
+			case item.HeldBack[rp.Resource] != "":
+				res = report.Resource{Resource: string(rp.Resource), Reason: "held back: " + item.HeldBack[rp.Resource], HeldBack: true}
+				if q, ok := current.Requests[rp.Resource]; ok {
+					res.Current = q.String()
+				}
+			default:
+				res, req, lim = recommendResource(rp, current, workloadUsage[policy.ContainerName][rp.Resource], opts)
 			}
-			if res.Recommended != "" {
-				requests[res.Resource] = res.Recommended
+			if req != nil {
+				requests[res.Resource] = req.String()
+			}
+			if lim != nil {
+				limits[res.Resource] = lim.String()
 			}
 			rc.Resources = append(rc.Resources, res)
 		}
 		entry.Containers = append(entry.Containers, rc)
-		if len(requests) > 0 {
-			changes = append(changes, render.Change{
-				Target: render.Target{
-					APIVersion: item.Workload.APIVersion,
-					Kind:       item.Workload.Kind,
-					Namespace:  item.Namespace,
-					Name:       item.Workload.Name,
-				},
+		if len(requests) > 0 || len(limits) > 0 {
+			c := render.Change{
+				Target:    renderTarget(item),
 				Container: policy.ContainerName,
 				Requests:  requests,
-			})
+				Mode:      render.Mode(item.Annotations[render.AnnotationMode]),
+				Path:      item.Annotations[render.AnnotationPath],
+			}
+			if len(limits) > 0 {
+				c.Limits = limits
+			}
+			changes = append(changes, c)
 		}
 	}
 	return entry, changes
 }
 
-// recommendResource recommends one request from at least minSpan of
-// history. With RequestsOnly the request never exceeds the container's
-// limit, as VPA does: a request above the limit would make the pod
-// template invalid.
-func recommendResource(rp collect.ResourcePolicy, current *collect.Container, h *usage.History, minSpan time.Duration) report.Resource {
+// recommendResource recommends one resource of one container and returns
+// the request and limit to write, nil for those that stay.
+func recommendResource(rp collect.ResourcePolicy, current *collect.Container, h *usage.History, opts recommend.Options) (report.Resource, *resource.Quantity, *resource.Quantity) {
 	res := report.Resource{Resource: string(rp.Resource)}
-	if q, ok := current.Requests[rp.Resource]; ok {
-		res.Current = q.String()
+	in := recommend.Input{
+		Resource:         rp.Resource,
+		BufferPercent:    rp.BufferPercent,
+		MinAllowed:       rp.MinAllowed,
+		MaxAllowed:       rp.MaxAllowed,
+		ControlledValues: rp.ControlledValues,
 	}
-	if h == nil || len(h.Values) == 0 {
-		res.Reason = "insufficient data: no samples in the window"
-		return res
+	if current != nil {
+		if q, ok := current.Requests[rp.Resource]; ok {
+			in.Request = &q
+			res.Current = q.String()
+		}
+		if q, ok := current.Limits[rp.Resource]; ok {
+			in.Limit = &q
+		}
 	}
-	if h.Span() < minSpan {
-		res.Reason = fmt.Sprintf("insufficient data: %d samples over %s, need %s", len(h.Values), h.Span(), minSpan)
-		return res
+	if h != nil {
+		in.Window, in.Now, in.OOMKilled, in.First, in.Last = h.Window, h.End, h.OOMKilled, h.First, h.Last
+		in.Samples = make([]recommend.Sample, len(h.Values))
+		for i, v := range h.Values {
+			in.Samples[i] = recommend.Sample{Time: h.Time(i), Value: v}
+		}
 	}
-	rec, err := recommend.Compute(rp.Resource, h.Values, recommend.Policy{
-		Percentile:    recommend.DefaultPercentile,
-		BufferPercent: rp.BufferPercent,
-	})
+	out, err := recommend.Compute(in, opts)
 	if err != nil {
 		res.Reason = err.Error()
-		return res
+		return res, nil, nil
 	}
-	res.Evidence = &rec.Evidence
-	value := rec.Value
-	if limit, ok := current.Limits[rp.Resource]; ok && value.Cmp(limit) > 0 {
-		value = limit
-		res.Reason = "capped at the limit " + limit.String()
+	res.Evidence = &out.Evidence
+	if out.Value == nil {
+		res.Reason = out.Reason
+		return res, nil, nil
 	}
-	res.Recommended = value.String()
-	cur, ok := current.Requests[rp.Resource]
-	res.Changed = !ok || cur.Cmp(value) != 0
-	return res
+	res.Recommended = out.Value.String()
+	if rp.ControlledValues == v1alpha1.ContainerControlledValuesLimitsOnly {
+		// The request stays: current and recommended are the limit's.
+		res.Current, res.Recommended = "", ""
+		if in.Limit != nil {
+			res.Current = in.Limit.String()
+		}
+		if out.Limit != nil {
+			res.Recommended = out.Limit.String()
+		}
+	}
+	switch {
+	case out.Evidence.HeldBack != "":
+		res.Reason = "held back: " + out.Evidence.HeldBack
+		res.HeldBack = true
+	case len(out.Evidence.Capped) > 0:
+		res.Reason = "capped at " + strings.Join(out.Evidence.Capped, ", ")
+	}
+	if out.Request != nil {
+		res.Changed = in.Request == nil || in.Request.Cmp(*out.Request) != 0
+	}
+	if out.Limit != nil && (in.Limit == nil || in.Limit.Cmp(*out.Limit) != 0) {
+		res.Changed = true
+	}
+	return res, out.Request, out.Limit
+}
+
+// renderTarget is the object whose manifest holds the pod template: the
+// workload itself, or the object it takes its template from (an Argo
+// Rollout's workloadRef Deployment). Its labels and annotations let the
+// renderer follow Argo CD's and Flux's tracking to the right file.
+func renderTarget(item collect.Item) render.Target {
+	w := item.Workload
+	if src := w.Source; src != nil {
+		return render.Target{
+			APIVersion:  src.APIVersion,
+			Kind:        src.Kind,
+			Namespace:   src.Namespace,
+			Name:        src.Name,
+			Labels:      src.Labels,
+			Annotations: src.Annotations,
+		}
+	}
+	return render.Target{
+		APIVersion:  w.APIVersion,
+		Kind:        w.Kind,
+		Namespace:   item.Namespace,
+		Name:        w.Name,
+		Labels:      w.Labels,
+		Annotations: w.Annotations,
+	}
 }

@@ -7,8 +7,13 @@ import (
 	"log/slog"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
 	"github.com/recommend-job/recommend-job/internal/usage"
@@ -17,9 +22,11 @@ import (
 // ErrUsageUnavailable is returned when no usage history could be read at all.
 var ErrUsageUnavailable = errors.New("usage history unavailable")
 
-// Collector lists the ResourceRecommends and their targets.
+// Collector lists the ResourceRecommends and their targets, and writes
+// the outcome to their status when that is enabled.
 type Collector interface {
 	Collect(ctx context.Context) ([]collect.Item, error)
+	WriteStatus(ctx context.Context, item collect.Item, recs []v1alpha1.ContainerResources, provided error) error
 }
 
 // UsageReader reads the usage history of one namespace's workloads.
@@ -37,9 +44,15 @@ type Config struct {
 	DryRun bool
 	// WorkDir is where the repository is cloned; a temporary directory when empty.
 	WorkDir string
+	// RenderOptions choose how changes land in the repository (mode,
+	// per-namespace paths).
+	RenderOptions []render.Option
 	// MinSpan is the least time the samples of a resource must cover for a
 	// recommendation; DefaultMinSpan when zero.
 	MinSpan time.Duration
+	// Algorithm are the run's algorithm settings, which a
+	// ResourceRecommend's extensions override; zero fields are defaults.
+	Algorithm recommend.Options
 }
 
 // DefaultMinSpan is katalyst's: a day of history before any recommendation.
@@ -68,12 +81,15 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader UsageReade
 	var changes []render.Change
 	var owners []int // entry index of each change
 	for _, item := range items {
-		entry, itemChanges := recommendItem(item, history, cfg.MinSpan)
+		entry, itemChanges := recommendItem(item, history, cfg)
 		for _, c := range itemChanges {
 			owners = append(owners, len(rep.ResourceRecommends))
 			changes = append(changes, c)
 		}
 		rep.ResourceRecommends = append(rep.ResourceRecommends, entry)
+	}
+	if !cfg.DryRun {
+		writeStatuses(ctx, collector, items, rep.ResourceRecommends, log)
 	}
 
 	if cfg.Git.URL == "" {
@@ -83,4 +99,72 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader UsageReade
 		return rep, nil
 	}
 	return rep, writeBack(ctx, cfg, changes, owners, rep, log)
+}
+
+// writeStatuses hands each item's outcome to the collector, which writes it
+// to the ResourceRecommend's status when status writing is on. A failed
+// write is logged; the recommendation still goes to git.
+func writeStatuses(ctx context.Context, collector Collector, items []collect.Item, entries []report.Entry, log *slog.Logger) {
+	for i, item := range items {
+		recs, provided := statusOf(item, entries[i])
+		if err := collector.WriteStatus(ctx, item, recs, provided); err != nil {
+			log.WarnContext(ctx, "cannot write status", "resourceRecommend", item.Namespace+"/"+item.Name, "error", err)
+		}
+	}
+}
+
+// statusOf turns an entry into katalyst's recommendResources: requests
+// as katalyst writes them, and limits for LimitsOnly policies, which
+// recommend the limit. Like katalyst it is all or nothing: provided says
+// why not, when some resource has no recommendation for a reason other
+// than being held back on purpose.
+func statusOf(item collect.Item, e report.Entry) ([]v1alpha1.ContainerResources, error) {
+	var recs []v1alpha1.ContainerResources
+	for _, c := range e.Containers {
+		requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
+		for _, r := range c.Resources {
+			if r.Recommended == "" {
+				if r.HeldBack {
+					continue
+				}
+				return nil, fmt.Errorf("container %s %s: %s", c.Name, r.Resource, r.Reason)
+			}
+			q, err := resource.ParseQuantity(r.Recommended)
+			if err != nil {
+				return nil, fmt.Errorf("container %s %s: %w", c.Name, r.Resource, err)
+			}
+			if controlledValues(item, c.Name, r.Resource) == v1alpha1.ContainerControlledValuesLimitsOnly {
+				limits[corev1.ResourceName(r.Resource)] = q
+			} else {
+				requests[corev1.ResourceName(r.Resource)] = q
+			}
+		}
+		cr := v1alpha1.ContainerResources{ContainerName: c.Name}
+		if len(requests) > 0 {
+			cr.Requests = &v1alpha1.ContainerResourceList{Target: requests}
+		}
+		if len(limits) > 0 {
+			cr.Limits = &v1alpha1.ContainerResourceList{Target: limits}
+		}
+		if cr.Requests != nil || cr.Limits != nil {
+			recs = append(recs, cr)
+		}
+	}
+	return recs, nil
+}
+
+// controlledValues is the policy's controlledValues for one container
+// resource of item.
+func controlledValues(item collect.Item, container, res string) v1alpha1.ContainerControlledValues {
+	for _, p := range item.Policies {
+		if p.ContainerName != container {
+			continue
+		}
+		for _, rp := range p.Resources {
+			if string(rp.Resource) == res {
+				return rp.ControlledValues
+			}
+		}
+	}
+	return ""
 }

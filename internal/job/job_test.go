@@ -4,66 +4,71 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
-func TestRecommendResource(t *testing.T) {
-	container := &collect.Container{
-		Name:     "app",
-		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.13"), corev1.ResourceMemory: resource.MustParse("100Mi")},
-		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("200Mi")},
-	}
-	day := func(values ...float64) *usage.History {
-		start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-		return &usage.History{Values: values, First: start, Last: start.Add(25 * time.Hour)}
-	}
-	tests := []struct {
-		name            string
-		policy          collect.ResourcePolicy
-		history         *usage.History
-		wantRecommended string
-		wantChanged     bool
-		wantReason      string
-	}{
-		// 0.1 x 1.3 = 130m, equal to the current 0.13 written differently.
-		{name: "same quantity is no change", policy: collect.ResourcePolicy{Resource: corev1.ResourceCPU, BufferPercent: 30},
-			history: day(0.1), wantRecommended: "130m"},
-		// 0.2 x 1.3 = 260m.
-		{name: "cpu change", policy: collect.ResourcePolicy{Resource: corev1.ResourceCPU, BufferPercent: 30},
-			history: day(0.2), wantRecommended: "260m", wantChanged: true},
-		// 180Mi x 1.3 = 234Mi, above the 200Mi limit.
-		{name: "capped at the limit", policy: collect.ResourcePolicy{Resource: corev1.ResourceMemory, BufferPercent: 30},
-			history: day(180 << 20), wantRecommended: "200Mi", wantChanged: true, wantReason: "capped at the limit 200Mi"},
-		{name: "no samples", policy: collect.ResourcePolicy{Resource: corev1.ResourceMemory, BufferPercent: 30},
-			wantReason: "insufficient data: no samples in the window"},
-		{name: "too short a span", policy: collect.ResourcePolicy{Resource: corev1.ResourceCPU, BufferPercent: 30},
-			history:    &usage.History{Values: []float64{1, 1, 1}, First: time.Unix(0, 0), Last: time.Unix(120, 0)},
-			wantReason: "insufficient data: 3 samples over 2m0s, need 24h0m0s"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := recommendResource(tt.policy, container, tt.history, DefaultMinSpan)
-			if got.Recommended != tt.wantRecommended || got.Changed != tt.wantChanged || got.Reason != tt.wantReason {
-				t.Errorf("recommendResource() = %q changed %v reason %q, want %q changed %v reason %q",
-					got.Recommended, got.Changed, got.Reason, tt.wantRecommended, tt.wantChanged, tt.wantReason)
-			}
-		})
-	}
-}
-
 type staticCollector []collect.Item
 
 func (s staticCollector) Collect(context.Context) ([]collect.Item, error) { return s, nil }
+
+func (s staticCollector) WriteStatus(context.Context, collect.Item, []v1alpha1.ContainerResources, error) error {
+	return nil
+}
+
+// statusRecorder records what Run hands over for the status.
+type statusRecorder struct {
+	staticCollector
+	recs     map[string][]v1alpha1.ContainerResources
+	provided map[string]error
+}
+
+func (r *statusRecorder) WriteStatus(_ context.Context, item collect.Item, recs []v1alpha1.ContainerResources, provided error) error {
+	r.recs[item.Namespace] = recs
+	r.provided[item.Namespace] = provided
+	return nil
+}
+
+func TestRunHandsOverStatus(t *testing.T) {
+	held := validItem("held")
+	held.HeldBack = map[corev1.ResourceName]string{corev1.ResourceCPU: "a HorizontalPodAutoscaler scales on cpu"}
+	rec := &statusRecorder{
+		staticCollector: staticCollector{validItem("up"), validItem("down"), held},
+		recs:            map[string][]v1alpha1.ContainerResources{},
+		provided:        map[string]error{},
+	}
+	// Not a dry run, so statuses are written; without a git url the run
+	// then stops.
+	rep, err := Run(context.Background(), Config{}, rec, partialUsage{}, slog.New(slog.DiscardHandler))
+	if err == nil || rep == nil {
+		t.Fatalf("Run() without a git url = %v, %v; want the report and an error", rep, err)
+	}
+	up := rec.recs["up"]
+	if len(up) != 1 || up[0].ContainerName != "app" || up[0].Requests == nil {
+		t.Fatalf("up status = %+v, want app's cpu target", up)
+	}
+	want := rep.ResourceRecommends[0].Containers[0].Resources[0].Recommended
+	if q := up[0].Requests.Target[corev1.ResourceCPU]; want == "" || q.String() != want {
+		t.Errorf("up cpu target = %s, want the reported %q", q.String(), want)
+	}
+	if err := rec.provided["down"]; err == nil || !strings.Contains(err.Error(), "usage history unavailable") {
+		t.Errorf("down provided = %v, want the missing history named", err)
+	}
+	if err := rec.provided["held"]; err != nil || len(rec.recs["held"]) != 0 {
+		t.Errorf("held = %+v, %v; want no target and no error: an HPA hold-back is deliberate", rec.recs["held"], err)
+	}
+}
 
 type failingUsage struct{ calls int }
 
@@ -114,7 +119,8 @@ func (partialUsage) Read(_ context.Context, ns string, ws []usage.WorkloadRef) (
 	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	out := map[usage.WorkloadRef]usage.Usage{}
 	for _, w := range ws {
-		out[w] = usage.Usage{"app": {corev1.ResourceCPU: {Values: []float64{0.2}, First: start, Last: start.Add(48 * time.Hour)}}}
+		// 12 samples, the least the algorithm takes, all counted at Last.
+		out[w] = usage.Usage{"app": {corev1.ResourceCPU: {Values: slices.Repeat([]float64{0.2}, 12), First: start, Last: start.Add(48 * time.Hour)}}}
 	}
 	return out, nil
 }
@@ -129,30 +135,29 @@ func TestRunReportsNamespacesWithoutHistory(t *testing.T) {
 	if down.Recommended != "" || down.Reason != "usage history unavailable: connection refused" {
 		t.Errorf("down/web cpu = %+v, want no recommendation and the cause", down)
 	}
-	if up := rep.ResourceRecommends[1].Containers[0].Resources[0]; up.Recommended != "260m" {
-		t.Errorf("up/web cpu = %+v, want 260m", up)
+	// 0.2 cores' histogram bucket ends at 0.215786; x 1.3 = 0.280522, up to
+	// the 5m step: 285m.
+	if up := rep.ResourceRecommends[1].Containers[0].Resources[0]; up.Recommended != "285m" {
+		t.Errorf("up/web cpu = %+v, want 285m", up)
 	}
 }
 
-func TestCommitMessage(t *testing.T) {
-	web := &report.Entry{Namespace: "shop", Name: "web-rec",
-		Containers: []report.Container{
-			{Name: "app", Resources: []report.Resource{
-				{Resource: "cpu", Current: "500m", Recommended: "390m", Changed: true},
-				{Resource: "memory", Current: "128Mi"},
-			}},
-			{Name: "init", Resources: []report.Resource{{Resource: "cpu", Recommended: "10m", Changed: true}}},
-		}}
-	target := render.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
-	landed := []landedChange{
-		{Result: render.Result{File: "apps/web.yaml", Changed: true, Change: render.Change{Target: target, Container: "app", Requests: map[string]string{"cpu": "390m"}}}, entry: web},
-		{Result: render.Result{File: "apps/web.yaml", Changed: true, Change: render.Change{Target: target, Container: "init", Requests: map[string]string{"cpu": "10m"}}}, entry: web},
+func TestRenderTarget(t *testing.T) {
+	rollout := collect.Item{Namespace: "shop", Workload: &collect.Workload{
+		APIVersion: "argoproj.io/v1alpha1", Kind: "Rollout", Namespace: "shop", Name: "web",
+		Labels: map[string]string{"app": "rollout"},
+		Source: &collect.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web-template",
+			Annotations: map[string]string{render.ArgoTrackingID: "shop:apps/Deployment:shop/web-template"}},
+	}}
+	got := renderTarget(rollout)
+	want := render.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web-template",
+		Annotations: map[string]string{render.ArgoTrackingID: "shop:apps/Deployment:shop/web-template"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("renderTarget(rollout with workloadRef) (-want +got):\n%s", d)
 	}
-	want := "Right-size resource requests\n\n" +
-		"shop/web-rec: Deployment web (apps/web.yaml)\n" +
-		"  app: cpu 500m -> 390m\n" +
-		"  init: cpu none -> 10m\n"
-	if got := commitMessage(landed); got != want {
-		t.Errorf("commitMessage() =\n%s\nwant\n%s", got, want)
+	plain := collect.Item{Namespace: "shop", Workload: &collect.Workload{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web",
+		Labels: map[string]string{"kustomize.toolkit.fluxcd.io/name": "apps"}}}
+	if got := renderTarget(plain); got.Kind != "Deployment" || got.Name != "web" || got.Labels["kustomize.toolkit.fluxcd.io/name"] != "apps" {
+		t.Errorf("renderTarget(deployment) = %+v, want the workload with its labels", got)
 	}
 }

@@ -1,103 +1,326 @@
 package recommend
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 )
 
-// DefaultPercentile is the usage percentile a recommendation is based on,
-// katalyst's (and VPA's) p90.
-const DefaultPercentile = 0.9
+// Defaults of the algorithm, katalyst's where katalyst has one.
+const (
+	// DefaultPercentile is the usage percentile a recommendation is based
+	// on, katalyst's (and VPA's) p90, for CPU and memory alike.
+	DefaultPercentile = 0.9
+	// DefaultHalfLife halves a sample's weight for every day of its age.
+	DefaultHalfLife = 24 * time.Hour
+	// DefaultMinSpan is katalyst's: a day of history before any value.
+	DefaultMinSpan = 24 * time.Hour
+	// DefaultMinSamples is half a day of hourly memory peaks: fewer samples
+	// than that say too little, however long the span between them.
+	DefaultMinSamples = 12
+	// DefaultMaxAge is katalyst's: without a sample in the last day there
+	// is no recommendation, as the workload may no longer run.
+	DefaultMaxAge = 24 * time.Hour
+	// DefaultChangeThreshold is the least relative change worth a commit,
+	// VPA updater's default.
+	DefaultChangeThreshold = 0.10
+)
 
-// ErrNoSamples is returned when there is nothing to compute from.
-var ErrNoSamples = errors.New("no usage samples")
+// OOM bump, VPA's and katalyst's: at least 100Mi or 20% above the peak.
+const (
+	oomMinBump   = 100 << 20
+	oomBumpRatio = 1.2
+)
 
-// Policy says how to turn samples into a value.
-type Policy struct {
-	// Percentile of the samples to base the value on, in (0, 1].
-	Percentile float64
-	// BufferPercent is added on top of the percentile value.
-	BufferPercent int32
+// minCPUWeight is katalyst's DefaultMinSampleWeight: a CPU sample weighs
+// its usage in cores, so busy minutes count more, but never less than this.
+const minCPUWeight = 0.1
+
+// Options are the algorithm's settings; zero fields take the defaults.
+type Options struct {
+	// CPUPercentile and MemoryPercentile are in (0, 1].
+	CPUPercentile, MemoryPercentile float64
+	// HalfLife is the age at which a sample weighs half as much.
+	HalfLife time.Duration
+	// MinSpan and MinSamples are the least history to recommend from.
+	MinSpan    time.Duration
+	MinSamples int
+	// MaxAge is the longest the newest sample may lie before Input.Now.
+	MaxAge time.Duration
+	// ChangeThreshold is the relative difference to the current value
+	// below which the current value is kept; negative means none.
+	ChangeThreshold float64
 }
 
-// Evidence is what a reviewer needs to trust a value.
+// WithDefaults fills zero fields with the defaults.
+func (o Options) WithDefaults() Options {
+	if o.CPUPercentile == 0 {
+		o.CPUPercentile = DefaultPercentile
+	}
+	if o.MemoryPercentile == 0 {
+		o.MemoryPercentile = DefaultPercentile
+	}
+	if o.HalfLife == 0 {
+		o.HalfLife = DefaultHalfLife
+	}
+	if o.MinSpan == 0 {
+		o.MinSpan = DefaultMinSpan
+	}
+	if o.MinSamples == 0 {
+		o.MinSamples = DefaultMinSamples
+	}
+	if o.MaxAge == 0 {
+		o.MaxAge = DefaultMaxAge
+	}
+	if o.ChangeThreshold == 0 {
+		o.ChangeThreshold = DefaultChangeThreshold
+	}
+	return o
+}
+
+// Sample is one usage measurement: cores for CPU, bytes for memory.
+type Sample struct {
+	Time  time.Time
+	Value float64
+}
+
+// Input is one container resource: its history, policy and current values.
+type Input struct {
+	Resource corev1.ResourceName
+	// Samples are CPU usage rates, or memory peaks per interval.
+	Samples []Sample
+	// First and Last, when set, widen the span the samples cover, as
+	// katalyst extends it by the range a memory peak was taken over.
+	First, Last time.Time
+	// Window is how far back the samples were read, for the evidence.
+	Window time.Duration
+	// Now is when the window ended; zero skips the check of the newest
+	// sample's age.
+	Now           time.Time
+	BufferPercent int32
+	// MinAllowed and MaxAllowed bound the value; nil means no bound.
+	MinAllowed, MaxAllowed *resource.Quantity
+	// ControlledValues is RequestsOnly when empty.
+	ControlledValues v1alpha1.ContainerControlledValues
+	// Request and Limit are the current values; nil when unset.
+	Request, Limit *resource.Quantity
+	// OOMKilled reports an out-of-memory kill in the window.
+	OOMKilled bool
+}
+
+// Result is what to write. Request and Limit are nil when they stay as they
+// are; Reason says why no value could be computed.
+type Result struct {
+	// Value is the recommended request, also when it is held back; nil
+	// when none could be computed.
+	Value          *resource.Quantity
+	Request, Limit *resource.Quantity
+	Reason         string
+	Evidence       Evidence
+}
+
+// Evidence is what a reviewer needs to trust a value. Values are in cores
+// for CPU and bytes for memory.
 type Evidence struct {
-	Samples       int     `json:"samples"`
-	Percentile    float64 `json:"percentile"`
+	// Window is how far back history was read.
+	Window string `json:"window,omitempty"`
+	// Samples is the number of samples in the histogram: CPU rates, or
+	// memory peaks per interval.
+	Samples int `json:"samples"`
+	// Span is the time between the first and the last sample.
+	Span string `json:"span"`
+	// Percentile and HalfLife are the histogram's settings.
+	Percentile float64 `json:"percentile"`
+	HalfLife   string  `json:"halfLife,omitempty"`
+	// RawValue is the percentile before the buffer.
 	RawValue      float64 `json:"percentileValue"`
 	BufferPercent int32   `json:"bufferPercent"`
+	// BufferedValue is RawValue x (1 + BufferPercent/100).
+	BufferedValue float64 `json:"bufferedValue"`
+	// OOMFloor is max(peak + 100Mi, peak x 1.2) after an OOM kill.
+	OOMKilled bool    `json:"oomKilled,omitempty"`
+	OOMFloor  float64 `json:"oomFloor,omitempty"`
+	// RoundingStep is the step the value was rounded up to.
+	RoundingStep string `json:"roundingStep,omitempty"`
+	// Capped lists the bounds applied, e.g. "maxAllowed 2Gi".
+	Capped []string `json:"capped,omitempty"`
+	// LimitRatio is the limit:request ratio kept for the limit, and Limit
+	// the limit it gave.
+	LimitRatio float64 `json:"limitRatio,omitempty"`
+	Limit      string  `json:"limit,omitempty"`
+	// HeldBack says why the current value was kept.
+	HeldBack string `json:"heldBack,omitempty"`
 }
 
-// Recommendation is one resource's recommended value with its evidence.
-type Recommendation struct {
-	Value    resource.Quantity
-	Evidence Evidence
-}
-
-// Compute recommends a value for resource name from samples: CPU samples
-// are in cores, memory samples in bytes. The value is the policy's
-// percentile times (1 + BufferPercent/100), rounded up to a whole millicore
-// for CPU and a whole MiB for memory, so that a recommendation never lands
-// below what was measured.
-func Compute(name corev1.ResourceName, samples []float64, p Policy) (Recommendation, error) {
-	if len(samples) == 0 {
-		return Recommendation{}, ErrNoSamples
-	}
-	if p.Percentile <= 0 || p.Percentile > 1 {
-		return Recommendation{}, fmt.Errorf("percentile %v out of range (0, 1]", p.Percentile)
-	}
-	raw := Percentile(samples, p.Percentile)
-	buffered := raw * (1 + float64(p.BufferPercent)/100)
-	var q resource.Quantity
-	switch name {
+// Compute recommends one container resource: the decaying histogram's
+// percentile of the samples, plus the buffer, raised to the OOM floor, rounded
+// up to a friendly step, bounded by minAllowed and maxAllowed, applied to
+// the request and/or limit as controlledValues says, and held back when it
+// differs from the current value by less than the change threshold.
+func Compute(in Input, opts Options) (Result, error) {
+	opts = opts.WithDefaults()
+	var (
+		hist = CPUHistogram
+		p    = opts.CPUPercentile
+	)
+	switch in.Resource {
 	case corev1.ResourceCPU:
-		q = CPUQuantity(buffered)
 	case corev1.ResourceMemory:
-		q = MemoryQuantity(buffered)
+		hist, p = MemoryHistogram, opts.MemoryPercentile
 	default:
-		return Recommendation{}, fmt.Errorf("unsupported resource %q", name)
+		return Result{}, fmt.Errorf("unsupported resource %q", in.Resource)
 	}
-	return Recommendation{
-		Value: q,
-		Evidence: Evidence{
-			Samples:       len(samples),
-			Percentile:    p.Percentile,
-			RawValue:      raw,
-			BufferPercent: p.BufferPercent,
-		},
-	}, nil
+	if p <= 0 || p > 1 {
+		return Result{}, fmt.Errorf("percentile %v out of range (0, 1]", p)
+	}
+	ev := Evidence{Samples: len(in.Samples), Percentile: p, HalfLife: opts.HalfLife.String(), BufferPercent: in.BufferPercent}
+	if in.Window > 0 {
+		ev.Window = in.Window.String()
+	}
+	if len(in.Samples) == 0 {
+		ev.Span = "0s"
+		return Result{Reason: "insufficient data: no samples in the window", Evidence: ev}, nil
+	}
+	first, last, peak := in.Samples[0].Time, in.Samples[0].Time, in.Samples[0].Value
+	for _, s := range in.Samples {
+		first, last, peak = minTime(first, s.Time), maxTime(last, s.Time), math.Max(peak, s.Value)
+	}
+	if !in.First.IsZero() {
+		first = minTime(first, in.First)
+	}
+	last = maxTime(last, in.Last)
+	span := last.Sub(first)
+	ev.Span = span.String()
+	if age := in.Now.Sub(last); !in.Now.IsZero() && age > opts.MaxAge {
+		return Result{Reason: fmt.Sprintf("insufficient data: no samples in the last %s, the newest is %s old", opts.MaxAge, age.Round(time.Minute)),
+			Evidence: ev}, nil
+	}
+	if span < opts.MinSpan || len(in.Samples) < opts.MinSamples {
+		return Result{Reason: fmt.Sprintf("insufficient data: %d samples over %s, need %d over %s",
+			len(in.Samples), span, opts.MinSamples, opts.MinSpan), Evidence: ev}, nil
+	}
+
+	h := NewHistogram(hist, opts.HalfLife)
+	for _, s := range in.Samples {
+		w := 1.0
+		if in.Resource == corev1.ResourceCPU {
+			w = math.Max(s.Value, minCPUWeight)
+		}
+		h.Add(s.Value, w, s.Time)
+	}
+	ev.RawValue = h.Percentile(p)
+	value := ev.RawValue * (1 + float64(in.BufferPercent)/100)
+	ev.BufferedValue = value
+	if in.OOMKilled && in.Resource == corev1.ResourceMemory {
+		ev.OOMKilled = true
+		ev.OOMFloor = math.Max(peak+oomMinBump, peak*oomBumpRatio)
+		value = math.Max(value, ev.OOMFloor)
+	}
+	q, step := Round(in.Resource, value)
+	ev.RoundingStep = step
+	if in.MinAllowed != nil && q.Cmp(*in.MinAllowed) < 0 {
+		q = in.MinAllowed.DeepCopy()
+		ev.Capped = append(ev.Capped, "minAllowed "+q.String())
+	}
+	if in.MaxAllowed != nil && q.Cmp(*in.MaxAllowed) > 0 {
+		q = in.MaxAllowed.DeepCopy()
+		ev.Capped = append(ev.Capped, "maxAllowed "+q.String())
+	}
+
+	res := Result{Evidence: ev}
+	switch in.ControlledValues {
+	case "", v1alpha1.ContainerControlledValuesRequestsOnly:
+		// A request above the limit would make the pod template invalid.
+		if in.Limit != nil && q.Cmp(*in.Limit) > 0 {
+			q = in.Limit.DeepCopy()
+			res.Evidence.Capped = append(res.Evidence.Capped, "limit "+q.String())
+		}
+		res.Request = &q
+	case v1alpha1.ContainerControlledValuesRequestsAndLimits:
+		res.Request = &q
+		if in.Limit != nil {
+			l, ratio := scaleLimit(in.Resource, q, in.Request, *in.Limit)
+			res.Limit, res.Evidence.LimitRatio = &l, ratio
+		}
+	case v1alpha1.ContainerControlledValuesLimitsOnly:
+		if in.Limit == nil {
+			res.Value = &q
+			res.Evidence.HeldBack = "no limit to control: a container without a limit keeps none"
+			return res, nil
+		}
+		l, ratio := scaleLimit(in.Resource, q, in.Request, *in.Limit)
+		// The request stays, and a limit below it would be invalid.
+		if in.Request != nil && l.Cmp(*in.Request) < 0 {
+			l = in.Request.DeepCopy()
+			res.Evidence.Capped = append(res.Evidence.Capped, "request "+l.String())
+		}
+		res.Limit, res.Evidence.LimitRatio = &l, ratio
+	default:
+		return Result{}, fmt.Errorf("unsupported controlledValues %q", in.ControlledValues)
+	}
+	res.Value = &q
+	if res.Limit != nil {
+		res.Evidence.Limit = res.Limit.String()
+	}
+	holdBack(&res, in, opts.ChangeThreshold)
+	return res, nil
 }
 
-// Percentile returns the nearest-rank percentile p of samples: the smallest
-// sample such that at least p of all samples are at or below it. samples is
-// not modified.
-func Percentile(samples []float64, p float64) float64 {
-	sorted := append([]float64(nil), samples...)
-	sort.Float64s(sorted)
-	rank := int(math.Ceil(p*float64(len(sorted)))) - 1
-	return sorted[max(rank, 0)]
+// holdBack keeps the current values when the controlled one moves by less
+// than threshold, unless the current value is outside minAllowed and
+// maxAllowed. An equal value is not held back: it is written, which changes
+// nothing in the cluster but corrects a repository that disagrees.
+func holdBack(res *Result, in Input, threshold float64) {
+	newV, cur := res.Request, in.Request
+	what := "request"
+	if res.Request == nil {
+		newV, cur, what = res.Limit, in.Limit, "limit"
+	}
+	if threshold < 0 || cur == nil || newV == nil || cur.IsZero() || newV.Cmp(*cur) == 0 {
+		return
+	}
+	if (in.MinAllowed != nil && cur.Cmp(*in.MinAllowed) < 0) || (in.MaxAllowed != nil && cur.Cmp(*in.MaxAllowed) > 0) {
+		return
+	}
+	diff := math.Abs(newV.AsApproximateFloat64()-cur.AsApproximateFloat64()) / cur.AsApproximateFloat64()
+	if diff >= threshold {
+		return
+	}
+	res.Evidence.HeldBack = fmt.Sprintf("%s %s is %.1f%% from the current %s, below the %g%% change threshold",
+		what, newV.String(), diff*100, cur.String(), threshold*100)
+	res.Request, res.Limit = nil, nil
 }
 
-// cpuSlack absorbs floating-point noise before rounding up, so that
-// 0.1*1.3*1000 (130.00000000000003) is 130m, not 131m. It is a nanocore,
-// far below anything a measurement can tell apart.
-const cpuSlack = 1e-6
-
-// CPUQuantity rounds cores up to whole millicores.
-func CPUQuantity(cores float64) resource.Quantity {
-	milli := int64(math.Ceil(cores*1000 - cpuSlack))
-	return *resource.NewMilliQuantity(max(milli, 1), resource.DecimalSI)
+// scaleLimit keeps the limit:request ratio for the new request, as VPA does:
+// without a current request (Kubernetes then takes the limit as request) or
+// with request == limit the new limit is the new request.
+func scaleLimit(name corev1.ResourceName, newRequest resource.Quantity, request *resource.Quantity, limit resource.Quantity) (resource.Quantity, float64) {
+	if request == nil || request.IsZero() || request.Cmp(limit) == 0 {
+		return newRequest.DeepCopy(), 1
+	}
+	ratio := float64(limit.MilliValue()) / float64(request.MilliValue())
+	l, _ := Round(name, newRequest.AsApproximateFloat64()*ratio)
+	if l.Cmp(newRequest) < 0 {
+		l = newRequest.DeepCopy()
+	}
+	return l, ratio
 }
 
-// MemoryQuantity rounds bytes up to whole MiB. Rounding to a whole byte
-// first drops floating-point noise, as bytes come in whole numbers.
-func MemoryQuantity(bytes float64) resource.Quantity {
-	const mi = 1 << 20
-	mib := int64(math.Ceil(math.Round(bytes) / mi))
-	return *resource.NewQuantity(max(mib, 1)*mi, resource.BinarySI)
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

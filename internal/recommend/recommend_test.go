@@ -1,101 +1,286 @@
 package recommend
 
 import (
-	"errors"
+	"math"
+	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 )
 
-func TestPercentile(t *testing.T) {
+var t0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+// hourly is n+1 samples of v an hour apart from start: n hours of span.
+func hourly(start time.Time, v float64, n int) []Sample {
+	out := make([]Sample, 0, n+1)
+	for i := 0; i <= n; i++ {
+		out = append(out, Sample{Time: start.Add(time.Duration(i) * time.Hour), Value: v})
+	}
+	return out
+}
+
+func q(s string) *resource.Quantity {
+	v := resource.MustParse(s)
+	return &v
+}
+
+func str(q *resource.Quantity) string {
+	if q == nil {
+		return ""
+	}
+	return q.String()
+}
+
+const mib = 1 << 20
+
+// Bucket ends used below (start of the next bucket, 0.2 x (1.05^(b+1) - 1)
+// for CPU and 2e8 x (1.05^(b+1) - 1) bytes for memory):
+//   - 0.02 cores: bucket 1, ends at 0.0205;
+//   - 0.1 cores: bucket 8, ends at 0.110266;
+//   - 1 core: bucket 36, ends at 1.016281;
+//   - 50Mi: bucket 4, ends at 55256312.5 bytes (52.70Mi);
+//   - 200Mi: bucket 14, ends at 215785635.9 bytes (205.79Mi);
+//   - 1000Mi: bucket 37, ends at 1077095458 bytes (1027.20Mi).
+func TestCompute(t *testing.T) {
+	cpu := func(v float64) Input {
+		return Input{Resource: corev1.ResourceCPU, Samples: hourly(t0, v, 25), BufferPercent: 30}
+	}
+	mem := func(v float64) Input {
+		return Input{Resource: corev1.ResourceMemory, Samples: hourly(t0, v, 25), BufferPercent: 30}
+	}
+	with := func(in Input, f func(*Input)) Input { f(&in); return in }
 	tests := []struct {
-		name    string
-		samples []float64
-		p       float64
-		want    float64
+		name        string
+		in          Input
+		wantValue   string
+		wantRequest string
+		wantLimit   string
+		wantCapped  []string
+		wantHeld    string
+		wantReason  string
 	}{
-		// 10 samples, p90: rank ceil(0.9*10) = 9, the 9th smallest.
-		{name: "ten samples", samples: []float64{10, 1, 9, 2, 8, 3, 7, 4, 6, 5}, p: 0.9, want: 9},
-		// 11 samples, p90: rank ceil(9.9) = 10, the 10th smallest.
-		{name: "eleven samples", samples: []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, p: 0.9, want: 10},
-		{name: "one sample", samples: []float64{42}, p: 0.9, want: 42},
-		{name: "max", samples: []float64{3, 1, 2}, p: 1, want: 3},
-		// p50 of 4: rank ceil(2) = 2, the 2nd smallest.
-		{name: "median of four", samples: []float64{4, 3, 2, 1}, p: 0.5, want: 2},
+		// 0.110266 x 1.3 = 0.143346 cores, up to the 5m step: 145m.
+		{name: "cpu constant", in: cpu(0.1), wantValue: "145m", wantRequest: "145m"},
+		// 0.0205 x 1.3 = 0.02665, up to the 1m step: 27m.
+		{name: "cpu small", in: cpu(0.02), wantValue: "27m", wantRequest: "27m"},
+		// 1.016281 x 1.3 = 1.321166, up to the 50m step: 1350m.
+		{name: "cpu cores", in: cpu(1), wantValue: "1350m", wantRequest: "1350m"},
+		// 215785635.9 x 1.3 = 280521327 bytes = 267.53Mi, up to the 4Mi step: 268Mi.
+		{name: "memory constant", in: mem(200 * mib), wantValue: "268Mi", wantRequest: "268Mi"},
+		// 55256312.5 x 1.3 = 71833206 bytes = 68.51Mi, up to the 1Mi step: 69Mi.
+		{name: "memory small", in: mem(50 * mib), wantValue: "69Mi", wantRequest: "69Mi"},
+		// 1027.20Mi without buffer, up to the 32Mi step: 1056Mi.
+		{name: "memory large", in: with(mem(1000*mib), func(i *Input) { i.BufferPercent = 0 }), wantValue: "1056Mi", wantRequest: "1056Mi"},
+		// 145m is below minAllowed 200m.
+		{name: "min allowed", in: with(cpu(0.1), func(i *Input) { i.MinAllowed = q("200m") }),
+			wantValue: "200m", wantRequest: "200m", wantCapped: []string{"minAllowed 200m"}},
+		// 268Mi is above maxAllowed 256Mi.
+		{name: "max allowed", in: with(mem(200*mib), func(i *Input) { i.MaxAllowed = q("256Mi") }),
+			wantValue: "256Mi", wantRequest: "256Mi", wantCapped: []string{"maxAllowed 256Mi"}},
+		// RequestsOnly: 268Mi is above the 250Mi limit, the request stops there.
+		{name: "requests only capped at the limit", in: with(mem(200*mib), func(i *Input) { i.Limit = q("250Mi") }),
+			wantValue: "250Mi", wantRequest: "250Mi", wantCapped: []string{"limit 250Mi"}},
+		// RequestsAndLimits, 100m:200m is a ratio of 2: 145m and 290m.
+		{name: "requests and limits keep the ratio", in: with(cpu(0.1), func(i *Input) {
+			i.ControlledValues, i.Request, i.Limit = v1alpha1.ContainerControlledValuesRequestsAndLimits, q("100m"), q("200m")
+		}), wantValue: "145m", wantRequest: "145m", wantLimit: "290m"},
+		// No limit stays no limit.
+		{name: "requests and limits without a limit", in: with(cpu(0.1), func(i *Input) {
+			i.ControlledValues, i.Request = v1alpha1.ContainerControlledValuesRequestsAndLimits, q("100m")
+		}), wantValue: "145m", wantRequest: "145m"},
+		// request == limit (Guaranteed QoS) stays equal.
+		{name: "requests and limits guaranteed", in: with(cpu(0.1), func(i *Input) {
+			i.ControlledValues, i.Request, i.Limit = v1alpha1.ContainerControlledValuesRequestsAndLimits, q("100m"), q("100m")
+		}), wantValue: "145m", wantRequest: "145m", wantLimit: "145m"},
+		// A limit without a request: Kubernetes takes the limit as the request.
+		{name: "requests and limits, limit only", in: with(cpu(0.1), func(i *Input) {
+			i.ControlledValues, i.Limit = v1alpha1.ContainerControlledValuesRequestsAndLimits, q("1")
+		}), wantValue: "145m", wantRequest: "145m", wantLimit: "145m"},
+		// LimitsOnly, 100m:300m is a ratio of 3: the limit is 435m, the request stays.
+		{name: "limits only", in: with(cpu(0.1), func(i *Input) {
+			i.ControlledValues, i.Request, i.Limit = v1alpha1.ContainerControlledValuesLimitsOnly, q("100m"), q("300m")
+		}), wantValue: "145m", wantLimit: "435m"},
+		// LimitsOnly, 500m:600m is 1.2: 174m would be below the request 500m.
+		{name: "limits only never below the request", in: with(cpu(0.1), func(i *Input) {
+			i.ControlledValues, i.Request, i.Limit = v1alpha1.ContainerControlledValuesLimitsOnly, q("500m"), q("600m")
+		}), wantValue: "145m", wantLimit: "500m", wantCapped: []string{"request 500m"}},
+		{name: "limits only without a limit", in: with(cpu(0.1), func(i *Input) {
+			i.ControlledValues, i.Request = v1alpha1.ContainerControlledValuesLimitsOnly, q("100m")
+		}), wantValue: "145m", wantHeld: "no limit to control: a container without a limit keeps none"},
+		// 145m against 140m: 3.6%, under 10%.
+		{name: "held back below the threshold", in: with(cpu(0.1), func(i *Input) { i.Request = q("140m") }),
+			wantValue: "145m", wantHeld: "request 145m is 3.6% from the current 140m, below the 10% change threshold"},
+		// 145m against 160m: 9.4%.
+		{name: "held back downwards", in: with(cpu(0.1), func(i *Input) { i.Request = q("160m") }),
+			wantValue: "145m", wantHeld: "request 145m is 9.4% from the current 160m, below the 10% change threshold"},
+		// 145m against 130m: 11.5%, over 10%.
+		{name: "changed above the threshold", in: with(cpu(0.1), func(i *Input) { i.Request = q("130m") }),
+			wantValue: "145m", wantRequest: "145m"},
+		// Equal is written: it corrects a repository that disagrees.
+		{name: "equal is not held back", in: with(cpu(0.1), func(i *Input) { i.Request = q("0.145") }),
+			wantValue: "145m", wantRequest: "145m"},
+		// 140m is below minAllowed 145m, so the 3.6% change is made.
+		{name: "current outside the bounds is not held back", in: with(cpu(0.1), func(i *Input) { i.Request, i.MinAllowed = q("140m"), q("145m") }),
+			wantValue: "145m", wantRequest: "145m"},
+		// Peak 200Mi after an OOM: max(200Mi + 100Mi, 200Mi x 1.2) = 300Mi, above the buffered 267.53Mi.
+		{name: "oom bump", in: with(mem(200*mib), func(i *Input) { i.OOMKilled = true }), wantValue: "300Mi", wantRequest: "300Mi"},
+		// The OOM floor is capped by maxAllowed.
+		{name: "oom bump capped", in: with(mem(200*mib), func(i *Input) { i.OOMKilled, i.MaxAllowed = true, q("280Mi") }),
+			wantValue: "280Mi", wantRequest: "280Mi", wantCapped: []string{"maxAllowed 280Mi"}},
+		// An OOM says nothing about CPU.
+		{name: "oom leaves cpu alone", in: with(cpu(0.1), func(i *Input) { i.OOMKilled = true }), wantValue: "145m", wantRequest: "145m"},
+		{name: "no samples", in: Input{Resource: corev1.ResourceCPU}, wantReason: "insufficient data: no samples in the window"},
+		// 24 samples over 23h: too short a span.
+		{name: "short span", in: Input{Resource: corev1.ResourceCPU, Samples: hourly(t0, 0.1, 23)},
+			wantReason: "insufficient data: 24 samples over 23h0m0s, need 12 over 24h0m0s"},
+		// The newest of 26 hourly samples is 25h before the end of the
+		// window: the workload may be gone.
+		{name: "stale", in: Input{Resource: corev1.ResourceCPU, Samples: hourly(t0, 0.1, 25), Now: t0.Add(50 * time.Hour)},
+			wantReason: "insufficient data: no samples in the last 24h0m0s, the newest is 25h0m0s old"},
+		// 24h old is still fresh.
+		{name: "fresh", in: Input{Resource: corev1.ResourceCPU, Samples: hourly(t0, 0.1, 25), BufferPercent: 30, Now: t0.Add(49 * time.Hour)},
+			wantValue: "145m", wantRequest: "145m"},
+		// 2 samples 48h apart: too few.
+		{name: "too few samples", in: Input{Resource: corev1.ResourceCPU, Samples: []Sample{{t0, 0.1}, {t0.Add(48 * time.Hour), 0.1}}},
+			wantReason: "insufficient data: 2 samples over 48h0m0s, need 12 over 24h0m0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := append([]float64(nil), tt.samples...)
-			if got := Percentile(tt.samples, tt.p); got != tt.want {
-				t.Errorf("Percentile(%v, %v) = %v, want %v", tt.samples, tt.p, got, tt.want)
+			got, err := Compute(tt.in, Options{})
+			if err != nil {
+				t.Fatalf("Compute() error = %v", err)
 			}
-			for i := range in {
-				if in[i] != tt.samples[i] {
-					t.Fatalf("Percentile modified its input: %v, was %v", tt.samples, in)
-				}
+			if str(got.Value) != tt.wantValue || str(got.Request) != tt.wantRequest || str(got.Limit) != tt.wantLimit {
+				t.Errorf("Compute() value %q request %q limit %q, want %q %q %q",
+					str(got.Value), str(got.Request), str(got.Limit), tt.wantValue, tt.wantRequest, tt.wantLimit)
+			}
+			if !slices.Equal(got.Evidence.Capped, tt.wantCapped) || got.Evidence.HeldBack != tt.wantHeld || got.Reason != tt.wantReason {
+				t.Errorf("Compute() capped %q held back %q reason %q, want %q %q %q",
+					got.Evidence.Capped, got.Evidence.HeldBack, got.Reason, tt.wantCapped, tt.wantHeld, tt.wantReason)
 			}
 		})
 	}
 }
 
-func TestCompute(t *testing.T) {
-	// 100 CPU samples 0.01, 0.02, ... 1.00 cores: p90 is 0.90 cores.
-	ramp := make([]float64, 100)
-	for i := range ramp {
-		ramp[i] = float64(i+1) / 100
+func TestComputeEvidence(t *testing.T) {
+	in := Input{Resource: corev1.ResourceMemory, Samples: hourly(t0, 200*mib, 25), BufferPercent: 30, Window: 7 * 24 * time.Hour, OOMKilled: true}
+	got, err := Compute(in, Options{})
+	if err != nil {
+		t.Fatalf("Compute() error = %v", err)
 	}
-	tests := []struct {
-		name     string
-		resource corev1.ResourceName
-		samples  []float64
-		policy   Policy
+	e := got.Evidence
+	// 26 hourly peaks over 25h; p90 200Mi's bucket end 215785635.9 bytes,
+	// x 1.3 = 280521326.6; OOM floor 300Mi = 314572800 bytes; 4Mi steps.
+	if e.Window != "168h0m0s" || e.Samples != 26 || e.Span != "25h0m0s" || e.Percentile != 0.9 || e.HalfLife != "24h0m0s" {
+		t.Errorf("evidence history = %+v, want window 168h, 26 samples over 25h, p90, half-life 24h", e)
+	}
+	if math.Abs(e.RawValue-215785635.88) > 1 || math.Abs(e.BufferedValue-280521326.6) > 1 || e.BufferPercent != 30 {
+		t.Errorf("evidence values = %v buffered %v buffer %d, want 215785635.9, 280521326.6, 30", e.RawValue, e.BufferedValue, e.BufferPercent)
+	}
+	if !e.OOMKilled || e.OOMFloor != 300*mib || e.RoundingStep != "4Mi" {
+		t.Errorf("evidence oom %v floor %v step %q, want true 314572800 4Mi", e.OOMKilled, e.OOMFloor, e.RoundingStep)
+	}
+}
+
+// TestComputeHalfLife: 84 hours at 1 core, then 84 hours at 0.2 cores.
+// Every old sample is 84h older than a new one, so the old level's share
+// of the weight (weight = usage, decayed by 2^(-age/halfLife)) is
+// 1 x 2^(-84/halfLife) / (1 x 2^(-84/halfLife) + 0.2):
+//   - half-life 24h: 0.0884 / 0.2884 = 30.6%, so p90 is still 1 core's
+//     bucket end, 1.016281, x 1.3 = 1.321 -> 1350m;
+//   - half-life 12h: 0.0078 / 0.2078 = 3.8%, so p90 is 0.2 cores' bucket end,
+//     0.215786, x 1.3 = 0.280522 -> 285m.
+func TestComputeHalfLife(t *testing.T) {
+	samples := append(hourly(t0, 1, 83), hourly(t0.Add(84*time.Hour), 0.2, 83)...)
+	for _, tt := range []struct {
+		halfLife time.Duration
 		want     string
-		wantRaw  float64
-	}{
-		// 0.90 * 1.30 = 1.17 cores.
-		{name: "cpu ramp", resource: corev1.ResourceCPU, samples: ramp, policy: Policy{Percentile: 0.9, BufferPercent: 30}, want: "1170m", wantRaw: 0.9},
-		// 0.1 * 1.3 = 0.13 exactly, despite float noise.
-		{name: "cpu constant", resource: corev1.ResourceCPU, samples: []float64{0.1, 0.1, 0.1}, policy: Policy{Percentile: 0.9, BufferPercent: 30}, want: "130m", wantRaw: 0.1},
-		// 0.2504 cores rounds up to 251m.
-		{name: "cpu rounds up", resource: corev1.ResourceCPU, samples: []float64{0.2504}, policy: Policy{Percentile: 0.9}, want: "251m", wantRaw: 0.2504},
-		// 1 core * 2.0 = 2 cores, printed as a whole number.
-		{name: "cpu whole cores", resource: corev1.ResourceCPU, samples: []float64{1}, policy: Policy{Percentile: 0.9, BufferPercent: 100}, want: "2", wantRaw: 1},
-		// 200 MiB * 1.3 = 260 MiB.
-		{name: "memory constant", resource: corev1.ResourceMemory, samples: []float64{200 << 20}, policy: Policy{Percentile: 0.9, BufferPercent: 30}, want: "260Mi", wantRaw: 200 << 20},
-		// 100 MiB + 1 byte rounds up to 101 MiB.
-		{name: "memory rounds up", resource: corev1.ResourceMemory, samples: []float64{100<<20 + 1}, policy: Policy{Percentile: 0.9}, want: "101Mi", wantRaw: 100<<20 + 1},
-		// 1024 MiB prints as 1Gi.
-		{name: "memory gibibyte", resource: corev1.ResourceMemory, samples: []float64{1 << 30}, policy: Policy{Percentile: 0.9}, want: "1Gi", wantRaw: 1 << 30},
-		// Tiny usage still yields the smallest step, never zero.
-		{name: "cpu floor", resource: corev1.ResourceCPU, samples: []float64{0}, policy: Policy{Percentile: 0.9}, want: "1m", wantRaw: 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := Compute(tt.resource, tt.samples, tt.policy)
-			if err != nil {
-				t.Fatalf("Compute() error = %v", err)
-			}
-			if s := got.Value.String(); s != tt.want {
-				t.Errorf("Compute() value = %s, want %s", s, tt.want)
-			}
-			if got.Evidence.RawValue != tt.wantRaw {
-				t.Errorf("Compute() raw value = %v, want %v", got.Evidence.RawValue, tt.wantRaw)
-			}
-			if got.Evidence.Samples != len(tt.samples) || got.Evidence.BufferPercent != tt.policy.BufferPercent {
-				t.Errorf("Compute() evidence = %+v, want %d samples and buffer %d", got.Evidence, len(tt.samples), tt.policy.BufferPercent)
-			}
-		})
+	}{{24 * time.Hour, "1350m"}, {12 * time.Hour, "285m"}} {
+		got, err := Compute(Input{Resource: corev1.ResourceCPU, Samples: samples, BufferPercent: 30}, Options{HalfLife: tt.halfLife})
+		if err != nil {
+			t.Fatalf("Compute() error = %v", err)
+		}
+		if s := str(got.Request); s != tt.want {
+			t.Errorf("half-life %s: request %s, want %s", tt.halfLife, s, tt.want)
+		}
 	}
 }
 
 func TestComputeErrors(t *testing.T) {
-	if _, err := Compute(corev1.ResourceCPU, nil, Policy{Percentile: 0.9}); !errors.Is(err, ErrNoSamples) {
-		t.Errorf("Compute(no samples) error = %v, want ErrNoSamples", err)
+	ok := hourly(t0, 0.1, 25)
+	if _, err := Compute(Input{Resource: corev1.ResourceCPU, Samples: ok}, Options{CPUPercentile: 1.5}); err == nil {
+		t.Error("Compute(percentile 1.5) error = nil, want an error")
 	}
-	if _, err := Compute(corev1.ResourceCPU, []float64{1}, Policy{Percentile: 0}); err == nil {
-		t.Error("Compute(percentile 0) error = nil, want an error")
-	}
-	if _, err := Compute("nvidia.com/gpu", []float64{1}, Policy{Percentile: 0.9}); err == nil {
+	if _, err := Compute(Input{Resource: "nvidia.com/gpu", Samples: ok}, Options{}); err == nil {
 		t.Error("Compute(gpu) error = nil, want an error")
 	}
+	if _, err := Compute(Input{Resource: corev1.ResourceCPU, Samples: ok, ControlledValues: "Everything"}, Options{}); err == nil {
+		t.Error("Compute(controlledValues Everything) error = nil, want an error")
+	}
+}
+
+func TestRound(t *testing.T) {
+	tests := []struct {
+		name     corev1.ResourceName
+		value    float64
+		want     string
+		wantStep string
+	}{
+		{corev1.ResourceCPU, 0, "1m", "1m"},
+		{corev1.ResourceCPU, 0.0991, "100m", "1m"},
+		// 0.1 x 1.3 is 0.13000000000000003: float noise, not 135m.
+		{corev1.ResourceCPU, 0.1 * 1.3, "130m", "5m"},
+		{corev1.ResourceCPU, 0.1001, "105m", "5m"},
+		{corev1.ResourceCPU, 1.001, "1050m", "50m"},
+		{corev1.ResourceCPU, 2, "2", "50m"},
+		{corev1.ResourceMemory, 1, "1Mi", "1Mi"},
+		{corev1.ResourceMemory, 100*mib + 1, "104Mi", "4Mi"},
+		{corev1.ResourceMemory, 1 << 30, "1Gi", "4Mi"},
+		{corev1.ResourceMemory, 1<<30 + 1, "1056Mi", "32Mi"},
+	}
+	for _, tt := range tests {
+		got, step := Round(tt.name, tt.value)
+		if got.String() != tt.want || step != tt.wantStep {
+			t.Errorf("Round(%s, %v) = %s step %s, want %s step %s", tt.name, tt.value, got.String(), step, tt.want, tt.wantStep)
+		}
+	}
+}
+
+// FuzzCompute checks, for constant usage at two levels, that the value is
+// never below minAllowed, never above maxAllowed, and never lower for the
+// higher level.
+func FuzzCompute(f *testing.F) {
+	f.Add(true, 0.1, 0.2, int64(50), int64(2000), uint8(30))
+	f.Add(false, 1e8, 3e8, int64(0), int64(1<<40), uint8(0))
+	f.Add(true, 0.0, 1000.0, int64(1), int64(1), uint8(100))
+	f.Fuzz(func(t *testing.T, isCPU bool, a, b float64, lo, hi int64, buffer uint8) {
+		if !(a >= 0 && b >= a && b < 1e15) || lo < 0 || hi < lo || hi > 1<<50 || buffer > 100 {
+			t.Skip()
+		}
+		name, minQ, maxQ := corev1.ResourceMemory, resource.NewQuantity(lo, resource.BinarySI), resource.NewQuantity(hi, resource.BinarySI)
+		if isCPU {
+			name, minQ, maxQ = corev1.ResourceCPU, resource.NewMilliQuantity(lo, resource.DecimalSI), resource.NewMilliQuantity(hi, resource.DecimalSI)
+		}
+		compute := func(level float64) resource.Quantity {
+			got, err := Compute(Input{Resource: name, Samples: hourly(t0, level, 25), BufferPercent: int32(buffer),
+				MinAllowed: minQ, MaxAllowed: maxQ}, Options{})
+			if err != nil || got.Request == nil {
+				t.Fatalf("Compute(%v) = %+v, %v; want a request", level, got, err)
+			}
+			return *got.Request
+		}
+		low, high := compute(a), compute(b)
+		for _, v := range []resource.Quantity{low, high} {
+			if v.Cmp(*minQ) < 0 || v.Cmp(*maxQ) > 0 {
+				t.Errorf("value %s outside [%s, %s]", v.String(), minQ.String(), maxQ.String())
+			}
+		}
+		if low.Cmp(high) > 0 {
+			t.Errorf("level %v gives %s, more than level %v's %s", a, low.String(), b, high.String())
+		}
+	})
 }

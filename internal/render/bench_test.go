@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-const benchManifests = 2000
+const benchManifests = 10000
 
 // benchRepo writes a repository of n manifests in 20 namespaces: mostly
 // single Deployments with comments, every tenth a multi-document file with a
@@ -98,7 +99,7 @@ spec:
               image: example/job:1
 `
 
-// BenchmarkApply runs Apply over a generated repository of 2,000 manifests.
+// BenchmarkApply runs Apply over a generated repository of 10,000 manifests.
 // Each iteration alternates between two sets of values so that every
 // targeted file really is rewritten, except in the "unchanged" case, where
 // the values are already there and nothing is written.
@@ -109,9 +110,9 @@ func BenchmarkApply(b *testing.B) {
 		unchanged bool
 	}{
 		{"changes=10", 10, false},
-		{"changes=200", 200, false},
-		{"changes=2000", benchManifests, false},
-		{"changes=2000/unchanged", benchManifests, true},
+		{"changes=1000", 1000, false},
+		{"changes=10000", benchManifests, false},
+		{"changes=10000/unchanged", benchManifests, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			root, all := benchRepo(b, benchManifests)
@@ -144,6 +145,82 @@ func BenchmarkApply(b *testing.B) {
 				}
 				if len(out.Files) != want {
 					b.Fatalf("wrote %d files, want %d", len(out.Files), want)
+				}
+			}
+		})
+	}
+}
+
+// benchKustomize writes a repository of n manifests as kustomize bases, one
+// per namespace, each rendered by a prod and a staging overlay, and returns
+// one change per prod overlay for its first Deployment.
+func benchKustomize(b *testing.B, n, namespaces int) (string, []Change) {
+	b.Helper()
+	root := b.TempDir()
+	var changes []Change
+	for t := range namespaces {
+		ns := fmt.Sprintf("team-%02d", t)
+		base := filepath.Join(root, "base", ns)
+		var resources []byte
+		for i := t; i < n; i += namespaces {
+			name := fmt.Sprintf("app-%05d", i)
+			// The bases carry no namespace: the overlays set it.
+			content := strings.Replace(fmt.Sprintf(benchDeployment, name, ns), "  namespace: "+ns+"\n", "", 1)
+			writeBench(b, filepath.Join(base, name+".yaml"), content)
+			resources = fmt.Appendf(resources, "  - %s.yaml\n", name)
+			if len(changes) == t {
+				changes = append(changes, Change{
+					Target:    Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "prod-" + name},
+					Container: "main",
+				})
+			}
+		}
+		writeBench(b, filepath.Join(base, "kustomization.yaml"), "resources:\n"+string(resources))
+		for _, env := range []string{"prod", "staging"} {
+			writeBench(b, filepath.Join(root, "clusters", env, ns, "kustomization.yaml"),
+				fmt.Sprintf("namespace: %s\nnamePrefix: %s-\nresources:\n  - ../../../base/%s\n", ns, env, ns))
+		}
+	}
+	return root, changes
+}
+
+func writeBench(b *testing.B, path, content string) {
+	b.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkApplyKustomize runs Apply over 10,000 manifests in kustomize
+// bases, one per namespace, each shared by two overlays with a namePrefix,
+// for one Deployment in each of 20 prod overlays: every change is patched,
+// and each patched overlay is built twice by the proof. With 20 bases an
+// overlay renders 500 objects, with 500 bases 20. After the first iteration
+// the patches exist and are updated in place.
+func BenchmarkApplyKustomize(b *testing.B) {
+	for _, bases := range []int{20, 500} {
+		b.Run(fmt.Sprintf("bases=%d", bases), func(b *testing.B) {
+			root, changes := benchKustomize(b, benchManifests, bases)
+			changes = changes[:20]
+			ctx := context.Background()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				for j := range changes {
+					changes[j].Requests = map[string]string{"cpu": fmt.Sprintf("%dm", 200+i%2)}
+				}
+				i++
+				out, err := Apply(ctx, root, "clusters/prod", changes)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range out.Results {
+					if r.Err != nil || !r.Changed {
+						b.Fatalf("%s: changed %v, err %v", r.Change.Target, r.Changed, r.Err)
+					}
 				}
 			}
 		})

@@ -5,6 +5,34 @@
 // one document that defines each target workload and sets the requests (and,
 // when asked, the limits) of one container of its pod template.
 //
+// The index follows kustomizations across the whole repository: a document
+// that a kustomization renders (through resources, bases or components)
+// counts under the namespace and name the kustomizations give it, and a
+// file rendered more than once (a base shared by overlays) is marked shared.
+// Patch files, and files next to a kustomization that does not list them,
+// define nothing. Several candidates are narrowed by Change.Path, by the
+// Argo CD Application named by the target's tracking-id annotation (or
+// instance label) and by the Flux Kustomization named by its labels, when
+// the repository holds that object; whatever remains ambiguous is reported,
+// never guessed. A marker comment, {"$recommend": "<ns>/<name>:<container>"}
+// on a resources mapping or the key above it, maps files no index can, such
+// as Helm values, and wins over the index.
+//
+// A change lands in place (ModeInPlace) or as a strategic-merge patch in the
+// kustomization that renders the target (ModePatch): an existing patch of
+// that kustomization that names the object's containers is updated,
+// otherwise recommend-job-<kind>-<name>.yaml is written next to it and
+// listed in its patches (or patchesStrategicMerge, when that is what it
+// uses). A shared base is always patched, never edited, and so is a target
+// whose overlay already has a patch setting the container's resources.
+// ModeAuto, the default, edits in place otherwise.
+//
+// Each kustomization that renders an edited target is then built with
+// kustomize (krusty) from the files on disk and from the edited files laid
+// over them. Unless the targets render with the new values and nothing else
+// in the output changes, the edits of that kustomization are undone and
+// reported with ErrProofFailed.
+//
 // The YAML is parsed only to locate nodes. New values are spliced into the
 // original bytes at the positions the parser reports, so comments, blank
 // lines, key order, quoting, indentation, line endings, document separators

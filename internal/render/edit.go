@@ -19,17 +19,52 @@ type fileEdit struct {
 	data []byte
 	docs []*yaml.Node // data parsed; nil when it must be parsed again
 	mode fs.FileMode
+	// unsafe says why the file must not be edited in place, if it must not.
+	unsafe error
+	// created marks a file this run writes for the first time.
+	created bool
 	// reencoded counts the documents re-serialised because splicing was
 	// impossible; tests read it.
 	reencoded int
 }
 
 func newFileEdit(f *indexedFile) *fileEdit {
-	return &fileEdit{name: f.name, orig: f.data, data: f.data, docs: f.docs, mode: f.mode}
+	return &fileEdit{name: f.name, orig: f.data, data: f.data, docs: f.docs, mode: f.mode, unsafe: f.unsafe}
 }
 
-// apply makes one change to document doc and reports whether the bytes changed.
-func (fe *fileEdit) apply(c Change, doc int) (bool, error) {
+// finder locates, in one document, the mapping that holds the resources a
+// change sets (a container), or, when direct, that resources mapping itself.
+type finder func(doc *yaml.Node) (m *yaml.Node, direct bool, err error)
+
+// containerFinder finds a container of a pod template by name.
+func containerFinder(name string) finder {
+	return func(doc *yaml.Node) (*yaml.Node, bool, error) {
+		c, err := findContainer(doc, name)
+		return c, false, err
+	}
+}
+
+// dirty reports whether the file must be written.
+func (fe *fileEdit) dirty() bool { return !bytes.Equal(fe.data, fe.orig) }
+
+// currentDocs returns the file as it now parses.
+func (fe *fileEdit) currentDocs() ([]*yaml.Node, error) {
+	if fe.docs == nil {
+		docs, err := parseDocuments(fe.data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fe.name, err)
+		}
+		fe.docs = docs
+	}
+	return fe.docs, nil
+}
+
+// apply makes one change to document doc and reports whether the bytes
+// changed; find defaults to the change's container.
+func (fe *fileEdit) apply(c Change, doc int, find finder) (bool, error) {
+	if find == nil {
+		find = containerFinder(c.Container)
+	}
 	docs := fe.docs
 	if docs == nil {
 		var err error
@@ -37,25 +72,25 @@ func (fe *fileEdit) apply(c Change, doc int) (bool, error) {
 			return false, fmt.Errorf("%s: %w", fe.name, err)
 		}
 	}
-	changed, err := fe.edit(docs, doc, c)
+	changed, err := fe.edit(docs, doc, c, find)
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", fe.name, err)
 	}
 	return changed, nil
 }
 
-func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change) (bool, error) {
+func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, find finder) (bool, error) {
 	fe.docs = docs
 	if i >= len(docs) {
 		return false, fmt.Errorf("document %d is gone", i+1)
 	}
-	ctr, err := findContainer(docs[i], c.Container)
+	ctr, direct, err := find(docs[i])
 	if err != nil {
 		return false, err
 	}
 	src := newSource(fe.data)
 	p := &planner{src: src, step: indentStep(ctr, docRoot(docs[i]))}
-	if err := p.setResources(ctr, c); err != nil {
+	if err := p.setResources(ctr, direct, c); err != nil {
 		return false, err
 	}
 	if len(p.muts) == 0 {
@@ -117,8 +152,9 @@ func (p *planner) splice() ([]byte, error) {
 }
 
 // setResources plans the change's values into container mapping ctr,
-// creating resources, requests and limits where they are missing.
-func (p *planner) setResources(ctr *yaml.Node, c Change) error {
+// creating resources, requests and limits where they are missing. When
+// direct, ctr is the resources mapping itself.
+func (p *planner) setResources(ctr *yaml.Node, direct bool, c Change) error {
 	var sections []entry
 	for _, s := range []struct {
 		name   string
@@ -139,6 +175,9 @@ func (p *planner) setResources(ctr *yaml.Node, c Change) error {
 
 	where := fmt.Sprintf("container %q: resources", c.Container)
 	rk, rv, dup := lookup(ctr, "resources")
+	if direct {
+		rk, rv, dup = ctr, ctr, false
+	}
 	switch {
 	case dup:
 		return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)

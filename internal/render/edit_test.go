@@ -33,7 +33,7 @@ func editOne(t *testing.T, in string, c Change) (string, *fileEdit, error) {
 		t.Fatal("input does not define the target")
 	}
 	fe := newFileEdit(&indexedFile{name: "m.yaml", data: []byte(in), docs: docs})
-	_, err = fe.apply(c, doc)
+	_, err = fe.apply(c, doc, nil)
 	return string(fe.data), fe, err
 }
 

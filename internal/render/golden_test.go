@@ -22,17 +22,22 @@ import (
 // Result must say.
 type goldenSpec struct {
 	Path    string         `yaml:"path"`
+	Mode    string         `yaml:"mode"` // the run's mode, WithMode
 	Changes []goldenChange `yaml:"changes"`
 	Written []string       `yaml:"written"`
 }
 
 type goldenChange struct {
 	Target struct {
-		APIVersion string `yaml:"apiVersion"`
-		Kind       string `yaml:"kind"`
-		Namespace  string `yaml:"namespace"`
-		Name       string `yaml:"name"`
+		APIVersion  string            `yaml:"apiVersion"`
+		Kind        string            `yaml:"kind"`
+		Namespace   string            `yaml:"namespace"`
+		Name        string            `yaml:"name"`
+		Labels      map[string]string `yaml:"labels"`
+		Annotations map[string]string `yaml:"annotations"`
 	} `yaml:"target"`
+	Mode      string            `yaml:"mode"`
+	Path      string            `yaml:"path"`
 	Container string            `yaml:"container"`
 	Requests  map[string]string `yaml:"requests"`
 	Limits    map[string]string `yaml:"limits"`
@@ -48,14 +53,21 @@ var sentinels = map[string]error{
 	"ErrContainerNotFound": ErrContainerNotFound,
 	"ErrUnsafeFile":        ErrUnsafeFile,
 	"ErrInvalidChange":     ErrInvalidChange,
+	"ErrNoOverlay":         ErrNoOverlay,
+	"ErrProofFailed":       ErrProofFailed,
 }
 
 func (g goldenChange) change() Change {
 	return Change{
-		Target:    Target{g.Target.APIVersion, g.Target.Kind, g.Target.Namespace, g.Target.Name},
+		Target: Target{
+			APIVersion: g.Target.APIVersion, Kind: g.Target.Kind, Namespace: g.Target.Namespace, Name: g.Target.Name,
+			Labels: g.Target.Labels, Annotations: g.Target.Annotations,
+		},
 		Container: g.Container,
 		Requests:  g.Requests,
 		Limits:    g.Limits,
+		Mode:      Mode(g.Mode),
+		Path:      g.Path,
 	}
 }
 
@@ -83,7 +95,11 @@ func TestGolden(t *testing.T) {
 			dir := t.TempDir()
 			copyTree(t, filepath.Join(base, "original"), dir)
 			before := snapshot(t, dir)
-			out, err := Apply(context.Background(), dir, spec.Path, changes)
+			opts := []Option{WithMode(Mode(spec.Mode))}
+			if spec.Mode == "" {
+				opts = nil
+			}
+			out, err := Apply(context.Background(), dir, spec.Path, changes, opts...)
 			if err != nil {
 				t.Fatalf("Apply: %v", err)
 			}
@@ -100,7 +116,7 @@ func TestGolden(t *testing.T) {
 			checkUntouched(t, dir, before, out.Files)
 
 			// Applying the same changes to the result must change nothing.
-			again, err := Apply(context.Background(), dir, spec.Path, changes)
+			again, err := Apply(context.Background(), dir, spec.Path, changes, opts...)
 			if err != nil {
 				t.Fatalf("second Apply: %v", err)
 			}

@@ -36,10 +36,19 @@ func group(apiVersion string) string {
 
 // docRef points at one document that defines a wanted object.
 type docRef struct {
-	file      string
-	doc       int
+	file string
+	doc  int
+	// key and namespace are the object's identity as rendered: after the
+	// kustomizations of chain, if any ("" when no namespace is set).
 	key       identKey
-	namespace string // "" when the manifest does not set one
+	namespace string
+	// chain is how a kustomization renders the file; nil when none does.
+	chain chain
+	// rawName and rawNamespace are the identity as written in the file.
+	rawName, rawNamespace string
+	// shared reports that the file is rendered more than once: by two
+	// overlays, or twice by one.
+	shared bool
 }
 
 // indexedFile is a file holding at least one wanted object, kept as read so
@@ -59,52 +68,93 @@ type index struct {
 	// broken lists files that mention a wanted name but do not parse, to
 	// explain a target that is not found.
 	broken map[string][]string
+	graph  *kgraph
+	// apps maps an Argo CD Application's name to its source paths, and
+	// fluxes a Flux Kustomization's namespace/name to its path.
+	apps, fluxes map[string][]string
+	// markers maps "namespace/name:container" to the documents marking it.
+	markers map[string][]docRef
+}
+
+// wants is what the index looks for.
+type wants struct {
+	objects map[identKey]bool
+	// names are searched for in the raw bytes before parsing; nil parses
+	// every file.
+	names [][]byte
+	// dir is the searched directory: only what is rendered from it counts.
+	dir string
+	// pointers asks for the Argo CD and Flux objects outside dir too.
+	pointers bool
 }
 
 // buildIndex walks dir in fsys and indexes the documents that define one of
-// the wanted objects. Files that are not YAML, do not parse, or hold no
-// Kubernetes object are skipped; hidden directories and symlinks are not
-// followed.
-func buildIndex(ctx context.Context, fsys fs.FS, dir string, wanted map[identKey]bool) (*index, error) {
+// the wanted objects, the kustomizations that render them, the Argo CD and
+// Flux objects that point at paths, and the marker comments. Files that are
+// not YAML, do not parse, or hold nothing of interest are skipped; hidden
+// directories and symlinks are not followed.
+func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants) (*index, error) {
 	idx := &index{
-		refs:   map[identKey][]docRef{},
-		files:  map[string]*indexedFile{},
-		broken: map[string][]string{},
+		refs:    map[identKey][]docRef{},
+		files:   map[string]*indexedFile{},
+		broken:  map[string][]string{},
+		apps:    map[string][]string{},
+		fluxes:  map[string][]string{},
+		markers: map[string][]docRef{},
+		graph:   newKgraph(nil),
 	}
-	if len(wanted) == 0 {
+	if len(w.objects) == 0 {
 		return idx, nil
 	}
-	var paths []string
-	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+	// Manifests are indexed under dir only, but kustomizations are read
+	// from the whole repository: a base may be shared with an overlay
+	// elsewhere, and must not be edited in place then.
+	var paths, kfiles, outside []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
+			if p != "." && !under(p, dir) && !under(dir, p) {
+				return nil // an unreadable corner outside dir is not ours
+			}
 			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if d.IsDir() {
-			if p != dir && strings.HasPrefix(d.Name(), ".") {
+			if p != "." && p != dir && strings.HasPrefix(d.Name(), ".") {
 				return fs.SkipDir
 			}
 			return nil
 		}
 		// A symlinked manifest would be indexed twice or edited through
 		// the link; the file it points to is indexed on its own.
-		if d.Type().IsRegular() && isYAMLName(d.Name()) {
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		switch {
+		case isKustomizationName(d.Name()):
+			kfiles = append(kfiles, p)
+		case isYAMLName(d.Name()) && under(p, dir):
 			paths = append(paths, p)
+		case isYAMLName(d.Name()) && w.pointers:
+			// Argo CD Applications and Flux Kustomizations often live
+			// apart from the manifests they point at.
+			outside = append(outside, p)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("walk %s: %w", dir, err)
 	}
-
-	var names [][]byte
-	if len(wanted) <= maxPrefilterNames {
-		for k := range wanted {
-			names = append(names, []byte(k.name))
-		}
+	ks, more, err := loadKustomizations(fsys, kfiles, paths, dir)
+	if err != nil {
+		return nil, err
 	}
+	paths = append(paths, more...)
+	inside := len(paths)
+	paths = append(paths, outside...)
+	idx.graph = newKgraph(ks)
+
 	scans := make([]scan, len(paths))
 	errs := make([]error, len(paths))
 	var next atomic.Int64
@@ -120,7 +170,11 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, wanted map[identKey
 					errs[i] = err
 					return
 				}
-				scans[i], errs[i] = scanFile(fsys, paths[i], wanted, names)
+				if i < inside {
+					scans[i], errs[i] = scanFile(fsys, paths[i], w, idx.graph)
+				} else {
+					scans[i], errs[i] = scanPointers(fsys, paths[i])
+				}
 			}
 		})
 	}
@@ -132,6 +186,12 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, wanted map[identKey
 		for _, n := range s.brokenFor {
 			idx.broken[n] = append(idx.broken[n], paths[i])
 		}
+		for name, ps := range s.apps {
+			idx.apps[name] = append(idx.apps[name], ps...)
+		}
+		for name, ps := range s.fluxes {
+			idx.fluxes[name] = append(idx.fluxes[name], ps...)
+		}
 		if s.file == nil {
 			continue
 		}
@@ -139,8 +199,69 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, wanted map[identKey
 		for _, r := range s.refs {
 			idx.refs[r.key] = append(idx.refs[r.key], r)
 		}
+		for key, rs := range s.markers {
+			idx.markers[key] = append(idx.markers[key], rs...)
+		}
 	}
 	return idx, nil
+}
+
+// loadKustomizations parses the kustomization files found, and returns the
+// plain files outside the walked ones that kustomizations under dir render
+// (a base next to the configured path), for scanning too.
+func loadKustomizations(fsys fs.FS, kfiles, walked []string, dir string) ([]*kustomization, []string, error) {
+	var ks []*kustomization
+	byDir := map[string]*kustomization{}
+	var plain []string
+	for _, p := range kfiles {
+		k, err := parseKustomization(fsys, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case k != nil:
+			ks = append(ks, k)
+			if _, dup := byDir[k.dir]; !dup {
+				byDir[k.dir] = k
+			}
+		case under(p, dir):
+			// Named like a kustomization, but a manifest (a Flux
+			// Kustomization, say).
+			plain = append(plain, p)
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range walked {
+		seen[p] = true
+	}
+	more := plain
+	visited := map[*kustomization]bool{}
+	var visit func(k *kustomization)
+	visit = func(k *kustomization) {
+		if visited[k] {
+			return
+		}
+		visited[k] = true
+		for _, r := range k.resources {
+			if sub := byDir[r]; sub != nil {
+				visit(sub)
+				continue
+			}
+			if seen[r] || !isYAMLName(r) {
+				continue
+			}
+			seen[r] = true
+			if info, err := fs.Stat(fsys, r); err == nil && info.Mode().IsRegular() {
+				more = append(more, r)
+			}
+		}
+	}
+	for _, k := range ks {
+		if under(k.dir, dir) {
+			visit(k)
+		}
+	}
+	return ks, more, nil
 }
 
 func isYAMLName(name string) bool {
@@ -152,21 +273,27 @@ func isYAMLName(name string) bool {
 type scan struct {
 	file      *indexedFile
 	refs      []docRef
+	markers   map[string][]docRef
+	apps      map[string][]string
+	fluxes    map[string][]string
 	brokenFor []string // wanted names the file mentions although it does not parse
 }
 
-func scanFile(fsys fs.FS, p string, wanted map[identKey]bool, names [][]byte) (scan, error) {
+// markerToken is in every file that holds a marker comment.
+var markerToken = []byte(markerKey)
+
+func scanFile(fsys fs.FS, p string, w wants, g *kgraph) (scan, error) {
 	data, err := fs.ReadFile(fsys, p)
 	if err != nil {
 		return scan{}, fmt.Errorf("read %s: %w", p, err)
 	}
-	if names != nil && !mayDefine(data, names) {
+	if w.names != nil && !mayDefine(data, w.names) && !bytes.Contains(data, markerToken) && !g.renames(p) {
 		return scan{}, nil
 	}
 	docs, err := parseDocuments(data)
 	if err != nil {
 		var s scan
-		for k := range wanted {
+		for k := range w.objects {
 			if !slices.Contains(s.brokenFor, k.name) && bytes.Contains(data, []byte(k.name)) {
 				s.brokenFor = append(s.brokenFor, k.name)
 			}
@@ -174,14 +301,50 @@ func scanFile(fsys fs.FS, p string, wanted map[identKey]bool, names [][]byte) (s
 		return s, nil
 	}
 	var s scan
+	chains := g.chains(p)
+	// Patches and files kustomize never reads define nothing.
+	defines := chains != nil || (!g.patchFiles[p] && !g.orphan(p))
+	hasMarkers := bytes.Contains(data, markerToken)
 	for i, d := range docs {
+		if hasMarkers {
+			for key := range findMarkers(d) {
+				if s.markers == nil {
+					s.markers = map[string][]docRef{}
+				}
+				s.markers[key] = append(s.markers[key], docRef{file: p, doc: i})
+			}
+		}
 		key, ns, ok := identify(d)
-		if ok && wanted[key] {
-			s.refs = append(s.refs, docRef{file: p, doc: i, key: key, namespace: ns})
+		if !ok {
+			continue
+		}
+		s.pointers(d, key, ns)
+		if !defines {
+			continue
+		}
+		ref := docRef{file: p, doc: i, rawName: key.name, rawNamespace: ns, shared: len(chains) > 1}
+		if chains == nil {
+			if w.objects[key] {
+				ref.key, ref.namespace = key, ns
+				s.refs = append(s.refs, ref)
+			}
+			continue
+		}
+		for _, c := range chains {
+			if !under(c.root().dir, w.dir) {
+				continue // rendered from outside the searched path
+			}
+			r := ref
+			r.chain = c
+			r.namespace, r.key.name = c.transform(ns, key.name)
+			r.key.group, r.key.kind = key.group, key.kind
+			if w.objects[r.key] {
+				s.refs = append(s.refs, r)
+			}
 		}
 	}
-	if len(s.refs) == 0 {
-		return scan{}, nil
+	if len(s.refs) == 0 && len(s.markers) == 0 {
+		return scan{apps: s.apps, fluxes: s.fluxes}, nil
 	}
 	info, err := fs.Stat(fsys, p)
 	if err != nil {
@@ -195,6 +358,81 @@ func scanFile(fsys fs.FS, p string, wanted map[identKey]bool, names [][]byte) (s
 		unsafe: unsafeFile(data, docs),
 	}
 	return s, nil
+}
+
+// pointerTokens are in every file that holds an Argo CD Application or a
+// Flux Kustomization.
+var pointerTokens = [][]byte{[]byte("argoproj.io"), []byte("kustomize.toolkit.fluxcd.io")}
+
+// scanPointers reads only the Argo CD Applications and Flux Kustomizations
+// of a file outside the searched path.
+func scanPointers(fsys fs.FS, p string) (scan, error) {
+	data, err := fs.ReadFile(fsys, p)
+	if err != nil {
+		return scan{}, fmt.Errorf("read %s: %w", p, err)
+	}
+	if !mayDefine(data, pointerTokens) {
+		return scan{}, nil
+	}
+	docs, err := parseDocuments(data)
+	if err != nil {
+		return scan{}, nil
+	}
+	var s scan
+	for _, d := range docs {
+		if key, ns, ok := identify(d); ok {
+			s.pointers(d, key, ns)
+		}
+	}
+	return s, nil
+}
+
+// pointers records the paths an Argo CD Application or a Flux
+// Kustomization renders, which narrow the search for the objects they own.
+func (s *scan) pointers(d *yaml.Node, key identKey, ns string) {
+	root := docRoot(d)
+	_, spec, _ := lookup(root, "spec")
+	switch {
+	case key.group == "argoproj.io" && key.kind == "Application":
+		var paths []string
+		_, src, _ := lookup(spec, "source")
+		if p, ok := scalarField(src, "path"); ok {
+			paths = append(paths, p)
+		}
+		_, srcs, _ := lookup(spec, "sources")
+		if srcs != nil && srcs.Kind == yaml.SequenceNode {
+			for _, item := range srcs.Content {
+				if p, ok := scalarField(item, "path"); ok {
+					paths = append(paths, p)
+				}
+			}
+		}
+		if s.apps == nil {
+			s.apps = map[string][]string{}
+		}
+		for _, p := range paths {
+			s.apps[key.name] = append(s.apps[key.name], cleanRepoPath(p))
+		}
+		if ns != "" {
+			// Argo CD names apps outside its own namespace <namespace>_<name>.
+			s.apps[ns+"_"+key.name] = s.apps[key.name]
+		}
+	case key.group == "kustomize.toolkit.fluxcd.io" && key.kind == "Kustomization":
+		p, ok := scalarField(spec, "path")
+		if !ok {
+			p = "."
+		}
+		if s.fluxes == nil {
+			s.fluxes = map[string][]string{}
+		}
+		s.fluxes[ns+"/"+key.name] = append(s.fluxes[ns+"/"+key.name], cleanRepoPath(p))
+	}
+}
+
+// cleanRepoPath turns a path of an Argo CD or Flux object ("./apps/web/")
+// into the index's form ("apps/web").
+func cleanRepoPath(p string) string {
+	return path.Clean(strings.TrimPrefix(path.Clean("/"+p), "/"))
 }
 
 // mayDefine reports whether data could define an object with one of names.
@@ -233,49 +471,4 @@ func identify(doc *yaml.Node) (identKey, string, bool) {
 	}
 	ns, _ := scalarField(meta, "namespace")
 	return identKey{group(apiVersion), kind, name}, ns, true
-}
-
-// lookup picks the document that defines t. A manifest without a namespace
-// matches any namespace, but one whose namespace is explicit and equal wins.
-func (idx *index) lookup(t Target, dir string) (docRef, error) {
-	var explicit, implicit []docRef
-	for _, r := range idx.refs[keyOf(t)] {
-		switch r.namespace {
-		case t.Namespace:
-			if r.namespace != "" {
-				explicit = append(explicit, r)
-			} else {
-				implicit = append(implicit, r)
-			}
-		case "":
-			implicit = append(implicit, r)
-		}
-	}
-	found := explicit
-	if len(found) == 0 {
-		found = implicit
-	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		err := fmt.Errorf("%w: %s under %s", ErrTargetNotFound, t, dir)
-		var others []string
-		for _, r := range idx.refs[keyOf(t)] {
-			others = append(others, fmt.Sprintf("%s in %s", r.namespace, r.file))
-		}
-		if len(others) > 0 {
-			err = fmt.Errorf("%w (defined for other namespaces: %s)", err, strings.Join(others, ", "))
-		}
-		if broken := idx.broken[t.Name]; len(broken) > 0 {
-			err = fmt.Errorf("%w (skipped as not valid YAML, although they name it: %s)", err, strings.Join(broken, ", "))
-		}
-		return docRef{}, err
-	}
-	var where []string
-	for _, r := range found {
-		where = append(where, fmt.Sprintf("%s (document %d)", r.file, r.doc+1))
-	}
-	slices.Sort(where)
-	return docRef{}, fmt.Errorf("%w: %s is defined in %s", ErrAmbiguousTarget, t, strings.Join(where, ", "))
 }

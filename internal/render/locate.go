@@ -18,44 +18,60 @@ var podSpecPaths = [][]string{
 // Always) is found when no regular container has the name. Every node on the
 // way must be safe to edit in place.
 func findContainer(doc *yaml.Node, name string) (*yaml.Node, error) {
+	c, _, err := locateContainer(doc, name)
+	return c, err
+}
+
+// containerPath is where a container sits in a pod template: the keys to
+// the pod spec, then containers or initContainers.
+type containerPath struct {
+	pod   []string
+	field string
+}
+
+// locateContainer is findContainer, also returning where the container is.
+func locateContainer(doc *yaml.Node, name string) (*yaml.Node, containerPath, error) {
 	root := docRoot(doc)
 	if root == nil || root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%w: document is not a mapping", ErrContainerNotFound)
+		return nil, containerPath{}, fmt.Errorf("%w: document is not a mapping", ErrContainerNotFound)
 	}
 	if err := unsafeNode(root, "the document"); err != nil {
-		return nil, err
+		return nil, containerPath{}, err
 	}
 	var pod *yaml.Node
-	var where string
+	var at containerPath
 	for _, p := range podSpecPaths {
 		n, err := mappingAt(root, p)
 		if err != nil {
-			return nil, err
+			return nil, containerPath{}, err
 		}
 		if n != nil {
-			pod, where = n, strings.Join(p, ".")
+			pod, at.pod = n, p
 			break
 		}
 	}
 	if pod == nil {
-		return nil, fmt.Errorf("%w: no pod template (spec.template.spec or spec.jobTemplate.spec.template.spec)", ErrContainerNotFound)
+		return nil, containerPath{}, fmt.Errorf("%w: no pod template (spec.template.spec or spec.jobTemplate.spec.template.spec)", ErrContainerNotFound)
 	}
+	where := strings.Join(at.pod, ".")
 
+	at.field = "containers"
 	c, err := pickContainer(pod, "containers", name, where)
 	if c != nil || err != nil {
-		return c, err
+		return c, at, err
 	}
+	at.field = "initContainers"
 	c, err = pickContainer(pod, "initContainers", name, where)
 	if err != nil {
-		return nil, err
+		return nil, at, err
 	}
 	if c == nil {
-		return nil, fmt.Errorf("%w: no container %q in %s", ErrContainerNotFound, name, where)
+		return nil, at, fmt.Errorf("%w: no container %q in %s", ErrContainerNotFound, name, where)
 	}
 	if rp, _ := scalarField(c, "restartPolicy"); rp != "Always" {
-		return nil, fmt.Errorf("%w: %q is an init container of %s, not a native sidecar", ErrContainerNotFound, name, where)
+		return nil, at, fmt.Errorf("%w: %q is an init container of %s, not a native sidecar", ErrContainerNotFound, name, where)
 	}
-	return c, nil
+	return c, at, nil
 }
 
 // mappingAt follows keys from m. It returns nil when a key is missing or

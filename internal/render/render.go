@@ -1,15 +1,16 @@
 package render
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -31,11 +32,24 @@ var (
 	// ErrInvalidChange means the change itself is malformed: missing target
 	// fields or container, or a resource name or quantity that is not valid.
 	ErrInvalidChange = errors.New("invalid change")
+	// ErrNoOverlay means patch mode was asked for a target that no
+	// kustomization renders, so there is no overlay to hold a patch.
+	ErrNoOverlay = errors.New("no overlay")
+	// ErrProofFailed means building the touched kustomization after the
+	// edit did not give the target the new values, or changed something
+	// else; the edit is undone.
+	ErrProofFailed = errors.New("proof failed")
 )
 
 // Target identifies a live workload.
 type Target struct {
 	APIVersion, Kind, Namespace, Name string
+	// Labels and Annotations are the live object's. Argo CD's tracking-id
+	// annotation (or app.kubernetes.io/instance label) and Flux's
+	// kustomize.toolkit.fluxcd.io/name and /namespace labels narrow the
+	// search to the path their Application or Kustomization renders, when
+	// that object is in the repository.
+	Labels, Annotations map[string]string
 }
 
 // String returns the target as Kind.group namespace/name.
@@ -59,13 +73,21 @@ type Change struct {
 	Requests map[string]string
 	// Limits is the same for limits; nil or empty leaves limits alone.
 	Limits map[string]string
+	// Mode overrides the run's mode for this change ("" keeps it); the job
+	// takes it from the ResourceRecommend's AnnotationMode.
+	Mode Mode
+	// Path, relative to the repository root, restricts the search to
+	// sources under it or rendered by a kustomization under it; the job
+	// takes it from the ResourceRecommend's AnnotationPath.
+	Path string
 }
 
 // Result says what happened to one Change.
 type Result struct {
 	Change Change
 	// File is the slash-separated path, relative to the repository root, of
-	// the file that defines the target ("" if none).
+	// the file edited for the target: the file that defines it, or the
+	// patch that sets its resources in patch mode ("" if none).
 	File string
 	// Changed reports that the file's bytes changed because of this change.
 	Changed bool
@@ -82,15 +104,28 @@ type Outcome struct {
 	Files []string
 }
 
-// Apply finds, under root/path, the file that defines each change's target
-// and sets the values. It writes only files whose bytes changed, and returns
-// per-change results plus the list of written files.
+// Apply finds, under root/path, the source of each change's target and sets
+// the values, in place or with a patch in the overlay (see Mode). It writes
+// only files whose bytes changed, and returns per-change results plus the
+// list of written files.
+//
+// Every kustomization touched is built before and after the edits; when the
+// targets do not render with the new values, or anything else in the output
+// changes, the edits of that kustomization are undone and their results
+// wrap ErrProofFailed.
 //
 // The returned error is for problems that stop the whole render: root or path
 // unreadable, path escaping root, or ctx done. Per-change problems are
 // reported in Result.Err and do not stop the other changes. Nothing is
 // written before every change has been worked out.
-func Apply(ctx context.Context, root, path string, changes []Change) (*Outcome, error) {
+func Apply(ctx context.Context, root, path string, changes []Change, opts ...Option) (*Outcome, error) {
+	o := options{mode: ModeAuto}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if _, err := ParseMode(string(o.mode)); err != nil {
+		return nil, err
+	}
 	dir, err := localDir(path)
 	if err != nil {
 		return nil, err
@@ -106,64 +141,111 @@ func Apply(ctx context.Context, root, path string, changes []Change) (*Outcome, 
 	}
 
 	out := &Outcome{Results: make([]Result, len(changes))}
-	wanted := map[identKey]bool{}
+	w := wants{objects: map[identKey]bool{}, dir: dir}
+	names := map[string]bool{}
+	// The run's path mapping fills in the changes' paths; results keep the
+	// changes as given.
+	changes = slices.Clone(changes)
 	for i, c := range changes {
 		out.Results[i].Change = c
+		if c.Path == "" {
+			changes[i].Path = o.paths[c.Target.Namespace]
+			c = changes[i]
+		}
 		if err := c.validate(); err != nil {
 			out.Results[i].Err = err
 			continue
 		}
-		wanted[keyOf(c.Target)] = true
+		w.objects[keyOf(c.Target)] = true
+		names[c.Target.Name] = true
+		// The objects that narrow the search must be indexed too.
+		if id := c.Target.Annotations[ArgoTrackingID]; id != "" {
+			app, _, _ := strings.Cut(id, ":")
+			names[app] = true
+			if _, short, ok := strings.Cut(app, "_"); ok {
+				names[short] = true
+			}
+		}
+		names[c.Target.Labels[InstanceLabel]] = true
+		names[c.Target.Labels[FluxNameLabel]] = true
+		w.pointers = w.pointers || c.Target.Annotations[ArgoTrackingID] != "" ||
+			c.Target.Labels[InstanceLabel] != "" || c.Target.Labels[FluxNameLabel] != ""
+	}
+	delete(names, "")
+	if len(names) <= maxPrefilterNames {
+		w.names = [][]byte{}
+		for n := range names {
+			w.names = append(w.names, []byte(n))
+		}
 	}
 
-	idx, err := buildIndex(ctx, r.FS(), dir, wanted)
+	idx, err := buildIndex(ctx, r.FS(), dir, w)
 	if err != nil {
 		return nil, err
 	}
-
-	byFile := map[string][]int{}
-	docOf := make([]int, len(changes))
+	a := &applier{fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}}
+	proofs := map[string][]int{} // kustomization directory -> changes it renders
+	touched := make([][]string, len(changes))
 	for i, c := range changes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		res := &out.Results[i]
 		if res.Err != nil {
 			continue
 		}
-		ref, err := idx.lookup(c.Target, dir)
+		ref, find, err := idx.resolve(c, dir)
 		if err != nil {
 			res.Err = err
 			continue
 		}
-		res.File = ref.file
-		docOf[i] = ref.doc
-		byFile[ref.file] = append(byFile[ref.file], i)
+		mode := c.Mode
+		if mode == "" {
+			mode = o.mode
+		}
+		var files []string
+		switch {
+		case find != nil || ref.chain == nil && mode != ModePatch:
+			// Markers and plain manifests: in place, nothing to build.
+			res.File = ref.file
+			res.Changed, res.Err = a.inPlace(c, ref, find)
+			files = []string{ref.file}
+		case ref.chain == nil:
+			res.File = ref.file
+			res.Err = fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.file)
+		case mode == ModePatch || ref.shared || a.overridden(c, ref):
+			res.File, res.Changed, files, res.Err = a.patch(c, ref)
+		default:
+			res.File = ref.file
+			res.Changed, res.Err = a.inPlace(c, ref, nil)
+			files = []string{ref.file}
+		}
+		if res.Err == nil && ref.chain != nil && find == nil {
+			k := ref.chain.root()
+			proofs[k.dir] = append(proofs[k.dir], i)
+			touched[i] = files
+		}
 	}
 
-	var dirty []*fileEdit
-	for _, name := range slices.Sorted(maps.Keys(byFile)) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		f := idx.files[name]
-		fe := newFileEdit(f)
-		for _, i := range byFile[name] {
-			res := &out.Results[i]
-			if f.unsafe != nil {
-				res.Err = fmt.Errorf("%s: %w", name, f.unsafe)
-				continue
-			}
-			res.Changed, res.Err = fe.apply(changes[i], docOf[i])
-		}
-		if !bytes.Equal(fe.data, fe.orig) {
-			dirty = append(dirty, fe)
-		}
+	if err := a.prove(ctx, root, proofs, changes, touched, out.Results); err != nil {
+		return nil, err
 	}
 
 	// Writes are not interrupted by ctx so that the tree is never left with
-	// only some of the edits that were reported.
-	for _, fe := range dirty {
+	// only some of the edits that were reported. New patch files go first,
+	// so that a kustomization never lists one that failed to be written.
+	order := slices.Sorted(maps.Keys(a.files))
+	slices.SortStableFunc(order, func(x, y string) int {
+		return cmpBool(a.files[y].created, a.files[x].created)
+	})
+	for _, name := range order {
+		fe := a.files[name]
+		if !fe.dirty() {
+			continue
+		}
 		if err := writeFile(r, fe.name, fe.data, fe.mode); err != nil {
-			for _, i := range byFile[fe.name] {
-				if res := &out.Results[i]; res.Changed {
+			for i := range out.Results {
+				if res := &out.Results[i]; res.Changed && (res.File == fe.name || slices.Contains(touched[i], fe.name)) {
 					res.Changed = false
 					res.Err = err
 				}
@@ -172,7 +254,64 @@ func Apply(ctx context.Context, root, path string, changes []Change) (*Outcome, 
 		}
 		out.Files = append(out.Files, fe.name)
 	}
+	slices.Sort(out.Files)
 	return out, nil
+}
+
+// cmpBool orders false before true.
+func cmpBool(x, y bool) int {
+	switch {
+	case x == y:
+		return 0
+	case x:
+		return 1
+	}
+	return -1
+}
+
+// applier holds the files being edited during one Apply.
+type applier struct {
+	fsys  fs.FS
+	idx   *index
+	files map[string]*fileEdit
+}
+
+// file returns the edit of an existing file, reading it on first use.
+func (a *applier) file(name string) (*fileEdit, error) {
+	if fe, ok := a.files[name]; ok {
+		return fe, nil
+	}
+	f := a.idx.files[name]
+	if f == nil {
+		data, err := fs.ReadFile(a.fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		info, err := fs.Stat(a.fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("stat %s: %w", name, err)
+		}
+		docs, err := parseDocuments(data)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrUnsafeFile, name, err)
+		}
+		f = &indexedFile{name: name, data: data, docs: docs, mode: info.Mode().Perm(), unsafe: unsafeFile(data, docs)}
+	}
+	fe := newFileEdit(f)
+	a.files[name] = fe
+	return fe, nil
+}
+
+// inPlace edits the document that defines the target.
+func (a *applier) inPlace(c Change, ref docRef, find finder) (bool, error) {
+	fe, err := a.file(ref.file)
+	if err != nil {
+		return false, err
+	}
+	if fe.unsafe != nil {
+		return false, fmt.Errorf("%s: %w", ref.file, fe.unsafe)
+	}
+	return fe.apply(c, ref.doc, find)
 }
 
 // localDir turns the caller's path into a clean, slash-separated path that
@@ -198,6 +337,12 @@ func (c Change) validate() error {
 	}
 	if c.Container == "" {
 		return fmt.Errorf("%w: %s: no container named", ErrInvalidChange, t)
+	}
+	if _, err := ParseMode(string(c.Mode)); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrInvalidChange, t, err)
+	}
+	if c.Path != "" && !filepath.IsLocal(filepath.FromSlash(c.Path)) {
+		return fmt.Errorf("%w: %s: path %q is not inside the repository", ErrInvalidChange, t, c.Path)
 	}
 	for _, section := range []struct {
 		name   string

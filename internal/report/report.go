@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/recommend-job/recommend-job/internal/recommend"
 )
 
@@ -63,7 +65,10 @@ type Resource struct {
 	// Changed reports that Recommended differs from Current.
 	Changed bool `json:"changed"`
 	// Reason explains a missing or adjusted recommendation.
-	Reason   string              `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// HeldBack marks a value left alone on purpose: the change is below
+	// the threshold, or an autoscaler scales on the resource.
+	HeldBack bool                `json:"heldBack,omitempty"`
 	Evidence *recommend.Evidence `json:"evidence,omitempty"`
 }
 
@@ -80,7 +85,37 @@ type Git struct {
 	Commit string   `json:"commit,omitempty"`
 	Pushed bool     `json:"pushed"`
 	Files  []string `json:"files,omitempty"`
+	// Attempts is how many fresh clones the run needed because the remote
+	// moved under it; 1 when it did not.
+	Attempts int `json:"attempts,omitempty"`
+	// Stopped says why the run left the branch alone, e.g. a commit on it
+	// that the job did not make.
+	Stopped string `json:"stopped,omitempty"`
+	// Diff is the unified diff of the rendered files, on a dry run.
+	Diff string `json:"diff,omitempty"`
+	// PullRequest is the pull request for the branch, when a forge is set.
+	PullRequest *PullRequest `json:"pullRequest,omitempty"`
 }
+
+// PullRequest is the pull (merge) request a run opened or updated.
+type PullRequest struct {
+	URL    string `json:"url,omitempty"`
+	Number int    `json:"number,omitempty"`
+	// Action is created, updated, unchanged, closed, or planned on a dry
+	// run.
+	Action string `json:"action"`
+	// Body is the description the run wrote or would write.
+	Body string `json:"body,omitempty"`
+}
+
+// Pull request actions.
+const (
+	PRCreated   = "created"
+	PRUpdated   = "updated"
+	PRUnchanged = "unchanged"
+	PRClosed    = "closed"
+	PRPlanned   = "planned"
+)
 
 // Format is an output format.
 type Format string
@@ -89,6 +124,7 @@ type Format string
 const (
 	FormatTable Format = "table"
 	FormatJSON  Format = "json"
+	FormatYAML  Format = "yaml"
 )
 
 // Write prints r in format f.
@@ -98,6 +134,13 @@ func (r *Report) Write(w io.Writer, f Format) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
+	case FormatYAML:
+		b, err := yaml.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("encoding the report: %w", err)
+		}
+		_, err = w.Write(b)
+		return err
 	case FormatTable:
 		return r.writeTable(w)
 	default:
@@ -127,17 +170,45 @@ func (r *Report) writeTable(w io.Writer) error {
 	}
 	switch {
 	case r.Git == nil:
+	case r.Git.Stopped != "":
+		_, err := fmt.Fprintf(w, "\nstopped, branch %s left alone: %s\n", r.Git.Branch, r.Git.Stopped)
+		return err
 	case r.Git.Pushed:
-		_, err := fmt.Fprintf(w, "\npushed %s to branch %s (%s)\n", short(r.Git.Commit), r.Git.Branch, strings.Join(r.Git.Files, ", "))
-		return err
+		if _, err := fmt.Fprintf(w, "\npushed %s to branch %s (%s)\n", short(r.Git.Commit), r.Git.Branch, strings.Join(r.Git.Files, ", ")); err != nil {
+			return err
+		}
+		return r.Git.writePullRequest(w)
 	case r.DryRun && len(r.Git.Files) > 0:
-		_, err := fmt.Fprintf(w, "\ndry run: would commit %s to branch %s\n", strings.Join(r.Git.Files, ", "), r.Git.Branch)
-		return err
+		if _, err := fmt.Fprintf(w, "\ndry run: would commit %s to branch %s\n", strings.Join(r.Git.Files, ", "), r.Git.Branch); err != nil {
+			return err
+		}
+		if r.Git.Diff != "" {
+			if _, err := fmt.Fprintf(w, "\n%s", r.Git.Diff); err != nil {
+				return err
+			}
+		}
+		if pr := r.Git.PullRequest; pr != nil && pr.Body != "" {
+			_, err := fmt.Fprintf(w, "\npull request body:\n\n%s\n", pr.Body)
+			return err
+		}
+		return nil
 	default:
-		_, err := fmt.Fprintf(w, "\nbranch %s is up to date: nothing to commit\n", r.Git.Branch)
-		return err
+		if _, err := fmt.Fprintf(w, "\nbranch %s is up to date: nothing to commit\n", r.Git.Branch); err != nil {
+			return err
+		}
+		return r.Git.writePullRequest(w)
 	}
 	return nil
+}
+
+// writePullRequest prints what the run did to the pull request, if any.
+func (g *Git) writePullRequest(w io.Writer) error {
+	pr := g.PullRequest
+	if pr == nil || pr.Number == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "pull request #%d %s: %s\n", pr.Number, pr.Action, pr.URL)
+	return err
 }
 
 func status(e Entry, res Resource) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +21,9 @@ const (
 	DefaultWindow     = 7 * 24 * time.Hour
 	DefaultStep       = time.Minute
 	DefaultRateWindow = 5 * time.Minute
+	// DefaultPeakInterval is katalyst's memory task interval: memory
+	// enters the histogram as one peak per hour.
+	DefaultPeakInterval = time.Hour
 )
 
 // RangeQuerier is the part of the Prometheus HTTP API a run uses.
@@ -38,11 +42,22 @@ type WorkloadRef struct {
 // of every pod the workload has had in the window.
 type Usage map[string]map[corev1.ResourceName]*History
 
-// History is the samples of one container's resource, from all its pods.
+// History is the samples of one container's resource, from all its pods:
+// CPU usage rates in cores, one per pod and step, or memory working-set
+// peaks in bytes, one per peak interval (the highest of all pods).
 type History struct {
 	Values []float64
+	// Times holds the time of each value; when nil (or shorter), a value
+	// counts as taken at Last.
+	Times []time.Time
 	// First and Last are the times of the earliest and latest sample.
 	First, Last time.Time
+	// OOMKilled reports an out-of-memory kill of one of the container's
+	// pods in the window (memory only).
+	OOMKilled bool
+	// Window is how far back the history was read, and End when it ended.
+	Window time.Duration
+	End    time.Time
 }
 
 // Span is the time the samples cover.
@@ -53,6 +68,14 @@ func (h *History) Span() time.Duration {
 	return h.Last.Sub(h.First)
 }
 
+// Time is the time of sample i.
+func (h *History) Time(i int) time.Time {
+	if i < len(h.Times) {
+		return h.Times[i]
+	}
+	return h.Last
+}
+
 func (h *History) add(t time.Time, v float64) {
 	if len(h.Values) == 0 || t.Before(h.First) {
 		h.First = t
@@ -61,20 +84,27 @@ func (h *History) add(t time.Time, v float64) {
 		h.Last = t
 	}
 	h.Values = append(h.Values, v)
+	h.Times = append(h.Times, t)
 }
 
-// maxPointsPerSeries is kept below Prometheus's limit of 11,000 points per
-// series in one range query; longer ranges are split.
-const maxPointsPerSeries = 10000
+// maxPointsPerSeries is Prometheus's limit on the points per series of one
+// range query, which Thanos and Mimir share: (end - start) / step may not
+// exceed 11,000, enough for a week at 1m in one query. Longer ranges are
+// split.
+const maxPointsPerSeries = 11000
 
 // Reader reads usage history from a Prometheus-compatible API.
 type Reader struct {
-	api        RangeQuerier
-	window     time.Duration
-	step       time.Duration
-	rateWindow time.Duration
-	now        func() time.Time
-	log        *slog.Logger
+	api          RangeQuerier
+	window       time.Duration
+	step         time.Duration
+	rateWindow   time.Duration
+	peakInterval time.Duration
+	filter       string
+	owners       bool
+	end          time.Time // of the window one Read reads
+	now          func() time.Time
+	log          *slog.Logger
 }
 
 // Option configures a Reader.
@@ -83,8 +113,25 @@ type Option func(*Reader)
 // WithWindow sets how far back history is read.
 func WithWindow(d time.Duration) Option { return func(r *Reader) { r.window = d } }
 
-// WithStep sets the resolution of the history.
+// WithStep sets the resolution of the CPU history.
 func WithStep(d time.Duration) Option { return func(r *Reader) { r.step = d } }
+
+// WithRateWindow sets the range of rate() over the CPU counter; it must
+// hold at least two scrapes.
+func WithRateWindow(d time.Duration) Option { return func(r *Reader) { r.rateWindow = d } }
+
+// WithPeakInterval sets the interval of the memory peaks.
+func WithPeakInterval(d time.Duration) Option { return func(r *Reader) { r.peakInterval = d } }
+
+// WithLabelFilter adds matchers to every selector, e.g. cluster="prod",
+// for a Prometheus that holds several clusters.
+func WithLabelFilter(matchers string) Option { return func(r *Reader) { r.filter = matchers } }
+
+// WithOwnership sets whether pods are attributed through kube-state-metrics'
+// ownership series (kube_pod_owner, kube_replicaset_owner, kube_job_owner)
+// where they exist, before naming patterns; on by default, at the cost of
+// one more query per namespace.
+func WithOwnership(on bool) Option { return func(r *Reader) { r.owners = on } }
 
 // WithLogger sets the logger, which receives Prometheus's warnings.
 func WithLogger(l *slog.Logger) Option { return func(r *Reader) { r.log = l } }
@@ -94,8 +141,8 @@ func WithClock(now func() time.Time) Option { return func(r *Reader) { r.now = n
 
 // NewReader returns a Reader querying api.
 func NewReader(api RangeQuerier, opts ...Option) *Reader {
-	r := &Reader{api: api, window: DefaultWindow, step: DefaultStep, rateWindow: DefaultRateWindow, now: time.Now,
-		log: slog.New(slog.DiscardHandler)}
+	r := &Reader{api: api, window: DefaultWindow, step: DefaultStep, rateWindow: DefaultRateWindow,
+		peakInterval: DefaultPeakInterval, owners: true, now: time.Now, log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -103,15 +150,25 @@ func NewReader(api RangeQuerier, opts ...Option) *Reader {
 }
 
 // Read fetches the history of workloads, which must all be in namespace,
-// with one query per resource for the whole namespace (split in time when
-// the window holds more points than Prometheus returns per series), never
-// one per workload or container. Series are attributed to workloads by the
-// pod naming pattern of each workload's kind; a pod that fits several
-// patterns goes to the workload with the longest name, the most specific.
+// with a fixed number of queries for the whole namespace, never one per
+// workload or container: CPU rates at the step (split in time when the
+// window holds more points than Prometheus returns per series), memory
+// peaks per interval, and OOM kills over the window. Series are attributed
+// to workloads by ownership when known, else by the pod naming pattern of
+// each workload's kind; a pod that fits several patterns goes to the
+// workload with the longest name, the most specific.
 func (r *Reader) Read(ctx context.Context, namespace string, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
 	if len(workloads) == 0 {
 		return nil, nil
 	}
+	// All queries of one read end at the same time.
+	c := *r
+	c.end = r.now()
+	c.now = func() time.Time { return c.end }
+	return c.read(ctx, namespace, workloads)
+}
+
+func (r *Reader) read(ctx context.Context, namespace string, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
 	patterns := make([]string, 0, len(workloads))
 	matchers := make([]podMatcher, 0, len(workloads))
 	for _, w := range workloads {
@@ -124,42 +181,115 @@ func (r *Reader) Read(ctx context.Context, namespace string, workloads []Workloa
 	}
 	sort.Strings(patterns)
 	sort.SliceStable(matchers, func(i, j int) bool { return len(matchers[i].workload.Name) > len(matchers[j].workload.Name) })
-	selector := fmt.Sprintf(`namespace=%s,container!="",container!="POD",pod=~%s`,
-		strconv.Quote(namespace), strconv.Quote(strings.Join(patterns, "|")))
-
-	queries := map[corev1.ResourceName]string{
-		corev1.ResourceCPU: fmt.Sprintf(`max by (pod, container) (rate(container_cpu_usage_seconds_total{%s}[%s]))`,
-			selector, model.Duration(r.rateWindow)),
-		corev1.ResourceMemory: fmt.Sprintf(`max by (pod, container) (container_memory_working_set_bytes{%s})`, selector),
+	pods := fmt.Sprintf(`namespace=%s,pod=~%s`, strconv.Quote(namespace), strconv.Quote(strings.Join(patterns, "|")))
+	if r.filter != "" {
+		pods += "," + r.filter
+	}
+	selector := `container!="",container!="POD",` + pods
+	a := &attributor{matchers: matchers}
+	if r.owners {
+		owned, err := r.ownership(ctx, namespace, workloads)
+		if err != nil {
+			return nil, err
+		}
+		a.owned = owned
 	}
 
 	out := make(map[WorkloadRef]Usage, len(workloads))
-	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-		for _, rng := range r.ranges() {
-			v, warnings, _, err := r.api.QueryRange(ctx, queries[res], rng)
-			if err != nil {
-				return nil, fmt.Errorf("querying %s usage in namespace %s: %w", res, namespace, err)
-			}
-			if len(warnings) > 0 {
-				r.log.WarnContext(ctx, "prometheus answered with warnings", "namespace", namespace, "resource", res, "warnings", warnings)
-			}
-			matrix, ok := v.(model.Matrix)
+	cpu := fmt.Sprintf(`max by (pod, container) (rate(container_cpu_usage_seconds_total{%s}[%s]))`,
+		selector, model.Duration(r.rateWindow))
+	for _, rng := range r.ranges(r.step) {
+		matrix, err := r.query(ctx, namespace, corev1.ResourceCPU, cpu, rng)
+		if err != nil {
+			return nil, err
+		}
+		for _, series := range matrix {
+			w, ok := a.owner(string(series.Metric["pod"]))
 			if !ok {
-				return nil, fmt.Errorf("querying %s usage in namespace %s: got %s, want a matrix", res, namespace, v.Type())
+				continue
 			}
-			for _, series := range matrix {
-				w, ok := owner(matchers, string(series.Metric["pod"]))
-				if !ok {
-					continue
-				}
-				h := history(out, w, string(series.Metric["container"]), res)
-				for _, s := range series.Values {
-					h.add(s.Timestamp.Time(), float64(s.Value))
-				}
+			h := r.history(out, w, string(series.Metric["container"]), corev1.ResourceCPU)
+			h.Values = slices.Grow(h.Values, len(series.Values))
+			h.Times = slices.Grow(h.Times, len(series.Values))
+			for _, s := range series.Values {
+				h.add(s.Timestamp.Time(), float64(s.Value))
 			}
 		}
 	}
+
+	// The peak of each interval, over all pods of a workload: Prometheus
+	// takes it per pod, the pods are merged here, as only the reader knows
+	// which pods belong together.
+	memory := fmt.Sprintf(`max by (pod, container) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`,
+		selector, model.Duration(r.peakInterval))
+	peaks := map[*History]map[time.Time]int{}
+	for _, rng := range r.ranges(r.peakInterval) {
+		matrix, err := r.query(ctx, namespace, corev1.ResourceMemory, memory, rng)
+		if err != nil {
+			return nil, err
+		}
+		for _, series := range matrix {
+			w, ok := a.owner(string(series.Metric["pod"]))
+			if !ok {
+				continue
+			}
+			h := r.history(out, w, string(series.Metric["container"]), corev1.ResourceMemory)
+			if peaks[h] == nil {
+				peaks[h] = map[time.Time]int{}
+			}
+			for _, s := range series.Values {
+				t, v := s.Timestamp.Time(), float64(s.Value)
+				if i, ok := peaks[h][t]; ok {
+					h.Values[i] = max(h.Values[i], v)
+					continue
+				}
+				peaks[h][t] = len(h.Values)
+				h.add(t, v)
+			}
+		}
+	}
+
+	// A container counts as OOM-killed when its last termination was an
+	// OOM kill and it restarted within the window: the reason alone stays
+	// set long after the kill.
+	w := model.Duration(r.window)
+	oom := fmt.Sprintf(`max by (pod, container) (max_over_time(kube_pod_container_status_last_terminated_reason{reason="OOMKilled",%s}[%s]) > 0)`+
+		` and on (pod, container) max by (pod, container) (changes(kube_pod_container_status_restarts_total{%s}[%s]) > 0)`, pods, w, pods, w)
+	end := r.now()
+	matrix, err := r.query(ctx, namespace, "oom", oom, promv1.Range{Start: end, End: end, Step: r.step})
+	if err != nil {
+		return nil, err
+	}
+	for _, series := range matrix {
+		if w, ok := a.owner(string(series.Metric["pod"])); ok {
+			r.history(out, w, string(series.Metric["container"]), corev1.ResourceMemory).OOMKilled = true
+		}
+	}
 	return out, nil
+}
+
+// ReadWindow is Read with another window than the Reader's, for a
+// ResourceRecommend that sets its own.
+func (r *Reader) ReadWindow(ctx context.Context, namespace string, window time.Duration, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
+	c := *r
+	c.window = window
+	return c.Read(ctx, namespace, workloads)
+}
+
+// query runs one range query and checks that it answered a matrix.
+func (r *Reader) query(ctx context.Context, namespace string, what corev1.ResourceName, q string, rng promv1.Range) (model.Matrix, error) {
+	v, warnings, _, err := r.api.QueryRange(ctx, q, rng)
+	if err != nil {
+		return nil, fmt.Errorf("querying %s in namespace %s: %w", what, namespace, err)
+	}
+	if len(warnings) > 0 {
+		r.log.WarnContext(ctx, "prometheus answered with warnings", "namespace", namespace, "query", what, "warnings", warnings)
+	}
+	matrix, ok := v.(model.Matrix)
+	if !ok {
+		return nil, fmt.Errorf("querying %s in namespace %s: got %s, want a matrix", what, namespace, v.Type())
+	}
+	return matrix, nil
 }
 
 type podMatcher struct {
@@ -167,10 +297,24 @@ type podMatcher struct {
 	re       *regexp.Regexp
 }
 
-// owner finds the workload a pod belongs to; matchers are sorted longest
-// name first.
-func owner(matchers []podMatcher, pod string) (WorkloadRef, bool) {
-	for _, m := range matchers {
+// attributor finds the workload a pod belongs to: by ownership when known,
+// else by the first matching pattern; matchers are sorted longest name
+// first.
+type attributor struct {
+	// owned maps pods of known ownership to their workload, or to nil
+	// when it is none of the batch's.
+	owned    map[string]*WorkloadRef
+	matchers []podMatcher
+}
+
+func (a *attributor) owner(pod string) (WorkloadRef, bool) {
+	if w, ok := a.owned[pod]; ok {
+		if w == nil {
+			return WorkloadRef{}, false
+		}
+		return *w, true
+	}
+	for _, m := range a.matchers {
 		if m.re.MatchString(pod) {
 			return m.workload, true
 		}
@@ -181,23 +325,23 @@ func owner(matchers []podMatcher, pod string) (WorkloadRef, bool) {
 // ranges splits the window into consecutive ranges of at most
 // maxPointsPerSeries steps. Each range starts one step after the previous
 // one ends, so no sample is read twice.
-func (r *Reader) ranges() []promv1.Range {
+func (r *Reader) ranges(step time.Duration) []promv1.Range {
 	end := r.now()
 	start := end.Add(-r.window)
-	chunk := time.Duration(maxPointsPerSeries-1) * r.step
+	chunk := time.Duration(maxPointsPerSeries-1) * step
 	var out []promv1.Range
-	for from := start; !from.After(end); from = from.Add(chunk + r.step) {
+	for from := start; !from.After(end); from = from.Add(chunk + step) {
 		to := from.Add(chunk)
 		if to.After(end) {
 			to = end
 		}
-		out = append(out, promv1.Range{Start: from, End: to, Step: r.step})
+		out = append(out, promv1.Range{Start: from, End: to, Step: step})
 	}
 	return out
 }
 
 // history returns the history of one container resource of w, creating it.
-func history(u map[WorkloadRef]Usage, w WorkloadRef, container string, res corev1.ResourceName) *History {
+func (r *Reader) history(u map[WorkloadRef]Usage, w WorkloadRef, container string, res corev1.ResourceName) *History {
 	usage := u[w]
 	if usage == nil {
 		usage = Usage{}
@@ -208,7 +352,7 @@ func history(u map[WorkloadRef]Usage, w WorkloadRef, container string, res corev
 	}
 	h := usage[container][res]
 	if h == nil {
-		h = &History{}
+		h = &History{Window: r.window, End: r.end}
 		usage[container][res] = h
 	}
 	return h

@@ -3,6 +3,7 @@ package usage
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,9 @@ func series(pod, container string, values ...float64) *model.SampleStream {
 
 func TestReaderBatchesPerNamespace(t *testing.T) {
 	api := &recordingAPI{answer: func(q string) model.Matrix {
+		if strings.Contains(q, "kube_pod_owner") || strings.Contains(q, "OOMKilled") {
+			return nil
+		}
 		if strings.Contains(q, "cpu") {
 			return model.Matrix{
 				series("web-bbbb-22222", "app", 0.1, 0.2),
@@ -94,20 +98,26 @@ func TestReaderBatchesPerNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Read() error = %v", err)
 	}
-	if len(api.queries) != 2 {
-		t.Errorf("Read() made %d queries, want 2 (cpu and memory for the namespace)", len(api.queries))
+	if len(api.queries) != 4 {
+		t.Errorf("Read() made %d queries, want 4 (ownership, cpu, memory and OOM kills for the namespace)", len(api.queries))
 	}
-	for _, q := range api.queries {
-		if !strings.Contains(q, `namespace="shop"`) || !strings.Contains(q, `pod=~"api-`) || !strings.Contains(q, `|web-`) {
+	for i, q := range api.queries {
+		if !strings.Contains(q, `namespace="shop"`) {
+			t.Errorf("query %s is not for the namespace", q)
+		}
+		if i > 0 && (!strings.Contains(q, `pod=~"api-`) || !strings.Contains(q, `|web-`)) {
 			t.Errorf("query %s does not select both workloads of the namespace", q)
 		}
 	}
-	if rng := api.ranges[0]; !rng.End.Equal(now) || !rng.Start.Equal(now.Add(-48*time.Hour)) || rng.Step != time.Minute {
+	if rng := api.ranges[1]; !rng.End.Equal(now) || !rng.Start.Equal(now.Add(-48*time.Hour)) || rng.Step != time.Minute {
 		t.Errorf("range = %+v, want the last 48h at 1m", rng)
 	}
 	cpu := got[web]["app"][corev1.ResourceCPU]
 	if cpu == nil || len(cpu.Values) != 3 {
 		t.Fatalf("web cpu history = %+v, want the 3 samples of both web pods and none of web-api", cpu)
+	}
+	if !cpu.End.Equal(now) || cpu.Window != 48*time.Hour {
+		t.Errorf("web cpu window = %s ending %v, want 48h ending %v", cpu.Window, cpu.End, now)
 	}
 	// Samples are a minute apart from the epoch: the first at 0, the last at 1m.
 	if cpu.Span() != time.Minute || !cpu.First.Equal(time.Unix(0, 0)) {
@@ -144,16 +154,21 @@ func TestReaderGivesAPodToTheMostSpecificWorkload(t *testing.T) {
 func TestReaderSplitsLongWindows(t *testing.T) {
 	api := &recordingAPI{answer: func(string) model.Matrix { return nil }}
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	// 14 days at 1m are 20,161 points: three ranges of at most 10,000.
+	// 14 days at 1m are 20,161 points: two ranges of at most 11,000.
 	r := NewReader(api, WithWindow(14*24*time.Hour), WithClock(func() time.Time { return now }))
 	if _, err := r.Read(context.Background(), "ns", []WorkloadRef{{Kind: "Deployment", Namespace: "ns", Name: "web"}}); err != nil {
 		t.Fatal(err)
 	}
-	if len(api.ranges) != 6 {
-		t.Fatalf("made %d queries, want 3 ranges for each of cpu and memory", len(api.ranges))
+	// Ownership, 2 ranges of cpu, 1 of hourly memory peaks (337 points),
+	// OOM kills.
+	if len(api.ranges) != 5 {
+		t.Fatalf("made %d queries, want 5", len(api.ranges))
 	}
-	cpu := api.ranges[:3]
-	if !cpu[0].Start.Equal(now.Add(-14*24*time.Hour)) || !cpu[2].End.Equal(now) {
+	if api.ranges[3].Step != time.Hour || !api.ranges[3].Start.Equal(now.Add(-14*24*time.Hour)) || !api.ranges[3].End.Equal(now) {
+		t.Errorf("memory range = %+v, want the whole window at 1h", api.ranges[3])
+	}
+	cpu := api.ranges[1:3]
+	if !cpu[0].Start.Equal(now.Add(-14*24*time.Hour)) || !cpu[1].End.Equal(now) {
 		t.Errorf("ranges span %v to %v, want the whole window", cpu[0].Start, cpu[2].End)
 	}
 	points := 0
@@ -176,5 +191,73 @@ func TestReaderRejectsOtherNamespace(t *testing.T) {
 	r := NewReader(&recordingAPI{answer: func(string) model.Matrix { return nil }})
 	if _, err := r.Read(context.Background(), "shop", []WorkloadRef{{Kind: "Deployment", Namespace: "other", Name: "x"}}); err == nil {
 		t.Error("Read() with a workload of another namespace: error = nil")
+	}
+}
+
+func TestReaderMergesPeaksAndFindsOOMKills(t *testing.T) {
+	// Two pods of web at the same hours: the peak per hour is the higher.
+	at := func(pod string, values ...float64) *model.SampleStream {
+		s := &model.SampleStream{Metric: model.Metric{"pod": model.LabelValue(pod), "container": "app"}}
+		for i, v := range values {
+			s.Values = append(s.Values, model.SamplePair{Timestamp: model.Time(int64(i) * 3600000), Value: model.SampleValue(v)})
+		}
+		return s
+	}
+	api := &recordingAPI{answer: func(q string) model.Matrix {
+		switch {
+		case strings.Contains(q, "OOMKilled"):
+			return model.Matrix{at("web-bbbb-22222", 1)}
+		case strings.Contains(q, "working_set"):
+			return model.Matrix{at("web-bbbb-22222", 100, 300), at("web-bbbb-55555", 200, 50), at("web-bbbb-44444", 0, 0, 70)}
+		}
+		return nil
+	}}
+	web := WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
+	got, err := NewReader(api, WithLabelFilter(`cluster="prod"`)).Read(context.Background(), "shop", []WorkloadRef{web})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := got[web]["app"][corev1.ResourceMemory]
+	// Hour 0: max(100, 200, 0) = 200; hour 1: max(300, 50, 0) = 300; hour 2: 70.
+	if mem == nil || !slices.Equal(mem.Values, []float64{200, 300, 70}) || !mem.OOMKilled || mem.Span() != 2*time.Hour {
+		t.Fatalf("web memory = %+v, want peaks [200 300 70] over 2h with an OOM kill", mem)
+	}
+	if !mem.Times[1].Equal(time.UnixMilli(3600000)) {
+		t.Errorf("second peak at %v, want 1h after the epoch", mem.Times[1])
+	}
+	for _, q := range api.queries {
+		if !strings.Contains(q, `cluster="prod"`) {
+			t.Errorf("query %s lacks the label filter", q)
+		}
+	}
+}
+
+func TestReaderOwnership(t *testing.T) {
+	owner := func(m model.Metric) *model.SampleStream {
+		return &model.SampleStream{Metric: m, Values: []model.SamplePair{{Timestamp: 0, Value: 1}}}
+	}
+	api := &recordingAPI{answer: func(q string) model.Matrix {
+		switch {
+		case strings.Contains(q, "kube_pod_owner"):
+			return model.Matrix{
+				// web-db-x2k4p fits Deployment web's pattern, but belongs to
+				// the DaemonSet web-db, which is not in the batch.
+				owner(model.Metric{"pod": "web-db-x2k4p", "owner_kind": "DaemonSet", "owner_name": "web-db"}),
+				owner(model.Metric{"pod": "web-7c9d5-x2k4p", "owner_kind": "ReplicaSet", "owner_name": "web-7c9d5"}),
+				owner(model.Metric{"replicaset": "web-7c9d5", "owner_kind": "Deployment", "owner_name": "web"}),
+			}
+		case strings.Contains(q, "cpu"):
+			// web-8f8f8-x2k4p has no ownership series: its pattern decides.
+			return model.Matrix{series("web-db-x2k4p", "c", 1), series("web-7c9d5-x2k4p", "c", 2), series("web-8f8f8-x2k4p", "c", 3)}
+		}
+		return nil
+	}}
+	web := WorkloadRef{Kind: "Deployment", Namespace: "ns", Name: "web"}
+	got, err := NewReader(api, WithWindow(time.Hour)).Read(context.Background(), "ns", []WorkloadRef{web})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := got[web]["c"][corev1.ResourceCPU]; h == nil || !slices.Equal(h.Values, []float64{2, 3}) {
+		t.Errorf("web cpu = %+v, want [2 3]: its own pod and the unowned one, not web-db's", h)
 	}
 }

@@ -247,12 +247,24 @@ func ensureTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	// The chart and forge tests build these on first use too; building
+	// them here keeps that time out of the tests' own time limits.
+	helm, err := testbed.EnsureHelm(ctx, root)
+	if err != nil {
+		return err
+	}
+	gitea, err := testbed.EnsureGitea(ctx, root)
+	if err != nil {
+		return err
+	}
 	for _, t := range []struct{ name, path string }{
 		{"etcd", tools.Etcd},
 		{"kube-apiserver", tools.KubeAPIServer},
 		{"prometheus", tools.Prometheus},
 		{"promtool", tools.Promtool},
 		{"git", tools.Git},
+		{"helm", helm},
+		{"gitea", gitea.Binary},
 	} {
 		if _, err := fmt.Fprintf(stdout, "%s=%s\n", t.name, t.path); err != nil {
 			return err

@@ -131,3 +131,74 @@ func pick(name string, a, b, n int) string {
 	}
 	return string(out)
 }
+
+// kube-state-metrics series the reader uses.
+const (
+	LastTerminatedMetric  = "kube_pod_container_status_last_terminated_reason"
+	RestartsMetric        = "kube_pod_container_status_restarts_total"
+	PodOwnerMetric        = "kube_pod_owner"
+	ReplicaSetOwnerMetric = "kube_replicaset_owner"
+)
+
+// OOMKill is kube-state-metrics' view of a container killed for memory at
+// time at: from then on its last termination reason is OOMKilled and its
+// restart count 1, as scraped at interval from start to end.
+func OOMKill(namespace, pod, container string, start, at, end time.Time, interval time.Duration) []testbed.Series {
+	labels := map[string]string{"namespace": namespace, "pod": pod, "container": container, "job": "kube-state-metrics"}
+	reason := testbed.Series{Name: LastTerminatedMetric, Labels: withLabel(labels, "reason", "OOMKilled")}
+	restarts := testbed.Series{Name: RestartsMetric, Labels: labels}
+	for t := start; !t.After(end); t = t.Add(interval) {
+		n := 0.0
+		if !t.Before(at) {
+			n = 1
+			reason.Samples = append(reason.Samples, testbed.Sample{Time: t, Value: 1})
+		}
+		restarts.Samples = append(restarts.Samples, testbed.Sample{Time: t, Value: n})
+	}
+	return []testbed.Series{reason, restarts}
+}
+
+// PodOwner is kube-state-metrics' kube_pod_owner series of a pod, scraped at
+// interval from start to end.
+func PodOwner(namespace, pod, ownerKind, ownerName string, start, end time.Time, interval time.Duration) testbed.Series {
+	return owner(PodOwnerMetric, map[string]string{"namespace": namespace, "pod": pod, "uid": pod},
+		ownerKind, ownerName, start, end, interval)
+}
+
+// ReplicaSetOwner is kube-state-metrics' kube_replicaset_owner series.
+func ReplicaSetOwner(namespace, replicaSet, ownerKind, ownerName string, start, end time.Time, interval time.Duration) testbed.Series {
+	return owner(ReplicaSetOwnerMetric, map[string]string{"namespace": namespace, "replicaset": replicaSet},
+		ownerKind, ownerName, start, end, interval)
+}
+
+func owner(name string, labels map[string]string, kind, ownerName string, start, end time.Time, interval time.Duration) testbed.Series {
+	labels = withLabel(labels, "owner_kind", kind)
+	labels = withLabel(labels, "owner_name", ownerName)
+	labels = withLabel(labels, "owner_is_controller", "true")
+	labels = withLabel(labels, "job", "kube-state-metrics")
+	s := testbed.Series{Name: name, Labels: labels}
+	for t := start; !t.After(end); t = t.Add(interval) {
+		s.Samples = append(s.Samples, testbed.Sample{Time: t, Value: 1})
+	}
+	return s
+}
+
+// withLabel returns a copy of labels with name set to value.
+func withLabel(labels map[string]string, name, value string) map[string]string {
+	out := make(map[string]string, len(labels)+1)
+	for k, v := range labels {
+		out[k] = v
+	}
+	out[name] = value
+	return out
+}
+
+// Step returns a usage function at before until at, and at after from then.
+func Step(before, after float64, at time.Time) func(time.Time) float64 {
+	return func(t time.Time) float64 {
+		if t.Before(at) {
+			return before
+		}
+		return after
+	}
+}

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"fmt"
 	"regexp"
 	"testing"
 	"time"
@@ -67,5 +68,37 @@ func TestRollouts(t *testing.T) {
 	}
 	if again := Rollouts("web", 2, 3, start, start.Add(9*time.Hour)); again[1].Pods[0] != spans[1].Pods[0] {
 		t.Errorf("Rollouts() is not deterministic: %s then %s", spans[1].Pods[0], again[1].Pods[0])
+	}
+}
+
+func TestOOMKill(t *testing.T) {
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	at, end := start.Add(2*time.Minute), start.Add(4*time.Minute)
+	got := OOMKill("shop", "web-x", "app", start, at, end, time.Minute)
+	if len(got) != 2 {
+		t.Fatalf("OOMKill() = %d series, want the reason and the restart counter", len(got))
+	}
+	reason, restarts := got[0], got[1]
+	// Minutes 0..4: the reason exists from minute 2, the counter is 0, 0, 1, 1, 1.
+	if reason.Name != LastTerminatedMetric || reason.Labels["reason"] != "OOMKilled" || len(reason.Samples) != 3 || !reason.Samples[0].Time.Equal(at) {
+		t.Errorf("reason series = %+v, want 3 samples of OOMKilled from %v", reason, at)
+	}
+	var counts []float64
+	for _, s := range restarts.Samples {
+		counts = append(counts, s.Value)
+	}
+	if restarts.Name != RestartsMetric || fmt.Sprint(counts) != "[0 0 1 1 1]" {
+		t.Errorf("restarts = %s %v, want [0 0 1 1 1]", restarts.Name, counts)
+	}
+	if _, ok := restarts.Labels["reason"]; ok {
+		t.Error("the restart counter has a reason label")
+	}
+}
+
+func TestStep(t *testing.T) {
+	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	f := Step(1, 0.2, at)
+	if f(at.Add(-time.Nanosecond)) != 1 || f(at) != 0.2 {
+		t.Errorf("Step(1, 0.2) = %v before and %v at the step, want 1 and 0.2", f(at.Add(-time.Nanosecond)), f(at))
 	}
 }

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"code.gitea.io/sdk/gitea"
+
+	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/testbed"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
+)
+
+// webBuffer50 is the web ResourceRecommend with a 50% CPU buffer instead of
+// the default 30%, which changes the CPU recommendations.
+const webBuffer50 = `apiVersion: recommendation.katalyst.kubewharf.io/v1alpha1
+kind: ResourceRecommend
+metadata:
+  name: web
+  namespace: shop
+spec:
+  targetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: web
+  resourcePolicy:
+    algorithmPolicy: {}
+    containerPolicies:
+      - containerName: "*"
+        controlledResourcesPolicies:
+          - resourceName: cpu
+            bufferPercent: 50
+          - resourceName: memory
+`
+
+// TestEndToEndGiteaPullRequest runs the command against the test bed and a
+// real Gitea: the first run opens a pull request whose body lists the
+// changes, a run after the ResourceRecommend changed updates that same
+// pull request, a run with nothing new leaves it alone, and no second pull
+// request is ever opened. The token reaches neither the logs nor the
+// report.
+func TestEndToEndGiteaPullRequest(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	now := time.Now().Truncate(time.Minute)
+	bed := testbedtest.Start(t, testbed.Options{History: webHistory(now)})
+	root, err := testbed.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	giteaTools, err := testbed.EnsureGitea(ctx, root)
+	if err != nil {
+		t.Fatalf("EnsureGitea() error = %v", err)
+	}
+	forge, err := testbed.StartGitea(ctx, giteaTools, t.TempDir())
+	if err != nil {
+		t.Fatalf("StartGitea() error = %v", err)
+	}
+	t.Cleanup(func() { _ = forge.Close() })
+
+	crd, err := os.ReadFile(filepath.Join("..", "..", "charts", "recommend-job", "crds", "resourcerecommends.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployment := []byte(webManifest[strings.Index(webManifest, "---")+4:])
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), crd, []byte(clusterObjects), deployment); err != nil {
+		t.Fatalf("applying cluster objects: %v", err)
+	}
+	repoURL, err := forge.CreateRepo(ctx, bed.Tools.Git, "gitops", map[string]string{"clusters/prod/web.yaml": webManifest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(forge.Token()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{
+		"--kubeconfig", bed.APIServer.KubeconfigPath,
+		"--prometheus-url", bed.Prometheus.URL,
+		"--git-url", repoURL,
+		"--git-username", forge.Username,
+		"--git-path", "clusters",
+		"--forge", "gitea",
+		"--forge-api-url", forge.APIURL(),
+		"--forge-token-file", tokenFile,
+		"--output", "json",
+	}
+	// runJSON checks that the logs do not hold this variable's value; the
+	// forge reads the same token from its file.
+	t.Setenv("RECOMMEND_GIT_TOKEN", forge.Token())
+	sdk, err := gitea.NewClient(forge.APIURL(), gitea.SetToken(forge.Token()), gitea.SetContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	openPRs := func() []*gitea.PullRequest {
+		t.Helper()
+		prs, _, err := sdk.ListRepoPullRequests(forge.Username, "gitops", gitea.ListPullRequestsOptions{State: gitea.StateOpen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return prs
+	}
+	// rows are the body's rows of the changed requests, as the report has
+	// them; held-back values are listed elsewhere.
+	rows := func(rep *report.Report) []string {
+		t.Helper()
+		var out []string
+		for _, c := range entry(t, rep, "shop", "web").Containers {
+			for _, r := range c.Resources {
+				if r.Changed && r.Recommended != "" {
+					out = append(out, fmt.Sprintf("| %s | %s | %s | %s |", c.Name, r.Resource, r.Current, r.Recommended))
+				}
+			}
+		}
+		if len(out) == 0 {
+			t.Fatal("no changed request for shop/web in the report")
+		}
+		return out
+	}
+	bodyHas := func(body string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("pull request body lacks %q:\n%s", w, body)
+			}
+		}
+	}
+	noToken := func(rep *report.Report) {
+		t.Helper()
+		if pr := rep.Git.PullRequest; pr != nil && strings.Contains(pr.Body, forge.Token()) {
+			t.Error("the pull request body holds the token")
+		}
+	}
+
+	first := runJSON(t, ctx, args)
+	noToken(first)
+	pr := first.Git.PullRequest
+	if !first.Git.Pushed || pr == nil || pr.Action != report.PRCreated {
+		t.Fatalf("first run git = %+v, want a push and a pull request created", first.Git)
+	}
+	prs := openPRs()
+	if len(prs) != 1 || prs[0].Index != int64(pr.Number) || prs[0].HTMLURL != pr.URL {
+		t.Fatalf("open pull requests = %d, want exactly #%d (%s)", len(prs), pr.Number, pr.URL)
+	}
+	bodyHas(prs[0].Body, append(rows(first), "| shop/greedy | Deployment web | `ResourceBuffersUnsupported` |", "<!-- recommend-job: sha256=")...)
+
+	// A bigger buffer: new values, the same pull request rewritten.
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), []byte(webBuffer50)); err != nil {
+		t.Fatal(err)
+	}
+	second := runJSON(t, ctx, args)
+	noToken(second)
+	if strings.Join(rows(second), "") == strings.Join(rows(first), "") {
+		t.Fatalf("the 50%% buffer changed no request: %v", rows(second))
+	}
+	if p := second.Git.PullRequest; !second.Git.Pushed || p == nil || p.Action != report.PRUpdated || p.Number != pr.Number {
+		t.Fatalf("second run git = %+v, want a push and #%d updated", second.Git, pr.Number)
+	}
+	prs = openPRs()
+	if len(prs) != 1 {
+		t.Fatalf("after the second run %d pull requests are open, want 1", len(prs))
+	}
+	bodyHas(prs[0].Body, rows(second)...)
+
+	third := runJSON(t, ctx, args)
+	if p := third.Git.PullRequest; third.Git.Pushed || p == nil || p.Action != report.PRUnchanged || p.Number != pr.Number {
+		t.Errorf("third run git = %+v, want no push and #%d unchanged", third.Git, pr.Number)
+	}
+	if n := len(openPRs()); n != 1 {
+		t.Errorf("%d pull requests open after three runs, want 1", n)
+	}
+}

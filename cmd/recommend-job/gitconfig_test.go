@@ -1,0 +1,109 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCompleteGitDerivesThePushBranch(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"default", nil, "recommend-job/main"},
+		{"explicit push branch", []string{"--git-push-branch=bot/resources"}, "bot/resources"},
+		{"template with the path", []string{"--git-branch=prod", "--git-path=./clusters/eu/", "--git-branch-template=rightsize/{{.Base}}/{{.Path}}"}, "rightsize/prod/clusters/eu"},
+		{"direct push", []string{"--git-direct-push"}, "main"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--prometheus-url=http://prom.example:9090", "--git-url=https://git.example/r.git"}, tt.args...)
+			cfg, err := loadConfig(args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.GitPushBranch != tt.want {
+				t.Errorf("push branch = %q, want %q", cfg.GitPushBranch, tt.want)
+			}
+		})
+	}
+}
+
+func TestCompleteGitErrorsNameTheKey(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "forge-token")
+	if err := os.WriteFile(tokenFile, []byte("ftok-123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"ssh without known_hosts", []string{"--git-url=git@github.com:org/fleet.git", "--git-ssh-key-file=/keys/id"}, "git-known-hosts-file: required for an ssh git-url"},
+		{"ssh url without key", []string{"--git-url=ssh://git@host/org/fleet.git", "--git-known-hosts-file=/keys/kh"}, "git-ssh-key-file: required"},
+		{"bad branch template", []string{"--git-branch-template={{.Nope}}"}, "git-branch-template:"},
+		{"template making a bad branch", []string{"--git-branch-template=a..b"}, `git-branch-template: "a..b" is not a valid branch name`},
+		{"bad commit template", []string{"--git-commit-template={{range}}"}, "git-commit-template:"},
+		{"unknown forge", []string{"--forge=bitbucket"}, `forge: must be github, gitlab, gitea or none, got "bitbucket"`},
+		{"gitea without api url", []string{"--forge=gitea", "--forge-token-file=" + tokenFile}, "forge-api-url: required for forge gitea"},
+		{"forge without token", []string{"--forge=github"}, "forge-token: required for forge github"},
+		{"signing format", []string{"--git-signing-format=x509"}, "git-signing-format: must be openpgp or ssh"},
+		{"direct push to another branch", []string{"--git-direct-push", "--git-push-branch=other"}, "git-push-branch: must be empty or git-branch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--prometheus-url=http://prom.example:9090", "--git-url=https://git.example/r.git"}, tt.args...)
+			_, err := loadConfig(args, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("loadConfig() error = %v, want one containing %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "ftok-123") {
+				t.Errorf("error %q holds the forge token", err)
+			}
+		})
+	}
+}
+
+func TestCompleteGitForgeToken(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "forge-token")
+	if err := os.WriteFile(tokenFile, []byte("ftok-123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--prometheus-url=http://prom.example:9090", "--git-url=https://git.example/org/fleet.git", "--forge=gitlab"}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"from its file, trimmed", []string{"--forge-token-file=" + tokenFile, "--git-token=gtok"}, "ftok-123"},
+		{"the git token when unset", []string{"--git-token=gtok"}, "gtok"},
+		{"its own over the file", []string{"--forge-token=own", "--forge-token-file=" + tokenFile}, "own"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := loadConfig(append(base, tt.args...), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.ForgeToken != tt.want {
+				t.Errorf("forge token = %q, want %q", cfg.ForgeToken, tt.want)
+			}
+		})
+	}
+}
+
+func TestSSHURLsAreAccepted(t *testing.T) {
+	for _, url := range []string{"git@github.com:org/fleet.git", "ssh://git@host:2222/org/fleet.git"} {
+		_, err := loadConfig([]string{"--prometheus-url=http://prom.example:9090", "--git-url=" + url,
+			"--git-ssh-key-file=/keys/id", "--git-known-hosts-file=/keys/known_hosts"}, io.Discard)
+		if err != nil {
+			t.Errorf("git-url %s: loadConfig() error = %v", url, err)
+		}
+	}
+}

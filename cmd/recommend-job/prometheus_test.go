@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+)
+
+// TestPrometheusClientSendsCredentials runs a query against a stand-in
+// server that records what arrives.
+func TestPrometheusClientSendsCredentials(t *testing.T) {
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+	}))
+	defer srv.Close()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("first\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	query := func(t *testing.T, c *Config) http.Header {
+		t.Helper()
+		c.PrometheusURL = srv.URL
+		api, err := newPrometheusAPI(c)
+		if err != nil {
+			t.Fatalf("newPrometheusAPI() error = %v", err)
+		}
+		now := time.Now()
+		if _, _, _, err := api.QueryRange(context.Background(), "up", promv1.Range{Start: now, End: now, Step: time.Minute}); err != nil {
+			t.Fatalf("QueryRange() error = %v", err)
+		}
+		return got
+	}
+
+	h := query(t, &Config{PrometheusBearerTokenFile: tokenFile, PrometheusHeaders: []string{"X-Scope-OrgID=tenant-a", "x-extra=1"}})
+	if h.Get("Authorization") != "Bearer first" || h.Get("X-Scope-Orgid") != "tenant-a" || h.Get("X-Extra") != "1" {
+		t.Errorf("headers = %v, want the file's bearer token and both extra headers", h)
+	}
+	// The file is read again on every request: a rotated token is used.
+	if err := os.WriteFile(tokenFile, []byte("second"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if h := query(t, &Config{PrometheusBearerTokenFile: tokenFile}); h.Get("Authorization") != "Bearer second" {
+		t.Errorf("Authorization = %q, want the rotated token", h.Get("Authorization"))
+	}
+	// admin:secret in base64 is YWRtaW46c2VjcmV0.
+	if h := query(t, &Config{PrometheusUsername: "admin", PrometheusPassword: "secret"}); h.Get("Authorization") != "Basic YWRtaW46c2VjcmV0" {
+		t.Errorf("Authorization = %q, want basic admin:secret", h.Get("Authorization"))
+	}
+}
+
+func TestCompletePrometheus(t *testing.T) {
+	valid := func() Config {
+		return Config{PrometheusStep: time.Minute, PrometheusRateWindow: 5 * time.Minute, HalfLife: 24 * time.Hour,
+			MemoryPeakInterval: time.Hour, Percentile: 0.9, MinSamples: 12, ChangeThreshold: 0.1}
+	}
+	tests := []struct {
+		name   string
+		change func(*Config)
+		want   string
+	}{
+		{"valid", func(*Config) {}, ""},
+		{"token and basic", func(c *Config) { c.PrometheusBearerToken, c.PrometheusUsername = "s3cr3t", "u" },
+			"prometheus-username: basic authentication and a bearer token exclude each other"},
+		{"bad header", func(c *Config) { c.PrometheusHeaders = []string{"no value"} },
+			`prometheus-headers: want Name=value, got an entry named "no value"`},
+		{"authorization header", func(c *Config) { c.PrometheusHeaders = []string{"Authorization=Bearer s3cr3t"} },
+			"prometheus-headers: set Authorization through prometheus-bearer-token or prometheus-username"},
+		{"braces in the filter", func(c *Config) { c.PrometheusLabelFilter = `{cluster="a"}` },
+			`prometheus-label-filter: must be label matchers without braces, e.g. cluster="prod"`},
+		{"percentile", func(c *Config) { c.Percentile = 90 }, "percentile: must be in (0, 1], got 90"},
+		{"threshold", func(c *Config) { c.ChangeThreshold = 1 }, "change-threshold: must be in [0, 1), got 1"},
+		{"peak interval", func(c *Config) { c.MemoryPeakInterval = 0 }, "memory-peak-interval: must be positive, got 0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := valid()
+			tt.change(&c)
+			var msgs []string
+			for _, err := range c.completePrometheus() {
+				msgs = append(msgs, err.Error())
+			}
+			if got := strings.Join(msgs, "; "); got != tt.want {
+				t.Errorf("completePrometheus() = %q, want %q", got, tt.want)
+			}
+			if strings.Contains(strings.Join(msgs, ""), "s3cr3t") {
+				t.Errorf("an error quotes the credential: %v", msgs)
+			}
+		})
+	}
+}

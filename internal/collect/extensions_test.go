@@ -1,0 +1,66 @@
+package collect
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func TestParseExtensions(t *testing.T) {
+	tests := []struct {
+		name    string
+		raw     string // "" means no extensions at all
+		want    Extensions
+		wantMsg string
+	}{
+		{name: "none"},
+		{name: "empty object", raw: `{}`},
+		{name: "all known keys", raw: `{"percentile": 0.95, "halfLife": "12h", "window": "336h"}`,
+			want: Extensions{Percentile: 0.95, HalfLife: 12 * time.Hour, Window: 336 * time.Hour}},
+		{name: "percentile 1 is the maximum", raw: `{"percentile": 1}`, want: Extensions{Percentile: 1}},
+		{name: "percentile as a string", raw: `{"percentile": "0.5"}`, want: Extensions{Percentile: 0.5}},
+		{name: "katalyst's decayHalfLife in hours", raw: `{"decayHalfLife": 48}`, want: Extensions{HalfLife: 48 * time.Hour}},
+		{name: "unknown keys are kept aside, sorted", raw: `{"zeta": 1, "alpha": {"x": 1}}`, want: Extensions{Unknown: []string{"alpha", "zeta"}}},
+		{name: "percentile 0", raw: `{"percentile": 0}`,
+			wantMsg: "spec.resourcePolicy.algorithmPolicy.extensions.percentile must be a number in (0, 1], got 0"},
+		{name: "percentile above 1", raw: `{"percentile": 90}`,
+			wantMsg: "spec.resourcePolicy.algorithmPolicy.extensions.percentile must be a number in (0, 1], got 90"},
+		{name: "percentile not a number", raw: `{"percentile": "p90"}`,
+			wantMsg: `spec.resourcePolicy.algorithmPolicy.extensions.percentile must be a number in (0, 1], got "p90"`},
+		{name: "halfLife without unit", raw: `{"halfLife": "24"}`,
+			wantMsg: `spec.resourcePolicy.algorithmPolicy.extensions.halfLife must be a positive duration such as "24h", got "24"`},
+		{name: "window negative", raw: `{"window": "-1h"}`,
+			wantMsg: `spec.resourcePolicy.algorithmPolicy.extensions.window must be a positive duration such as "24h", got "-1h"`},
+		{name: "window a number", raw: `{"window": 7}`,
+			wantMsg: `spec.resourcePolicy.algorithmPolicy.extensions.window must be a duration such as "24h", got 7`},
+		{name: "decayHalfLife fractional", raw: `{"decayHalfLife": 1.5}`,
+			wantMsg: "spec.resourcePolicy.algorithmPolicy.extensions.decayHalfLife must be a whole number of hours from 1 to 8760, got 1.5"},
+		{name: "both half-lives", raw: `{"decayHalfLife": 24, "halfLife": "24h"}`,
+			wantMsg: "spec.resourcePolicy.algorithmPolicy.extensions.decayHalfLife must not be set together with halfLife"},
+		{name: "not an object", raw: `[1]`,
+			wantMsg: "spec.resourcePolicy.algorithmPolicy.extensions must be an object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var raw *runtime.RawExtension
+			if tt.raw != "" {
+				raw = &runtime.RawExtension{Raw: []byte(tt.raw)}
+			}
+			got, err := ParseExtensions(raw)
+			if tt.wantMsg != "" {
+				if err == nil || err.Code != CodeExtensionsInvalid || err.Message != tt.wantMsg {
+					t.Fatalf("ParseExtensions(%s) error = %+v, want %s %q", tt.raw, err, CodeExtensionsInvalid, tt.wantMsg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseExtensions(%s) error = %v", tt.raw, err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("ParseExtensions(%s) (-want +got):\n%s", tt.raw, d)
+			}
+		})
+	}
+}

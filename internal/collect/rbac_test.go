@@ -1,0 +1,270 @@
+package collect
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
+)
+
+// chartRules renders the chart's RBAC template and returns its documents
+// (the ClusterRole first) and the ClusterRole's rules.
+func chartRBAC(t *testing.T, set map[string]any) []*unstructured.Unstructured {
+	t.Helper()
+	var docs []*unstructured.Unstructured
+	for _, doc := range bytes.Split(renderChartTemplate(t, "rbac.yaml", "recommend-job", set), []byte("\n---\n")) {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+			t.Fatalf("rendered RBAC: %v\n%s", err, doc)
+		}
+		docs = append(docs, u)
+	}
+	if len(docs) != 2 || docs[0].GetKind() != "ClusterRole" || docs[1].GetKind() != "ClusterRoleBinding" {
+		t.Fatalf("rendered RBAC has %d documents, want a ClusterRole and a ClusterRoleBinding", len(docs))
+	}
+	return docs
+}
+
+// ruleSummary lists a ClusterRole's rules as "group/resource:verbs".
+func ruleSummary(t *testing.T, role *unstructured.Unstructured) []string {
+	t.Helper()
+	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+	var out []string
+	for _, r := range rules {
+		m := r.(map[string]any)
+		groups, _, _ := unstructured.NestedStringSlice(m, "apiGroups")
+		resources, _, _ := unstructured.NestedStringSlice(m, "resources")
+		verbs, _, _ := unstructured.NestedStringSlice(m, "verbs")
+		for _, g := range groups {
+			for _, res := range resources {
+				out = append(out, g+"/"+res+":"+strings.Join(verbs, ","))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestChartRBACRules(t *testing.T) {
+	readOnly := []string{
+		"apps/daemonsets:list", "apps/deployments:list", "apps/replicasets:list", "apps/statefulsets:list",
+		"argoproj.io/rollouts:list",
+		"autoscaling/horizontalpodautoscalers:list",
+		"batch/cronjobs:list", "batch/jobs:list",
+		"recommendation.katalyst.kubewharf.io/resourcerecommends:list",
+	}
+	withStatus := slices.Sorted(slices.Values(append(slices.Clone(readOnly), "recommendation.katalyst.kubewharf.io/resourcerecommends/status:patch")))
+	withExtra := slices.Sorted(slices.Values(append(slices.Clone(readOnly), "example.com/widgets:list")))
+	tests := []struct {
+		name string
+		set  map[string]any
+		want []string
+	}{
+		{name: "default is read-only", want: readOnly},
+		{name: "write-status adds the status patch", set: map[string]any{"config": map[string]any{"write-status": true}}, want: withStatus},
+		{name: "extra rules for custom kinds", set: map[string]any{"rbac": map[string]any{"extraRules": []any{
+			map[string]any{"apiGroups": []any{"example.com"}, "resources": []any{"widgets"}, "verbs": []any{"list"}},
+		}}}, want: withExtra},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			docs := chartRBAC(t, tt.set)
+			if d := cmp.Diff(tt.want, ruleSummary(t, docs[0])); d != "" {
+				t.Errorf("ClusterRole rules (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestCollectAsChartServiceAccount runs the collect stage as the chart's
+// ServiceAccount with the chart's ClusterRole on the real apiserver.
+func TestCollectAsChartServiceAccount(t *testing.T) {
+	installCRDs(t)
+	sa := renderChartTemplate(t, "serviceaccount.yaml", "recommend-job", nil)
+	sel := "    selector: {matchLabels: {app: x}}\n"
+	labelled := func(doc string) string {
+		return strings.Replace(doc, "metadata: {namespace: rbac, ", "metadata: {labels: {suite: rbac}, namespace: rbac, ", 1)
+	}
+	apply(t,
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: recommend-job}\n",
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: rbac}\n",
+		string(sa),
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {namespace: rbac, name: web}\nspec:\n"+sel+podTemplate(4, "500m", ""),
+		"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {namespace: rbac, name: db}\nspec:\n    serviceName: db\n"+sel+podTemplate(4, "1", ""),
+		"apiVersion: batch/v1\nkind: CronJob\nmetadata: {namespace: rbac, name: nightly}\nspec:\n  schedule: '0 1 * * *'\n  jobTemplate:\n    spec:\n"+podTemplate(6, "3", "    restartPolicy: Never\n"),
+		"apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {namespace: rbac, name: byref}\nspec:\n  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n",
+		"apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {namespace: rbac, name: web}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  maxReplicas: 3\n",
+		labelled(recommendYAML("rbac", "web", "apps/v1", "Deployment", "web", "")),
+		labelled(recommendYAML("rbac", "db", "apps/v1", "StatefulSet", "db", "")),
+		labelled(recommendYAML("rbac", "nightly", "batch/v1", "CronJob", "nightly", "")),
+		labelled(recommendYAML("rbac", "byref", "argoproj.io/v1alpha1", "Rollout", "byref", "")),
+	)
+
+	cfg := bed.APIServer.RESTConfig()
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:recommend-job:recommend-job"}
+	dyn, meta, mapper := clients(t, cfg)
+	// Across all namespaces, as the chart runs it; the label keeps other
+	// tests' ResourceRecommends out.
+	newCollector := func() *Collector {
+		mapper.Reset()
+		return New(dyn, mapper, WithMetadataClient(meta), WithLabelSelector("suite=rbac"), WithStatusWriting(true))
+	}
+	applyRBAC := func(t *testing.T, docs []*unstructured.Unstructured) {
+		t.Helper()
+		var out []string
+		for _, d := range docs {
+			b, err := yaml.Marshal(d.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+		apply(t, out...)
+	}
+
+	t.Run("read-only role collects", func(t *testing.T) {
+		applyRBAC(t, chartRBAC(t, nil))
+		var items []Item
+		var err error
+		// RBAC changes reach the authorizer through an informer.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			items, err = newCollector().Collect(t.Context())
+			if err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("Collect() as the chart's ServiceAccount error = %v", err)
+		}
+		var got []string
+		for _, it := range items {
+			s := it.Name
+			if it.Invalid != nil {
+				s += " " + it.Invalid.Code
+			}
+			if it.Workload != nil {
+				s += " " + strings.Join(it.Workload.ContainerNames(), ",")
+			}
+			if len(it.HeldBack) > 0 {
+				s += " held:" + string(corev1.ResourceCPU)
+			}
+			got = append(got, s)
+		}
+		// The HPA without metrics scales web on cpu utilisation.
+		want := []string{"byref app", "db app", "nightly app", "web app held:cpu"}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("items (-want +got):\n%s", d)
+		}
+		// Without write-status the role cannot write a status.
+		err = newCollector().WriteStatus(t.Context(), items[0], nil, errors.New("not yet"))
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `resource "resourcerecommends/status"`) {
+			t.Errorf("WriteStatus() with the read-only role error = %v, want forbidden on resourcerecommends/status", err)
+		}
+	})
+
+	t.Run("write-status role writes the status", func(t *testing.T) {
+		applyRBAC(t, chartRBAC(t, map[string]any{"config": map[string]any{"write-status": true}}))
+		items, err := newCollector().Collect(t.Context())
+		if err != nil {
+			t.Fatalf("Collect() error = %v", err)
+		}
+		web := items[3]
+		recs := []v1alpha1.ContainerResources{{ContainerName: "app", Requests: &v1alpha1.ContainerResourceList{
+			Target: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("300Mi")}}}}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			err = newCollector().WriteStatus(t.Context(), web, recs, nil)
+			if err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("WriteStatus() error = %v", err)
+		}
+		admin, _, _ := clients(t, bed.APIServer.RESTConfig())
+		u, err := admin.Resource(v1alpha1.GroupVersionResource()).Namespace("rbac").Get(t.Context(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		target, _, _ := unstructured.NestedSlice(u.Object, "status", "recommendResources", "containerRecommendations")
+		conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		if len(target) != 1 || len(conditions) != 3 {
+			t.Errorf("status = %v, want one container recommendation and three conditions", u.Object["status"])
+		}
+		// Listed again, the same status is not written a second time.
+		items, err = newCollector().Collect(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equalStatus(items[3].status.RecommendResources, recs) {
+			t.Errorf("listed status = %+v, want the recommendation written", items[3].status.RecommendResources)
+		}
+		if err := newCollector().WriteStatus(t.Context(), items[3], recs, nil); err != nil {
+			t.Fatalf("WriteStatus() again error = %v", err)
+		}
+		again, err := admin.Resource(v1alpha1.GroupVersionResource()).Namespace("rbac").Get(t.Context(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.GetResourceVersion() != u.GetResourceVersion() {
+			t.Errorf("resourceVersion %s -> %s: an unchanged status was written again", u.GetResourceVersion(), again.GetResourceVersion())
+		}
+	})
+
+	t.Run("a missing rule fails naming the resource", func(t *testing.T) {
+		docs := chartRBAC(t, nil)
+		rules, _, _ := unstructured.NestedSlice(docs[0].Object, "rules")
+		for _, r := range rules {
+			m := r.(map[string]any)
+			res, _, _ := unstructured.NestedStringSlice(m, "resources")
+			_ = unstructured.SetNestedStringSlice(m, slices.DeleteFunc(res, func(s string) bool { return s == "statefulsets" }), "resources")
+		}
+		_ = unstructured.SetNestedSlice(docs[0].Object, rules, "rules")
+		applyRBAC(t, docs)
+		var err error
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			_, err = newCollector().Collect(t.Context())
+			if err != nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if !apierrors.IsForbidden(err) {
+			t.Fatalf("Collect() error = %v, want forbidden", err)
+		}
+		for _, want := range []string{"listing statefulsets.apps", `cannot list resource "statefulsets" in API group "apps"`} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("Collect() error = %q, want it to contain %q", err, want)
+			}
+		}
+	})
+}
+
+func equalStatus(got *v1alpha1.RecommendResources, want []v1alpha1.ContainerResources) bool {
+	if got == nil || len(got.ContainerRecommendations) != len(want) {
+		return false
+	}
+	for i := range want {
+		g, w := got.ContainerRecommendations[i], want[i]
+		if g.ContainerName != w.ContainerName || g.Requests == nil {
+			return false
+		}
+		for r, q := range w.Requests.Target {
+			if gq, ok := g.Requests.Target[r]; !ok || gq.Cmp(q) != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}

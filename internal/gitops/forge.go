@@ -1,0 +1,167 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/recommend-job/recommend-job/internal/report"
+)
+
+// Forge kinds.
+const (
+	ForgeNone   = "none"
+	ForgeGitHub = "github"
+	ForgeGitLab = "gitlab"
+	ForgeGitea  = "gitea"
+)
+
+// ErrAlreadyExists is what a Forge returns from Create when an open pull
+// request for the same head and base exists already.
+var ErrAlreadyExists = errors.New("pull request already exists")
+
+// ForgeOptions says where and how to open the pull request.
+type ForgeOptions struct {
+	// Kind is github, gitlab, gitea, or none (or empty) for no pull request.
+	Kind string
+	// APIURL is the API's base URL, e.g. https://api.github.com/,
+	// https://gitlab.example.com/api/v4 or https://gitea.example.com; the
+	// public service's for github and gitlab when empty.
+	APIURL string
+	// Token authenticates with the API.
+	Token string
+	// Repository is owner/name (GitLab: the project path); taken from the
+	// git URL's path when empty.
+	Repository string
+	// Labels and Reviewers (user names) are set when a pull request is
+	// opened.
+	Labels    []string
+	Reviewers []string
+	// CloseWhenEmpty closes the open pull request when a run finds nothing
+	// to change; it is left alone otherwise.
+	CloseWhenEmpty bool
+}
+
+// Enabled reports whether a pull request is wanted.
+func (o ForgeOptions) Enabled() bool { return o.Kind != "" && o.Kind != ForgeNone }
+
+// PullRequest is an open pull (merge) request as a forge reports it.
+type PullRequest struct {
+	Number int
+	URL    string
+	Title  string
+	Body   string
+}
+
+// NewPullRequest is what Create opens.
+type NewPullRequest struct {
+	Head, Base  string
+	Title, Body string
+	Labels      []string
+	Reviewers   []string
+}
+
+// Forge is the little of a forge's API the job uses. FindOpen returns nil
+// without error when no open pull request goes from head to base.
+type Forge interface {
+	FindOpen(ctx context.Context, head, base string) (*PullRequest, error)
+	Create(ctx context.Context, pr NewPullRequest) (*PullRequest, error)
+	Update(ctx context.Context, number int, title, body string) (*PullRequest, error)
+	Close(ctx context.Context, number int) error
+}
+
+// NewForge returns the client for opts.Kind, for the repository at gitURL.
+func NewForge(opts ForgeOptions, gitURL string) (Forge, error) {
+	owner, name, err := repositoryOf(opts.Repository, gitURL)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Token == "" {
+		return nil, fmt.Errorf("forge %s: a token is required", opts.Kind)
+	}
+	switch opts.Kind {
+	case ForgeGitHub:
+		return newGitHub(opts, owner, name)
+	case ForgeGitLab:
+		return newGitLab(opts, owner+"/"+name)
+	case ForgeGitea:
+		return newGitea(opts, owner, name)
+	default:
+		return nil, fmt.Errorf("forge kind must be github, gitlab, gitea or none, got %q", opts.Kind)
+	}
+}
+
+// repositoryOf splits owner/name from repo, or from gitURL's path when repo
+// is empty. The owner may hold slashes (GitLab groups).
+func repositoryOf(repo, gitURL string) (owner, name string, err error) {
+	if repo == "" {
+		if isSCPLike(gitURL) {
+			repo = scpLike.FindStringSubmatch(gitURL)[3]
+		} else {
+			u, perr := url.Parse(gitURL)
+			if perr != nil {
+				return "", "", errors.New("forge: cannot take the repository from the git url")
+			}
+			repo = u.Path
+		}
+	}
+	repo = strings.TrimSuffix(strings.Trim(repo, "/"), ".git")
+	i := strings.LastIndex(repo, "/")
+	if i <= 0 || i == len(repo)-1 {
+		return "", "", fmt.Errorf("forge: repository %q is not owner/name", repo)
+	}
+	return repo[:i], repo[i+1:], nil
+}
+
+// SyncPullRequest makes the one open pull request from head to base say
+// title and body: it finds the open one first, updates it when the
+// change-set marker in its body differs, and opens one otherwise. A
+// Create that races another run's ("already exists") finds and updates
+// that one instead of failing. A pull request returned with an error was
+// opened, but its labels or reviewers could not all be set.
+func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*report.PullRequest, error) {
+	open, err := f.FindOpen(ctx, pr.Head, pr.Base)
+	if err != nil {
+		return nil, fmt.Errorf("finding the open pull request: %w", err)
+	}
+	if open == nil {
+		created, err := f.Create(ctx, pr)
+		switch {
+		case created != nil:
+			// An error with a pull request is about its labels or
+			// reviewers: the pull request stands.
+			return &report.PullRequest{URL: created.URL, Number: created.Number, Action: report.PRCreated, Body: pr.Body}, err
+		case !errors.Is(err, ErrAlreadyExists):
+			return nil, fmt.Errorf("opening the pull request: %w", err)
+		}
+		if open, err = f.FindOpen(ctx, pr.Head, pr.Base); err != nil {
+			return nil, fmt.Errorf("finding the open pull request: %w", err)
+		}
+		if open == nil {
+			return nil, fmt.Errorf("opening the pull request: %w, but none is open", ErrAlreadyExists)
+		}
+	}
+	if open.Title == pr.Title && MarkerHash(open.Body) != "" && MarkerHash(open.Body) == MarkerHash(pr.Body) {
+		return &report.PullRequest{URL: open.URL, Number: open.Number, Action: report.PRUnchanged, Body: open.Body}, nil
+	}
+	updated, err := f.Update(ctx, open.Number, pr.Title, pr.Body)
+	if err != nil {
+		return nil, fmt.Errorf("updating pull request %d: %w", open.Number, err)
+	}
+	return &report.PullRequest{URL: updated.URL, Number: updated.Number, Action: report.PRUpdated, Body: pr.Body}, nil
+}
+
+// CloseOpenPullRequest closes the open pull request from head to base,
+// if any, and returns what it did; nil when none was open.
+func CloseOpenPullRequest(ctx context.Context, f Forge, head, base string) (*report.PullRequest, error) {
+	open, err := f.FindOpen(ctx, head, base)
+	if err != nil || open == nil {
+		return nil, err
+	}
+	if err := f.Close(ctx, open.Number); err != nil {
+		return nil, fmt.Errorf("closing pull request %d: %w", open.Number, err)
+	}
+	return &report.PullRequest{URL: open.URL, Number: open.Number, Action: report.PRClosed}, nil
+}

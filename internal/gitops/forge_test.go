@@ -1,0 +1,359 @@
+package gitops
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/recommend-job/recommend-job/internal/report"
+)
+
+const forgeToken = "forge-tok-31337"
+
+// fakePR is a pull request held by a fake forge.
+type fakePR struct {
+	Number                  int
+	Head, Base, Title, Body string
+	State                   string
+	Labels, Reviewers       []string
+}
+
+// fakeForge holds the pull requests of one repository, and the requests
+// that changed them, for the fake GitHub and GitLab APIs below.
+type fakeForge struct {
+	mu  sync.Mutex
+	t   *testing.T
+	prs []*fakePR
+	// hideNextList makes the next list answer empty, as if another run
+	// opened its pull request just after this run looked.
+	hideNextList bool
+	writes       []string
+}
+
+func (f *fakeForge) open(head, base string) []*fakePR {
+	if f.hideNextList {
+		f.hideNextList = false
+		return nil
+	}
+	var out []*fakePR
+	for _, p := range f.prs {
+		if p.State == "open" && p.Head == head && p.Base == base {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (f *fakeForge) find(n int) *fakePR {
+	for _, p := range f.prs {
+		if p.Number == n {
+			return p
+		}
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// githubHandler serves the documented REST endpoints go-github calls for
+// pull requests of org/fleet, under GitHub Enterprise's /api/v3 prefix.
+func (f *fakeForge) githubHandler() http.Handler {
+	pr := func(p *fakePR) map[string]any {
+		return map[string]any{"number": p.Number, "state": p.State, "title": p.Title, "body": p.Body,
+			"html_url": fmt.Sprintf("https://github.example.com/org/fleet/pull/%d", p.Number),
+			"head":     map[string]any{"ref": p.Head}, "base": map[string]any{"ref": p.Base}}
+	}
+	numbered := regexp.MustCompile(`^/api/v3/repos/org/fleet/(pulls|issues)/(\d+)(/labels|/requested_reviewers)?$`)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer "+forgeToken {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})
+			return
+		}
+		var body map[string]any
+		if r.Body != nil && r.Method != http.MethodGet {
+			raw := json.RawMessage{}
+			_ = json.NewDecoder(r.Body).Decode(&raw)
+			_ = json.Unmarshal(raw, &body)
+			if body == nil {
+				body = map[string]any{"array": raw}
+			}
+		}
+		if r.Method != http.MethodGet {
+			f.writes = append(f.writes, r.Method+" "+r.URL.Path)
+		}
+		switch m := numbered.FindStringSubmatch(r.URL.Path); {
+		case r.URL.Path == "/api/v3/repos/org/fleet/pulls" && r.Method == http.MethodGet:
+			q := r.URL.Query()
+			head, ok := strings.CutPrefix(q.Get("head"), "org:")
+			if !ok || q.Get("state") != "open" {
+				f.t.Errorf("list query = %s, want state=open and head=org:<branch>", r.URL.RawQuery)
+			}
+			out := []map[string]any{}
+			for _, p := range f.open(head, q.Get("base")) {
+				out = append(out, pr(p))
+			}
+			writeJSON(w, http.StatusOK, out)
+		case r.URL.Path == "/api/v3/repos/org/fleet/pulls" && r.Method == http.MethodPost:
+			head, base := body["head"].(string), body["base"].(string)
+			if len(f.open(head, base)) > 0 || f.hasOpen(head, base) {
+				writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "Validation Failed",
+					"errors": []map[string]string{{"resource": "PullRequest", "code": "custom", "message": "A pull request already exists for org:" + head + "."}}})
+				return
+			}
+			p := &fakePR{Number: len(f.prs) + 1, Head: head, Base: base, Title: body["title"].(string), Body: body["body"].(string), State: "open"}
+			f.prs = append(f.prs, p)
+			writeJSON(w, http.StatusCreated, pr(p))
+		case m != nil && m[1] == "pulls" && m[3] == "" && r.Method == http.MethodPatch:
+			n, _ := strconv.Atoi(m[2])
+			p := f.find(n)
+			if t, ok := body["title"].(string); ok {
+				p.Title = t
+			}
+			if b, ok := body["body"].(string); ok {
+				p.Body = b
+			}
+			if s, ok := body["state"].(string); ok {
+				p.State = s
+			}
+			writeJSON(w, http.StatusOK, pr(p))
+		case m != nil && m[1] == "issues" && m[3] == "/labels" && r.Method == http.MethodPost:
+			n, _ := strconv.Atoi(m[2])
+			var labels []string
+			_ = json.Unmarshal(body["array"].(json.RawMessage), &labels)
+			f.find(n).Labels = append(f.find(n).Labels, labels...)
+			writeJSON(w, http.StatusOK, []map[string]string{})
+		case m != nil && m[1] == "pulls" && m[3] == "/requested_reviewers" && r.Method == http.MethodPost:
+			n, _ := strconv.Atoi(m[2])
+			for _, rv := range body["reviewers"].([]any) {
+				f.find(n).Reviewers = append(f.find(n).Reviewers, rv.(string))
+			}
+			writeJSON(w, http.StatusCreated, pr(f.find(n)))
+		default:
+			f.t.Errorf("unexpected github request %s %s", r.Method, r.URL)
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+		}
+	})
+}
+
+// hasOpen ignores hideNextList: the forge itself always knows.
+func (f *fakeForge) hasOpen(head, base string) bool {
+	for _, p := range f.prs {
+		if p.State == "open" && p.Head == head && p.Base == base {
+			return true
+		}
+	}
+	return false
+}
+
+// gitlabHandler serves the documented merge request and user endpoints of
+// GitLab's REST API v4 for the project org/fleet.
+func (f *fakeForge) gitlabHandler() http.Handler {
+	mr := func(p *fakePR) map[string]any {
+		state := map[string]string{"open": "opened", "closed": "closed"}[p.State]
+		return map[string]any{"iid": p.Number, "id": 1000 + p.Number, "state": state, "title": p.Title, "description": p.Body,
+			"web_url":       fmt.Sprintf("https://gitlab.example.com/org/fleet/-/merge_requests/%d", p.Number),
+			"source_branch": p.Head, "target_branch": p.Base}
+	}
+	const project = "/api/v4/projects/org%2Ffleet/merge_requests"
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if r.Header.Get("Private-Token") != forgeToken {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "401 Unauthorized"})
+			return
+		}
+		var body map[string]any
+		if r.Method != http.MethodGet {
+			_ = json.NewDecoder(r.Body).Decode(&body)
+			f.writes = append(f.writes, r.Method+" "+r.URL.EscapedPath())
+		}
+		path := r.URL.EscapedPath()
+		switch {
+		case path == "/api/v4/users" && r.Method == http.MethodGet:
+			ids := map[string]int{"alice": 7, "bob": 8}
+			if id, ok := ids[r.URL.Query().Get("username")]; ok {
+				writeJSON(w, http.StatusOK, []map[string]any{{"id": id, "username": r.URL.Query().Get("username")}})
+			} else {
+				writeJSON(w, http.StatusOK, []map[string]any{})
+			}
+		case path == project && r.Method == http.MethodGet:
+			q := r.URL.Query()
+			if q.Get("state") != "opened" {
+				f.t.Errorf("list query = %s, want state=opened", r.URL.RawQuery)
+			}
+			out := []map[string]any{}
+			for _, p := range f.open(q.Get("source_branch"), q.Get("target_branch")) {
+				out = append(out, mr(p))
+			}
+			writeJSON(w, http.StatusOK, out)
+		case path == project && r.Method == http.MethodPost:
+			head, base := body["source_branch"].(string), body["target_branch"].(string)
+			if f.hasOpen(head, base) {
+				writeJSON(w, http.StatusConflict, map[string]any{"message": []string{"Another open merge request already exists for this source branch: !1"}})
+				return
+			}
+			p := &fakePR{Number: len(f.prs) + 1, Head: head, Base: base, Title: body["title"].(string), Body: body["description"].(string), State: "open"}
+			if l, ok := body["labels"].(string); ok && l != "" {
+				p.Labels = strings.Split(l, ",")
+			}
+			if ids, ok := body["reviewer_ids"].([]any); ok {
+				for _, id := range ids {
+					p.Reviewers = append(p.Reviewers, map[float64]string{7: "alice", 8: "bob"}[id.(float64)])
+				}
+			}
+			f.prs = append(f.prs, p)
+			writeJSON(w, http.StatusCreated, mr(p))
+		case strings.HasPrefix(path, project+"/") && r.Method == http.MethodPut:
+			n, _ := strconv.Atoi(strings.TrimPrefix(path, project+"/"))
+			p := f.find(n)
+			if t, ok := body["title"].(string); ok {
+				p.Title = t
+			}
+			if d, ok := body["description"].(string); ok {
+				p.Body = d
+			}
+			if body["state_event"] == "close" {
+				p.State = "closed"
+			}
+			writeJSON(w, http.StatusOK, mr(p))
+		default:
+			f.t.Errorf("unexpected gitlab request %s %s", r.Method, r.URL)
+			writeJSON(w, http.StatusNotFound, map[string]string{"message": "404 Not Found"})
+		}
+	})
+}
+
+// TestForgesSyncPullRequest drives SyncPullRequest and CloseOpenPullRequest
+// through the GitHub and GitLab clients against servers that follow those
+// APIs' documented requests and answers.
+func TestForgesSyncPullRequest(t *testing.T) {
+	for _, kind := range []string{ForgeGitHub, ForgeGitLab} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			fake := &fakeForge{t: t}
+			handler := fake.githubHandler()
+			if kind == ForgeGitLab {
+				handler = fake.gitlabHandler()
+			}
+			srv := httptest.NewServer(handler)
+			defer srv.Close()
+			forge, err := NewForge(ForgeOptions{Kind: kind, APIURL: srv.URL + "/", Token: forgeToken}, "https://git.example.com/org/fleet.git")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := func(hash string) string { return "changes\n\n" + markerPrefix + strings.Repeat(hash, 64) + " -->\n" }
+			pr := NewPullRequest{Head: "recommend-job/main", Base: "main", Title: "Right-size", Body: body("a"),
+				Labels: []string{"resources"}, Reviewers: []string{"alice"}}
+
+			got, err := SyncPullRequest(ctx, forge, pr)
+			if err != nil {
+				t.Fatalf("first SyncPullRequest() error = %v", err)
+			}
+			if got.Action != report.PRCreated || got.Number != 1 || !strings.HasSuffix(got.URL, "/1") {
+				t.Errorf("first sync = %+v, want #1 created", got)
+			}
+			want := []*fakePR{{Number: 1, Head: "recommend-job/main", Base: "main", Title: "Right-size", Body: body("a"), State: "open",
+				Labels: []string{"resources"}, Reviewers: []string{"alice"}}}
+			if diff := cmp.Diff(want, fake.prs); diff != "" {
+				t.Errorf("forge after create (-want +got):\n%s", diff)
+			}
+
+			// The same change set: no write at all.
+			writes := len(fake.writes)
+			if got, err := SyncPullRequest(ctx, forge, pr); err != nil || got.Action != report.PRUnchanged || got.Number != 1 {
+				t.Errorf("second sync = %+v, %v; want #1 unchanged", got, err)
+			}
+			if len(fake.writes) != writes {
+				t.Errorf("an unchanged sync wrote: %v", fake.writes[writes:])
+			}
+
+			// A new change set updates the same pull request.
+			pr.Body = body("b")
+			if got, err := SyncPullRequest(ctx, forge, pr); err != nil || got.Action != report.PRUpdated || got.Number != 1 {
+				t.Errorf("third sync = %+v, %v; want #1 updated", got, err)
+			}
+			if fake.prs[0].Body != body("b") {
+				t.Errorf("body after update = %q", fake.prs[0].Body)
+			}
+
+			// Another run opened it between this run's look and its create:
+			// "already exists" is not an error, the open one is updated.
+			fake.hideNextList = true
+			pr.Body = body("c")
+			if got, err := SyncPullRequest(ctx, forge, pr); err != nil || got.Action != report.PRUpdated || got.Number != 1 {
+				t.Errorf("racing sync = %+v, %v; want #1 updated", got, err)
+			}
+			if len(fake.prs) != 1 || fake.prs[0].Body != body("c") {
+				t.Errorf("after the race: %d pull requests, body %q; want one with the new body", len(fake.prs), fake.prs[0].Body)
+			}
+
+			closed, err := CloseOpenPullRequest(ctx, forge, "recommend-job/main", "main")
+			if err != nil || closed == nil || closed.Action != report.PRClosed || fake.prs[0].State != "closed" {
+				t.Errorf("close = %+v, %v, state %s; want #1 closed", closed, err, fake.prs[0].State)
+			}
+			if again, err := CloseOpenPullRequest(ctx, forge, "recommend-job/main", "main"); again != nil || err != nil {
+				t.Errorf("second close = %+v, %v; want nothing to close", again, err)
+			}
+		})
+	}
+}
+
+// TestForgeErrorsHoldNoToken checks that a refused token surfaces as an
+// error naming the forge, without the token.
+func TestForgeErrorsHoldNoToken(t *testing.T) {
+	for _, kind := range []string{ForgeGitHub, ForgeGitLab} {
+		t.Run(kind, func(t *testing.T) {
+			fake := &fakeForge{t: t}
+			handler := fake.githubHandler()
+			if kind == ForgeGitLab {
+				handler = fake.gitlabHandler()
+			}
+			srv := httptest.NewServer(handler)
+			defer srv.Close()
+			forge, err := NewForge(ForgeOptions{Kind: kind, APIURL: srv.URL, Token: "wrong-" + forgeToken}, "git@git.example.com:org/fleet.git")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = SyncPullRequest(context.Background(), forge, NewPullRequest{Head: "h", Base: "main", Title: "t", Body: "b"})
+			if err == nil || !strings.Contains(err.Error(), kind+": ") || !strings.Contains(err.Error(), "401") {
+				t.Fatalf("error = %v, want the forge's 401", err)
+			}
+			if strings.Contains(err.Error(), forgeToken) {
+				t.Errorf("error %q holds the token", err)
+			}
+		})
+	}
+}
+
+func TestRepositoryOf(t *testing.T) {
+	tests := []struct{ repo, url, owner, name string }{
+		{"", "https://github.com/org/fleet.git", "org", "fleet"},
+		{"", "git@gitlab.com:group/sub/fleet.git", "group/sub", "fleet"},
+		{"", "ssh://git@host:2222/org/fleet", "org", "fleet"},
+		{"other/repo", "https://github.com/org/fleet.git", "other", "repo"},
+	}
+	for _, tt := range tests {
+		owner, name, err := repositoryOf(tt.repo, tt.url)
+		if err != nil || owner != tt.owner || name != tt.name {
+			t.Errorf("repositoryOf(%q, %q) = %q, %q, %v; want %q, %q", tt.repo, tt.url, owner, name, err, tt.owner, tt.name)
+		}
+	}
+	if _, _, err := repositoryOf("", "https://github.com/fleet.git"); err == nil {
+		t.Error("repositoryOf() of a one-segment path: no error")
+	}
+}

@@ -1,0 +1,67 @@
+package gitops
+
+import (
+	"bytes"
+	"fmt"
+	"text/template"
+)
+
+// DefaultCommitTemplate is the commit message: a title, then per workload
+// its file and per container the requests that change.
+const DefaultCommitTemplate = "Right-size resource requests\n" +
+	"{{range .Workloads}}\n" +
+	"{{.Namespace}}/{{.Name}}: {{.Kind}} {{.Target}} ({{.File}})\n" +
+	"{{range .Containers}}  {{.Name}}: {{range $i, $r := .Resources}}{{if $i}}, {{end}}{{$r.Resource}} {{$r.Current}} -> {{$r.Recommended}}{{end}}\n" +
+	"{{end}}{{end}}"
+
+// MessageData is what the commit message template sees.
+type MessageData struct {
+	// Base and Branch are the base and push branches; Path is the
+	// repository subtree the job renders in.
+	Base, Branch, Path string
+	Workloads          []MessageWorkload
+}
+
+// MessageWorkload is one ResourceRecommend whose file changed.
+type MessageWorkload struct {
+	// Namespace and Name are the ResourceRecommend's; Kind and Target its
+	// workload's; File the manifest that changed.
+	Namespace, Name, Kind, Target, File string
+	Containers                          []MessageContainer
+}
+
+// MessageContainer is one container's changed requests.
+type MessageContainer struct {
+	Name      string
+	Resources []MessageResource
+}
+
+// MessageResource is one request: Current is "none" when unset.
+type MessageResource struct {
+	Resource, Current, Recommended string
+}
+
+// ParseCommitTemplate parses a commit message template; the default when
+// text is empty. Templates are hermetic: only text/template's built-ins.
+func ParseCommitTemplate(text string) (*template.Template, error) {
+	if text == "" {
+		text = DefaultCommitTemplate
+	}
+	t, err := template.New("commit").Option("missingkey=error").Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("commit template: %w", err)
+	}
+	return t, nil
+}
+
+// CommitMessage renders t with data.
+func CommitMessage(t *template.Template, data MessageData) (string, error) {
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("commit template: %w", err)
+	}
+	if b.Len() == 0 {
+		return "", fmt.Errorf("commit template: the message is empty")
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,221 @@
+package render
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// kustomizationNames are the file names kustomize reads in a directory.
+var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+// maxChains bounds the ways one file is reached from render roots, against
+// pathological graphs.
+const maxChains = 64
+
+// kustomization is what the index needs of one kustomization file.
+type kustomization struct {
+	dir, file                         string
+	namespace, namePrefix, nameSuffix string
+	// resources and components are the local paths listed, relative to
+	// the repository root; external lists the entries that are remote or
+	// outside the repository.
+	resources []string
+	external  []string
+	// patches lists the files of patches (path entries) and
+	// patchesStrategicMerge.
+	patches []string
+	// parents are the kustomizations that list this one's directory.
+	parents []*kustomization
+}
+
+// isKustomizationName reports whether a file name is one kustomize reads.
+func isKustomizationName(name string) bool {
+	for _, n := range kustomizationNames {
+		if path.Base(name) == n {
+			return true
+		}
+	}
+	return false
+}
+
+// parseKustomization reads a kustomization file, or returns nil when the
+// file is not one (a Flux Kustomization is named like one at times).
+func parseKustomization(fsys fs.FS, name string) (*kustomization, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	docs, err := parseDocuments(data)
+	if err != nil || len(docs) != 1 {
+		return nil, nil
+	}
+	root := docRoot(docs[0])
+	if root == nil || root.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	if av, _ := scalarField(root, "apiVersion"); av != "" && !strings.HasPrefix(av, "kustomize.config.k8s.io/") {
+		return nil, nil
+	}
+	k := &kustomization{dir: path.Dir(name), file: name}
+	k.namespace, _ = scalarField(root, "namespace")
+	k.namePrefix, _ = scalarField(root, "namePrefix")
+	k.nameSuffix, _ = scalarField(root, "nameSuffix")
+	for _, field := range []string{"resources", "bases", "components"} {
+		for _, e := range stringItems(root, field) {
+			p := path.Join(k.dir, e)
+			if isRemote(e) || !fs.ValidPath(p) {
+				k.external = append(k.external, e)
+				continue
+			}
+			k.resources = append(k.resources, p)
+		}
+	}
+	_, patches, _ := lookup(root, "patches")
+	if patches != nil && patches.Kind == yaml.SequenceNode {
+		for _, item := range patches.Content {
+			if p, ok := scalarField(item, "path"); ok {
+				k.patches = append(k.patches, path.Join(k.dir, p))
+			}
+		}
+	}
+	for _, e := range stringItems(root, "patchesStrategicMerge") {
+		// An entry may be an inline patch rather than a file name.
+		if !strings.ContainsAny(e, "\n:") {
+			k.patches = append(k.patches, path.Join(k.dir, e))
+		}
+	}
+	return k, nil
+}
+
+// stringItems returns the string items of the sequence under key.
+func stringItems(m *yaml.Node, key string) []string {
+	_, seq, _ := lookup(m, key)
+	if seq == nil || seq.Kind != yaml.SequenceNode {
+		return nil
+	}
+	var out []string
+	for _, item := range seq.Content {
+		if item.Kind == yaml.ScalarNode && item.Value != "" {
+			out = append(out, item.Value)
+		}
+	}
+	return out
+}
+
+// isRemote reports whether a resources entry names something kustomize
+// would fetch rather than read from the repository.
+func isRemote(e string) bool {
+	return strings.Contains(e, "://") || strings.HasPrefix(e, "git@") ||
+		strings.HasPrefix(e, "github.com/") || strings.HasPrefix(e, "gitlab.com/")
+}
+
+// kgraph is the kustomizations of a repository and how they reach files.
+type kgraph struct {
+	byDir map[string]*kustomization
+	// listedBy maps a file to the kustomizations whose resources list it.
+	listedBy map[string][]*kustomization
+	// patchFiles holds every file some kustomization uses as a patch.
+	patchFiles map[string]bool
+}
+
+func newKgraph(ks []*kustomization) *kgraph {
+	g := &kgraph{byDir: map[string]*kustomization{}, listedBy: map[string][]*kustomization{}, patchFiles: map[string]bool{}}
+	for _, k := range ks {
+		if _, dup := g.byDir[k.dir]; !dup {
+			g.byDir[k.dir] = k
+		}
+	}
+	for _, k := range g.byDir {
+		for _, p := range k.patches {
+			g.patchFiles[p] = true
+		}
+		for _, r := range k.resources {
+			if sub, ok := g.byDir[r]; ok {
+				sub.parents = append(sub.parents, k)
+				continue
+			}
+			g.listedBy[r] = append(g.listedBy[r], k)
+		}
+	}
+	return g
+}
+
+// chain is the kustomizations a document passes through on its way to a
+// render root, innermost first; the last one is the root.
+type chain []*kustomization
+
+// root returns the kustomization that renders the chain.
+func (c chain) root() *kustomization { return c[len(c)-1] }
+
+// transform returns the namespace and name a document with ns and name
+// gets from the kustomizations of c: prefixes and suffixes accumulate, the
+// outermost namespace wins.
+func (c chain) transform(ns, name string) (string, string) {
+	for _, k := range c {
+		name = k.namePrefix + name + k.nameSuffix
+		if k.namespace != "" {
+			ns = k.namespace
+		}
+	}
+	return ns, name
+}
+
+// chains returns every way file is rendered, or nil when no kustomization
+// lists it.
+func (g *kgraph) chains(file string) []chain {
+	var out []chain
+	for _, k := range g.listedBy[file] {
+		out = g.up(k, chain{k}, out)
+	}
+	return out
+}
+
+func (g *kgraph) up(k *kustomization, c chain, out []chain) []chain {
+	if len(out) >= maxChains || len(c) > 32 {
+		return out
+	}
+	if len(k.parents) == 0 {
+		return append(out, c)
+	}
+	for _, p := range k.parents {
+		if containsK(c, p) {
+			continue // a cycle; kustomize refuses it
+		}
+		next := append(append(chain{}, c...), p)
+		out = g.up(p, next, out)
+	}
+	return out
+}
+
+func containsK(c chain, k *kustomization) bool {
+	for _, x := range c {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// orphan reports whether file sits in a kustomization's directory without
+// being one of its resources: kustomize never renders it.
+func (g *kgraph) orphan(file string) bool {
+	_, ok := g.byDir[path.Dir(file)]
+	return ok && len(g.listedBy[file]) == 0
+}
+
+// renames reports whether some kustomization on a way to file changes
+// names, so that the file need not contain the live name.
+func (g *kgraph) renames(file string) bool {
+	for _, c := range g.chains(file) {
+		for _, k := range c {
+			if k.namePrefix != "" || k.nameSuffix != "" {
+				return true
+			}
+		}
+	}
+	return false
+}

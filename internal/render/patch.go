@@ -1,0 +1,314 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// patchPrefix starts the name of the patch files Apply writes.
+const patchPrefix = "recommend-job-"
+
+// patch sets the change's values with a strategic-merge patch in the
+// kustomization that renders the target: it updates a patch of that
+// kustomization that already names the object, or writes
+// recommend-job-<kind>-<name>.yaml next to it and lists it in patches. It
+// returns the patch file, whether bytes changed, and the files touched.
+func (a *applier) patch(c Change, ref docRef) (string, bool, []string, error) {
+	base := a.idx.files[ref.file].docs[ref.doc]
+	if _, _, err := locateContainer(base, c.Container); err != nil {
+		return ref.file, false, nil, fmt.Errorf("%s: %w", ref.file, err)
+	}
+	_, at, _ := locateContainer(base, c.Container)
+	apiVersion, _ := scalarField(docRoot(base), "apiVersion")
+	k := ref.chain.root()
+	// Patches of a kustomization apply before its own name and namespace
+	// transformers, so they name the object as the inner layers render it.
+	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
+	want := identKey{ref.key.group, ref.key.kind, name}
+
+	best, err := a.findPatch(c, k, want, ns, at)
+	if err != nil {
+		return best.file, false, nil, err
+	}
+	switch best.rank {
+	case patchSetsResources, patchHasContainer:
+		changed, err := best.fe.apply(c, best.doc, nil)
+		return best.file, changed, []string{best.file}, err
+	case patchHasContainers:
+		err := a.addContainer(best.fe, best.doc, at, c)
+		return best.file, err == nil, []string{best.file}, err
+	}
+
+	kfe, err := a.file(k.file)
+	if err != nil {
+		return k.file, false, nil, err
+	}
+	if kfe.unsafe != nil {
+		return k.file, false, nil, fmt.Errorf("%s: %w", k.file, kfe.unsafe)
+	}
+	file := path.Join(k.dir, patchPrefix+strings.ToLower(want.kind)+"-"+name+".yaml")
+	if _, ok := a.files[file]; ok {
+		return file, false, nil, fmt.Errorf("%w: %s is already written in this run but %s does not list it", ErrUnsafeFile, file, k.file)
+	}
+	if _, err := fs.Stat(a.fsys, file); err == nil {
+		return file, false, nil, fmt.Errorf("%w: %s exists but %s does not list it as a patch", ErrUnsafeFile, file, k.file)
+	}
+	src := newSource(kfe.data)
+	kdocs, err := kfe.currentDocs()
+	if err != nil {
+		return k.file, false, nil, err
+	}
+	style := layoutOf(docRoot(kdocs[0]), indentStep(docRoot(base)))
+	text := patchText(apiVersion, want.kind, ns, name, at, c, style, src.defaultBreak())
+	if err := addPatchEntry(kfe, path.Base(file), style); err != nil {
+		return k.file, false, nil, fmt.Errorf("%s: %w", k.file, err)
+	}
+	a.files[file] = &fileEdit{name: file, data: []byte(text), mode: 0o644, created: true}
+	k.patches = append(k.patches, file)
+	return file, true, []string{file, k.file}, nil
+}
+
+// How well an existing patch document fits a change.
+const (
+	patchNone          = iota
+	patchHasContainers // lists containers, not this one: it is added
+	patchHasContainer  // names the container
+	patchSetsResources // sets the container's resources
+)
+
+// patchFit is the best existing patch document for a change.
+type patchFit struct {
+	rank int
+	file string
+	fe   *fileEdit
+	doc  int
+}
+
+// findPatch looks through k's patch files for the document that names the
+// object (want, in namespace ns or none) and fits the change best. Of
+// several that set the container's resources, the last wins, as it does
+// when kustomize applies them; patches of other fields (replicas, say)
+// are left alone.
+func (a *applier) findPatch(c Change, k *kustomization, want identKey, ns string, at containerPath) (patchFit, error) {
+	var best patchFit
+	for _, pf := range k.patches {
+		fe, err := a.file(pf)
+		if err != nil {
+			continue // kustomize reports a missing patch; the proof fails then
+		}
+		docs, err := fe.currentDocs()
+		if err != nil {
+			return patchFit{file: pf}, err
+		}
+		for i, d := range docs {
+			key, pns, ok := identify(d)
+			if !ok || key != want || (pns != "" && pns != ns) {
+				continue
+			}
+			rank := patchNone
+			ctr, err := findContainer(d, c.Container)
+			switch {
+			case err == nil && hasKey(ctr, "resources"):
+				rank = patchSetsResources
+			case err == nil:
+				rank = patchHasContainer
+			case !errors.Is(err, ErrContainerNotFound):
+				return patchFit{file: pf}, fmt.Errorf("%s: %w", pf, err)
+			case hasContainers(d, at):
+				rank = patchHasContainers
+			}
+			if rank == patchNone || rank < best.rank || (rank == best.rank && rank != patchSetsResources) {
+				continue
+			}
+			if fe.unsafe != nil {
+				return patchFit{file: pf}, fmt.Errorf("%s: %w", pf, fe.unsafe)
+			}
+			best = patchFit{rank: rank, file: pf, fe: fe, doc: i}
+		}
+	}
+	return best, nil
+}
+
+// overridden reports whether the kustomization rendering ref has a patch
+// that sets the container's resources: an edit of the defining file would
+// not show, so the patch is where the values live.
+func (a *applier) overridden(c Change, ref docRef) bool {
+	base := a.idx.files[ref.file].docs[ref.doc]
+	_, at, err := locateContainer(base, c.Container)
+	if err != nil {
+		return false
+	}
+	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
+	best, err := a.findPatch(c, ref.chain.root(), identKey{ref.key.group, ref.key.kind, name}, ns, at)
+	return err == nil && best.rank == patchSetsResources
+}
+
+// layout is how a file indents: mappings by step, block sequences by seq
+// under their key (0 or step).
+type layout struct{ step, seq int }
+
+// layoutOf reads a kustomization's layout from its resources list, with
+// step as the mapping indentation.
+func layoutOf(root *yaml.Node, step int) layout {
+	l := layout{step: step}
+	for _, key := range []string{"resources", "patches", "components", "bases"} {
+		k, v, _ := lookup(root, key)
+		if v != nil && v.Kind == yaml.SequenceNode && v.Style&yaml.FlowStyle == 0 && len(v.Content) > 0 {
+			l.seq = max(v.Column-k.Column, 0)
+			break
+		}
+	}
+	return l
+}
+
+// resourceEntries returns the change's values as entries to write.
+func resourceEntries(c Change) []entry {
+	var sections []entry
+	for _, s := range []struct {
+		name   string
+		values map[string]string
+	}{{"requests", c.Requests}, {"limits", c.Limits}} {
+		if len(s.values) == 0 {
+			continue
+		}
+		e := entry{key: s.name, children: []entry{}}
+		for _, k := range slices.Sorted(maps.Keys(s.values)) {
+			e.children = append(e.children, entry{key: k, value: s.values[k]})
+		}
+		sections = append(sections, e)
+	}
+	return sections
+}
+
+// containerLines renders one container item of a patch at indent.
+func containerLines(c Change, indent, step int) []string {
+	pad := strings.Repeat(" ", indent)
+	lines := []string{pad + "- name: " + c.Container}
+	return blockLines([]entry{{key: "resources", children: resourceEntries(c)}}, indent+2, step, lines)
+}
+
+// patchText is a new strategic-merge patch holding only the object's
+// identity and the container's resources.
+func patchText(apiVersion, kind, ns, name string, at containerPath, c Change, l layout, br string) string {
+	lines := []string{
+		"# Resources recommended by recommend-job.",
+		"apiVersion: " + apiVersion,
+		"kind: " + kind,
+		"metadata:",
+		strings.Repeat(" ", l.step) + "name: " + name,
+	}
+	if ns != "" {
+		lines = append(lines, strings.Repeat(" ", l.step)+"namespace: "+ns)
+	}
+	indent := 0
+	for _, key := range append(slices.Clone(at.pod), at.field) {
+		lines = append(lines, strings.Repeat(" ", indent)+key+":")
+		indent += l.step
+	}
+	indent += l.seq - l.step
+	lines = append(lines, containerLines(c, indent, l.step)...)
+	return strings.Join(lines, br) + br
+}
+
+// hasContainers reports whether a patch document lists containers where
+// the object has the container.
+func hasContainers(d *yaml.Node, at containerPath) bool {
+	pod, err := mappingAt(docRoot(d), at.pod)
+	if err != nil || pod == nil {
+		return false
+	}
+	_, seq, _ := lookup(pod, at.field)
+	return seq != nil && seq.Kind == yaml.SequenceNode
+}
+
+// addContainer adds the change's container to the containers (or
+// initContainers) list of a patch that names the object without it.
+func (a *applier) addContainer(fe *fileEdit, doc int, at containerPath, c Change) error {
+	docs, err := fe.currentDocs()
+	if err != nil {
+		return err
+	}
+	pod, err := mappingAt(docRoot(docs[doc]), at.pod)
+	if err != nil || pod == nil {
+		return fmt.Errorf("%w: %s: the patch of %s has no %s", ErrUnsafeFile, fe.name, c.Target, strings.Join(at.pod, "."))
+	}
+	_, seq, _ := lookup(pod, at.field)
+	if seq == nil || seq.Kind != yaml.SequenceNode || seq.Style&yaml.FlowStyle != 0 || len(seq.Content) == 0 {
+		return fmt.Errorf("%w: %s: %s of the patch is not a block list", ErrUnsafeFile, fe.name, at.field)
+	}
+	if err := unsafeNode(seq, at.field); err != nil {
+		return fmt.Errorf("%s: %w", fe.name, err)
+	}
+	return appendItem(fe, seq, containerLines(c, seq.Column-1, indentStep(docRoot(docs[doc]))))
+}
+
+// addPatchEntry lists file in a kustomization's patches, or in its
+// patchesStrategicMerge when that is what it uses.
+func addPatchEntry(fe *fileEdit, file string, l layout) error {
+	docs, err := fe.currentDocs()
+	if err != nil {
+		return err
+	}
+	root := docRoot(docs[0])
+	_, patches, _ := lookup(root, "patches")
+	_, psm, _ := lookup(root, "patchesStrategicMerge")
+	block := func(n *yaml.Node) bool {
+		return n.Kind == yaml.SequenceNode && n.Style&yaml.FlowStyle == 0 && len(n.Content) > 0
+	}
+	switch {
+	case patches != nil && block(patches):
+		return appendItem(fe, patches, []string{strings.Repeat(" ", patches.Column-1) + "- path: " + file})
+	case patches == nil && psm != nil && block(psm):
+		return appendItem(fe, psm, []string{strings.Repeat(" ", psm.Column-1) + "- " + file})
+	case patches != nil:
+		return fmt.Errorf("%w: patches is not a block list", ErrUnsafeFile)
+	}
+	if len(root.Content) == 0 {
+		return fmt.Errorf("%w: empty kustomization", ErrUnsafeFile)
+	}
+	src := newSource(fe.data)
+	last, err := src.lastLine(root)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnsafeFile, err)
+	}
+	col := root.Content[0].Column
+	pad := strings.Repeat(" ", col-1)
+	lines := []string{pad + "patches:", pad + strings.Repeat(" ", l.seq) + "- path: " + file}
+	p := &planner{src: src}
+	p.insertLines(last, lines, col)
+	return p.commit(fe)
+}
+
+// appendItem adds lines, a new item, after the last item of block
+// sequence seq.
+func appendItem(fe *fileEdit, seq *yaml.Node, lines []string) error {
+	src := newSource(fe.data)
+	last, err := src.lastLine(seq)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnsafeFile, err)
+	}
+	p := &planner{src: src}
+	p.insertLines(last, lines, seq.Column)
+	return p.commit(fe)
+}
+
+// commit splices the planned text into fe and checks that it still parses.
+func (p *planner) commit(fe *fileEdit) error {
+	out, err := p.splice()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnsafeFile, err)
+	}
+	docs, err := parseDocuments(out)
+	if err != nil {
+		return fmt.Errorf("%w: the edit would not parse: %v", ErrUnsafeFile, err)
+	}
+	fe.data, fe.docs = out, docs
+	return nil
+}

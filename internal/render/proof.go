@@ -1,0 +1,298 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// prove builds every kustomization that renders an edited target, before
+// and after the edits, and undoes the edits of those whose output is not
+// exactly the old output with the new values on the targets.
+func (a *applier) prove(ctx context.Context, root string, proofs map[string][]int, changes []Change, touched [][]string, results []Result) error {
+	if len(proofs) == 0 {
+		return nil
+	}
+	abs, err := filepath.Abs(root)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return fmt.Errorf("resolve repository root: %w", err)
+	}
+	after := map[string][]byte{}
+	for name, fe := range a.files {
+		if fe.dirty() {
+			after[filepath.Join(abs, filepath.FromSlash(name))] = fe.data
+		}
+	}
+	for _, dir := range slices.Sorted(maps.Keys(proofs)) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		group := proofs[dir]
+		dirty := false
+		for _, i := range group {
+			for _, f := range touched[i] {
+				dirty = dirty || a.files[f] != nil && a.files[f].dirty()
+			}
+		}
+		if !dirty {
+			continue
+		}
+		var exps []Change
+		for _, i := range group {
+			exps = append(exps, changes[i])
+		}
+		kdir := filepath.Join(abs, filepath.FromSlash(dir))
+		err := a.checkExternal(dir)
+		if err == nil {
+			err = proveBuild(kdir, after, exps)
+		}
+		if err == nil {
+			continue
+		}
+		err = fmt.Errorf("%w: %s: %v", ErrProofFailed, a.idx.graph.byDir[dir].file, err)
+		for _, i := range group {
+			for _, f := range touched[i] {
+				if fe := a.files[f]; fe != nil {
+					fe.data, fe.docs = fe.orig, nil
+					delete(after, filepath.Join(abs, filepath.FromSlash(f)))
+				}
+			}
+			results[i].Changed = false
+			results[i].Err = fmt.Errorf("%s: %w", results[i].File, err)
+		}
+	}
+	return nil
+}
+
+// checkExternal refuses to build a kustomization tree that fetches remote
+// resources or reads outside the repository: a proof must not reach the
+// network nor the rest of the machine.
+func (a *applier) checkExternal(dir string) error {
+	seen := map[string]bool{}
+	var walk func(d string) error
+	walk = func(d string) error {
+		k := a.idx.graph.byDir[d]
+		if k == nil || seen[d] {
+			return nil
+		}
+		seen[d] = true
+		if len(k.external) > 0 {
+			return fmt.Errorf("%s uses resources that are remote or outside the repository (%s); not built", k.file, strings.Join(k.external, ", "))
+		}
+		for _, r := range k.resources {
+			if err := walk(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(dir)
+}
+
+// proveBuild builds the kustomization in kdir from disk and from disk with
+// the edited files laid over it, and compares the outputs.
+func proveBuild(kdir string, edited map[string][]byte, changes []Change) error {
+	before, err := build(filesys.MakeFsOnDisk(), kdir)
+	if err != nil {
+		return fmt.Errorf("does not build before the edit: %v", err)
+	}
+	after, err := build(overlayFS{FileSystem: filesys.MakeFsOnDisk(), files: edited}, kdir)
+	if err != nil {
+		return fmt.Errorf("does not build after the edit: %v", err)
+	}
+	matched := make([]bool, len(changes))
+	for _, id := range slices.Sorted(maps.Keys(before)) {
+		got, ok := after[id]
+		if !ok {
+			return fmt.Errorf("%s is no longer rendered", id)
+		}
+		want := before[id]
+		var mine bool
+		for i, c := range changes {
+			if !c.renders(id) {
+				continue
+			}
+			if !mine {
+				want = deepCopy(want).(map[string]any)
+				mine = true
+			}
+			matched[i] = true
+			if err := expect(want, got, c); err != nil {
+				return fmt.Errorf("%s: %v", id, err)
+			}
+		}
+		if !reflect.DeepEqual(want, got) {
+			if mine {
+				return fmt.Errorf("%s changes beyond the container's resources", id)
+			}
+			return fmt.Errorf("%s changes too", id)
+		}
+	}
+	for id := range after {
+		if _, ok := before[id]; !ok {
+			return fmt.Errorf("%s is rendered only after the edit", id)
+		}
+	}
+	for i, ok := range matched {
+		if !ok {
+			return fmt.Errorf("%s is not in the output", changes[i].Target)
+		}
+	}
+	return nil
+}
+
+// build runs kustomize with its defaults (no plugins, files only from the
+// kustomization's root) and returns each object by group/kind/namespace/name.
+func build(fsys filesys.FileSystem, dir string) (_ map[string]map[string]any, err error) {
+	// A repository's content must not take the run down with it.
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("kustomize panicked: %v", p)
+		}
+	}()
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]any{}
+	for _, r := range m.Resources() {
+		obj, err := r.Map()
+		if err != nil {
+			return nil, err
+		}
+		gvk := r.GetGvk()
+		out[gvk.Group+"/"+gvk.Kind+"/"+r.GetNamespace()+"/"+r.GetName()] = obj
+	}
+	return out, nil
+}
+
+// renders reports whether the object id of a build output is c's target.
+func (c Change) renders(id string) bool {
+	t := c.Target
+	prefix := group(t.APIVersion) + "/" + t.Kind + "/"
+	return id == prefix+t.Namespace+"/"+t.Name || id == prefix+"/"+t.Name
+}
+
+// expect sets, in want, the change's values where got has them equal as
+// quantities, and fails where got does not have them.
+func expect(want, got map[string]any, c Change) error {
+	for _, p := range podSpecPaths {
+		wp, ok1 := dig(want, p...).(map[string]any)
+		gp, ok2 := dig(got, p...).(map[string]any)
+		if !ok1 || !ok2 {
+			continue
+		}
+		for _, field := range []string{"containers", "initContainers"} {
+			wc, gc := item(wp[field], c.Container), item(gp[field], c.Container)
+			if wc == nil || gc == nil {
+				continue
+			}
+			for _, s := range []struct {
+				name   string
+				values map[string]string
+			}{{"requests", c.Requests}, {"limits", c.Limits}} {
+				for k, v := range s.values {
+					have := dig(gc, "resources", s.name, k)
+					if have == nil {
+						return fmt.Errorf("container %q has no resources.%s.%s", c.Container, s.name, k)
+					}
+					q, err := resource.ParseQuantity(strings.TrimSpace(fmt.Sprint(have)))
+					if err != nil || q.Cmp(resource.MustParse(v)) != 0 {
+						return fmt.Errorf("container %q renders resources.%s.%s %v, want %s", c.Container, s.name, k, have, v)
+					}
+					res, _ := wc["resources"].(map[string]any)
+					if res == nil {
+						res = map[string]any{}
+						wc["resources"] = res
+					}
+					sec, _ := res[s.name].(map[string]any)
+					if sec == nil {
+						sec = map[string]any{}
+						res[s.name] = sec
+					}
+					sec[k] = have
+				}
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("container %q is not in the output", c.Container)
+}
+
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+// item returns the element of a list of mappings whose name is name.
+func item(list any, name string) map[string]any {
+	l, _ := list.([]any)
+	for _, e := range l {
+		if m, ok := e.(map[string]any); ok && m["name"] == name {
+			return m
+		}
+	}
+	return nil
+}
+
+func deepCopy(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = deepCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = deepCopy(e)
+		}
+		return out
+	}
+	return v
+}
+
+// overlayFS is the repository on disk with edited and new files in memory.
+type overlayFS struct {
+	filesys.FileSystem
+	files map[string][]byte // by absolute path
+}
+
+func (o overlayFS) ReadFile(p string) ([]byte, error) {
+	if d, ok := o.files[filepath.Clean(p)]; ok {
+		return d, nil
+	}
+	return o.FileSystem.ReadFile(p)
+}
+
+func (o overlayFS) Exists(p string) bool {
+	_, ok := o.files[filepath.Clean(p)]
+	return ok || o.FileSystem.Exists(p)
+}
+
+func (o overlayFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
+	if abs, err := filepath.Abs(p); err == nil {
+		if _, ok := o.files[abs]; ok {
+			return filesys.ConfirmedDir(filepath.Dir(abs)), filepath.Base(abs), nil
+		}
+	}
+	return o.FileSystem.CleanedAbs(p)
+}

@@ -1,0 +1,153 @@
+package render
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// scope is a directory the target's source must be rendered from, and why.
+type scope struct {
+	dirs []string
+	why  string
+	// strict scopes come from the user; the others from cluster metadata,
+	// and narrow only when the repository holds what they point at.
+	strict bool
+}
+
+// scopes returns the narrowings that apply to c, in the order applied.
+func (idx *index) scopes(c Change) []scope {
+	var out []scope
+	if c.Path != "" {
+		out = append(out, scope{dirs: []string{cleanRepoPath(c.Path)}, why: "path " + c.Path, strict: true})
+	}
+	t := c.Target
+	app := ""
+	if id := t.Annotations[ArgoTrackingID]; id != "" {
+		app, _, _ = strings.Cut(id, ":")
+	} else if inst := t.Labels[InstanceLabel]; inst != "" {
+		app = inst
+	}
+	if dirs := idx.apps[app]; app != "" && len(dirs) > 0 {
+		out = append(out, scope{dirs: dirs, why: "Argo CD application " + app})
+	}
+	if name := t.Labels[FluxNameLabel]; name != "" {
+		key := t.Labels[FluxNamespaceLabel] + "/" + name
+		if dirs := idx.fluxes[key]; len(dirs) > 0 {
+			out = append(out, scope{dirs: dirs, why: "Flux Kustomization " + key})
+		}
+	}
+	return out
+}
+
+// under reports whether p is dir or inside it.
+func under(p, dir string) bool {
+	return dir == "." || p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// renderedFrom returns the directory a document is rendered from: its
+// kustomization root, or its own directory.
+func (r docRef) renderedFrom() string {
+	if r.chain != nil {
+		return r.chain.root().dir
+	}
+	return path.Dir(r.file)
+}
+
+// where describes a document for errors.
+func (r docRef) where() string {
+	s := fmt.Sprintf("%s (document %d)", r.file, r.doc+1)
+	if r.chain != nil {
+		s += " via " + r.chain.root().file
+	}
+	return s
+}
+
+// resolve picks the document that defines c's target: a marker comment
+// first, else the index narrowed by the change's path and the target's
+// Argo CD or Flux metadata. A manifest without a namespace matches any
+// namespace, but one whose namespace is explicit and equal wins. It
+// returns a nil finder for a container of a pod template.
+func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
+	t := c.Target
+	key := markerValue(t.Namespace, t.Name, c.Container)
+	switch ms := idx.markers[key]; len(ms) {
+	case 0:
+	case 1:
+		return ms[0], markerFinder(key), nil
+	default:
+		var where []string
+		for _, r := range ms {
+			where = append(where, r.where())
+		}
+		slices.Sort(where)
+		return docRef{}, nil, fmt.Errorf("%w: marker %q is in %s", ErrAmbiguousTarget, key, strings.Join(where, ", "))
+	}
+
+	refs := idx.refs[keyOf(t)]
+	var narrowed []string
+	for _, s := range idx.scopes(c) {
+		var in []docRef
+		for _, r := range refs {
+			if slices.ContainsFunc(s.dirs, func(d string) bool { return under(r.renderedFrom(), d) }) {
+				in = append(in, r)
+			}
+		}
+		if len(in) == 0 {
+			if len(refs) == 0 && !s.strict {
+				break // reported as not found below
+			}
+			return docRef{}, nil, fmt.Errorf("%w: %s: nothing under %s (%s) renders it", ErrTargetNotFound, t, strings.Join(s.dirs, ", "), s.why)
+		}
+		refs = in
+		narrowed = append(narrowed, s.why)
+	}
+
+	var explicit, implicit []docRef
+	for _, r := range refs {
+		switch r.namespace {
+		case t.Namespace:
+			if r.namespace != "" {
+				explicit = append(explicit, r)
+			} else {
+				implicit = append(implicit, r)
+			}
+		case "":
+			implicit = append(implicit, r)
+		}
+	}
+	found := explicit
+	if len(found) == 0 {
+		found = implicit
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil, nil
+	case 0:
+		err := fmt.Errorf("%w: %s under %s", ErrTargetNotFound, t, dir)
+		var others []string
+		for _, r := range idx.refs[keyOf(t)] {
+			others = append(others, fmt.Sprintf("%s in %s", r.namespace, r.where()))
+		}
+		if len(others) > 0 {
+			err = fmt.Errorf("%w (defined for other namespaces: %s)", err, strings.Join(others, ", "))
+		}
+		if broken := idx.broken[t.Name]; len(broken) > 0 {
+			err = fmt.Errorf("%w (skipped as not valid YAML, although they name it: %s)", err, strings.Join(broken, ", "))
+		}
+		return docRef{}, nil, err
+	}
+	var where []string
+	for _, r := range found {
+		where = append(where, r.where())
+	}
+	slices.Sort(where)
+	err := fmt.Errorf("%w: %s is defined in %s", ErrAmbiguousTarget, t, strings.Join(where, ", "))
+	if len(narrowed) > 0 {
+		err = fmt.Errorf("%w, even when narrowed by %s", err, strings.Join(narrowed, " and "))
+	} else {
+		err = fmt.Errorf("%w; an Argo CD tracking-id, Flux labels or the %s annotation would tell them apart", err, AnnotationPath)
+	}
+	return docRef{}, nil, err
+}

@@ -1,0 +1,21 @@
+package report
+
+// Partial reports whether the run left something undone: an invalid
+// ResourceRecommend, a resource without a recommendation because its
+// history could not be read or was too short, or a target that could not
+// be rendered. Values held back on purpose do not count.
+func (r *Report) Partial() bool {
+	for _, e := range r.ResourceRecommends {
+		if e.Error != nil || (e.Source != nil && e.Source.Error != "") {
+			return true
+		}
+		for _, c := range e.Containers {
+			for _, res := range c.Resources {
+				if res.Recommended == "" && res.Reason != "" && !res.HeldBack {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

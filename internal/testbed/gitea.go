@@ -1,0 +1,333 @@
+package testbed
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+)
+
+// giteaModule is the module path Gitea is built from; its source holds the
+// templates and locale files Gitea reads at run time.
+const giteaModule = "code.gitea.io/gitea"
+
+// GiteaTools is a Gitea binary and the module source it serves its assets
+// from.
+type GiteaTools struct {
+	Binary string
+	// Source is code.gitea.io/gitea's directory in the module cache.
+	Source string
+}
+
+// EnsureGitea builds Gitea from the tools module in hack/tools/gitea into
+// .cache/bin unless that binary is newer than the module's sources, and
+// finds the module's source. It takes the same lock as EnsureTools, so
+// concurrent test binaries build it once. A cold build takes minutes.
+func EnsureGitea(ctx context.Context, repoRoot string) (GiteaTools, error) {
+	cacheDir := filepath.Join(repoRoot, ".cache")
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return GiteaTools{}, fmt.Errorf("create cache directory: %w", err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(cacheDir, "testbed-tools.lock"))
+	if err != nil {
+		return GiteaTools{}, err
+	}
+	defer unlock()
+
+	module := filepath.Join(repoRoot, "hack", "tools", "gitea")
+	out := filepath.Join(cacheDir, "bin", "gitea")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return GiteaTools{}, fmt.Errorf("build gitea: go not found on PATH: %w", err)
+	}
+	env := append(os.Environ(), "GOWORK=off")
+	fresh, err := newerThanSources(out, module)
+	if err != nil {
+		return GiteaTools{}, err
+	}
+	if !fresh {
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return GiteaTools{}, fmt.Errorf("build gitea: %w", err)
+		}
+		tmp := out + ".tmp"
+		if err := run(ctx, env, goBin, "build", "-C", module, "-tags", "sqlite sqlite_unlock_notify", "-o", tmp, "."); err != nil {
+			_ = os.Remove(tmp)
+			return GiteaTools{}, fmt.Errorf("build gitea: %w", err)
+		}
+		if err := os.Rename(tmp, out); err != nil {
+			return GiteaTools{}, fmt.Errorf("build gitea: %w", err)
+		}
+	}
+	cmd := exec.CommandContext(ctx, goBin, "list", "-C", module, "-m", "-f", "{{.Dir}}", giteaModule)
+	cmd.Env = env
+	dir, err := cmd.Output()
+	if err != nil {
+		return GiteaTools{}, fmt.Errorf("find the gitea module source: %w", err)
+	}
+	return GiteaTools{Binary: out, Source: strings.TrimSpace(string(dir))}, nil
+}
+
+// Gitea is a running Gitea server with one admin user, on loopback, with
+// sqlite in a directory of its own.
+type Gitea struct {
+	// URL is the server's root URL with a trailing slash; the API is at
+	// URL + "api/v1".
+	URL string
+	// Username is the admin user; Password and Token are its password and
+	// an API token with every scope.
+	Username string
+	password string
+	token    string
+	proc     *Process
+}
+
+// StartGitea initialises a Gitea in dir (app.ini, database migration, the
+// admin user) and starts its web server on a free loopback port.
+func StartGitea(ctx context.Context, tools GiteaTools, dir string, opts ...Option) (*Gitea, error) {
+	o := buildOptions(opts)
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("start gitea: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("start gitea: %w", err)
+	}
+	ports, err := freePorts(1)
+	if err != nil {
+		return nil, fmt.Errorf("start gitea: %w", err)
+	}
+	g := &Gitea{URL: fmt.Sprintf("http://127.0.0.1:%d/", ports[0]), Username: "testbed", password: secretHex(16)}
+	ini := filepath.Join(dir, "app.ini")
+	if err := os.WriteFile(ini, []byte(giteaINI(dir, tools.Source, ports[0])), 0o600); err != nil {
+		return nil, fmt.Errorf("start gitea: %w", err)
+	}
+	// Gitea reads HOME for its git configuration; keep the caller's out.
+	env := append(environWithout("GIT_", "GITEA_", "HOME="), "HOME="+dir, "GITEA_WORK_DIR="+dir)
+	base := []string{"--config", ini, "--work-path", dir}
+	steps := [][]string{
+		{"migrate"},
+		{"admin", "user", "create", "--admin", "--username", g.Username, "--password", g.password,
+			"--email", "testbed@example.com", "--must-change-password=false"},
+	}
+	for _, step := range steps {
+		cmd := exec.CommandContext(ctx, tools.Binary, append(base, step...)...)
+		cmd.Env = env
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			// The output never holds the password: Gitea does not echo it.
+			return nil, fmt.Errorf("start gitea: gitea %s: %w\n%s", step[0], err, tailLines(string(out), logTailLines))
+		}
+	}
+	g.proc, err = startProcess("gitea", tools.Binary, append(base, "web"), filepath.Join(dir, "gitea.log"), env, o)
+	if err != nil {
+		return nil, err
+	}
+	ready := func(ctx context.Context) error {
+		return probeHTTP(ctx, http.DefaultClient, g.URL+"api/v1/version", nil, http.StatusOK, "version")
+	}
+	if err := g.proc.waitReady(ctx, ready); err != nil {
+		return nil, g.proc.fail(err)
+	}
+	var tok struct {
+		SHA1 string `json:"sha1"`
+	}
+	if err := g.api(ctx, http.MethodPost, "users/"+g.Username+"/tokens", true,
+		map[string]any{"name": "testbed", "scopes": []string{"all"}}, &tok); err != nil {
+		return nil, g.proc.fail(fmt.Errorf("create token: %w", err))
+	}
+	g.token = tok.SHA1
+	return g, nil
+}
+
+// giteaINI is the configuration of a local, offline Gitea.
+func giteaINI(dir, source string, port int) string {
+	var b strings.Builder
+	if os.Geteuid() == 0 {
+		b.WriteString("I_AM_BEING_UNSAFE_RUNNING_AS_ROOT = true\n")
+	}
+	fmt.Fprintf(&b, `APP_NAME = testbed
+RUN_MODE = prod
+WORK_PATH = %[1]s
+
+[database]
+DB_TYPE = sqlite3
+PATH = %[1]s/gitea.db
+
+[server]
+PROTOCOL = http
+HTTP_ADDR = 127.0.0.1
+HTTP_PORT = %[3]d
+ROOT_URL = http://127.0.0.1:%[3]d/
+DISABLE_SSH = true
+START_SSH_SERVER = false
+OFFLINE_MODE = true
+LFS_START_SERVER = false
+STATIC_ROOT_PATH = %[2]s
+APP_DATA_PATH = %[1]s/data
+
+[repository]
+ROOT = %[1]s/repositories
+DEFAULT_BRANCH = main
+
+[security]
+INSTALL_LOCK = true
+SECRET_KEY = %[4]s
+INTERNAL_TOKEN = %[5]s
+
+[oauth2]
+JWT_SECRET = %[6]s
+
+[service]
+DISABLE_REGISTRATION = true
+REQUIRE_SIGNIN_VIEW = false
+
+[mailer]
+ENABLED = false
+
+[cron]
+ENABLED = false
+
+[log]
+MODE = console
+LEVEL = warn
+ROOT_PATH = %[1]s/log
+
+[session]
+PROVIDER = memory
+`, dir, source, port, secretHex(32), "testbed."+secretHex(32), secretHex(22))
+	return b.String()
+}
+
+// secretHex returns n random bytes, hex encoded; crypto/rand.Read does
+// not fail.
+func secretHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Password returns the admin user's password.
+func (g *Gitea) Password() string { return g.password }
+
+// Token returns the admin user's API token.
+func (g *Gitea) Token() string { return g.token }
+
+// APIURL is the base URL the Gitea SDK takes.
+func (g *Gitea) APIURL() string { return strings.TrimSuffix(g.URL, "/") }
+
+// CreateRepo creates the repository name, owned by the admin user, with
+// one commit on main holding files, and returns its clone URL.
+func (g *Gitea) CreateRepo(ctx context.Context, gitPath, name string, files map[string]string) (string, error) {
+	var repo struct {
+		CloneURL string `json:"clone_url"`
+	}
+	if err := g.api(ctx, http.MethodPost, "user/repos", false,
+		map[string]any{"name": name, "default_branch": gitBranch, "auto_init": false}, &repo); err != nil {
+		return "", fmt.Errorf("create repository %s: %w", name, err)
+	}
+	root, err := os.MkdirTemp("", "testbed-gitea-")
+	if err != nil {
+		return "", fmt.Errorf("create repository %s: %w", name, err)
+	}
+	defer os.RemoveAll(root)
+	if err := CreateBareRepo(ctx, gitPath, root, name, files); err != nil {
+		return "", err
+	}
+	local, err := git.PlainOpen(filepath.Join(root, name+".git"))
+	if err != nil {
+		return "", fmt.Errorf("create repository %s: %w", name, err)
+	}
+	if _, err := local.CreateRemote(&config.RemoteConfig{Name: "gitea", URLs: []string{repo.CloneURL}}); err != nil {
+		return "", fmt.Errorf("create repository %s: %w", name, err)
+	}
+	err = local.PushContext(ctx, &git.PushOptions{
+		RemoteName: "gitea",
+		RefSpecs:   []config.RefSpec{"refs/heads/" + gitBranch + ":refs/heads/" + gitBranch},
+		Auth:       &githttp.BasicAuth{Username: g.Username, Password: g.password},
+	})
+	if err != nil {
+		return "", fmt.Errorf("create repository %s: push: %w", name, err)
+	}
+	// Gitea takes in a push through a queue: until it has, the repository
+	// counts as empty and its pull request API answers 404.
+	deadline := time.Now().Add(startTimeout)
+	for {
+		var state struct {
+			Empty bool `json:"empty"`
+		}
+		if err := g.api(ctx, http.MethodGet, "repos/"+g.Username+"/"+name, false, nil, &state); err != nil {
+			return "", fmt.Errorf("create repository %s: %w", name, err)
+		}
+		if !state.Empty {
+			return repo.CloneURL, nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("create repository %s: still empty after the push", name)
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("create repository %s: %w", name, ctx.Err())
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// api calls the Gitea API at path with a JSON body, authenticating with
+// the password when basic is set and the token otherwise, and decodes the
+// JSON answer into out.
+func (g *Gitea) api(ctx context.Context, method, path string, basic bool, body, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, method, g.URL+"api/v1/"+path, bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if basic {
+		req.SetBasicAuth(g.Username, g.password)
+	} else {
+		req.Header.Set("Authorization", "token "+g.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: status %d: %s", method, path, resp.StatusCode, truncate(string(answer), 300))
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(answer, out)
+}
+
+// Close stops the server. It is safe to call more than once.
+func (g *Gitea) Close() error {
+	if g == nil || g.proc == nil {
+		return errors.New("gitea not started")
+	}
+	return g.proc.Stop()
+}

@@ -1,0 +1,116 @@
+package usage_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/recommend-job/recommend-job/internal/recommend"
+	"github.com/recommend-job/recommend-job/internal/testbed"
+	"github.com/recommend-job/recommend-job/internal/testbed/history"
+	"github.com/recommend-job/recommend-job/internal/usage"
+)
+
+// Cluster-sized history: 1,000 Deployments of 2 pods each, in 10
+// namespaces, for 7 days at 1-minute resolution: 4,000 series of 10,081
+// samples, 40 million samples.
+const (
+	benchNamespaces = 10
+	benchWorkloads  = 1000
+	benchReplicas   = 2
+)
+
+// BenchmarkReadCluster reads the week of every workload the way a run does,
+// one namespace after the other, computes every container's CPU and memory,
+// and reports the PromQL queries per run: four per namespace, however many
+// containers it holds.
+func BenchmarkReadCluster(b *testing.B) {
+	end := time.Now().UTC().Truncate(time.Minute)
+	start := end.Add(-7 * 24 * time.Hour)
+	byNamespace := map[string][]usage.WorkloadRef{}
+	var containers []history.Container
+	for i := range benchWorkloads {
+		ns := fmt.Sprintf("team-%d", i%benchNamespaces)
+		name := fmt.Sprintf("svc-%d", i)
+		byNamespace[ns] = append(byNamespace[ns], usage.WorkloadRef{Kind: "Deployment", Namespace: ns, Name: name})
+		cpu, mem := 0.05+float64(i%20)/100, float64(64+i%200)*(1<<20)
+		for _, span := range history.Rollouts(name, benchReplicas, 1, start, end) {
+			for _, pod := range span.Pods {
+				containers = append(containers, history.Container{Namespace: ns, Pod: pod, Container: "app",
+					Start: span.Start, End: span.End, CPU: history.Constant(cpu), Memory: history.Constant(mem)})
+			}
+		}
+	}
+
+	dir := b.TempDir()
+	began := time.Now()
+	if err := history.WriteBlock(context.Background(), dir, containers, time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("wrote %d series of a week at 1m as a TSDB block in %s", 2*len(containers), time.Since(began).Round(time.Millisecond))
+	root, err := testbed.RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tools, err := testbed.EnsureTools(context.Background(), root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	began = time.Now()
+	prom, err := testbed.StartPrometheus(context.Background(), tools, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer prom.Stop()
+	defer os.RemoveAll(dir)
+	b.Logf("prometheus ready in %s", time.Since(began).Round(time.Millisecond))
+	client, err := api.NewClient(api.Config{Address: prom.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The default 1m step, and 5m with a fifth of the CPU points.
+	for _, step := range []time.Duration{time.Minute, 5 * time.Minute} {
+		b.Run("step="+step.String(), func(b *testing.B) {
+			promAPI := &countingAPI{API: promv1.NewAPI(client)}
+			reader := usage.NewReader(promAPI, usage.WithStep(step), usage.WithClock(func() time.Time { return end }))
+			b.ReportAllocs()
+			samples := 0
+			for b.Loop() {
+				promAPI.queries, samples = 0, 0
+				for ns, refs := range byNamespace {
+					got, err := reader.Read(b.Context(), ns, refs)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(got) != len(refs) {
+						b.Fatalf("%s: history of %d workloads, want %d", ns, len(got), len(refs))
+					}
+					// The compute stage: a histogram per container resource.
+					for _, u := range got {
+						for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+							h := u["app"][res]
+							samples += len(h.Values)
+							in := recommend.Input{Resource: res, BufferPercent: 30, First: h.First, Last: h.Last}
+							in.Samples = make([]recommend.Sample, len(h.Values))
+							for i, v := range h.Values {
+								in.Samples[i] = recommend.Sample{Time: h.Time(i), Value: v}
+							}
+							if r, err := recommend.Compute(in, recommend.Options{}); err != nil || r.Request == nil {
+								b.Fatalf("Compute() = %+v, %v", r, err)
+							}
+						}
+					}
+				}
+			}
+			b.ReportMetric(float64(promAPI.queries), "queries/op")
+			b.ReportMetric(float64(samples), "samples/op")
+			b.ReportMetric(float64(len(containers)), "pods")
+		})
+	}
+}
