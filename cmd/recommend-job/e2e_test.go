@@ -250,6 +250,32 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("second run moved the branch from %s to %s", head, again)
 	}
 
+	// doctor shows what a run depends on, and changes nothing.
+	var doc, docErr bytes.Buffer
+	if code := run(ctx, append([]string{"doctor"}, args...), &doc, &docErr); code != exitOK {
+		t.Errorf("doctor = %d, want %d; output:\n%s\nstderr:\n%s", code, exitOK, doc.String(), docErr.String())
+	}
+	for _, want := range []string{
+		"ok    reachable, Kubernetes",
+		"ok    allowed: list resourcerecommends.recommendation.katalyst.kubewharf.io",
+		"ok    2 ResourceRecommends in scope, 1 invalid",
+		"shop/greedy  invalid: ResourceBuffersUnsupported",
+		"rate(container_cpu_usage_seconds_total{",
+		"shop/web app cpu: ",
+		"ok    cloned base branch main at ",
+		"push branch recommend-job/main exists",
+	} {
+		if !strings.Contains(doc.String(), want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, doc.String())
+		}
+	}
+	if strings.Contains(doc.String(), "FAIL") || strings.Contains(doc.String(), bed.Git.Password()) {
+		t.Errorf("doctor output has a failure or the token:\n%s", doc.String())
+	}
+	if _, again := fileAt(t, repoURL, auth, "recommend-job/main", "clusters/prod/web.yaml"); again != head {
+		t.Errorf("doctor moved the branch from %s to %s", head, again)
+	}
+
 	// Without Prometheus nothing can be recommended: the run fails, says
 	// why, and pushes nothing.
 	var stdout, stderr bytes.Buffer
@@ -262,6 +288,13 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), bed.Git.Password()) || strings.Contains(stdout.String(), bed.Git.Password()) {
 		t.Error("the git token appears in the output of the failed run")
+	}
+	doc.Reset()
+	if code := run(ctx, append([]string{"doctor"}, down...), &doc, &docErr); code != exitUnreachable {
+		t.Errorf("doctor without Prometheus = %d, want %d", code, exitUnreachable)
+	}
+	if !strings.Contains(doc.String(), "FAIL  reading the history of namespace shop") {
+		t.Errorf("doctor without Prometheus does not say so:\n%s", doc.String())
 	}
 	if _, again := fileAt(t, repoURL, auth, "recommend-job/main", "clusters/prod/web.yaml"); again != head {
 		t.Errorf("the failed run moved the branch from %s to %s", head, again)

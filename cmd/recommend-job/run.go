@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -30,6 +31,10 @@ const apiTimeout = 30 * time.Second
 
 // run is the whole program; it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	doctorMode := len(args) > 0 && args[0] == "doctor"
+	if doctorMode {
+		args = args[1:]
+	}
 	cfg, err := loadConfig(args, stderr)
 	if errors.Is(err, errVersionRequested) {
 		fmt.Fprintln(stdout, "recommend-job", version)
@@ -47,6 +52,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	klog.SetSlogLogger(log)
 	slog.SetDefault(log)
 	log.InfoContext(ctx, "starting", "version", version)
+	if doctorMode {
+		return doctor(ctx, cfg, stdout, log)
+	}
 
 	rep, err := runJob(ctx, cfg, log)
 	if rep != nil {
@@ -69,6 +77,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // runJob builds the clients from cfg and runs one pass.
 func runJob(ctx context.Context, cfg *Config, log *slog.Logger) (*report.Report, error) {
+	w, err := wire(cfg, log, nil)
+	if err != nil {
+		return nil, err
+	}
+	return job.Run(ctx, w.job, w.collector, w.reader, log)
+}
+
+// wiring is everything a pass uses, built from the configuration.
+type wiring struct {
+	rest      *rest.Config
+	collector *collect.Collector
+	reader    *usage.Reader
+	job       job.Config
+}
+
+// wire builds the clients and settings of a pass. wrap, when set, wraps
+// the Prometheus API, e.g. to record the queries.
+func wire(cfg *Config, log *slog.Logger, wrap func(usage.RangeQuerier) usage.RangeQuerier) (*wiring, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = cfg.Kubeconfig
 	restCfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
@@ -107,8 +133,12 @@ func runJob(ctx context.Context, cfg *Config, log *slog.Logger) (*report.Report,
 		collect.WithStatusWriting(cfg.WriteStatus),
 		collect.WithHPAAwareness(cfg.HPAAware),
 		collect.WithLogger(log))
-	reader := usage.NewReader(promAPI, usageOptions(cfg, log)...)
-	return job.Run(ctx, job.Config{
+	var querier usage.RangeQuerier = promAPI
+	if wrap != nil {
+		querier = wrap(querier)
+	}
+	reader := usage.NewReader(querier, usageOptions(cfg, log)...)
+	jobCfg := job.Config{
 		Git: gitops.Options{
 			URL:            cfg.GitURL,
 			BaseBranch:     cfg.GitBranch,
@@ -138,7 +168,8 @@ func runJob(ctx context.Context, cfg *Config, log *slog.Logger) (*report.Report,
 		DryRun:        cfg.DryRun,
 		Algorithm:     algorithmOptions(cfg),
 		RenderOptions: renderOptions(cfg),
-	}, collector, reader, log)
+	}
+	return &wiring{rest: restCfg, collector: collector, reader: reader, job: jobCfg}, nil
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
