@@ -66,16 +66,18 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader UsageReade
 	if cfg.MinSpan == 0 {
 		cfg.MinSpan = DefaultMinSpan
 	}
+	stage := newProgress(ctx, log)
 	items, err := collector.Collect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("collecting resource recommends: %w", err)
 	}
-	log.InfoContext(ctx, "collected resource recommends", "count", len(items))
+	stage.done("collect", "resourceRecommends", len(items))
 
 	history, err := readUsage(ctx, items, reader, log)
 	if err != nil {
 		return nil, err
 	}
+	stage.done("history", "workloads", len(history.usage))
 
 	rep := &report.Report{DryRun: cfg.DryRun, ResourceRecommends: []report.Entry{}}
 	var changes []render.Change
@@ -91,6 +93,7 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader UsageReade
 	if !cfg.DryRun {
 		writeStatuses(ctx, collector, items, rep.ResourceRecommends, log)
 	}
+	stage.done("recommend", "changes", len(changes))
 
 	if cfg.Git.URL == "" {
 		if !cfg.DryRun {
@@ -98,7 +101,29 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader UsageReade
 		}
 		return rep, nil
 	}
-	return rep, writeBack(ctx, cfg, changes, owners, rep, log)
+	err = writeBack(ctx, cfg, changes, owners, rep, log)
+	if err == nil && rep.Git != nil {
+		stage.done("git", "files", len(rep.Git.Files), "pushed", rep.Git.Pushed)
+	}
+	return rep, err
+}
+
+// progress logs one line as each stage of a run ends, with its duration,
+// so that a long run shows where it is.
+type progress struct {
+	ctx   context.Context
+	log   *slog.Logger
+	start time.Time
+}
+
+func newProgress(ctx context.Context, log *slog.Logger) *progress {
+	return &progress{ctx: ctx, log: log, start: time.Now()}
+}
+
+func (p *progress) done(stage string, attrs ...any) {
+	now := time.Now()
+	p.log.InfoContext(p.ctx, "stage done", append([]any{"stage", stage, "took", now.Sub(p.start).Round(time.Millisecond).String()}, attrs...)...)
+	p.start = now
 }
 
 // writeStatuses hands each item's outcome to the collector, which writes it
