@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
-	"maps"
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -155,20 +153,7 @@ func (p *planner) splice() ([]byte, error) {
 // creating resources, requests and limits where they are missing. When
 // direct, ctr is the resources mapping itself.
 func (p *planner) setResources(ctr *yaml.Node, direct bool, c Change) error {
-	var sections []entry
-	for _, s := range []struct {
-		name   string
-		values map[string]string
-	}{{"requests", c.Requests}, {"limits", c.Limits}} {
-		if len(s.values) == 0 {
-			continue
-		}
-		e := entry{key: s.name, children: []entry{}}
-		for _, k := range slices.Sorted(maps.Keys(s.values)) {
-			e.children = append(e.children, entry{key: k, value: s.values[k]})
-		}
-		sections = append(sections, e)
-	}
+	sections := resourceEntries(c)
 	if len(sections) == 0 {
 		return nil
 	}
