@@ -9,6 +9,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"text/template"
@@ -18,6 +19,7 @@ import (
 	"github.com/spf13/viper"
 	"k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/render"
@@ -147,7 +149,7 @@ var settings = []setting{
 	{"git-url", "", "URL of the GitOps repository (file://, http://, https://, ssh:// or user@host:path)"},
 	{"git-branch", "main", "base branch the changes are for"},
 	{"git-push-branch", "", "branch to commit to; from git-branch-template when empty, equal to git-branch to push directly"},
-	{"git-branch-template", "recommend-job/{{.Base}}", "template of the push branch; {{.Base}} is git-branch, {{.Path}} git-path"},
+	{"git-branch-template", defaultBranchTemplate, "template of the push branch; {{.Base}} is git-branch, {{.Path}} git-path, {{.Shard}} the shard index (\"-shard-{{.Shard}}\" is appended to the default when shard-count is above 1)"},
 	{"git-direct-push", false, "commit straight onto git-branch, with no push branch or pull request"},
 	{"git-path", ".", "subtree of the repository holding the manifests"},
 	{"render-mode", "auto", "how changes land: inplace edits the defining file, patch writes a kustomize patch in the overlay, auto patches only where the file is a shared base"},
@@ -226,6 +228,9 @@ func loadConfig(args []string, stderr io.Writer) (*Config, error) {
 		if err := v.ReadInConfig(); err != nil {
 			return nil, fmt.Errorf("reading config file: %w", err)
 		}
+		if err := checkFileKeys(*configFile); err != nil {
+			return nil, err
+		}
 	}
 	cfg := &Config{}
 	if err := v.Unmarshal(cfg); err != nil {
@@ -244,6 +249,7 @@ func (c *Config) complete() error {
 		}
 		c.GitToken = strings.TrimSpace(string(b))
 	}
+	errs = append(errs, c.completeCollect()...)
 	errs = append(errs, c.completeGit()...)
 	if c.PrometheusURL == "" {
 		errs = append(errs, errors.New("prometheus-url: required"))
@@ -261,8 +267,10 @@ func (c *Config) complete() error {
 		errs = append(errs, errors.New("git-branch: must not be empty"))
 	}
 	errs = append(errs, c.completeCollect()...)
-	if c.Window <= 0 {
-		errs = append(errs, fmt.Errorf("window: must be positive, got %s", c.Window))
+	if c.Window < minWindow {
+		// A shorter window can never hold the day of history a
+		// recommendation needs.
+		errs = append(errs, fmt.Errorf("window: must be at least %s, got %s", minWindow, c.Window))
 	}
 	errs = append(errs, c.completePrometheus()...)
 	if _, err := render.ParseMode(c.RenderMode); err != nil {
@@ -300,6 +308,34 @@ func checkURL(raw string, schemes ...string) error {
 	return nil
 }
 
+// checkFileKeys refuses a configuration file that sets a key no setting
+// has: a misspelled key would otherwise be dropped without a word.
+func checkFileKeys(file string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("reading config file: %w", err)
+	}
+	var keys map[string]any
+	if err := yaml.Unmarshal(b, &keys); err != nil {
+		return fmt.Errorf("reading config file: %w", err)
+	}
+	known := map[string]bool{}
+	for _, s := range settings {
+		known[s.key] = true
+	}
+	var unknown []string
+	for k := range keys {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return fmt.Errorf("config file: unknown keys %s", strings.Join(unknown, ", "))
+	}
+	return nil
+}
+
 // completeCollect fills and checks the settings of the collect stage.
 func (c *Config) completeCollect() []error {
 	var errs []error
@@ -328,9 +364,11 @@ func (c *Config) completeCollect() []error {
 	if c.KubeBurst < 1 {
 		errs = append(errs, fmt.Errorf("kube-burst: must be at least 1, got %d", c.KubeBurst))
 	}
-	for _, ns := range append(slices.Clone(c.Namespaces), c.ExcludeNamespaces...) {
-		if msgs := validation.ValidateNamespaceName(ns, false); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("namespaces: %q: %s", ns, strings.Join(msgs, "; ")))
+	for key, list := range map[string][]string{"namespaces": c.Namespaces, "exclude-namespaces": c.ExcludeNamespaces} {
+		for _, ns := range list {
+			if msgs := validation.ValidateNamespaceName(ns, false); len(msgs) > 0 {
+				errs = append(errs, fmt.Errorf("%s: %q: %s", key, ns, strings.Join(msgs, "; ")))
+			}
 		}
 	}
 	return errs
@@ -359,27 +397,37 @@ func validBranch(name string) bool {
 // completeGit fills and checks the git and pull request settings.
 func (c *Config) completeGit() []error {
 	var errs []error
+	sharded := c.ShardCount > 1
 	if c.GitDirectPush {
 		if c.GitPushBranch != "" && c.GitPushBranch != c.GitBranch {
 			errs = append(errs, fmt.Errorf("git-push-branch: must be empty or git-branch with git-direct-push, got %q", c.GitPushBranch))
 		}
+		if sharded {
+			// Each shard rebuilds the branch with its own changes only.
+			errs = append(errs, errors.New("git-direct-push: cannot be used with shard-count above 1: the shards would overwrite each other's changes"))
+		}
 		c.GitPushBranch = c.GitBranch
+	}
+	if sharded && c.GitPushBranch != "" && !c.GitDirectPush {
+		errs = append(errs, errors.New("git-push-branch: cannot be fixed with shard-count above 1; use git-branch-template with {{.Shard}}"))
 	}
 	if c.GitBranch != "" && !validBranch(c.GitBranch) {
 		errs = append(errs, fmt.Errorf("git-branch: %q is not a valid branch name", c.GitBranch))
 	} else if c.GitPushBranch == "" {
-		t, err := template.New("branch").Option("missingkey=error").Parse(c.GitBranchTemplate)
-		var b strings.Builder
-		if err == nil {
-			err = t.Execute(&b, struct{ Base, Path string }{c.GitBranch, strings.Trim(path.Clean("/"+c.GitPath), "/")})
+		tmpl := c.GitBranchTemplate
+		if sharded && tmpl == defaultBranchTemplate {
+			tmpl += "-shard-{{.Shard}}"
 		}
+		branch, err := c.pushBranch(tmpl, c.ShardIndex)
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("git-branch-template: %w", err))
-		case !validBranch(b.String()):
-			errs = append(errs, fmt.Errorf("git-branch-template: %q is not a valid branch name", b.String()))
+		case !validBranch(branch):
+			errs = append(errs, fmt.Errorf("git-branch-template: %q is not a valid branch name", branch))
+		case sharded && !shardedTemplate(c, tmpl):
+			errs = append(errs, errors.New("git-branch-template: must use {{.Shard}} with shard-count above 1, or the shards would overwrite each other's changes"))
 		default:
-			c.GitPushBranch = strings.TrimSuffix(b.String(), "/")
+			c.GitPushBranch = branch
 		}
 	}
 	if isSSH(c.GitURL) {
@@ -413,6 +461,16 @@ func (c *Config) completeGit() []error {
 	if c.ForgeToken == "" {
 		c.ForgeToken = c.GitToken
 	}
+	if c.ForgeToken == "" {
+		// A token may come inside git-url, as GitHub documents.
+		if u, err := url.Parse(c.GitURL); err == nil && u.User != nil {
+			if p, ok := u.User.Password(); ok {
+				c.ForgeToken = p
+			} else {
+				c.ForgeToken = u.User.Username()
+			}
+		}
+	}
 	if c.Forge != gitops.ForgeNone && c.Forge != "" && !c.GitDirectPush {
 		if c.ForgeToken == "" {
 			errs = append(errs, fmt.Errorf("forge-token: required for forge %s", c.Forge))
@@ -428,3 +486,34 @@ func (c *Config) completeGit() []error {
 	}
 	return errs
 }
+
+// defaultBranchTemplate names the push branch after the base branch.
+const defaultBranchTemplate = "recommend-job/{{.Base}}"
+
+// pushBranch renders the branch template for a shard.
+func (c *Config) pushBranch(tmpl string, shard int) (string, error) {
+	t, err := template.New("branch").Option("missingkey=error").Parse(tmpl)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	data := struct {
+		Base, Path string
+		Shard      int
+	}{c.GitBranch, strings.Trim(path.Clean("/"+c.GitPath), "/"), shard}
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "/"), nil
+}
+
+// shardedTemplate reports whether tmpl gives every shard its own branch.
+func shardedTemplate(c *Config, tmpl string) bool {
+	a, errA := c.pushBranch(tmpl, 0)
+	b, errB := c.pushBranch(tmpl, 1)
+	return errA == nil && errB == nil && a != b
+}
+
+// minWindow is the shortest usage window that can hold the minimum span of
+// history a recommendation needs.
+const minWindow = 24 * time.Hour

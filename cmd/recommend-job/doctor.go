@@ -40,7 +40,7 @@ func doctor(ctx context.Context, cfg *Config, out io.Writer, log *slog.Logger) i
 	d.section("apiserver " + w.rest.Host)
 	items := d.checkCluster(ctx, cfg, w)
 
-	d.section("prometheus " + cfg.PrometheusURL)
+	d.section("prometheus " + redactedURL(cfg.PrometheusURL))
 	d.checkHistory(ctx, w, items, rec)
 
 	d.section("repository " + redactedURL(cfg.GitURL))

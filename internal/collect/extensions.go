@@ -61,6 +61,9 @@ func ParseExtensions(raw *runtime.RawExtension) (Extensions, *ValidationError) {
 				return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k, err.Error())
 			}
 			if k == "window" {
+				if d < minExtensionWindow {
+					return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k, fmt.Sprintf("must be at least %s, the least history a recommendation needs, got %s", minExtensionWindow, d))
+				}
 				ext.Window = d
 			} else {
 				ext.HalfLife = d
@@ -114,3 +117,7 @@ func show(v any) string {
 	}
 	return string(b)
 }
+
+// minExtensionWindow is the shortest window that can hold the day of
+// history a recommendation needs.
+const minExtensionWindow = 24 * time.Hour

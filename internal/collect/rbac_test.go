@@ -140,7 +140,7 @@ func TestCollectAsChartServiceAccount(t *testing.T) {
 		var items []Item
 		var err error
 		// RBAC changes reach the authorizer through an informer.
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 			items, err = newCollector().Collect(t.Context())
 			if err == nil || time.Now().After(deadline) {
 				break
@@ -184,7 +184,7 @@ func TestCollectAsChartServiceAccount(t *testing.T) {
 		web := items[3]
 		recs := []v1alpha1.ContainerResources{{ContainerName: "app", Requests: &v1alpha1.ContainerResourceList{
 			Target: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("300Mi")}}}}
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 			err = newCollector().WriteStatus(t.Context(), web, recs, nil)
 			if err == nil || time.Now().After(deadline) {
 				break
@@ -234,7 +234,7 @@ func TestCollectAsChartServiceAccount(t *testing.T) {
 		_ = unstructured.SetNestedSlice(docs[0].Object, rules, "rules")
 		applyRBAC(t, docs)
 		var err error
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 			_, err = newCollector().Collect(t.Context())
 			if err != nil || time.Now().After(deadline) {
 				break

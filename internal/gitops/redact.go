@@ -2,13 +2,15 @@ package gitops
 
 import (
 	"errors"
+	"net"
 	"net/url"
 	"strings"
 )
 
 // redacted is an error whose text has the credentials taken out. It still
-// matches what the original matched with errors.Is, but neither unwraps to
-// it nor hands it out through errors.As, so the original text cannot leak.
+// matches what the original matched with errors.Is, but does not unwrap to
+// it, and errors.As finds only network errors in it, so the original text
+// cannot leak.
 type redacted struct {
 	msg  string
 	orig error
@@ -16,7 +18,17 @@ type redacted struct {
 
 func (r *redacted) Error() string        { return r.msg }
 func (r *redacted) Is(target error) bool { return errors.Is(r.orig, target) }
-func (r *redacted) As(target any) bool   { return errors.As(r.orig, target) }
+
+// As hands out only network errors, which name an address, never a URL
+// with its user part, so that callers can tell an unreachable remote.
+func (r *redacted) As(target any) bool {
+	switch target.(type) {
+	case **net.OpError, **net.DNSError:
+		return errors.As(r.orig, target)
+	default:
+		return false
+	}
+}
 
 // redact replaces every credential of opts in err's text. url.Parse errors
 // quote the whole URL, user info included, and servers may echo it.

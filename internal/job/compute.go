@@ -179,8 +179,10 @@ func recommendItem(item collect.Item, h history, cfg Config) (report.Entry, []re
 			var req, lim *resource.Quantity
 			switch {
 			case unavailable != nil:
-				res = report.Resource{Resource: string(rp.Resource), Reason: "usage history unavailable: " + unavailable.Error()}
-			case item.HeldBack[rp.Resource] != "":
+				res = report.Resource{Resource: string(rp.Resource), Reason: report.ReasonHistoryUnavailable + unavailable.Error()}
+			// An HPA's utilization is relative to the request: a limit-only
+			// change does not touch what it sees.
+			case item.HeldBack[rp.Resource] != "" && rp.ControlledValues != v1alpha1.ContainerControlledValuesLimitsOnly:
 				res = report.Resource{Resource: string(rp.Resource), Reason: "held back: " + item.HeldBack[rp.Resource], HeldBack: true}
 				if q, ok := current.Requests[rp.Resource]; ok {
 					res.Current = q.String()
@@ -258,8 +260,12 @@ func recommendResource(rp collect.ResourcePolicy, current *collect.Container, h 
 		if in.Limit != nil {
 			res.Current = in.Limit.String()
 		}
-		if out.Limit != nil {
+		switch {
+		case out.Limit != nil:
 			res.Recommended = out.Limit.String()
+		case out.Evidence.HeldBack != "" && out.Evidence.Limit != "":
+			// Held back: show what was recommended, though nothing is written.
+			res.Recommended = out.Evidence.Limit
 		}
 	}
 	switch {
@@ -274,6 +280,12 @@ func recommendResource(rp collect.ResourcePolicy, current *collect.Container, h 
 	}
 	if out.Limit != nil && (in.Limit == nil || in.Limit.Cmp(*out.Limit) != 0) {
 		res.Changed = true
+	}
+	if out.Limit != nil && rp.ControlledValues == v1alpha1.ContainerControlledValuesRequestsAndLimits {
+		res.RecommendedLimit = out.Limit.String()
+		if in.Limit != nil {
+			res.CurrentLimit = in.Limit.String()
+		}
 	}
 	return res, out.Request, out.Limit
 }

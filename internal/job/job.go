@@ -160,8 +160,15 @@ func statusOf(item collect.Item, e report.Entry) ([]v1alpha1.ContainerResources,
 			}
 			if controlledValues(item, c.Name, r.Resource) == v1alpha1.ContainerControlledValuesLimitsOnly {
 				limits[corev1.ResourceName(r.Resource)] = q
-			} else {
-				requests[corev1.ResourceName(r.Resource)] = q
+				continue
+			}
+			requests[corev1.ResourceName(r.Resource)] = q
+			if r.RecommendedLimit != "" {
+				l, err := resource.ParseQuantity(r.RecommendedLimit)
+				if err != nil {
+					return nil, fmt.Errorf("container %s %s limit: %w", c.Name, r.Resource, err)
+				}
+				limits[corev1.ResourceName(r.Resource)] = l
 			}
 		}
 		cr := v1alpha1.ContainerResources{ContainerName: c.Name}

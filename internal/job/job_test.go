@@ -161,3 +161,65 @@ func TestRenderTarget(t *testing.T) {
 		t.Errorf("renderTarget(deployment) = %+v, want the workload with its labels", got)
 	}
 }
+
+func TestStatusOfLimits(t *testing.T) {
+	policy := func(cv v1alpha1.ContainerControlledValues) []collect.ContainerPolicy {
+		return []collect.ContainerPolicy{{ContainerName: "app", Resources: []collect.ResourcePolicy{{Resource: corev1.ResourceCPU, ControlledValues: cv}}}}
+	}
+	tests := []struct {
+		name         string
+		cv           v1alpha1.ContainerControlledValues
+		res          report.Resource
+		wantRequests string
+		wantLimits   string
+	}{
+		{name: "requests only", cv: v1alpha1.ContainerControlledValuesRequestsOnly,
+			res: report.Resource{Resource: "cpu", Recommended: "200m"}, wantRequests: "200m"},
+		{name: "requests and limits", cv: v1alpha1.ContainerControlledValuesRequestsAndLimits,
+			res: report.Resource{Resource: "cpu", Recommended: "200m", RecommendedLimit: "400m"}, wantRequests: "200m", wantLimits: "400m"},
+		{name: "limits only", cv: v1alpha1.ContainerControlledValuesLimitsOnly,
+			res: report.Resource{Resource: "cpu", Recommended: "400m"}, wantLimits: "400m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			item := collect.Item{Policies: policy(tt.cv)}
+			entry := report.Entry{Containers: []report.Container{{Name: "app", Resources: []report.Resource{tt.res}}}}
+			recs, err := statusOf(item, entry)
+			if err != nil || len(recs) != 1 {
+				t.Fatalf("statusOf() = %+v, %v", recs, err)
+			}
+			got := func(l *v1alpha1.ContainerResourceList) string {
+				if l == nil {
+					return ""
+				}
+				q := l.Target[corev1.ResourceCPU]
+				return q.String()
+			}
+			if got(recs[0].Requests) != tt.wantRequests || got(recs[0].Limits) != tt.wantLimits {
+				t.Errorf("status requests %q limits %q, want %q and %q", got(recs[0].Requests), got(recs[0].Limits), tt.wantRequests, tt.wantLimits)
+			}
+		})
+	}
+}
+
+func TestMessageDataListsLimits(t *testing.T) {
+	entry := &report.Entry{Namespace: "shop", Name: "web", Containers: []report.Container{{Name: "app", Resources: []report.Resource{
+		{Resource: "cpu", Current: "500m", Recommended: "200m", CurrentLimit: "1", RecommendedLimit: "400m", Changed: true},
+		{Resource: "memory", Current: "1Gi", Recommended: "512Mi", Changed: true}, // LimitsOnly: the limit's values
+	}}}}
+	target := render.Target{Kind: "Deployment", Namespace: "shop", Name: "web"}
+	landed := []landedChange{{Result: render.Result{File: "web.yaml", Changed: true, Change: render.Change{
+		Target: target, Container: "app",
+		Requests: map[string]string{"cpu": "200m"},
+		Limits:   map[string]string{"cpu": "400m", "memory": "512Mi"},
+	}}, entry: entry}}
+	data := messageData(Config{}, landed)
+	var got []string
+	for _, r := range data.Workloads[0].Containers[0].Resources {
+		got = append(got, r.Resource+" "+r.Current+" -> "+r.Recommended)
+	}
+	want := []string{"cpu 500m -> 200m", "cpu limit 1 -> 400m", "memory limit 1Gi -> 512Mi"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("message resources (-want +got):\n%s", d)
+	}
+}

@@ -84,9 +84,10 @@ func writeBack(ctx context.Context, cfg Config, changes []render.Change, owners 
 			log.WarnContext(ctx, "pull request opened without all its labels or reviewers", "url", pr.URL, "error", err)
 		}
 		log.InfoContext(ctx, "pull request synced", "action", pr.Action, "url", pr.URL, "number", pr.Number)
-	case res.renderErrors > 0:
-		// Nothing changed because nothing could be rendered: that says
-		// nothing about the open pull request, which stays.
+	case res.renderErrors > 0 || rep.Incomplete():
+		// Nothing changed because something could not be rendered, read
+		// or validated this time: that says nothing about the open pull
+		// request, which stays.
 	case opts.Forge.CloseWhenEmpty:
 		pr, err := gitops.CloseOpenPullRequest(ctx, forge, opts.PushBranch, opts.BaseBranch)
 		if err != nil {
@@ -259,8 +260,15 @@ func messageData(cfg Config, landed []landedChange) gitops.MessageData {
 				continue
 			}
 			for _, r := range c.Resources {
-				if r.Recommended != "" && r.Recommended == l.Change.Requests[r.Resource] {
+				switch {
+				case r.Recommended != "" && r.Recommended == l.Change.Requests[r.Resource]:
 					mc.Resources = append(mc.Resources, gitops.MessageResource{Resource: r.Resource, Current: orNone(r.Current), Recommended: r.Recommended})
+					if r.RecommendedLimit != "" && r.RecommendedLimit == l.Change.Limits[r.Resource] {
+						mc.Resources = append(mc.Resources, gitops.MessageResource{Resource: r.Resource + " limit", Current: orNone(r.CurrentLimit), Recommended: r.RecommendedLimit})
+					}
+				case r.Recommended != "" && r.Recommended == l.Change.Limits[r.Resource]:
+					// LimitsOnly: the values are the limit's.
+					mc.Resources = append(mc.Resources, gitops.MessageResource{Resource: r.Resource + " limit", Current: orNone(r.Current), Recommended: r.Recommended})
 				}
 			}
 		}

@@ -1,5 +1,7 @@
 package report
 
+import "strings"
+
 // Partial reports whether the run left something undone: an invalid
 // ResourceRecommend, a resource without a recommendation because its
 // history could not be read or was too short, or a target that could not
@@ -12,6 +14,29 @@ func (r *Report) Partial() bool {
 		for _, c := range e.Containers {
 			for _, res := range c.Resources {
 				if res.Recommended == "" && res.Reason != "" && !res.HeldBack {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// ReasonHistoryUnavailable starts the reason of a resource whose history
+// could not be read in this run.
+const ReasonHistoryUnavailable = "usage history unavailable: "
+
+// Incomplete reports whether this run could not see everything it usually
+// would: an invalid ResourceRecommend, or history that could not be read.
+// Such a run proves nothing about changes it did not make.
+func (r *Report) Incomplete() bool {
+	for _, e := range r.ResourceRecommends {
+		if e.Error != nil {
+			return true
+		}
+		for _, c := range e.Containers {
+			for _, res := range c.Resources {
+				if strings.HasPrefix(res.Reason, ReasonHistoryUnavailable) {
 					return true
 				}
 			}

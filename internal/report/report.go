@@ -62,8 +62,14 @@ type Resource struct {
 	Current string `json:"current,omitempty"`
 	// Recommended is the computed request; empty when none could be made.
 	Recommended string `json:"recommended,omitempty"`
-	// Changed reports that Recommended differs from Current.
+	// Changed reports that Recommended (or RecommendedLimit) differs from
+	// the current value.
 	Changed bool `json:"changed"`
+	// CurrentLimit and RecommendedLimit are the limit's, when the policy
+	// is RequestsAndLimits and the limit changes with the request. Under
+	// LimitsOnly, Current and Recommended are the limit's.
+	CurrentLimit     string `json:"currentLimit,omitempty"`
+	RecommendedLimit string `json:"recommendedLimit,omitempty"`
 	// Reason explains a missing or adjusted recommendation.
 	Reason string `json:"reason,omitempty"`
 	// HeldBack marks a value left alone on purpose: the change is below
