@@ -23,8 +23,14 @@ type Extensions struct {
 	// as a duration ("24h"), or katalyst's documented "decayHalfLife" in
 	// whole hours.
 	HalfLife time.Duration
+	// CPUPercentile and MemoryPercentile override Percentile for one
+	// resource; "cpuPercentile", "memoryPercentile".
+	CPUPercentile, MemoryPercentile float64
 	// Window is how much usage history to read; "window", a duration.
 	Window time.Duration
+	// PeakInterval is the interval of the memory peaks the histogram is
+	// built from; "memoryPeakInterval", a duration.
+	PeakInterval time.Duration
 	// Unknown are the keys this project does not read, sorted. They are
 	// accepted, as katalyst accepts any extensions.
 	Unknown []string
@@ -49,12 +55,28 @@ func ParseExtensions(raw *runtime.RawExtension) (Extensions, *ValidationError) {
 	for _, k := range keys {
 		v := m[k]
 		switch k {
-		case "percentile":
+		case "percentile", "cpuPercentile", "memoryPercentile":
 			p, ok := number(v)
 			if !ok || math.IsNaN(p) || p <= 0 || p > 1 {
 				return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k, fmt.Sprintf("must be a number in (0, 1], got %s", show(v)))
 			}
-			ext.Percentile = p
+			switch k {
+			case "cpuPercentile":
+				ext.CPUPercentile = p
+			case "memoryPercentile":
+				ext.MemoryPercentile = p
+			default:
+				ext.Percentile = p
+			}
+		case "memoryPeakInterval":
+			d, err := positiveDuration(v)
+			if err != nil {
+				return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k, err.Error())
+			}
+			if d < time.Minute || d > 24*time.Hour {
+				return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k, fmt.Sprintf("must be between 1m and 24h, got %s", d))
+			}
+			ext.PeakInterval = d
 		case "halfLife", "window":
 			d, err := positiveDuration(v)
 			if err != nil {

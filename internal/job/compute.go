@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -19,23 +18,24 @@ import (
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
-// WindowReader is a UsageReader that can also read another window than
-// its own, for ResourceRecommends whose extensions set one.
-type WindowReader interface {
-	ReadWindow(ctx context.Context, namespace string, window time.Duration, workloads []usage.WorkloadRef) (map[usage.WorkloadRef]usage.Usage, error)
+// SettingsReader is a UsageReader that can also read with another window
+// or memory peak interval than its own, for ResourceRecommends whose
+// extensions set them.
+type SettingsReader interface {
+	ReadWith(ctx context.Context, namespace string, s usage.Settings, workloads []usage.WorkloadRef) (map[usage.WorkloadRef]usage.Usage, error)
 }
 
-// batch is one set of queries: a namespace, read over one window (zero is
-// the reader's own).
+// batch is one set of queries: a namespace, read with one set of settings
+// (zero values are the reader's own).
 type batch struct {
 	namespace string
-	window    time.Duration
+	settings  usage.Settings
 }
 
-// workloadKey is a workload's history over one window.
+// workloadKey is a workload's history read with one set of settings.
 type workloadKey struct {
-	ref    usage.WorkloadRef
-	window time.Duration
+	ref      usage.WorkloadRef
+	settings usage.Settings
 }
 
 // history is what readUsage found: the usage of each workload, the batches
@@ -46,12 +46,12 @@ type history struct {
 	failed map[batch]error
 }
 
-// batchOf is the batch an item's history is read in. A window the reader
-// cannot honour is ignored: the reader's own applies.
+// batchOf is the batch an item's history is read in. Settings the reader
+// cannot honour are ignored: the reader's own apply.
 func batchOf(item collect.Item, reader UsageReader) batch {
 	b := batch{namespace: item.Namespace}
-	if _, ok := reader.(WindowReader); ok {
-		b.window = item.Extensions.Window
+	if _, ok := reader.(SettingsReader); ok {
+		b.settings = usage.Settings{Window: item.Extensions.Window, PeakInterval: item.Extensions.PeakInterval}
 	}
 	return b
 }
@@ -81,7 +81,10 @@ func readUsage(ctx context.Context, items []collect.Item, reader UsageReader, lo
 		if keys[i].namespace != keys[j].namespace {
 			return keys[i].namespace < keys[j].namespace
 		}
-		return keys[i].window < keys[j].window
+		if keys[i].settings.Window != keys[j].settings.Window {
+			return keys[i].settings.Window < keys[j].settings.Window
+		}
+		return keys[i].settings.PeakInterval < keys[j].settings.PeakInterval
 	})
 
 	h := history{usage: map[workloadKey]usage.Usage{}, read: map[batch]bool{}, failed: map[batch]error{}}
@@ -91,8 +94,8 @@ func readUsage(ctx context.Context, items []collect.Item, reader UsageReader, lo
 			got map[usage.WorkloadRef]usage.Usage
 			err error
 		)
-		if b.window > 0 {
-			got, err = reader.(WindowReader).ReadWindow(ctx, b.namespace, b.window, batches[b])
+		if b.settings != (usage.Settings{}) {
+			got, err = reader.(SettingsReader).ReadWith(ctx, b.namespace, b.settings, batches[b])
 		} else {
 			got, err = reader.Read(ctx, b.namespace, batches[b])
 		}
@@ -104,7 +107,7 @@ func readUsage(ctx context.Context, items []collect.Item, reader UsageReader, lo
 		}
 		h.read[b] = true
 		for w, u := range got {
-			h.usage[workloadKey{ref: w, window: b.window}] = u
+			h.usage[workloadKey{ref: w, settings: b.settings}] = u
 		}
 	}
 	if len(errs) > 0 && len(errs) == len(keys) {
@@ -136,6 +139,12 @@ func algorithm(cfg Config, item collect.Item) recommend.Options {
 	if p := item.Extensions.Percentile; p != 0 {
 		opts.CPUPercentile, opts.MemoryPercentile = p, p
 	}
+	if p := item.Extensions.CPUPercentile; p != 0 {
+		opts.CPUPercentile = p
+	}
+	if p := item.Extensions.MemoryPercentile; p != 0 {
+		opts.MemoryPercentile = p
+	}
 	if hl := item.Extensions.HalfLife; hl != 0 {
 		opts.HalfLife = hl
 	}
@@ -160,14 +169,14 @@ func recommendItem(item collect.Item, h history, cfg Config) (report.Entry, []re
 		}
 		return entry, nil
 	}
-	// An item that sets its own window was read in its own batch, if the
-	// reader could do that.
-	own := batch{namespace: item.Namespace, window: item.Extensions.Window}
+	// An item that sets its own window or peak interval was read in its own
+	// batch, if the reader could do that.
+	own := batch{namespace: item.Namespace, settings: usage.Settings{Window: item.Extensions.Window, PeakInterval: item.Extensions.PeakInterval}}
 	if _, ok := h.failed[own]; !ok && !h.read[own] {
-		own.window = 0
+		own.settings = usage.Settings{}
 	}
 	unavailable := h.failed[own]
-	workloadUsage := h.usage[workloadKey{ref: workloadRef(item), window: own.window}]
+	workloadUsage := h.usage[workloadKey{ref: workloadRef(item), settings: own.settings}]
 	opts := algorithm(cfg, item)
 	var changes []render.Change
 	for _, policy := range item.Policies {

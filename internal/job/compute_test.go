@@ -100,18 +100,18 @@ func s(q *resource.Quantity) string {
 }
 
 // windowUsage answers every workload with the same history and records the
-// windows it was asked for.
+// settings it was asked for.
 type windowUsage struct {
-	history *usage.History
-	windows []time.Duration
+	history  *usage.History
+	settings []usage.Settings
 }
 
 func (w *windowUsage) Read(ctx context.Context, ns string, ws []usage.WorkloadRef) (map[usage.WorkloadRef]usage.Usage, error) {
-	return w.ReadWindow(ctx, ns, 0, ws)
+	return w.ReadWith(ctx, ns, usage.Settings{}, ws)
 }
 
-func (w *windowUsage) ReadWindow(_ context.Context, _ string, window time.Duration, ws []usage.WorkloadRef) (map[usage.WorkloadRef]usage.Usage, error) {
-	w.windows = append(w.windows, window)
+func (w *windowUsage) ReadWith(_ context.Context, _ string, s usage.Settings, ws []usage.WorkloadRef) (map[usage.WorkloadRef]usage.Usage, error) {
+	w.settings = append(w.settings, s)
 	out := map[usage.WorkloadRef]usage.Usage{}
 	for _, ref := range ws {
 		out[ref] = usage.Usage{"app": {corev1.ResourceCPU: w.history, corev1.ResourceMemory: w.history}}
@@ -137,18 +137,21 @@ func TestRecommendItem(t *testing.T) {
 	hpa := item("hpa", func(it *collect.Item) {
 		it.HeldBack = map[corev1.ResourceName]string{corev1.ResourceCPU: "a HorizontalPodAutoscaler scales on cpu"}
 	})
-	// Its own window: read in a batch of its own.
+	// Its own window, and its own peak interval: read in batches of their
+	// own.
 	windowed := item("windowed", func(it *collect.Item) { it.Extensions.Window = 14 * 24 * time.Hour })
+	peaks := item("peaks", func(it *collect.Item) { it.Extensions.PeakInterval = 10 * time.Minute })
 
 	reader := &windowUsage{history: hourly(0.1)}
-	h, err := readUsage(context.Background(), []collect.Item{plain, hpa, windowed}, reader, slog.New(slog.DiscardHandler))
+	h, err := readUsage(context.Background(), []collect.Item{plain, hpa, windowed, peaks}, reader, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Two batches for the namespace: the run's window and 14 days; the two
-	// items on the run's window share one.
-	if !cmp.Equal(reader.windows, []time.Duration{0, 14 * 24 * time.Hour}) {
-		t.Errorf("windows read = %v, want [0 336h]", reader.windows)
+	// Three batches for the namespace: the run's settings, 14 days, and
+	// 10-minute peaks; the two items on the run's settings share one.
+	wantSettings := []usage.Settings{{}, {PeakInterval: 10 * time.Minute}, {Window: 14 * 24 * time.Hour}}
+	if !cmp.Equal(reader.settings, wantSettings) {
+		t.Errorf("settings read = %v, want %v", reader.settings, wantSettings)
 	}
 
 	// 0.1 cores -> 145m; the limit keeps 200m:100m, 290m.
@@ -156,7 +159,7 @@ func TestRecommendItem(t *testing.T) {
 		Target:    render.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
 		Container: "app", Requests: map[string]string{"cpu": "145m"}, Limits: map[string]string{"cpu": "290m"},
 	}}
-	for _, it := range []collect.Item{plain, windowed} {
+	for _, it := range []collect.Item{plain, windowed, peaks} {
 		entry, changes := recommendItem(it, h, Config{})
 		if diff := cmp.Diff(want, changes); diff != "" {
 			t.Errorf("%s: changes differ (-want +got):\n%s", it.Name, diff)

@@ -223,3 +223,12 @@ func TestMessageDataListsLimits(t *testing.T) {
 		t.Errorf("message resources (-want +got):\n%s", d)
 	}
 }
+
+func TestAlgorithmTakesTheExtensions(t *testing.T) {
+	item := collect.Item{Extensions: collect.Extensions{Percentile: 0.8, MemoryPercentile: 0.99, HalfLife: 12 * time.Hour}}
+	got := algorithm(Config{}, item)
+	// percentile sets both; memoryPercentile overrides it for memory.
+	if got.CPUPercentile != 0.8 || got.MemoryPercentile != 0.99 || got.HalfLife != 12*time.Hour {
+		t.Errorf("algorithm() = cpu p%v memory p%v half-life %v, want 0.8, 0.99, 12h", got.CPUPercentile, got.MemoryPercentile, got.HalfLife)
+	}
+}

@@ -268,11 +268,22 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	return out, nil
 }
 
-// ReadWindow is Read with another window than the Reader's, for a
-// ResourceRecommend that sets its own.
-func (r *Reader) ReadWindow(ctx context.Context, namespace string, window time.Duration, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
+// Settings override a Reader's window and memory peak interval for one
+// read, for a ResourceRecommend whose extensions set its own; a zero field
+// keeps the Reader's.
+type Settings struct {
+	Window, PeakInterval time.Duration
+}
+
+// ReadWith is Read with settings of its own.
+func (r *Reader) ReadWith(ctx context.Context, namespace string, s Settings, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
 	c := *r
-	c.window = window
+	if s.Window > 0 {
+		c.window = s.Window
+	}
+	if s.PeakInterval > 0 {
+		c.peakInterval = s.PeakInterval
+	}
 	return c.Read(ctx, namespace, workloads)
 }
 
