@@ -27,7 +27,7 @@ var markerRE = regexp.MustCompile(`<!-- recommend-job: sha256=([0-9a-f]{64}) -->
 
 // ChangeSetHash is a hash of the changes a run writes: for every changed
 // resource with a recommendation, its entry, container, resource and
-// recommended value, sorted. Evidence such as sample counts moves every run
+// recommended value (and limit), sorted. Evidence such as sample counts moves every run
 // and is left out, so the hash changes only when the files would.
 func ChangeSetHash(rep *report.Report) string {
 	var lines []string
@@ -38,7 +38,11 @@ func ChangeSetHash(rep *report.Report) string {
 		for _, c := range e.Containers {
 			for _, r := range c.Resources {
 				if r.Changed && r.Recommended != "" {
-					lines = append(lines, strings.Join([]string{e.Namespace, e.Name, e.Target.Kind, e.Target.Name, c.Name, r.Resource, r.Recommended}, "\x00"))
+					fields := []string{e.Namespace, e.Name, e.Target.Kind, e.Target.Name, c.Name, r.Resource, r.Recommended}
+					if r.RecommendedLimit != "" {
+						fields = append(fields, "limit", r.RecommendedLimit)
+					}
+					lines = append(lines, strings.Join(fields, "\x00"))
 				}
 			}
 		}
@@ -91,6 +95,9 @@ func PullRequestBody(rep *report.Report) string {
 					held = append(held, fmt.Sprintf("| %s | %s | %s | %s | not rendered: %s |", cell(name), cell(c.Name), r.Resource, dashed(r.Current), cell(e.Source.Error)))
 				default:
 					rows = append(rows, changeRow(c.Name, r))
+					if r.RecommendedLimit != "" && r.RecommendedLimit != r.CurrentLimit {
+						rows = append(rows, limitRow(c.Name, r))
+					}
 				}
 				if r.Recommended != "" && r.Evidence != nil && r.Evidence.HeldBack != "" {
 					held = append(held, fmt.Sprintf("| %s | %s | %s | %s | %s |", cell(name), cell(c.Name), r.Resource, dashed(r.Current), cell(r.Evidence.HeldBack)))
@@ -143,6 +150,14 @@ func changeRow(container string, r report.Resource) string {
 		cols[8] = fmt.Sprintf("+%d%%", ev.BufferPercent)
 		cols[9] = dashed(cell(strings.Join(ev.Capped, ", ")))
 	}
+	return "| " + strings.Join(cols, " | ") + " |"
+}
+
+// limitRow is the row of a limit that changes with its request
+// (RequestsAndLimits): the limit:request ratio is kept, so the evidence is
+// the request's row above.
+func limitRow(container string, r report.Resource) string {
+	cols := []string{cell(container), r.Resource + " limit", dashed(r.CurrentLimit), r.RecommendedLimit, changePercent(r.CurrentLimit, r.RecommendedLimit), "", "", "", "", "ratio kept"}
 	return "| " + strings.Join(cols, " | ") + " |"
 }
 

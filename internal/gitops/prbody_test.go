@@ -134,3 +134,22 @@ func TestPullRequestBodyIsBounded(t *testing.T) {
 		}
 	}
 }
+
+func TestPullRequestBodyShowsLimits(t *testing.T) {
+	entry := func(limit string) *report.Report {
+		return &report.Report{ResourceRecommends: []report.Entry{{Namespace: "shop", Name: "web", Valid: true,
+			Target: report.Target{Kind: "Deployment", Name: "web"},
+			Source: &report.Source{File: "web.yaml", Changed: true},
+			Containers: []report.Container{{Name: "app", Resources: []report.Resource{
+				{Resource: "cpu", Current: "500m", Recommended: "250m", Changed: true, CurrentLimit: "1", RecommendedLimit: limit},
+			}}}}}}
+	}
+	// The limit keeps the 2:1 ratio: 1 -> 500m is -50.0%.
+	body := PullRequestBody(entry("500m"))
+	if !strings.Contains(body, "| app | cpu limit | 1 | 500m | -50.0% |  |  |  |  | ratio kept |") {
+		t.Errorf("body lacks the limit row:\n%s", body)
+	}
+	if ChangeSetHash(entry("500m")) == ChangeSetHash(entry("600m")) {
+		t.Error("the change-set hash does not follow the limit")
+	}
+}
