@@ -354,19 +354,6 @@ func TestCommitTemplate(t *testing.T) {
 	}
 }
 
-// commitMessage is the default commit message for landed.
-func commitMessage(landed []landedChange) string {
-	tmpl, err := gitops.ParseCommitTemplate("")
-	if err != nil {
-		panic(err)
-	}
-	msg, err := gitops.CommitMessage(tmpl, messageData(Config{}, landed))
-	if err != nil {
-		panic(err)
-	}
-	return msg
-}
-
 func TestWriteBackDirectPush(t *testing.T) {
 	f := newFixture(t)
 	cfg := f.config()

@@ -122,7 +122,7 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, find finder) (bool,
 			return changed, nil
 		}
 	}
-	return false, fmt.Errorf("%w: cannot edit in place (%v) nor re-serialise document %d (%v)", ErrUnsafeFile, err, i+1, ferr)
+	return false, fmt.Errorf("%w: cannot edit in place (%w) nor re-serialise document %d (%w)", ErrUnsafeFile, err, i+1, ferr)
 }
 
 // planner works out the splices of one change and, alongside, the same

@@ -190,7 +190,7 @@ func TestEdit(t *testing.T) {
 			switch {
 			case tt.err == nil && err != nil:
 				t.Fatalf("unexpected error: %v", err)
-			case tt.err == errAny && err == nil, tt.err != nil && tt.err != errAny && !errors.Is(err, tt.err):
+			case tt.err == errAny && err == nil, tt.err != nil && tt.err != errAny && !errors.Is(err, tt.err): //nolint:errorlint // errAny is a marker of the table, not an error
 				t.Fatalf("error %v, want %v", err, tt.err)
 			}
 			want := tt.want

@@ -69,7 +69,7 @@ func findMarkers(doc *yaml.Node) map[string][]markerHit {
 					if out == nil {
 						out = map[string][]markerHit{}
 					}
-					out[val] = append(out[val], markerHit(markedMapping(n, k, v)))
+					out[val] = append(out[val], markedMapping(n, k, v))
 				}
 				walk(v, depth+1)
 			}

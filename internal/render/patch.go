@@ -276,7 +276,7 @@ func addPatchEntry(fe *fileEdit, file string, l layout) error {
 	src := newSource(fe.data)
 	last, err := src.lastLine(root)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnsafeFile, err)
+		return fmt.Errorf("%w: %w", ErrUnsafeFile, err)
 	}
 	col := root.Content[0].Column
 	pad := strings.Repeat(" ", col-1)
@@ -292,7 +292,7 @@ func appendItem(fe *fileEdit, seq *yaml.Node, lines []string) error {
 	src := newSource(fe.data)
 	last, err := src.lastLine(seq)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnsafeFile, err)
+		return fmt.Errorf("%w: %w", ErrUnsafeFile, err)
 	}
 	p := &planner{src: src}
 	p.insertLines(last, lines, seq.Column)
@@ -303,11 +303,11 @@ func appendItem(fe *fileEdit, seq *yaml.Node, lines []string) error {
 func (p *planner) commit(fe *fileEdit) error {
 	out, err := p.splice()
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnsafeFile, err)
+		return fmt.Errorf("%w: %w", ErrUnsafeFile, err)
 	}
 	docs, err := parseDocuments(out)
 	if err != nil {
-		return fmt.Errorf("%w: the edit would not parse: %v", ErrUnsafeFile, err)
+		return fmt.Errorf("%w: the edit would not parse: %w", ErrUnsafeFile, err)
 	}
 	fe.data, fe.docs = out, docs
 	return nil

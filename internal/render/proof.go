@@ -60,7 +60,7 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 		if err == nil {
 			continue
 		}
-		err = fmt.Errorf("%w: %s: %v", ErrProofFailed, a.idx.graph.byDir[dir].file, err)
+		err = fmt.Errorf("%w: %s: %w", ErrProofFailed, a.idx.graph.byDir[dir].file, err)
 		for _, i := range group {
 			for _, f := range touched[i] {
 				if fe := a.files[f]; fe != nil {
@@ -105,11 +105,11 @@ func (a *applier) checkExternal(dir string) error {
 func proveBuild(kdir string, edited map[string][]byte, changes []Change) error {
 	before, err := build(filesys.MakeFsOnDisk(), kdir)
 	if err != nil {
-		return fmt.Errorf("does not build before the edit: %v", err)
+		return fmt.Errorf("does not build before the edit: %w", err)
 	}
 	after, err := build(overlayFS{FileSystem: filesys.MakeFsOnDisk(), files: edited}, kdir)
 	if err != nil {
-		return fmt.Errorf("does not build after the edit: %v", err)
+		return fmt.Errorf("does not build after the edit: %w", err)
 	}
 	matched := make([]bool, len(changes))
 	for _, id := range slices.Sorted(maps.Keys(before)) {
@@ -129,7 +129,7 @@ func proveBuild(kdir string, edited map[string][]byte, changes []Change) error {
 			}
 			matched[i] = true
 			if err := expect(want, got, c); err != nil {
-				return fmt.Errorf("%s: %v", id, err)
+				return fmt.Errorf("%s: %w", id, err)
 			}
 		}
 		if !reflect.DeepEqual(want, got) {

@@ -293,7 +293,7 @@ func (a *applier) file(name string) (*fileEdit, error) {
 		}
 		docs, err := parseDocuments(data)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrUnsafeFile, name, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrUnsafeFile, name, err)
 		}
 		f = &indexedFile{name: name, data: data, docs: docs, mode: info.Mode().Perm(), unsafe: unsafeFile(data, docs)}
 	}
@@ -339,7 +339,7 @@ func (c Change) validate() error {
 		return fmt.Errorf("%w: %s: no container named", ErrInvalidChange, t)
 	}
 	if _, err := ParseMode(string(c.Mode)); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrInvalidChange, t, err)
+		return fmt.Errorf("%w: %s: %w", ErrInvalidChange, t, err)
 	}
 	if c.Path != "" && !filepath.IsLocal(filepath.FromSlash(c.Path)) {
 		return fmt.Errorf("%w: %s: path %q is not inside the repository", ErrInvalidChange, t, c.Path)
@@ -354,7 +354,7 @@ func (c Change) validate() error {
 			}
 			q, err := resource.ParseQuantity(value)
 			if err != nil {
-				return fmt.Errorf("%w: %s: %s.%s %q: %v", ErrInvalidChange, t, section.name, name, value, err)
+				return fmt.Errorf("%w: %s: %s.%s %q: %w", ErrInvalidChange, t, section.name, name, value, err)
 			}
 			if q.Sign() < 0 || leadingZero.MatchString(value) {
 				return fmt.Errorf("%w: %s: %s.%s %q is not a plain non-negative quantity", ErrInvalidChange, t, section.name, name, value)

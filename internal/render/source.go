@@ -234,10 +234,10 @@ func (s *source) flowEnd(n *yaml.Node) (int, error) {
 // skipFlowSpace skips white space, line breaks and comments.
 func (s *source) skipFlowSpace(i int) int {
 	for i < len(s.data) {
-		switch c := s.data[i]; {
-		case c == ' ' || c == '\t':
+		switch s.data[i] {
+		case ' ', '\t':
 			i++
-		case c == '#':
+		case '#':
 			for i < len(s.data) && breakLen(s.data, i) == 0 {
 				i++
 			}

@@ -185,7 +185,7 @@ func (p *Process) waitReady(ctx context.Context, check func(context.Context) err
 		case <-p.done:
 			return fmt.Errorf("process exited before it was ready: %w", p.exitError())
 		case <-ctx.Done():
-			return fmt.Errorf("not ready (last probe: %v): %w", last, ctx.Err())
+			return fmt.Errorf("not ready (last probe: %w): %w", last, ctx.Err())
 		case <-time.After(pollInterval):
 		}
 	}

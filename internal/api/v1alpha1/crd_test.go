@@ -148,17 +148,17 @@ func compareSchema(t *testing.T, path string, typ reflect.Type, schema map[strin
 		typ = typ.Elem()
 	}
 
-	switch {
-	case typ == objectMetaType:
+	switch typ {
+	case objectMetaType:
 		// The API server owns metadata's schema; CRDs only declare an object.
 		if diff := cmp.Diff(map[string]interface{}{"type": "object"}, schema); diff != "" {
 			t.Errorf("%s: metadata schema mismatch (-want +got):\n%s", path, diff)
 		}
 		return
-	case typ == quantityType:
+	case quantityType:
 		checkQuantity(t, path, schema)
 		return
-	case typ == resourceListType:
+	case resourceListType:
 		if schema["type"] != "object" {
 			t.Errorf("%s: type = %v, want object", path, schema["type"])
 		}
@@ -169,10 +169,10 @@ func compareSchema(t *testing.T, path string, typ reflect.Type, schema map[strin
 		}
 		checkQuantity(t, path+"[*]", values)
 		return
-	case typ == timeType:
+	case timeType:
 		checkScalar(t, path, schema, "string", "date-time")
 		return
-	case typ == rawExtensionType:
+	case rawExtensionType:
 		if schema["type"] != "object" || schema["x-kubernetes-preserve-unknown-fields"] != true {
 			t.Errorf("%s: RawExtension must be an object preserving unknown fields, got %v", path, schema)
 		}

@@ -36,7 +36,7 @@ func WriteBlock(ctx context.Context, dir string, containers []Container, interva
 	if err != nil {
 		return fmt.Errorf("write block: %w", err)
 	}
-	defer w.Close()
+	defer w.Close() //nolint:errcheck // Flush, checked below, writes the block; Close only releases the head
 	for _, c := range containers {
 		app := w.Appender(ctx)
 		base := []string{"container", c.Container, "job", "kubelet", "namespace", c.Namespace, "pod", c.Pod}
