@@ -52,6 +52,10 @@ type APIServer struct {
 // its files in dir, and waits until /readyz answers ok. The server
 // generates its own serving certificate, which the kubeconfig trusts.
 func StartAPIServer(ctx context.Context, tools Tools, etcdURL, dir string, opts ...Option) (*APIServer, error) {
+	return startWithRetry(func() (*APIServer, error) { return startAPIServer(ctx, tools, etcdURL, dir, opts...) })
+}
+
+func startAPIServer(ctx context.Context, tools Tools, etcdURL, dir string, opts ...Option) (*APIServer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start kube-apiserver: %w", err)
 	}

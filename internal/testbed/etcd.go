@@ -21,6 +21,10 @@ type Etcd struct {
 // StartEtcd starts a single-member etcd with its data and log in dir and
 // waits until it reports healthy.
 func StartEtcd(ctx context.Context, tools Tools, dir string, opts ...Option) (*Etcd, error) {
+	return startWithRetry(func() (*Etcd, error) { return startEtcd(ctx, tools, dir, opts...) })
+}
+
+func startEtcd(ctx context.Context, tools Tools, dir string, opts ...Option) (*Etcd, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start etcd: %w", err)
 	}

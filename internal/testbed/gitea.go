@@ -98,6 +98,10 @@ type Gitea struct {
 // StartGitea initialises a Gitea in dir (app.ini, database migration, the
 // admin user) and starts its web server on a free loopback port.
 func StartGitea(ctx context.Context, tools GiteaTools, dir string, opts ...Option) (*Gitea, error) {
+	return startWithRetry(func() (*Gitea, error) { return startGitea(ctx, tools, dir, opts...) })
+}
+
+func startGitea(ctx context.Context, tools GiteaTools, dir string, opts ...Option) (*Gitea, error) {
 	o := buildOptions(opts)
 	dir, err := filepath.Abs(dir)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -262,18 +263,53 @@ func readTail(path string, n int) (string, error) {
 	return strings.Join(lines, "\n"), nil
 }
 
-// freePorts returns n distinct TCP ports that are free on 127.0.0.1.
+// freePorts returns n distinct TCP ports that are free on 127.0.0.1. They
+// are drawn from below the kernel's ephemeral range, so that the outgoing
+// connections of everything else running meanwhile cannot take a port
+// between this check and the server's bind; only another test bed drawing
+// the same port could, and startWithRetry covers that.
 func freePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find free port: %w", err)
+	seen := map[int]bool{}
+	for attempt := 0; len(ports) < n; attempt++ {
+		if attempt > 1000 {
+			return nil, errors.New("find free port: none free in the range")
 		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		p := portRangeStart + rand.IntN(portRangeEnd-portRangeStart)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		ports = append(ports, p)
 	}
 	return ports, nil
+}
+
+// The ports test beds use: below Linux's default ephemeral range (32768 up).
+const (
+	portRangeStart = 20000
+	portRangeEnd   = 32000
+)
+
+// startWithRetry starts a server, drawing new ports and starting again
+// when the ports it drew were taken before it bound them.
+func startWithRetry[T any](start func() (T, error)) (T, error) {
+	var (
+		v   T
+		err error
+	)
+	for range 3 {
+		v, err = start()
+		if err == nil || !strings.Contains(err.Error(), "address already in use") {
+			return v, err
+		}
+	}
+	return v, err
 }
 
 // probeHTTP sends a GET to url with client and checks the status code and,

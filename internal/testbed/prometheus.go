@@ -42,16 +42,18 @@ func StartPrometheus(ctx context.Context, tools Tools, dataDir string, opts ...O
 	if err := os.WriteFile(filepath.Join(dataDir, "prometheus.yml"), []byte(prometheusConfig), 0o644); err != nil {
 		return nil, fmt.Errorf("start prometheus: write config: %w", err)
 	}
-	ports, err := freePorts(1)
-	if err != nil {
-		return nil, fmt.Errorf("start prometheus: %w", err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	p := &Prometheus{URL: "http://" + addr, DataDir: dataDir, tools: tools, addr: addr, opts: buildOptions(opts)}
-	if err := p.start(ctx); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return startWithRetry(func() (*Prometheus, error) {
+		ports, err := freePorts(1)
+		if err != nil {
+			return nil, fmt.Errorf("start prometheus: %w", err)
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+		p := &Prometheus{URL: "http://" + addr, DataDir: dataDir, tools: tools, addr: addr, opts: buildOptions(opts)}
+		if err := p.start(ctx); err != nil {
+			return nil, err
+		}
+		return p, nil
+	})
 }
 
 // StartPrometheusWithHistory backfills series into dataDir and starts
