@@ -36,7 +36,7 @@ lint: ## Run golangci-lint (pinned) on the code.
 	.cache/bin/golangci-lint run ./...
 
 .PHONY: demo
-demo: tools ## Run the job end to end on the bundled demo, on a local test bed.
+demo: ## Run the job end to end on the bundled demo, on a local test bed.
 	$(GO) run ./hack/cmd/demo
 
 .PHONY: bench
