@@ -258,9 +258,14 @@ func FuzzCompute(f *testing.F) {
 	f.Add(false, 1e8, 3e8, int64(0), int64(1<<40), uint8(0))
 	f.Add(true, 0.0, 1000.0, int64(1), int64(1), uint8(100))
 	f.Fuzz(func(t *testing.T, isCPU bool, a, b float64, lo, hi int64, buffer uint8) {
-		if !(a >= 0 && b >= a && b < 1e15) || lo < 0 || hi < lo || hi > 1<<50 || buffer > 100 {
-			t.Skip()
-		}
+		// Fold every input into the domain rather than skip it: usage
+		// levels 0 <= a <= b < 1e15, bounds 0 <= lo <= hi <= 2^50, buffer
+		// 0 to 100.
+		a = foldFloat(a, 1e14)
+		b = a + foldFloat(b, 1e14)
+		lo = foldInt(lo, 1<<49)
+		hi = lo + foldInt(hi, 1<<49)
+		buffer %= 101
 		name, minQ, maxQ := corev1.ResourceMemory, resource.NewQuantity(lo, resource.BinarySI), resource.NewQuantity(hi, resource.BinarySI)
 		if isCPU {
 			name, minQ, maxQ = corev1.ResourceCPU, resource.NewMilliQuantity(lo, resource.DecimalSI), resource.NewMilliQuantity(hi, resource.DecimalSI)
@@ -283,4 +288,21 @@ func FuzzCompute(f *testing.F) {
 			t.Errorf("level %v gives %s, more than level %v's %s", a, low.String(), b, high.String())
 		}
 	})
+}
+
+// foldFloat maps any float, NaN and infinities included, into [0, limit).
+func foldFloat(v, limit float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return math.Mod(math.Abs(v), limit)
+}
+
+// foldInt maps any int64 into [0, limit).
+func foldInt(v, limit int64) int64 {
+	v %= limit
+	if v < 0 {
+		v += limit
+	}
+	return v
 }
