@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -224,11 +225,7 @@ func loadConfig(args []string, stderr io.Writer) (*Config, error) {
 		}
 	}
 	if *configFile != "" {
-		v.SetConfigFile(*configFile)
-		if err := v.ReadInConfig(); err != nil {
-			return nil, fmt.Errorf("reading config file: %w", err)
-		}
-		if err := checkFileKeys(*configFile); err != nil {
+		if err := readConfigFile(v, *configFile); err != nil {
 			return nil, err
 		}
 	}
@@ -242,12 +239,9 @@ func loadConfig(args []string, stderr io.Writer) (*Config, error) {
 // complete fills derived defaults and validates; errors name the key.
 func (c *Config) complete() error {
 	var errs []error
-	if c.GitToken == "" && c.GitTokenFile != "" {
-		b, err := os.ReadFile(c.GitTokenFile)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("git-token-file: %w", err))
-		}
-		c.GitToken = strings.TrimSpace(string(b))
+	var err error
+	if c.GitToken, err = secret(c.GitToken, c.GitTokenFile); err != nil {
+		errs = append(errs, fmt.Errorf("git-token-file: %w", err))
 	}
 	errs = append(errs, c.completeCollect()...)
 	errs = append(errs, c.completeGit()...)
@@ -308,9 +302,9 @@ func checkURL(raw string, schemes ...string) error {
 	return nil
 }
 
-// checkFileKeys refuses a configuration file that sets a key no setting
+// readConfigFile reads the YAML file into v, refusing a key no setting
 // has: a misspelled key would otherwise be dropped without a word.
-func checkFileKeys(file string) error {
+func readConfigFile(v *viper.Viper, file string) error {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("reading config file: %w", err)
@@ -332,6 +326,10 @@ func checkFileKeys(file string) error {
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
 		return fmt.Errorf("config file: unknown keys %s", strings.Join(unknown, ", "))
+	}
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
+		return fmt.Errorf("reading config file: %w", err)
 	}
 	return nil
 }
@@ -451,12 +449,9 @@ func (c *Config) completeGit() []error {
 	default:
 		errs = append(errs, fmt.Errorf("forge: must be github, gitlab, gitea or none, got %q", c.Forge))
 	}
-	if c.ForgeToken == "" && c.ForgeTokenFile != "" {
-		b, err := os.ReadFile(c.ForgeTokenFile)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("forge-token-file: %w", err))
-		}
-		c.ForgeToken = strings.TrimSpace(string(b))
+	var err error
+	if c.ForgeToken, err = secret(c.ForgeToken, c.ForgeTokenFile); err != nil {
+		errs = append(errs, fmt.Errorf("forge-token-file: %w", err))
 	}
 	if c.ForgeToken == "" {
 		c.ForgeToken = c.GitToken

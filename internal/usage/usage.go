@@ -198,23 +198,15 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	out := make(map[WorkloadRef]Usage, len(workloads))
 	cpu := fmt.Sprintf(`max by (pod, container) (rate(container_cpu_usage_seconds_total{%s}[%s]))`,
 		selector, model.Duration(r.rateWindow))
-	for _, rng := range r.ranges(r.step) {
-		matrix, err := r.query(ctx, namespace, corev1.ResourceCPU, cpu, rng)
-		if err != nil {
-			return nil, err
+	err := r.eachSeries(ctx, namespace, corev1.ResourceCPU, cpu, r.step, a, func(h *History, series *model.SampleStream) {
+		h.Values = slices.Grow(h.Values, len(series.Values))
+		h.Times = slices.Grow(h.Times, len(series.Values))
+		for _, s := range series.Values {
+			h.add(s.Timestamp.Time(), float64(s.Value))
 		}
-		for _, series := range matrix {
-			w, ok := a.owner(string(series.Metric["pod"]))
-			if !ok {
-				continue
-			}
-			h := r.history(out, w, string(series.Metric["container"]), corev1.ResourceCPU)
-			h.Values = slices.Grow(h.Values, len(series.Values))
-			h.Times = slices.Grow(h.Times, len(series.Values))
-			for _, s := range series.Values {
-				h.add(s.Timestamp.Time(), float64(s.Value))
-			}
-		}
+	}, out)
+	if err != nil {
+		return nil, err
 	}
 
 	// The peak of each interval, over all pods of a workload: Prometheus
@@ -223,30 +215,22 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	memory := fmt.Sprintf(`max by (pod, container) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`,
 		selector, model.Duration(r.peakInterval))
 	peaks := map[*History]map[time.Time]int{}
-	for _, rng := range r.ranges(r.peakInterval) {
-		matrix, err := r.query(ctx, namespace, corev1.ResourceMemory, memory, rng)
-		if err != nil {
-			return nil, err
+	err = r.eachSeries(ctx, namespace, corev1.ResourceMemory, memory, r.peakInterval, a, func(h *History, series *model.SampleStream) {
+		if peaks[h] == nil {
+			peaks[h] = map[time.Time]int{}
 		}
-		for _, series := range matrix {
-			w, ok := a.owner(string(series.Metric["pod"]))
-			if !ok {
+		for _, s := range series.Values {
+			t, v := s.Timestamp.Time(), float64(s.Value)
+			if i, ok := peaks[h][t]; ok {
+				h.Values[i] = max(h.Values[i], v)
 				continue
 			}
-			h := r.history(out, w, string(series.Metric["container"]), corev1.ResourceMemory)
-			if peaks[h] == nil {
-				peaks[h] = map[time.Time]int{}
-			}
-			for _, s := range series.Values {
-				t, v := s.Timestamp.Time(), float64(s.Value)
-				if i, ok := peaks[h][t]; ok {
-					h.Values[i] = max(h.Values[i], v)
-					continue
-				}
-				peaks[h][t] = len(h.Values)
-				h.add(t, v)
-			}
+			peaks[h][t] = len(h.Values)
+			h.add(t, v)
 		}
+	}, out)
+	if err != nil {
+		return nil, err
 	}
 
 	// A container counts as OOM-killed when its last termination was an
@@ -301,6 +285,27 @@ func (r *Reader) query(ctx context.Context, namespace string, what corev1.Resour
 		return nil, fmt.Errorf("querying %s in namespace %s: got %s, want a matrix", what, namespace, v.Type())
 	}
 	return matrix, nil
+}
+
+// eachSeries runs query over the window in ranges of step and hands every
+// series of a pod of the batch to add, with the history of its workload's
+// container for resource res.
+func (r *Reader) eachSeries(ctx context.Context, namespace string, res corev1.ResourceName, query string, step time.Duration,
+	a *attributor, add func(*History, *model.SampleStream), out map[WorkloadRef]Usage) error {
+	for _, rng := range r.ranges(step) {
+		matrix, err := r.query(ctx, namespace, res, query, rng)
+		if err != nil {
+			return err
+		}
+		for _, series := range matrix {
+			w, ok := a.owner(string(series.Metric["pod"]))
+			if !ok {
+				continue
+			}
+			add(r.history(out, w, string(series.Metric["container"]), res), series)
+		}
+	}
+	return nil
 }
 
 type podMatcher struct {
