@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -332,29 +331,8 @@ func entry(t *testing.T, rep *report.Report, ns, name string) report.Entry {
 // tip's hash.
 func fileAt(t *testing.T, url string, auth *githttp.BasicAuth, branch, path string) (string, string) {
 	t.Helper()
-	repo, err := git.PlainClone(t.TempDir(), false, &git.CloneOptions{
-		URL: url, Auth: auth, ReferenceName: plumbing.NewBranchReferenceName(branch), SingleBranch: true,
-	})
-	if err != nil {
-		t.Fatalf("cloning %s: %v", branch, err)
-	}
-	head, err := repo.Head()
-	if err != nil {
-		t.Fatal(err)
-	}
-	commit, err := repo.CommitObject(head.Hash())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := commit.File(path)
-	if err != nil {
-		t.Fatalf("%s at %s: %v", path, branch, err)
-	}
-	content, err := f.Contents()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return content, head.Hash().String()
+	content, commit := testbedtest.BranchFile(t, url, auth, branch, path)
+	return content, commit.Hash.String()
 }
 
 // remoteBranches lists the branches of the repository at url.

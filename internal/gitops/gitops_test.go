@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
 // newRemote makes a bare repository with one commit on main holding files,
@@ -58,28 +59,6 @@ func newRemote(t *testing.T, files map[string]string) string {
 	return "file://" + bare
 }
 
-// readBranchFile returns a file's content at the tip of branch on the remote.
-func readBranchFile(t *testing.T, url, branch, name string) (string, *object.Commit) {
-	t.Helper()
-	repo, err := git.PlainClone(t.TempDir(), false, &git.CloneOptions{
-		URL: url, ReferenceName: plumbing.NewBranchReferenceName(branch), SingleBranch: true,
-	})
-	if err != nil {
-		t.Fatalf("cloning %s: %v", branch, err)
-	}
-	head, _ := repo.Head()
-	commit, err := repo.CommitObject(head.Hash())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := commit.File(name)
-	if err != nil {
-		t.Fatalf("reading %s at %s: %v", name, branch, err)
-	}
-	content, _ := f.Contents()
-	return content, commit
-}
-
 func testOptions(url string) Options {
 	return Options{URL: url, BaseBranch: "main", PushBranch: "recommend-job/main", AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com"}
 }
@@ -121,14 +100,14 @@ func TestCheckoutCommitPush(t *testing.T) {
 	if err := ws.Push(ctx); err != nil {
 		t.Fatalf("Push() error = %v", err)
 	}
-	got, commit := readBranchFile(t, url, opts.PushBranch, "apps/web.yaml")
+	got, commit := testbedtest.BranchFile(t, url, nil, opts.PushBranch, "apps/web.yaml")
 	if got != "cpu: 2\n" {
 		t.Errorf("pushed file = %q, want %q", got, "cpu: 2\n")
 	}
 	if commit.Hash.String() != hash || commit.Author.Name != "recommend-job" || commit.Message != "Right-size web" {
 		t.Errorf("pushed commit = %s by %s %q, want %s by recommend-job", commit.Hash, commit.Author.Name, commit.Message, hash)
 	}
-	if base, _ := readBranchFile(t, url, "main", "apps/web.yaml"); base != "cpu: 1\n" {
+	if base, _ := testbedtest.BranchFile(t, url, nil, "main", "apps/web.yaml"); base != "cpu: 1\n" {
 		t.Errorf("main changed to %q", base)
 	}
 
@@ -157,10 +136,10 @@ func TestCheckoutCommitPush(t *testing.T) {
 	if err := ws3.Push(ctx); err != nil {
 		t.Fatalf("Push() onto the moved base error = %v", err)
 	}
-	if readme, _ := readBranchFile(t, url, opts.PushBranch, "README.md"); readme != "hello\n" {
+	if readme, _ := testbedtest.BranchFile(t, url, nil, opts.PushBranch, "README.md"); readme != "hello\n" {
 		t.Errorf("push branch README = %q, want main's new %q", readme, "hello\n")
 	}
-	if web, _ := readBranchFile(t, url, opts.PushBranch, "apps/web.yaml"); web != "cpu: 2\n" {
+	if web, _ := testbedtest.BranchFile(t, url, nil, opts.PushBranch, "apps/web.yaml"); web != "cpu: 2\n" {
 		t.Errorf("push branch web.yaml = %q, want the change kept", web)
 	}
 }
@@ -196,7 +175,7 @@ func TestPushLosesNoConcurrentCommit(t *testing.T) {
 	if err := slow.Push(ctx); err == nil {
 		t.Fatal("slow Push() error = nil, want the lease to refuse it")
 	}
-	if got, _ := readBranchFile(t, url, opts.PushBranch, "a.yaml"); got != "a: 3\n" {
+	if got, _ := testbedtest.BranchFile(t, url, nil, opts.PushBranch, "a.yaml"); got != "a: 3\n" {
 		t.Errorf("push branch = %q, want the fast run's %q", got, "a: 3\n")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -31,7 +32,7 @@ func signedCommit(t *testing.T, format, keyFile string) (signature, payload stri
 	if err := ws.Push(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, commit := readBranchFile(t, url, opts.PushBranch, "a.yaml")
+	_, commit := testbedtest.BranchFile(t, url, nil, opts.PushBranch, "a.yaml")
 	if commit.PGPSignature == "" {
 		t.Fatalf("commit %s is not signed", commit.Hash)
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 )
@@ -200,7 +201,7 @@ func TestSSHKeyAuthClonesAndPushes(t *testing.T) {
 	if err := ws.Push(ctx); err != nil {
 		t.Fatalf("Push() over ssh error = %v", err)
 	}
-	got, commit := readBranchFile(t, f.bare, opts.PushBranch, "apps/web.yaml")
+	got, commit := testbedtest.BranchFile(t, f.bare, nil, opts.PushBranch, "apps/web.yaml")
 	if got != "cpu: 2\n" || commit.Hash.String() != hash {
 		t.Errorf("pushed %s with %q, want %s with %q", commit.Hash, got, hash, "cpu: 2\n")
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
 	"github.com/recommend-job/recommend-job/internal/testbed"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
 // webDeployment is the repository's manifest of the workload the tests
@@ -125,23 +126,7 @@ func (f *fixture) run(t *testing.T, cfg Config, cpu string) (*report.Report, err
 // branchFile reads name at the tip of branch on the remote.
 func (f *fixture) branchFile(t *testing.T, branch, name string) (string, *object.Commit) {
 	t.Helper()
-	repo, err := git.PlainClone(t.TempDir(), false, &git.CloneOptions{
-		URL: f.url, Auth: f.auth, ReferenceName: plumbing.NewBranchReferenceName(branch), SingleBranch: true,
-	})
-	if err != nil {
-		t.Fatalf("cloning %s: %v", branch, err)
-	}
-	head, _ := repo.Head()
-	commit, err := repo.CommitObject(head.Hash())
-	if err != nil {
-		t.Fatal(err)
-	}
-	file, err := commit.File(name)
-	if err != nil {
-		t.Fatalf("%s at %s: %v", name, branch, err)
-	}
-	content, _ := file.Contents()
-	return content, commit
+	return testbedtest.BranchFile(t, f.url, f.auth, branch, name)
 }
 
 // pushAs commits name=content on branch as someone else and pushes it.

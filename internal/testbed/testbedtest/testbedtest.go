@@ -23,6 +23,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/recommend-job/recommend-job/internal/testbed"
@@ -120,4 +124,33 @@ func CreateRepo(t testing.TB, bed *testbed.Bed, name string, files map[string]st
 		t.Fatalf("create repository: %v", err)
 	}
 	return url
+}
+
+// BranchFile clones branch of the repository at url and returns the file
+// name at its tip, with the tip's commit. auth may be nil.
+func BranchFile(t testing.TB, url string, auth transport.AuthMethod, branch, name string) (string, *object.Commit) {
+	t.Helper()
+	repo, err := git.PlainClone(t.TempDir(), false, &git.CloneOptions{
+		URL: url, Auth: auth, ReferenceName: plumbing.NewBranchReferenceName(branch), SingleBranch: true,
+	})
+	if err != nil {
+		t.Fatalf("cloning %s: %v", branch, err)
+	}
+	head, err := repo.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit, err := repo.CommitObject(head.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := commit.File(name)
+	if err != nil {
+		t.Fatalf("%s at %s: %v", name, branch, err)
+	}
+	content, err := f.Contents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return content, commit
 }
