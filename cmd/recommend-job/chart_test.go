@@ -124,11 +124,10 @@ metadata:
   namespace: recommend-job
 stringData:
   token: ` + bed.Git.Password() + "\n"
-	deployment := []byte(webManifest[strings.Index(webManifest, "---")+4:])
 	if err := testbed.Apply(ctx, cfg, []byte(setup), []byte(manifests["plain"]), []byte(manifests["sharded"])); err != nil {
 		t.Fatalf("applying the chart: %v", err)
 	}
-	if err := testbed.Apply(ctx, cfg, []byte(clusterObjects), deployment); err != nil {
+	if err := testbed.Apply(ctx, cfg, shopObjects(t, false)...); err != nil {
 		t.Fatalf("applying the workloads: %v", err)
 	}
 	// The examples the project ships are accepted by the CRD.

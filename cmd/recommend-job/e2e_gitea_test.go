@@ -18,25 +18,7 @@ import (
 
 // webBuffer50 is the web ResourceRecommend with a 50% CPU buffer instead of
 // the default 30%, which changes the CPU recommendations.
-const webBuffer50 = `apiVersion: recommendation.katalyst.kubewharf.io/v1alpha1
-kind: ResourceRecommend
-metadata:
-  name: web
-  namespace: shop
-spec:
-  targetRef:
-    apiVersion: apps/v1
-    kind: Deployment
-    name: web
-  resourcePolicy:
-    algorithmPolicy: {}
-    containerPolicies:
-      - containerName: "*"
-        controlledResourcesPolicies:
-          - resourceName: cpu
-            bufferPercent: 50
-          - resourceName: memory
-`
+var webBuffer50 = strings.Replace(webRecommend, "- resourceName: cpu\n", "- resourceName: cpu\n            bufferPercent: 50\n", 1)
 
 // TestEndToEndGiteaPullRequest runs the command against the test bed and a
 // real Gitea: the first run opens a pull request whose body lists the
@@ -63,12 +45,7 @@ func TestEndToEndGiteaPullRequest(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = forge.Close() })
 
-	crd, err := os.ReadFile(filepath.Join("..", "..", "charts", "recommend-job", "crds", "resourcerecommends.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	deployment := []byte(webManifest[strings.Index(webManifest, "---")+4:])
-	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), crd, []byte(clusterObjects), deployment); err != nil {
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), shopObjects(t, true)...); err != nil {
 		t.Fatalf("applying cluster objects: %v", err)
 	}
 	repoURL, err := forge.CreateRepo(ctx, bed.Tools.Git, "gitops", map[string]string{"clusters/prod/web.yaml": webManifest})

@@ -69,12 +69,9 @@ spec:
             memory: 128Mi
 `
 
-const clusterObjects = `apiVersion: v1
-kind: Namespace
-metadata:
-  name: shop
----
-apiVersion: recommendation.katalyst.kubewharf.io/v1alpha1
+// webRecommend is the shop/web ResourceRecommend: every container, cpu and
+// memory, katalyst's defaults.
+const webRecommend = `apiVersion: recommendation.katalyst.kubewharf.io/v1alpha1
 kind: ResourceRecommend
 metadata:
   name: web
@@ -91,7 +88,16 @@ spec:
         controlledResourcesPolicies:
           - resourceName: cpu
           - resourceName: memory
+`
+
+// clusterObjects are the shop namespace, web's ResourceRecommend and an
+// invalid one (a 150% buffer).
+const clusterObjects = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
 ---
+` + webRecommend + `---
 apiVersion: recommendation.katalyst.kubewharf.io/v1alpha1
 kind: ResourceRecommend
 metadata:
@@ -146,12 +152,7 @@ func TestEndToEnd(t *testing.T) {
 	now := time.Now().Truncate(time.Minute)
 	bed := testbedtest.Start(t, testbed.Options{History: webHistory(now)})
 
-	crd, err := os.ReadFile(filepath.Join("..", "..", "charts", "recommend-job", "crds", "resourcerecommends.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	deployment := []byte(webManifest[strings.Index(webManifest, "---")+4:])
-	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), crd, []byte(clusterObjects), deployment); err != nil {
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), shopObjects(t, true)...); err != nil {
 		t.Fatalf("applying cluster objects: %v", err)
 	}
 	repoURL := testbedtest.CreateRepo(t, bed, "gitops", map[string]string{
@@ -298,6 +299,22 @@ func TestEndToEnd(t *testing.T) {
 	if _, again := fileAt(t, repoURL, auth, "recommend-job/main", "clusters/prod/web.yaml"); again != head {
 		t.Errorf("the failed run moved the branch from %s to %s", head, again)
 	}
+}
+
+// shopObjects are what the tests put in the cluster: the CRD (unless the
+// chart brings it), the ResourceRecommends and the web Deployment as the
+// repository defines it.
+func shopObjects(t *testing.T, withCRD bool) [][]byte {
+	t.Helper()
+	objs := [][]byte{[]byte(clusterObjects), []byte(webManifest[strings.Index(webManifest, "---")+4:])}
+	if !withCRD {
+		return objs
+	}
+	crd, err := os.ReadFile(filepath.Join("..", "..", "charts", "recommend-job", "crds", "resourcerecommends.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([][]byte{crd}, objs...)
 }
 
 func runJSON(t *testing.T, ctx context.Context, args []string) *report.Report {
