@@ -133,9 +133,6 @@ func workloadRef(item collect.Item) usage.WorkloadRef {
 // top.
 func algorithm(cfg Config, item collect.Item) recommend.Options {
 	opts := cfg.Algorithm
-	if cfg.MinSpan != 0 {
-		opts.MinSpan = cfg.MinSpan
-	}
 	if p := item.Extensions.Percentile; p != 0 {
 		opts.CPUPercentile, opts.MemoryPercentile = p, p
 	}

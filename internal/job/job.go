@@ -47,37 +47,28 @@ type Config struct {
 	// RenderOptions choose how changes land in the repository (mode,
 	// per-namespace paths).
 	RenderOptions []render.Option
-	// MinSpan is the least time the samples of a resource must cover for a
-	// recommendation; DefaultMinSpan when zero.
-	MinSpan time.Duration
 	// Algorithm are the run's algorithm settings, which a
 	// ResourceRecommend's extensions override; zero fields are defaults.
 	Algorithm recommend.Options
 }
-
-// DefaultMinSpan is katalyst's: a day of history before any recommendation.
-const DefaultMinSpan = 24 * time.Hour
 
 // Run performs one pass and returns its report. Invalid ResourceRecommends,
 // missing history and targets that cannot be rendered are reported in it.
 // An error means the pass could not be completed; the report returned with
 // it, if any, holds what was computed before, and nothing was pushed.
 func Run(ctx context.Context, cfg Config, collector Collector, reader UsageReader, log *slog.Logger) (*report.Report, error) {
-	if cfg.MinSpan == 0 {
-		cfg.MinSpan = DefaultMinSpan
-	}
-	stage := newProgress(ctx, log)
+	stage := newProgress(log)
 	items, err := collector.Collect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("collecting resource recommends: %w", err)
 	}
-	stage.done("collect", "resourceRecommends", len(items))
+	stage.done(ctx, "collect", "resourceRecommends", len(items))
 
 	history, err := readUsage(ctx, items, reader, log)
 	if err != nil {
 		return nil, err
 	}
-	stage.done("history", "workloads", len(history.usage))
+	stage.done(ctx, "history", "workloads", len(history.usage))
 
 	rep := &report.Report{DryRun: cfg.DryRun, ResourceRecommends: []report.Entry{}}
 	var changes []render.Change
@@ -93,7 +84,7 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader UsageReade
 	if !cfg.DryRun {
 		writeStatuses(ctx, collector, items, rep.ResourceRecommends, log)
 	}
-	stage.done("recommend", "changes", len(changes))
+	stage.done(ctx, "recommend", "changes", len(changes))
 
 	if cfg.Git.URL == "" {
 		if !cfg.DryRun {
@@ -103,7 +94,7 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader UsageReade
 	}
 	err = writeBack(ctx, cfg, changes, owners, rep, log)
 	if err == nil && rep.Git != nil {
-		stage.done("git", "files", len(rep.Git.Files), "pushed", rep.Git.Pushed)
+		stage.done(ctx, "git", "files", len(rep.Git.Files), "pushed", rep.Git.Pushed)
 	}
 	return rep, err
 }
@@ -111,18 +102,17 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader UsageReade
 // progress logs one line as each stage of a run ends, with its duration,
 // so that a long run shows where it is.
 type progress struct {
-	ctx   context.Context
 	log   *slog.Logger
 	start time.Time
 }
 
-func newProgress(ctx context.Context, log *slog.Logger) *progress {
-	return &progress{ctx: ctx, log: log, start: time.Now()}
+func newProgress(log *slog.Logger) *progress {
+	return &progress{log: log, start: time.Now()}
 }
 
-func (p *progress) done(stage string, attrs ...any) {
+func (p *progress) done(ctx context.Context, stage string, attrs ...any) {
 	now := time.Now()
-	p.log.InfoContext(p.ctx, "stage done", append([]any{"stage", stage, "took", now.Sub(p.start).Round(time.Millisecond).String()}, attrs...)...)
+	p.log.InfoContext(ctx, "stage done", append([]any{"stage", stage, "took", now.Sub(p.start).Round(time.Millisecond).String()}, attrs...)...)
 	p.start = now
 }
 
