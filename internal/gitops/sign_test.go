@@ -12,8 +12,9 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
 // signedCommit makes one signed commit with opts' signing key on a new

@@ -16,9 +16,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
 // sshGitServer serves the repositories of the local file system to git
