@@ -133,8 +133,7 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 				if deps[dep.Resource] == nil {
 					deps[dep.Resource] = map[targetKey][]dependent{}
 				}
-				rollout := &Workload{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: key.namespace, Name: key.name,
-					Labels: obj.GetLabels(), Annotations: obj.GetAnnotations()}
+				rollout := &Workload{ObjectRef: objectRefOf(obj)}
 				deps[dep.Resource][depKey] = append(deps[dep.Resource][depKey], dependent{rollout: rollout, key: key})
 				continue
 			}
@@ -172,8 +171,8 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 				}
 				r := *d.rollout
 				r.Containers = w.Containers
-				r.Source = &ObjectRef{APIVersion: w.APIVersion, Kind: w.Kind, Namespace: w.Namespace, Name: w.Name,
-					Labels: w.Labels, Annotations: w.Annotations}
+				src := w.ObjectRef
+				r.Source = &src
 				t.workloads[d.key] = &r
 			}
 		}

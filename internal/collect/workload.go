@@ -11,14 +11,10 @@ import (
 
 // Workload is a live object with a pod template, as far as a run needs it.
 type Workload struct {
-	APIVersion string
-	Kind       string
-	Namespace  string
-	Name       string
-	// Labels and Annotations are the live object's, for finding the file
-	// that defines it (Argo CD's tracking annotation, Flux's labels).
-	Labels      map[string]string
-	Annotations map[string]string
+	// ObjectRef is the live object; its labels and annotations help find
+	// the file that defines it (Argo CD's tracking annotation, Flux's
+	// labels).
+	ObjectRef
 	// Containers are the pod template's containers and native sidecars, in
 	// template order: containers first, then sidecars.
 	Containers []Container
@@ -37,6 +33,18 @@ type ObjectRef struct {
 	Name        string
 	Labels      map[string]string
 	Annotations map[string]string
+}
+
+// objectRefOf is obj's reference.
+func objectRefOf(obj *unstructured.Unstructured) ObjectRef {
+	return ObjectRef{
+		APIVersion:  obj.GetAPIVersion(),
+		Kind:        obj.GetKind(),
+		Namespace:   obj.GetNamespace(),
+		Name:        obj.GetName(),
+		Labels:      obj.GetLabels(),
+		Annotations: obj.GetAnnotations(),
+	}
 }
 
 // Container is one container of a pod template with its current resources.
@@ -117,14 +125,7 @@ func workloadRefOf(obj *unstructured.Unstructured) (schema.GroupVersionKind, str
 // katalyst reports as ContainersMatchErrorCode; like katalyst, it skips a
 // container entry without a name.
 func workloadFrom(obj *unstructured.Unstructured) (*Workload, error) {
-	w := &Workload{
-		APIVersion:  obj.GetAPIVersion(),
-		Kind:        obj.GetKind(),
-		Namespace:   obj.GetNamespace(),
-		Name:        obj.GetName(),
-		Labels:      obj.GetLabels(),
-		Annotations: obj.GetAnnotations(),
-	}
+	w := &Workload{ObjectRef: objectRefOf(obj)}
 	for _, path := range podSpecPaths {
 		spec, found, err := unstructured.NestedMap(obj.Object, path...)
 		if err != nil {

@@ -301,23 +301,16 @@ func recommendResource(rp collect.ResourcePolicy, current *collect.Container, h 
 // Rollout's workloadRef Deployment). Its labels and annotations let the
 // renderer follow Argo CD's and Flux's tracking to the right file.
 func renderTarget(item collect.Item) render.Target {
-	w := item.Workload
-	if src := w.Source; src != nil {
-		return render.Target{
-			APIVersion:  src.APIVersion,
-			Kind:        src.Kind,
-			Namespace:   src.Namespace,
-			Name:        src.Name,
-			Labels:      src.Labels,
-			Annotations: src.Annotations,
-		}
+	ref := item.Workload.ObjectRef
+	if src := item.Workload.Source; src != nil {
+		ref = *src
 	}
 	return render.Target{
-		APIVersion:  w.APIVersion,
-		Kind:        w.Kind,
-		Namespace:   item.Namespace,
-		Name:        w.Name,
-		Labels:      w.Labels,
-		Annotations: w.Annotations,
+		APIVersion:  ref.APIVersion,
+		Kind:        ref.Kind,
+		Namespace:   ref.Namespace,
+		Name:        ref.Name,
+		Labels:      ref.Labels,
+		Annotations: ref.Annotations,
 	}
 }

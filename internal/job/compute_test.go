@@ -122,7 +122,7 @@ func (w *windowUsage) ReadWith(_ context.Context, _ string, s usage.Settings, ws
 func TestRecommendItem(t *testing.T) {
 	item := func(name string, f func(*collect.Item)) collect.Item {
 		it := collect.Item{Namespace: "shop", Name: name,
-			Workload: &collect.Workload{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web",
+			Workload: &collect.Workload{ObjectRef: collect.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
 				Containers: []collect.Container{{Name: "app",
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
 					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")}}}},

@@ -80,7 +80,7 @@ func (f *failingUsage) Read(context.Context, string, []usage.WorkloadRef) (map[u
 func validItem(ns string) collect.Item {
 	return collect.Item{
 		Namespace: ns, Name: "web",
-		Workload: &collect.Workload{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "web",
+		Workload: &collect.Workload{ObjectRef: collect.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "web"},
 			Containers: []collect.Container{{Name: "app"}}},
 		Policies: []collect.ContainerPolicy{{ContainerName: "app", Resources: []collect.ResourcePolicy{{Resource: corev1.ResourceCPU, BufferPercent: 30}}}},
 	}
@@ -144,8 +144,8 @@ func TestRunReportsNamespacesWithoutHistory(t *testing.T) {
 
 func TestRenderTarget(t *testing.T) {
 	rollout := collect.Item{Namespace: "shop", Workload: &collect.Workload{
-		APIVersion: "argoproj.io/v1alpha1", Kind: "Rollout", Namespace: "shop", Name: "web",
-		Labels: map[string]string{"app": "rollout"},
+		ObjectRef: collect.ObjectRef{APIVersion: "argoproj.io/v1alpha1", Kind: "Rollout", Namespace: "shop", Name: "web",
+			Labels: map[string]string{"app": "rollout"}},
 		Source: &collect.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web-template",
 			Annotations: map[string]string{render.ArgoTrackingID: "shop:apps/Deployment:shop/web-template"}},
 	}}
@@ -155,8 +155,8 @@ func TestRenderTarget(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("renderTarget(rollout with workloadRef) (-want +got):\n%s", d)
 	}
-	plain := collect.Item{Namespace: "shop", Workload: &collect.Workload{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web",
-		Labels: map[string]string{"kustomize.toolkit.fluxcd.io/name": "apps"}}}
+	plain := collect.Item{Namespace: "shop", Workload: &collect.Workload{ObjectRef: collect.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web",
+		Labels: map[string]string{"kustomize.toolkit.fluxcd.io/name": "apps"}}}}
 	if got := renderTarget(plain); got.Kind != "Deployment" || got.Name != "web" || got.Labels["kustomize.toolkit.fluxcd.io/name"] != "apps" {
 		t.Errorf("renderTarget(deployment) = %+v, want the workload with its labels", got)
 	}
