@@ -84,7 +84,7 @@ func writeBack(ctx context.Context, cfg Config, changes []render.Change, owners 
 			log.WarnContext(ctx, "pull request opened without all its labels or reviewers", "url", pr.URL, "error", err)
 		}
 		log.InfoContext(ctx, "pull request synced", "action", pr.Action, "url", pr.URL, "number", pr.Number)
-	case res.renderErrors > 0 || rep.Incomplete():
+	case rep.Incomplete():
 		// Nothing changed because something could not be rendered, read
 		// or validated this time: that says nothing about the open pull
 		// request, which stays.
@@ -106,8 +106,6 @@ type attemptResult struct {
 	// hasChanges reports that the push branch (pushed now or before)
 	// holds changes against the base.
 	hasChanges bool
-	// renderErrors counts the changes that could not be rendered.
-	renderErrors int
 }
 
 // writeOnce is one attempt: checkout, render, commit, push.
@@ -144,7 +142,6 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 			landed = append(landed, landedChange{Result: r, entry: entry})
 		}
 		if r.Err != nil {
-			res.renderErrors++
 			entry.Source.Error = r.Err.Error()
 			log.WarnContext(ctx, "cannot render change", "resourceRecommend", entry.Namespace+"/"+entry.Name, "container", r.Change.Container, "error", r.Err)
 		}
@@ -168,7 +165,7 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 	}
 	hash, committed, err := ws.Commit(out.Files, msg)
 	if err != nil || !committed {
-		return attemptResult{renderErrors: res.renderErrors}, err
+		return res, err
 	}
 	upToDate, err := ws.UpToDate(ctx)
 	if err != nil {

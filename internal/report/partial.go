@@ -26,12 +26,13 @@ func (r *Report) Partial() bool {
 // could not be read in this run.
 const ReasonHistoryUnavailable = "usage history unavailable: "
 
-// Incomplete reports whether this run could not see everything it usually
-// would: an invalid ResourceRecommend, or history that could not be read.
-// Such a run proves nothing about changes it did not make.
+// Incomplete reports whether this run could not do everything it usually
+// would: an invalid ResourceRecommend, history that could not be read, or
+// a change that could not be rendered. Such a run proves nothing about
+// changes it did not make.
 func (r *Report) Incomplete() bool {
 	for _, e := range r.ResourceRecommends {
-		if e.Error != nil {
+		if e.Error != nil || (e.Source != nil && e.Source.Error != "") {
 			return true
 		}
 		for _, c := range e.Containers {

@@ -30,18 +30,20 @@ func TestPartial(t *testing.T) {
 
 func TestIncomplete(t *testing.T) {
 	tests := []struct {
-		name string
-		res  Resource
-		err  *Error
-		want bool
+		name   string
+		res    Resource
+		err    *Error
+		source *Source
+		want   bool
 	}{
 		{name: "too little history is a steady state", res: Resource{Reason: "insufficient data: 3 samples over 2h0m0s, need 24h0m0s"}, want: false},
 		{name: "history unavailable this run", res: Resource{Reason: ReasonHistoryUnavailable + "connection refused"}, want: true},
 		{name: "invalid", err: &Error{Code: "WorkloadNotFound"}, want: true},
+		{name: "not rendered", source: &Source{Error: "target not found"}, want: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Report{ResourceRecommends: []Entry{{Error: tt.err, Containers: []Container{{Resources: []Resource{tt.res}}}}}}
+			r := &Report{ResourceRecommends: []Entry{{Error: tt.err, Source: tt.source, Containers: []Container{{Resources: []Resource{tt.res}}}}}}
 			if got := r.Incomplete(); got != tt.want {
 				t.Errorf("Incomplete() = %v, want %v", got, tt.want)
 			}
