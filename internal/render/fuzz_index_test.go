@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"context"
 	"io/fs"
 	"os"
@@ -37,20 +36,12 @@ func FuzzIndex(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, kust, manifest []byte) {
 		dir := t.TempDir()
-		files := map[string][]byte{
-			"k/kustomization.yaml": kust,
-			"k/m.yaml":             manifest,
-			"values.yaml":          manifest,
+		files := map[string]string{
+			"k/kustomization.yaml": string(kust),
+			"k/m.yaml":             string(manifest),
+			"values.yaml":          string(manifest),
 		}
-		for name, data := range files {
-			p := filepath.Join(dir, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		writeFiles(t, dir, files)
 		target := Target{
 			APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "p-web",
 			Annotations: map[string]string{ArgoTrackingID: "app:apps/Deployment:ns/p-web"},
@@ -80,7 +71,7 @@ func FuzzIndex(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !changed && !bytes.Equal(got, data) {
+			if !changed && string(got) != data {
 				t.Fatalf("%s changed although no change was applied", name)
 			}
 		}
