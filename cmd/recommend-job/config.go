@@ -150,7 +150,7 @@ var settings = []setting{
 	{"git-url", "", "URL of the GitOps repository (file://, http://, https://, ssh:// or user@host:path)"},
 	{"git-branch", "main", "base branch the changes are for"},
 	{"git-push-branch", "", "branch to commit to; from git-branch-template when empty, equal to git-branch to push directly"},
-	{"git-branch-template", defaultBranchTemplate, "template of the push branch; {{.Base}} is git-branch, {{.Path}} git-path, {{.Shard}} the shard index (\"-shard-{{.Shard}}\" is appended to the default when shard-count is above 1)"},
+	{"git-branch-template", defaultBranchTemplate, "template of the push branch; {{.Base}} is git-branch, {{.Path}} git-path, {{.Shard}} the shard index, {{.Sharded}} whether shard-count is above 1"},
 	{"git-direct-push", false, "commit straight onto git-branch, with no push branch or pull request"},
 	{"git-path", ".", "subtree of the repository holding the manifests"},
 	{"render-mode", "auto", "how changes land: inplace edits the defining file, patch writes a kustomize patch in the overlay, auto patches only where the file is a shared base"},
@@ -413,9 +413,6 @@ func (c *Config) completeGit() []error {
 		errs = append(errs, fmt.Errorf("git-branch: %q is not a valid branch name", c.GitBranch))
 	} else if c.GitPushBranch == "" {
 		tmpl := c.GitBranchTemplate
-		if sharded && tmpl == defaultBranchTemplate {
-			tmpl += "-shard-{{.Shard}}"
-		}
 		branch, err := c.pushBranch(tmpl, c.ShardIndex)
 		switch {
 		case err != nil:
@@ -482,8 +479,9 @@ func (c *Config) completeGit() []error {
 	return errs
 }
 
-// defaultBranchTemplate names the push branch after the base branch.
-const defaultBranchTemplate = "recommend-job/{{.Base}}"
+// defaultBranchTemplate names the push branch after the base branch, and
+// after the shard when there are several.
+const defaultBranchTemplate = "recommend-job/{{.Base}}{{if .Sharded}}-shard-{{.Shard}}{{end}}"
 
 // pushBranch renders the branch template for a shard.
 func (c *Config) pushBranch(tmpl string, shard int) (string, error) {
@@ -495,7 +493,8 @@ func (c *Config) pushBranch(tmpl string, shard int) (string, error) {
 	data := struct {
 		Base, Path string
 		Shard      int
-	}{c.GitBranch, strings.Trim(path.Clean("/"+c.GitPath), "/"), shard}
+		Sharded    bool
+	}{c.GitBranch, strings.Trim(path.Clean("/"+c.GitPath), "/"), shard, c.ShardCount > 1}
 	if err := t.Execute(&b, data); err != nil {
 		return "", err
 	}
