@@ -2,6 +2,7 @@ package usage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
@@ -24,6 +25,9 @@ const (
 	// DefaultPeakInterval is katalyst's memory task interval: memory
 	// enters the histogram as one peak per hour.
 	DefaultPeakInterval = time.Hour
+	// DefaultQueryTimeout bounds one range query, its answer's body
+	// included.
+	DefaultQueryTimeout = 2 * time.Minute
 )
 
 // RangeQuerier is the part of the Prometheus HTTP API a run uses.
@@ -102,7 +106,8 @@ type Reader struct {
 	peakInterval time.Duration
 	filter       string
 	owners       bool
-	end          time.Time // of the window one Read reads
+	timeout      time.Duration // of one query; none when zero
+	end          time.Time     // of the window one Read reads
 	now          func() time.Time
 	log          *slog.Logger
 }
@@ -133,6 +138,11 @@ func WithLabelFilter(matchers string) Option { return func(r *Reader) { r.filter
 // one more query per namespace.
 func WithOwnership(on bool) Option { return func(r *Reader) { r.owners = on } }
 
+// WithQueryTimeout bounds each range query, from sending it to reading the
+// last byte of its answer, so that a Prometheus that accepts connections
+// and never answers cannot hold a run; zero means no bound.
+func WithQueryTimeout(d time.Duration) Option { return func(r *Reader) { r.timeout = d } }
+
 // WithLogger sets the logger, which receives Prometheus's warnings.
 func WithLogger(l *slog.Logger) Option { return func(r *Reader) { r.log = l } }
 
@@ -142,7 +152,7 @@ func WithClock(now func() time.Time) Option { return func(r *Reader) { r.now = n
 // NewReader returns a Reader querying api.
 func NewReader(api RangeQuerier, opts ...Option) *Reader {
 	r := &Reader{api: api, window: DefaultWindow, step: DefaultStep, rateWindow: DefaultRateWindow,
-		peakInterval: DefaultPeakInterval, owners: true, now: time.Now, log: slog.New(slog.DiscardHandler)}
+		peakInterval: DefaultPeakInterval, owners: true, timeout: DefaultQueryTimeout, now: time.Now, log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -271,10 +281,26 @@ func (r *Reader) ReadWith(ctx context.Context, namespace string, s Settings, wor
 	return c.Read(ctx, namespace, workloads)
 }
 
-// query runs one range query and checks that it answered a matrix.
+// query runs one range query, within the query timeout, and checks that it
+// answered a matrix. An error says whether the query timed out or the
+// caller's context ended (with its cause, e.g. the run's deadline).
 func (r *Reader) query(ctx context.Context, namespace string, what corev1.ResourceName, q string, rng promv1.Range) (model.Matrix, error) {
-	v, warnings, _, err := r.api.QueryRange(ctx, q, rng)
-	if err != nil {
+	qctx, cancel := ctx, context.CancelFunc(func() {})
+	if r.timeout > 0 {
+		qctx, cancel = context.WithTimeout(ctx, r.timeout)
+	}
+	defer cancel()
+	v, warnings, _, err := r.api.QueryRange(qctx, q, rng)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("querying %s in namespace %s: %w", what, namespace, context.Cause(ctx))
+	case qctx.Err() != nil:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			err = context.DeadlineExceeded
+		}
+		return nil, fmt.Errorf("querying %s in namespace %s: no answer within %s: %w", what, namespace, r.timeout, err)
+	default:
 		return nil, fmt.Errorf("querying %s in namespace %s: %w", what, namespace, err)
 	}
 	if len(warnings) > 0 {
