@@ -111,7 +111,8 @@ func readUsage(ctx context.Context, items []collect.Item, reader UsageReader, lo
 		}
 	}
 	if len(errs) > 0 && len(errs) == len(keys) {
-		return history{}, fmt.Errorf("%w: %w", ErrUsageUnavailable, errors.Join(errs...))
+		// The failed batches still say why each workload has no history.
+		return h, fmt.Errorf("%w: %w", ErrUsageUnavailable, errors.Join(errs...))
 	}
 	return h, nil
 }

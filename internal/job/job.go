@@ -55,34 +55,36 @@ type Config struct {
 // Run performs one pass and returns its report. Invalid ResourceRecommends,
 // missing history and targets that cannot be rendered are reported in it.
 // An error means the pass could not be completed; the report returned with
-// it, if any, holds what was computed before, and nothing was pushed.
+// it, if any, holds what was computed before, and nothing was pushed. When
+// ctx ends (the run's deadline, a signal), the run stops where it is and
+// the report, marked as cut short, holds what it had: the entries, with the
+// reason of each missing recommendation, once the ResourceRecommends were
+// collected.
 func Run(ctx context.Context, cfg Config, collector Collector, reader UsageReader, log *slog.Logger) (*report.Report, error) {
 	stage := newProgress(log)
 	items, err := collector.Collect(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("collecting resource recommends: %w", err)
+		return cutShort(ctx, cfg, nil, "collect"), fmt.Errorf("collecting resource recommends: %w", err)
 	}
 	stage.done(ctx, "collect", "resourceRecommends", len(items))
 
 	history, err := readUsage(ctx, items, reader, log)
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("reading usage history: %w", context.Cause(ctx))
+	}
 	if err != nil {
-		return nil, err
+		// Nothing more is recommended, but the entries say why.
+		rep, _, _ := recommendAll(items, history, cfg)
+		return cutShort(ctx, cfg, rep, "history"), err
 	}
 	stage.done(ctx, "history", "workloads", len(history.usage))
 
-	rep := &report.Report{DryRun: cfg.DryRun, ResourceRecommends: []report.Entry{}}
-	var changes []render.Change
-	var owners []int // entry index of each change
-	for _, item := range items {
-		entry, itemChanges := recommendItem(item, history, cfg)
-		for _, c := range itemChanges {
-			owners = append(owners, len(rep.ResourceRecommends))
-			changes = append(changes, c)
-		}
-		rep.ResourceRecommends = append(rep.ResourceRecommends, entry)
-	}
+	rep, changes, owners := recommendAll(items, history, cfg)
 	if !cfg.DryRun {
 		writeStatuses(ctx, collector, items, rep.ResourceRecommends, log)
+	}
+	if ctx.Err() != nil {
+		return cutShort(ctx, cfg, rep, "recommend"), fmt.Errorf("recommending: %w", context.Cause(ctx))
 	}
 	stage.done(ctx, "recommend", "changes", len(changes))
 
@@ -96,7 +98,41 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader UsageReade
 	if err == nil && rep.Git != nil {
 		stage.done(ctx, "git", "files", len(rep.Git.Files), "pushed", rep.Git.Pushed)
 	}
+	if err != nil {
+		rep = cutShort(ctx, cfg, rep, "git")
+	}
 	return rep, err
+}
+
+// recommendAll makes each item's entry, and the changes to render with the
+// entry index of each.
+func recommendAll(items []collect.Item, h history, cfg Config) (*report.Report, []render.Change, []int) {
+	rep := &report.Report{DryRun: cfg.DryRun, ResourceRecommends: []report.Entry{}}
+	var changes []render.Change
+	var owners []int
+	for _, item := range items {
+		entry, itemChanges := recommendItem(item, h, cfg)
+		for _, c := range itemChanges {
+			owners = append(owners, len(rep.ResourceRecommends))
+			changes = append(changes, c)
+		}
+		rep.ResourceRecommends = append(rep.ResourceRecommends, entry)
+	}
+	return rep, changes, owners
+}
+
+// cutShort marks rep, created when nil, as cut short in stage when ctx
+// ended, with the cause (e.g. "run deadline of 27m0s exceeded"). It
+// returns rep unchanged when ctx did not end.
+func cutShort(ctx context.Context, cfg Config, rep *report.Report, stage string) *report.Report {
+	if ctx.Err() == nil {
+		return rep
+	}
+	if rep == nil {
+		rep = &report.Report{DryRun: cfg.DryRun, ResourceRecommends: []report.Entry{}}
+	}
+	rep.Interrupted = fmt.Sprintf("%v during %s", context.Cause(ctx), stage)
+	return rep
 }
 
 // progress logs one line as each stage of a run ends, with its duration,
@@ -121,6 +157,9 @@ func (p *progress) done(ctx context.Context, stage string, attrs ...any) {
 // write is logged; the recommendation still goes to git.
 func writeStatuses(ctx context.Context, collector Collector, items []collect.Item, entries []report.Entry, log *slog.Logger) {
 	for i, item := range items {
+		if ctx.Err() != nil {
+			return // the run is over; each write would fail
+		}
 		recs, provided := statusOf(item, entries[i])
 		if err := collector.WriteStatus(ctx, item, recs, provided); err != nil {
 			log.WarnContext(ctx, "cannot write status", "resourceRecommend", item.Namespace+"/"+item.Name, "error", err)

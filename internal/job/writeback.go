@@ -178,6 +178,10 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 	if testHookBeforePush != nil {
 		testHookBeforePush(attempt)
 	}
+	// A run past its deadline pushes nothing: a push is never started late.
+	if ctx.Err() != nil {
+		return attemptResult{}, fmt.Errorf("not pushing: %w", context.Cause(ctx))
+	}
 	if err := ws.Push(ctx); err != nil {
 		return attemptResult{}, err
 	}

@@ -2,11 +2,14 @@ package report
 
 import "strings"
 
-// Partial reports whether the run left something undone: an invalid
-// ResourceRecommend, a resource without a recommendation because its
-// history could not be read or was too short, or a target that could not
-// be rendered. Values held back on purpose do not count.
+// Partial reports whether the run left something undone: a run cut short,
+// an invalid ResourceRecommend, a resource without a recommendation
+// because its history could not be read or was too short, or a target that
+// could not be rendered. Values held back on purpose do not count.
 func (r *Report) Partial() bool {
+	if r.Interrupted != "" {
+		return true
+	}
 	for _, e := range r.ResourceRecommends {
 		if e.Error != nil || (e.Source != nil && e.Source.Error != "") {
 			return true
@@ -27,10 +30,13 @@ func (r *Report) Partial() bool {
 const ReasonHistoryUnavailable = "usage history unavailable: "
 
 // Incomplete reports whether this run could not do everything it usually
-// would: an invalid ResourceRecommend, history that could not be read, or
-// a change that could not be rendered. Such a run proves nothing about
+// would: a run cut short, an invalid ResourceRecommend, history that could
+// not be read, or a change that could not be rendered. Such a run proves nothing about
 // changes it did not make.
 func (r *Report) Incomplete() bool {
+	if r.Interrupted != "" {
+		return true
+	}
 	for _, e := range r.ResourceRecommends {
 		if e.Error != nil || (e.Source != nil && e.Source.Error != "") {
 			return true

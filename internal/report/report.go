@@ -18,6 +18,10 @@ type Report struct {
 	ResourceRecommends []Entry `json:"resourceRecommends"`
 	// Git is what was committed and pushed; nil when git was not reached.
 	Git *Git `json:"git,omitempty"`
+	// Interrupted says why and in which stage the run was cut short, e.g.
+	// "run deadline of 27m0s exceeded during history"; the report holds
+	// what the run had by then.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // Entry is one ResourceRecommend.
@@ -148,7 +152,14 @@ func (r *Report) Write(w io.Writer, f Format) error {
 		_, err = w.Write(b)
 		return err
 	case FormatTable:
-		return r.writeTable(w)
+		if err := r.writeTable(w); err != nil {
+			return err
+		}
+		if r.Interrupted != "" {
+			_, err := fmt.Fprintf(w, "\ncut short: %s; the report holds what the run had\n", r.Interrupted)
+			return err
+		}
+		return nil
 	default:
 		return fmt.Errorf("unknown output format %q", f)
 	}
