@@ -49,6 +49,9 @@ type Item struct {
 	// generation and status are the object's as listed, for WriteStatus.
 	generation int64
 	status     v1alpha1.ResourceRecommendStatus
+	// claims are the objects whose manifest this item would change: its
+	// target and the object the target takes its pod template from.
+	claims []targetKey
 }
 
 // Collector lists ResourceRecommends and the workloads they target.
@@ -145,7 +148,7 @@ func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
 	if _, err := labels.Parse(c.selector); err != nil {
 		return nil, fmt.Errorf("label selector %q: %w", c.selector, err)
 	}
-	recs, undecodable, err := c.listRecommends(ctx)
+	recs, undecodable, others, err := c.listRecommends(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +172,7 @@ func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
 		}
 		items = append(items, item)
 	}
+	markConflicts(ctx, items, c.otherClaims(others, targets), c.log)
 	sort.Slice(items, func(i, j int) bool {
 		if items[i].Namespace != items[j].Namespace {
 			return items[i].Namespace < items[j].Namespace
@@ -188,6 +192,9 @@ func (c *Collector) item(ctx context.Context, rec *v1alpha1.ResourceRecommend, t
 		generation:  rec.Generation,
 		status:      rec.Status,
 	}
+	if res := targets.resolved[refOf(rec)]; res.err == nil && res.gk.Kind != "" {
+		item.claims = append(item.claims, targets.keyOf(rec))
+	}
 	lookup := func() ([]string, error) {
 		w, err := targets.lookup(rec)
 		if err != nil {
@@ -195,6 +202,9 @@ func (c *Collector) item(ctx context.Context, rec *v1alpha1.ResourceRecommend, t
 			return nil, err
 		}
 		item.Workload = w
+		if w.Source != nil {
+			item.claims = append(item.claims, sourceKey(w.Source))
+		}
 		return w.ContainerNames(), nil
 	}
 	policies, invalid := Validate(rec.Spec, lookup)
@@ -220,13 +230,22 @@ func (c *Collector) item(ctx context.Context, rec *v1alpha1.ResourceRecommend, t
 // shard, dropping those that belong to another recommender. The apiserver
 // has checked each object against the CRD schema, so one that does not
 // decode means the cluster's CRD differs from ours: it comes back as an
-// invalid item with code CodeDecodeError, and the run goes on.
-func (c *Collector) listRecommends(ctx context.Context) ([]*v1alpha1.ResourceRecommend, []Item, error) {
+// invalid item with code CodeDecodeError, and the run goes on. The targets
+// of the ResourceRecommends in scope but in another shard come back as
+// others, so that a conflict across shards is seen by both.
+func (c *Collector) listRecommends(ctx context.Context) ([]*v1alpha1.ResourceRecommend, []Item, []claim, error) {
 	gvr := v1alpha1.GroupVersionResource()
 	var recs []*v1alpha1.ResourceRecommend
 	var undecodable []Item
+	var others []claim
 	err := c.eachObject(ctx, gvr, c.scope.namespaces(), c.selector, func(u *unstructured.Unstructured) error {
-		if !c.scope.contains(u.GetNamespace()) || !c.inShard(u.GetNamespace(), u.GetName()) {
+		if !c.scope.contains(u.GetNamespace()) {
+			return nil
+		}
+		if !c.inShard(u.GetNamespace(), u.GetName()) {
+			if cl, ok := claimOf(u); ok {
+				others = append(others, cl)
+			}
 			return nil
 		}
 		rec := &v1alpha1.ResourceRecommend{}
@@ -247,9 +266,9 @@ func (c *Collector) listRecommends(ctx context.Context) ([]*v1alpha1.ResourceRec
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return recs, undecodable, nil
+	return recs, undecodable, others, nil
 }
 
 // CodeDecodeError marks a ResourceRecommend that does not decode into the

@@ -211,14 +211,73 @@ func TestWorkloadFrom(t *testing.T) {
 	}
 }
 
-func TestCollectFailsWhenTargetsCannotBeListed(t *testing.T) {
-	c, client := newFakeCollector(t, deployment("shop", "web", container("app", "1", "1Gi")), recommendObj("shop", "web", "Deployment", "web"))
-	client.PrependReactor("list", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(deploymentsGVR.GroupResource(), "", errors.New("no rule"))
-	})
-	_, err := c.Collect(context.Background())
-	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "listing deployments.apps") {
-		t.Errorf("Collect() error = %v, want a forbidden error naming deployments.apps", err)
+func TestCollectListFailures(t *testing.T) {
+	tests := []struct {
+		name     string
+		err      error
+		wantCode string // of shop/web, when the run goes on
+		wantErr  string // of the run, when it stops
+	}{
+		{name: "a kind the role cannot list is the item's error",
+			err:      apierrors.NewForbidden(deploymentsGVR.GroupResource(), "", errors.New("no rule")),
+			wantCode: CodeWorkloadMatchError},
+		{name: "a kind no longer served is the item's error",
+			err:      apierrors.NewNotFound(deploymentsGVR.GroupResource(), ""),
+			wantCode: CodeWorkloadMatchError},
+		{name: "a timeout stops the run",
+			err:     apierrors.NewTimeoutError("slow", 1),
+			wantErr: "listing deployments.apps"},
+		{name: "a broken connection stops the run",
+			err:     errors.New("connection reset by peer"),
+			wantErr: "connection reset by peer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, client := newFakeCollector(t,
+				deployment("shop", "web", container("app", "1", "1Gi")), recommendObj("shop", "web", "Deployment", "web"),
+				recommendObj("shop", "db", "StatefulSet", "db"))
+			client.PrependReactor("list", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
+				return true, nil, tt.err
+			})
+			items, err := c.Collect(context.Background())
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Collect() error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Collect() error = %v, want the run to go on", err)
+			}
+			if len(items) != 2 || items[1].Name != "web" || items[1].Invalid == nil || items[1].Invalid.Code != tt.wantCode {
+				t.Fatalf("items = %+v, want shop/web rejected with %s", items, tt.wantCode)
+			}
+			if !errors.Is(items[1].Cause, ErrWorkloadUnreadable) || !strings.Contains(items[1].Cause.Error(), tt.err.Error()) {
+				t.Errorf("shop/web cause = %v, want ErrWorkloadUnreadable with %q", items[1].Cause, tt.err)
+			}
+			// The other kind is read as usual.
+			if items[0].Name != "db" || items[0].Invalid == nil || items[0].Invalid.Code != CodeWorkloadNotFound {
+				t.Errorf("shop/db = %+v, want WorkloadNotFound", items[0])
+			}
+		})
+	}
+}
+
+func TestCollectDoesNotListKindsWithoutTemplate(t *testing.T) {
+	rec := recommendObj("shop", "config", "ConfigMap", "settings")
+	_ = unstructured.SetNestedField(rec.Object, "v1", "spec", "targetRef", "apiVersion")
+	c, client := newFakeCollector(t, rec)
+	items, err := c.Collect(context.Background())
+	if err != nil {
+		t.Fatalf("Collect() error = %v", err)
+	}
+	if len(items) != 1 || items[0].Invalid == nil || items[0].Invalid.Code != CodeWorkloadsUnsupported {
+		t.Fatalf("items = %+v, want shop/config rejected with WorkloadsUnsupported", items)
+	}
+	for _, a := range client.Actions() {
+		if a.GetResource().Resource == "configmaps" {
+			t.Errorf("Collect() sent %s %s: a built-in kind without a pod template needs no read", a.GetVerb(), a.GetResource())
+		}
 	}
 }
 

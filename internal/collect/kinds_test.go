@@ -134,10 +134,12 @@ func TestCollectKinds(t *testing.T) {
 		got[it.Name] = s
 	}
 	want := map[string]summary{
-		"web": {Containers: "app=500m proxy*=50m",
+		// web conflicts with percentile, which names the same Deployment.
+		"web": {Code: CodeTargetConflict, Containers: "app=500m proxy*=50m",
 			HeldBack: "cpu: HorizontalPodAutoscaler kinds/web scales on cpu utilization (60%)"},
-		"db":           {Containers: "app=1"},
-		"db-noversion": {Containers: "app=1"},
+		// Two ResourceRecommends on one target conflict; both still resolve.
+		"db":           {Code: CodeTargetConflict, Containers: "app=1"},
+		"db-noversion": {Code: CodeTargetConflict, Containers: "app=1"},
 		"agent":        {Containers: "app=100m"},
 		"rs":           {Containers: "app=100m"},
 		"once":         {Containers: "app=2"},
@@ -151,14 +153,14 @@ func TestCollectKinds(t *testing.T) {
 		"gadget": {Code: CodeWorkloadsUnsupported,
 			Cause: "Gadget.example.com kinds/g has no pod template: kind has no pod template"},
 		"configmap": {Code: CodeWorkloadsUnsupported,
-			Cause: "ConfigMap kinds/settings has no pod template: kind has no pod template"},
+			Cause: "ConfigMap has no pod template: kind has no pod template"},
 		"ghost": {Code: CodeWorkloadNotFound, Cause: "Deployment.apps kinds/ghost: workload not found"},
 		"unserved": {Code: CodeWorkloadMatchError,
 			Cause: `resolving Widget apps/v1: no matches for kind "Widget" in version "apps/v1"`},
 		// Kinds are case-sensitive, as in katalyst.
 		"lowercase": {Code: CodeWorkloadMatchError,
 			Cause: `resolving deployment: no matches for kind "deployment" in group ""`},
-		"percentile": {Containers: "app=500m proxy*=50m",
+		"percentile": {Code: CodeTargetConflict, Containers: "app=500m proxy*=50m",
 			HeldBack: "cpu: HorizontalPodAutoscaler kinds/web scales on cpu utilization (60%)"},
 		"bad-percentile": {Code: CodeExtensionsInvalid},
 		// elsewhere belongs to another recommender: skipped.

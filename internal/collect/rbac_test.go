@@ -111,6 +111,11 @@ func TestCollectAsChartServiceAccount(t *testing.T) {
 		labelled(recommendYAML("rbac", "db", "apps/v1", "StatefulSet", "db", "")),
 		labelled(recommendYAML("rbac", "nightly", "batch/v1", "CronJob", "nightly", "")),
 		labelled(recommendYAML("rbac", "byref", "argoproj.io/v1alpha1", "Rollout", "byref", "")),
+		// Kinds outside the role: a tenant's mistake must not stop the run.
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: rbac, name: settings}\n",
+		"apiVersion: example.com/v1\nkind: Widget\nmetadata: {namespace: rbac, name: widget}\nspec:\n"+podTemplate(2, "1", ""),
+		labelled(recommendYAML("rbac", "settings", "v1", "ConfigMap", "settings", "")),
+		labelled(recommendYAML("rbac", "widget", "example.com/v1", "Widget", "widget", "")),
 	)
 
 	cfg := bed.APIServer.RESTConfig()
@@ -149,24 +154,18 @@ func TestCollectAsChartServiceAccount(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Collect() as the chart's ServiceAccount error = %v", err)
 		}
-		var got []string
-		for _, it := range items {
-			s := it.Name
-			if it.Invalid != nil {
-				s += " " + it.Invalid.Code
-			}
-			if it.Workload != nil {
-				s += " " + strings.Join(it.Workload.ContainerNames(), ",")
-			}
-			if len(it.HeldBack) > 0 {
-				s += " held:" + string(corev1.ResourceCPU)
-			}
-			got = append(got, s)
-		}
-		// The HPA without metrics scales web on cpu utilisation.
-		want := []string{"byref app", "db app", "nightly app", "web app held:cpu"}
-		if d := cmp.Diff(want, got); d != "" {
+		// The HPA without metrics scales web on cpu utilisation. A ConfigMap
+		// is refused without a list; the role cannot list widgets.
+		want := []string{"byref app", "db app", "nightly app", "settings WorkloadsUnsupported", "web app held:cpu",
+			"widget WorkloadMatchError"}
+		if d := cmp.Diff(want, summarize(items)); d != "" {
 			t.Fatalf("items (-want +got):\n%s", d)
+		}
+		widget := itemNamed(t, items, "widget")
+		for _, want := range []string{"the job cannot read this kind", `cannot list resource "widgets" in API group "example.com"`} {
+			if widget.Cause == nil || !strings.Contains(widget.Cause.Error(), want) {
+				t.Errorf("widget's cause = %v, want it to contain %q", widget.Cause, want)
+			}
 		}
 		// Without write-status the role cannot write a status.
 		err = newCollector().WriteStatus(t.Context(), items[0], nil, errors.New("not yet"))
@@ -181,7 +180,7 @@ func TestCollectAsChartServiceAccount(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Collect() error = %v", err)
 		}
-		web := items[3]
+		web := itemNamed(t, items, "web")
 		recs := []v1alpha1.ContainerResources{{ContainerName: "app", Requests: &v1alpha1.ContainerResourceList{
 			Target: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("300Mi")}}}}
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
@@ -208,10 +207,11 @@ func TestCollectAsChartServiceAccount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !equalStatus(items[3].status.RecommendResources, recs) {
-			t.Errorf("listed status = %+v, want the recommendation written", items[3].status.RecommendResources)
+		web = itemNamed(t, items, "web")
+		if !equalStatus(web.status.RecommendResources, recs) {
+			t.Errorf("listed status = %+v, want the recommendation written", web.status.RecommendResources)
 		}
-		if err := newCollector().WriteStatus(t.Context(), items[3], recs, nil); err != nil {
+		if err := newCollector().WriteStatus(t.Context(), web, recs, nil); err != nil {
 			t.Fatalf("WriteStatus() again error = %v", err)
 		}
 		again, err := admin.Resource(v1alpha1.GroupVersionResource()).Namespace("rbac").Get(t.Context(), "web", metav1.GetOptions{})
@@ -223,7 +223,7 @@ func TestCollectAsChartServiceAccount(t *testing.T) {
 		}
 	})
 
-	t.Run("a missing rule fails naming the resource", func(t *testing.T) {
+	t.Run("a missing rule fails only the items of that kind", func(t *testing.T) {
 		docs := chartRBAC(t, nil)
 		rules, _, _ := unstructured.NestedSlice(docs[0].Object, "rules")
 		for _, r := range rules {
@@ -233,22 +233,60 @@ func TestCollectAsChartServiceAccount(t *testing.T) {
 		}
 		_ = unstructured.SetNestedSlice(docs[0].Object, rules, "rules")
 		applyRBAC(t, docs)
+		var items []Item
 		var err error
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-			_, err = newCollector().Collect(t.Context())
-			if err != nil || time.Now().After(deadline) {
+			items, err = newCollector().Collect(t.Context())
+			if err != nil {
+				t.Fatalf("Collect() error = %v, want the run to go on", err)
+			}
+			if itemNamed(t, items, "db").Invalid != nil || time.Now().After(deadline) {
 				break
 			}
 		}
-		if !apierrors.IsForbidden(err) {
-			t.Fatalf("Collect() error = %v, want forbidden", err)
+		want := []string{"byref app", "db WorkloadMatchError", "nightly app", "settings WorkloadsUnsupported", "web app held:cpu",
+			"widget WorkloadMatchError"}
+		if d := cmp.Diff(want, summarize(items)); d != "" {
+			t.Fatalf("items (-want +got):\n%s", d)
 		}
+		db := itemNamed(t, items, "db")
 		for _, want := range []string{"listing statefulsets.apps", `cannot list resource "statefulsets" in API group "apps"`} {
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("Collect() error = %q, want it to contain %q", err, want)
+			if db.Cause == nil || !strings.Contains(db.Cause.Error(), want) {
+				t.Errorf("db's cause = %v, want it to contain %q", db.Cause, want)
 			}
 		}
 	})
+}
+
+// summarize lists items as "name code" when invalid, else "name containers"
+// with " held:cpu" when the cpu request is held back.
+func summarize(items []Item) []string {
+	var got []string
+	for _, it := range items {
+		s := it.Name
+		if it.Invalid != nil {
+			s += " " + it.Invalid.Code
+		} else if it.Workload != nil {
+			s += " " + strings.Join(it.Workload.ContainerNames(), ",")
+		}
+		if len(it.HeldBack) > 0 {
+			s += " held:" + string(corev1.ResourceCPU)
+		}
+		got = append(got, s)
+	}
+	return got
+}
+
+// itemNamed returns the item of that name.
+func itemNamed(t *testing.T, items []Item, name string) Item {
+	t.Helper()
+	for _, it := range items {
+		if it.Name == name {
+			return it
+		}
+	}
+	t.Fatalf("no item %s", name)
+	return Item{}
 }
 
 func equalStatus(got *v1alpha1.RecommendResources, want []v1alpha1.ContainerResources) bool {

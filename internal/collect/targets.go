@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -119,6 +120,10 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 	deps := map[schema.GroupVersionResource]map[targetKey][]dependent{}
 	for _, gvr := range sortedGVRs(wanted) {
 		objs, err := c.listTargets(ctx, gvr, wanted[gvr])
+		if unreadable(err) {
+			t.failAll(wanted[gvr], err)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -152,6 +157,14 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 			keys[k] = true
 		}
 		objs, err := c.listTargets(ctx, gvr, keys)
+		if unreadable(err) {
+			for _, dependents := range byDep {
+				for _, d := range dependents {
+					t.errs[d.key] = fmt.Errorf("%s: spec.workloadRef: %w: %w", d.key, ErrWorkloadUnreadable, err)
+				}
+			}
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -180,6 +193,32 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 	return t, nil
 }
 
+// unreadable reports whether a failed list concerns only the kind listed:
+// the job's role may not list it, or the cluster stopped serving it. Such a
+// kind is the error of the items targeting it, so that one namespace's
+// ResourceRecommend naming a kind outside the role cannot stop the run for
+// every other. Anything else (a timeout, an unreachable apiserver) still
+// fails the run.
+func unreadable(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err)
+}
+
+// failAll records err as the error of every key.
+func (t *targetSet) failAll(keys map[targetKey]bool, err error) {
+	for key := range keys {
+		t.errs[key] = fmt.Errorf("%w: %w", ErrWorkloadUnreadable, err)
+	}
+}
+
+// builtinGroup reports whether group is one of Kubernetes' own API groups:
+// the core group, a group without a dot (apps, batch, policy), or one under
+// k8s.io. A custom resource's group always has a dot and cannot be under
+// k8s.io, so a built-in kind outside templateKinds is known to have no pod
+// template without reading it.
+func builtinGroup(group string) bool {
+	return !strings.Contains(group, ".") || group == "k8s.io" || strings.HasSuffix(group, ".k8s.io")
+}
+
 // resolve maps a targetRef to its resource through discovery. apiVersion
 // may be left out when exactly one group serves the kind. A kind that is
 // not served, ambiguous or cluster-scoped is the item's error
@@ -201,8 +240,13 @@ func (c *Collector) resolve(ref v1alpha1.CrossVersionObjectReference) (resolutio
 		return resolution{}, fmt.Errorf("resolving %s: %w", describeRef(ref), err)
 	}
 	res := resolution{gk: mapping.GroupVersionKind.GroupKind(), gvr: mapping.Resource}
-	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+	switch {
+	case mapping.Scope.Name() != meta.RESTScopeNameNamespace:
 		res.err = fmt.Errorf("%s is cluster-scoped; a target must be in the ResourceRecommend's namespace", describeRef(ref))
+	case builtinGroup(res.gk.Group) && !templateKinds[res.gk]:
+		// Not listed at all: a ConfigMap or a Secret is nothing the job
+		// should read, nor may need the rights to.
+		res.err = fmt.Errorf("%s has no pod template: %w", res.gk, ErrKindUnsupported)
 	}
 	return res, nil
 }

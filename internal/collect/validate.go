@@ -136,6 +136,12 @@ var (
 	// kind has no pod template (a ConfigMap, a Service). Validate reports
 	// it as CodeWorkloadsUnsupported.
 	ErrKindUnsupported = errors.New("kind has no pod template")
+
+	// ErrWorkloadUnreadable is returned by a WorkloadLookup when the job
+	// may not list the target's kind (its role lacks the rule) or the
+	// cluster no longer serves it. Validate reports it as
+	// CodeWorkloadMatchError, katalyst's code for a target it cannot read.
+	ErrWorkloadUnreadable = errors.New("the job cannot read this kind")
 )
 
 // ValidationError is a rejected ResourceRecommend: katalyst's reason code and
