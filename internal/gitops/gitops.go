@@ -321,7 +321,7 @@ func (w *Workspace) Push(ctx context.Context) error {
 		return fmt.Errorf("push branch %s moved from %s to %s: %w", w.opts.PushBranch, short(w.pushHead), short(heads[ref]), ErrStale)
 	}
 
-	pushCtx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
+	pushCtx, cancel := graceContext(ctx, w.opts.Timeout, PushGrace)
 	defer cancel()
 	opts := &git.PushOptions{
 		RemoteName: git.DefaultRemoteName,
@@ -346,7 +346,54 @@ func (w *Workspace) Push(ctx context.Context) error {
 		// Moved between the check above and the push.
 		return redact(fmt.Errorf("pushing %s to %s: %w: %w", w.opts.PushBranch, w.url, ErrStale, err), w.opts)
 	}
+	// The server may have taken the branch although its answer was lost
+	// (a dropped connection, a push cut short): what the remote holds now
+	// is the outcome.
+	if took, verr := w.remoteHolds(context.WithoutCancel(ctx), ref); verr == nil && took {
+		return nil
+	}
 	return redact(fmt.Errorf("pushing %s to %s: %w", w.opts.PushBranch, w.url, err), w.opts)
+}
+
+// PushGrace is how long a push that has started may go on after the run's
+// context is cancelled (a SIGTERM), so that the job reports the outcome
+// instead of leaving the remote in a state it does not know. It is below
+// Kubernetes' default termination grace period of 30s.
+const PushGrace = 20 * time.Second
+
+// graceContext returns a context bounded by timeout that outlives ctx's
+// cancellation by grace, no more.
+func graceContext(ctx context.Context, timeout, grace time.Duration) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	stop := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-out.Done():
+		}
+	})
+	return out, func() {
+		stop()
+		cancel()
+	}
+}
+
+// remoteHolds reports whether the remote's branch ref is at the local
+// HEAD, with a short deadline of its own.
+func (w *Workspace) remoteHolds(ctx context.Context, ref plumbing.ReferenceName) (bool, error) {
+	head, err := w.repo.Head()
+	if err != nil {
+		return false, fmt.Errorf("reading HEAD: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(w.opts.Timeout, PushGrace))
+	defer cancel()
+	heads, err := w.remoteHeads(ctx)
+	if err != nil {
+		return false, err
+	}
+	return heads[ref] == head.Hash(), nil
 }
 
 // rejected reports whether a push failed because the remote ref moved.
