@@ -71,4 +71,12 @@
 // Files are refused rather than edited when they look like Go or Helm
 // templates, are encrypted with SOPS, or use anchors, aliases or merge keys
 // on the path to the edited values.
+//
+// No file above the size limit (WithMaxFileSize, DefaultMaxFileSize by
+// default) is read, neither by the index nor by kustomize during a proof:
+// its size is checked first, it is listed in Outcome.Skipped, a target it
+// might define is not found with ErrFileTooLarge naming it, and a
+// kustomization that includes it is not built. The index never expands
+// aliases; files that kustomize would expand into more than 65,536 extra
+// nodes, or into themselves, fail the proof instead.
 package render

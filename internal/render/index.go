@@ -74,6 +74,11 @@ type index struct {
 	apps, fluxes map[string][]string
 	// markers maps "namespace/name:container" to the documents marking it.
 	markers map[string][]docRef
+	// large holds every YAML file of the repository above the size limit;
+	// skipped lists those the index would have read.
+	large   map[string]Skip
+	skipped []Skip
+	limit   int64
 }
 
 // wants is what the index looks for.
@@ -92,9 +97,12 @@ type wants struct {
 // the wanted objects, the kustomizations that render them, the Argo CD and
 // Flux objects that point at paths, and the marker comments. Files that are
 // not YAML, do not parse, or hold nothing of interest are skipped; hidden
-// directories and symlinks are not followed.
-func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants) (*index, error) {
+// directories and symlinks are not followed. Files above limit (<= 0: no
+// limit) are not read: their size is checked first.
+func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int64) (*index, error) {
 	idx := &index{
+		limit:   limit,
+		large:   map[string]Skip{},
 		refs:    map[identKey][]docRef{},
 		files:   map[string]*indexedFile{},
 		broken:  map[string][]string{},
@@ -131,12 +139,35 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants) (*index, e
 		if !d.Type().IsRegular() {
 			return nil
 		}
+		kname, yname := isKustomizationName(d.Name()), isYAMLName(d.Name())
+		if !kname && !yname {
+			return nil
+		}
+		// The size, from the directory entry's metadata, decides before
+		// the file is opened.
+		if limit > 0 {
+			info, err := d.Info()
+			if err != nil {
+				return fmt.Errorf("stat %s: %w", p, err)
+			}
+			if size := info.Size(); size > limit {
+				idx.large[p] = Skip{File: p, Size: size, Err: tooLarge(p, size, limit)}
+				if kname || under(p, dir) || w.pointers {
+					idx.skipped = append(idx.skipped, idx.large[p])
+				}
+				if kname {
+					// Its directory renders nothing we can know of.
+					kfiles = append(kfiles, p)
+				}
+				return nil
+			}
+		}
 		switch {
-		case isKustomizationName(d.Name()):
+		case kname:
 			kfiles = append(kfiles, p)
-		case isYAMLName(d.Name()) && under(p, dir):
+		case under(p, dir):
 			paths = append(paths, p)
-		case isYAMLName(d.Name()) && w.pointers:
+		case w.pointers:
 			// Argo CD Applications and Flux Kustomizations often live
 			// apart from the manifests they point at.
 			outside = append(outside, p)
@@ -146,10 +177,14 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants) (*index, e
 	if err != nil {
 		return nil, fmt.Errorf("walk %s: %w", dir, err)
 	}
-	ks, more, err := loadKustomizations(fsys, kfiles, paths, dir)
+	ks, more, over, err := loadKustomizations(fsys, kfiles, paths, dir, idx.large, limit)
 	if err != nil {
 		return nil, err
 	}
+	for _, p := range over {
+		idx.skipped = append(idx.skipped, idx.large[p])
+	}
+	slices.SortFunc(idx.skipped, func(x, y Skip) int { return strings.Compare(x.File, y.File) })
 	paths = append(paths, more...)
 	inside := len(paths)
 	paths = append(paths, outside...)
@@ -171,9 +206,9 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants) (*index, e
 					return
 				}
 				if i < inside {
-					scans[i], errs[i] = scanFile(fsys, paths[i], w, idx.graph)
+					scans[i], errs[i] = scanFile(fsys, paths[i], w, idx.graph, limit)
 				} else {
-					scans[i], errs[i] = scanPointers(fsys, paths[i])
+					scans[i], errs[i] = scanPointers(fsys, paths[i], limit)
 				}
 			}
 		})
@@ -208,15 +243,18 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants) (*index, e
 
 // loadKustomizations parses the kustomization files found, and returns the
 // plain files outside the walked ones that kustomizations under dir render
-// (a base next to the configured path), for scanning too.
-func loadKustomizations(fsys fs.FS, kfiles, walked []string, dir string) ([]*kustomization, []string, error) {
-	var ks []*kustomization
+// (a base next to the configured path), for scanning too, and those of them
+// that are in large, which are not. A kustomization file in large is not
+// read: it stands for a kustomization that renders nothing known.
+func loadKustomizations(fsys fs.FS, kfiles, walked []string, dir string, large map[string]Skip, limit int64) (ks []*kustomization, more, over []string, err error) {
 	byDir := map[string]*kustomization{}
 	var plain []string
 	for _, p := range kfiles {
-		k, err := parseKustomization(fsys, p)
-		if err != nil {
-			return nil, nil, err
+		k := &kustomization{dir: path.Dir(p), file: p, tooLarge: large[p].Err}
+		if k.tooLarge == nil {
+			if k, err = parseKustomization(fsys, p, limit); err != nil {
+				return nil, nil, nil, err
+			}
 		}
 		switch {
 		case k != nil:
@@ -234,7 +272,7 @@ func loadKustomizations(fsys fs.FS, kfiles, walked []string, dir string) ([]*kus
 	for _, p := range walked {
 		seen[p] = true
 	}
-	more := plain
+	more = plain
 	visited := map[*kustomization]bool{}
 	var visit func(k *kustomization)
 	visit = func(k *kustomization) {
@@ -251,7 +289,18 @@ func loadKustomizations(fsys fs.FS, kfiles, walked []string, dir string) ([]*kus
 				continue
 			}
 			seen[r] = true
-			if info, err := fs.Stat(fsys, r); err == nil && info.Mode().IsRegular() {
+			if _, ok := large[r]; ok {
+				over = append(over, r)
+				continue
+			}
+			// The walk did not size a symlink; Stat follows it.
+			info, err := fs.Stat(fsys, r)
+			switch {
+			case err != nil || !info.Mode().IsRegular():
+			case limit > 0 && info.Size() > limit:
+				large[r] = Skip{File: r, Size: info.Size(), Err: tooLarge(r, info.Size(), limit)}
+				over = append(over, r)
+			default:
 				more = append(more, r)
 			}
 		}
@@ -261,7 +310,7 @@ func loadKustomizations(fsys fs.FS, kfiles, walked []string, dir string) ([]*kus
 			visit(k)
 		}
 	}
-	return ks, more, nil
+	return ks, more, over, nil
 }
 
 func isYAMLName(name string) bool {
@@ -282,10 +331,10 @@ type scan struct {
 // markerToken is in every file that holds a marker comment.
 var markerToken = []byte(markerKey)
 
-func scanFile(fsys fs.FS, p string, w wants, g *kgraph) (scan, error) {
-	data, err := fs.ReadFile(fsys, p)
+func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, error) {
+	data, info, err := readLimited(fsys, p, limit)
 	if err != nil {
-		return scan{}, fmt.Errorf("read %s: %w", p, err)
+		return scan{}, err
 	}
 	if w.names != nil && !mayDefine(data, w.names) && !bytes.Contains(data, markerToken) && !g.renames(p) {
 		return scan{}, nil
@@ -346,10 +395,6 @@ func scanFile(fsys fs.FS, p string, w wants, g *kgraph) (scan, error) {
 	if len(s.refs) == 0 && len(s.markers) == 0 {
 		return scan{apps: s.apps, fluxes: s.fluxes}, nil
 	}
-	info, err := fs.Stat(fsys, p)
-	if err != nil {
-		return scan{}, fmt.Errorf("stat %s: %w", p, err)
-	}
 	s.file = &indexedFile{
 		name:   p,
 		data:   data,
@@ -366,10 +411,10 @@ var pointerTokens = [][]byte{[]byte("argoproj.io"), []byte("kustomize.toolkit.fl
 
 // scanPointers reads only the Argo CD Applications and Flux Kustomizations
 // of a file outside the searched path.
-func scanPointers(fsys fs.FS, p string) (scan, error) {
-	data, err := fs.ReadFile(fsys, p)
+func scanPointers(fsys fs.FS, p string, limit int64) (scan, error) {
+	data, _, err := readLimited(fsys, p, limit)
 	if err != nil {
-		return scan{}, fmt.Errorf("read %s: %w", p, err)
+		return scan{}, err
 	}
 	if !mayDefine(data, pointerTokens) {
 		return scan{}, nil

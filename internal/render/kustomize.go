@@ -1,7 +1,6 @@
 package render
 
 import (
-	"fmt"
 	"io/fs"
 	"path"
 	"strings"
@@ -30,6 +29,9 @@ type kustomization struct {
 	patches []string
 	// parents are the kustomizations that list this one's directory.
 	parents []*kustomization
+	// tooLarge says why the file was not read, when it is above the size
+	// limit: the kustomization then lists nothing, and is not built.
+	tooLarge error
 }
 
 // isKustomizationName reports whether a file name is one kustomize reads.
@@ -44,10 +46,10 @@ func isKustomizationName(name string) bool {
 
 // parseKustomization reads a kustomization file, or returns nil when the
 // file is not one (a Flux Kustomization is named like one at times).
-func parseKustomization(fsys fs.FS, name string) (*kustomization, error) {
-	data, err := fs.ReadFile(fsys, name)
+func parseKustomization(fsys fs.FS, name string, limit int64) (*kustomization, error) {
+	data, _, err := readLimited(fsys, name, limit)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, err
 	}
 	docs, err := parseDocuments(data)
 	if err != nil || len(docs) != 1 {

@@ -63,8 +63,9 @@ func ParseMode(s string) (Mode, error) {
 type Option func(*options)
 
 type options struct {
-	mode  Mode
-	paths map[string]string
+	mode        Mode
+	paths       map[string]string
+	maxFileSize int64
 }
 
 // WithMode sets the run's mode; a Change's own Mode overrides it.

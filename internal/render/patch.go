@@ -100,6 +100,9 @@ func (a *applier) findPatch(c Change, k *kustomization, want identKey, ns string
 	var best patchFit
 	for _, pf := range k.patches {
 		fe, err := a.file(pf)
+		if errors.Is(err, ErrFileTooLarge) {
+			return patchFit{file: pf}, fmt.Errorf("%s patches with %s: %w", k.file, pf, err)
+		}
 		if err != nil {
 			continue // kustomize reports a missing patch; the proof fails then
 		}

@@ -55,7 +55,7 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 		kdir := filepath.Join(abs, filepath.FromSlash(dir))
 		err := a.checkExternal(dir)
 		if err == nil {
-			err = proveBuild(kdir, after, exps)
+			err = proveBuild(proofFS{FileSystem: filesys.MakeFsOnDisk(), root: abs, limit: a.limit}, kdir, after, exps)
 		}
 		if err == nil {
 			continue
@@ -77,7 +77,8 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 
 // checkExternal refuses to build a kustomization tree that fetches remote
 // resources or reads outside the repository: a proof must not reach the
-// network nor the rest of the machine.
+// network nor the rest of the machine. It also refuses, before kustomize
+// would, a tree that lists a file above the size limit.
 func (a *applier) checkExternal(dir string) error {
 	seen := map[string]bool{}
 	var walk func(d string) error
@@ -90,6 +91,14 @@ func (a *applier) checkExternal(dir string) error {
 		if len(k.external) > 0 {
 			return fmt.Errorf("%s uses resources that are remote or outside the repository (%s); not built", k.file, strings.Join(k.external, ", "))
 		}
+		if k.tooLarge != nil {
+			return k.tooLarge
+		}
+		for _, f := range append(slices.Clone(k.resources), k.patches...) {
+			if s, ok := a.idx.large[f]; ok {
+				return fmt.Errorf("%s includes %s; not built: %w", k.file, f, s.Err)
+			}
+		}
 		for _, r := range k.resources {
 			if err := walk(r); err != nil {
 				return err
@@ -100,14 +109,15 @@ func (a *applier) checkExternal(dir string) error {
 	return walk(dir)
 }
 
-// proveBuild builds the kustomization in kdir from disk and from disk with
+// proveBuild builds the kustomization in kdir from fsys and from fsys with
 // the edited files laid over it, and compares the outputs.
-func proveBuild(kdir string, edited map[string][]byte, changes []Change) error {
-	before, err := build(filesys.MakeFsOnDisk(), kdir)
+func proveBuild(fsys proofFS, kdir string, edited map[string][]byte, changes []Change) error {
+	before, err := build(fsys, kdir)
 	if err != nil {
 		return fmt.Errorf("does not build before the edit: %w", err)
 	}
-	after, err := build(overlayFS{FileSystem: filesys.MakeFsOnDisk(), files: edited}, kdir)
+	fsys.files = edited
+	after, err := build(fsys, kdir)
 	if err != nil {
 		return fmt.Errorf("does not build after the edit: %w", err)
 	}
@@ -268,31 +278,4 @@ func deepCopy(v any) any {
 		return out
 	}
 	return v
-}
-
-// overlayFS is the repository on disk with edited and new files in memory.
-type overlayFS struct {
-	filesys.FileSystem
-	files map[string][]byte // by absolute path
-}
-
-func (o overlayFS) ReadFile(p string) ([]byte, error) {
-	if d, ok := o.files[filepath.Clean(p)]; ok {
-		return d, nil
-	}
-	return o.FileSystem.ReadFile(p)
-}
-
-func (o overlayFS) Exists(p string) bool {
-	_, ok := o.files[filepath.Clean(p)]
-	return ok || o.FileSystem.Exists(p)
-}
-
-func (o overlayFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
-	if abs, err := filepath.Abs(p); err == nil {
-		if _, ok := o.files[abs]; ok {
-			return filesys.ConfirmedDir(filepath.Dir(abs)), filepath.Base(abs), nil
-		}
-	}
-	return o.FileSystem.CleanedAbs(p)
 }

@@ -102,6 +102,10 @@ type Outcome struct {
 	Results []Result
 	// Files lists the files written: sorted, relative to the root, slash-separated.
 	Files []string
+	// Skipped lists the files that were not read because they are above
+	// the size limit (WithMaxFileSize), sorted by name, whether or not a
+	// change needed them.
+	Skipped []Skip
 }
 
 // Apply finds, under root/path, the source of each change's target and sets
@@ -114,12 +118,19 @@ type Outcome struct {
 // changes, the edits of that kustomization are undone and their results
 // wrap ErrProofFailed.
 //
+// No file above the size limit (WithMaxFileSize) is read, here or by
+// kustomize: each is listed in Outcome.Skipped, a target it might define
+// is not found with an error that names it, and a kustomization that
+// includes it is not built, so its edits are not made.
+//
 // The returned error is for problems that stop the whole render: root or path
-// unreadable, path escaping root, or ctx done. Per-change problems are
+// unreadable, path escaping root, ctx done, or a file that cannot be written
+// (a full disk), after which the tree holds only some of the edits and must
+// be discarded. Per-change problems are
 // reported in Result.Err and do not stop the other changes. Nothing is
 // written before every change has been worked out.
 func Apply(ctx context.Context, root, path string, changes []Change, opts ...Option) (*Outcome, error) {
-	o := options{mode: ModeAuto}
+	o := options{mode: ModeAuto, maxFileSize: DefaultMaxFileSize}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -179,11 +190,12 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		}
 	}
 
-	idx, err := buildIndex(ctx, r.FS(), dir, w)
+	idx, err := buildIndex(ctx, r.FS(), dir, w, o.maxFileSize)
 	if err != nil {
 		return nil, err
 	}
-	a := &applier{fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}}
+	out.Skipped = idx.skipped
+	a := &applier{fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize}
 	proofs := map[string][]int{} // kustomization directory -> changes it renders
 	touched := make([][]string, len(changes))
 	for i, c := range changes {
@@ -244,13 +256,10 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			continue
 		}
 		if err := writeFile(r, fe.name, fe.data, fe.mode); err != nil {
-			for i := range out.Results {
-				if res := &out.Results[i]; res.Changed && (res.File == fe.name || slices.Contains(touched[i], fe.name)) {
-					res.Changed = false
-					res.Err = err
-				}
-			}
-			continue
+			// A full disk or a read-only tree is the run's problem, not a
+			// change's: the edits already written must not be committed
+			// as if the others had never been asked for.
+			return nil, fmt.Errorf("writing the edited files: %w", err)
 		}
 		out.Files = append(out.Files, fe.name)
 	}
@@ -274,6 +283,7 @@ type applier struct {
 	fsys  fs.FS
 	idx   *index
 	files map[string]*fileEdit
+	limit int64 // files above it are not read; <= 0: no limit
 }
 
 // file returns the edit of an existing file, reading it on first use.
@@ -283,13 +293,9 @@ func (a *applier) file(name string) (*fileEdit, error) {
 	}
 	f := a.idx.files[name]
 	if f == nil {
-		data, err := fs.ReadFile(a.fsys, name)
+		data, info, err := readLimited(a.fsys, name, a.limit)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
-		}
-		info, err := fs.Stat(a.fsys, name)
-		if err != nil {
-			return nil, fmt.Errorf("stat %s: %w", name, err)
+			return nil, err
 		}
 		docs, err := parseDocuments(data)
 		if err != nil {

@@ -98,7 +98,8 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 			if len(refs) == 0 && !s.strict {
 				break // reported as not found below
 			}
-			return docRef{}, nil, fmt.Errorf("%w: %s: nothing under %s (%s) renders it", ErrTargetNotFound, t, strings.Join(s.dirs, ", "), s.why)
+			err := fmt.Errorf("%w: %s: nothing under %s (%s) renders it", ErrTargetNotFound, t, strings.Join(s.dirs, ", "), s.why)
+			return docRef{}, nil, idx.withSkipped(err, c, dir)
 		}
 		refs = in
 		narrowed = append(narrowed, s.why)
@@ -136,7 +137,7 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 		if broken := idx.broken[t.Name]; len(broken) > 0 {
 			err = fmt.Errorf("%w (skipped as not valid YAML, although they name it: %s)", err, strings.Join(broken, ", "))
 		}
-		return docRef{}, nil, err
+		return docRef{}, nil, idx.withSkipped(err, c, dir)
 	}
 	var where []string
 	for _, r := range found {
@@ -150,4 +151,39 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 		err = fmt.Errorf("%w; an Argo CD tracking-id, Flux labels or the %s annotation would tell them apart", err, AnnotationPath)
 	}
 	return docRef{}, nil, err
+}
+
+// maxSkippedNamed bounds the files above the size limit an error names.
+const maxSkippedNamed = 5
+
+// withSkipped adds to err, a target not found, the files above the size
+// limit that might have defined it: those under the searched path (the
+// change's own, else dir), or rendered by a kustomization under it. The
+// result wraps ErrFileTooLarge too.
+func (idx *index) withSkipped(err error, c Change, dir string) error {
+	scope := dir
+	if c.Path != "" {
+		scope = cleanRepoPath(c.Path)
+	}
+	var named []string
+	n := 0
+	for _, s := range idx.skipped {
+		in := under(s.File, scope)
+		for _, ch := range idx.graph.chains(s.File) {
+			in = in || under(ch.root().dir, scope)
+		}
+		if !in {
+			continue
+		}
+		if n++; n <= maxSkippedNamed {
+			named = append(named, s.File+" is "+humanSize(s.Size))
+		}
+	}
+	switch {
+	case n == 0:
+		return err
+	case n > maxSkippedNamed:
+		named = append(named, fmt.Sprintf("and %d more", n-maxSkippedNamed))
+	}
+	return fmt.Errorf("%w: %w: %s, above max-file-size %s: not read", err, ErrFileTooLarge, strings.Join(named, ", "), limitString(idx.limit))
 }
