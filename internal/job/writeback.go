@@ -41,21 +41,24 @@ func writeBack(ctx context.Context, cfg Config, changes []render.Change, owners 
 			return err
 		}
 	}
-	rep.Git = &report.Git{Branch: opts.PushBranch}
+	// rep.Git stays nil until a checkout reached the repository.
+	rep.Git = nil
 	sources := saveSources(rep)
 	var res attemptResult
-	for attempt := 1; ; attempt++ {
-		rep.Git.Attempts = attempt
+	attempt := 1
+	for ; ; attempt++ {
 		res, err = writeOnce(ctx, cfg, tmpl, attempt, changes, owners, rep, log)
 		if errors.Is(err, gitops.ErrStale) && attempt < attempts && ctx.Err() == nil {
 			log.InfoContext(ctx, "the remote moved; rendering again on a fresh clone", "attempt", attempt, "error", err)
 			restoreSources(rep, sources)
-			*rep.Git = report.Git{Branch: opts.PushBranch}
+			rep.Git = &report.Git{Branch: opts.PushBranch, Attempts: attempt}
 			continue
 		}
 		break
 	}
 	if errors.Is(err, gitops.ErrForeignCommit) {
+		// The repository was reached: the branch's tip is what stopped it.
+		rep.Git = &report.Git{Branch: opts.PushBranch, Attempts: attempt}
 		rep.Git.Stopped = err.Error()
 		log.ErrorContext(ctx, "stopped: the push branch has a commit the job did not make", "branch", opts.PushBranch, "error", err)
 	}
@@ -119,6 +122,7 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 	if err != nil {
 		return attemptResult{}, fmt.Errorf("checking out the repository: %w", err)
 	}
+	rep.Git = &report.Git{Branch: cfg.Git.PushBranch, Attempts: attempt}
 	if len(changes) == 0 {
 		log.InfoContext(ctx, "no changes to render")
 		return attemptResult{}, nil

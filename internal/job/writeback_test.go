@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -404,5 +405,33 @@ func TestWriteBackRebuildsOnConflictingBase(t *testing.T) {
 	}
 	if len(tip.ParentHashes) != 1 || tip.ParentHashes[0] != merged {
 		t.Errorf("branch tip parents = %v, want alice's main commit %s", tip.ParentHashes, merged)
+	}
+}
+
+func TestWriteBackUnreachableRepositoryReportsNoGit(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.config()
+	// A port nothing listens on: the repository is never reached.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Git.URL = "http://" + l.Addr().String() + "/org/fleet"
+	l.Close()
+
+	rep, err := f.run(t, cfg, "390m")
+	var opErr *net.OpError
+	if err == nil || !errors.As(err, &opErr) || !strings.Contains(err.Error(), "checking out the repository") {
+		t.Fatalf("writeBack() error = %v, want a network error checking out the repository", err)
+	}
+	if rep.Git != nil {
+		t.Errorf("report git = %+v, want none: the repository was not reached", rep.Git)
+	}
+	var table bytes.Buffer
+	if err := rep.Write(&table, report.FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(table.String(), "up to date") || strings.Contains(table.String(), "nothing to commit") {
+		t.Errorf("the table says the branch is up to date although git was not reached:\n%s", table.String())
 	}
 }
