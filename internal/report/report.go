@@ -22,6 +22,9 @@ type Report struct {
 	// "run deadline of 27m0s exceeded during history"; the report holds
 	// what the run had by then.
 	Interrupted string `json:"interrupted,omitempty"`
+	// Failed is the error that ended the run when it failed (exit code 1
+	// or 3); the report holds what the run had computed by then.
+	Failed string `json:"failed,omitempty"`
 }
 
 // Entry is one ResourceRecommend.
@@ -105,6 +108,15 @@ type Git struct {
 	Diff string `json:"diff,omitempty"`
 	// PullRequest is the pull request for the branch, when a forge is set.
 	PullRequest *PullRequest `json:"pullRequest,omitempty"`
+	// Skipped lists the repository files the run did not read: those above
+	// max-file-size.
+	Skipped []SkippedFile `json:"skipped,omitempty"`
+}
+
+// SkippedFile is a repository file the run did not read, and why.
+type SkippedFile struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
 }
 
 // PullRequest is the pull (merge) request a run opened or updated.
@@ -159,6 +171,10 @@ func (r *Report) Write(w io.Writer, f Format) error {
 			_, err := fmt.Fprintf(w, "\ncut short: %s; the report holds what the run had\n", r.Interrupted)
 			return err
 		}
+		if r.Failed != "" {
+			_, err := fmt.Fprintf(w, "\nfailed: %s\n", r.Failed)
+			return err
+		}
 		return nil
 	default:
 		return fmt.Errorf("unknown output format %q", f)
@@ -209,6 +225,9 @@ func (r *Report) writeTable(w io.Writer) error {
 			return err
 		}
 		return nil
+	case r.Failed != "" || r.Interrupted != "":
+		// Not pushed because the run ended, not because nothing changed.
+		return r.Git.writePullRequest(w)
 	default:
 		if _, err := fmt.Fprintf(w, "\nbranch %s is up to date: nothing to commit\n", r.Git.Branch); err != nil {
 			return err
