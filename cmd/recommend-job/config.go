@@ -45,6 +45,7 @@ type Config struct {
 	GitPath        string        `mapstructure:"git-path"`
 	RenderMode     string        `mapstructure:"render-mode"`
 	RenderPaths    []string      `mapstructure:"render-paths"`
+	MaxFileSize    string        `mapstructure:"max-file-size"`
 	GitUsername    string        `mapstructure:"git-username"`
 	GitToken       string        `mapstructure:"git-token"`
 	GitTokenFile   string        `mapstructure:"git-token-file"`
@@ -155,6 +156,7 @@ var settings = []setting{
 	{"git-path", ".", "subtree of the repository holding the manifests"},
 	{"render-mode", "auto", "how changes land: inplace edits the defining file, patch writes a kustomize patch in the overlay, auto patches only where the file is a shared base"},
 	{"render-paths", []string{}, "namespace=path pairs (comma-separated): the directory, relative to the repository root, that renders a namespace's workloads"},
+	{"max-file-size", "4Mi", "size (a quantity such as 4Mi, or bytes) above which a repository file is not read; what it defines is reported, not rendered"},
 	{"git-username", "", "user name for HTTP(S) authentication"},
 	{"git-token", "", "token or password for HTTP(S) authentication"},
 	{"git-token-file", "", "file holding the token (e.g. a mounted Secret); used when git-token is empty"},
@@ -272,6 +274,9 @@ func (c *Config) complete() error {
 	}
 	if _, err := render.ParsePaths(c.RenderPaths); err != nil {
 		errs = append(errs, fmt.Errorf("render-paths: %w", err))
+	}
+	if _, err := render.ParseFileSize(c.MaxFileSize); err != nil {
+		errs = append(errs, fmt.Errorf("max-file-size: %w", err))
 	}
 	switch report.Format(c.Output) {
 	case report.FormatTable, report.FormatJSON, report.FormatYAML, formatMarkdown:

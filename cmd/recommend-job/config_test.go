@@ -26,6 +26,7 @@ func TestLoadConfigPrecedence(t *testing.T) {
 					pair("git-path", c.GitPath, "."),
 					pair("window", c.Window.String(), (7*24*time.Hour).String()),
 					pair("output", c.Output, "table"),
+					pair("max-file-size", c.MaxFileSize, "4Mi"),
 				)
 			},
 		},
@@ -111,6 +112,8 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 		{name: "stray argument", args: []string{"now"}, want: []string{"unexpected arguments: now"}},
 		{name: "git url of another scheme", args: []string{"--prometheus-url=http://p", "--git-url=ftp://example.com/repo.git"}, want: []string{"git-url: "}},
 		{name: "prometheus without scheme", args: []string{"--prometheus-url=prometheus:9090", "--git-url=file:///r"}, want: []string{"prometheus-url: scheme must be one of http, https"}},
+		{name: "max file size not positive", args: []string{"--prometheus-url=http://p", "--git-url=file:///r", "--max-file-size=0"}, want: []string{`max-file-size: "0": must be positive`}},
+		{name: "max file size not a size", args: []string{"--prometheus-url=http://p", "--git-url=file:///r", "--max-file-size=4MB"}, want: []string{`max-file-size: "4MB": want a size`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -195,5 +195,6 @@ func writeReport(w io.Writer, rep *report.Report, format string) error {
 func renderOptions(cfg *Config) []render.Option {
 	mode, _ := render.ParseMode(cfg.RenderMode)
 	paths, _ := render.ParsePaths(cfg.RenderPaths)
-	return []render.Option{render.WithMode(mode), render.WithPaths(paths)}
+	maxSize, _ := render.ParseFileSize(cfg.MaxFileSize)
+	return []render.Option{render.WithMode(mode), render.WithPaths(paths), render.WithMaxFileSize(maxSize)}
 }

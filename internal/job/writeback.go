@@ -151,6 +151,12 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 		}
 	}
 	rep.Git.Files = out.Files
+	var skipped []report.SkippedFile
+	for _, s := range out.Skipped {
+		skipped = append(skipped, report.SkippedFile{File: s.File, Reason: s.Err.Error()})
+		log.WarnContext(ctx, "file not read", "file", s.File, "bytes", s.Size, "error", s.Err)
+	}
+	rep.Git.Skipped = skipped
 	if len(out.Files) == 0 {
 		return res, nil
 	}
