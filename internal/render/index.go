@@ -118,6 +118,7 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 	// from the whole repository: a base may be shared with an overlay
 	// elsewhere, and must not be edited in place then.
 	var paths, kfiles, outside []string
+	sizes := map[string]int64{}
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p != "." && !under(p, dir) && !under(dir, p) {
@@ -150,6 +151,7 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 			if err != nil {
 				return fmt.Errorf("stat %s: %w", p, err)
 			}
+			sizes[p] = info.Size()
 			if size := info.Size(); size > limit {
 				idx.large[p] = Skip{File: p, Size: size, Err: tooLarge(p, size, limit)}
 				if kname || under(p, dir) || w.pointers {
@@ -192,6 +194,9 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 
 	scans := make([]scan, len(paths))
 	errs := make([]error, len(paths))
+	// However many workers, the files in their hands add up to one limit
+	// at most, or one file: parsing takes many times a file's size.
+	gate := newBudget(limit)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(paths)) {
@@ -205,11 +210,17 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 					errs[i] = err
 					return
 				}
+				size, ok := sizes[paths[i]]
+				if !ok {
+					size = limit // a symlink's target, not sized by the walk
+				}
+				gate.acquire(size)
 				if i < inside {
 					scans[i], errs[i] = scanFile(fsys, paths[i], w, idx.graph, limit)
 				} else {
 					scans[i], errs[i] = scanPointers(fsys, paths[i], limit)
 				}
+				gate.release(size)
 			}
 		})
 	}

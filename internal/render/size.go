@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -141,6 +142,52 @@ func readLimited(fsys fs.FS, name string, limit int64) ([]byte, fs.FileInfo, err
 		return nil, nil, tooLarge(name, int64(len(data)), limit)
 	}
 	return data, info, nil
+}
+
+// budget bounds the bytes held at once by concurrent readers. A weight
+// above the whole budget counts as the budget: such a reader waits to be
+// alone. A nil budget bounds nothing.
+type budget struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	free int64
+	size int64
+}
+
+// newBudget returns a budget of n bytes, or nil when n <= 0.
+func newBudget(n int64) *budget {
+	if n <= 0 {
+		return nil
+	}
+	b := &budget{free: n, size: n}
+	b.cond.L = &b.mu
+	return b
+}
+
+// acquire waits until n bytes are free and takes them.
+func (b *budget) acquire(n int64) {
+	if b == nil {
+		return
+	}
+	n = min(max(n, 0), b.size)
+	b.mu.Lock()
+	for b.free < n {
+		b.cond.Wait()
+	}
+	b.free -= n
+	b.mu.Unlock()
+}
+
+// release gives back n bytes taken by acquire.
+func (b *budget) release(n int64) {
+	if b == nil {
+		return
+	}
+	n = min(max(n, 0), b.size)
+	b.mu.Lock()
+	b.free += n
+	b.mu.Unlock()
+	b.cond.Broadcast()
 }
 
 // checkAliases refuses YAML whose aliases would add more than maxAliasNodes

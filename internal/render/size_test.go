@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
@@ -272,6 +273,57 @@ func TestProofFSRefusesLargeFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBudget checks the gate of the index's workers: a reader waits while
+// the bytes it asks for are held by others, and one that asks for more
+// than the whole budget waits to be alone.
+func TestBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBudget(10)
+		b.acquire(6)
+		second := make(chan struct{})
+		go func() {
+			b.acquire(6)
+			close(second)
+		}()
+		synctest.Wait()
+		select {
+		case <-second:
+			t.Fatal("took 6 bytes of 10 while 6 were held")
+		default:
+		}
+		b.acquire(4) // what is left
+		b.release(4)
+		b.release(6)
+		synctest.Wait()
+		select {
+		case <-second:
+		default:
+			t.Fatal("still waiting with the whole budget free")
+		}
+		huge := make(chan struct{})
+		go func() {
+			b.acquire(1 << 40)
+			close(huge)
+		}()
+		synctest.Wait()
+		select {
+		case <-huge:
+			t.Fatal("a reader above the budget did not wait for the others")
+		default:
+		}
+		b.release(6)
+		synctest.Wait()
+		select {
+		case <-huge:
+		default:
+			t.Fatal("a reader above the budget waits although it is alone")
+		}
+		b.release(1 << 40)
+		var none *budget
+		none.acquire(1 << 40) // no limit: never waits
+	})
 }
 
 func TestParseFileSize(t *testing.T) {
