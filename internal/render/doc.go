@@ -76,7 +76,8 @@
 // default) is read, neither by the index nor by kustomize during a proof:
 // its size is checked first, it is listed in Outcome.Skipped, a target it
 // might define is not found with ErrFileTooLarge naming it, and a
-// kustomization that includes it is not built. The index never expands
+// kustomization that includes it is not built. The files the index's
+// workers parse at once add up to the limit at most. The index never expands
 // aliases; files that kustomize would expand into more than 65,536 extra
 // nodes, or into themselves, fail the proof instead.
 package render
