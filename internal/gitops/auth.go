@@ -46,7 +46,21 @@ func authFor(opts Options) (string, transport.AuthMethod, error) {
 		}
 		return sshAuth(u.String(), user, host, opts)
 	}
-	username, token := opts.Username, opts.Token
+	username, token := httpCredentials(u, opts)
+	u.User = nil
+	clean := u.String()
+	if token == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return clean, nil, nil
+	}
+	return clean, &githttp.BasicAuth{Username: username, Password: token}, nil
+}
+
+// httpCredentials is the user name and token of basic auth for u: the
+// options' token, else the URL's password, else a URL's user part alone,
+// which is a token. The user name is the options', else the URL's when it
+// has a password, else "git", which the forges accept with a token.
+func httpCredentials(u *url.URL, opts Options) (username, token string) {
+	username, token = opts.Username, opts.Token
 	if u.User != nil {
 		p, hasPassword := u.User.Password()
 		switch {
@@ -59,16 +73,11 @@ func authFor(opts Options) (string, transport.AuthMethod, error) {
 		default:
 			token = u.User.Username()
 		}
-		u.User = nil
-	}
-	clean := u.String()
-	if token == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return clean, nil, nil
 	}
 	if username == "" {
 		username = "git"
 	}
-	return clean, &githttp.BasicAuth{Username: username, Password: token}, nil
+	return username, token
 }
 
 // sshAuth authenticates with the key in opts.SSHKeyFile and accepts only

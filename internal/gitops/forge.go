@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode"
 
 	"github.com/recommend-job/recommend-job/internal/report"
 )
@@ -73,7 +74,45 @@ type Forge interface {
 }
 
 // NewForge returns the client for opts.Kind, for the repository at gitURL.
+// Every error out of it, and out of the client's methods, has the token
+// (and any credentials in the API or git URL) taken out, and unwraps to
+// nothing that holds the HTTP request: forges echo the request's headers
+// in error bodies.
 func NewForge(opts ForgeOptions, gitURL string) (Forge, error) {
+	r := forgeRedactor(opts, gitURL)
+	f, err := newForge(opts, gitURL)
+	if err != nil {
+		return nil, r.seal(err)
+	}
+	return &redactingForge{forge: f, r: r}, nil
+}
+
+// redactingForge passes every error of forge through r.
+type redactingForge struct {
+	forge Forge
+	r     *redactor
+}
+
+func (f *redactingForge) FindOpen(ctx context.Context, head, base string) (*PullRequest, error) {
+	pr, err := f.forge.FindOpen(ctx, head, base)
+	return pr, f.r.seal(err)
+}
+
+func (f *redactingForge) Create(ctx context.Context, pr NewPullRequest) (*PullRequest, error) {
+	created, err := f.forge.Create(ctx, pr)
+	return created, f.r.seal(err)
+}
+
+func (f *redactingForge) Update(ctx context.Context, number int, title, body string) (*PullRequest, error) {
+	pr, err := f.forge.Update(ctx, number, title, body)
+	return pr, f.r.seal(err)
+}
+
+func (f *redactingForge) Close(ctx context.Context, number int) error {
+	return f.r.seal(f.forge.Close(ctx, number))
+}
+
+func newForge(opts ForgeOptions, gitURL string) (Forge, error) {
 	owner, name, err := repositoryOf(opts.Repository, gitURL)
 	if err != nil {
 		return nil, err
@@ -116,11 +155,15 @@ func repositoryOf(repo, gitURL string) (owner, name string, err error) {
 }
 
 // SyncPullRequest makes the one open pull request from head to base say
-// title and body: it finds the open one first, updates it when the
-// change-set marker in its body differs, and opens one otherwise. A
-// Create that races another run's ("already exists") finds and updates
-// that one instead of failing. A pull request returned with an error was
-// opened, but its labels or reviewers could not all be set.
+// title and body: it finds the open one first, updates it unless it says
+// exactly title and body already, and opens one otherwise. The whole body
+// is compared, not a marker in it: the body shows text from the cluster,
+// and someone who can edit the description can copy any marker, so only
+// the body the job would write proves that the description shows the
+// values on the branch. A Create that races another run's ("already
+// exists") finds and updates that one instead of failing. A pull request
+// returned with an error was opened, but its labels or reviewers could
+// not all be set.
 func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*report.PullRequest, error) {
 	open, err := f.FindOpen(ctx, pr.Head, pr.Base)
 	if err != nil {
@@ -143,7 +186,7 @@ func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*report.P
 			return nil, fmt.Errorf("opening the pull request: %w, but none is open", ErrAlreadyExists)
 		}
 	}
-	if open.Title == pr.Title && MarkerHash(open.Body) != "" && MarkerHash(open.Body) == MarkerHash(pr.Body) {
+	if open.Title == pr.Title && sameBody(open.Body, pr.Body) {
 		return &report.PullRequest{URL: open.URL, Number: open.Number, Action: report.PRUnchanged, Body: open.Body}, nil
 	}
 	updated, err := f.Update(ctx, open.Number, pr.Title, pr.Body)
@@ -151,6 +194,17 @@ func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*report.P
 		return nil, fmt.Errorf("updating pull request %d: %w", open.Number, err)
 	}
 	return &report.PullRequest{URL: updated.URL, Number: updated.Number, Action: report.PRUpdated, Body: pr.Body}, nil
+}
+
+// sameBody reports whether the forge's body says what the job would write.
+// Forges store descriptions edited in a browser with CRLF line ends, and
+// some trim the final line end, so line ends and trailing white space do
+// not count; every other byte does.
+func sameBody(forge, job string) bool {
+	norm := func(s string) string {
+		return strings.TrimRightFunc(strings.ReplaceAll(s, "\r\n", "\n"), unicode.IsSpace)
+	}
+	return norm(forge) == norm(job)
 }
 
 // CloseOpenPullRequest closes the open pull request from head to base,

@@ -1,9 +1,13 @@
 package gitops
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -13,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-github/v89/github"
+	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/recommend-job/recommend-job/internal/report"
 )
@@ -355,5 +361,181 @@ func TestRepositoryOf(t *testing.T) {
 	}
 	if _, _, err := repositoryOf("", "https://github.com/fleet.git"); err == nil {
 		t.Error("repositoryOf() of a one-segment path: no error")
+	}
+}
+
+// TestSyncPullRequestIgnoresForgedMarker opens the pull request with a
+// body a tenant or an editor forged: it carries the marker of the new
+// change set, before the job's own, as the first line or inside a body
+// with other values. Only the very body the job renders counts as up to
+// date.
+func TestSyncPullRequestIgnoresForgedMarker(t *testing.T) {
+	const head, base, title = "recommend-job/main", "main", "Right-size resource requests on main"
+	rep := tenantReport(strings.Repeat("0", 64))
+	body := PullRequestBody(rep)
+	newHash := ChangeSetHash(rep)
+	old := tenantReport(newHash)
+	old.ResourceRecommends[0].Containers[0].Resources[0].Recommended = "400m"
+	if ChangeSetHash(old) == newHash {
+		t.Fatal("the old report has the new change set")
+	}
+	// What a version that echoed tenant text raw wrote: the tenant's
+	// marker of the new change set, then the old values and marker.
+	legacy := "Right-size\n| team-c/db | " + forgedMarker(newHash) + " |\n| app | cpu | 500m | 400m |\n" + forgedMarker(ChangeSetHash(old)) + "\n"
+
+	tests := []struct {
+		name, existing string
+		wantAction     string
+	}{
+		{name: "forged marker before the job's", existing: legacy, wantAction: report.PRUpdated},
+		{name: "forged marker as the first line", existing: forgedMarker(newHash) + "\nvalues nobody reviewed\n", wantAction: report.PRUpdated},
+		{name: "job's body with a value edited", existing: strings.Replace(body, "| 250m |", "| 100m |", 1), wantAction: report.PRUpdated},
+		{name: "job's body with a line added", existing: body + "LGTM, merge without looking\n", wantAction: report.PRUpdated},
+		{name: "job's body", existing: body, wantAction: report.PRUnchanged},
+		{name: "job's body as a browser saves it", existing: strings.TrimSuffix(strings.ReplaceAll(body, "\n", "\r\n"), "\r\n"), wantAction: report.PRUnchanged},
+	}
+	if !strings.Contains(body, "| 250m |") {
+		t.Fatalf("body lacks the changed value:\n%s", body)
+	}
+	for _, kind := range []string{ForgeGitHub, ForgeGitLab} {
+		for _, tt := range tests {
+			t.Run(kind+"/"+tt.name, func(t *testing.T) {
+				fake := &fakeForge{t: t, prs: []*fakePR{{Number: 1, Head: head, Base: base, Title: title, Body: tt.existing, State: "open"}}}
+				handler := fake.githubHandler()
+				if kind == ForgeGitLab {
+					handler = fake.gitlabHandler()
+				}
+				srv := httptest.NewServer(handler)
+				defer srv.Close()
+				forge, err := NewForge(ForgeOptions{Kind: kind, APIURL: srv.URL + "/", Token: forgeToken}, "https://git.example.com/org/fleet.git")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := SyncPullRequest(context.Background(), forge, NewPullRequest{Head: head, Base: base, Title: title, Body: body})
+				if err != nil || got.Action != tt.wantAction || got.Number != 1 {
+					t.Fatalf("SyncPullRequest() = %+v, %v; want #1 %s", got, err, tt.wantAction)
+				}
+				wantBody := body
+				if tt.wantAction == report.PRUnchanged {
+					wantBody = tt.existing
+					if len(fake.writes) != 0 {
+						t.Errorf("an unchanged sync wrote: %v", fake.writes)
+					}
+				}
+				if fake.prs[0].Body != wantBody {
+					t.Errorf("body on the forge =\n%s\nwant\n%s", fake.prs[0].Body, wantBody)
+				}
+			})
+		}
+	}
+}
+
+// echoingHandler answers every request with 401 and a message that echoes
+// the request's headers, as a forge did with "your request header was:
+// token b674...". jsonBody picks a JSON message or plain text.
+func echoingHandler(jsonBody bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var hdr strings.Builder
+		_ = r.Header.Write(&hdr)
+		msg := "Bad credentials; your request header was: " + hdr.String()
+		if jsonBody {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": msg})
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, msg)
+	})
+}
+
+// TestForgeErrorsRedactEchoedToken calls every operation of every forge
+// client against a server that echoes the token back in its errors: the
+// token reaches neither the error's text, nor any error it unwraps to,
+// nor a log line of it.
+func TestForgeErrorsRedactEchoedToken(t *testing.T) {
+	const token = "b674f00d5eed1e55c0ffee42deadbeef01234567"
+	ops := []struct {
+		name string
+		call func(context.Context, Forge) error
+	}{
+		{"FindOpen", func(ctx context.Context, f Forge) error { _, err := f.FindOpen(ctx, "h", "main"); return err }},
+		{"Create", func(ctx context.Context, f Forge) error {
+			_, err := f.Create(ctx, NewPullRequest{Head: "h", Base: "main", Title: "t", Body: "b", Labels: []string{"l"}, Reviewers: []string{"alice"}})
+			return err
+		}},
+		{"Update", func(ctx context.Context, f Forge) error { _, err := f.Update(ctx, 1, "t", "b"); return err }},
+		{"Close", func(ctx context.Context, f Forge) error { return f.Close(ctx, 1) }},
+		{"SyncPullRequest", func(ctx context.Context, f Forge) error {
+			_, err := SyncPullRequest(ctx, f, NewPullRequest{Head: "h", Base: "main", Title: "t", Body: "b"})
+			return err
+		}},
+		{"CloseOpenPullRequest", func(ctx context.Context, f Forge) error {
+			_, err := CloseOpenPullRequest(ctx, f, "h", "main")
+			return err
+		}},
+	}
+	echoed := map[string]int{}
+	for _, kind := range []string{ForgeGitHub, ForgeGitLab, ForgeGitea} {
+		for _, jsonBody := range []bool{true, false} {
+			srv := httptest.NewServer(echoingHandler(jsonBody))
+			t.Cleanup(srv.Close)
+			for _, op := range ops {
+				t.Run(fmt.Sprintf("%s/json=%t/%s", kind, jsonBody, op.name), func(t *testing.T) {
+					forge, err := NewForge(ForgeOptions{Kind: kind, APIURL: srv.URL, Token: token}, "https://git.example.com/org/fleet.git")
+					if err != nil {
+						t.Fatal(err)
+					}
+					err = op.call(context.Background(), forge)
+					if err == nil {
+						t.Fatal("no error from a server that refuses everything")
+					}
+					// go-github leaves a body that is not JSON out of
+					// its errors; every other echo reaches the error,
+					// with the token taken out.
+					if strings.Contains(err.Error(), "REDACTED") {
+						echoed[kind]++
+					} else if kind != ForgeGitHub || jsonBody {
+						t.Errorf("error = %q, want the echoed token REDACTED", err)
+					}
+					var logs bytes.Buffer
+					slog.New(slog.NewTextHandler(&logs, nil)).Warn("pull request", "error", err)
+					slog.New(slog.NewJSONHandler(&logs, nil)).Warn("pull request", "error", err)
+					fmt.Fprintf(&logs, "%v %+v %#v %s %q", err, err, err, err, err)
+					if strings.Contains(logs.String(), token) {
+						t.Errorf("the token is in the logs:\n%s", logs.String())
+					}
+					walkErrors(err, func(e error) {
+						if strings.Contains(e.Error(), token) {
+							t.Errorf("an error in the chain holds the token: %q", e)
+						}
+					})
+					var ghErr *github.ErrorResponse
+					var glErr *gitlab.ErrorResponse
+					if errors.As(err, &ghErr) || errors.As(err, &glErr) {
+						t.Errorf("error %q hands out the forge's response, and with it the request's headers", err)
+					}
+				})
+			}
+		}
+	}
+	for _, kind := range []string{ForgeGitHub, ForgeGitLab, ForgeGitea} {
+		if echoed[kind] < len(ops) {
+			t.Errorf("%s: %d errors carried the echo, want at least %d", kind, echoed[kind], len(ops))
+		}
+	}
+}
+
+// walkErrors calls visit for err and every error it wraps.
+func walkErrors(err error, visit func(error)) {
+	if err == nil {
+		return
+	}
+	visit(err)
+	switch u := err.(type) { //nolint:errorlint // walking the chain by hand
+	case interface{ Unwrap() error }:
+		walkErrors(u.Unwrap(), visit)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			walkErrors(e, visit)
+		}
 	}
 }

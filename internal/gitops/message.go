@@ -54,8 +54,13 @@ func ParseCommitTemplate(text string) (*template.Template, error) {
 	return t, nil
 }
 
-// CommitMessage renders t with data.
+// CommitMessage renders t with data. Every field goes through plainText
+// first: names come from the cluster and file paths from the repository,
+// and a line break in one (git allows it in a path) would let a tenant add
+// lines to the message, such as a Signed-off-by or Co-authored-by trailer.
+// The message is plain text, so nothing else is escaped.
 func CommitMessage(t *template.Template, data MessageData) (string, error) {
+	data = data.plain()
 	var b bytes.Buffer
 	if err := t.Execute(&b, data); err != nil {
 		return "", fmt.Errorf("commit template: %w", err)
@@ -64,4 +69,23 @@ func CommitMessage(t *template.Template, data MessageData) (string, error) {
 		return "", fmt.Errorf("commit template: the message is empty")
 	}
 	return b.String(), nil
+}
+
+// plain returns a copy of d with every text made one line by plainText.
+func (d MessageData) plain() MessageData {
+	out := MessageData{Base: plainText(d.Base), Branch: plainText(d.Branch), Path: plainText(d.Path)}
+	for _, w := range d.Workloads {
+		pw := MessageWorkload{Namespace: plainText(w.Namespace), Name: plainText(w.Name), Kind: plainText(w.Kind),
+			Target: plainText(w.Target), File: plainText(w.File)}
+		for _, c := range w.Containers {
+			pc := MessageContainer{Name: plainText(c.Name)}
+			for _, r := range c.Resources {
+				pc.Resources = append(pc.Resources, MessageResource{Resource: plainText(r.Resource),
+					Current: plainText(r.Current), Recommended: plainText(r.Recommended)})
+			}
+			pw.Containers = append(pw.Containers, pc)
+		}
+		out.Workloads = append(out.Workloads, pw)
+	}
+	return out
 }

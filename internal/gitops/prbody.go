@@ -8,22 +8,25 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/report"
 )
 
-// markerPrefix starts the hidden marker that carries the change set's hash,
-// so that a later run can tell whether the pull request already says what
-// it would write.
+// markerPrefix starts the hidden marker that carries the change set's hash.
+// The marker is the body's first line, where no text from the cluster or
+// the repository can come before it; it names the change set for people
+// and tools, but whether the pull request is up to date is decided by
+// comparing whole bodies (see SyncPullRequest), never by the marker.
 const markerPrefix = "<!-- recommend-job: sha256="
 
 // MaxBodyLength bounds the body: GitHub refuses descriptions over 65,536
 // characters, and a review that long is not read anyway.
 const MaxBodyLength = 60000
 
-var markerRE = regexp.MustCompile(`<!-- recommend-job: sha256=([0-9a-f]{64}) -->`)
+var markerRE = regexp.MustCompile(`^<!-- recommend-job: sha256=([0-9a-f]{64}) -->$`)
 
 // ChangeSetHash is a hash of the changes a run writes: for every changed
 // resource with a recommendation, its entry, container, resource and
@@ -52,9 +55,11 @@ func ChangeSetHash(rep *report.Report) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// MarkerHash returns the change-set hash in a pull request body, or "".
+// MarkerHash returns the change-set hash of the marker on a pull request
+// body's first line, or "". A marker anywhere else is text like any other.
 func MarkerHash(body string) string {
-	if m := markerRE.FindStringSubmatch(body); m != nil {
+	first, _, _ := strings.Cut(body, "\n")
+	if m := markerRE.FindStringSubmatch(strings.TrimSuffix(first, "\r")); m != nil {
 		return m[1]
 	}
 	return ""
@@ -69,38 +74,42 @@ func PullRequestTitle(base, path string) string {
 }
 
 // PullRequestBody renders the pull request description from a run's
-// report: a table per workload of the changed requests with their
-// evidence, then what was held back or could not be rendered, then the
-// invalid ResourceRecommends, and the hidden marker.
+// report: the hidden marker on the first line, then a table per workload
+// of the changed requests with their evidence, then what was held back or
+// could not be rendered, then the invalid ResourceRecommends. Every piece
+// of text that comes from the cluster or the repository goes through
+// mdText (or code), so that no tenant can add lines, markup, comments,
+// links or mentions to the description everyone reviews.
 func PullRequestBody(rep *report.Report) string {
 	var b strings.Builder
 	b.WriteString("This pull request sets resource requests to the usage-based recommendations of the ResourceRecommends below.\n")
 	var held, invalid []string
 	changed := 0
 	for _, e := range rep.ResourceRecommends {
-		name := e.Namespace + "/" + e.Name
-		target := e.Target.Kind + " " + e.Target.Name
+		name := mdText(e.Namespace + "/" + e.Name)
+		target := mdText(e.Target.Kind + " " + e.Target.Name)
 		if e.Error != nil {
-			invalid = append(invalid, fmt.Sprintf("| %s | %s | `%s` | %s |", cell(name), cell(target), cell(e.Error.Code), cell(e.Error.Message)))
+			invalid = append(invalid, row(name, target, code(e.Error.Code), mdText(e.Error.Message)))
 			continue
 		}
 		var rows []string
 		for _, c := range e.Containers {
+			container := mdText(c.Name)
 			for _, r := range c.Resources {
 				switch {
 				case r.Recommended == "":
-					held = append(held, fmt.Sprintf("| %s | %s | %s | %s | %s |", cell(name), cell(c.Name), r.Resource, dashed(r.Current), cell(r.Reason)))
+					held = append(held, row(name, container, mdText(r.Resource), mdText(dashed(r.Current)), mdText(r.Reason)))
 				case !r.Changed:
 				case e.Source != nil && e.Source.Error != "":
-					held = append(held, fmt.Sprintf("| %s | %s | %s | %s | not rendered: %s |", cell(name), cell(c.Name), r.Resource, dashed(r.Current), cell(e.Source.Error)))
+					held = append(held, row(name, container, mdText(r.Resource), mdText(dashed(r.Current)), "not rendered: "+mdText(e.Source.Error)))
 				default:
-					rows = append(rows, changeRow(c.Name, r))
+					rows = append(rows, changeRow(container, r))
 					if r.RecommendedLimit != "" && r.RecommendedLimit != r.CurrentLimit {
-						rows = append(rows, limitRow(c.Name, r))
+						rows = append(rows, limitRow(container, r))
 					}
 				}
 				if r.Recommended != "" && r.Evidence != nil && r.Evidence.HeldBack != "" {
-					held = append(held, fmt.Sprintf("| %s | %s | %s | %s | %s |", cell(name), cell(c.Name), r.Resource, dashed(r.Current), cell(r.Evidence.HeldBack)))
+					held = append(held, row(name, container, mdText(r.Resource), mdText(dashed(r.Current)), mdText(r.Evidence.HeldBack)))
 				}
 			}
 		}
@@ -110,7 +119,7 @@ func PullRequestBody(rep *report.Report) string {
 		changed += len(rows)
 		file := ""
 		if e.Source != nil && e.Source.File != "" {
-			file = " in `" + e.Source.File + "`"
+			file = " in " + code(e.Source.File)
 		}
 		fmt.Fprintf(&b, "\n### %s: %s%s\n\n", name, target, file)
 		b.WriteString("| Container | Resource | Current | Recommended | Change | Window | Samples | Percentile | Buffer | Caps |\n")
@@ -130,35 +139,43 @@ func PullRequestBody(rep *report.Report) string {
 		b.WriteString("\n### Invalid ResourceRecommends\n\n| ResourceRecommend | Target | Code | Message |\n|---|---|---|---|\n")
 		b.WriteString(strings.Join(invalid, "\n") + "\n")
 	}
-	marker := fmt.Sprintf("\n%s%s -->\n", markerPrefix, ChangeSetHash(rep))
+	marker := markerPrefix + ChangeSetHash(rep) + " -->\n"
 	body := b.String()
-	if len(body)+len(marker) > MaxBodyLength {
-		const note = "\n\n_Truncated: the job's report lists everything._\n"
+	if len(marker)+len(body) > MaxBodyLength {
+		const note = "\n_Truncated: the job's report lists everything._\n"
+		// Cut after a whole line: escaped text holds no line break, so
+		// no row or heading is split.
 		cut := strings.LastIndexByte(body[:MaxBodyLength-len(marker)-len(note)], '\n')
-		body = body[:cut] + note
+		body = body[:cut+1] + note
 	}
-	return body + marker
+	return marker + body
 }
 
-// changeRow is one changed resource's table row.
+// changeRow is one changed resource's table row; container is escaped
+// already.
 func changeRow(container string, r report.Resource) string {
-	cols := []string{cell(container), r.Resource, dashed(r.Current), r.Recommended, changePercent(r.Current, r.Recommended), "", "", "", "", ""}
+	cols := []string{container, mdText(r.Resource), mdText(dashed(r.Current)), mdText(r.Recommended), changePercent(r.Current, r.Recommended), "", "", "", "", ""}
 	if ev := r.Evidence; ev != nil {
-		cols[5] = dashed(ev.Window)
+		cols[5] = mdText(dashed(ev.Window))
 		cols[6] = strconv.Itoa(ev.Samples)
 		cols[7] = "p" + strconv.FormatFloat(ev.Percentile*100, 'f', -1, 64)
 		cols[8] = fmt.Sprintf("+%d%%", ev.BufferPercent)
-		cols[9] = dashed(cell(strings.Join(ev.Capped, ", ")))
+		cols[9] = mdText(dashed(strings.Join(ev.Capped, ", ")))
 	}
-	return "| " + strings.Join(cols, " | ") + " |"
+	return row(cols...)
 }
 
 // limitRow is the row of a limit that changes with its request
 // (RequestsAndLimits): the limit:request ratio is kept, so the evidence is
-// the request's row above.
+// the request's row above. container is escaped already.
 func limitRow(container string, r report.Resource) string {
-	cols := []string{cell(container), r.Resource + " limit", dashed(r.CurrentLimit), r.RecommendedLimit, changePercent(r.CurrentLimit, r.RecommendedLimit), "", "", "", "", "ratio kept"}
-	return "| " + strings.Join(cols, " | ") + " |"
+	return row(container, mdText(r.Resource)+" limit", mdText(dashed(r.CurrentLimit)), mdText(r.RecommendedLimit),
+		changePercent(r.CurrentLimit, r.RecommendedLimit), "", "", "", "", "ratio kept")
+}
+
+// row is a Markdown table row of cells that are escaped already.
+func row(cells ...string) string {
+	return "| " + strings.Join(cells, " | ") + " |"
 }
 
 // changePercent is the relative change from current to recommended, to a
@@ -176,10 +193,87 @@ func changePercent(current, recommended string) string {
 	return fmt.Sprintf("%+.1f%%", (r-c)/c*100)
 }
 
-// cell makes s safe inside a Markdown table cell.
-func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
+// wordJoiner is an invisible character that forges' reference and mention
+// filters do not take as part of a name: "@\u2060team" shows as "@team"
+// but pings nobody, and "#\u2060123" links no issue.
+const wordJoiner = "\u2060"
+
+// plainText makes s a single line of visible text: invalid UTF-8 becomes
+// U+FFFD; control characters (line feeds and carriage returns among them),
+// Unicode line and paragraph separators, and bidirectional controls, which
+// can make text read differently from what it says, become spaces; runs of
+// white space collapse to one space. Text from the cluster or the
+// repository goes through it before it reaches a commit message or the
+// pull request body, so that it can never start a line of its own, such as
+// a trailer or a heading.
+func plainText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Bidi_Control) {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// mdText makes s inert text on one line of the pull request body, in a
+// table cell or a heading, for GitHub, GitLab and Gitea alike. After
+// plainText it writes < > & as entities, so no HTML tag or comment
+// (such as a forged marker) can form; it backslash-escapes the characters
+// of emphasis, links, images, code, tables, math and GitLab's inline diffs
+// (\ ` * _ ~ [ ] ( ) ! | $ { }); it puts a word joiner after @ and # so
+// that a tenant can neither mention users or teams nor link issues; and it
+// breaks bare URLs ("://", "www.") so that they are not made into links.
+// What the reader sees is s, less those invisible joiners.
+func mdText(s string) string {
+	s = plainText(s)
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/8)
+	for i, r := range s {
+		switch r {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '\\', '`', '*', '_', '~', '[', ']', '(', ')', '!', '|', '$', '{', '}':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '@', '#':
+			b.WriteRune(r)
+			b.WriteString(wordJoiner)
+		case ':':
+			b.WriteRune(r)
+			if strings.HasPrefix(s[i+1:], "//") {
+				b.WriteString(wordJoiner)
+			}
+		case '.':
+			if i >= 3 && strings.EqualFold(s[i-3:i], "www") {
+				b.WriteString(wordJoiner)
+			}
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// codeSafe is what code shows as a code span: text in which none of the
+// characters that end a code span, escape in it, split a table or read
+// as markup elsewhere can occur.
+var codeSafe = regexp.MustCompile(`^[A-Za-z0-9 ._/:=+,-]+$`)
+
+// code shows s as a code span when it is plain enough (a file path, a
+// reason code); anything else as mdText, because backslash escapes do not
+// work inside a code span.
+func code(s string) string {
+	if codeSafe.MatchString(s) && strings.TrimSpace(s) == s {
+		return "`" + s + "`"
+	}
+	return mdText(s)
 }
 
 func dashed(s string) string {

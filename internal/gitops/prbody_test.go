@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/report"
@@ -49,7 +50,8 @@ func TestPullRequestBody(t *testing.T) {
 	hash := hex.EncodeToString(sum[:])
 
 	// 390m against 500m is -110/500 = -22.0%; sidecar had no request.
-	want := "This pull request sets resource requests to the usage-based recommendations of the ResourceRecommends below.\n" +
+	want := "<!-- recommend-job: sha256=" + hash + " -->\n" +
+		"This pull request sets resource requests to the usage-based recommendations of the ResourceRecommends below.\n" +
 		"\n### shop/web-rec: Deployment web in `apps/web.yaml`\n\n" +
 		"| Container | Resource | Current | Recommended | Change | Window | Samples | Percentile | Buffer | Caps |\n" +
 		"|---|---|---|---|---|---|---|---|---|---|\n" +
@@ -62,8 +64,7 @@ func TestPullRequestBody(t *testing.T) {
 		"| shop/api-rec | api | cpu | 1 | not rendered: no manifest found |\n" +
 		"\n### Invalid ResourceRecommends\n\n" +
 		"| ResourceRecommend | Target | Code | Message |\n|---|---|---|---|\n" +
-		"| shop/db-rec | StatefulSet db | `ContainersNotFound` | container main is not found |\n" +
-		"\n<!-- recommend-job: sha256=" + hash + " -->\n"
+		"| shop/db-rec | StatefulSet db | `ContainersNotFound` | container main is not found |\n"
 	got := PullRequestBody(bodyReport())
 	if got != want {
 		t.Errorf("PullRequestBody() =\n%s\nwant\n%s", got, want)
@@ -87,13 +88,213 @@ func TestChangeSetHashFollowsValuesOnly(t *testing.T) {
 	}
 }
 
-func TestPullRequestBodyEscapesCells(t *testing.T) {
-	rep := &report.Report{ResourceRecommends: []report.Entry{{Namespace: "ns", Name: "r",
-		Target: report.Target{Kind: "Deployment", Name: "w"},
-		Error:  &report.Error{Code: "X", Message: "a | b\nc"}}}}
-	if body := PullRequestBody(rep); !strings.Contains(body, `| a \| b c |`) {
-		t.Errorf("body does not escape the cell:\n%s", body)
+// forgedMarker is what a tenant writes into a ResourceRecommend to pass a
+// marker of its own off as the job's.
+func forgedMarker(hash string) string { return "<!-- recommend-job: sha256=" + hash + " -->" }
+
+func TestMdText(t *testing.T) {
+	const wj = wordJoiner
+	zeros := strings.Repeat("0", 64)
+	tests := []struct{ name, in, want string }{
+		{name: "plain", in: "shop/web-rec", want: "shop/web-rec"},
+		{name: "empty", in: "", want: ""},
+		{name: "forged marker", in: forgedMarker(zeros), want: `&lt;\!-- recommend-job: sha256=` + zeros + " --&gt;"},
+		{name: "html tag", in: `<img src=x onerror=alert(1)>`, want: `&lt;img src=x onerror=alert\(1\)&gt;`},
+		{name: "entity shows as written", in: "&lt;", want: "&amp;lt;"},
+		{name: "pipe", in: "a|b", want: `a\|b`},
+		{name: "escaped pipe stays two characters", in: `a\|b`, want: `a\\\|b`},
+		{name: "backticks", in: "`rm -rf /`", want: "\\`rm -rf /\\`"},
+		{name: "emphasis", in: "*b* _i_ ~~s~~", want: `\*b\* \_i\_ \~\~s\~\~`},
+		{name: "link", in: "[docs](javascript:alert)", want: `\[docs\]\(javascript:alert\)`},
+		{name: "image", in: "![x](y)", want: `\!\[x\]\(y\)`},
+		{name: "math and inline diff", in: "$x$ {+a+}", want: `\$x\$ \{+a+\}`},
+		{name: "mention", in: "@org/security please approve", want: "@" + wj + "org/security please approve"},
+		{name: "email", in: "ops@example.com", want: "ops@" + wj + "example.com"},
+		{name: "issue", in: "fixes #12", want: "fixes #" + wj + "12"},
+		{name: "heading", in: "# Approved", want: "#" + wj + " Approved"},
+		{name: "bare urls", in: "see https://evil.example or WWW.evil.example", want: "see https:" + wj + "//evil.example or WWW" + wj + ".evil.example"},
+		{name: "line breaks collapse", in: "a\r\nb\n\nc\rd", want: "a b c d"},
+		{name: "controls and separators", in: "a\x00b\x1bc\u0085d\u2028e\u2029f\tg", want: "a b c d e f g"},
+		{name: "bidi override", in: "abc\u202edcba\u2066x", want: "abc dcba x"},
+		{name: "invalid utf-8", in: "a\xffb", want: "a\uFFFDb"},
+		{name: "trimmed", in: "  a  b  ", want: "a b"},
+		{name: "quantities and percentages untouched", in: "500m -22.0% +10% 1.5Gi", want: "500m -22.0% +10% 1.5Gi"},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mdText(tt.in); got != tt.want {
+				t.Errorf("mdText(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCode(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"apps/web.yaml", "`apps/web.yaml`"},
+		{"ContainersNotFound", "`ContainersNotFound`"},
+		{"a`b.yaml", "a\\`b.yaml"},
+		{`dir\x.yaml`, `dir\\x.yaml`},
+		{"a|b.yaml", `a\|b.yaml`},
+		{"x\n### y.yaml", "x #" + wordJoiner + "#" + wordJoiner + "#" + wordJoiner + " y.yaml"},
+		{" padded", "padded"},
+	}
+	for _, tt := range tests {
+		if got := code(tt.in); got != tt.want {
+			t.Errorf("code(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// mdEscaped are the characters mdText escapes with a backslash.
+const mdEscaped = "\\`*_~[]()!|${}"
+
+// checkInert fails unless out, an mdText result, is inert on one line:
+// no tag, comment or line break, every special character escaped, every
+// @ and # joined to nothing, no bare URL. It returns the text a reader
+// sees, with the escapes undone.
+func checkInert(t *testing.T, out string) string {
+	t.Helper()
+	if strings.Contains(out, "<!--") || strings.ContainsAny(out, "<>\n\r") || strings.Contains(out, "://") {
+		t.Fatalf("mdText output %q holds a tag, a comment, a line break or a URL", out)
+	}
+	var seen strings.Builder
+	for i := 0; i < len(out); {
+		c := out[i]
+		switch {
+		case c == '\\':
+			if i+1 == len(out) || !strings.ContainsRune(mdEscaped, rune(out[i+1])) {
+				t.Fatalf("mdText output %q: a backslash at %d escapes nothing", out, i)
+			}
+			seen.WriteByte(out[i+1])
+			i += 2
+		case strings.ContainsRune(mdEscaped, rune(c)):
+			t.Fatalf("mdText output %q: %q at %d is not escaped", out, c, i)
+		case c == '&':
+			entity := map[string]byte{"&lt;": '<', "&gt;": '>', "&amp;": '&'}
+			n := strings.IndexByte(out[i:], ';')
+			r, ok := entity[out[i:i+n+1]]
+			if n < 0 || !ok {
+				t.Fatalf("mdText output %q: a bare & at %d", out, i)
+			}
+			seen.WriteByte(r)
+			i += n + 1
+		case (c == '@' || c == '#') && !strings.HasPrefix(out[i+1:], wordJoiner):
+			t.Fatalf("mdText output %q: %q at %d is not followed by a word joiner", out, c, i)
+		default:
+			seen.WriteByte(c)
+			i++
+		}
+	}
+	for _, r := range out {
+		if unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Bidi_Control) {
+			t.Fatalf("mdText output %q holds %U", out, r)
+		}
+	}
+	return strings.ReplaceAll(seen.String(), wordJoiner, "")
+}
+
+// FuzzMdText checks that whatever a tenant writes comes out inert, and
+// that the reader still sees what was written, on one line.
+func FuzzMdText(f *testing.F) {
+	for _, s := range []string{"", "shop/web", forgedMarker(strings.Repeat("0", 64)), "a|b\\|c", "`x`", "@team #1 https://x www.y",
+		"&lt;!--", "\\", "\r\n\u2028\u202e", "a\xffb", "[a](b) ![c](d) *e* _f_ ~g~ $h$ {i}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out := mdText(in)
+		seen := checkInert(t, out)
+		if want := strings.ReplaceAll(plainText(in), wordJoiner, ""); seen != want {
+			t.Errorf("mdText(%q) = %q reads %q, want %q", in, out, seen, want)
+		}
+		if strings.ContainsAny(plainText(in), "\n\r") || strings.Contains(plainText(in), "  ") {
+			t.Errorf("plainText(%q) = %q is not one line of single spaces", in, plainText(in))
+		}
+	})
+}
+
+// tenantReport has a ResourceRecommend whose every text field a tenant
+// (or a file in the repository) controls, each trying to forge the job's
+// marker for hash, break the table, add a heading or ping a team.
+func tenantReport(hash string) *report.Report {
+	evil := func(what string) string {
+		return what + " " + forgedMarker(hash) + "\n\n### Approved by @org/security | x |\n<b>ok</b> `code` [link](https://evil.example)"
+	}
+	return &report.Report{ResourceRecommends: []report.Entry{
+		{Namespace: "team-a", Name: "web", Valid: true, Target: report.Target{Kind: "Deployment", Name: "web"},
+			Source: &report.Source{File: evil("apps/web.yaml"), Changed: true},
+			Containers: []report.Container{{Name: evil("app"), Resources: []report.Resource{
+				{Resource: "cpu", Current: "500m", Recommended: "250m", Changed: true, CurrentLimit: "1", RecommendedLimit: "500m",
+					Evidence: &recommend.Evidence{Window: "168h0m0s", Samples: 10, Percentile: 0.9, Capped: []string{evil("cap")}}},
+				{Resource: "memory", Current: "1Gi", Reason: evil("reason")},
+				{Resource: "ephemeral-storage", Current: "1Gi", Recommended: "1Gi", Evidence: &recommend.Evidence{HeldBack: evil("held")}},
+			}}}},
+		{Namespace: "team-b", Name: "api", Valid: true, Target: report.Target{Kind: "Deployment", Name: "api"},
+			Source: &report.Source{Error: evil("source error")},
+			Containers: []report.Container{{Name: "api", Resources: []report.Resource{
+				{Resource: "cpu", Current: "1", Recommended: "2", Changed: true},
+			}}}},
+		{Namespace: "team-c", Name: "db", Target: report.Target{Kind: evil("Kind"), Name: "db"},
+			Error: &report.Error{Code: evil("Code"), Message: evil("message")}},
+	}}
+}
+
+func TestPullRequestBodyNeutralisesTenantText(t *testing.T) {
+	rep := tenantReport(strings.Repeat("0", 64))
+	body := PullRequestBody(rep)
+	marker := markerPrefix + ChangeSetHash(rep) + " -->\n"
+	if !strings.HasPrefix(body, marker) || MarkerHash(body) != ChangeSetHash(rep) {
+		t.Fatalf("body does not start with the job's marker %q:\n%s", marker, body)
+	}
+	if n := strings.Count(body, "<!--"); n != 1 {
+		t.Errorf("body holds %d comments, want only the marker:\n%s", n, body)
+	}
+	if strings.Contains(body, "@org") || strings.Contains(body, "<b>") || strings.Contains(body, "](") {
+		t.Errorf("body holds a live mention, tag or link:\n%s", body)
+	}
+	// Every line is one of the job's: tenant text adds none, and every
+	// table row has its table's number of cells.
+	cells := 0
+	for i, line := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
+		switch {
+		case i == 0:
+		case line == "", strings.HasPrefix(line, "This pull request sets"):
+		case strings.HasPrefix(line, "### "):
+			if h := strings.TrimPrefix(line, "### "); h != "Held back" && h != "Invalid ResourceRecommends" &&
+				!strings.HasPrefix(h, "team-a/web: ") {
+				t.Errorf("line %d is a heading the job did not write: %q", i, line)
+			}
+		case strings.HasPrefix(line, "|---"):
+			cells = strings.Count(line, "|")
+		case strings.HasPrefix(line, "| ") && strings.HasSuffix(line, " |"):
+			if n := unescapedPipes(line); n != cells && !strings.HasPrefix(line, "| Container |") && !strings.HasPrefix(line, "| ResourceRecommend |") {
+				t.Errorf("line %d has %d cell separators, want %d: %q", i, n, cells, line)
+			}
+		default:
+			t.Errorf("line %d is not the job's: %q", i, line)
+		}
+	}
+	// What the tenant wrote is still shown, inert.
+	for _, want := range []string{"message &lt;\\!-- recommend-job: sha256=", "#" + wordJoiner + "#" + wordJoiner + "#" + wordJoiner + " Approved by @" + wordJoiner + "org/security \\| x \\|",
+		"&lt;b&gt;ok&lt;/b&gt; \\`code\\` \\[link\\]\\(https:" + wordJoiner + "//evil.example\\)"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %q:\n%s", want, body)
+		}
+	}
+}
+
+// unescapedPipes counts the cell separators of a table row.
+func unescapedPipes(line string) int {
+	n := 0
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case '\\':
+			i++
+		case '|':
+			n++
+		}
+	}
+	return n
 }
 
 // BenchmarkPullRequestBody renders the body of a run over 1,000

@@ -1,9 +1,12 @@
 package gitops
 
 import (
+	"encoding/base64"
 	"errors"
 	"net"
 	"net/url"
+	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -30,36 +33,175 @@ func (r *redacted) As(target any) bool {
 	}
 }
 
-// redact replaces every credential of opts in err's text. url.Parse errors
-// quote the whole URL, user info included, and servers may echo it.
-func redact(err error, opts Options) error {
+// minSecretLength is the length from which a secret is taken out of text
+// wherever it occurs, even inside a longer word. A shorter one is taken
+// out only where it stands alone, between characters no token or
+// base64 text has (spaces, quotes, ':', '@', line ends): a one-letter
+// password must not blank out every "a" of a message, and a secret that
+// short is not hidden inside other text anyway. Real tokens (GitHub's,
+// GitLab's, Gitea's) are far longer.
+const minSecretLength = 8
+
+// redactedText replaces a secret.
+const redactedText = "REDACTED"
+
+// userinfo matches the user part of an http(s) URL quoted in text: a user
+// name alone there is a token (https://TOKEN@host/, as GitHub documents),
+// and with a password the password is the secret. The user part of any
+// other URL, such as the "git" of ssh://git@host/, names an account and
+// is left alone.
+var userinfo = regexp.MustCompile(`(?i)\bhttps?://([^\s/?#@]+)@`)
+
+// redactor takes known secrets out of text.
+type redactor struct {
+	// secrets, longest first, so that a secret holding another is
+	// replaced whole.
+	secrets []string
+}
+
+// newRedactor returns a redactor for the non-empty secrets.
+func newRedactor(secrets ...string) *redactor {
+	r := &redactor{}
+	seen := map[string]bool{}
+	for _, s := range secrets {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			r.secrets = append(r.secrets, s)
+		}
+	}
+	sort.SliceStable(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
+	return r
+}
+
+// gitRedactor knows the credentials of opts: the git and forge tokens, the
+// password (or the token in the user part) of an http(s) URL, and the
+// basic-auth header value built from them, which a server may echo.
+func gitRedactor(opts Options) *redactor {
+	secrets := []string{opts.Token, opts.Forge.Token}
+	if !isSCPLike(opts.URL) { // user@host:path names a user, never a secret.
+		u, err := url.Parse(opts.URL)
+		switch {
+		case err != nil:
+			secrets = append(secrets, beforeHost(opts.URL))
+		case u.Scheme == "http" || u.Scheme == "https":
+			secrets = append(secrets, userSecret(u))
+			if user, token := httpCredentials(u, opts); token != "" {
+				secrets = append(secrets, base64.StdEncoding.EncodeToString([]byte(user+":"+token)))
+			}
+		}
+	}
+	return newRedactor(secrets...)
+}
+
+// forgeRedactor knows the credentials of a forge: its token, and any in
+// the user part of the API URL or of an http(s) git URL.
+func forgeRedactor(opts ForgeOptions, gitURL string) *redactor {
+	secrets := []string{opts.Token}
+	if u, err := url.Parse(opts.APIURL); err != nil {
+		secrets = append(secrets, beforeHost(opts.APIURL))
+	} else {
+		secrets = append(secrets, userSecret(u))
+	}
+	if u, err := url.Parse(gitURL); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+		secrets = append(secrets, userSecret(u))
+	}
+	return newRedactor(secrets...)
+}
+
+// userSecret is the secret in an http(s) URL's user part: the password,
+// or a user name alone, which is a token; "" without a user part.
+func userSecret(u *url.URL) string {
+	if u.User == nil {
+		return ""
+	}
+	if p, ok := u.User.Password(); ok {
+		return p
+	}
+	return u.User.Username()
+}
+
+// beforeHost is everything before the host of a URL that does not parse,
+// where its credentials would be; "" without an @.
+func beforeHost(raw string) string {
+	if i := strings.LastIndex(raw, "@"); i > 0 {
+		return raw[:i]
+	}
+	return ""
+}
+
+// text returns s with the user part of every http(s) URL and every known
+// secret replaced; see minSecretLength for short secrets.
+func (r *redactor) text(s string) string {
+	s = userinfo.ReplaceAllStringFunc(s, func(m string) string {
+		scheme, rest, _ := strings.Cut(m, "://")
+		if user, _, ok := strings.Cut(rest, ":"); ok {
+			return scheme + "://" + user + ":" + redactedText + "@"
+		}
+		return scheme + "://" + redactedText + "@"
+	})
+	for _, secret := range r.secrets {
+		if len(secret) >= minSecretLength {
+			s = strings.ReplaceAll(s, secret, redactedText)
+		} else {
+			s = replaceWord(s, secret)
+		}
+	}
+	return s
+}
+
+// replaceWord replaces secret in s where neither neighbour is a token
+// character.
+func replaceWord(s, secret string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, secret)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := i + len(secret)
+		if (i == 0 || !tokenByte(s[i-1])) && (end == len(s) || !tokenByte(s[end])) {
+			b.WriteString(s[:i])
+			b.WriteString(redactedText)
+		} else {
+			b.WriteString(s[:i+1])
+			end = i + 1
+		}
+		s = s[end:]
+	}
+}
+
+// tokenByte reports whether c can be part of a token, a password in a URL
+// or base64 text.
+func tokenByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/=%", c) >= 0
+}
+
+// redact returns err with its text redacted, or err itself when its text
+// holds no secret.
+func (r *redactor) redact(err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
-	secrets := []string{opts.Token, opts.Forge.Token}
-	if isSCPLike(opts.URL) {
-		// user@host:path names a user, never a secret.
-	} else if u, perr := url.Parse(opts.URL); perr == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok {
-			secrets = append(secrets, p)
-		} else {
-			// A user part alone is a token.
-			secrets = append(secrets, u.User.Username())
-		}
-	} else if i := strings.LastIndex(opts.URL, "@"); i > 0 {
-		// An unparsable URL: hide everything before the host.
-		secrets = append(secrets, opts.URL[:i])
-	}
-	changed := false
-	for _, s := range secrets {
-		if s != "" && strings.Contains(msg, s) {
-			msg = strings.ReplaceAll(msg, s, "REDACTED")
-			changed = true
-		}
-	}
-	if !changed {
+	msg := r.text(err.Error())
+	if msg == err.Error() {
 		return err
 	}
 	return &redacted{msg: msg, orig: err}
+}
+
+// seal returns err with its text redacted, always behind redacted: a
+// forge client's error holds the HTTP response, and through it the
+// request with its Authorization header, for anyone who unwraps it.
+func (r *redactor) seal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &redacted{msg: r.text(err.Error()), orig: err}
+}
+
+// redact replaces every credential of opts in err's text. url.Parse errors
+// quote the whole URL, user info included, and servers may echo it.
+func redact(err error, opts Options) error {
+	return gitRedactor(opts).redact(err)
 }
