@@ -105,7 +105,10 @@ func TestCollectAsChartServiceAccount(t *testing.T) {
 		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {namespace: rbac, name: web}\nspec:\n"+sel+podTemplate(4, "500m", ""),
 		"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {namespace: rbac, name: db}\nspec:\n    serviceName: db\n"+sel+podTemplate(4, "1", ""),
 		"apiVersion: batch/v1\nkind: CronJob\nmetadata: {namespace: rbac, name: nightly}\nspec:\n  schedule: '0 1 * * *'\n  jobTemplate:\n    spec:\n"+podTemplate(6, "3", "    restartPolicy: Never\n"),
-		"apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {namespace: rbac, name: byref}\nspec:\n  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n",
+		// A Rollout on a template of its own: one on web's would conflict
+		// with web's ResourceRecommend.
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {namespace: rbac, name: byref-template}\nspec:\n    replicas: 0\n"+sel+podTemplate(4, "250m", ""),
+		"apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {namespace: rbac, name: byref}\nspec:\n  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: byref-template}\n",
 		"apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {namespace: rbac, name: web}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  maxReplicas: 3\n",
 		labelled(recommendYAML("rbac", "web", "apps/v1", "Deployment", "web", "")),
 		labelled(recommendYAML("rbac", "db", "apps/v1", "StatefulSet", "db", "")),
