@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
+	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
@@ -130,7 +131,7 @@ var settings = []setting{
 	{"write-status", false, "write katalyst's conditions and recommendResources to each ResourceRecommend's status"},
 	{"hpa-aware", true, "leave alone the requests a HorizontalPodAutoscaler scales the target on by utilization"},
 	{"prometheus-url", "", "base URL of the Prometheus-compatible API holding usage history"},
-	{"window", 7 * 24 * time.Hour, "how much usage history to read"},
+	{"window", 7 * 24 * time.Hour, "how much usage history to read, 24h to 720h"},
 	{"prometheus-bearer-token", "", "bearer token for the Prometheus API"},
 	{"prometheus-bearer-token-file", "", "file holding the bearer token, read on every request (e.g. a projected service account token)"},
 	{"prometheus-username", "", "user name for basic authentication to the Prometheus API"},
@@ -143,9 +144,9 @@ var settings = []setting{
 	{"prometheus-step", time.Minute, "resolution of the CPU history"},
 	{"prometheus-rate-window", 5 * time.Minute, "range of rate() over the CPU counter; at least two scrape intervals"},
 	{"prometheus-ownership", true, "attribute pods through kube-state-metrics' kube_pod_owner and kube_replicaset_owner where present"},
-	{"percentile", 0.9, "usage percentile recommendations start from, in (0, 1]"},
-	{"half-life", 24 * time.Hour, "age at which a usage sample weighs half as much"},
-	{"memory-peak-interval", time.Hour, "memory enters the histogram as one peak per interval"},
+	{"percentile", 0.9, "usage percentile recommendations start from, in [0.5, 1]"},
+	{"half-life", 24 * time.Hour, "age at which a usage sample weighs half as much, 1h to 720h"},
+	{"memory-peak-interval", time.Hour, "memory enters the histogram as one peak per interval, whole minutes from 1m to 24h"},
 	{"min-samples", 12, "fewest samples a recommendation is made from"},
 	{"change-threshold", 0.1, "relative change below which the current value is kept; 0 writes every change"},
 	{"git-url", "", "URL of the GitOps repository (file://, http://, https://, ssh:// or user@host:path)"},
@@ -263,10 +264,10 @@ func (c *Config) complete() error {
 		errs = append(errs, errors.New("git-branch: must not be empty"))
 	}
 	errs = append(errs, c.completeCollect()...)
-	if c.Window < minWindow {
-		// A shorter window can never hold the day of history a
-		// recommendation needs.
-		errs = append(errs, fmt.Errorf("window: must be at least %s, got %s", minWindow, c.Window))
+	// The bounds of the window extension, so that the run's own window
+	// costs no more queries than a ResourceRecommend may ask for.
+	if err := collect.CheckWindow(c.Window); err != nil {
+		errs = append(errs, fmt.Errorf("window: %w", err))
 	}
 	errs = append(errs, c.completePrometheus()...)
 	if _, err := render.ParseMode(c.RenderMode); err != nil {
@@ -512,7 +513,3 @@ func shardedTemplate(c *Config, tmpl string) bool {
 	b, errB := c.pushBranch(tmpl, 1)
 	return errA == nil && errB == nil && a != b
 }
-
-// minWindow is the shortest usage window that can hold the minimum span of
-// history a recommendation needs.
-const minWindow = 24 * time.Hour

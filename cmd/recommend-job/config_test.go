@@ -108,7 +108,9 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 	}{
 		{name: "missing urls", args: nil, want: []string{"prometheus-url: required", "git-url: required unless dry-run"}},
 		{name: "dry run needs no git", args: []string{"--dry-run", "--output=xml", "--prometheus-url=http://p"}, want: []string{`output: must be table, json, yaml or markdown, got "xml"`}},
-		{name: "bad window", args: []string{"--prometheus-url=http://p", "--git-url=file:///r", "--window=-1h"}, want: []string{"window: must be at least 24h0m0s"}},
+		{name: "bad window", args: []string{"--prometheus-url=http://p", "--git-url=file:///r", "--window=-1h"}, want: []string{"window: must be between 24h and 720h (30 days), got -1h"}},
+		{name: "window of the longest duration", args: []string{"--prometheus-url=http://p", "--git-url=file:///r", "--window=2562047h"},
+			want: []string{"window: must be between 24h and 720h (30 days), got 2562047h"}},
 		{name: "stray argument", args: []string{"now"}, want: []string{"unexpected arguments: now"}},
 		{name: "git url of another scheme", args: []string{"--prometheus-url=http://p", "--git-url=ftp://example.com/repo.git"}, want: []string{"git-url: "}},
 		{name: "prometheus without scheme", args: []string{"--prometheus-url=prometheus:9090", "--git-url=file:///r"}, want: []string{"prometheus-url: scheme must be one of http, https"}},

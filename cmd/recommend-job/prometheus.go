@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
+	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
@@ -44,14 +45,20 @@ func (c *Config) completePrometheus() []error {
 	}
 	for key, d := range map[string]interface{ Seconds() float64 }{
 		"prometheus-step": c.PrometheusStep, "prometheus-rate-window": c.PrometheusRateWindow,
-		"half-life": c.HalfLife, "memory-peak-interval": c.MemoryPeakInterval,
 	} {
 		if d.Seconds() <= 0 {
 			errs = append(errs, fmt.Errorf("%s: must be positive, got %v", key, d))
 		}
 	}
-	if !(c.Percentile > 0 && c.Percentile <= 1) {
-		errs = append(errs, fmt.Errorf("percentile: must be in (0, 1], got %v", c.Percentile))
+	// The bounds of the extensions that override them.
+	if err := collect.CheckHalfLife(c.HalfLife); err != nil {
+		errs = append(errs, fmt.Errorf("half-life: %w", err))
+	}
+	if err := collect.CheckPeakInterval(c.MemoryPeakInterval); err != nil {
+		errs = append(errs, fmt.Errorf("memory-peak-interval: %w", err))
+	}
+	if err := collect.CheckPercentile(c.Percentile); err != nil {
+		errs = append(errs, fmt.Errorf("percentile: %w", err))
 	}
 	if c.MinSamples < 1 {
 		errs = append(errs, fmt.Errorf("min-samples: must be at least 1, got %d", c.MinSamples))

@@ -77,9 +77,13 @@ func TestCompletePrometheus(t *testing.T) {
 			"prometheus-headers: set Authorization through prometheus-bearer-token or prometheus-username"},
 		{"braces in the filter", func(c *Config) { c.PrometheusLabelFilter = `{cluster="a"}` },
 			`prometheus-label-filter: must be label matchers without braces, e.g. cluster="prod"`},
-		{"percentile", func(c *Config) { c.Percentile = 90 }, "percentile: must be in (0, 1], got 90"},
+		{"percentile", func(c *Config) { c.Percentile = 90 }, "percentile: must be a number in [0.5, 1], got 90"},
+		{"percentile below the median", func(c *Config) { c.Percentile = 0.3 }, "percentile: must be a number in [0.5, 1], got 0.3"},
+		{"half-life too long", func(c *Config) { c.HalfLife = 8760 * time.Hour }, "half-life: must be between 1h and 720h, got 8760h"},
 		{"threshold", func(c *Config) { c.ChangeThreshold = 1 }, "change-threshold: must be in [0, 1), got 1"},
-		{"peak interval", func(c *Config) { c.MemoryPeakInterval = 0 }, "memory-peak-interval: must be positive, got 0s"},
+		{"peak interval", func(c *Config) { c.MemoryPeakInterval = 0 }, "memory-peak-interval: must be a whole number of minutes between 1m and 24h, got 0s"},
+		{"peak interval not whole minutes", func(c *Config) { c.MemoryPeakInterval = 90 * time.Second },
+			"memory-peak-interval: must be a whole number of minutes between 1m and 24h, got 1m30s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,27 +18,112 @@ import (
 // sets one.
 type Extensions struct {
 	// Percentile is the usage percentile the recommendation starts from,
-	// in (0, 1]; "percentile".
+	// in [MinPercentile, 1]; "percentile".
 	Percentile float64
-	// HalfLife is the decay half-life of the usage histogram; "halfLife"
-	// as a duration ("24h"), or katalyst's documented "decayHalfLife" in
-	// whole hours.
+	// HalfLife is the decay half-life of the usage histogram, in
+	// [MinHalfLife, MaxHalfLife]; "halfLife" as a duration ("24h"), or
+	// katalyst's documented "decayHalfLife" in whole hours.
 	HalfLife time.Duration
 	// CPUPercentile and MemoryPercentile override Percentile for one
 	// resource; "cpuPercentile", "memoryPercentile".
 	CPUPercentile, MemoryPercentile float64
-	// Window is how much usage history to read; "window", a duration.
+	// Window is how much usage history to read; "window", a duration
+	// in [MinWindow, MaxWindow].
 	Window time.Duration
 	// PeakInterval is the interval of the memory peaks the histogram is
-	// built from; "memoryPeakInterval", a duration.
+	// built from; "memoryPeakInterval", a whole number of minutes in
+	// [MinPeakInterval, MaxPeakInterval].
 	PeakInterval time.Duration
 	// Unknown are the keys this project does not read, sorted. They are
 	// accepted, as katalyst accepts any extensions.
 	Unknown []string
 }
 
+// Bounds of the settings a ResourceRecommend's extensions, and the run's
+// own configuration, may take. They keep what one ResourceRecommend can
+// cost a run bounded: a namespace's history is read once, over the longest
+// window any of its ResourceRecommends asks for and at the finest memory
+// peak interval, so these bounds are the most one namespace can ask for.
+const (
+	// MinWindow is the shortest window that can hold the day of history
+	// a recommendation needs.
+	MinWindow = 24 * time.Hour
+	// MaxWindow is 30 days. CPU is read at the step (1m by default) in
+	// range queries of at most 11,000 points, so 30 days are 43,201
+	// points in 4 queries, and as many again for memory peaks of a
+	// minute: at most 11 queries for a namespace where a week takes 4.
+	// Older history says little: at the default 24h half-life a sample
+	// 30 days old weighs 2^-30 of a new one, and Prometheus keeps 15 days
+	// by default.
+	MaxWindow = 30 * 24 * time.Hour
+	// MinHalfLife is an hour, the default memory peak interval: with a
+	// shorter half-life the last peak would outweigh all others.
+	MinHalfLife = time.Hour
+	// MaxHalfLife is MaxWindow: a longer half-life weighs no sample of any
+	// window less than half as much as a new one, which is no decay.
+	MaxHalfLife = MaxWindow
+	// MinPeakInterval and MaxPeakInterval bound the memory peak interval,
+	// a whole number of minutes: the peaks of coarser intervals are
+	// derived from the finest one of a namespace, so the finest costs as
+	// many memory queries as a minute's rates cost CPU queries, and a day
+	// still yields a peak a day.
+	MinPeakInterval = time.Minute
+	MaxPeakInterval = 24 * time.Hour
+	// MinPercentile is the median. A request below the median of usage
+	// is exceeded most of the time, which the scheduler cannot see: the
+	// pods of the node it shares pay for it.
+	MinPercentile = 0.5
+)
+
+// CheckWindow reports a usage window outside [MinWindow, MaxWindow].
+func CheckWindow(d time.Duration) error {
+	if d < MinWindow || d > MaxWindow {
+		return fmt.Errorf("must be between %s and %s (30 days), got %s", short(MinWindow), short(MaxWindow), short(d))
+	}
+	return nil
+}
+
+// CheckHalfLife reports a decay half-life outside [MinHalfLife,
+// MaxHalfLife].
+func CheckHalfLife(d time.Duration) error {
+	if d < MinHalfLife || d > MaxHalfLife {
+		return fmt.Errorf("must be between %s and %s, got %s", short(MinHalfLife), short(MaxHalfLife), short(d))
+	}
+	return nil
+}
+
+// CheckPeakInterval reports a memory peak interval that is not a whole
+// number of minutes in [MinPeakInterval, MaxPeakInterval].
+func CheckPeakInterval(d time.Duration) error {
+	if d < MinPeakInterval || d > MaxPeakInterval || d%time.Minute != 0 {
+		return fmt.Errorf("must be a whole number of minutes between %s and %s, got %s", short(MinPeakInterval), short(MaxPeakInterval), short(d))
+	}
+	return nil
+}
+
+// CheckPercentile reports a percentile outside [MinPercentile, 1].
+func CheckPercentile(p float64) error {
+	if !(p >= MinPercentile && p <= 1) {
+		return fmt.Errorf("must be a number in [%g, 1], got %g", MinPercentile, p)
+	}
+	return nil
+}
+
+// short renders a duration without trailing zero units: 24h, not 24h0m0s.
+func short(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
 // ParseExtensions reads raw (nil is allowed) and checks the values of the
-// keys it knows; the error names the key and what is wrong with it.
+// keys it knows against their bounds; the error names the key and what is
+// wrong with it.
 func ParseExtensions(raw *runtime.RawExtension) (Extensions, *ValidationError) {
 	var ext Extensions
 	if raw == nil || len(raw.Raw) == 0 {
@@ -57,8 +143,11 @@ func ParseExtensions(raw *runtime.RawExtension) (Extensions, *ValidationError) {
 		switch k {
 		case "percentile", "cpuPercentile", "memoryPercentile":
 			p, ok := number(v)
-			if !ok || math.IsNaN(p) || p <= 0 || p > 1 {
-				return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k, fmt.Sprintf("must be a number in (0, 1], got %s", show(v)))
+			if !ok {
+				return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k, fmt.Sprintf("must be a number in [%g, 1], got %s", MinPercentile, show(v)))
+			}
+			if err := CheckPercentile(p); err != nil {
+				return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k, err.Error())
 			}
 			switch k {
 			case "cpuPercentile":
@@ -68,32 +157,28 @@ func ParseExtensions(raw *runtime.RawExtension) (Extensions, *ValidationError) {
 			default:
 				ext.Percentile = p
 			}
-		case "memoryPeakInterval":
+		case "memoryPeakInterval", "halfLife", "window":
+			check, field := CheckWindow, &ext.Window
+			switch k {
+			case "memoryPeakInterval":
+				check, field = CheckPeakInterval, &ext.PeakInterval
+			case "halfLife":
+				check, field = CheckHalfLife, &ext.HalfLife
+			}
 			d, err := positiveDuration(v)
+			if err == nil {
+				err = check(d)
+			}
 			if err != nil {
 				return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k, err.Error())
 			}
-			if d < time.Minute || d > 24*time.Hour {
-				return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k, fmt.Sprintf("must be between 1m and 24h, got %s", d))
-			}
-			ext.PeakInterval = d
-		case "halfLife", "window":
-			d, err := positiveDuration(v)
-			if err != nil {
-				return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k, err.Error())
-			}
-			if k == "window" {
-				if d < minExtensionWindow {
-					return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k, fmt.Sprintf("must be at least %s, the least history a recommendation needs, got %s", minExtensionWindow, d))
-				}
-				ext.Window = d
-			} else {
-				ext.HalfLife = d
-			}
+			*field = d
 		case "decayHalfLife":
 			h, ok := number(v)
-			if !ok || h != math.Trunc(h) || h < 1 || h > 24*365 {
-				return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k, fmt.Sprintf("must be a whole number of hours from 1 to 8760, got %s", show(v)))
+			maxHours := float64(MaxHalfLife / time.Hour)
+			if !ok || h != math.Trunc(h) || h < float64(MinHalfLife/time.Hour) || h > maxHours {
+				return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k,
+					fmt.Sprintf("must be a whole number of hours from %d to %d, got %s", MinHalfLife/time.Hour, MaxHalfLife/time.Hour, show(v)))
 			}
 			if _, both := m["halfLife"]; both {
 				return ext, invalid(CodeExtensionsInvalid, msgExtensionInvalid, k, "must not be set together with halfLife")
@@ -139,7 +224,3 @@ func show(v any) string {
 	}
 	return string(b)
 }
-
-// minExtensionWindow is the shortest window that can hold the day of
-// history a recommendation needs.
-const minExtensionWindow = 24 * time.Hour

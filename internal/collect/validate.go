@@ -51,9 +51,8 @@ const (
 	// no code for it.
 	CodeResourceBoundsInvalid = "ResourceBoundsInvalid"
 	// CodeExtensionsInvalid reports an algorithmPolicy.extensions value this
-	// project reads (percentile, halfLife, decayHalfLife, window) that is
-	// malformed or out of range. Katalyst reads no extension and has no code
-	// for it.
+	// project reads (see ParseExtensions) that is malformed or outside its
+	// bounds. Katalyst reads no extension and has no code for it.
 	CodeExtensionsInvalid = "ExtensionsInvalid"
 )
 
