@@ -18,18 +18,11 @@ import (
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
-// SettingsReader is a UsageReader that can also read with another window
-// or memory peak interval than its own, for ResourceRecommends whose
-// extensions set them.
+// SettingsReader is a UsageReader that can also read groups of workloads
+// with other windows or memory peak intervals than its own, for
+// ResourceRecommends whose extensions set them, in the queries of one read.
 type SettingsReader interface {
-	ReadWith(ctx context.Context, namespace string, s usage.Settings, workloads []usage.WorkloadRef) (map[usage.WorkloadRef]usage.Usage, error)
-}
-
-// batch is one set of queries: a namespace, read with one set of settings
-// (zero values are the reader's own).
-type batch struct {
-	namespace string
-	settings  usage.Settings
+	ReadEach(ctx context.Context, namespace string, groups map[usage.Settings][]usage.WorkloadRef) (map[usage.Settings]map[usage.WorkloadRef]usage.Usage, error)
 }
 
 // workloadKey is a workload's history read with one set of settings.
@@ -38,80 +31,80 @@ type workloadKey struct {
 	settings usage.Settings
 }
 
-// history is what readUsage found: the usage of each workload, the batches
-// read, and the error of each batch whose history could not be read.
+// history is what readUsage found: the usage of each workload, and the
+// error of each namespace whose history could not be read.
 type history struct {
 	usage  map[workloadKey]usage.Usage
-	read   map[batch]bool
-	failed map[batch]error
+	failed map[string]error
+	// perItem says whether each item's history was read with its own
+	// settings; a reader that cannot honour them reads all with its own.
+	perItem bool
 }
 
-// batchOf is the batch an item's history is read in. Settings the reader
-// cannot honour are ignored: the reader's own apply.
-func batchOf(item collect.Item, reader UsageReader) batch {
-	b := batch{namespace: item.Namespace}
-	if _, ok := reader.(SettingsReader); ok {
-		b.settings = usage.Settings{Window: item.Extensions.Window, PeakInterval: item.Extensions.PeakInterval}
+// settingsOf are the settings an item's history is read with; zero values
+// are the reader's own.
+func (h history) settingsOf(item collect.Item) usage.Settings {
+	if !h.perItem {
+		return usage.Settings{}
 	}
-	return b
+	return usage.Settings{Window: item.Extensions.Window, PeakInterval: item.Extensions.PeakInterval}
 }
 
-// readUsage reads history per namespace (and per distinct window set by
-// extensions), so that the number of queries grows with namespaces, not
-// with workloads or containers. A batch whose query fails is logged and its
-// workloads are reported with that error; only when every batch fails is
-// the run abandoned, as nothing could be recommended.
+// readUsage reads history per namespace, in one read whatever windows and
+// peak intervals its items' extensions set, so that the number of queries
+// grows with namespaces, not with workloads, containers or extensions. A
+// namespace whose query fails is logged and its workloads are reported with
+// that error; only when every namespace fails is the run abandoned, as
+// nothing could be recommended.
 func readUsage(ctx context.Context, items []collect.Item, reader UsageReader, log *slog.Logger) (history, error) {
-	batches := map[batch][]usage.WorkloadRef{}
+	settingsReader, perItem := reader.(SettingsReader)
+	h := history{usage: map[workloadKey]usage.Usage{}, failed: map[string]error{}, perItem: perItem}
+	groups := map[string]map[usage.Settings][]usage.WorkloadRef{}
 	for _, item := range items {
 		if item.Invalid != nil || item.Workload == nil {
 			continue
 		}
-		b := batchOf(item, reader)
-		ref := workloadRef(item)
-		if !containsRef(batches[b], ref) {
-			batches[b] = append(batches[b], ref)
+		if groups[item.Namespace] == nil {
+			groups[item.Namespace] = map[usage.Settings][]usage.WorkloadRef{}
+		}
+		s, ref := h.settingsOf(item), workloadRef(item)
+		if !containsRef(groups[item.Namespace][s], ref) {
+			groups[item.Namespace][s] = append(groups[item.Namespace][s], ref)
 		}
 	}
-	keys := make([]batch, 0, len(batches))
-	for b := range batches {
-		keys = append(keys, b)
+	namespaces := make([]string, 0, len(groups))
+	for ns := range groups {
+		namespaces = append(namespaces, ns)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].namespace != keys[j].namespace {
-			return keys[i].namespace < keys[j].namespace
-		}
-		if keys[i].settings.Window != keys[j].settings.Window {
-			return keys[i].settings.Window < keys[j].settings.Window
-		}
-		return keys[i].settings.PeakInterval < keys[j].settings.PeakInterval
-	})
+	sort.Strings(namespaces)
 
-	h := history{usage: map[workloadKey]usage.Usage{}, read: map[batch]bool{}, failed: map[batch]error{}}
 	var errs []error
-	for _, b := range keys {
+	for _, ns := range namespaces {
 		var (
-			got map[usage.WorkloadRef]usage.Usage
+			got map[usage.Settings]map[usage.WorkloadRef]usage.Usage
 			err error
 		)
-		if b.settings != (usage.Settings{}) {
-			got, err = reader.(SettingsReader).ReadWith(ctx, b.namespace, b.settings, batches[b])
+		if perItem {
+			got, err = settingsReader.ReadEach(ctx, ns, groups[ns])
 		} else {
-			got, err = reader.Read(ctx, b.namespace, batches[b])
+			var u map[usage.WorkloadRef]usage.Usage
+			u, err = reader.Read(ctx, ns, groups[ns][usage.Settings{}])
+			got = map[usage.Settings]map[usage.WorkloadRef]usage.Usage{{}: u}
 		}
 		if err != nil {
-			log.ErrorContext(ctx, "cannot read usage history", "namespace", b.namespace, "error", err)
-			h.failed[b] = err
+			log.ErrorContext(ctx, "cannot read usage history", "namespace", ns, "error", err)
+			h.failed[ns] = err
 			errs = append(errs, err)
 			continue
 		}
-		h.read[b] = true
-		for w, u := range got {
-			h.usage[workloadKey{ref: w, settings: b.settings}] = u
+		for s, byRef := range got {
+			for ref, u := range byRef {
+				h.usage[workloadKey{ref: ref, settings: s}] = u
+			}
 		}
 	}
-	if len(errs) > 0 && len(errs) == len(keys) {
-		// The failed batches still say why each workload has no history.
+	if len(errs) > 0 && len(errs) == len(namespaces) {
+		// The failed namespaces still say why each workload has no history.
 		return h, fmt.Errorf("%w: %w", ErrUsageUnavailable, errors.Join(errs...))
 	}
 	return h, nil
@@ -167,14 +160,8 @@ func recommendItem(item collect.Item, h history, cfg Config) (report.Entry, []re
 		}
 		return entry, nil
 	}
-	// An item that sets its own window or peak interval was read in its own
-	// batch, if the reader could do that.
-	own := batch{namespace: item.Namespace, settings: usage.Settings{Window: item.Extensions.Window, PeakInterval: item.Extensions.PeakInterval}}
-	if _, ok := h.failed[own]; !ok && !h.read[own] {
-		own.settings = usage.Settings{}
-	}
-	unavailable := h.failed[own]
-	workloadUsage := h.usage[workloadKey{ref: workloadRef(item), settings: own.settings}]
+	unavailable := h.failed[item.Namespace]
+	workloadUsage := h.usage[workloadKey{ref: workloadRef(item), settings: h.settingsOf(item)}]
 	opts := algorithm(cfg, item)
 	var changes []render.Change
 	for _, policy := range item.Policies {

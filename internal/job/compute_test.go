@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"log/slog"
+	"sort"
 	"testing"
 	"time"
 
@@ -100,22 +101,32 @@ func s(q *resource.Quantity) string {
 }
 
 // windowUsage answers every workload with the same history and records the
-// settings it was asked for.
+// reads and the settings of their groups.
 type windowUsage struct {
-	history  *usage.History
-	settings []usage.Settings
+	history *usage.History
+	reads   [][]usage.Settings
 }
 
 func (w *windowUsage) Read(ctx context.Context, ns string, ws []usage.WorkloadRef) (map[usage.WorkloadRef]usage.Usage, error) {
-	return w.ReadWith(ctx, ns, usage.Settings{}, ws)
+	got, err := w.ReadEach(ctx, ns, map[usage.Settings][]usage.WorkloadRef{{}: ws})
+	return got[usage.Settings{}], err
 }
 
-func (w *windowUsage) ReadWith(_ context.Context, _ string, s usage.Settings, ws []usage.WorkloadRef) (map[usage.WorkloadRef]usage.Usage, error) {
-	w.settings = append(w.settings, s)
-	out := map[usage.WorkloadRef]usage.Usage{}
-	for _, ref := range ws {
-		out[ref] = usage.Usage{"app": {corev1.ResourceCPU: w.history, corev1.ResourceMemory: w.history}}
+func (w *windowUsage) ReadEach(_ context.Context, _ string, groups map[usage.Settings][]usage.WorkloadRef) (map[usage.Settings]map[usage.WorkloadRef]usage.Usage, error) {
+	var settings []usage.Settings
+	out := map[usage.Settings]map[usage.WorkloadRef]usage.Usage{}
+	for s, ws := range groups {
+		settings = append(settings, s)
+		out[s] = map[usage.WorkloadRef]usage.Usage{}
+		for _, ref := range ws {
+			out[s][ref] = usage.Usage{"app": {corev1.ResourceCPU: w.history, corev1.ResourceMemory: w.history}}
+		}
 	}
+	sort.Slice(settings, func(i, j int) bool {
+		a, b := settings[i], settings[j]
+		return a.Window < b.Window || a.Window == b.Window && a.PeakInterval < b.PeakInterval
+	})
+	w.reads = append(w.reads, settings)
 	return out, nil
 }
 
@@ -137,8 +148,7 @@ func TestRecommendItem(t *testing.T) {
 	hpa := item("hpa", func(it *collect.Item) {
 		it.HeldBack = map[corev1.ResourceName]string{corev1.ResourceCPU: "a HorizontalPodAutoscaler scales on cpu"}
 	})
-	// Its own window, and its own peak interval: read in batches of their
-	// own.
+	// Its own window, and its own peak interval: read with the others.
 	windowed := item("windowed", func(it *collect.Item) { it.Extensions.Window = 14 * 24 * time.Hour })
 	peaks := item("peaks", func(it *collect.Item) { it.Extensions.PeakInterval = 10 * time.Minute })
 
@@ -147,11 +157,12 @@ func TestRecommendItem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Three batches for the namespace: the run's settings, 14 days, and
-	// 10-minute peaks; the two items on the run's settings share one.
-	wantSettings := []usage.Settings{{}, {PeakInterval: 10 * time.Minute}, {Window: 14 * 24 * time.Hour}}
-	if !cmp.Equal(reader.settings, wantSettings) {
-		t.Errorf("settings read = %v, want %v", reader.settings, wantSettings)
+	// One read for the namespace, of three groups: the run's settings, 14
+	// days, and 10-minute peaks; the two items on the run's settings share
+	// one.
+	wantReads := [][]usage.Settings{{{}, {PeakInterval: 10 * time.Minute}, {Window: 14 * 24 * time.Hour}}}
+	if diff := cmp.Diff(wantReads, reader.reads); diff != "" {
+		t.Errorf("reads (-want +got):\n%s", diff)
 	}
 
 	// 0.1 cores -> 145m; the limit keeps 200m:100m, 290m.

@@ -2,6 +2,7 @@ package usage_test
 
 import (
 	"context"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -248,4 +250,74 @@ func TestPrometheusWeek(t *testing.T) {
 			t.Errorf("other/web cpu = %d samples, want its own 2 cores", len(h.Values))
 		}
 	})
+}
+
+func TestPrometheusReadEachCutsAsIfReadAlone(t *testing.T) {
+	promAPI := newAPI(t)
+	clock := usage.WithClock(func() time.Time { return now })
+	ref := func(name string) usage.WorkloadRef {
+		return usage.WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: name}
+	}
+	web, step, oom := ref("web"), ref("step"), ref("oom")
+	groups := map[usage.Settings][]usage.WorkloadRef{
+		{}:                               {web, step, oom},
+		{Window: 72 * time.Hour}:         {step, oom},
+		{Window: 24 * time.Hour}:         {oom},
+		{PeakInterval: 30 * time.Minute}: {web},
+		{Window: 72 * time.Hour, PeakInterval: 2 * time.Hour}: {web, oom},
+	}
+	got, err := usage.NewReader(promAPI, clock).ReadEach(t.Context(), "shop", groups)
+	if err != nil {
+		t.Fatalf("ReadEach() error = %v", err)
+	}
+	// One read of the week at 30m peaks: ownership, CPU (10,081 points),
+	// memory (337 peaks), OOM kills; as many as a week at the run's
+	// settings, not one read per group.
+	if promAPI.queries != 4 {
+		t.Errorf("ReadEach() made %d queries, want 4", promAPI.queries)
+	}
+	for s, ws := range groups {
+		opts := []usage.Option{clock}
+		if s.Window > 0 {
+			opts = append(opts, usage.WithWindow(s.Window))
+		}
+		if s.PeakInterval > 0 {
+			opts = append(opts, usage.WithPeakInterval(s.PeakInterval))
+		}
+		alone, err := usage.NewReader(promAPI, opts...).Read(t.Context(), "shop", ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got[s]) != len(ws) {
+			t.Errorf("group %+v has the history of %d workloads, want %d", s, len(got[s]), len(ws))
+		}
+		if diff := cmp.Diff(alone, got[s]); diff != "" {
+			t.Errorf("group %+v differs from a read of its own (-alone +cut):\n%s", s, diff)
+		}
+	}
+
+	// What makes the cut matter: step used 1 core until 84 hours ago, oom
+	// was killed 48 hours ago.
+	for _, tt := range []struct {
+		settings usage.Settings
+		maxCPU   float64
+		oom      bool
+	}{
+		{settings: usage.Settings{}, maxCPU: 1, oom: true},
+		{settings: usage.Settings{Window: 72 * time.Hour}, maxCPU: 0.2, oom: true},
+		{settings: usage.Settings{Window: 24 * time.Hour}, oom: false},
+	} {
+		u := got[tt.settings]
+		if tt.maxCPU != 0 {
+			if h := u[step]["app"][corev1.ResourceCPU]; h == nil || math.Abs(slices.Max(h.Values)-tt.maxCPU) > 1e-9 {
+				t.Errorf("step over %s: no CPU history or a highest other than %v", tt.settings.Window, tt.maxCPU)
+			}
+		}
+		if h := u[oom]["app"][corev1.ResourceMemory]; h == nil || h.OOMKilled != tt.oom {
+			t.Errorf("oom over %s: no memory history or OOM killed other than %v", tt.settings.Window, tt.oom)
+		}
+	}
+	if h := got[usage.Settings{Window: 72 * time.Hour, PeakInterval: 2 * time.Hour}][web]["app"][corev1.ResourceMemory]; h == nil || len(h.Values) != 37 {
+		t.Errorf("web's 2h peaks over 72h: no memory history or not 37 peaks")
+	}
 }

@@ -48,7 +48,10 @@ type Usage map[string]map[corev1.ResourceName]*History
 
 // History is the samples of one container's resource, from all its pods:
 // CPU usage rates in cores, one per pod and step, or memory working-set
-// peaks in bytes, one per peak interval (the highest of all pods).
+// peaks in bytes, one per peak interval (the highest of all pods). A
+// Reader returns them in time order, and takes them at End, End - Step,
+// End - 2*Step and so on, so that a shorter window's samples are those of
+// a longer one that fall within it.
 type History struct {
 	Values []float64
 	// Times holds the time of each value; when nil (or shorter), a value
@@ -59,9 +62,15 @@ type History struct {
 	// OOMKilled reports an out-of-memory kill of one of the container's
 	// pods in the window (memory only).
 	OOMKilled bool
+	// OOMKills are the times at which the kills were seen, to the hour
+	// (oomResolution), so that a shorter window counts only its own.
+	OOMKills []time.Time
 	// Window is how far back the history was read, and End when it ended.
 	Window time.Duration
 	End    time.Time
+	// Step is the time between two samples of one pod: the query step for
+	// CPU, the peak interval for memory.
+	Step time.Duration
 }
 
 // Span is the time the samples cover.
@@ -107,6 +116,7 @@ type Reader struct {
 	filter       string
 	owners       bool
 	timeout      time.Duration // of one query; none when zero
+	memoryWindow time.Duration // how far back memory peaks are read, when further than window
 	end          time.Time     // of the window one Read reads
 	now          func() time.Time
 	log          *slog.Logger
@@ -163,19 +173,13 @@ func NewReader(api RangeQuerier, opts ...Option) *Reader {
 // with a fixed number of queries for the whole namespace, never one per
 // workload or container: CPU rates at the step (split in time when the
 // window holds more points than Prometheus returns per series), memory
-// peaks per interval, and OOM kills over the window. Series are attributed
-// to workloads by ownership when known, else by the pod naming pattern of
+// peaks per interval, and OOM kills per hour. Series are attributed to
+// workloads by ownership when known, else by the pod naming pattern of
 // each workload's kind; a pod that fits several patterns goes to the
 // workload with the longest name, the most specific.
 func (r *Reader) Read(ctx context.Context, namespace string, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
-	if len(workloads) == 0 {
-		return nil, nil
-	}
-	// All queries of one read end at the same time.
-	c := *r
-	c.end = r.now()
-	c.now = func() time.Time { return c.end }
-	return c.read(ctx, namespace, workloads)
+	got, err := r.ReadEach(ctx, namespace, map[Settings][]WorkloadRef{{}: workloads})
+	return got[Settings{}], err
 }
 
 func (r *Reader) read(ctx context.Context, namespace string, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
@@ -208,7 +212,7 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	out := make(map[WorkloadRef]Usage, len(workloads))
 	cpu := fmt.Sprintf(`max by (pod, container) (rate(container_cpu_usage_seconds_total{%s}[%s]))`,
 		selector, model.Duration(r.rateWindow))
-	err := r.eachSeries(ctx, namespace, corev1.ResourceCPU, cpu, r.step, a, func(h *History, series *model.SampleStream) {
+	err := r.eachSeries(ctx, namespace, corev1.ResourceCPU, corev1.ResourceCPU, cpu, r.window, r.step, a, func(h *History, series *model.SampleStream) {
 		h.Values = slices.Grow(h.Values, len(series.Values))
 		h.Times = slices.Grow(h.Times, len(series.Values))
 		for _, s := range series.Values {
@@ -225,7 +229,7 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	memory := fmt.Sprintf(`max by (pod, container) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`,
 		selector, model.Duration(r.peakInterval))
 	peaks := map[*History]map[time.Time]int{}
-	err = r.eachSeries(ctx, namespace, corev1.ResourceMemory, memory, r.peakInterval, a, func(h *History, series *model.SampleStream) {
+	err = r.eachSeries(ctx, namespace, corev1.ResourceMemory, corev1.ResourceMemory, memory, max(r.window, r.memoryWindow), r.peakInterval, a, func(h *History, series *model.SampleStream) {
 		if peaks[h] == nil {
 			peaks[h] = map[time.Time]int{}
 		}
@@ -243,42 +247,119 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 		return nil, err
 	}
 
-	// A container counts as OOM-killed when its last termination was an
-	// OOM kill and it restarted within the window: the reason alone stays
-	// set long after the kill.
-	w := model.Duration(r.window)
+	// A container counts as OOM-killed at a time when its last
+	// termination was an OOM kill and it restarted within the hour before:
+	// the reason alone stays set long after the kill. Each hour looks back
+	// a rate window more, which holds two scrapes, so that a restart
+	// between the last scrape of one hour and the first of the next is
+	// seen. The times let a shorter window count only its own kills.
+	rng := model.Duration(oomResolution + r.rateWindow)
 	oom := fmt.Sprintf(`max by (pod, container) (max_over_time(kube_pod_container_status_last_terminated_reason{reason="OOMKilled",%s}[%s]) > 0)`+
-		` and on (pod, container) max by (pod, container) (changes(kube_pod_container_status_restarts_total{%s}[%s]) > 0)`, pods, w, pods, w)
-	end := r.now()
-	matrix, err := r.query(ctx, namespace, "oom", oom, promv1.Range{Start: end, End: end, Step: r.step})
+		` and on (pod, container) max by (pod, container) (changes(kube_pod_container_status_restarts_total{%s}[%s]) > 0)`, pods, rng, pods, rng)
+	err = r.eachSeries(ctx, namespace, "oom", corev1.ResourceMemory, oom, r.window, oomResolution, a, func(h *History, series *model.SampleStream) {
+		for _, s := range series.Values {
+			h.OOMKills = append(h.OOMKills, s.Timestamp.Time())
+		}
+		h.OOMKilled = len(h.OOMKills) > 0
+	}, out)
 	if err != nil {
 		return nil, err
 	}
-	for _, series := range matrix {
-		if w, ok := a.owner(string(series.Metric["pod"])); ok {
-			r.history(out, w, string(series.Metric["container"]), corev1.ResourceMemory).OOMKilled = true
+	for _, u := range out {
+		for _, resources := range u {
+			for _, h := range resources {
+				h.sortByTime()
+			}
 		}
 	}
 	return out, nil
 }
 
-// Settings override a Reader's window and memory peak interval for one
-// read, for a ResourceRecommend whose extensions set its own; a zero field
-// keeps the Reader's.
+// oomResolution is the resolution of the times of OOM kills.
+const oomResolution = time.Hour
+
+// Settings override a Reader's window and memory peak interval for some
+// workloads, those of ResourceRecommends whose extensions set their own; a
+// zero field keeps the Reader's.
 type Settings struct {
 	Window, PeakInterval time.Duration
 }
 
-// ReadWith is Read with settings of its own.
-func (r *Reader) ReadWith(ctx context.Context, namespace string, s Settings, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
+// resolve fills the zero fields of s with r's own settings.
+func (r *Reader) resolve(s Settings) Settings {
+	if s.Window <= 0 {
+		s.Window = r.window
+	}
+	if s.PeakInterval <= 0 {
+		s.PeakInterval = r.peakInterval
+	}
+	return s
+}
+
+// ReadEach is Read for groups of workloads of namespace with settings of
+// their own, in the queries of a single Read, however many groups there
+// are: it reads over the longest window of all and at the greatest common
+// divisor of all peak intervals (memory far enough back to fill the
+// oldest peak of each group), then cuts each group's history from it as
+// if it had been read alone. A workload may be in several groups.
+func (r *Reader) ReadEach(ctx context.Context, namespace string, groups map[Settings][]WorkloadRef) (map[Settings]map[WorkloadRef]Usage, error) {
+	var all []WorkloadRef
+	var window, interval time.Duration
+	for s, ws := range groups {
+		s = r.resolve(s)
+		window = max(window, s.Window)
+		interval = gcd(interval, s.PeakInterval)
+		for _, w := range ws {
+			if !slices.Contains(all, w) {
+				all = append(all, w)
+			}
+		}
+	}
+	if len(all) == 0 {
+		return nil, nil
+	}
+	// Sorted, so that the queries do not depend on the order of groups.
+	slices.SortFunc(all, func(a, b WorkloadRef) int {
+		return strings.Compare(a.Namespace+"/"+a.Kind+"/"+a.Name, b.Namespace+"/"+b.Kind+"/"+b.Name)
+	})
+	var memoryWindow time.Duration
+	for s := range groups {
+		s = r.resolve(s)
+		memoryWindow = max(memoryWindow, span(s.Window, s.PeakInterval)+s.PeakInterval-interval)
+	}
+
+	// All queries of one read end at the same time.
 	c := *r
-	if s.Window > 0 {
-		c.window = s.Window
+	c.window, c.peakInterval, c.memoryWindow = window, interval, memoryWindow
+	c.end = r.now()
+	c.now = func() time.Time { return c.end }
+	got, err := c.read(ctx, namespace, all)
+	if err != nil {
+		return nil, err
 	}
-	if s.PeakInterval > 0 {
-		c.peakInterval = s.PeakInterval
+	out := make(map[Settings]map[WorkloadRef]Usage, len(groups))
+	for s, ws := range groups {
+		own := r.resolve(s)
+		// The group the read was made for takes it as it is.
+		whole := own.Window == window && own.PeakInterval == interval && memoryWindow == span(window, interval)
+		m := make(map[WorkloadRef]Usage, len(ws))
+		for _, w := range ws {
+			u, ok := got[w]
+			if !ok {
+				continue
+			}
+			if !whole {
+				if u, err = u.Cut(own.Window, own.PeakInterval); err != nil {
+					return nil, fmt.Errorf("reading namespace %s: %w", namespace, err)
+				}
+			}
+			if len(u) > 0 {
+				m[w] = u
+			}
+		}
+		out[s] = m
 	}
-	return c.Read(ctx, namespace, workloads)
+	return out, nil
 }
 
 // query runs one range query, within the query timeout, and checks that it
@@ -313,13 +394,13 @@ func (r *Reader) query(ctx context.Context, namespace string, what corev1.Resour
 	return matrix, nil
 }
 
-// eachSeries runs query over the window in ranges of step and hands every
-// series of a pod of the batch to add, with the history of its workload's
-// container for resource res.
-func (r *Reader) eachSeries(ctx context.Context, namespace string, res corev1.ResourceName, query string, step time.Duration,
+// eachSeries runs query (named what in errors) over window in ranges of
+// step and hands every series of a pod of the batch to add, with the
+// history of its workload's container for resource res.
+func (r *Reader) eachSeries(ctx context.Context, namespace string, what, res corev1.ResourceName, query string, window, step time.Duration,
 	a *attributor, add func(*History, *model.SampleStream), out map[WorkloadRef]Usage) error {
-	for _, rng := range r.ranges(step) {
-		matrix, err := r.query(ctx, namespace, res, query, rng)
+	for _, rng := range r.ranges(window, step) {
+		matrix, err := r.query(ctx, namespace, what, query, rng)
 		if err != nil {
 			return err
 		}
@@ -364,12 +445,14 @@ func (a *attributor) owner(pod string) (WorkloadRef, bool) {
 	return WorkloadRef{}, false
 }
 
-// ranges splits the window into consecutive ranges of at most
+// ranges splits window into consecutive ranges of at most
 // maxPointsPerSeries steps. Each range starts one step after the previous
-// one ends, so no sample is read twice.
-func (r *Reader) ranges(step time.Duration) []promv1.Range {
+// one ends, so no sample is read twice. The points are counted back from
+// the end, so that those of a shorter window are among those of a longer
+// one, which is what lets ReadEach cut one from the other.
+func (r *Reader) ranges(window, step time.Duration) []promv1.Range {
 	end := r.now()
-	start := end.Add(-r.window)
+	start := end.Add(-span(window, step))
 	chunk := time.Duration(maxPointsPerSeries-1) * step
 	var out []promv1.Range
 	for from := start; !from.After(end); from = from.Add(chunk + step) {
@@ -394,7 +477,10 @@ func (r *Reader) history(u map[WorkloadRef]Usage, w WorkloadRef, container strin
 	}
 	h := usage[container][res]
 	if h == nil {
-		h = &History{Window: r.window, End: r.end}
+		h = &History{Window: r.window, End: r.end, Step: r.step}
+		if res == corev1.ResourceMemory {
+			h.Window, h.Step = max(r.window, r.memoryWindow), r.peakInterval
+		}
 		usage[container][res] = h
 	}
 	return h

@@ -1,0 +1,125 @@
+package usage
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Cut returns u as a read with window and memory peaks of peakInterval
+// would have returned it, from a read over a longer window with a peak
+// interval that divides peakInterval: each History cut with Cut, CPU at
+// its own step. Containers and resources with nothing left are dropped.
+func (u Usage) Cut(window, peakInterval time.Duration) (Usage, error) {
+	out := Usage{}
+	for container, resources := range u {
+		for res, h := range resources {
+			step := h.Step
+			if res == corev1.ResourceMemory {
+				step = peakInterval
+			}
+			c, err := h.Cut(window, step)
+			if err != nil {
+				return nil, fmt.Errorf("container %s %s: %w", container, res, err)
+			}
+			if c == nil {
+				continue
+			}
+			if out[container] == nil {
+				out[container] = map[corev1.ResourceName]*History{}
+			}
+			out[container][res] = c
+		}
+	}
+	return out, nil
+}
+
+// Cut returns the history a read with window at step would have returned:
+// the samples from End - window on, merged into the peaks of step (the
+// highest sample of each step counted back from End) when step is a
+// multiple of h.Step, and the OOM kills seen in the window. It is nil when
+// neither a sample nor a kill is left. The window must not reach further
+// back than h's, nor need a sample from before it to fill its oldest peak.
+func (h *History) Cut(window, step time.Duration) (*History, error) {
+	if h.Step <= 0 || step <= 0 || step%h.Step != 0 {
+		return nil, fmt.Errorf("cannot cut samples %s apart into steps of %s", h.Step, step)
+	}
+	if need := span(window, step) + step - h.Step; window > h.Window || need > span(h.Window, h.Step) {
+		return nil, fmt.Errorf("cannot cut %s at %s from a history of %s", window, step, h.Window)
+	}
+	c := &History{Window: window, End: h.End, Step: step}
+	for _, t := range h.OOMKills {
+		if !t.Before(h.End.Add(-window)) {
+			c.OOMKills = append(c.OOMKills, t)
+		}
+	}
+	c.OOMKilled = len(c.OOMKills) > 0
+	oldest := h.End.Add(-span(window, step))
+	if step == h.Step {
+		// CPU keeps a sample per pod and step.
+		for i, v := range h.Values {
+			if t := h.Time(i); !t.Before(oldest) {
+				c.add(t, v)
+			}
+		}
+	} else {
+		// A peak of step is the highest of the finer peaks within it: the
+		// finer ones end at End - k*h.Step, so each falls in one.
+		peaks := map[time.Time]int{}
+		for i, v := range h.Values {
+			t := h.Time(i)
+			t = h.End.Add(-(h.End.Sub(t) / step * step))
+			if t.Before(oldest) {
+				continue
+			}
+			if j, ok := peaks[t]; ok {
+				c.Values[j] = max(c.Values[j], v)
+				continue
+			}
+			peaks[t] = len(c.Values)
+			c.add(t, v)
+		}
+	}
+	if len(c.Values) == 0 && !c.OOMKilled {
+		return nil, nil
+	}
+	return c, nil
+}
+
+// sortByTime puts the samples in time order, those of one time in the order
+// they came in, and the OOM kills too, so that the same samples read in
+// other ranges give the same History.
+func (h *History) sortByTime() {
+	slices.SortFunc(h.OOMKills, time.Time.Compare)
+	if len(h.Times) != len(h.Values) || slices.IsSortedFunc(h.Times, time.Time.Compare) {
+		return
+	}
+	type sample struct {
+		t time.Time
+		v float64
+	}
+	s := make([]sample, len(h.Values))
+	for i := range s {
+		s[i] = sample{h.Times[i], h.Values[i]}
+	}
+	slices.SortStableFunc(s, func(a, b sample) int { return a.t.Compare(b.t) })
+	for i := range s {
+		h.Times[i], h.Values[i] = s[i].t, s[i].v
+	}
+}
+
+// span is the longest whole number of steps within window: how far back
+// the oldest sample of a read of window at step lies.
+func span(window, step time.Duration) time.Duration {
+	return window / step * step
+}
+
+// gcd is the greatest common divisor of two durations; gcd(0, b) is b.
+func gcd(a, b time.Duration) time.Duration {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
