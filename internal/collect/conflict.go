@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
@@ -26,18 +27,28 @@ type claim struct {
 	ref             v1alpha1.CrossVersionObjectReference
 }
 
-// claimOf reads the target of a listed ResourceRecommend without decoding
-// the rest; ok is false for one of another recommender or without a target.
+// claimOf is the claim of a ResourceRecommend of another shard, when it
+// would be valid as far as can be told without reading its target: its
+// policies are checked against the containers they name. ok is false for
+// one of another recommender, or one that is invalid anyway.
 func claimOf(u *unstructured.Unstructured) (claim, bool) {
-	recommender, _, _ := unstructured.NestedString(u.Object, "spec", "resourcePolicy", "algorithmPolicy", "recommender")
-	apiVersion, _, _ := unstructured.NestedString(u.Object, "spec", "targetRef", "apiVersion")
-	kind, _, _ := unstructured.NestedString(u.Object, "spec", "targetRef", "kind")
-	name, _, _ := unstructured.NestedString(u.Object, "spec", "targetRef", "name")
-	if (recommender != "" && recommender != DefaultRecommender) || kind == "" || name == "" {
+	rec := &v1alpha1.ResourceRecommend{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, rec); err != nil || !IsDefaultRecommender(rec.Spec) {
 		return claim{}, false
 	}
-	return claim{namespace: u.GetNamespace(), name: u.GetName(),
-		ref: v1alpha1.CrossVersionObjectReference{APIVersion: apiVersion, Kind: kind, Name: name}}, true
+	named := func() ([]string, error) {
+		var names []string
+		for _, p := range rec.Spec.ResourcePolicy.ContainerPolicies {
+			if p.ContainerName != WildcardContainer {
+				names = append(names, p.ContainerName)
+			}
+		}
+		return names, nil
+	}
+	if _, invalid := Validate(rec.Spec, named); invalid != nil {
+		return claim{}, false
+	}
+	return claim{namespace: rec.Namespace, name: rec.Name, ref: rec.Spec.TargetRef}, true
 }
 
 // otherClaims resolves the targets of the ResourceRecommends of other
@@ -65,16 +76,20 @@ func (c *Collector) otherClaims(others []claim, targets *targetSet) map[targetKe
 }
 
 // markConflicts rejects every valid item that shares a claim with another
-// ResourceRecommend, valid or not: which of them should win is the
-// namespace owner's decision, and a run that picked one would change the
-// manifest behind the owner's back. A target and a namespace are one key,
-// so a conflict never involves two namespaces.
+// valid ResourceRecommend: which of them should win is the namespace
+// owner's decision, and a run that picked one would change the manifest
+// behind the owner's back. An invalid one changes nothing, so it claims
+// nothing. A target and a namespace are one key, so a conflict never
+// involves two namespaces.
 func markConflicts(ctx context.Context, items []Item, others map[targetKey][]string, log *slog.Logger) {
 	owners := map[targetKey][]string{}
 	for key, names := range others {
 		owners[key] = slices.Clone(names)
 	}
 	for _, it := range items {
+		if it.Invalid != nil {
+			continue
+		}
 		for _, key := range it.claims {
 			if !slices.Contains(owners[key], it.Name) {
 				owners[key] = append(owners[key], it.Name)

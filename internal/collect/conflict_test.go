@@ -36,6 +36,10 @@ func TestCollectConflicts(t *testing.T) {
 		bad,
 		recommendObj("shop", pay[0], "Deployment", "pay"),
 		recommendObj("shop", pay[1], "Deployment", "pay"),
+		// Invalid in any shard: no rival of the pay ones.
+		recommendObj("shop", "pay-typo", "Deployment", "pay", map[string]any{
+			"containerName": "app", "controlledResourcesPolicies": []any{map[string]any{"resourceName": "gpu"}},
+		}),
 		// The same name in another namespace is another workload.
 		recommendObj("other", "web", "Deployment", "web"),
 	}
@@ -58,13 +62,13 @@ func TestCollectConflicts(t *testing.T) {
 		"shop/web":     "TargetConflict: Deployment web is also changed by ResourceRecommend web-too: a workload takes one ResourceRecommend, so none of them changes it",
 		"shop/web-too": "TargetConflict: Deployment web is also changed by ResourceRecommend web: a workload takes one ResourceRecommend, so none of them changes it",
 		"shop/api":     "valid",
-		// An invalid ResourceRecommend keeps its own code and still blocks
-		// the valid one: which should win is the namespace's call.
-		"shop/cart":      "TargetConflict: Deployment cart is also changed by ResourceRecommend cart-typo: a workload takes one ResourceRecommend, so none of them changes it",
+		// An invalid ResourceRecommend changes nothing, so it is no rival.
+		"shop/cart":      "valid",
 		"shop/cart-typo": "ResourceBuffersUnsupported: resource buffers should be in the range from 0 to 100",
 		"shop/" + pay[0]: "TargetConflict: Deployment pay is also changed by ResourceRecommend " + pay[1] + ": a workload takes one ResourceRecommend, so none of them changes it",
 		"shop/" + pay[1]: "TargetConflict: Deployment pay is also changed by ResourceRecommend " + pay[0] + ": a workload takes one ResourceRecommend, so none of them changes it",
 		"other/web":      "valid",
+		"shop/pay-typo":  "ResourceNameUnsupported: unsupported ResourceName, current supported values: [cpu memory]",
 	}
 	if d := cmp.Diff(want, summarize(items)); d != "" {
 		t.Errorf("Collect() (-want +got):\n%s", d)
