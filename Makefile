@@ -6,12 +6,18 @@ IMG ?= recommend-job:$(VERSION)
 GO_TEST_FLAGS ?= -count=1 -timeout=30m
 LDFLAGS := -s -w -X main.version=$(VERSION)
 GOLANGCI_LINT_VERSION ?= v2.15.0
+CONTROLLER_GEN_VERSION ?= v0.23.0
+CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen
+# The chart's CRD, generated from internal/api; controller-gen names its output
+# <group>_<plural>.yaml, so it is written to .cache/crd and renamed.
+CRD := charts/recommend-job/crds/resourcerecommends.yaml
+GENERATED := internal/api charts/recommend-job/crds
 
 .DEFAULT_GOAL := help
 
 .PHONY: help
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build bin/recommend-job.
@@ -29,6 +35,18 @@ test: tools ## Run all tests, the integration tests on the real test bed include
 .PHONY: chart-test
 chart-test: tools ## Lint the Helm chart and install it into the test bed's apiserver.
 	$(GO) test -count=1 -run 'TestChart' ./cmd/recommend-job
+
+.PHONY: generate
+generate: ## Generate the deepcopy functions and the chart's CRD from internal/api (controller-gen, pinned).
+	GOBIN=$(CURDIR)/.cache/bin $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+	$(CONTROLLER_GEN) object paths=./internal/api/...
+	rm -rf .cache/crd
+	$(CONTROLLER_GEN) crd paths=./internal/api/... output:crd:artifacts:config=.cache/crd
+	cat hack/crd-header.yaml .cache/crd/recommendation.katalyst.kubewharf.io_resourcerecommends.yaml > $(CRD)
+
+.PHONY: verify-generate
+verify-generate: generate ## Check that the generated files are up to date with internal/api.
+	@test -z "$$(git status --porcelain -- $(GENERATED))" || (git status --porcelain -- $(GENERATED); git diff -- $(GENERATED); echo "generated files are stale: run make generate and commit the result"; exit 1)
 
 .PHONY: lint
 lint: ## Run golangci-lint (pinned) on the code.
@@ -52,7 +70,7 @@ vet: ## Run go vet.
 	$(GO) vet ./...
 
 .PHONY: verify
-verify: ## Check formatting, vet and go.mod tidiness, and that the tree is clean.
+verify: verify-generate ## Check generated files, formatting, vet and go.mod tidiness, and that the tree is clean.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1)
 	$(GO) vet ./...
 	$(GO) mod tidy
