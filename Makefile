@@ -11,7 +11,7 @@ CONTROLLER_GEN := $(CURDIR)/.cache/bin/controller-gen
 # The chart's CRD, generated from internal/api; controller-gen names its output
 # <group>_<plural>.yaml, so it is written to .cache/crd and renamed.
 CRD := charts/recommend-job/crds/resourcerecommends.yaml
-GENERATED := internal/api charts/recommend-job/crds
+GENERATED := ':(glob)internal/api/**/zz_generated.*' charts/recommend-job/crds
 
 .DEFAULT_GOAL := help
 
