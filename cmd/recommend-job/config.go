@@ -26,6 +26,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
 // errVersionRequested stops loading when --version is given.
@@ -54,8 +55,11 @@ type Config struct {
 	GitAuthorEmail string        `mapstructure:"git-author-email"`
 	DryRun         bool          `mapstructure:"dry-run"`
 	FailOnPartial  bool          `mapstructure:"fail-on-partial"`
-	Output         string        `mapstructure:"output"`
-	LogLevel       string        `mapstructure:"log-level"`
+	// RunTimeout is the deadline of a whole run, below the Job's
+	// activeDeadlineSeconds.
+	RunTimeout time.Duration `mapstructure:"run-timeout"`
+	Output     string        `mapstructure:"output"`
+	LogLevel   string        `mapstructure:"log-level"`
 
 	// How to reach and query the Prometheus-compatible API (prometheus.go).
 	PrometheusBearerToken        string        `mapstructure:"prometheus-bearer-token"`
@@ -70,6 +74,7 @@ type Config struct {
 	PrometheusStep               time.Duration `mapstructure:"prometheus-step"`
 	PrometheusRateWindow         time.Duration `mapstructure:"prometheus-rate-window"`
 	PrometheusOwnership          bool          `mapstructure:"prometheus-ownership"`
+	PrometheusTimeout            time.Duration `mapstructure:"prometheus-timeout"`
 	// The algorithm's run-wide defaults; extensions override them per CR.
 	Percentile         float64       `mapstructure:"percentile"`
 	HalfLife           time.Duration `mapstructure:"half-life"`
@@ -79,15 +84,16 @@ type Config struct {
 
 	// Namespaces, ExcludeNamespaces, LabelSelector and the shard narrow
 	// which ResourceRecommends a run handles.
-	Namespaces        []string `mapstructure:"namespaces"`
-	ExcludeNamespaces []string `mapstructure:"exclude-namespaces"`
-	LabelSelector     string   `mapstructure:"label-selector"`
-	ShardIndex        int      `mapstructure:"shard-index"`
-	ShardCount        int      `mapstructure:"shard-count"`
-	KubeQPS           float64  `mapstructure:"kube-qps"`
-	KubeBurst         int      `mapstructure:"kube-burst"`
-	WriteStatus       bool     `mapstructure:"write-status"`
-	HPAAware          bool     `mapstructure:"hpa-aware"`
+	Namespaces        []string      `mapstructure:"namespaces"`
+	ExcludeNamespaces []string      `mapstructure:"exclude-namespaces"`
+	LabelSelector     string        `mapstructure:"label-selector"`
+	ShardIndex        int           `mapstructure:"shard-index"`
+	ShardCount        int           `mapstructure:"shard-count"`
+	KubeQPS           float64       `mapstructure:"kube-qps"`
+	KubeBurst         int           `mapstructure:"kube-burst"`
+	KubeTimeout       time.Duration `mapstructure:"kube-timeout"`
+	WriteStatus       bool          `mapstructure:"write-status"`
+	HPAAware          bool          `mapstructure:"hpa-aware"`
 
 	// The git and pull request settings beyond the repository and branch.
 	GitSSHKeyFile     string   `mapstructure:"git-ssh-key-file"`
@@ -128,6 +134,7 @@ var settings = []setting{
 	{"shard-count", 1, "number of shards the ResourceRecommends are split into by a hash of namespace/name"},
 	{"kube-qps", 20.0, "requests per second to the Kubernetes API"},
 	{"kube-burst", 40, "burst of requests to the Kubernetes API"},
+	{"kube-timeout", 30 * time.Second, "bound of each request to the Kubernetes API"},
 	{"write-status", false, "write katalyst's conditions and recommendResources to each ResourceRecommend's status"},
 	{"hpa-aware", true, "leave alone the requests a HorizontalPodAutoscaler scales the target on by utilization"},
 	{"prometheus-url", "", "base URL of the Prometheus-compatible API holding usage history"},
@@ -144,6 +151,7 @@ var settings = []setting{
 	{"prometheus-step", time.Minute, "resolution of the CPU history"},
 	{"prometheus-rate-window", 5 * time.Minute, "range of rate() over the CPU counter; at least two scrape intervals"},
 	{"prometheus-ownership", true, "attribute pods through kube-state-metrics' kube_pod_owner and kube_replicaset_owner where present"},
+	{"prometheus-timeout", usage.DefaultQueryTimeout, "bound of each query to the Prometheus API, its answer included"},
 	{"percentile", 0.9, "usage percentile recommendations start from, in [0.5, 1]"},
 	{"half-life", 24 * time.Hour, "age at which a usage sample weighs half as much, 1h to 720h"},
 	{"memory-peak-interval", time.Hour, "memory enters the histogram as one peak per interval, whole minutes from 1m to 24h"},
@@ -180,6 +188,7 @@ var settings = []setting{
 	{"pr-close-when-empty", false, "close the open pull request when a run finds nothing to change"},
 	{"dry-run", false, "render and report, but do not commit or push"},
 	{"fail-on-partial", false, "exit 1 when the run completed but some ResourceRecommend was invalid, had no history or could not be rendered"},
+	{"run-timeout", defaultRunTimeout, "deadline of the whole run; keep it below the Job's activeDeadlineSeconds, so that the run still reports"},
 	{"output", "table", "report format: table, json, yaml, or markdown (the pull request's body)"},
 	{"log-level", "info", "log level: debug, info, warn or error"},
 }
@@ -263,7 +272,9 @@ func (c *Config) complete() error {
 	if c.GitBranch == "" {
 		errs = append(errs, errors.New("git-branch: must not be empty"))
 	}
-	errs = append(errs, c.completeCollect()...)
+	if c.RunTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("run-timeout: must be positive, got %s", c.RunTimeout))
+	}
 	// The bounds of the window extension, so that the run's own window
 	// costs no more queries than a ResourceRecommend may ask for.
 	if err := collect.CheckWindow(c.Window); err != nil {
@@ -367,6 +378,9 @@ func (c *Config) completeCollect() []error {
 	}
 	if c.KubeBurst < 1 {
 		errs = append(errs, fmt.Errorf("kube-burst: must be at least 1, got %d", c.KubeBurst))
+	}
+	if c.KubeTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("kube-timeout: must be positive, got %s", c.KubeTimeout))
 	}
 	for key, list := range map[string][]string{"namespaces": c.Namespaces, "exclude-namespaces": c.ExcludeNamespaces} {
 		for _, ns := range list {
@@ -513,3 +527,7 @@ func shardedTemplate(c *Config, tmpl string) bool {
 	b, errB := c.pushBranch(tmpl, 1)
 	return errA == nil && errB == nil && a != b
 }
+
+// defaultRunTimeout is 90% of the chart's default activeDeadlineSeconds
+// (1800), the share the chart gives a run of any deadline.
+const defaultRunTimeout = 27 * time.Minute

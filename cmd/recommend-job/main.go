@@ -33,18 +33,42 @@ const (
 )
 
 // exitCodeFor tells a dependency that could not be reached (the apiserver,
-// Prometheus, the git remote) from other failures.
+// Prometheus, the git remote), or that did not answer in time, from other
+// failures. A cancelled context (a signal) is a failure, not an unreachable
+// dependency, even when it cut a dial short.
 func exitCodeFor(err error) int {
 	var opErr *net.OpError
 	var dnsErr *net.DNSError
+	var netErr net.Error
 	switch {
+	case errors.Is(err, context.Canceled):
+		return exitFailed
 	case errors.As(err, &opErr), errors.As(err, &dnsErr),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH),
 		errors.Is(err, context.DeadlineExceeded):
 		return exitUnreachable
+	case errors.As(err, &netErr) && netErr.Timeout():
+		// A TLS handshake or response that never came: "net/http: TLS
+		// handshake timeout", a client timeout awaiting headers.
+		return exitUnreachable
 	default:
 		return exitFailed
+	}
+}
+
+// runExitCode is the exit code of a run that failed with err: a run cut
+// short by its deadline is unreachable (something did not answer in time),
+// one interrupted by a signal failed, and any other error is classified
+// by exitCodeFor. parent is the context of the program, runCtx the run's.
+func runExitCode(parent, runCtx context.Context, err error) int {
+	switch {
+	case parent.Err() != nil:
+		return exitFailed
+	case errors.As(context.Cause(runCtx), new(runDeadlineError)):
+		return exitUnreachable
+	default:
+		return exitCodeFor(err)
 	}
 }
 

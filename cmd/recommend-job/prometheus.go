@@ -45,6 +45,7 @@ func (c *Config) completePrometheus() []error {
 	}
 	for key, d := range map[string]interface{ Seconds() float64 }{
 		"prometheus-step": c.PrometheusStep, "prometheus-rate-window": c.PrometheusRateWindow,
+		"prometheus-timeout": c.PrometheusTimeout,
 	} {
 		if d.Seconds() <= 0 {
 			errs = append(errs, fmt.Errorf("%s: must be positive, got %v", key, d))
@@ -172,6 +173,7 @@ func usageOptions(c *Config, log *slog.Logger) []usage.Option {
 		usage.WithPeakInterval(c.MemoryPeakInterval),
 		usage.WithLabelFilter(c.PrometheusLabelFilter),
 		usage.WithOwnership(c.PrometheusOwnership),
+		usage.WithQueryTimeout(c.PrometheusTimeout),
 		usage.WithLogger(log),
 	}
 }

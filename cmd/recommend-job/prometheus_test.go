@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
+	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
 // TestPrometheusClientSendsCredentials runs a query against a stand-in
@@ -60,7 +64,7 @@ func TestPrometheusClientSendsCredentials(t *testing.T) {
 
 func TestCompletePrometheus(t *testing.T) {
 	valid := func() Config {
-		return Config{PrometheusStep: time.Minute, PrometheusRateWindow: 5 * time.Minute, HalfLife: 24 * time.Hour,
+		return Config{PrometheusStep: time.Minute, PrometheusRateWindow: 5 * time.Minute, PrometheusTimeout: 2 * time.Minute, HalfLife: 24 * time.Hour,
 			MemoryPeakInterval: time.Hour, Percentile: 0.9, MinSamples: 12, ChangeThreshold: 0.1}
 	}
 	tests := []struct {
@@ -81,6 +85,7 @@ func TestCompletePrometheus(t *testing.T) {
 		{"percentile below the median", func(c *Config) { c.Percentile = 0.3 }, "percentile: must be a number in [0.5, 1], got 0.3"},
 		{"half-life too long", func(c *Config) { c.HalfLife = 8760 * time.Hour }, "half-life: must be between 1h and 720h, got 8760h"},
 		{"threshold", func(c *Config) { c.ChangeThreshold = 1 }, "change-threshold: must be in [0, 1), got 1"},
+		{"query timeout", func(c *Config) { c.PrometheusTimeout = 0 }, "prometheus-timeout: must be positive, got 0s"},
 		{"peak interval", func(c *Config) { c.MemoryPeakInterval = 0 }, "memory-peak-interval: must be a whole number of minutes between 1m and 24h, got 0s"},
 		{"peak interval not whole minutes", func(c *Config) { c.MemoryPeakInterval = 90 * time.Second },
 			"memory-peak-interval: must be a whole number of minutes between 1m and 24h, got 1m30s"},
@@ -98,6 +103,56 @@ func TestCompletePrometheus(t *testing.T) {
 			}
 			if strings.Contains(strings.Join(msgs, ""), "s3cr3t") {
 				t.Errorf("an error quotes the credential: %v", msgs)
+			}
+		})
+	}
+}
+
+// TestPrometheusQueryTimeout queries a Prometheus that stalls, before its
+// headers or in the middle of its body: the query timeout ends each.
+func TestPrometheusQueryTimeout(t *testing.T) {
+	tests := []struct {
+		name string
+		// headers sends the status and the start of the body first.
+		headers bool
+	}{
+		{name: "no answer at all", headers: false},
+		{name: "headers and half a body", headers: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			done := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_ = r.ParseForm() // the query; then the server notices a client that leaves
+				if tt.headers {
+					w.Header().Set("Content-Type", "application/json")
+					w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[`))
+					w.(http.Flusher).Flush()
+				}
+				select { // until the client gives up, or the test ends
+				case <-r.Context().Done():
+				case <-done:
+				}
+			}))
+			defer srv.Close()
+			defer close(done)
+			cfg := &Config{PrometheusURL: srv.URL, PrometheusTimeout: 500 * time.Millisecond, PrometheusOwnership: false,
+				Window: 24 * time.Hour, PrometheusStep: time.Minute, PrometheusRateWindow: 5 * time.Minute, MemoryPeakInterval: time.Hour}
+			api, err := newPrometheusAPI(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reader := usage.NewReader(api, usageOptions(cfg, slog.New(slog.DiscardHandler))...)
+			start := time.Now()
+			_, err = reader.Read(context.Background(), "shop", []usage.WorkloadRef{{Kind: "Deployment", Namespace: "shop", Name: "web"}})
+			if took := time.Since(start); took > 30*time.Second {
+				t.Errorf("Read() took %s with a 500ms query timeout", took)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no answer within 500ms") {
+				t.Errorf("Read() error = %v, want no answer within the query timeout", err)
+			}
+			if code := exitCodeFor(err); code != exitUnreachable {
+				t.Errorf("exitCodeFor(%v) = %d, want %d", err, code, exitUnreachable)
 			}
 		})
 	}

@@ -26,8 +26,15 @@ import (
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
-// apiTimeout bounds each request to the apiserver.
-const apiTimeout = 30 * time.Second
+// runDeadlineError is the cause of a run's end at run-timeout. It is a
+// context.DeadlineExceeded, so that code checking for one still finds it.
+type runDeadlineError struct{ timeout time.Duration }
+
+func (e runDeadlineError) Error() string {
+	return fmt.Sprintf("run deadline of %s exceeded", e.timeout)
+}
+
+func (e runDeadlineError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // run is the whole program; it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -52,12 +59,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	klog.SetSlogLogger(log)
 	slog.SetDefault(log)
 	log.InfoContext(ctx, "starting", "version", version)
+	// The run ends on its own before the Job's activeDeadlineSeconds, so
+	// that it still reports what it had.
+	runCtx, cancel := context.WithTimeoutCause(ctx, cfg.RunTimeout, runDeadlineError{cfg.RunTimeout})
+	defer cancel()
 	if doctorMode {
-		return doctor(ctx, cfg, stdout, log)
+		return doctor(runCtx, cfg, stdout, log)
 	}
 
-	rep, err := runJob(ctx, cfg, log)
+	rep, err := runJob(runCtx, cfg, log)
 	if rep != nil {
+		if err != nil {
+			rep.Failed = err.Error()
+		}
 		// What was computed is worth showing even when the run failed late.
 		if werr := writeReport(stdout, rep, cfg.Output); werr != nil {
 			log.ErrorContext(ctx, "cannot write the report", "error", werr)
@@ -65,8 +79,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil {
-		log.ErrorContext(ctx, "run failed", "error", err)
-		return exitCodeFor(err)
+		if cause := context.Cause(runCtx); cause != nil {
+			log.ErrorContext(ctx, "run cut short", "cause", cause.Error(), "error", err)
+		} else {
+			log.ErrorContext(ctx, "run failed", "error", err)
+		}
+		return runExitCode(ctx, runCtx, err)
 	}
 	if cfg.FailOnPartial && rep.Partial() {
 		log.WarnContext(ctx, "run completed with problems, and fail-on-partial is set")
@@ -102,7 +120,7 @@ func wire(cfg *Config, log *slog.Logger, wrap func(usage.RangeQuerier) usage.Ran
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	// A hung apiserver must not hold the job until its deadline.
-	restCfg.Timeout = apiTimeout
+	restCfg.Timeout = cfg.KubeTimeout
 	restCfg.QPS, restCfg.Burst = float32(cfg.KubeQPS), cfg.KubeBurst
 	dyn, err := dynamic.NewForConfig(restCfg)
 	if err != nil {

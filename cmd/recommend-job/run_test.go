@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestRunExitCodes(t *testing.T) {
@@ -35,6 +39,107 @@ func TestRunExitCodes(t *testing.T) {
 			}
 			if !strings.Contains(stderr.String(), tt.wantStderr) {
 				t.Errorf("stderr = %q, want it to contain %q", stderr.String(), tt.wantStderr)
+			}
+		})
+	}
+}
+
+// silentListener accepts TCP connections and never says a word: a hung
+// server, whose TLS handshake never completes and whose HTTP requests are
+// never answered. It returns the listener's address.
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestRunHungAPIServer runs against an apiserver that accepts TCP and never
+// completes the TLS handshake: the run must end on its own, as unreachable
+// (exit 3), whichever timeout ends it first.
+func TestRunHungAPIServer(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	writeFile(t, kubeconfig, `apiVersion: v1
+kind: Config
+clusters:
+  - name: hung
+    cluster:
+      server: https://`+silentListener(t)+`
+      insecure-skip-tls-verify: true
+users:
+  - name: nobody
+    user:
+      token: not-a-secret
+contexts:
+  - name: hung
+    context:
+      cluster: hung
+      user: nobody
+current-context: hung
+`)
+	tests := []struct {
+		name          string
+		args          []string
+		bound         time.Duration // the timeout that should end the run
+		wantStderr    string
+		wantNotStderr string
+		wantStdout    string
+	}{
+		// client-go gives up a TLS handshake after 10s.
+		{name: "TLS handshake timeout", bound: 10 * time.Second, wantStderr: "TLS handshake timeout"},
+		// The request's own timeout ends it before the handshake's.
+		{name: "kube-timeout", args: []string{"--kube-timeout=2s"}, bound: 2 * time.Second, wantStderr: `timeout=2s\": `,
+			wantNotStderr: "TLS handshake timeout"},
+		{name: "run-timeout", args: []string{"--run-timeout=2s"}, bound: 2 * time.Second,
+			wantStderr: "run deadline of 2s exceeded", wantStdout: "cut short: run deadline of 2s exceeded during collect"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"--dry-run", "--prometheus-url=http://127.0.0.1:1", "--kubeconfig=" + kubeconfig}, tt.args...)
+			var stdout, stderr bytes.Buffer
+			start := time.Now()
+			code := run(t.Context(), args, &stdout, &stderr)
+			took := time.Since(start)
+			if code != exitUnreachable {
+				t.Errorf("run() = %d, want %d; stderr:\n%s", code, exitUnreachable, stderr.String())
+			}
+			// Generous on a loaded machine; a hang would last until the
+			// test's own timeout.
+			if limit := 3*tt.bound + 30*time.Second; took > limit {
+				t.Errorf("run() took %s, want it to end within %s", took, limit)
+			}
+			if !strings.Contains(stderr.String(), tt.wantStderr) {
+				t.Errorf("stderr = %s, want it to contain %q", stderr.String(), tt.wantStderr)
+			}
+			if tt.wantNotStderr != "" && strings.Contains(stderr.String(), tt.wantNotStderr) {
+				t.Errorf("stderr = %s, want it not to contain %q", stderr.String(), tt.wantNotStderr)
+			}
+			if !strings.Contains(stdout.String(), tt.wantStdout) {
+				t.Errorf("stdout = %q, want it to contain %q", stdout.String(), tt.wantStdout)
 			}
 		})
 	}

@@ -168,8 +168,9 @@ func (r *Report) Write(w io.Writer, f Format) error {
 			return err
 		}
 		if r.Interrupted != "" {
-			_, err := fmt.Fprintf(w, "\ncut short: %s; the report holds what the run had\n", r.Interrupted)
-			return err
+			if _, err := fmt.Fprintf(w, "\ncut short: %s; the report holds what the run had\n", r.Interrupted); err != nil {
+				return err
+			}
 		}
 		if r.Failed != "" {
 			_, err := fmt.Fprintf(w, "\nfailed: %s\n", r.Failed)
