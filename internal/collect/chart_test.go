@@ -5,10 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"text/template"
@@ -128,5 +131,52 @@ func sprigSubset(root *template.Template) template.FuncMap {
 			return out
 		},
 		"sha256sum": func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) },
+		"deepCopy": func(v any) (any, error) {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, err
+			}
+			var out any
+			return out, json.Unmarshal(b, &out)
+		},
+		"dict": func(kv ...any) map[string]any {
+			m := map[string]any{}
+			for i := 0; i+1 < len(kv); i += 2 {
+				m[fmt.Sprint(kv[i])] = kv[i+1]
+			}
+			return m
+		},
+		"get":      func(m map[string]any, k string) any { return m[k] },
+		"set":      func(m map[string]any, k string, v any) map[string]any { m[k] = v; return m },
+		"fail":     func(msg string) (string, error) { return "", errors.New(msg) },
+		"toString": func(v any) string { return fmt.Sprint(v) },
+		"int":      toInt,
+		"atoi":     func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n },
+		"mul":      func(a, b any) int64 { return toInt(a) * toInt(b) },
+		"div":      func(a, b any) int64 { return toInt(a) / toInt(b) },
+		"max":      func(a, b any) int64 { return max(toInt(a), toInt(b)) },
+		"regexMatch": func(re, s string) bool {
+			return regexp.MustCompile(re).MatchString(s)
+		},
+		"regexFind": func(re, s string) string { return regexp.MustCompile(re).FindString(s) },
+		"regexReplaceAll": func(re, s, repl string) string {
+			return regexp.MustCompile(re).ReplaceAllString(s, repl)
+		},
 	}
+}
+
+// toInt converts a number, or a string holding one, as Sprig's int does.
+func toInt(v any) int64 {
+	switch n := v.(type) {
+	case int:
+		return int64(n)
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	case string:
+		i, _ := strconv.ParseInt(n, 10, 64)
+		return i
+	}
+	return 0
 }
