@@ -27,14 +27,22 @@ build: ## Build bin/recommend-job.
 tools: ## Install and build what the tests run: etcd, kube-apiserver, Prometheus, git, helm, Gitea.
 	hack/testbed tools
 
-.PHONY: test
-test: tools ## Run all tests, the integration tests on the real test bed included.
-	$(GO) vet ./...
+.PHONY: test-unit
+test-unit: ## Run the unit tests: no server is started and no tool but Go is needed; seconds.
 	$(GO) test $(GO_TEST_FLAGS) ./...
+
+# Test files that start a server or run a program (etcd, kube-apiserver,
+# Prometheus, git, helm, Gitea, ssh-keygen) carry the build tag integration;
+# go test without it compiles none of them.
+.PHONY: test
+test: tools ## Run all tests: the unit tests and the integration tests on the real test bed, as CI does.
+	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
+	$(GO) test $(GO_TEST_FLAGS) -tags integration ./...
 
 .PHONY: chart-test
 chart-test: tools ## Lint the Helm chart and install it into the test bed's apiserver.
-	$(GO) test -count=1 -run 'TestChart' ./cmd/recommend-job
+	$(GO) test -count=1 -tags integration -run 'TestChart' ./cmd/recommend-job
 
 .PHONY: generate
 generate: ## Generate the deepcopy functions and the chart's CRD from internal/api (controller-gen, pinned).
@@ -58,21 +66,23 @@ demo: ## Run the job end to end on the bundled demo, on a local test bed.
 	$(GO) run ./hack/cmd/demo
 
 .PHONY: bench
-bench: ## Run the benchmarks.
-	$(GO) test -run='^$$' -bench=. -benchmem ./...
+bench: tools ## Run the benchmarks, those on the test bed's Prometheus included.
+	$(GO) test -tags integration -run='^$$' -bench=. -benchmem ./...
 
 .PHONY: fmt
 fmt: ## Format the code.
 	gofmt -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run go vet.
+vet: ## Run go vet on both test tiers.
 	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
 
 .PHONY: verify
 verify: verify-generate ## Check generated files, formatting, vet and go.mod tidiness, and that the tree is clean.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1)
 	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
 	$(GO) mod tidy
 	@git diff --exit-code -- go.mod go.sum
 	@test -z "$$(git status --porcelain)" || (git status --porcelain; echo "tree is dirty"; exit 1)

@@ -1,3 +1,5 @@
+//go:build integration
+
 package main
 
 import (
@@ -201,13 +203,6 @@ stringData:
 	}
 	if !strings.Contains(stdout.String(), `"pushed": true`) || !strings.Contains(stdout.String(), `"recommended": "400m"`) {
 		t.Errorf("report = %s, want web recommended and pushed", stdout.String())
-	}
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
 	}
 }
 

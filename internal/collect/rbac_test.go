@@ -1,7 +1,8 @@
+//go:build integration
+
 package collect
 
 import (
-	"bytes"
 	"errors"
 	"slices"
 	"strings"
@@ -19,75 +20,6 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 )
-
-// chartRules renders the chart's RBAC template and returns its documents
-// (the ClusterRole first) and the ClusterRole's rules.
-func chartRBAC(t *testing.T, set map[string]any) []*unstructured.Unstructured {
-	t.Helper()
-	var docs []*unstructured.Unstructured
-	for _, doc := range bytes.Split(renderChartTemplate(t, "rbac.yaml", "recommend-job", set), []byte("\n---\n")) {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
-			t.Fatalf("rendered RBAC: %v\n%s", err, doc)
-		}
-		docs = append(docs, u)
-	}
-	if len(docs) != 2 || docs[0].GetKind() != "ClusterRole" || docs[1].GetKind() != "ClusterRoleBinding" {
-		t.Fatalf("rendered RBAC has %d documents, want a ClusterRole and a ClusterRoleBinding", len(docs))
-	}
-	return docs
-}
-
-// ruleSummary lists a ClusterRole's rules as "group/resource:verbs".
-func ruleSummary(t *testing.T, role *unstructured.Unstructured) []string {
-	t.Helper()
-	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
-	var out []string
-	for _, r := range rules {
-		m := r.(map[string]any)
-		groups, _, _ := unstructured.NestedStringSlice(m, "apiGroups")
-		resources, _, _ := unstructured.NestedStringSlice(m, "resources")
-		verbs, _, _ := unstructured.NestedStringSlice(m, "verbs")
-		for _, g := range groups {
-			for _, res := range resources {
-				out = append(out, g+"/"+res+":"+strings.Join(verbs, ","))
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-func TestChartRBACRules(t *testing.T) {
-	readOnly := []string{
-		"apps/daemonsets:list", "apps/deployments:list", "apps/replicasets:list", "apps/statefulsets:list",
-		"argoproj.io/rollouts:list",
-		"autoscaling/horizontalpodautoscalers:list",
-		"batch/cronjobs:list", "batch/jobs:list",
-		"recommendation.katalyst.kubewharf.io/resourcerecommends:list",
-	}
-	withStatus := slices.Sorted(slices.Values(append(slices.Clone(readOnly), "recommendation.katalyst.kubewharf.io/resourcerecommends/status:patch")))
-	withExtra := slices.Sorted(slices.Values(append(slices.Clone(readOnly), "example.com/widgets:list")))
-	tests := []struct {
-		name string
-		set  map[string]any
-		want []string
-	}{
-		{name: "default is read-only", want: readOnly},
-		{name: "write-status adds the status patch", set: map[string]any{"config": map[string]any{"write-status": true}}, want: withStatus},
-		{name: "extra rules for custom kinds", set: map[string]any{"rbac": map[string]any{"extraRules": []any{
-			map[string]any{"apiGroups": []any{"example.com"}, "resources": []any{"widgets"}, "verbs": []any{"list"}},
-		}}}, want: withExtra},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			docs := chartRBAC(t, tt.set)
-			if d := cmp.Diff(tt.want, ruleSummary(t, docs[0])); d != "" {
-				t.Errorf("ClusterRole rules (-want +got):\n%s", d)
-			}
-		})
-	}
-}
 
 // TestCollectAsChartServiceAccount runs the collect stage as the chart's
 // ServiceAccount with the chart's ClusterRole on the real apiserver.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/go-git/go-git/v5/plumbing"
-	"golang.org/x/crypto/ssh"
 
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
@@ -77,45 +75,6 @@ func TestSignOpenPGP(t *testing.T) {
 	}
 	if signer.PrimaryKey.KeyId != entity.PrimaryKey.KeyId {
 		t.Errorf("signed by %X, want %X", signer.PrimaryKey.KeyId, entity.PrimaryKey.KeyId)
-	}
-}
-
-// TestSignSSH checks the SSHSIG signature with OpenSSH's own verifier, as
-// git does for gpg.format=ssh.
-func TestSignSSH(t *testing.T) {
-	keygen, err := exec.LookPath("ssh-keygen")
-	if err != nil {
-		t.Fatalf("ssh-keygen verifies the signature: %v", err)
-	}
-	signer, pemKey := newSSHKey(t)
-	dir := t.TempDir()
-	keyFile := filepath.Join(dir, "id_ed25519")
-	if err := os.WriteFile(keyFile, pemKey, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sig, payload := signedCommit(t, SigningSSH, keyFile)
-	if !strings.HasPrefix(sig, "-----BEGIN SSH SIGNATURE-----\n") {
-		t.Fatalf("signature = %q, want an SSH signature", sig)
-	}
-	sigFile := filepath.Join(dir, "commit.sig")
-	if err := os.WriteFile(sigFile, []byte(sig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	allowed := filepath.Join(dir, "allowed_signers")
-	line := "recommend-job@example.com " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey()))) + "\n"
-	if err := os.WriteFile(allowed, []byte(line), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(keygen, "-Y", "verify", "-f", allowed, "-I", "recommend-job@example.com", "-n", "git", "-s", sigFile)
-	cmd.Stdin = strings.NewReader(payload)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen -Y verify: %v\n%s", err, out)
-	}
-	// A changed payload must not verify.
-	cmd = exec.Command(keygen, "-Y", "verify", "-f", allowed, "-I", "recommend-job@example.com", "-n", "git", "-s", sigFile)
-	cmd.Stdin = strings.NewReader(payload + "tampered")
-	if err := cmd.Run(); err == nil {
-		t.Error("ssh-keygen verified a tampered payload")
 	}
 }
 

@@ -1,3 +1,5 @@
+//go:build integration
+
 package job
 
 import (
@@ -18,31 +20,10 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
-	"github.com/recommend-job/recommend-job/internal/recommend"
-	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
-
-// webDeployment is the repository's manifest of the workload the tests
-// right-size: app requests 500m CPU.
-const webDeployment = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: shop
-spec:
-  template:
-    spec:
-      containers:
-      - name: app
-        image: nginx:1.27
-        resources:
-          requests:
-            cpu: 500m  # launch-day guess
-            memory: 512Mi
-`
 
 // gitToken is the test git server's password; no log line may hold it.
 const gitToken = "tok-9f8e7d6c5b4a"
@@ -91,24 +72,6 @@ func (f *fixture) config() Config {
 		Username: "bot", Token: gitToken,
 		AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com",
 	}}
-}
-
-// plan is one run's report and render plan: app's CPU request set to cpu.
-func plan(cpu string) (*report.Report, []render.Change, []int) {
-	rep := &report.Report{ResourceRecommends: []report.Entry{{
-		Namespace: "shop", Name: "web-rec", Valid: true,
-		Target: report.Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-		Containers: []report.Container{{Name: "app", Resources: []report.Resource{
-			{Resource: "cpu", Current: "500m", Recommended: cpu, Changed: cpu != "500m",
-				Evidence: &recommend.Evidence{Window: "168h0m0s", Samples: 2016, Percentile: 0.9, BufferPercent: 10}},
-			{Resource: "memory", Current: "512Mi", Reason: "too little history"},
-		}}},
-	}}}
-	changes := []render.Change{{
-		Target:    render.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
-		Container: "app", Requests: map[string]string{"cpu": cpu},
-	}}
-	return rep, changes, []int{0}
 }
 
 // run runs the write-back of plan(cpu).
