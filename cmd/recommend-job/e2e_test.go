@@ -16,9 +16,10 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/history"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
@@ -193,8 +194,8 @@ func TestEndToEnd(t *testing.T) {
 		for _, r := range c.Resources {
 			seen++
 			key := c.Name + "/" + r.Resource
-			if r.Recommended != want[key] || r.Current != current[key] || !r.Changed {
-				t.Errorf("%s: current %q recommended %q changed %v, want %q -> %q", key, r.Current, r.Recommended, r.Changed, current[key], want[key])
+			if quantity(r.Recommended) != want[key] || quantity(r.Current) != current[key] || !r.Changed {
+				t.Errorf("%s: current %q recommended %q changed %v, want %q -> %q", key, quantity(r.Current), quantity(r.Recommended), r.Changed, current[key], want[key])
 			}
 			// A week across all rollouts: CPU at every minute, memory as
 			// hourly peaks.
@@ -319,7 +320,7 @@ func shopObjects(t *testing.T, withCRD bool) [][]byte {
 	return append([][]byte{crd}, objs...)
 }
 
-func runJSON(t *testing.T, ctx context.Context, args []string) *report.Report {
+func runJSON(t *testing.T, ctx context.Context, args []string) *plan.Plan {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	if code := run(ctx, args, &stdout, &stderr); code != exitOK {
@@ -328,22 +329,22 @@ func runJSON(t *testing.T, ctx context.Context, args []string) *report.Report {
 	if strings.Contains(stderr.String(), os.Getenv("RECOMMEND_GIT_TOKEN")) {
 		t.Errorf("the git token appears in the logs")
 	}
-	rep := &report.Report{}
+	rep := &plan.Plan{}
 	if err := json.Unmarshal(stdout.Bytes(), rep); err != nil {
 		t.Fatalf("decoding report: %v\n%s", err, stdout.String())
 	}
 	return rep
 }
 
-func entry(t *testing.T, rep *report.Report, ns, name string) report.Entry {
+func entry(t *testing.T, rep *plan.Plan, ns, name string) plan.Item {
 	t.Helper()
-	for _, e := range rep.ResourceRecommends {
+	for _, e := range rep.Items {
 		if e.Namespace == ns && e.Name == name {
 			return e
 		}
 	}
-	t.Fatalf("no entry for %s/%s in %+v", ns, name, rep.ResourceRecommends)
-	return report.Entry{}
+	t.Fatalf("no entry for %s/%s in %+v", ns, name, rep.Items)
+	return plan.Item{}
 }
 
 // fileAt reads a file at the tip of a remote branch and returns it with the
@@ -390,4 +391,12 @@ func assertRequests(t *testing.T, manifest string, want map[string]string) {
 			t.Errorf("%s = %s, want %s", key, s, value)
 		}
 	}
+}
+
+// quantity shows q, or "" for none.
+func quantity(q *resource.Quantity) string {
+	if q == nil {
+		return ""
+	}
+	return q.String()
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
@@ -88,7 +88,7 @@ func TestEndToEndHungPrometheus(t *testing.T) {
 			if limit := 3*tt.bound + time.Minute; took > limit {
 				t.Errorf("run() took %s, want it to end within %s", took, limit)
 			}
-			rep := &report.Report{}
+			rep := &plan.Plan{}
 			if err := json.Unmarshal(stdout.Bytes(), rep); err != nil {
 				t.Fatalf("no report: %v\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 			}
@@ -103,8 +103,8 @@ func TestEndToEndHungPrometheus(t *testing.T) {
 			for _, c := range web.Containers {
 				for _, r := range c.Resources {
 					resources++
-					if r.Recommended != "" || !strings.HasPrefix(r.Reason, tt.wantReason) {
-						t.Errorf("%s %s: recommended %q reason %q, want no recommendation and reason %q...", c.Name, r.Resource, r.Recommended, r.Reason, tt.wantReason)
+					if r.Recommended != nil || !strings.HasPrefix(r.Reason, tt.wantReason) {
+						t.Errorf("%s %s: recommended %q reason %q, want no recommendation and reason %q...", c.Name, r.Resource, quantity(r.Recommended), r.Reason, tt.wantReason)
 					}
 				}
 			}

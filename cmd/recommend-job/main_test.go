@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recommend-job/recommend-job/internal/job"
+	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
 // timeoutError is a net.Error that timed out, as net/http's "TLS handshake
@@ -34,7 +34,7 @@ func TestExitCodeFor(t *testing.T) {
 		{name: "TLS handshake timeout", err: get(timeoutError{}), want: exitUnreachable},
 		{name: "request timeout", err: get(context.DeadlineExceeded), want: exitUnreachable},
 		{name: "every namespace's query timed out", err: fmt.Errorf("%w: querying cpu in namespace shop: no answer within 2m0s: %w",
-			job.ErrUsageUnavailable, context.DeadlineExceeded), want: exitUnreachable},
+			usage.ErrUnavailable, context.DeadlineExceeded), want: exitUnreachable},
 		{name: "a dial cut short by a signal", err: get(&net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("operation was canceled: %w", context.Canceled)}),
 			want: exitFailed},
 		{name: "forbidden", err: errors.New(`resourcerecommends is forbidden: User "x" cannot list`), want: exitFailed},

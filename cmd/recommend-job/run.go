@@ -21,6 +21,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/job"
+	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
 	"github.com/recommend-job/recommend-job/internal/usage"
@@ -94,7 +95,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // runJob builds the clients from cfg and runs one pass.
-func runJob(ctx context.Context, cfg *Config, log *slog.Logger) (*report.Report, error) {
+func runJob(ctx context.Context, cfg *Config, log *slog.Logger) (*plan.Plan, error) {
 	w, err := wire(cfg, log, nil)
 	if err != nil {
 		return nil, err
@@ -201,12 +202,12 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 // formatMarkdown prints the report as the pull request's description.
 const formatMarkdown = "markdown"
 
-func writeReport(w io.Writer, rep *report.Report, format string) error {
+func writeReport(w io.Writer, rep *plan.Plan, format string) error {
 	if format == formatMarkdown {
 		_, err := io.WriteString(w, gitops.PullRequestBody(rep))
 		return err
 	}
-	return rep.Write(w, report.Format(format))
+	return report.Write(w, rep, report.Format(format))
 }
 
 // renderOptions carries the render settings, which complete() validated.

@@ -67,6 +67,9 @@ type Collector struct {
 	hpa         bool
 	writeStatus bool
 	log         *slog.Logger
+	// listed are the items of the last Collect by namespace/name, whose
+	// listed status WriteStatus compares with the one it would write.
+	listed map[string]Item
 }
 
 // Option configures a Collector.
@@ -173,6 +176,10 @@ func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
 		items = append(items, item)
 	}
 	markConflicts(ctx, items, c.otherClaims(others, targets), c.log)
+	c.listed = make(map[string]Item, len(items))
+	for _, it := range items {
+		c.listed[it.Namespace+"/"+it.Name] = it
+	}
 	sort.Slice(items, func(i, j int) bool {
 		if items[i].Namespace != items[j].Namespace {
 			return items[i].Namespace < items[j].Namespace

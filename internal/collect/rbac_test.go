@@ -103,7 +103,7 @@ func TestCollectAsChartServiceAccount(t *testing.T) {
 			}
 		}
 		// Without write-status the role cannot write a status.
-		err = newCollector().WriteStatus(t.Context(), items[0], nil, errors.New("not yet"))
+		err = newCollector().patchStatus(t.Context(), items[0], nil, errors.New("not yet"))
 		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `resource "resourcerecommends/status"`) {
 			t.Errorf("WriteStatus() with the read-only role error = %v, want forbidden on resourcerecommends/status", err)
 		}
@@ -119,7 +119,7 @@ func TestCollectAsChartServiceAccount(t *testing.T) {
 		recs := []v1alpha1.ContainerResources{{ContainerName: "app", Requests: &v1alpha1.ContainerResourceList{
 			Target: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("300Mi")}}}}
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-			err = newCollector().WriteStatus(t.Context(), web, recs, nil)
+			err = newCollector().patchStatus(t.Context(), web, recs, nil)
 			if err == nil || time.Now().After(deadline) {
 				break
 			}
@@ -146,7 +146,7 @@ func TestCollectAsChartServiceAccount(t *testing.T) {
 		if !equalStatus(web.status.RecommendResources, recs) {
 			t.Errorf("listed status = %+v, want the recommendation written", web.status.RecommendResources)
 		}
-		if err := newCollector().WriteStatus(t.Context(), web, recs, nil); err != nil {
+		if err := newCollector().patchStatus(t.Context(), web, recs, nil); err != nil {
 			t.Fatalf("WriteStatus() again error = %v", err)
 		}
 		again, err := admin.Resource(v1alpha1.GroupVersionResource()).Namespace("rbac").Get(t.Context(), "web", metav1.GetOptions{})

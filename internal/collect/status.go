@@ -14,13 +14,66 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // CodeRecommendationNotReady is katalyst's reason of a False
 // RecommendationProvided condition.
 const CodeRecommendationNotReady = "RecommendationNotReady"
 
-// WriteStatus writes item's outcome to its ResourceRecommend's status
+// WriteStatus writes the outcome p of a ResourceRecommend of the last
+// Collect, as Recommendations sees it, to its status (see patchStatus).
+func (c *Collector) WriteStatus(ctx context.Context, p plan.Item) error {
+	if !c.writeStatus {
+		return nil
+	}
+	item, ok := c.listed[p.Key()]
+	if !ok {
+		return fmt.Errorf("status of %s: not collected in this run", p.Key())
+	}
+	recs, provided := Recommendations(p)
+	return c.patchStatus(ctx, item, recs, provided)
+}
+
+// Recommendations is p as katalyst's recommendResources: requests as
+// katalyst writes them, and limits for LimitsOnly policies, which
+// recommend the limit. Like katalyst it is all or nothing: provided says
+// why not, when some resource has no recommendation for a reason other
+// than being held back on purpose.
+func Recommendations(p plan.Item) (recs []v1alpha1.ContainerResources, provided error) {
+	for _, c := range p.Containers {
+		requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
+		for _, r := range c.Resources {
+			if r.Recommended == nil {
+				if r.HeldBack {
+					continue
+				}
+				return nil, fmt.Errorf("container %s %s: %s", c.Name, r.Resource, r.Reason)
+			}
+			if r.LimitsOnly {
+				limits[r.Resource] = *r.Recommended
+				continue
+			}
+			requests[r.Resource] = *r.Recommended
+			if r.RecommendedLimit != nil {
+				limits[r.Resource] = *r.RecommendedLimit
+			}
+		}
+		cr := v1alpha1.ContainerResources{ContainerName: c.Name}
+		if len(requests) > 0 {
+			cr.Requests = &v1alpha1.ContainerResourceList{Target: requests}
+		}
+		if len(limits) > 0 {
+			cr.Limits = &v1alpha1.ContainerResourceList{Target: limits}
+		}
+		if cr.Requests != nil || cr.Limits != nil {
+			recs = append(recs, cr)
+		}
+	}
+	return recs, nil
+}
+
+// patchStatus writes item's outcome to its ResourceRecommend's status
 // subresource as katalyst does: the conditions Validated, Initialized and
 // RecommendationProvided, and recommendResources with
 // lastRecommendationTime when a recommendation was made. provided is why
@@ -32,7 +85,7 @@ const CodeRecommendationNotReady = "RecommendationNotReady"
 // Unlike katalyst, a condition keeps its lastTransitionTime while its
 // status stays the same, and lastRecommendationTime changes only with the
 // recommendation; otherwise every run would rewrite every status.
-func (c *Collector) WriteStatus(ctx context.Context, item Item, recs []v1alpha1.ContainerResources, provided error) error {
+func (c *Collector) patchStatus(ctx context.Context, item Item, recs []v1alpha1.ContainerResources, provided error) error {
 	if !c.writeStatus {
 		return nil
 	}

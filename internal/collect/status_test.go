@@ -15,6 +15,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 func TestWriteStatus(t *testing.T) {
@@ -101,7 +102,7 @@ func TestWriteStatus(t *testing.T) {
 				return true, nil, nil
 			})
 			before := time.Now().UTC().Truncate(time.Second)
-			if err := c.WriteStatus(context.Background(), tt.item, tt.recs, tt.provided); err != nil {
+			if err := c.patchStatus(context.Background(), tt.item, tt.recs, tt.provided); err != nil {
 				t.Fatalf("WriteStatus() error = %v", err)
 			}
 			if tt.wantPatch == "" {
@@ -152,4 +153,52 @@ func replaceNow(t *testing.T, patch string, at time.Time) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func TestRecommendations(t *testing.T) {
+	q := func(s string) *resource.Quantity {
+		v := resource.MustParse(s)
+		return &v
+	}
+	tests := []struct {
+		name         string
+		res          plan.Resource
+		wantRequests string
+		wantLimits   string
+		wantErr      string
+	}{
+		{name: "requests only", res: plan.Resource{Resource: "cpu", Recommended: q("200m")}, wantRequests: "200m"},
+		{name: "requests and limits", res: plan.Resource{Resource: "cpu", Recommended: q("200m"), RecommendedLimit: q("400m")},
+			wantRequests: "200m", wantLimits: "400m"},
+		{name: "limits only", res: plan.Resource{Resource: "cpu", Recommended: q("400m"), LimitsOnly: true}, wantLimits: "400m"},
+		{name: "held back on purpose", res: plan.Resource{Resource: "cpu", HeldBack: true, Reason: "held back: HPA"}},
+		{name: "no history", res: plan.Resource{Resource: "cpu", Reason: "insufficient data: no samples"},
+			wantErr: "container app cpu: insufficient data: no samples"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := plan.Item{Containers: []plan.Container{{Name: "app", Resources: []plan.Resource{tt.res}}}}
+			recs, err := Recommendations(p)
+			if tt.wantErr != "" || err != nil {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("Recommendations() error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			got := func(l *v1alpha1.ContainerResourceList) string {
+				if l == nil {
+					return ""
+				}
+				q := l.Target[corev1.ResourceCPU]
+				return q.String()
+			}
+			var requests, limits string
+			if len(recs) == 1 {
+				requests, limits = got(recs[0].Requests), got(recs[0].Limits)
+			}
+			if requests != tt.wantRequests || limits != tt.wantLimits {
+				t.Errorf("status requests %q limits %q, want %q and %q", requests, limits, tt.wantRequests, tt.wantLimits)
+			}
+		})
+	}
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // Forge kinds.
@@ -164,7 +164,7 @@ func repositoryOf(repo, gitURL string) (owner, name string, err error) {
 // exists") finds and updates that one instead of failing. A pull request
 // returned with an error was opened, but its labels or reviewers could
 // not all be set.
-func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*report.PullRequest, error) {
+func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*plan.PullRequest, error) {
 	open, err := f.FindOpen(ctx, pr.Head, pr.Base)
 	if err != nil {
 		return nil, fmt.Errorf("finding the open pull request: %w", err)
@@ -175,7 +175,7 @@ func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*report.P
 		case created != nil:
 			// An error with a pull request is about its labels or
 			// reviewers: the pull request stands.
-			return &report.PullRequest{URL: created.URL, Number: created.Number, Action: report.PRCreated, Body: pr.Body}, err
+			return &plan.PullRequest{URL: created.URL, Number: created.Number, Action: plan.PRCreated, Body: pr.Body}, err
 		case !errors.Is(err, ErrAlreadyExists):
 			return nil, fmt.Errorf("opening the pull request: %w", err)
 		}
@@ -187,13 +187,13 @@ func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*report.P
 		}
 	}
 	if open.Title == pr.Title && sameBody(open.Body, pr.Body) {
-		return &report.PullRequest{URL: open.URL, Number: open.Number, Action: report.PRUnchanged, Body: open.Body}, nil
+		return &plan.PullRequest{URL: open.URL, Number: open.Number, Action: plan.PRUnchanged, Body: open.Body}, nil
 	}
 	updated, err := f.Update(ctx, open.Number, pr.Title, pr.Body)
 	if err != nil {
 		return nil, fmt.Errorf("updating pull request %d: %w", open.Number, err)
 	}
-	return &report.PullRequest{URL: updated.URL, Number: updated.Number, Action: report.PRUpdated, Body: pr.Body}, nil
+	return &plan.PullRequest{URL: updated.URL, Number: updated.Number, Action: plan.PRUpdated, Body: pr.Body}, nil
 }
 
 // sameBody reports whether the forge's body says what the job would write.
@@ -209,7 +209,7 @@ func sameBody(forge, job string) bool {
 
 // CloseOpenPullRequest closes the open pull request from head to base,
 // if any, and returns what it did; nil when none was open.
-func CloseOpenPullRequest(ctx context.Context, f Forge, head, base string) (*report.PullRequest, error) {
+func CloseOpenPullRequest(ctx context.Context, f Forge, head, base string) (*plan.PullRequest, error) {
 	open, err := f.FindOpen(ctx, head, base)
 	if err != nil || open == nil {
 		return nil, err
@@ -217,5 +217,5 @@ func CloseOpenPullRequest(ctx context.Context, f Forge, head, base string) (*rep
 	if err := f.Close(ctx, open.Number); err != nil {
 		return nil, fmt.Errorf("closing pull request %d: %w", open.Number, err)
 	}
-	return &report.PullRequest{URL: open.URL, Number: open.Number, Action: report.PRClosed}, nil
+	return &plan.PullRequest{URL: open.URL, Number: open.Number, Action: plan.PRClosed}, nil
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/google/go-github/v89/github"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
-	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 const forgeToken = "forge-tok-31337"
@@ -270,7 +270,7 @@ func TestForgesSyncPullRequest(t *testing.T) {
 			if err != nil {
 				t.Fatalf("first SyncPullRequest() error = %v", err)
 			}
-			if got.Action != report.PRCreated || got.Number != 1 || !strings.HasSuffix(got.URL, "/1") {
+			if got.Action != plan.PRCreated || got.Number != 1 || !strings.HasSuffix(got.URL, "/1") {
 				t.Errorf("first sync = %+v, want #1 created", got)
 			}
 			want := []*fakePR{{Number: 1, Head: "recommend-job/main", Base: "main", Title: "Right-size", Body: body("a"), State: "open",
@@ -281,7 +281,7 @@ func TestForgesSyncPullRequest(t *testing.T) {
 
 			// The same change set: no write at all.
 			writes := len(fake.writes)
-			if got, err := SyncPullRequest(ctx, forge, pr); err != nil || got.Action != report.PRUnchanged || got.Number != 1 {
+			if got, err := SyncPullRequest(ctx, forge, pr); err != nil || got.Action != plan.PRUnchanged || got.Number != 1 {
 				t.Errorf("second sync = %+v, %v; want #1 unchanged", got, err)
 			}
 			if len(fake.writes) != writes {
@@ -290,7 +290,7 @@ func TestForgesSyncPullRequest(t *testing.T) {
 
 			// A new change set updates the same pull request.
 			pr.Body = body("b")
-			if got, err := SyncPullRequest(ctx, forge, pr); err != nil || got.Action != report.PRUpdated || got.Number != 1 {
+			if got, err := SyncPullRequest(ctx, forge, pr); err != nil || got.Action != plan.PRUpdated || got.Number != 1 {
 				t.Errorf("third sync = %+v, %v; want #1 updated", got, err)
 			}
 			if fake.prs[0].Body != body("b") {
@@ -301,7 +301,7 @@ func TestForgesSyncPullRequest(t *testing.T) {
 			// "already exists" is not an error, the open one is updated.
 			fake.hideNextList = true
 			pr.Body = body("c")
-			if got, err := SyncPullRequest(ctx, forge, pr); err != nil || got.Action != report.PRUpdated || got.Number != 1 {
+			if got, err := SyncPullRequest(ctx, forge, pr); err != nil || got.Action != plan.PRUpdated || got.Number != 1 {
 				t.Errorf("racing sync = %+v, %v; want #1 updated", got, err)
 			}
 			if len(fake.prs) != 1 || fake.prs[0].Body != body("c") {
@@ -309,7 +309,7 @@ func TestForgesSyncPullRequest(t *testing.T) {
 			}
 
 			closed, err := CloseOpenPullRequest(ctx, forge, "recommend-job/main", "main")
-			if err != nil || closed == nil || closed.Action != report.PRClosed || fake.prs[0].State != "closed" {
+			if err != nil || closed == nil || closed.Action != plan.PRClosed || fake.prs[0].State != "closed" {
 				t.Errorf("close = %+v, %v, state %s; want #1 closed", closed, err, fake.prs[0].State)
 			}
 			if again, err := CloseOpenPullRequest(ctx, forge, "recommend-job/main", "main"); again != nil || err != nil {
@@ -375,7 +375,7 @@ func TestSyncPullRequestIgnoresForgedMarker(t *testing.T) {
 	body := PullRequestBody(rep)
 	newHash := ChangeSetHash(rep)
 	old := tenantReport(newHash)
-	old.ResourceRecommends[0].Containers[0].Resources[0].Recommended = "400m"
+	old.Items[0].Containers[0].Resources[0].Recommended = q("400m")
 	if ChangeSetHash(old) == newHash {
 		t.Fatal("the old report has the new change set")
 	}
@@ -387,12 +387,12 @@ func TestSyncPullRequestIgnoresForgedMarker(t *testing.T) {
 		name, existing string
 		wantAction     string
 	}{
-		{name: "forged marker before the job's", existing: legacy, wantAction: report.PRUpdated},
-		{name: "forged marker as the first line", existing: forgedMarker(newHash) + "\nvalues nobody reviewed\n", wantAction: report.PRUpdated},
-		{name: "job's body with a value edited", existing: strings.Replace(body, "| 250m |", "| 100m |", 1), wantAction: report.PRUpdated},
-		{name: "job's body with a line added", existing: body + "LGTM, merge without looking\n", wantAction: report.PRUpdated},
-		{name: "job's body", existing: body, wantAction: report.PRUnchanged},
-		{name: "job's body as a browser saves it", existing: strings.TrimSuffix(strings.ReplaceAll(body, "\n", "\r\n"), "\r\n"), wantAction: report.PRUnchanged},
+		{name: "forged marker before the job's", existing: legacy, wantAction: plan.PRUpdated},
+		{name: "forged marker as the first line", existing: forgedMarker(newHash) + "\nvalues nobody reviewed\n", wantAction: plan.PRUpdated},
+		{name: "job's body with a value edited", existing: strings.Replace(body, "| 250m |", "| 100m |", 1), wantAction: plan.PRUpdated},
+		{name: "job's body with a line added", existing: body + "LGTM, merge without looking\n", wantAction: plan.PRUpdated},
+		{name: "job's body", existing: body, wantAction: plan.PRUnchanged},
+		{name: "job's body as a browser saves it", existing: strings.TrimSuffix(strings.ReplaceAll(body, "\n", "\r\n"), "\r\n"), wantAction: plan.PRUnchanged},
 	}
 	if !strings.Contains(body, "| 250m |") {
 		t.Fatalf("body lacks the changed value:\n%s", body)
@@ -416,7 +416,7 @@ func TestSyncPullRequestIgnoresForgedMarker(t *testing.T) {
 					t.Fatalf("SyncPullRequest() = %+v, %v; want #1 %s", got, err, tt.wantAction)
 				}
 				wantBody := body
-				if tt.wantAction == report.PRUnchanged {
+				if tt.wantAction == plan.PRUnchanged {
 					wantBody = tt.existing
 					if len(fake.writes) != 0 {
 						t.Errorf("an unchanged sync wrote: %v", fake.writes)

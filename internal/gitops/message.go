@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"text/template"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // DefaultCommitTemplate is the commit message: a title, then per workload
@@ -88,4 +92,49 @@ func (d MessageData) plain() MessageData {
 		out.Workloads = append(out.Workloads, pw)
 	}
 	return out
+}
+
+// MessageDataOf is what the commit message of p says: per item whose file
+// changed, the containers whose values landed there, each with the values
+// written and the cluster's current ones. base, branch and path are the
+// run's branches and repository subtree.
+func MessageDataOf(p *plan.Plan, base, branch, path string) MessageData {
+	data := MessageData{Base: base, Branch: branch, Path: path}
+	for _, it := range p.Items {
+		w := MessageWorkload{Namespace: it.Namespace, Name: it.Name, Kind: it.Object.Kind, Target: it.Object.Name}
+		if it.Source != nil {
+			w.File = it.Source.File
+		}
+		for _, c := range it.Containers {
+			if !c.Landed {
+				continue
+			}
+			mc := MessageContainer{Name: c.Name}
+			for _, r := range c.Resources {
+				res := string(r.Resource)
+				switch {
+				case r.LimitsOnly && r.Limit != nil:
+					mc.Resources = append(mc.Resources, MessageResource{Resource: res + " limit", Current: orNone(r.Current), Recommended: r.Limit.String()})
+				case r.Request != nil:
+					mc.Resources = append(mc.Resources, MessageResource{Resource: res, Current: orNone(r.Current), Recommended: r.Request.String()})
+					if r.Limit != nil {
+						mc.Resources = append(mc.Resources, MessageResource{Resource: res + " limit", Current: orNone(r.CurrentLimit), Recommended: r.Limit.String()})
+					}
+				}
+			}
+			w.Containers = append(w.Containers, mc)
+		}
+		if len(w.Containers) > 0 {
+			data.Workloads = append(data.Workloads, w)
+		}
+	}
+	return data
+}
+
+// orNone shows q, or "none" for a value that was unset.
+func orNone(q *resource.Quantity) string {
+	if q == nil {
+		return "none"
+	}
+	return q.String()
 }

@@ -4,6 +4,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // TestCommitMessageKeepsTenantTextOnItsLine renders the default template
@@ -109,5 +113,37 @@ func TestPlainText(t *testing.T) {
 		if got := plainText(in); got != want || strings.ContainsAny(got, "\n\r") {
 			t.Errorf("plainText(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestMessageDataOfListsLimits(t *testing.T) {
+	p := &plan.Plan{Items: []plan.Item{
+		{Namespace: "shop", Name: "web", Object: plan.Object{Kind: "Deployment", Name: "web"}, Source: &plan.Source{File: "web.yaml", Changed: true},
+			Containers: []plan.Container{
+				{Name: "app", Landed: true, Resources: []plan.Resource{
+					{Resource: "cpu", Current: q("500m"), Recommended: q("200m"), CurrentLimit: q("1"), RecommendedLimit: q("400m"),
+						Changed: true, Request: q("200m"), Limit: q("400m")},
+					// LimitsOnly: the values are the limit's.
+					{Resource: "memory", Current: q("1Gi"), Recommended: q("512Mi"), Changed: true, LimitsOnly: true, Limit: q("512Mi")},
+					// Held back: not written, not listed.
+					{Resource: "ephemeral-storage", Current: q("1Gi"), Recommended: q("1Gi"), HeldBack: true},
+				}},
+				// Its values were already in the file: not listed.
+				{Name: "sidecar", Resources: []plan.Resource{{Resource: "cpu", Current: q("100m"), Recommended: q("50m"), Request: q("50m")}}},
+			}},
+		// Nothing landed for this one.
+		{Namespace: "shop", Name: "api", Containers: []plan.Container{{Name: "api", Resources: []plan.Resource{{Resource: "cpu", Request: q("1")}}}}},
+	}}
+	data := MessageDataOf(p, "main", "recommend-job/main", ".")
+	if len(data.Workloads) != 1 || data.Workloads[0].File != "web.yaml" || data.Workloads[0].Kind != "Deployment" || len(data.Workloads[0].Containers) != 1 {
+		t.Fatalf("workloads = %+v, want web's app only", data.Workloads)
+	}
+	var got []string
+	for _, r := range data.Workloads[0].Containers[0].Resources {
+		got = append(got, r.Resource+" "+r.Current+" -> "+r.Recommended)
+	}
+	want := []string{"cpu 500m -> 200m", "cpu limit 1 -> 400m", "memory limit 1Gi -> 512Mi"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("message resources (-want +got):\n%s", d)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // markerPrefix starts the hidden marker that carries the change set's hash.
@@ -32,18 +32,18 @@ var markerRE = regexp.MustCompile(`^<!-- recommend-job: sha256=([0-9a-f]{64}) --
 // resource with a recommendation, its entry, container, resource and
 // recommended value (and limit), sorted. Evidence such as sample counts moves every run
 // and is left out, so the hash changes only when the files would.
-func ChangeSetHash(rep *report.Report) string {
+func ChangeSetHash(p *plan.Plan) string {
 	var lines []string
-	for _, e := range rep.ResourceRecommends {
+	for _, e := range p.Items {
 		if e.Source != nil && e.Source.Error != "" {
 			continue
 		}
 		for _, c := range e.Containers {
 			for _, r := range c.Resources {
-				if r.Changed && r.Recommended != "" {
-					fields := []string{e.Namespace, e.Name, e.Target.Kind, e.Target.Name, c.Name, r.Resource, r.Recommended}
-					if r.RecommendedLimit != "" {
-						fields = append(fields, "limit", r.RecommendedLimit)
+				if r.Changed && r.Recommended != nil {
+					fields := []string{e.Namespace, e.Name, e.Target.Kind, e.Target.Name, c.Name, string(r.Resource), r.Recommended.String()}
+					if r.RecommendedLimit != nil {
+						fields = append(fields, "limit", r.RecommendedLimit.String())
 					}
 					lines = append(lines, strings.Join(fields, "\x00"))
 				}
@@ -74,18 +74,18 @@ func PullRequestTitle(base, path string) string {
 }
 
 // PullRequestBody renders the pull request description from a run's
-// report: the hidden marker on the first line, then a table per workload
+// plan: the hidden marker on the first line, then a table per workload
 // of the changed requests with their evidence, then what was held back or
 // could not be rendered, then the invalid ResourceRecommends. Every piece
 // of text that comes from the cluster or the repository goes through
 // mdText (or code), so that no tenant can add lines, markup, comments,
 // links or mentions to the description everyone reviews.
-func PullRequestBody(rep *report.Report) string {
+func PullRequestBody(p *plan.Plan) string {
 	var b strings.Builder
 	b.WriteString("This pull request sets resource requests to the usage-based recommendations of the ResourceRecommends below.\n")
 	var held, invalid []string
 	changed := 0
-	for _, e := range rep.ResourceRecommends {
+	for _, e := range p.Items {
 		name := mdText(e.Namespace + "/" + e.Name)
 		target := mdText(e.Target.Kind + " " + e.Target.Name)
 		if e.Error != nil {
@@ -97,19 +97,19 @@ func PullRequestBody(rep *report.Report) string {
 			container := mdText(c.Name)
 			for _, r := range c.Resources {
 				switch {
-				case r.Recommended == "":
-					held = append(held, row(name, container, mdText(r.Resource), mdText(dashed(r.Current)), mdText(r.Reason)))
+				case r.Recommended == nil:
+					held = append(held, row(name, container, mdText(string(r.Resource)), quantity(r.Current), mdText(r.Reason)))
 				case !r.Changed:
 				case e.Source != nil && e.Source.Error != "":
-					held = append(held, row(name, container, mdText(r.Resource), mdText(dashed(r.Current)), "not rendered: "+mdText(e.Source.Error)))
+					held = append(held, row(name, container, mdText(string(r.Resource)), quantity(r.Current), "not rendered: "+mdText(e.Source.Error)))
 				default:
 					rows = append(rows, changeRow(container, r))
-					if r.RecommendedLimit != "" && r.RecommendedLimit != r.CurrentLimit {
+					if r.RecommendedLimit != nil && (r.CurrentLimit == nil || r.RecommendedLimit.Cmp(*r.CurrentLimit) != 0) {
 						rows = append(rows, limitRow(container, r))
 					}
 				}
-				if r.Recommended != "" && r.Evidence != nil && r.Evidence.HeldBack != "" {
-					held = append(held, row(name, container, mdText(r.Resource), mdText(dashed(r.Current)), mdText(r.Evidence.HeldBack)))
+				if r.Recommended != nil && r.Evidence != nil && r.Evidence.HeldBack != "" {
+					held = append(held, row(name, container, mdText(string(r.Resource)), quantity(r.Current), mdText(r.Evidence.HeldBack)))
 				}
 			}
 		}
@@ -139,7 +139,7 @@ func PullRequestBody(rep *report.Report) string {
 		b.WriteString("\n### Invalid ResourceRecommends\n\n| ResourceRecommend | Target | Code | Message |\n|---|---|---|---|\n")
 		b.WriteString(strings.Join(invalid, "\n") + "\n")
 	}
-	marker := markerPrefix + ChangeSetHash(rep) + " -->\n"
+	marker := markerPrefix + ChangeSetHash(p) + " -->\n"
 	body := b.String()
 	if len(marker)+len(body) > MaxBodyLength {
 		const note = "\n_Truncated: the job's report lists everything._\n"
@@ -153,8 +153,8 @@ func PullRequestBody(rep *report.Report) string {
 
 // changeRow is one changed resource's table row; container is escaped
 // already.
-func changeRow(container string, r report.Resource) string {
-	cols := []string{container, mdText(r.Resource), mdText(dashed(r.Current)), mdText(r.Recommended), changePercent(r.Current, r.Recommended), "", "", "", "", ""}
+func changeRow(container string, r plan.Resource) string {
+	cols := []string{container, mdText(string(r.Resource)), quantity(r.Current), quantity(r.Recommended), changePercent(r.Current, r.Recommended), "", "", "", "", ""}
 	if ev := r.Evidence; ev != nil {
 		cols[5] = mdText(dashed(ev.Window))
 		cols[6] = strconv.Itoa(ev.Samples)
@@ -168,8 +168,8 @@ func changeRow(container string, r report.Resource) string {
 // limitRow is the row of a limit that changes with its request
 // (RequestsAndLimits): the limit:request ratio is kept, so the evidence is
 // the request's row above. container is escaped already.
-func limitRow(container string, r report.Resource) string {
-	return row(container, mdText(r.Resource)+" limit", mdText(dashed(r.CurrentLimit)), mdText(r.RecommendedLimit),
+func limitRow(container string, r plan.Resource) string {
+	return row(container, mdText(string(r.Resource))+" limit", quantity(r.CurrentLimit), quantity(r.RecommendedLimit),
 		changePercent(r.CurrentLimit, r.RecommendedLimit), "", "", "", "", "ratio kept")
 }
 
@@ -180,17 +180,23 @@ func row(cells ...string) string {
 
 // changePercent is the relative change from current to recommended, to a
 // tenth of a percent; "new" when there was no request.
-func changePercent(current, recommended string) string {
-	if current == "" {
+func changePercent(current, recommended *resource.Quantity) string {
+	if current == nil {
 		return "new"
 	}
-	cur, err1 := resource.ParseQuantity(current)
-	rec, err2 := resource.ParseQuantity(recommended)
-	if err1 != nil || err2 != nil || cur.IsZero() {
+	if recommended == nil || current.IsZero() {
 		return "-"
 	}
-	c, r := cur.AsApproximateFloat64(), rec.AsApproximateFloat64()
+	c, r := current.AsApproximateFloat64(), recommended.AsApproximateFloat64()
 	return fmt.Sprintf("%+.1f%%", (r-c)/c*100)
+}
+
+// quantity shows q, or a dash for none.
+func quantity(q *resource.Quantity) string {
+	if q == nil {
+		return "-"
+	}
+	return mdText(q.String())
 }
 
 // wordJoiner is an invisible character that forges' reference and mention

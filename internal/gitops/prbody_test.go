@@ -8,37 +8,38 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/recommend-job/recommend-job/internal/recommend"
-	"github.com/recommend-job/recommend-job/internal/report"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // bodyReport has a workload with a changed and a new request, a memory
 // request without recommendation, one held back, a workload whose file
 // could not be edited, and an invalid ResourceRecommend.
-func bodyReport() *report.Report {
-	ev := func(capped ...string) *recommend.Evidence {
-		return &recommend.Evidence{Window: "168h0m0s", Samples: 2016, Percentile: 0.9, BufferPercent: 10, Capped: capped}
+func bodyReport() *plan.Plan {
+	ev := func(capped ...string) *plan.Evidence {
+		return &plan.Evidence{Window: "168h0m0s", Samples: 2016, Percentile: 0.9, BufferPercent: 10, Capped: capped}
 	}
-	return &report.Report{ResourceRecommends: []report.Entry{
-		{Namespace: "shop", Name: "web-rec", Valid: true, Target: report.Target{Kind: "Deployment", Name: "web"},
-			Source: &report.Source{File: "apps/web.yaml", Changed: true},
-			Containers: []report.Container{
-				{Name: "app", Resources: []report.Resource{
-					{Resource: "cpu", Current: "500m", Recommended: "390m", Changed: true, Evidence: ev("maxAllowed 2")},
-					{Resource: "memory", Current: "512Mi", Reason: "insufficient data: 10 samples over 1h0m0s, need 24h0m0s"},
+	return &plan.Plan{Items: []plan.Item{
+		{Namespace: "shop", Name: "web-rec", Valid: true, Target: plan.Target{Kind: "Deployment", Name: "web"},
+			Source: &plan.Source{File: "apps/web.yaml", Changed: true},
+			Containers: []plan.Container{
+				{Name: "app", Resources: []plan.Resource{
+					{Resource: "cpu", Current: q("500m"), Recommended: q("390m"), Changed: true, Evidence: ev("maxAllowed 2")},
+					{Resource: "memory", Current: q("512Mi"), Reason: "insufficient data: 10 samples over 1h0m0s, need 24h0m0s"},
 				}},
-				{Name: "sidecar", Resources: []report.Resource{
-					{Resource: "cpu", Recommended: "50m", Changed: true, Evidence: ev()},
-					{Resource: "memory", Current: "64Mi", Recommended: "64Mi", Evidence: &recommend.Evidence{HeldBack: "change below threshold 5%"}},
+				{Name: "sidecar", Resources: []plan.Resource{
+					{Resource: "cpu", Recommended: q("50m"), Changed: true, Evidence: ev()},
+					{Resource: "memory", Current: q("64Mi"), Recommended: q("64Mi"), Evidence: &plan.Evidence{HeldBack: "change below threshold 5%"}},
 				}},
 			}},
-		{Namespace: "shop", Name: "api-rec", Valid: true, Target: report.Target{Kind: "Deployment", Name: "api"},
-			Source: &report.Source{Error: "no manifest found"},
-			Containers: []report.Container{{Name: "api", Resources: []report.Resource{
-				{Resource: "cpu", Current: "1", Recommended: "800m", Changed: true, Evidence: ev()},
+		{Namespace: "shop", Name: "api-rec", Valid: true, Target: plan.Target{Kind: "Deployment", Name: "api"},
+			Source: &plan.Source{Error: "no manifest found"},
+			Containers: []plan.Container{{Name: "api", Resources: []plan.Resource{
+				{Resource: "cpu", Current: q("1"), Recommended: q("800m"), Changed: true, Evidence: ev()},
 			}}}},
-		{Namespace: "shop", Name: "db-rec", Target: report.Target{Kind: "StatefulSet", Name: "db"},
-			Error: &report.Error{Code: "ContainersNotFound", Message: "container main is not found"}},
+		{Namespace: "shop", Name: "db-rec", Target: plan.Target{Kind: "StatefulSet", Name: "db"},
+			Error: &plan.Error{Code: "ContainersNotFound", Message: "container main is not found"}},
 	}}
 }
 
@@ -77,12 +78,12 @@ func TestPullRequestBody(t *testing.T) {
 func TestChangeSetHashFollowsValuesOnly(t *testing.T) {
 	base := ChangeSetHash(bodyReport())
 	moreSamples := bodyReport()
-	moreSamples.ResourceRecommends[0].Containers[0].Resources[0].Evidence.Samples = 4032
+	moreSamples.Items[0].Containers[0].Resources[0].Evidence.Samples = 4032
 	if got := ChangeSetHash(moreSamples); got != base {
 		t.Errorf("hash changed with the sample count alone: %s != %s", got, base)
 	}
 	newValue := bodyReport()
-	newValue.ResourceRecommends[0].Containers[0].Resources[0].Recommended = "400m"
+	newValue.Items[0].Containers[0].Resources[0].Recommended = q("400m")
 	if got := ChangeSetHash(newValue); got == base {
 		t.Error("hash did not change with a new recommended value")
 	}
@@ -216,26 +217,26 @@ func FuzzMdText(f *testing.F) {
 // tenantReport has a ResourceRecommend whose every text field a tenant
 // (or a file in the repository) controls, each trying to forge the job's
 // marker for hash, break the table, add a heading or ping a team.
-func tenantReport(hash string) *report.Report {
+func tenantReport(hash string) *plan.Plan {
 	evil := func(what string) string {
 		return what + " " + forgedMarker(hash) + "\n\n### Approved by @org/security | x |\n<b>ok</b> `code` [link](https://evil.example)"
 	}
-	return &report.Report{ResourceRecommends: []report.Entry{
-		{Namespace: "team-a", Name: "web", Valid: true, Target: report.Target{Kind: "Deployment", Name: "web"},
-			Source: &report.Source{File: evil("apps/web.yaml"), Changed: true},
-			Containers: []report.Container{{Name: evil("app"), Resources: []report.Resource{
-				{Resource: "cpu", Current: "500m", Recommended: "250m", Changed: true, CurrentLimit: "1", RecommendedLimit: "500m",
-					Evidence: &recommend.Evidence{Window: "168h0m0s", Samples: 10, Percentile: 0.9, Capped: []string{evil("cap")}}},
-				{Resource: "memory", Current: "1Gi", Reason: evil("reason")},
-				{Resource: "ephemeral-storage", Current: "1Gi", Recommended: "1Gi", Evidence: &recommend.Evidence{HeldBack: evil("held")}},
+	return &plan.Plan{Items: []plan.Item{
+		{Namespace: "team-a", Name: "web", Valid: true, Target: plan.Target{Kind: "Deployment", Name: "web"},
+			Source: &plan.Source{File: evil("apps/web.yaml"), Changed: true},
+			Containers: []plan.Container{{Name: evil("app"), Resources: []plan.Resource{
+				{Resource: "cpu", Current: q("500m"), Recommended: q("250m"), Changed: true, CurrentLimit: q("1"), RecommendedLimit: q("500m"),
+					Evidence: &plan.Evidence{Window: "168h0m0s", Samples: 10, Percentile: 0.9, Capped: []string{evil("cap")}}},
+				{Resource: "memory", Current: q("1Gi"), Reason: evil("reason")},
+				{Resource: "ephemeral-storage", Current: q("1Gi"), Recommended: q("1Gi"), Evidence: &plan.Evidence{HeldBack: evil("held")}},
 			}}}},
-		{Namespace: "team-b", Name: "api", Valid: true, Target: report.Target{Kind: "Deployment", Name: "api"},
-			Source: &report.Source{Error: evil("source error")},
-			Containers: []report.Container{{Name: "api", Resources: []report.Resource{
-				{Resource: "cpu", Current: "1", Recommended: "2", Changed: true},
+		{Namespace: "team-b", Name: "api", Valid: true, Target: plan.Target{Kind: "Deployment", Name: "api"},
+			Source: &plan.Source{Error: evil("source error")},
+			Containers: []plan.Container{{Name: "api", Resources: []plan.Resource{
+				{Resource: "cpu", Current: q("1"), Recommended: q("2"), Changed: true},
 			}}}},
-		{Namespace: "team-c", Name: "db", Target: report.Target{Kind: evil("Kind"), Name: "db"},
-			Error: &report.Error{Code: evil("Code"), Message: evil("message")}},
+		{Namespace: "team-c", Name: "db", Target: plan.Target{Kind: evil("Kind"), Name: "db"},
+			Error: &plan.Error{Code: evil("Code"), Message: evil("message")}},
 	}}
 }
 
@@ -300,12 +301,12 @@ func unescapedPipes(line string) int {
 // BenchmarkPullRequestBody renders the body of a run over 1,000
 // ResourceRecommends of two containers each.
 func BenchmarkPullRequestBody(b *testing.B) {
-	one := bodyReport().ResourceRecommends[0]
-	rep := &report.Report{}
+	one := bodyReport().Items[0]
+	rep := &plan.Plan{}
 	for i := range 1000 {
 		e := one
 		e.Name = "web-" + strings.Repeat("x", i%7) + string(rune('a'+i%26))
-		rep.ResourceRecommends = append(rep.ResourceRecommends, e)
+		rep.Items = append(rep.Items, e)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -314,12 +315,12 @@ func BenchmarkPullRequestBody(b *testing.B) {
 }
 
 func TestPullRequestBodyIsBounded(t *testing.T) {
-	one := bodyReport().ResourceRecommends[0]
-	rep := &report.Report{}
+	one := bodyReport().Items[0]
+	rep := &plan.Plan{}
 	for i := range 2000 {
 		e := one
 		e.Name = "web-" + strconv.Itoa(i)
-		rep.ResourceRecommends = append(rep.ResourceRecommends, e)
+		rep.Items = append(rep.Items, e)
 	}
 	body := PullRequestBody(rep)
 	if len(body) > MaxBodyLength {
@@ -337,12 +338,12 @@ func TestPullRequestBodyIsBounded(t *testing.T) {
 }
 
 func TestPullRequestBodyShowsLimits(t *testing.T) {
-	entry := func(limit string) *report.Report {
-		return &report.Report{ResourceRecommends: []report.Entry{{Namespace: "shop", Name: "web", Valid: true,
-			Target: report.Target{Kind: "Deployment", Name: "web"},
-			Source: &report.Source{File: "web.yaml", Changed: true},
-			Containers: []report.Container{{Name: "app", Resources: []report.Resource{
-				{Resource: "cpu", Current: "500m", Recommended: "250m", Changed: true, CurrentLimit: "1", RecommendedLimit: limit},
+	entry := func(limit string) *plan.Plan {
+		return &plan.Plan{Items: []plan.Item{{Namespace: "shop", Name: "web", Valid: true,
+			Target: plan.Target{Kind: "Deployment", Name: "web"},
+			Source: &plan.Source{File: "web.yaml", Changed: true},
+			Containers: []plan.Container{{Name: "app", Resources: []plan.Resource{
+				{Resource: "cpu", Current: q("500m"), Recommended: q("250m"), Changed: true, CurrentLimit: q("1"), RecommendedLimit: q(limit)},
 			}}}}}}
 	}
 	// The limit keeps the 2:1 ratio: 1 -> 500m is -50.0%.
@@ -353,4 +354,10 @@ func TestPullRequestBodyShowsLimits(t *testing.T) {
 	if ChangeSetHash(entry("500m")) == ChangeSetHash(entry("600m")) {
 		t.Error("the change-set hash does not follow the limit")
 	}
+}
+
+// q is a quantity for a test's plan.
+func q(s string) *resource.Quantity {
+	v := resource.MustParse(s)
+	return &v
 }

@@ -14,11 +14,13 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 	"github.com/recommend-job/recommend-job/internal/collect"
-	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	synthetic "github.com/recommend-job/recommend-job/internal/testbed/history"
 	"github.com/recommend-job/recommend-job/internal/usage"
@@ -43,9 +45,7 @@ type itemsCollector []collect.Item
 
 func (c itemsCollector) Collect(context.Context) ([]collect.Item, error) { return c, nil }
 
-func (itemsCollector) WriteStatus(context.Context, collect.Item, []v1alpha1.ContainerResources, error) error {
-	return nil
-}
+func (itemsCollector) WriteStatus(context.Context, plan.Item) error { return nil }
 
 // TestRunQueriesPerNamespaceWhateverTheWindows runs on a real Prometheus
 // holding 11 days of namespace shop: web and queue at constant usage, and
@@ -116,15 +116,15 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 
 	// run runs a dry run of items and returns its entries by name and the
 	// queries it made.
-	run := func(items ...collect.Item) (map[string]report.Entry, int) {
+	run := func(items ...collect.Item) (map[string]plan.Item, int) {
 		t.Helper()
 		promAPI.queries = 0
 		rep, err := Run(t.Context(), Config{DryRun: true}, itemsCollector(items), usage.NewReader(promAPI, clock), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatalf("Run() error = %v", err)
 		}
-		entries := map[string]report.Entry{}
-		for _, e := range rep.ResourceRecommends {
+		entries := map[string]plan.Item{}
+		for _, e := range rep.Items {
 			entries[e.Name] = e
 		}
 		return entries, promAPI.queries
@@ -140,7 +140,7 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 	// (b) Four windows in one namespace cost one read of the longest.
 	entries, four := run(web, queue, worker, batch)
 	promAPI.queries = 0
-	refs := []usage.WorkloadRef{workloadRef(web), workloadRef(queue), workloadRef(worker), workloadRef(batch)}
+	refs := []usage.WorkloadRef{recommend.WantOf(web).Ref, recommend.WantOf(queue).Ref, recommend.WantOf(worker).Ref, recommend.WantOf(batch).Ref}
 	if _, err := usage.NewReader(promAPI, clock, usage.WithWindow(240*time.Hour)).Read(t.Context(), "shop", refs); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 	// from batch's 10.
 	for _, it := range []collect.Item{queue, worker, batch} {
 		alone, _ := run(it)
-		if diff := cmp.Diff(alone[it.Name], entries[it.Name]); diff != "" {
+		if diff := cmp.Diff(alone[it.Name], entries[it.Name], cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
 			t.Errorf("%s read with others differs from %s read alone (-alone +with others):\n%s", it.Name, it.Name, diff)
 		}
 	}
@@ -163,7 +163,7 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 	// and the kill raises memory to 200Mi + 100Mi.
 	for name, want := range map[string][2]string{"worker": {"285m", "268Mi"}, "batch": {"1350m", "300Mi"}} {
 		res := entries[name].Containers[0].Resources
-		if res[0].Recommended != want[0] || res[1].Recommended != want[1] {
+		if res[0].Recommended.String() != want[0] || res[1].Recommended.String() != want[1] {
 			t.Errorf("%s = cpu %s memory %s, want %s %s", name, res[0].Recommended, res[1].Recommended, want[0], want[1])
 		}
 	}

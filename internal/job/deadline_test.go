@@ -14,10 +14,11 @@ import (
 	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
@@ -38,9 +39,7 @@ func (s stallingCollector) Collect(ctx context.Context) ([]collect.Item, error) 
 	return s.items, nil
 }
 
-func (stallingCollector) WriteStatus(context.Context, collect.Item, []v1alpha1.ContainerResources, error) error {
-	return nil
-}
+func (stallingCollector) WriteStatus(context.Context, plan.Item) error { return nil }
 
 // stallingUsage answers partialUsage's history for the namespaces in ok;
 // the query of any other namespace runs stall and then fails as a
@@ -93,7 +92,7 @@ func TestRunCutShortReportsWhatItHad(t *testing.T) {
 		{name: "deadline during collect", stallCollect: true, cause: errDeadline,
 			wantInterrupted: "run deadline of 1s exceeded during collect", wantErr: context.Canceled, wantEntries: 0},
 		{name: "deadline during history of every namespace", ok: map[string]bool{}, cause: errDeadline,
-			wantInterrupted: "run deadline of 1s exceeded during history", wantErr: ErrUsageUnavailable, wantEntries: 2,
+			wantInterrupted: "run deadline of 1s exceeded during history", wantErr: usage.ErrUnavailable, wantEntries: 2,
 			wantReason: "usage history unavailable: run deadline of 1s exceeded"},
 		{name: "deadline after one namespace was read", ok: map[string]bool{"up": true}, cause: errDeadline,
 			wantInterrupted: "run deadline of 1s exceeded during history", wantErr: errDeadline, wantEntries: 2,
@@ -102,7 +101,7 @@ func TestRunCutShortReportsWhatItHad(t *testing.T) {
 			wantInterrupted: "terminated signal received during history", wantErr: signal, wantEntries: 2,
 			wantRecommended: "285m", wantReason: "usage history unavailable: terminated signal received"},
 		{name: "every query timed out, the run did not end", ok: map[string]bool{},
-			wantErr: ErrUsageUnavailable, wantEntries: 2, wantReason: "usage history unavailable: querying cpu in namespace down: no answer within 2m0s"},
+			wantErr: usage.ErrUnavailable, wantEntries: 2, wantReason: "usage history unavailable: querying cpu in namespace down: no answer within 2m0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,18 +132,18 @@ func TestRunCutShortReportsWhatItHad(t *testing.T) {
 			if rep.Git != nil {
 				t.Errorf("report git = %+v, want git not reached", rep.Git)
 			}
-			if len(rep.ResourceRecommends) != tt.wantEntries {
-				t.Fatalf("report has %d entries, want %d", len(rep.ResourceRecommends), tt.wantEntries)
+			if len(rep.Items) != tt.wantEntries {
+				t.Fatalf("report has %d entries, want %d", len(rep.Items), tt.wantEntries)
 			}
 			if tt.wantEntries == 0 {
 				return
 			}
-			down := rep.ResourceRecommends[0].Containers[0].Resources[0]
-			if down.Recommended != "" || !strings.HasPrefix(down.Reason, tt.wantReason) {
+			down := rep.Items[0].Containers[0].Resources[0]
+			if down.Recommended != nil || !strings.HasPrefix(down.Reason, tt.wantReason) {
 				t.Errorf("down/web cpu = %+v, want no recommendation and reason %q", down, tt.wantReason)
 			}
-			if up := rep.ResourceRecommends[1].Containers[0].Resources[0]; up.Recommended != tt.wantRecommended {
-				t.Errorf("up/web cpu recommended %q (%s), want %q", up.Recommended, up.Reason, tt.wantRecommended)
+			if up := rep.Items[1].Containers[0].Resources[0]; qs(up.Recommended) != tt.wantRecommended {
+				t.Errorf("up/web cpu recommended %q (%s), want %q", qs(up.Recommended), up.Reason, tt.wantRecommended)
 			}
 		})
 	}
@@ -197,8 +196,8 @@ func TestWriteBackPushesNothingAfterTheDeadline(t *testing.T) {
 
 	cfg := Config{Path: "clusters", Git: gitops.Options{URL: "file://" + remote, BaseBranch: "main", PushBranch: "recommend-job/main",
 		AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com"}}
-	rep, changes, owners := plan("390m")
-	err = writeBack(ctx, cfg, changes, owners, rep, slog.New(slog.DiscardHandler))
+	rep := webPlan("390m")
+	err = writeBack(ctx, cfg, rep, slog.New(slog.DiscardHandler))
 	if !errors.Is(err, errDeadline) || !strings.Contains(err.Error(), "not pushing") {
 		t.Errorf("writeBack() error = %v, want it not to push because of the deadline", err)
 	}
@@ -208,4 +207,12 @@ func TestWriteBackPushesNothingAfterTheDeadline(t *testing.T) {
 	if ref, err := bare.Reference(plumbing.NewBranchReferenceName("recommend-job/main"), true); err == nil {
 		t.Errorf("the remote has branch recommend-job/main at %s, want none", ref.Hash())
 	}
+}
+
+// qs shows q, or "" for none.
+func qs(q *resource.Quantity) string {
+	if q == nil {
+		return ""
+	}
+	return q.String()
 }

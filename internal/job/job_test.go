@@ -11,11 +11,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 	"github.com/recommend-job/recommend-job/internal/collect"
+	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
-	"github.com/recommend-job/recommend-job/internal/report"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
@@ -23,9 +24,7 @@ type staticCollector []collect.Item
 
 func (s staticCollector) Collect(context.Context) ([]collect.Item, error) { return s, nil }
 
-func (s staticCollector) WriteStatus(context.Context, collect.Item, []v1alpha1.ContainerResources, error) error {
-	return nil
-}
+func (s staticCollector) WriteStatus(context.Context, plan.Item) error { return nil }
 
 // statusRecorder records what Run hands over for the status.
 type statusRecorder struct {
@@ -34,9 +33,8 @@ type statusRecorder struct {
 	provided map[string]error
 }
 
-func (r *statusRecorder) WriteStatus(_ context.Context, item collect.Item, recs []v1alpha1.ContainerResources, provided error) error {
-	r.recs[item.Namespace] = recs
-	r.provided[item.Namespace] = provided
+func (r *statusRecorder) WriteStatus(_ context.Context, p plan.Item) error {
+	r.recs[p.Namespace], r.provided[p.Namespace] = collect.Recommendations(p)
 	return nil
 }
 
@@ -58,9 +56,9 @@ func TestRunHandsOverStatus(t *testing.T) {
 	if len(up) != 1 || up[0].ContainerName != "app" || up[0].Requests == nil {
 		t.Fatalf("up status = %+v, want app's cpu target", up)
 	}
-	want := rep.ResourceRecommends[0].Containers[0].Resources[0].Recommended
-	if q := up[0].Requests.Target[corev1.ResourceCPU]; want == "" || q.String() != want {
-		t.Errorf("up cpu target = %s, want the reported %q", q.String(), want)
+	want := rep.Items[0].Containers[0].Resources[0].Recommended
+	if q := up[0].Requests.Target[corev1.ResourceCPU]; want == nil || q.Cmp(*want) != 0 {
+		t.Errorf("up cpu target = %s, want the reported %v", q.String(), want)
 	}
 	if err := rec.provided["down"]; err == nil || !strings.Contains(err.Error(), "usage history unavailable") {
 		t.Errorf("down provided = %v, want the missing history named", err)
@@ -87,14 +85,14 @@ func validItem(ns string) collect.Item {
 }
 
 func TestRunWithoutUsageHistoryFails(t *testing.T) {
-	usage := &failingUsage{}
+	failing := &failingUsage{}
 	items := staticCollector{validItem("a"), validItem("b")}
-	_, err := Run(context.Background(), Config{DryRun: true}, items, usage, slog.New(slog.DiscardHandler))
-	if !errors.Is(err, ErrUsageUnavailable) || !strings.Contains(err.Error(), "connection refused") {
-		t.Errorf("Run() error = %v, want ErrUsageUnavailable with the cause", err)
+	_, err := Run(context.Background(), Config{DryRun: true}, items, failing, slog.New(slog.DiscardHandler))
+	if !errors.Is(err, usage.ErrUnavailable) || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("Run() error = %v, want usage.ErrUnavailable with the cause", err)
 	}
-	if usage.calls != 2 {
-		t.Errorf("usage read %d times, want once per namespace (2)", usage.calls)
+	if failing.calls != 2 {
+		t.Errorf("usage read %d times, want once per namespace (2)", failing.calls)
 	}
 }
 
@@ -104,9 +102,9 @@ func TestRunReportsInvalidItems(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run() error = %v", err)
 	}
-	want := report.Entry{Namespace: "a", Name: "bad", Error: &report.Error{Code: collect.CodeWorkloadNotFound, Message: "workload not found"}}
-	if len(rep.ResourceRecommends) != 1 || rep.ResourceRecommends[0].Valid || *rep.ResourceRecommends[0].Error != *want.Error {
-		t.Errorf("Run() entries = %+v, want %+v", rep.ResourceRecommends, want)
+	want := plan.Item{Namespace: "a", Name: "bad", Error: &plan.Error{Code: collect.CodeWorkloadNotFound, Message: "workload not found"}}
+	if len(rep.Items) != 1 || rep.Items[0].Valid || *rep.Items[0].Error != *want.Error {
+		t.Errorf("Run() items = %+v, want %+v", rep.Items, want)
 	}
 }
 
@@ -131,104 +129,43 @@ func TestRunReportsNamespacesWithoutHistory(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run() error = %v", err)
 	}
-	down := rep.ResourceRecommends[0].Containers[0].Resources[0]
-	if down.Recommended != "" || down.Reason != "usage history unavailable: connection refused" {
+	down := rep.Items[0].Containers[0].Resources[0]
+	if down.Recommended != nil || down.Reason != "usage history unavailable: connection refused" {
 		t.Errorf("down/web cpu = %+v, want no recommendation and the cause", down)
 	}
 	// 0.2 cores' histogram bucket ends at 0.215786; x 1.3 = 0.280522, up to
 	// the 5m step: 285m.
-	if up := rep.ResourceRecommends[1].Containers[0].Resources[0]; up.Recommended != "285m" {
+	if up := rep.Items[1].Containers[0].Resources[0]; up.Recommended == nil || up.Recommended.String() != "285m" {
 		t.Errorf("up/web cpu = %+v, want 285m", up)
 	}
 }
 
-func TestRenderTarget(t *testing.T) {
-	rollout := collect.Item{Namespace: "shop", Workload: &collect.Workload{
-		ObjectRef: collect.ObjectRef{APIVersion: "argoproj.io/v1alpha1", Kind: "Rollout", Namespace: "shop", Name: "web",
-			Labels: map[string]string{"app": "rollout"}},
-		Source: &collect.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web-template",
-			Annotations: map[string]string{render.ArgoTrackingID: "shop:apps/Deployment:shop/web-template"}},
+func TestChangesOf(t *testing.T) {
+	cpu, mem, limit := resource.MustParse("200m"), resource.MustParse("1Gi"), resource.MustParse("400m")
+	p := &plan.Plan{Items: []plan.Item{
+		{Namespace: "shop", Name: "web", Valid: true,
+			Annotations: map[string]string{render.AnnotationMode: "patch", render.AnnotationPath: "clusters/prod"},
+			Object: plan.Object{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web-template",
+				Annotations: map[string]string{render.ArgoTrackingID: "shop:apps/Deployment:shop/web-template"}},
+			Containers: []plan.Container{
+				{Name: "app", Resources: []plan.Resource{
+					{Resource: corev1.ResourceCPU, Recommended: &cpu, Request: &cpu, Limit: &limit},
+					{Resource: corev1.ResourceMemory, Recommended: &mem, LimitsOnly: true, Limit: &mem},
+				}},
+				// Held back: nothing to write, no change.
+				{Name: "sidecar", Resources: []plan.Resource{{Resource: corev1.ResourceCPU, Recommended: &cpu, HeldBack: true}}},
+			}},
+		{Namespace: "shop", Name: "bad", Error: &plan.Error{Code: "WorkloadNotFound"}},
 	}}
-	got := renderTarget(rollout)
-	want := render.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web-template",
-		Annotations: map[string]string{render.ArgoTrackingID: "shop:apps/Deployment:shop/web-template"}}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("renderTarget(rollout with workloadRef) (-want +got):\n%s", d)
-	}
-	plain := collect.Item{Namespace: "shop", Workload: &collect.Workload{ObjectRef: collect.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web",
-		Labels: map[string]string{"kustomize.toolkit.fluxcd.io/name": "apps"}}}}
-	if got := renderTarget(plain); got.Kind != "Deployment" || got.Name != "web" || got.Labels["kustomize.toolkit.fluxcd.io/name"] != "apps" {
-		t.Errorf("renderTarget(deployment) = %+v, want the workload with its labels", got)
-	}
-}
-
-func TestStatusOfLimits(t *testing.T) {
-	policy := func(cv v1alpha1.ContainerControlledValues) []collect.ContainerPolicy {
-		return []collect.ContainerPolicy{{ContainerName: "app", Resources: []collect.ResourcePolicy{{Resource: corev1.ResourceCPU, ControlledValues: cv}}}}
-	}
-	tests := []struct {
-		name         string
-		cv           v1alpha1.ContainerControlledValues
-		res          report.Resource
-		wantRequests string
-		wantLimits   string
-	}{
-		{name: "requests only", cv: v1alpha1.ContainerControlledValuesRequestsOnly,
-			res: report.Resource{Resource: "cpu", Recommended: "200m"}, wantRequests: "200m"},
-		{name: "requests and limits", cv: v1alpha1.ContainerControlledValuesRequestsAndLimits,
-			res: report.Resource{Resource: "cpu", Recommended: "200m", RecommendedLimit: "400m"}, wantRequests: "200m", wantLimits: "400m"},
-		{name: "limits only", cv: v1alpha1.ContainerControlledValuesLimitsOnly,
-			res: report.Resource{Resource: "cpu", Recommended: "400m"}, wantLimits: "400m"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			item := collect.Item{Policies: policy(tt.cv)}
-			entry := report.Entry{Containers: []report.Container{{Name: "app", Resources: []report.Resource{tt.res}}}}
-			recs, err := statusOf(item, entry)
-			if err != nil || len(recs) != 1 {
-				t.Fatalf("statusOf() = %+v, %v", recs, err)
-			}
-			got := func(l *v1alpha1.ContainerResourceList) string {
-				if l == nil {
-					return ""
-				}
-				q := l.Target[corev1.ResourceCPU]
-				return q.String()
-			}
-			if got(recs[0].Requests) != tt.wantRequests || got(recs[0].Limits) != tt.wantLimits {
-				t.Errorf("status requests %q limits %q, want %q and %q", got(recs[0].Requests), got(recs[0].Limits), tt.wantRequests, tt.wantLimits)
-			}
-		})
-	}
-}
-
-func TestMessageDataListsLimits(t *testing.T) {
-	entry := &report.Entry{Namespace: "shop", Name: "web", Containers: []report.Container{{Name: "app", Resources: []report.Resource{
-		{Resource: "cpu", Current: "500m", Recommended: "200m", CurrentLimit: "1", RecommendedLimit: "400m", Changed: true},
-		{Resource: "memory", Current: "1Gi", Recommended: "512Mi", Changed: true}, // LimitsOnly: the limit's values
-	}}}}
-	target := render.Target{Kind: "Deployment", Namespace: "shop", Name: "web"}
-	landed := []landedChange{{Result: render.Result{File: "web.yaml", Changed: true, Change: render.Change{
-		Target: target, Container: "app",
-		Requests: map[string]string{"cpu": "200m"},
-		Limits:   map[string]string{"cpu": "400m", "memory": "512Mi"},
-	}}, entry: entry}}
-	data := messageData(Config{}, landed)
-	var got []string
-	for _, r := range data.Workloads[0].Containers[0].Resources {
-		got = append(got, r.Resource+" "+r.Current+" -> "+r.Recommended)
-	}
-	want := []string{"cpu 500m -> 200m", "cpu limit 1 -> 400m", "memory limit 1Gi -> 512Mi"}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("message resources (-want +got):\n%s", d)
-	}
-}
-
-func TestAlgorithmTakesTheExtensions(t *testing.T) {
-	item := collect.Item{Extensions: collect.Extensions{Percentile: 0.8, MemoryPercentile: 0.99, HalfLife: 12 * time.Hour}}
-	got := algorithm(Config{}, item)
-	// percentile sets both; memoryPercentile overrides it for memory.
-	if got.CPUPercentile != 0.8 || got.MemoryPercentile != 0.99 || got.HalfLife != 12*time.Hour {
-		t.Errorf("algorithm() = cpu p%v memory p%v half-life %v, want 0.8, 0.99, 12h", got.CPUPercentile, got.MemoryPercentile, got.HalfLife)
+	want := []render.Change{{
+		Target: render.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web-template",
+			Annotations: map[string]string{render.ArgoTrackingID: "shop:apps/Deployment:shop/web-template"}},
+		Container: "app",
+		Requests:  map[string]string{"cpu": "200m"},
+		Limits:    map[string]string{"cpu": "400m", "memory": "1Gi"},
+		Mode:      render.ModePatch, Path: "clusters/prod", Owner: "shop/web",
+	}}
+	if d := cmp.Diff(want, changesOf(p)); d != "" {
+		t.Errorf("changesOf() (-want +got):\n%s", d)
 	}
 }

@@ -72,12 +72,12 @@ func TestWriteBackReportsSkippedFiles(t *testing.T) {
 	cfg := Config{Path: "clusters", DryRun: true, RenderOptions: []render.Option{render.WithMaxFileSize(1024)},
 		Git: gitops.Options{URL: url, BaseBranch: "main", PushBranch: "recommend-job/main",
 			AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com"}}
-	rep, changes, owners := plan("390m")
+	rep := webPlan("390m")
 	var logs bytes.Buffer
-	if err := writeBack(t.Context(), cfg, changes, owners, rep, slog.New(slog.NewJSONHandler(&logs, nil))); err != nil {
+	if err := writeBack(t.Context(), cfg, rep, slog.New(slog.NewJSONHandler(&logs, nil))); err != nil {
 		t.Fatal(err)
 	}
-	if src := rep.ResourceRecommends[0].Source; src == nil || !src.Changed || src.Error != "" {
+	if src := rep.Items[0].Source; src == nil || !src.Changed || src.Error != "" {
 		t.Errorf("source = %+v, want web.yaml changed", src)
 	}
 	const reason = "clusters/prod/big.yaml is 4 KiB, above max-file-size 1Ki: not read"

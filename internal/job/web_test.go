@@ -1,9 +1,9 @@
 package job
 
 import (
-	"github.com/recommend-job/recommend-job/internal/recommend"
-	"github.com/recommend-job/recommend-job/internal/render"
-	"github.com/recommend-job/recommend-job/internal/report"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // webDeployment is the repository's manifest of the workload the tests
@@ -25,20 +25,18 @@ spec:
             memory: 512Mi
 `
 
-// plan is one run's report and render plan: app's CPU request set to cpu.
-func plan(cpu string) (*report.Report, []render.Change, []int) {
-	rep := &report.Report{ResourceRecommends: []report.Entry{{
+// webPlan is one run's plan: app's CPU request set to cpu.
+func webPlan(cpu string) *plan.Plan {
+	current, rec := resource.MustParse("500m"), resource.MustParse(cpu)
+	mem := resource.MustParse("512Mi")
+	return &plan.Plan{Items: []plan.Item{{
 		Namespace: "shop", Name: "web-rec", Valid: true,
-		Target: report.Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-		Containers: []report.Container{{Name: "app", Resources: []report.Resource{
-			{Resource: "cpu", Current: "500m", Recommended: cpu, Changed: cpu != "500m",
-				Evidence: &recommend.Evidence{Window: "168h0m0s", Samples: 2016, Percentile: 0.9, BufferPercent: 10}},
-			{Resource: "memory", Current: "512Mi", Reason: "too little history"},
+		Target: plan.Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+		Object: plan.Object{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
+		Containers: []plan.Container{{Name: "app", Resources: []plan.Resource{
+			{Resource: "cpu", Current: &current, Recommended: &rec, Request: &rec, Changed: cpu != "500m",
+				Evidence: &plan.Evidence{Window: "168h0m0s", Samples: 2016, Percentile: 0.9, BufferPercent: 10}},
+			{Resource: "memory", Current: &mem, Reason: "too little history"},
 		}}},
 	}}}
-	changes := []render.Change{{
-		Target:    render.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
-		Container: "app", Requests: map[string]string{"cpu": cpu},
-	}}
-	return rep, changes, []int{0}
 }

@@ -9,8 +9,8 @@ import (
 	"text/template"
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
-	"github.com/recommend-job/recommend-job/internal/report"
 )
 
 // testHookBeforePush, when set by a test, runs between commit and push of
@@ -25,7 +25,7 @@ var testHookBeforePush func(attempt int)
 // times. When the push branch already holds exactly this result, nothing
 // is pushed. A dry run stops before the commit and reports the diff and
 // the pull request body instead.
-func writeBack(ctx context.Context, cfg Config, changes []render.Change, owners []int, rep *report.Report, log *slog.Logger) error {
+func writeBack(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) error {
 	opts := cfg.Git
 	attempts := opts.Attempts
 	if attempts <= 0 {
@@ -41,25 +41,25 @@ func writeBack(ctx context.Context, cfg Config, changes []render.Change, owners 
 			return err
 		}
 	}
-	// rep.Git stays nil until a checkout reached the repository.
-	rep.Git = nil
-	sources := saveSources(rep)
+	// p.Git stays nil until a checkout reached the repository.
+	p.Git = nil
+	changes := changesOf(p)
 	var res attemptResult
 	attempt := 1
 	for ; ; attempt++ {
-		res, err = writeOnce(ctx, cfg, tmpl, attempt, changes, owners, rep, log)
+		res, err = writeOnce(ctx, cfg, tmpl, attempt, changes, p, log)
 		if errors.Is(err, gitops.ErrStale) && attempt < attempts && ctx.Err() == nil {
 			log.InfoContext(ctx, "the remote moved; rendering again on a fresh clone", "attempt", attempt, "error", err)
-			restoreSources(rep, sources)
-			rep.Git = &report.Git{Branch: opts.PushBranch, Attempts: attempt}
+			forgetRendering(p)
+			p.Git = &plan.Git{Branch: opts.PushBranch, Attempts: attempt}
 			continue
 		}
 		break
 	}
 	if errors.Is(err, gitops.ErrForeignCommit) {
 		// The repository was reached: the branch's tip is what stopped it.
-		rep.Git = &report.Git{Branch: opts.PushBranch, Attempts: attempt}
-		rep.Git.Stopped = err.Error()
+		p.Git = &plan.Git{Branch: opts.PushBranch, Attempts: attempt}
+		p.Git.Stopped = err.Error()
 		log.ErrorContext(ctx, "stopped: the push branch has a commit the job did not make", "branch", opts.PushBranch, "error", err)
 	}
 	if err != nil {
@@ -70,24 +70,24 @@ func writeBack(ctx context.Context, cfg Config, changes []render.Change, owners 
 	case opts.Direct():
 	case cfg.DryRun:
 		if res.hasChanges {
-			rep.Git.PullRequest = &report.PullRequest{Action: report.PRPlanned, Body: gitops.PullRequestBody(rep)}
+			p.Git.PullRequest = &plan.PullRequest{Action: plan.PRPlanned, Body: gitops.PullRequestBody(p)}
 		}
 	case forge == nil:
 	case res.hasChanges:
 		pr, err := gitops.SyncPullRequest(ctx, forge, gitops.NewPullRequest{
 			Head: opts.PushBranch, Base: opts.BaseBranch,
-			Title: gitops.PullRequestTitle(opts.BaseBranch, cfg.Path), Body: gitops.PullRequestBody(rep),
+			Title: gitops.PullRequestTitle(opts.BaseBranch, cfg.Path), Body: gitops.PullRequestBody(p),
 			Labels: opts.Forge.Labels, Reviewers: opts.Forge.Reviewers,
 		})
 		if pr == nil {
 			return err
 		}
-		rep.Git.PullRequest = pr
+		p.Git.PullRequest = pr
 		if err != nil {
 			log.WarnContext(ctx, "pull request opened without all its labels or reviewers", "url", pr.URL, "error", err)
 		}
 		log.InfoContext(ctx, "pull request synced", "action", pr.Action, "url", pr.URL, "number", pr.Number)
-	case rep.Incomplete():
+	case p.Incomplete():
 		// Nothing changed because something could not be rendered, read
 		// or validated this time: that says nothing about the open pull
 		// request, which stays.
@@ -97,7 +97,7 @@ func writeBack(ctx context.Context, cfg Config, changes []render.Change, owners 
 			return err
 		}
 		if pr != nil {
-			rep.Git.PullRequest = pr
+			p.Git.PullRequest = pr
 			log.InfoContext(ctx, "nothing to change: closed the pull request", "url", pr.URL, "number", pr.Number)
 		}
 	}
@@ -112,7 +112,7 @@ type attemptResult struct {
 }
 
 // writeOnce is one attempt: checkout, render, commit, push.
-func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt int, changes []render.Change, owners []int, rep *report.Report, log *slog.Logger) (attemptResult, error) {
+func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt int, changes []render.Change, p *plan.Plan, log *slog.Logger) (attemptResult, error) {
 	dir, cleanup, err := workDir(cfg.WorkDir)
 	if err != nil {
 		return attemptResult{}, err
@@ -122,7 +122,7 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 	if err != nil {
 		return attemptResult{}, fmt.Errorf("checking out the repository: %w", err)
 	}
-	rep.Git = &report.Git{Branch: cfg.Git.PushBranch, Attempts: attempt}
+	p.Git = &plan.Git{Branch: cfg.Git.PushBranch, Attempts: attempt}
 	if len(changes) == 0 {
 		log.InfoContext(ctx, "no changes to render")
 		return attemptResult{}, nil
@@ -131,32 +131,15 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 	if err != nil {
 		return attemptResult{}, fmt.Errorf("rendering: %w", err)
 	}
-	var landed []landedChange
 	var res attemptResult
-	for i, r := range out.Results {
-		entry := &rep.ResourceRecommends[owners[i]]
-		if entry.Source == nil {
-			entry.Source = &report.Source{}
-		}
-		if r.File != "" {
-			entry.Source.File = r.File
-		}
-		entry.Source.Changed = entry.Source.Changed || r.Changed
-		if r.Changed {
-			landed = append(landed, landedChange{Result: r, entry: entry})
-		}
-		if r.Err != nil {
-			entry.Source.Error = r.Err.Error()
-			log.WarnContext(ctx, "cannot render change", "resourceRecommend", entry.Namespace+"/"+entry.Name, "container", r.Change.Container, "error", r.Err)
-		}
-	}
-	rep.Git.Files = out.Files
-	var skipped []report.SkippedFile
+	recordRendering(ctx, p, out.Results, log)
+	p.Git.Files = out.Files
+	var skipped []plan.SkippedFile
 	for _, s := range out.Skipped {
-		skipped = append(skipped, report.SkippedFile{File: s.File, Reason: s.Err.Error()})
+		skipped = append(skipped, plan.SkippedFile{File: s.File, Reason: s.Err.Error()})
 		log.WarnContext(ctx, "file not read", "file", s.File, "bytes", s.Size, "error", s.Err)
 	}
-	rep.Git.Skipped = skipped
+	p.Git.Skipped = skipped
 	if len(out.Files) == 0 {
 		return res, nil
 	}
@@ -166,10 +149,10 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 		if err != nil {
 			return attemptResult{}, err
 		}
-		rep.Git.Diff = diff
+		p.Git.Diff = diff
 		return res, nil
 	}
-	msg, err := gitops.CommitMessage(tmpl, messageData(cfg, landed))
+	msg, err := gitops.CommitMessage(tmpl, gitops.MessageDataOf(p, cfg.Git.BaseBranch, cfg.Git.PushBranch, cfg.Path))
 	if err != nil {
 		return attemptResult{}, err
 	}
@@ -195,7 +178,7 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 	if err := ws.Push(ctx); err != nil {
 		return attemptResult{}, err
 	}
-	rep.Git.Commit, rep.Git.Pushed = hash, true
+	p.Git.Commit, p.Git.Pushed = hash, true
 	log.InfoContext(ctx, "pushed", "branch", ws.Branch(), "commit", hash, "files", len(out.Files), "attempt", attempt)
 	return res, nil
 }
@@ -223,75 +206,45 @@ func workDir(dir string) (string, func(), error) {
 	return dir, func() {}, nil
 }
 
-// saveSources copies every entry's Source, so that a retry starts from
-// what the run knew before rendering.
-func saveSources(rep *report.Report) []*report.Source {
-	saved := make([]*report.Source, len(rep.ResourceRecommends))
-	for i, e := range rep.ResourceRecommends {
-		if e.Source != nil {
-			s := *e.Source
-			saved[i] = &s
-		}
+// recordRendering puts what rendering did into the plan: per item, the
+// file edited, whether it changed and why not; per container, whether its
+// values landed. Results name their item by the change's Owner.
+func recordRendering(ctx context.Context, p *plan.Plan, results []render.Result, log *slog.Logger) {
+	byKey := make(map[string]*plan.Item, len(p.Items))
+	for i := range p.Items {
+		byKey[p.Items[i].Key()] = &p.Items[i]
 	}
-	return saved
-}
-
-func restoreSources(rep *report.Report, saved []*report.Source) {
-	for i := range rep.ResourceRecommends {
-		rep.ResourceRecommends[i].Source = nil
-		if saved[i] != nil {
-			s := *saved[i]
-			rep.ResourceRecommends[i].Source = &s
+	for _, r := range results {
+		it := byKey[r.Change.Owner]
+		if it == nil {
+			continue
 		}
-	}
-}
-
-// landedChange is a change that altered a file, with its report entry.
-type landedChange struct {
-	render.Result
-	entry *report.Entry
-}
-
-// messageData groups the changes that landed in a file per workload and
-// container, with the cluster's current value of each request.
-func messageData(cfg Config, landed []landedChange) gitops.MessageData {
-	data := gitops.MessageData{Base: cfg.Git.BaseBranch, Branch: cfg.Git.PushBranch, Path: cfg.Path}
-	var last *report.Entry
-	for _, l := range landed {
-		if l.entry != last {
-			t := l.Change.Target
-			data.Workloads = append(data.Workloads, gitops.MessageWorkload{
-				Namespace: l.entry.Namespace, Name: l.entry.Name, Kind: t.Kind, Target: t.Name, File: l.File,
-			})
-			last = l.entry
+		if it.Source == nil {
+			it.Source = &plan.Source{}
 		}
-		mc := gitops.MessageContainer{Name: l.Change.Container}
-		for _, c := range l.entry.Containers {
-			if c.Name != l.Change.Container {
-				continue
-			}
-			for _, r := range c.Resources {
-				switch {
-				case r.Recommended != "" && r.Recommended == l.Change.Requests[r.Resource]:
-					mc.Resources = append(mc.Resources, gitops.MessageResource{Resource: r.Resource, Current: orNone(r.Current), Recommended: r.Recommended})
-					if r.RecommendedLimit != "" && r.RecommendedLimit == l.Change.Limits[r.Resource] {
-						mc.Resources = append(mc.Resources, gitops.MessageResource{Resource: r.Resource + " limit", Current: orNone(r.CurrentLimit), Recommended: r.RecommendedLimit})
-					}
-				case r.Recommended != "" && r.Recommended == l.Change.Limits[r.Resource]:
-					// LimitsOnly: the values are the limit's.
-					mc.Resources = append(mc.Resources, gitops.MessageResource{Resource: r.Resource + " limit", Current: orNone(r.Current), Recommended: r.Recommended})
-				}
+		if r.File != "" {
+			it.Source.File = r.File
+		}
+		it.Source.Changed = it.Source.Changed || r.Changed
+		for i := range it.Containers {
+			if it.Containers[i].Name == r.Change.Container {
+				it.Containers[i].Landed = r.Changed
 			}
 		}
-		w := &data.Workloads[len(data.Workloads)-1]
-		w.Containers = append(w.Containers, mc)
+		if r.Err != nil {
+			it.Source.Error = r.Err.Error()
+			log.WarnContext(ctx, "cannot render change", "resourceRecommend", it.Key(), "container", r.Change.Container, "error", r.Err)
+		}
 	}
-	return data
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "none"
+// forgetRendering clears what an attempt's rendering put into the plan, so
+// that a retry starts from what the run knew before.
+func forgetRendering(p *plan.Plan) {
+	for i := range p.Items {
+		p.Items[i].Source = nil
+		for j := range p.Items[i].Containers {
+			p.Items[i].Containers[j].Landed = false
+		}
 	}
-	return s
 }

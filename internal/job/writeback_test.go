@@ -20,6 +20,7 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/report"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
@@ -74,11 +75,11 @@ func (f *fixture) config() Config {
 	}}
 }
 
-// run runs the write-back of plan(cpu).
-func (f *fixture) run(t *testing.T, cfg Config, cpu string) (*report.Report, error) {
+// run runs the write-back of webPlan(cpu).
+func (f *fixture) run(t *testing.T, cfg Config, cpu string) (*plan.Plan, error) {
 	t.Helper()
-	rep, changes, owners := plan(cpu)
-	err := writeBack(t.Context(), cfg, changes, owners, rep, f.log)
+	rep := webPlan(cpu)
+	err := writeBack(t.Context(), cfg, rep, f.log)
 	// The report never holds the token either.
 	b, _ := json.Marshal(rep)
 	if strings.Contains(string(b), gitToken) {
@@ -257,7 +258,7 @@ func TestWriteBackDryRunShowsDiffAndBody(t *testing.T) {
 		t.Errorf("diff =\n%s\nwant\n%s", rep.Git.Diff, wantDiff)
 	}
 	pr := rep.Git.PullRequest
-	if pr == nil || pr.Action != report.PRPlanned || !strings.Contains(pr.Body, "| app | cpu | 500m | 390m | -22.0% |") {
+	if pr == nil || pr.Action != plan.PRPlanned || !strings.Contains(pr.Body, "| app | cpu | 500m | 390m | -22.0% |") {
 		t.Errorf("pull request = %+v, want the planned body with app's cpu row", pr)
 	}
 	if rep.Git.Pushed || rep.Git.Commit != "" {
@@ -391,7 +392,7 @@ func TestWriteBackUnreachableRepositoryReportsNoGit(t *testing.T) {
 		t.Errorf("report git = %+v, want none: the repository was not reached", rep.Git)
 	}
 	var table bytes.Buffer
-	if err := rep.Write(&table, report.FormatTable); err != nil {
+	if err := report.Write(&table, rep, report.FormatTable); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(table.String(), "up to date") || strings.Contains(table.String(), "nothing to commit") {

@@ -1,4 +1,7 @@
-// Package recommend turns usage samples and a container's policy into
-// resource values. It is pure: no I/O, no clocks, no Kubernetes clients, so
-// every rule can be tested with numbers worked out by hand.
+// Package recommend turns a collected ResourceRecommend and its workload's
+// usage history into the run's plan of it: per container and resource the
+// recommended values, their evidence, and what to write. Compute is the
+// algorithm, Item applies it to an item's policies. It is pure: no I/O, no
+// clocks, no Kubernetes clients, so every rule can be tested with numbers
+// worked out by hand.
 package recommend

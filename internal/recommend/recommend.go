@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // Defaults of the algorithm, katalyst's where katalyst has one.
@@ -118,43 +119,13 @@ type Input struct {
 type Result struct {
 	// Value is the recommended request, also when it is held back; nil
 	// when none could be computed.
-	Value          *resource.Quantity
+	Value *resource.Quantity
+	// LimitValue is the recommended limit, also when it is held back; nil
+	// when the policy computes none.
+	LimitValue     *resource.Quantity
 	Request, Limit *resource.Quantity
 	Reason         string
-	Evidence       Evidence
-}
-
-// Evidence is what a reviewer needs to trust a value. Values are in cores
-// for CPU and bytes for memory.
-type Evidence struct {
-	// Window is how far back history was read.
-	Window string `json:"window,omitempty"`
-	// Samples is the number of samples in the histogram: CPU rates, or
-	// memory peaks per interval.
-	Samples int `json:"samples"`
-	// Span is the time between the first and the last sample.
-	Span string `json:"span"`
-	// Percentile and HalfLife are the histogram's settings.
-	Percentile float64 `json:"percentile"`
-	HalfLife   string  `json:"halfLife,omitempty"`
-	// RawValue is the percentile before the buffer.
-	RawValue      float64 `json:"percentileValue"`
-	BufferPercent int32   `json:"bufferPercent"`
-	// BufferedValue is RawValue x (1 + BufferPercent/100).
-	BufferedValue float64 `json:"bufferedValue"`
-	// OOMFloor is max(peak + 100Mi, peak x 1.2) after an OOM kill.
-	OOMKilled bool    `json:"oomKilled,omitempty"`
-	OOMFloor  float64 `json:"oomFloor,omitempty"`
-	// RoundingStep is the step the value was rounded up to.
-	RoundingStep string `json:"roundingStep,omitempty"`
-	// Capped lists the bounds applied, e.g. "maxAllowed 2Gi".
-	Capped []string `json:"capped,omitempty"`
-	// LimitRatio is the limit:request ratio kept for the limit, and Limit
-	// the limit it gave.
-	LimitRatio float64 `json:"limitRatio,omitempty"`
-	Limit      string  `json:"limit,omitempty"`
-	// HeldBack says why the current value was kept.
-	HeldBack string `json:"heldBack,omitempty"`
+	Evidence       plan.Evidence
 }
 
 // Compute recommends one container resource: the decaying histogram's
@@ -178,7 +149,7 @@ func Compute(in Input, opts Options) (Result, error) {
 	if p <= 0 || p > 1 {
 		return Result{}, fmt.Errorf("percentile %v out of range (0, 1]", p)
 	}
-	ev := Evidence{Samples: len(in.Samples), Percentile: p, HalfLife: opts.HalfLife.String(), BufferPercent: in.BufferPercent}
+	ev := plan.Evidence{Samples: len(in.Samples), Percentile: p, HalfLife: opts.HalfLife.String(), BufferPercent: in.BufferPercent}
 	if in.Window > 0 {
 		ev.Window = in.Window.String()
 	}
@@ -265,6 +236,7 @@ func Compute(in Input, opts Options) (Result, error) {
 	}
 	res.Value = &q
 	if res.Limit != nil {
+		res.LimitValue = res.Limit
 		res.Evidence.Limit = res.Limit.String()
 	}
 	holdBack(&res, in, opts.ChangeThreshold)

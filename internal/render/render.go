@@ -80,6 +80,9 @@ type Change struct {
 	// sources under it or rendered by a kustomization under it; the job
 	// takes it from the ResourceRecommend's AnnotationPath.
 	Path string
+	// Owner is the caller's name for what asked for the change, handed
+	// back in its Result; render does not read it.
+	Owner string
 }
 
 // Result says what happened to one Change.

@@ -1,3 +1,4 @@
-// Package report holds the outcome of a run and prints it for people
-// (a table) and for programs (JSON, documented in the README).
+// Package report prints the plan of a run for people (a table) and for
+// programs (JSON and YAML, the plan's own encoding, documented in the
+// README).
 package report

@@ -5,15 +5,17 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // TestInterruptedRunSaysSo checks that a run cut short says so in every
 // format, and counts as partial and incomplete.
 func TestInterruptedRunSaysSo(t *testing.T) {
 	const why = "run deadline of 10m0s exceeded during history"
-	entry := Entry{Namespace: "shop", Name: "web", Valid: true, Target: Target{Kind: "Deployment", Name: "web"},
-		Containers: []Container{{Name: "app", Resources: []Resource{{Resource: "cpu", Current: "500m",
-			Reason: ReasonHistoryUnavailable + "querying cpu in namespace shop: run deadline of 10m0s exceeded"}}}}}
+	entry := plan.Item{Namespace: "shop", Name: "web", Valid: true, Target: plan.Target{Kind: "Deployment", Name: "web"},
+		Containers: []plan.Container{{Name: "app", Resources: []plan.Resource{{Resource: "cpu", Current: q("500m"),
+			Reason: plan.ReasonHistoryUnavailable + "querying cpu in namespace shop: run deadline of 10m0s exceeded"}}}}}
 	tests := []struct {
 		name        string
 		interrupted string
@@ -24,9 +26,9 @@ func TestInterruptedRunSaysSo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Report{ResourceRecommends: []Entry{entry}, Interrupted: tt.interrupted}
+			r := &plan.Plan{Items: []plan.Item{entry}, Interrupted: tt.interrupted}
 			var table, js bytes.Buffer
-			if err := r.Write(&table, FormatTable); err != nil {
+			if err := Write(&table, r, FormatTable); err != nil {
 				t.Fatal(err)
 			}
 			if got := strings.Contains(table.String(), "cut short: "+why); got != tt.wantTable {
@@ -35,7 +37,7 @@ func TestInterruptedRunSaysSo(t *testing.T) {
 			if !strings.Contains(table.String(), "shop/web") {
 				t.Errorf("table lost the entries:\n%s", table.String())
 			}
-			if err := r.Write(&js, FormatJSON); err != nil {
+			if err := Write(&js, r, FormatJSON); err != nil {
 				t.Fatal(err)
 			}
 			var decoded map[string]any
@@ -47,7 +49,7 @@ func TestInterruptedRunSaysSo(t *testing.T) {
 			}
 			// The entry's missing history counts either way; an empty run
 			// counts only when it was cut short.
-			empty := &Report{Interrupted: tt.interrupted}
+			empty := &plan.Plan{Interrupted: tt.interrupted}
 			if got := empty.Partial(); got != tt.wantTable {
 				t.Errorf("Partial() of an empty run = %v, want %v", got, tt.wantTable)
 			}

@@ -6,35 +6,37 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/recommend"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
-func sample() *Report {
-	return &Report{
-		ResourceRecommends: []Entry{
+func sample() *plan.Plan {
+	return &plan.Plan{
+		Items: []plan.Item{
 			{
 				Namespace: "shop", Name: "web", Valid: true,
-				Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-				Containers: []Container{{Name: "app", Resources: []Resource{
-					{Resource: "cpu", Current: "500m", Recommended: "390m", Changed: true,
-						Evidence: &recommend.Evidence{Samples: 10080, Percentile: 0.9, RawValue: 0.3, BufferPercent: 30}},
-					{Resource: "memory", Current: "256Mi", Reason: "insufficient data: no samples in the window"},
+				Target: plan.Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+				Containers: []plan.Container{{Name: "app", Resources: []plan.Resource{
+					{Resource: "cpu", Current: q("500m"), Recommended: q("390m"), Changed: true,
+						Evidence: &plan.Evidence{Samples: 10080, Percentile: 0.9, RawValue: 0.3, BufferPercent: 30}},
+					{Resource: "memory", Current: q("256Mi"), Reason: "insufficient data: no samples in the window"},
 				}}},
-				Source: &Source{File: "apps/web.yaml", Changed: true},
+				Source: &plan.Source{File: "apps/web.yaml", Changed: true},
 			},
 			{
 				Namespace: "shop", Name: "worker",
-				Target: Target{Kind: "Deployment", Name: "worker"},
-				Error:  &Error{Code: "ContainersNotFound", Message: "container main is not found"},
+				Target: plan.Target{Kind: "Deployment", Name: "worker"},
+				Error:  &plan.Error{Code: "ContainersNotFound", Message: "container main is not found"},
 			},
 		},
-		Git: &Git{Branch: "recommend-job/main", Commit: "0123456789abcdef", Pushed: true, Files: []string{"apps/web.yaml"}},
+		Git: &plan.Git{Branch: "recommend-job/main", Commit: "0123456789abcdef", Pushed: true, Files: []string{"apps/web.yaml"}},
 	}
 }
 
 func TestWriteJSON(t *testing.T) {
 	var buf bytes.Buffer
-	if err := sample().Write(&buf, FormatJSON); err != nil {
+	if err := Write(&buf, sample(), FormatJSON); err != nil {
 		t.Fatal(err)
 	}
 	// The field names are a documented interface: check them by name.
@@ -96,7 +98,7 @@ func TestWriteJSON(t *testing.T) {
 
 func TestWriteTable(t *testing.T) {
 	var buf bytes.Buffer
-	if err := sample().Write(&buf, FormatTable); err != nil {
+	if err := Write(&buf, sample(), FormatTable); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -119,7 +121,36 @@ func TestWriteTable(t *testing.T) {
 }
 
 func TestWriteUnknownFormat(t *testing.T) {
-	if err := sample().Write(&bytes.Buffer{}, "xml"); err == nil {
+	if err := Write(&bytes.Buffer{}, sample(), "xml"); err == nil {
 		t.Error("Write(xml) error = nil")
+	}
+}
+
+// q is a quantity for a test's plan.
+func q(s string) *resource.Quantity {
+	v := resource.MustParse(s)
+	return &v
+}
+
+func TestTableShowsTenantTextInert(t *testing.T) {
+	p := &plan.Plan{Items: []plan.Item{{
+		Namespace: "shop", Name: "web\x1b[2J\x1b[31mfake\nshop/evil",
+		Target: plan.Target{Kind: "Deployment", Name: "web\tx"},
+		Error:  &plan.Error{Code: "X", Message: "bad\r\n\x1b]0;title\x07"},
+	}}, Git: &plan.Git{Branch: "b", Diff: "+ a\x1b[1mb\n", Files: []string{"a.yaml"}}, DryRun: true}
+	var buf bytes.Buffer
+	if err := Write(&buf, p, FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.ContainsAny(out, "\x1b\r\x07") {
+		t.Errorf("table holds control characters: %q", out)
+	}
+	rows, _, _ := strings.Cut(out, "\n\n")
+	if n := strings.Count(rows, "\n"); n != 1 {
+		t.Errorf("table has %d rows, want the header and one: %q", n+1, out)
+	}
+	if !strings.Contains(out, "+ a\uFFFD[1mb\n") {
+		t.Errorf("diff lines = %q, want the escape shown as U+FFFD and the line kept", out)
 	}
 }

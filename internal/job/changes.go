@@ -1,0 +1,48 @@
+package job
+
+import (
+	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/render"
+)
+
+// changesOf are the render intents of p: per container of a valid item,
+// the values to write. Each change's Owner is its item's key.
+func changesOf(p *plan.Plan) []render.Change {
+	var changes []render.Change
+	for i := range p.Items {
+		it := &p.Items[i]
+		for _, c := range it.Containers {
+			if !c.Writes() {
+				continue
+			}
+			rc := render.Change{
+				Target: render.Target{
+					APIVersion:  it.Object.APIVersion,
+					Kind:        it.Object.Kind,
+					Namespace:   it.Object.Namespace,
+					Name:        it.Object.Name,
+					Labels:      it.Object.Labels,
+					Annotations: it.Object.Annotations,
+				},
+				Container: c.Name,
+				Requests:  map[string]string{},
+				Mode:      render.Mode(it.Annotations[render.AnnotationMode]),
+				Path:      it.Annotations[render.AnnotationPath],
+				Owner:     it.Key(),
+			}
+			for _, r := range c.Resources {
+				if r.Request != nil {
+					rc.Requests[string(r.Resource)] = r.Request.String()
+				}
+				if r.Limit != nil {
+					if rc.Limits == nil {
+						rc.Limits = map[string]string{}
+					}
+					rc.Limits[string(r.Resource)] = r.Limit.String()
+				}
+			}
+			changes = append(changes, rc)
+		}
+	}
+	return changes
+}

@@ -1,0 +1,225 @@
+// Package plan holds the value a run builds and hands from stage to stage.
+// Collect and recommend fill in each ResourceRecommend's target and, per
+// container and resource, the recommendation as quantities with its
+// evidence, or why there is none; render says what it did with each
+// change; git what it pushed. The report, the commit message, the pull
+// request body and the ResourceRecommend's status are views of a Plan,
+// never sources a later stage parses back.
+//
+// The JSON encoding of a Plan is the run's report, documented in the
+// README; fields a stage needs but a reader does not are left out of it.
+package plan
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Plan is one run.
+type Plan struct {
+	DryRun bool   `json:"dryRun"`
+	Items  []Item `json:"resourceRecommends"`
+	// Git is what was committed and pushed; nil when the repository was
+	// not reached.
+	Git *Git `json:"git,omitempty"`
+	// Interrupted says why and in which stage the run was cut short, e.g.
+	// "run deadline of 27m0s exceeded during history"; the plan holds what
+	// the run had by then.
+	Interrupted string `json:"interrupted,omitempty"`
+	// Failed is the error that ended the run when it failed (exit code 1
+	// or 3); the plan holds what the run had computed by then.
+	Failed string `json:"failed,omitempty"`
+}
+
+// Item is one ResourceRecommend.
+type Item struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Target    Target `json:"target"`
+	Valid     bool   `json:"valid"`
+	// Error is katalyst's reason code and message for an invalid item.
+	Error      *Error      `json:"error,omitempty"`
+	Containers []Container `json:"containers,omitempty"`
+	// Source is where the target is defined in the repository and what
+	// rendering did there; nil until rendering looked.
+	Source *Source `json:"source,omitempty"`
+
+	// Object is the object whose manifest holds the pod template: the
+	// target, or the object it takes its template from (an Argo Rollout's
+	// workloadRef).
+	Object Object `json:"-"`
+	// Annotations are the ResourceRecommend's own, which may carry
+	// per-item settings for later stages (where its changes land).
+	Annotations map[string]string `json:"-"`
+}
+
+// Key names the item uniquely in a run: namespace/name.
+func (it *Item) Key() string { return it.Namespace + "/" + it.Name }
+
+// Target is the workload an item refers to, as written in the
+// ResourceRecommend.
+type Target struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+}
+
+// Object is a live object, with the labels and annotations that lead to
+// its manifest (Argo CD's tracking annotation, Flux's labels).
+type Object struct {
+	APIVersion  string
+	Kind        string
+	Namespace   string
+	Name        string
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// Error is a reason code and a message, and what lay behind it when the
+// message alone says little.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Cause   string `json:"cause,omitempty"`
+}
+
+// Container holds one container's resources.
+type Container struct {
+	Name      string     `json:"name"`
+	Resources []Resource `json:"resources"`
+	// Landed reports that rendering changed a file for this container.
+	Landed bool `json:"-"`
+}
+
+// Writes reports whether the container has a value to write.
+func (c *Container) Writes() bool {
+	for _, r := range c.Resources {
+		if r.Request != nil || r.Limit != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Resource is one resource of one container.
+type Resource struct {
+	Resource corev1.ResourceName `json:"resource"`
+	// Current is the request in the live pod template; nil when unset.
+	// Under LimitsOnly it is the limit.
+	Current *resource.Quantity `json:"current,omitempty"`
+	// Recommended is the computed request, also when it is held back; nil
+	// when none could be made. Under LimitsOnly it is the limit.
+	Recommended *resource.Quantity `json:"recommended,omitempty"`
+	// Changed reports that a value to write differs from the live one.
+	Changed bool `json:"changed"`
+	// CurrentLimit and RecommendedLimit are the limit's, when the policy
+	// is RequestsAndLimits and the limit changes with the request.
+	CurrentLimit     *resource.Quantity `json:"currentLimit,omitempty"`
+	RecommendedLimit *resource.Quantity `json:"recommendedLimit,omitempty"`
+	// Reason explains a missing, adjusted or held-back recommendation.
+	Reason string `json:"reason,omitempty"`
+	// HeldBack marks a value left alone on purpose: the change is below
+	// the threshold, or an autoscaler scales on the resource.
+	HeldBack bool      `json:"heldBack,omitempty"`
+	Evidence *Evidence `json:"evidence,omitempty"`
+
+	// Request and Limit are what to write into the manifest; nil for a
+	// value that stays. Values equal to the live ones are written too: the
+	// repository may disagree with the cluster.
+	Request *resource.Quantity `json:"-"`
+	Limit   *resource.Quantity `json:"-"`
+	// LimitsOnly marks a policy that controls only the limit: Current and
+	// Recommended are the limit's.
+	LimitsOnly bool `json:"-"`
+}
+
+// ReasonHistoryUnavailable starts the reason of a resource whose history
+// could not be read in this run.
+const ReasonHistoryUnavailable = "usage history unavailable: "
+
+// Evidence is what a reviewer needs to trust a value. Values are in cores
+// for CPU and bytes for memory.
+type Evidence struct {
+	// Window is how far back history was read.
+	Window string `json:"window,omitempty"`
+	// Samples is the number of samples in the histogram: CPU rates, or
+	// memory peaks per interval.
+	Samples int `json:"samples"`
+	// Span is the time between the first and the last sample.
+	Span string `json:"span"`
+	// Percentile and HalfLife are the histogram's settings.
+	Percentile float64 `json:"percentile"`
+	HalfLife   string  `json:"halfLife,omitempty"`
+	// RawValue is the percentile before the buffer.
+	RawValue      float64 `json:"percentileValue"`
+	BufferPercent int32   `json:"bufferPercent"`
+	// BufferedValue is RawValue x (1 + BufferPercent/100).
+	BufferedValue float64 `json:"bufferedValue"`
+	// OOMFloor is max(peak + 100Mi, peak x 1.2) after an OOM kill.
+	OOMKilled bool    `json:"oomKilled,omitempty"`
+	OOMFloor  float64 `json:"oomFloor,omitempty"`
+	// RoundingStep is the step the value was rounded up to.
+	RoundingStep string `json:"roundingStep,omitempty"`
+	// Capped lists the bounds applied, e.g. "maxAllowed 2Gi".
+	Capped []string `json:"capped,omitempty"`
+	// LimitRatio is the limit:request ratio kept for the limit, and Limit
+	// the limit it gave.
+	LimitRatio float64 `json:"limitRatio,omitempty"`
+	Limit      string  `json:"limit,omitempty"`
+	// HeldBack says why the current value was kept.
+	HeldBack string `json:"heldBack,omitempty"`
+}
+
+// Source is the file that defines a target and what happened to it.
+type Source struct {
+	File    string `json:"file,omitempty"`
+	Changed bool   `json:"changed"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Git is what the run did in the repository.
+type Git struct {
+	Branch string   `json:"branch"`
+	Commit string   `json:"commit,omitempty"`
+	Pushed bool     `json:"pushed"`
+	Files  []string `json:"files,omitempty"`
+	// Attempts is how many fresh clones the run needed because the remote
+	// moved under it; 1 when it did not.
+	Attempts int `json:"attempts,omitempty"`
+	// Stopped says why the run left the branch alone, e.g. a commit on it
+	// that the job did not make.
+	Stopped string `json:"stopped,omitempty"`
+	// Diff is the unified diff of the rendered files, on a dry run.
+	Diff string `json:"diff,omitempty"`
+	// PullRequest is the pull request for the branch, when a forge is set.
+	PullRequest *PullRequest `json:"pullRequest,omitempty"`
+	// Skipped lists the repository files the run did not read: those above
+	// max-file-size.
+	Skipped []SkippedFile `json:"skipped,omitempty"`
+}
+
+// SkippedFile is a repository file the run did not read, and why.
+type SkippedFile struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
+}
+
+// PullRequest is the pull (merge) request a run opened or updated.
+type PullRequest struct {
+	URL    string `json:"url,omitempty"`
+	Number int    `json:"number,omitempty"`
+	// Action is created, updated, unchanged, closed, or planned on a dry
+	// run.
+	Action string `json:"action"`
+	// Body is the description the run wrote or would write.
+	Body string `json:"body,omitempty"`
+}
+
+// Pull request actions.
+const (
+	PRCreated   = "created"
+	PRUpdated   = "updated"
+	PRUnchanged = "unchanged"
+	PRClosed    = "closed"
+	PRPlanned   = "planned"
+)

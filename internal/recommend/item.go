@@ -1,0 +1,181 @@
+package recommend
+
+import (
+	"strings"
+
+	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
+	"github.com/recommend-job/recommend-job/internal/collect"
+	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/usage"
+)
+
+// WantOf is the history a valid item needs: its workload's, read with the
+// window and memory peak interval its extensions set.
+func WantOf(item collect.Item) usage.Want {
+	return usage.Want{
+		Ref:      usage.WorkloadRef{Kind: item.Workload.Kind, Namespace: item.Namespace, Name: item.Workload.Name},
+		Settings: usage.Settings{Window: item.Extensions.Window, PeakInterval: item.Extensions.PeakInterval},
+	}
+}
+
+// Wants are the histories of the valid items, in order.
+func Wants(items []collect.Item) []usage.Want {
+	var wants []usage.Want
+	for _, item := range items {
+		if item.Invalid == nil && item.Workload != nil {
+			wants = append(wants, WantOf(item))
+		}
+	}
+	return wants
+}
+
+// OptionsFor are the run's algorithm settings with the item's extensions
+// on top.
+func OptionsFor(run Options, ext collect.Extensions) Options {
+	opts := run
+	if p := ext.Percentile; p != 0 {
+		opts.CPUPercentile, opts.MemoryPercentile = p, p
+	}
+	if p := ext.CPUPercentile; p != 0 {
+		opts.CPUPercentile = p
+	}
+	if p := ext.MemoryPercentile; p != 0 {
+		opts.MemoryPercentile = p
+	}
+	if hl := ext.HalfLife; hl != 0 {
+		opts.HalfLife = hl
+	}
+	return opts.WithDefaults()
+}
+
+// Item makes the plan of one collected ResourceRecommend: an invalid one
+// with its code, a valid one with a recommendation per container and
+// resource from its workload's history u, or the reason there is none.
+// unavailable is why the history could not be read, if it could not.
+func Item(item collect.Item, u usage.Usage, unavailable error, run Options) plan.Item {
+	out := plan.Item{
+		Namespace:   item.Namespace,
+		Name:        item.Name,
+		Target:      plan.Target{APIVersion: item.Target.APIVersion, Kind: item.Target.Kind, Name: item.Target.Name},
+		Valid:       item.Invalid == nil,
+		Annotations: item.Annotations,
+	}
+	if item.Invalid != nil {
+		out.Error = &plan.Error{Code: item.Invalid.Code, Message: item.Invalid.Message}
+		if item.Cause != nil {
+			out.Error.Cause = item.Cause.Error()
+		}
+		return out
+	}
+	out.Object = objectOf(item.Workload)
+	opts := OptionsFor(run, item.Extensions)
+	for _, policy := range item.Policies {
+		current := item.Workload.Container(policy.ContainerName)
+		c := plan.Container{Name: policy.ContainerName}
+		for _, rp := range policy.Resources {
+			var r plan.Resource
+			switch {
+			case unavailable != nil:
+				r = plan.Resource{Resource: rp.Resource, Reason: plan.ReasonHistoryUnavailable + unavailable.Error()}
+			// An HPA's utilization is relative to the request: a limit-only
+			// change does not touch what it sees.
+			case item.HeldBack[rp.Resource] != "" && rp.ControlledValues != v1alpha1.ContainerControlledValuesLimitsOnly:
+				r = plan.Resource{Resource: rp.Resource, Reason: "held back: " + item.HeldBack[rp.Resource], HeldBack: true}
+				if current != nil {
+					if q, ok := current.Requests[rp.Resource]; ok {
+						r.Current = &q
+					}
+				}
+			default:
+				r = resourceOf(rp, current, u[policy.ContainerName][rp.Resource], opts)
+			}
+			c.Resources = append(c.Resources, r)
+		}
+		out.Containers = append(out.Containers, c)
+	}
+	return out
+}
+
+// resourceOf recommends one resource of one container.
+func resourceOf(rp collect.ResourcePolicy, current *collect.Container, h *usage.History, opts Options) plan.Resource {
+	r := plan.Resource{Resource: rp.Resource, LimitsOnly: rp.ControlledValues == v1alpha1.ContainerControlledValuesLimitsOnly}
+	in := Input{
+		Resource:         rp.Resource,
+		BufferPercent:    rp.BufferPercent,
+		MinAllowed:       rp.MinAllowed,
+		MaxAllowed:       rp.MaxAllowed,
+		ControlledValues: rp.ControlledValues,
+	}
+	if current != nil {
+		if q, ok := current.Requests[rp.Resource]; ok {
+			in.Request = &q
+		}
+		if q, ok := current.Limits[rp.Resource]; ok {
+			in.Limit = &q
+		}
+	}
+	r.Current = in.Request
+	if r.LimitsOnly {
+		r.Current = in.Limit
+	}
+	if h != nil {
+		in.Window, in.Now, in.OOMKilled, in.First, in.Last = h.Window, h.End, h.OOMKilled, h.First, h.Last
+		in.Samples = make([]Sample, len(h.Values))
+		for i, v := range h.Values {
+			in.Samples[i] = Sample{Time: h.Time(i), Value: v}
+		}
+	}
+	out, err := Compute(in, opts)
+	if err != nil {
+		r.Reason = err.Error()
+		return r
+	}
+	r.Evidence = &out.Evidence
+	if out.Value == nil {
+		r.Reason = out.Reason
+		return r
+	}
+	r.Recommended = out.Value
+	if r.LimitsOnly {
+		// The request stays: what is shown is the limit, also when it is
+		// held back and nothing is written.
+		r.Recommended = out.LimitValue
+	}
+	switch {
+	case out.Evidence.HeldBack != "":
+		r.Reason = "held back: " + out.Evidence.HeldBack
+		r.HeldBack = true
+	case len(out.Evidence.Capped) > 0:
+		r.Reason = "capped at " + strings.Join(out.Evidence.Capped, ", ")
+	}
+	r.Request, r.Limit = out.Request, out.Limit
+	if out.Request != nil {
+		r.Changed = in.Request == nil || in.Request.Cmp(*out.Request) != 0
+	}
+	if out.Limit != nil && (in.Limit == nil || in.Limit.Cmp(*out.Limit) != 0) {
+		r.Changed = true
+	}
+	if out.Limit != nil && rp.ControlledValues == v1alpha1.ContainerControlledValuesRequestsAndLimits {
+		r.RecommendedLimit, r.CurrentLimit = out.Limit, in.Limit
+	}
+	return r
+}
+
+// objectOf is the object whose manifest holds the pod template: the
+// workload itself, or the object it takes its template from (an Argo
+// Rollout's workloadRef Deployment). Its labels and annotations lead the
+// renderer through Argo CD's and Flux's tracking to the right file.
+func objectOf(w *collect.Workload) plan.Object {
+	ref := w.ObjectRef
+	if w.Source != nil {
+		ref = *w.Source
+	}
+	return plan.Object{
+		APIVersion:  ref.APIVersion,
+		Kind:        ref.Kind,
+		Namespace:   ref.Namespace,
+		Name:        ref.Name,
+		Labels:      ref.Labels,
+		Annotations: ref.Annotations,
+	}
+}
