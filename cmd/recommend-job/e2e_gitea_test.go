@@ -33,24 +33,12 @@ func TestEndToEndGiteaPullRequest(t *testing.T) {
 	defer cancel()
 	now := time.Now().Truncate(time.Minute)
 	bed := testbedtest.Start(t, testbed.Options{History: webHistory(now)})
-	root, err := testbed.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	giteaTools, err := testbed.EnsureGitea(ctx, root)
-	if err != nil {
-		t.Fatalf("EnsureGitea() error = %v", err)
-	}
-	forge, err := testbed.StartGitea(ctx, giteaTools, t.TempDir())
-	if err != nil {
-		t.Fatalf("StartGitea() error = %v", err)
-	}
-	t.Cleanup(func() { _ = forge.Close() })
+	forge := testbedtest.Gitea(t)
 
 	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), shopObjects(t, true)...); err != nil {
 		t.Fatalf("applying cluster objects: %v", err)
 	}
-	repoURL, err := forge.CreateRepo(ctx, bed.Tools.Git, "gitops", map[string]string{"clusters/prod/web.yaml": webManifest})
+	repoURL, err := forge.CreateRepo(ctx, "gitops", map[string]string{"clusters/prod/web.yaml": webManifest})
 	if err != nil {
 		t.Fatal(err)
 	}

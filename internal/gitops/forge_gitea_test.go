@@ -4,7 +4,6 @@ package gitops
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +11,7 @@ import (
 	"code.gitea.io/sdk/gitea"
 
 	"github.com/recommend-job/recommend-job/internal/report"
-	"github.com/recommend-job/recommend-job/internal/testbed"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
 // TestGiteaSyncPullRequestForgedMarker runs SyncPullRequest against a real
@@ -24,24 +23,8 @@ import (
 // again.
 func TestGiteaSyncPullRequestForgedMarker(t *testing.T) {
 	ctx := t.Context()
-	root, err := testbed.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gitPath, err := exec.LookPath("git")
-	if err != nil {
-		t.Fatalf("the test bed's Gitea repositories are made with git: %v", err)
-	}
-	tools, err := testbed.EnsureGitea(ctx, root)
-	if err != nil {
-		t.Fatalf("EnsureGitea() error = %v", err)
-	}
-	srv, err := testbed.StartGitea(ctx, tools, t.TempDir())
-	if err != nil {
-		t.Fatalf("StartGitea() error = %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	url, err := srv.CreateRepo(ctx, gitPath, "fleet", map[string]string{"web.yaml": "replicas: 1\n"})
+	srv := testbedtest.Gitea(t)
+	url, err := srv.CreateRepo(ctx, "fleet", map[string]string{"web.yaml": "replicas: 1\n"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/report"
-	"github.com/recommend-job/recommend-job/internal/testbed"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
 // TestWriteBackGiteaPullRequest runs the write-back against a real Gitea:
@@ -24,24 +24,8 @@ import (
 // never more than one open.
 func TestWriteBackGiteaPullRequest(t *testing.T) {
 	ctx := t.Context()
-	root, err := testbed.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools, err := testbed.EnsureTools(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	giteaTools, err := testbed.EnsureGitea(ctx, root)
-	if err != nil {
-		t.Fatalf("EnsureGitea() error = %v", err)
-	}
-	srv, err := testbed.StartGitea(ctx, giteaTools, t.TempDir())
-	if err != nil {
-		t.Fatalf("StartGitea() error = %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	url, err := srv.CreateRepo(ctx, tools.Git, "fleet", map[string]string{"clusters/prod/web.yaml": webDeployment})
+	srv := testbedtest.Gitea(t)
+	url, err := srv.CreateRepo(ctx, "fleet", map[string]string{"clusters/prod/web.yaml": webDeployment})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,18 +25,22 @@ import (
 // templates and locale files Gitea reads at run time.
 const giteaModule = "code.gitea.io/gitea"
 
-// GiteaTools is a Gitea binary and the module source it serves its assets
-// from.
+// GiteaTools is a Gitea binary, the module source it serves its assets
+// from, and the git it runs.
 type GiteaTools struct {
 	Binary string
 	// Source is code.gitea.io/gitea's directory in the module cache.
 	Source string
+	// Git is the git binary Gitea runs; CreateRepo runs it too.
+	Git string
 }
 
 // EnsureGitea builds Gitea from the tools module in hack/tools/gitea into
 // .cache/bin unless that binary is newer than the module's sources, and
-// finds the module's source. It takes the same lock as EnsureTools, so
-// concurrent test binaries build it once. A cold build takes minutes.
+// finds the module's source and git (installing git's package when it is
+// missing and the process runs as root). It takes the same lock as
+// EnsureTools, so concurrent test binaries build it once. A cold build
+// takes minutes; progress goes to the Progress writer.
 func EnsureGitea(ctx context.Context, repoRoot string) (GiteaTools, error) {
 	cacheDir := filepath.Join(repoRoot, ".cache")
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
@@ -78,7 +82,16 @@ func EnsureGitea(ctx context.Context, repoRoot string) (GiteaTools, error) {
 	if err != nil {
 		return GiteaTools{}, fmt.Errorf("find the gitea module source: %w", err)
 	}
-	return GiteaTools{Binary: out, Source: strings.TrimSpace(string(dir))}, nil
+	git, err := lookPath("git")
+	if err != nil {
+		if err := installPackages(ctx, []string{"git"}); err != nil {
+			return GiteaTools{}, fmt.Errorf("gitea runs git: %w", err)
+		}
+		if git, err = lookPath("git"); err != nil {
+			return GiteaTools{}, fmt.Errorf("gitea runs git: %w", err)
+		}
+	}
+	return GiteaTools{Binary: out, Source: strings.TrimSpace(string(dir)), Git: git}, nil
 }
 
 // Gitea is a running Gitea server with one admin user, on loopback, with
@@ -92,12 +105,19 @@ type Gitea struct {
 	Username string
 	password string
 	token    string
+	git      string
 	proc     *Process
 }
 
-// StartGitea initialises a Gitea in dir (app.ini, database migration, the
-// admin user) and starts its web server on a free loopback port.
-func StartGitea(ctx context.Context, tools GiteaTools, dir string, opts ...Option) (*Gitea, error) {
+// StartGitea builds Gitea on first use (see EnsureGitea) for the
+// repository at repoRoot, initialises it in dir (app.ini, database
+// migration, the admin user and its token) and starts its web server on a
+// free loopback port. Tests get one through testbedtest.Gitea.
+func StartGitea(ctx context.Context, repoRoot, dir string, opts ...Option) (*Gitea, error) {
+	tools, err := EnsureGitea(ctx, repoRoot)
+	if err != nil {
+		return nil, err
+	}
 	return startWithRetry(func() (*Gitea, error) { return startGitea(ctx, tools, dir, opts...) })
 }
 
@@ -114,9 +134,9 @@ func startGitea(ctx context.Context, tools GiteaTools, dir string, opts ...Optio
 	if err != nil {
 		return nil, fmt.Errorf("start gitea: %w", err)
 	}
-	g := &Gitea{URL: fmt.Sprintf("http://127.0.0.1:%d/", ports[0]), Username: "testbed", password: secretHex(16)}
+	g := &Gitea{URL: fmt.Sprintf("http://127.0.0.1:%d/", ports[0]), Username: "testbed", password: secretHex(16), git: tools.Git}
 	ini := filepath.Join(dir, "app.ini")
-	if err := os.WriteFile(ini, []byte(giteaINI(dir, tools.Source, ports[0])), 0o600); err != nil {
+	if err := os.WriteFile(ini, []byte(giteaINI(dir, tools, ports[0])), 0o600); err != nil {
 		return nil, fmt.Errorf("start gitea: %w", err)
 	}
 	// Gitea reads HOME for its git configuration; keep the caller's out.
@@ -158,7 +178,7 @@ func startGitea(ctx context.Context, tools GiteaTools, dir string, opts ...Optio
 }
 
 // giteaINI is the configuration of a local, offline Gitea.
-func giteaINI(dir, source string, port int) string {
+func giteaINI(dir string, tools GiteaTools, port int) string {
 	var b strings.Builder
 	if os.Geteuid() == 0 {
 		b.WriteString("I_AM_BEING_UNSAFE_RUNNING_AS_ROOT = true\n")
@@ -187,6 +207,9 @@ APP_DATA_PATH = %[1]s/data
 ROOT = %[1]s/repositories
 DEFAULT_BRANCH = main
 
+[git]
+PATH = %[7]s
+
 [security]
 INSTALL_LOCK = true
 SECRET_KEY = %[4]s
@@ -212,7 +235,7 @@ ROOT_PATH = %[1]s/log
 
 [session]
 PROVIDER = memory
-`, dir, source, port, secretHex(32), "testbed."+secretHex(32), secretHex(22))
+`, dir, tools.Source, port, secretHex(32), "testbed."+secretHex(32), secretHex(22), tools.Git)
 	return b.String()
 }
 
@@ -235,7 +258,7 @@ func (g *Gitea) APIURL() string { return strings.TrimSuffix(g.URL, "/") }
 
 // CreateRepo creates the repository name, owned by the admin user, with
 // one commit on main holding files, and returns its clone URL.
-func (g *Gitea) CreateRepo(ctx context.Context, gitPath, name string, files map[string]string) (string, error) {
+func (g *Gitea) CreateRepo(ctx context.Context, name string, files map[string]string) (string, error) {
 	var repo struct {
 		CloneURL string `json:"clone_url"`
 	}
@@ -248,7 +271,7 @@ func (g *Gitea) CreateRepo(ctx context.Context, gitPath, name string, files map[
 		return "", fmt.Errorf("create repository %s: %w", name, err)
 	}
 	defer os.RemoveAll(root)
-	if err := CreateBareRepo(ctx, gitPath, root, name, files); err != nil {
+	if err := CreateBareRepo(ctx, g.git, root, name, files); err != nil {
 		return "", err
 	}
 	local, err := git.PlainOpen(filepath.Join(root, name+".git"))

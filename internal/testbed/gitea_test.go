@@ -11,26 +11,14 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
-	"github.com/recommend-job/recommend-job/internal/testbed"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
 func TestGiteaServesCreatedRepository(t *testing.T) {
 	ctx := t.Context()
-	root, err := testbed.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools, err := testbed.EnsureGitea(ctx, root)
-	if err != nil {
-		t.Fatalf("EnsureGitea() error = %v", err)
-	}
-	g, err := testbed.StartGitea(ctx, tools, t.TempDir())
-	if err != nil {
-		t.Fatalf("StartGitea() error = %v", err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
+	g := testbedtest.Gitea(t)
 
-	url, err := g.CreateRepo(ctx, bed.Tools.Git, "fleet", map[string]string{"apps/web.yaml": "cpu: 1\n"})
+	url, err := g.CreateRepo(ctx, "fleet", map[string]string{"apps/web.yaml": "cpu: 1\n"})
 	if err != nil {
 		t.Fatalf("CreateRepo() error = %v", err)
 	}

@@ -12,6 +12,11 @@
 // A test with a bed of its own:
 //
 //	bed := testbedtest.Start(t, testbed.Options{History: series})
+//
+// A test with a forge:
+//
+//	forge := testbedtest.Gitea(t)
+//	url, err := forge.CreateRepo(t.Context(), "fleet", files)
 package testbedtest
 
 import (
@@ -97,6 +102,29 @@ func up(opts testbed.Options) (*testbed.Bed, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return testbed.Up(ctx, opts)
+}
+
+// Gitea starts a Gitea, built from source on first use, with an admin user
+// (Username, Password) and its API token (Token), in a temporary directory
+// of t, or fails the test; it stops when the test ends. Its CreateRepo
+// makes repositories with a first commit on main.
+func Gitea(t testing.TB) *testbed.Gitea {
+	t.Helper()
+	root, err := testbed.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A build on a cold cache is bounded by go test's -timeout.
+	g, err := testbed.StartGitea(t.Context(), root, t.TempDir())
+	if err != nil {
+		t.Fatalf("start gitea: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := g.Close(); err != nil {
+			t.Errorf("stop gitea: %v", err)
+		}
+	})
+	return g
 }
 
 // Clientset returns a Kubernetes client for the bed's admin user.
