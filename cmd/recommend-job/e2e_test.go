@@ -193,7 +193,7 @@ func TestEndToEnd(t *testing.T) {
 	for _, c := range web.Containers {
 		for _, r := range c.Resources {
 			seen++
-			key := c.Name + "/" + r.Resource
+			key := c.Name + "/" + string(r.Resource)
 			if quantity(r.Recommended) != want[key] || quantity(r.Current) != current[key] || !r.Changed {
 				t.Errorf("%s: current %q recommended %q changed %v, want %q -> %q", key, quantity(r.Current), quantity(r.Recommended), r.Changed, current[key], want[key])
 			}
