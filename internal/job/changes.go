@@ -1,6 +1,8 @@
 package job
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
 )
@@ -25,20 +27,20 @@ func changesOf(p *plan.Plan) []render.Change {
 					Annotations: it.Object.Annotations,
 				},
 				Container: c.Name,
-				Requests:  map[string]string{},
+				Requests:  corev1.ResourceList{},
 				Mode:      render.Mode(it.Annotations[render.AnnotationMode]),
 				Path:      it.Annotations[render.AnnotationPath],
 				Owner:     it.Key(),
 			}
 			for _, r := range c.Resources {
 				if r.Request != nil {
-					rc.Requests[string(r.Resource)] = r.Request.String()
+					rc.Requests[r.Resource] = *r.Request
 				}
 				if r.Limit != nil {
 					if rc.Limits == nil {
-						rc.Limits = map[string]string{}
+						rc.Limits = corev1.ResourceList{}
 					}
-					rc.Limits[string(r.Resource)] = r.Limit.String()
+					rc.Limits[r.Resource] = *r.Limit
 				}
 			}
 			changes = append(changes, rc)

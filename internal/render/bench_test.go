@@ -124,7 +124,7 @@ func BenchmarkApply(b *testing.B) {
 						v = 0
 					}
 					c := all[i]
-					c.Requests = map[string]string{"cpu": fmt.Sprintf("%dm", 200+v), "memory": fmt.Sprintf("%dMi", 300+v)}
+					c.Requests = quantities(map[string]string{"cpu": fmt.Sprintf("%dm", 200+v), "memory": fmt.Sprintf("%dMi", 300+v)})
 					changes[v] = append(changes[v], c)
 				}
 			}
@@ -210,7 +210,7 @@ func BenchmarkApplyKustomize(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				for j := range changes {
-					changes[j].Requests = map[string]string{"cpu": fmt.Sprintf("%dm", 200+i%2)}
+					changes[j].Requests = quantities(map[string]string{"cpu": fmt.Sprintf("%dm", 200+i%2)})
 				}
 				i++
 				out, err := Apply(ctx, root, "clusters/prod", changes)

@@ -20,7 +20,7 @@ func TestApplyFailsWhenAFileCannotBeWritten(t *testing.T) {
 	x := requests("app", "cpu", "1")
 	x.Target.Namespace = "ns"
 	y := x
-	y.Requests = map[string]string{"cpu": "2"}
+	y.Requests = quantities(map[string]string{"cpu": "2"})
 	y.Target.Name = "y"
 
 	// Past the limit a write fails with EFBIG instead of raising SIGXFSZ.

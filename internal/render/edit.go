@@ -206,7 +206,7 @@ func (p *planner) setResources(ctr *yaml.Node, direct bool, c Change) error {
 				add = append(add, q)
 			case qv.Kind != yaml.ScalarNode:
 				return fmt.Errorf("%s.%s is not a quantity (line %d)", at, q.key, qv.Line)
-			case !sameQuantity(qv, q.value):
+			case !sameQuantity(qv, q.quantity):
 				p.replace(qk, qv, q.value)
 			}
 		}
@@ -222,7 +222,7 @@ func (p *planner) setResources(ctr *yaml.Node, direct bool, c Change) error {
 
 // sameQuantity reports whether scalar n already holds the quantity want,
 // however it is spelled.
-func sameQuantity(n *yaml.Node, want string) bool {
+func sameQuantity(n *yaml.Node, want resource.Quantity) bool {
 	if n.ShortTag() == "!!null" {
 		return false
 	}
@@ -230,7 +230,7 @@ func sameQuantity(n *yaml.Node, want string) bool {
 	if err != nil {
 		return false
 	}
-	return have.Cmp(resource.MustParse(want)) == 0
+	return have.Cmp(want) == 0
 }
 
 // replace plans setting scalar v, the value of key k, keeping its quotes.

@@ -4,16 +4,31 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 var testTarget = Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"}
 
 func requests(container string, kv ...string) Change {
-	c := Change{Target: testTarget, Container: container, Requests: map[string]string{}}
+	c := Change{Target: testTarget, Container: container, Requests: corev1.ResourceList{}}
 	for i := 0; i+1 < len(kv); i += 2 {
-		c.Requests[kv[i]] = kv[i+1]
+		c.Requests[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
 	}
 	return c
+}
+
+// quantities parses a test's resource values.
+func quantities(values map[string]string) corev1.ResourceList {
+	if values == nil {
+		return nil
+	}
+	out := corev1.ResourceList{}
+	for name, v := range values {
+		out[corev1.ResourceName(name)] = resource.MustParse(v)
+	}
+	return out
 }
 
 // editOne applies c to the document of in that defines its target.

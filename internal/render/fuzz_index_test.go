@@ -48,9 +48,9 @@ func FuzzIndex(f *testing.F) {
 			Labels:      map[string]string{FluxNameLabel: "web", FluxNamespaceLabel: "flux-system"},
 		}
 		changes := []Change{
-			{Target: target, Container: "app", Requests: map[string]string{"cpu": "10m"}},
-			{Target: target, Container: "app", Requests: map[string]string{"memory": "1Mi"}, Mode: ModeInPlace},
-			{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "web"}, Container: "app", Requests: map[string]string{"cpu": "1"}, Path: "k"},
+			{Target: target, Container: "app", Requests: quantities(map[string]string{"cpu": "10m"})},
+			{Target: target, Container: "app", Requests: quantities(map[string]string{"memory": "1Mi"}), Mode: ModeInPlace},
+			{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"}), Path: "k"},
 		}
 		out, err := Apply(context.Background(), dir, ".", changes, WithMode(ModePatch))
 		if err != nil {

@@ -64,8 +64,8 @@ func FuzzApply(f *testing.F) {
 		c := Change{
 			Target:    target,
 			Container: container,
-			Requests:  map[string]string{"cpu": fuzzValues.cpu, "memory": fuzzValues.memory},
-			Limits:    map[string]string{"memory": fuzzValues.limit},
+			Requests:  quantities(map[string]string{"cpu": fuzzValues.cpu, "memory": fuzzValues.memory}),
+			Limits:    quantities(map[string]string{"memory": fuzzValues.limit}),
 		}
 		out, err := Apply(context.Background(), dir, ".", []Change{c})
 		if err != nil {

@@ -64,8 +64,8 @@ func (g goldenChange) change() Change {
 			Labels: g.Target.Labels, Annotations: g.Target.Annotations,
 		},
 		Container: g.Container,
-		Requests:  g.Requests,
-		Limits:    g.Limits,
+		Requests:  quantities(g.Requests),
+		Limits:    quantities(g.Limits),
 		Mode:      Mode(g.Mode),
 		Path:      g.Path,
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -176,14 +178,15 @@ func resourceEntries(c Change) []entry {
 	var sections []entry
 	for _, s := range []struct {
 		name   string
-		values map[string]string
+		values corev1.ResourceList
 	}{{"requests", c.Requests}, {"limits", c.Limits}} {
 		if len(s.values) == 0 {
 			continue
 		}
 		e := entry{key: s.name, children: []entry{}}
 		for _, k := range slices.Sorted(maps.Keys(s.values)) {
-			e.children = append(e.children, entry{key: k, value: s.values[k]})
+			q := s.values[k]
+			e.children = append(e.children, entry{key: string(k), value: q.String(), quantity: q})
 		}
 		sections = append(sections, e)
 	}

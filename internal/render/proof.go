@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -210,16 +212,17 @@ func expect(want, got map[string]any, c Change) error {
 			}
 			for _, s := range []struct {
 				name   string
-				values map[string]string
+				values corev1.ResourceList
 			}{{"requests", c.Requests}, {"limits", c.Limits}} {
-				for k, v := range s.values {
+				for name, v := range s.values {
+					k := string(name)
 					have := dig(gc, "resources", s.name, k)
 					if have == nil {
 						return fmt.Errorf("container %q has no resources.%s.%s", c.Container, s.name, k)
 					}
 					q, err := resource.ParseQuantity(strings.TrimSpace(fmt.Sprint(have)))
-					if err != nil || q.Cmp(resource.MustParse(v)) != 0 {
-						return fmt.Errorf("container %q renders resources.%s.%s %v, want %s", c.Container, s.name, k, have, v)
+					if err != nil || q.Cmp(v) != 0 {
+						return fmt.Errorf("container %q renders resources.%s.%s %v, want %s", c.Container, s.name, k, have, v.String())
 					}
 					res, _ := wc["resources"].(map[string]any)
 					if res == nil {

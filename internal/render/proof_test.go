@@ -91,7 +91,7 @@ func TestProofRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeTree(t, tc.files)
-			c := Change{Target: web, Container: "app", Requests: map[string]string{"cpu": "150m"}}
+			c := Change{Target: web, Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})}
 			out, err := Apply(context.Background(), dir, ".", []Change{c})
 			if err != nil {
 				t.Fatal(err)
@@ -121,8 +121,8 @@ func TestProofPasses(t *testing.T) {
 		"bad/web.yaml":            proofWeb,
 	})
 	changes := []Change{
-		{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "good", Name: "web"}, Container: "app", Requests: map[string]string{"cpu": "150m"}},
-		{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "bad", Name: "web"}, Container: "app", Requests: map[string]string{"cpu": "150m"}},
+		{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "good", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})},
+		{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "bad", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})},
 	}
 	out, err := Apply(context.Background(), dir, ".", changes)
 	if err != nil {
@@ -173,8 +173,8 @@ spec:
 	c := Change{
 		Target:    Target{APIVersion: "batch/v1", Kind: "CronJob", Namespace: "b", Name: "report"},
 		Container: "proxy",
-		Requests:  map[string]string{"cpu": "5m"},
-		Limits:    map[string]string{"memory": "32Mi"},
+		Requests:  quantities(map[string]string{"cpu": "5m"}),
+		Limits:    quantities(map[string]string{"memory": "32Mi"}),
 	}
 	out, err := Apply(context.Background(), dir, ".", []Change{c})
 	if err != nil {

@@ -8,11 +8,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/resource"
+	corev1 "k8s.io/api/core/v1"
+
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -68,11 +68,10 @@ func (t Target) String() string {
 type Change struct {
 	Target    Target
 	Container string
-	// Requests maps a resource name ("cpu", "memory") to a Kubernetes
-	// quantity ("250m", "512Mi"); only these keys are set.
-	Requests map[string]string
+	// Requests are the requests to set; only these resources are set.
+	Requests corev1.ResourceList
 	// Limits is the same for limits; nil or empty leaves limits alone.
-	Limits map[string]string
+	Limits corev1.ResourceList
 	// Mode overrides the run's mode for this change ("" keeps it); the job
 	// takes it from the ResourceRecommend's AnnotationMode.
 	Mode Mode
@@ -335,10 +334,6 @@ func localDir(path string) (string, error) {
 	return filepath.ToSlash(filepath.Clean(path)), nil
 }
 
-// leadingZero matches quantities YAML 1.1 readers (sigs.k8s.io/yaml among
-// them) would take for octal or signed numbers when written as plain scalars.
-var leadingZero = regexp.MustCompile(`^[+-]|^0[0-9]`)
-
 func (c Change) validate() error {
 	t := c.Target
 	if t.APIVersion == "" || t.Kind == "" || t.Name == "" {
@@ -355,18 +350,14 @@ func (c Change) validate() error {
 	}
 	for _, section := range []struct {
 		name   string
-		values map[string]string
+		values corev1.ResourceList
 	}{{"requests", c.Requests}, {"limits", c.Limits}} {
-		for name, value := range section.values {
-			if errs := validation.IsQualifiedName(name); len(errs) > 0 {
+		for name, q := range section.values {
+			if errs := validation.IsQualifiedName(string(name)); len(errs) > 0 {
 				return fmt.Errorf("%w: %s: resource name %q: %s", ErrInvalidChange, t, name, errs[0])
 			}
-			q, err := resource.ParseQuantity(value)
-			if err != nil {
-				return fmt.Errorf("%w: %s: %s.%s %q: %w", ErrInvalidChange, t, section.name, name, value, err)
-			}
-			if q.Sign() < 0 || leadingZero.MatchString(value) {
-				return fmt.Errorf("%w: %s: %s.%s %q is not a plain non-negative quantity", ErrInvalidChange, t, section.name, name, value)
+			if q.Sign() < 0 {
+				return fmt.Errorf("%w: %s: %s.%s %s is negative", ErrInvalidChange, t, section.name, name, q.String())
 			}
 		}
 	}

@@ -75,10 +75,10 @@ func TestApplyModeErrors(t *testing.T) {
 		t.Errorf("Apply with mode sometimes: err = %v", err)
 	}
 	out, err := Apply(context.Background(), dir, ".", []Change{
-		{Target: web, Container: "app", Requests: map[string]string{"cpu": "1"}, Mode: "always"},
-		{Target: web, Container: "app", Requests: map[string]string{"cpu": "1"}, Path: "../elsewhere"},
-		{Target: web, Container: "app", Requests: map[string]string{"cpu": "1"}, Path: "nowhere"},
-		{Target: web, Container: "app", Requests: map[string]string{"cpu": "200m"}, Path: "."},
+		{Target: web, Container: "app", Requests: quantities(map[string]string{"cpu": "1"}), Mode: "always"},
+		{Target: web, Container: "app", Requests: quantities(map[string]string{"cpu": "1"}), Path: "../elsewhere"},
+		{Target: web, Container: "app", Requests: quantities(map[string]string{"cpu": "1"}), Path: "nowhere"},
+		{Target: web, Container: "app", Requests: quantities(map[string]string{"cpu": "200m"}), Path: "."},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestAmbiguousNamesCandidates(t *testing.T) {
 		"eu/kustomization.yaml":   "namespace: shop\nresources: [../base]\n",
 		"us/kustomization.yaml":   "namespace: shop\nresources: [../base]\n",
 	})
-	c := Change{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}, Container: "app", Requests: map[string]string{"cpu": "1"}}
+	c := Change{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})}
 	out, err := Apply(context.Background(), dir, ".", []Change{c})
 	if err != nil {
 		t.Fatal(err)
@@ -151,8 +151,8 @@ func TestWithPaths(t *testing.T) {
 	})
 	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
 	changes := []Change{
-		{Target: web, Container: "app", Requests: map[string]string{"cpu": "1"}},
-		{Target: web, Container: "app", Requests: map[string]string{"memory": "1Gi"}, Path: "us"},
+		{Target: web, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})},
+		{Target: web, Container: "app", Requests: quantities(map[string]string{"memory": "1Gi"}), Path: "us"},
 	}
 	out, err := Apply(context.Background(), dir, ".", changes, WithPaths(map[string]string{"shop": "eu"}))
 	if err != nil {

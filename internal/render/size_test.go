@@ -40,8 +40,8 @@ func TestMaxFileSize(t *testing.T) {
 		"other/big.yaml": padded(deployment("other"), 4096),
 	})
 	changes := []Change{
-		{Target: deploymentTarget("web"), Container: "app", Requests: map[string]string{"cpu": "150m"}},
-		{Target: deploymentTarget("api"), Container: "app", Requests: map[string]string{"cpu": "150m"}},
+		{Target: deploymentTarget("web"), Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})},
+		{Target: deploymentTarget("api"), Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})},
 	}
 	out, err := Apply(context.Background(), dir, "apps", changes, WithMaxFileSize(1024))
 	if err != nil {
@@ -93,7 +93,7 @@ func TestMaxFileSizeSparse(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c := Change{Target: deploymentTarget("web"), Container: "app", Requests: map[string]string{"cpu": "150m"}}
+	c := Change{Target: deploymentTarget("web"), Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	out, err := Apply(context.Background(), dir, ".", []Change{c})
@@ -208,7 +208,7 @@ func TestMaxFileSizeKustomize(t *testing.T) {
 				}
 			}
 			before := snapshot(t, dir)
-			c := Change{Target: deploymentTarget("web"), Container: "app", Requests: map[string]string{"cpu": "150m"}, Mode: tc.mode}
+			c := Change{Target: deploymentTarget("web"), Container: "app", Requests: quantities(map[string]string{"cpu": "150m"}), Mode: tc.mode}
 			out, err := Apply(context.Background(), dir, ".", []Change{c}, WithMaxFileSize(1024))
 			if err != nil {
 				t.Fatal(err)
@@ -411,8 +411,8 @@ func TestAliasBombs(t *testing.T) {
 				"k/bomb.yaml":          tc.bomb,
 			})
 			changes := []Change{
-				{Target: deploymentTarget("web"), Container: "app", Requests: map[string]string{"cpu": "150m"}},
-				{Target: deploymentTarget("api"), Container: "app", Requests: map[string]string{"cpu": "150m"}},
+				{Target: deploymentTarget("web"), Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})},
+				{Target: deploymentTarget("api"), Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})},
 			}
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
@@ -475,7 +475,7 @@ func BenchmarkApplyLargeFile(b *testing.B) {
 			root := b.TempDir()
 			writeBench(b, filepath.Join(root, "apps", "web.yaml"), deployment("web"))
 			writeManifests(b, filepath.Join(root, "apps", "large.yaml"), bc.size)
-			c := Change{Target: deploymentTarget("web"), Container: "app", Requests: map[string]string{"cpu": "300m"}}
+			c := Change{Target: deploymentTarget("web"), Container: "app", Requests: quantities(map[string]string{"cpu": "300m"})}
 			b.ReportAllocs()
 			for b.Loop() {
 				out, err := Apply(context.Background(), root, ".", []Change{c})

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -46,8 +47,11 @@ func applySplices(data []byte, edits []splice) ([]byte, error) {
 // entry is a key to add, with a scalar value or, when children is not nil,
 // a mapping.
 type entry struct {
-	key      string
-	value    string
+	key   string
+	value string
+	// quantity is value as a quantity, for comparing with what a file
+	// holds however it spells it.
+	quantity resource.Quantity
 	children []entry
 }
 
