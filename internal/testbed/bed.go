@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -32,10 +33,10 @@ type Options struct {
 	// RepoRoot is the repository root passed to EnsureTools; empty means
 	// the result of RepoRoot().
 	RepoRoot string
-	// History is backfilled into Prometheus before it starts.
+	// History is written into Prometheus's TSDB before it starts.
 	History []Series
-	// HistoryFile, if set, is an OpenMetrics file backfilled into
-	// Prometheus before it starts.
+	// HistoryFile, if set, is an OpenMetrics file (see ReadOpenMetrics)
+	// written into Prometheus's TSDB before it starts.
 	HistoryFile string
 	// GitUsername is the git server's user; empty means
 	// DefaultGitUsername.
@@ -160,8 +161,12 @@ func (b *Bed) startPrometheus(ctx context.Context, opts Options, o []Option, log
 	start := time.Now()
 	dataDir := filepath.Join(b.Dir, "prometheus")
 	if opts.HistoryFile != "" {
-		if err := Backfill(ctx, b.Tools, opts.HistoryFile, dataDir); err != nil {
+		series, err := readOpenMetricsFile(opts.HistoryFile)
+		if err != nil {
 			return err
+		}
+		if err := WriteBlock(ctx, dataDir, slices.Values(series)); err != nil {
+			return fmt.Errorf("history %s: %w", filepath.Base(opts.HistoryFile), err)
 		}
 	}
 	p, err := StartPrometheusWithHistory(ctx, b.Tools, dataDir, opts.History, o...)
@@ -300,4 +305,18 @@ func (b *Bed) Close() error {
 
 func since(t time.Time) time.Duration {
 	return time.Since(t).Round(10 * time.Millisecond)
+}
+
+// readOpenMetricsFile reads the OpenMetrics file at path.
+func readOpenMetricsFile(path string) ([]Series, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	series, err := ReadOpenMetrics(f)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", filepath.Base(path), err)
+	}
+	return series, nil
 }

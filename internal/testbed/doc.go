@@ -5,7 +5,8 @@
 //   - etcd and a kube-apiserver (built from the tools module in
 //     hack/tools/kube-apiserver) that serves the Kubernetes API without a
 //     controller manager,
-//   - Prometheus, optionally with usage history backfilled through promtool,
+//   - Prometheus, optionally with usage history written as a TSDB block
+//     (WriteBlock; package history makes cAdvisor-shaped series),
 //   - a git HTTP server (git http-backend behind basic auth) holding bare
 //     repositories that accept pushes.
 //

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 )
 
 const (
@@ -34,7 +34,7 @@ type Prometheus struct {
 }
 
 // StartPrometheus starts Prometheus on the TSDB in dataDir and waits until
-// it is ready. Blocks backfilled into dataDir before are served.
+// it is ready. Blocks written into dataDir before are served.
 func StartPrometheus(ctx context.Context, tools Tools, dataDir string, opts ...Option) (*Prometheus, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("start prometheus: %w", err)
@@ -56,10 +56,10 @@ func StartPrometheus(ctx context.Context, tools Tools, dataDir string, opts ...O
 	})
 }
 
-// StartPrometheusWithHistory backfills series into dataDir and starts
-// Prometheus on it.
+// StartPrometheusWithHistory writes series into dataDir with WriteBlock
+// and starts Prometheus on it.
 func StartPrometheusWithHistory(ctx context.Context, tools Tools, dataDir string, series []Series, opts ...Option) (*Prometheus, error) {
-	if err := LoadHistory(ctx, tools, dataDir, series); err != nil {
+	if err := WriteBlock(ctx, dataDir, slices.Values(series)); err != nil {
 		return nil, err
 	}
 	return StartPrometheus(ctx, tools, dataDir, opts...)
@@ -71,9 +71,9 @@ func (p *Prometheus) start(ctx context.Context) error {
 		"--config.file=" + filepath.Join(p.DataDir, "prometheus.yml"),
 		"--storage.tsdb.path=" + p.DataDir,
 		"--storage.tsdb.retention.time=" + prometheusRetention,
-		// Leave backfilled blocks as promtool wrote them (2h each) rather
-		// than compacting them in the background, which on a small
-		// machine competes with the tests for CPU.
+		// Leave written blocks as they are rather than compacting them
+		// in the background, which on a small machine competes with the
+		// tests for CPU.
 		"--storage.tsdb.max-block-duration=2h",
 		"--web.listen-address=" + p.addr,
 		"--web.enable-admin-api",
@@ -92,18 +92,15 @@ func (p *Prometheus) start(ctx context.Context) error {
 	return nil
 }
 
-// LoadHistory backfills series into the running server: it stops
-// Prometheus, since the TSDB only looks for new blocks now and then, runs
-// promtool on the data directory and starts Prometheus again on the same
-// address.
+// LoadHistory loads series into the running server: it stops Prometheus,
+// since the TSDB only looks for new blocks now and then, writes them as a
+// block into the data directory with WriteBlock and starts Prometheus
+// again on the same address.
 func (p *Prometheus) LoadHistory(ctx context.Context, series []Series) error {
-	if countSamples(series) == 0 {
-		return nil
-	}
 	if err := p.Stop(); err != nil {
 		return err
 	}
-	if err := LoadHistory(ctx, p.tools, p.DataDir, series); err != nil {
+	if err := WriteBlock(ctx, p.DataDir, slices.Values(series)); err != nil {
 		return err
 	}
 	return p.start(ctx)
@@ -117,48 +114,4 @@ func (p *Prometheus) Process() *Process {
 // Stop stops Prometheus.
 func (p *Prometheus) Stop() error {
 	return p.proc.Stop()
-}
-
-// LoadHistory writes series as OpenMetrics into a file in dataDir and
-// backfills it into the TSDB there. Prometheus only serves the new blocks
-// once (re)started on dataDir. No samples is no error.
-func LoadHistory(ctx context.Context, tools Tools, dataDir string, series []Series) error {
-	if countSamples(series) == 0 {
-		return nil
-	}
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		return fmt.Errorf("load history: %w", err)
-	}
-	f, err := os.CreateTemp(dataDir, "history-*.om")
-	if err != nil {
-		return fmt.Errorf("load history: %w", err)
-	}
-	path := f.Name()
-	defer os.Remove(path)
-	if err := WriteOpenMetrics(f, series); err != nil {
-		f.Close()
-		return fmt.Errorf("load history: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("load history: %w", err)
-	}
-	return Backfill(ctx, tools, path, dataDir)
-}
-
-// Backfill turns the OpenMetrics file at openMetricsPath into TSDB blocks
-// in dataDir with promtool. Run it before Prometheus starts on dataDir, or
-// restart Prometheus afterwards.
-func Backfill(ctx context.Context, tools Tools, openMetricsPath, dataDir string) error {
-	if _, err := os.Stat(openMetricsPath); err != nil {
-		return fmt.Errorf("backfill: %w", err)
-	}
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		return fmt.Errorf("backfill: %w", err)
-	}
-	cmd := exec.CommandContext(ctx, tools.Promtool, "tsdb", "create-blocks-from", "openmetrics", openMetricsPath, dataDir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("backfill %s: promtool: %w\n%s", filepath.Base(openMetricsPath), err, tailLines(string(out), logTailLines))
-	}
-	return nil
 }

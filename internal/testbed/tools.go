@@ -22,7 +22,6 @@ const ModulePath = "github.com/recommend-job/recommend-job"
 var aptPackages = map[string]string{
 	"etcd":       "etcd-server",
 	"prometheus": "prometheus",
-	"promtool":   "prometheus",
 	"git":        "git",
 }
 
@@ -31,7 +30,6 @@ type Tools struct {
 	Etcd          string
 	KubeAPIServer string
 	Prometheus    string
-	Promtool      string
 	Git           string
 }
 
@@ -76,8 +74,8 @@ func declaresModule(path, mod string) (bool, error) {
 	return false, sc.Err()
 }
 
-// EnsureTools returns the binaries the test bed needs. etcd, prometheus,
-// promtool and git are looked up on PATH and in /usr/bin; when some are
+// EnsureTools returns the binaries the test bed needs. etcd, prometheus
+// and git are looked up on PATH and in /usr/bin; when some are
 // missing and the process runs as root, their Debian packages are
 // installed with apt-get. kube-apiserver is built from the tools module in
 // hack/tools/kube-apiserver into .cache/bin unless that binary is newer
@@ -117,7 +115,6 @@ func lookupSystemTools() (Tools, []string) {
 	for name, dst := range map[string]*string{
 		"etcd":       &tools.Etcd,
 		"prometheus": &tools.Prometheus,
-		"promtool":   &tools.Promtool,
 		"git":        &tools.Git,
 	} {
 		path, err := lookPath(name)

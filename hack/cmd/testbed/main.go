@@ -38,7 +38,8 @@ const usage = `usage: hack/testbed <command> [flags]
 commands:
   up [--history FILE]     start the test bed in the background (or find it
                           running) and print export lines for eval; FILE is
-                          OpenMetrics text backfilled into Prometheus first
+                          OpenMetrics text with timestamps, loaded into
+                          Prometheus first
   env                     print the export lines of the running test bed
   create-repo NAME [DIR]  create the repository NAME on the git server with
                           the files of DIR in its first commit; prints its URL
@@ -102,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func up(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fl := flag.NewFlagSet("up", flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	history := fl.String("history", "", "OpenMetrics `file` to backfill into Prometheus before it starts")
+	history := fl.String("history", "", "OpenMetrics `file`, with timestamps, to load into Prometheus before it starts")
 	if err := parseFlags(fl, args, 0); err != nil {
 		return err
 	}
@@ -261,7 +262,6 @@ func ensureTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		{"etcd", tools.Etcd},
 		{"kube-apiserver", tools.KubeAPIServer},
 		{"prometheus", tools.Prometheus},
-		{"promtool", tools.Promtool},
 		{"git", tools.Git},
 		{"helm", helm},
 		{"gitea", gitea.Binary},
