@@ -4,16 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
+
 	"github.com/go-git/go-git/v5"
-	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/collect"
@@ -153,39 +151,9 @@ func TestRunCutShortReportsWhatItHad(t *testing.T) {
 // commit and push: the push must not start, even to a file:// remote,
 // which does not heed the context.
 func TestWriteBackPushesNothingAfterTheDeadline(t *testing.T) {
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	bare, err := git.PlainInit(remote, true)
+	url := testbedtest.FileRemote(t, map[string]string{"clusters/prod/web.yaml": webDeployment})
+	bare, err := git.PlainOpen(strings.TrimPrefix(url, "file://"))
 	if err != nil {
-		t.Fatal(err)
-	}
-	work := t.TempDir()
-	repo, err := git.PlainInitWithOptions(work, &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(work, "clusters", "prod"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(work, "clusters", "prod", "web.yaml"), []byte(webDeployment), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := wt.Add("clusters/prod/web.yaml"); err != nil {
-		t.Fatal(err)
-	}
-	sig := &object.Signature{Name: "alice", Email: "alice@example.com", When: time.Now()}
-	if _, err := wt.Commit("web", &git.CommitOptions{Author: sig}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := repo.CreateRemote(&gitconfig.RemoteConfig{Name: "origin", URLs: []string{remote}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := repo.Push(&git.PushOptions{RemoteName: "origin"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -194,7 +162,7 @@ func TestWriteBackPushesNothingAfterTheDeadline(t *testing.T) {
 	testHookBeforePush = func(int) { cancel(errDeadline) }
 	t.Cleanup(func() { testHookBeforePush = nil })
 
-	cfg := Config{Path: "clusters", Git: gitops.Options{URL: "file://" + remote, BaseBranch: "main", PushBranch: "recommend-job/main",
+	cfg := Config{Path: "clusters", Git: gitops.Options{URL: url, BaseBranch: "main", PushBranch: "recommend-job/main",
 		AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com"}}
 	rep := webPlan("390m")
 	err = writeBack(ctx, cfg, rep, slog.New(slog.DiscardHandler))

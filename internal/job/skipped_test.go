@@ -3,69 +3,19 @@ package job
 import (
 	"bytes"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/go-git/go-git/v5"
-	gitconfig "github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/render"
 )
 
-// fileRemote makes a bare repository whose main branch holds files, and
-// returns its file:// URL.
-func fileRemote(t *testing.T, files map[string]string) string {
-	t.Helper()
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	if _, err := git.PlainInit(remote, true); err != nil {
-		t.Fatal(err)
-	}
-	work := t.TempDir()
-	repo, err := git.PlainInitWithOptions(work, &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range files {
-		p := filepath.Join(work, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := wt.Add(name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sig := &object.Signature{Name: "alice", Email: "alice@example.com", When: time.Now()}
-	if _, err := wt.Commit("manifests", &git.CommitOptions{Author: sig}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := repo.CreateRemote(&gitconfig.RemoteConfig{Name: "origin", URLs: []string{remote}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := repo.Push(&git.PushOptions{RemoteName: "origin"}); err != nil {
-		t.Fatal(err)
-	}
-	return "file://" + remote
-}
-
 // TestWriteBackReportsSkippedFiles checks that a file above max-file-size
 // is listed in the report and logged, and that the run renders the rest.
 func TestWriteBackReportsSkippedFiles(t *testing.T) {
-	url := fileRemote(t, map[string]string{
+	url := testbedtest.FileRemote(t, map[string]string{
 		"clusters/prod/web.yaml": webDeployment,
 		"clusters/prod/big.yaml": "# " + strings.Repeat("x", 4096) + "\n",
 	})
