@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
@@ -259,12 +263,8 @@ func (w *Workspace) Commit(files []string, message string) (string, bool, error)
 	if err != nil {
 		return "", false, fmt.Errorf("opening worktree: %w", err)
 	}
-	files = append([]string(nil), files...)
-	sort.Strings(files)
-	for _, f := range files {
-		if _, err := wt.Add(f); err != nil {
-			return "", false, fmt.Errorf("staging %s: %w", f, err)
-		}
+	if err := w.stage(wt, files); err != nil {
+		return "", false, err
 	}
 	now := time.Now()
 	committerName, committerEmail := w.opts.Committer()
@@ -280,6 +280,128 @@ func (w *Workspace) Commit(files []string, message string) (string, bool, error)
 		return "", false, fmt.Errorf("committing: %w", err)
 	}
 	return hash.String(), true, nil
+}
+
+// stage writes each file's content as a blob and records it in the index,
+// or removes the file from the index when it is gone from the worktree,
+// reading and writing the index once. Worktree.Add computes the status of
+// the whole worktree for every file it adds, and reads and writes the whole
+// index each time: staging n files of an n-file repository that way takes
+// time in n squared.
+func (w *Workspace) stage(wt *git.Worktree, files []string) error {
+	idx, err := w.repo.Storer.Index()
+	if err != nil {
+		return fmt.Errorf("reading the index: %w", err)
+	}
+	entries := make(map[string]*index.Entry, len(idx.Entries))
+	for _, e := range idx.Entries {
+		entries[e.Name] = e
+	}
+	gone := map[string]bool{}
+	for _, name := range files {
+		name = filepath.ToSlash(filepath.Clean(filepath.FromSlash(name)))
+		if err := validPath(name); err != nil {
+			return fmt.Errorf("staging %s: %w", name, err)
+		}
+		info, err := wt.Filesystem.Lstat(name)
+		if errors.Is(err, os.ErrNotExist) {
+			gone[name] = true
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("staging %s: %w", name, err)
+		}
+		if info.IsDir() {
+			return fmt.Errorf("staging %s: is a directory", name)
+		}
+		mode, err := filemode.NewFromOSFileMode(info.Mode())
+		if err != nil {
+			return fmt.Errorf("staging %s: %w", name, err)
+		}
+		hash, err := w.writeBlob(wt, name, info)
+		if err != nil {
+			return fmt.Errorf("staging %s: %w", name, err)
+		}
+		e := entries[name]
+		if e == nil {
+			e = idx.Add(name)
+			entries[name] = e
+		}
+		// Size and modification time are what a status compares before
+		// it hashes a file again.
+		e.Hash, e.Mode, e.Size, e.ModifiedAt = hash, mode, uint32(info.Size()), info.ModTime()
+	}
+	if len(gone) > 0 {
+		kept := idx.Entries[:0]
+		for _, e := range idx.Entries {
+			if !gone[e.Name] {
+				kept = append(kept, e)
+			}
+		}
+		idx.Entries = kept
+	}
+	if err := w.repo.Storer.SetIndex(idx); err != nil {
+		return fmt.Errorf("writing the index: %w", err)
+	}
+	return nil
+}
+
+// writeBlob stores the content of the file name, or a symbolic link's
+// target, as a blob.
+func (w *Workspace) writeBlob(wt *git.Worktree, name string, info os.FileInfo) (plumbing.Hash, error) {
+	fs := wt.Filesystem
+	var data []byte
+	if info.Mode()&os.ModeSymlink != 0 {
+		target, err := fs.Readlink(name)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		data = []byte(target)
+	} else {
+		f, err := fs.Open(name)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		data, err = io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	obj := w.repo.Storer.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(data)))
+	ow, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := ow.Write(data); err != nil {
+		ow.Close()
+		return plumbing.ZeroHash, err
+	}
+	if err := ow.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return w.repo.Storer.SetEncodedObject(obj)
+}
+
+// validPath refuses what git refuses in a tree: an empty path, control
+// characters, "." and ".." components, and a component that is .git.
+func validPath(name string) error {
+	if name == "" || name == "." || strings.HasPrefix(name, "/") {
+		return fmt.Errorf("invalid path %q", name)
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] < 0x20 || name[i] == 0x7f {
+			return fmt.Errorf("invalid path %q: control character", name)
+		}
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == "." || part == ".." || strings.EqualFold(strings.TrimRight(part, ". "), ".git") {
+			return fmt.Errorf("invalid path %q", name)
+		}
+	}
+	return nil
 }
 
 // UpToDate reports whether the remote push branch, as Checkout saw it,

@@ -244,3 +244,105 @@ func TestRedact(t *testing.T) {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+func TestCommitStagesTheFilesGiven(t *testing.T) {
+	ctx := context.Background()
+	url := newRemote(t, map[string]string{
+		"apps/web.yaml":  "cpu: 1\n",
+		"apps/api.yaml":  "cpu: 1\n",
+		"apps/old.yaml":  "cpu: 1\n",
+		"apps/note.yaml": "cpu: 1\n",
+		"README.md":      "hi\n",
+	})
+	ws, err := Checkout(ctx, testOptions(url), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) {
+		t.Helper()
+		p := filepath.Join(ws.Dir(), filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Files rewritten with the content they had make no commit.
+	write("apps/web.yaml", "cpu: 1\n")
+	if hash, committed, err := ws.Commit([]string{"apps/web.yaml", "apps/api.yaml"}, "nothing"); err != nil || committed || hash != "" {
+		t.Fatalf("Commit() of unchanged files = %q, %v, %v; want no commit", hash, committed, err)
+	}
+
+	// A changed file, a new one in a new directory and a removed one are
+	// committed; a changed file not given is not.
+	write("apps/web.yaml", "cpu: 2\n")
+	write("overlays/prod/patch.yaml", "cpu: 3\n")
+	write("apps/note.yaml", "cpu: 9\n")
+	if err := os.Remove(filepath.Join(ws.Dir(), "apps", "old.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	hash, committed, err := ws.Commit([]string{"overlays/prod/patch.yaml", "apps/web.yaml", "apps/old.yaml", "apps/web.yaml"}, "Right-size")
+	if err != nil || !committed {
+		t.Fatalf("Commit() = %v, %v; want a commit", committed, err)
+	}
+	commit, err := ws.repo.CommitObject(plumbing.NewHash(hash))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if commit.Message != "Right-size" || commit.Author.Email != "recommend-job@example.com" || commit.Committer.Email != "recommend-job@example.com" {
+		t.Errorf("commit = %q by %s, committed by %s", commit.Message, commit.Author.Email, commit.Committer.Email)
+	}
+	if len(commit.ParentHashes) != 1 || commit.ParentHashes[0].String() != ws.BaseHead() {
+		t.Errorf("commit parents = %v, want the base %s", commit.ParentHashes, ws.BaseHead())
+	}
+	want := map[string]string{
+		"apps/web.yaml":            "cpu: 2\n",
+		"apps/api.yaml":            "cpu: 1\n",
+		"apps/note.yaml":           "cpu: 1\n",
+		"overlays/prod/patch.yaml": "cpu: 3\n",
+		"README.md":                "hi\n",
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	if err := tree.Files().ForEach(func(f *object.File) error {
+		got[f.Name], err = f.Contents()
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("committed tree = %v, want %v", got, want)
+	}
+
+	// The index is the commit's, so the worktree's status shows only the
+	// change left out.
+	wt, err := ws.repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := wt.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(status) != 1 || status.File("apps/note.yaml").Worktree != git.Modified || status.File("apps/note.yaml").Staging != git.Unmodified {
+		t.Errorf("status after the commit = %v, want only apps/note.yaml modified and unstaged", status)
+	}
+}
+
+func TestCommitRefusesPathsGitRefuses(t *testing.T) {
+	url := newRemote(t, map[string]string{"a.yaml": "a: 1\n"})
+	ws, err := Checkout(context.Background(), testOptions(url), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".git/config", "a/../../b.yaml", "", "apps/.GIT/x", "apps/x\ty"} {
+		if _, _, err := ws.Commit([]string{name}, "bad"); err == nil {
+			t.Errorf("Commit(%q) error = nil, want the path refused", name)
+		}
+	}
+}
