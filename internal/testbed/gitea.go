@@ -40,7 +40,7 @@ type GiteaTools struct {
 // finds the module's source and git (installing git's package when it is
 // missing and the process runs as root). It takes the same lock as
 // EnsureTools, so concurrent test binaries build it once. A cold build
-// takes minutes; progress goes to the Progress writer.
+// takes minutes and reports its progress on stderr.
 func EnsureGitea(ctx context.Context, repoRoot string) (GiteaTools, error) {
 	cacheDir := filepath.Join(repoRoot, ".cache")
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
@@ -52,30 +52,16 @@ func EnsureGitea(ctx context.Context, repoRoot string) (GiteaTools, error) {
 	}
 	defer unlock()
 
-	module := filepath.Join(repoRoot, "hack", "tools", "gitea")
-	out := filepath.Join(cacheDir, "bin", "gitea")
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return GiteaTools{}, fmt.Errorf("build gitea: go not found on PATH: %w", err)
-	}
-	env := append(os.Environ(), "GOWORK=off")
-	fresh, err := newerThanSources(out, module)
+	out, err := buildTool(ctx, repoRoot, giteaTool)
 	if err != nil {
 		return GiteaTools{}, err
 	}
-	if !fresh {
-		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-			return GiteaTools{}, fmt.Errorf("build gitea: %w", err)
-		}
-		tmp := out + ".tmp"
-		if err := run(ctx, env, goBin, "build", "-C", module, "-tags", "sqlite sqlite_unlock_notify", "-o", tmp, "."); err != nil {
-			_ = os.Remove(tmp)
-			return GiteaTools{}, fmt.Errorf("build gitea: %w", err)
-		}
-		if err := os.Rename(tmp, out); err != nil {
-			return GiteaTools{}, fmt.Errorf("build gitea: %w", err)
-		}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return GiteaTools{}, fmt.Errorf("find the gitea module source: go not found on PATH: %w", err)
 	}
+	module := filepath.Join(repoRoot, "hack", "tools", giteaTool.name)
+	env := append(os.Environ(), "GOWORK=off")
 	cmd := exec.CommandContext(ctx, goBin, "list", "-C", module, "-m", "-f", "{{.Dir}}", giteaModule)
 	cmd.Env = env
 	dir, err := cmd.Output()

@@ -80,7 +80,9 @@ func declaresModule(path, mod string) (bool, error) {
 // installed with apt-get. kube-apiserver is built from the tools module in
 // hack/tools/kube-apiserver into .cache/bin unless that binary is newer
 // than the module's sources. Concurrent callers (e.g. test binaries of
-// several packages) are serialised through a lock file in .cache.
+// several packages) are serialised through a lock file in .cache. A build
+// or an install takes minutes and says so on stderr as it starts, every
+// 20 s while it runs and when it ends.
 func EnsureTools(ctx context.Context, repoRoot string) (Tools, error) {
 	cacheDir := filepath.Join(repoRoot, ".cache")
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
@@ -162,11 +164,18 @@ func installPackages(ctx context.Context, missing []string) error {
 		}
 	}
 	env := append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	if err := run(ctx, env, aptGet, "update"); err != nil {
+	list := strings.Join(pkgs, ", ")
+	end := reportStep("installing "+list, "installed "+list,
+		fmt.Sprintf("installing %s with apt-get (%s missing; once)...", list, strings.Join(missing, ", ")))
+	err = run(ctx, env, aptGet, "update")
+	if err != nil {
+		end(err)
 		return fmt.Errorf("apt-get update: %w", err)
 	}
 	args := append([]string{"install", "-y", "--no-install-recommends"}, pkgs...)
-	if err := run(ctx, env, aptGet, args...); err != nil {
+	err = run(ctx, env, aptGet, args...)
+	end(err)
+	if err != nil {
 		return fmt.Errorf("apt-get install %s: %w", strings.Join(pkgs, " "), err)
 	}
 	return nil
@@ -185,17 +194,39 @@ func packagesFor(tools []string) []string {
 	return pkgs
 }
 
-// buildKubeAPIServer builds kube-apiserver from its tools module.
-func buildKubeAPIServer(ctx context.Context, repoRoot string) (string, error) {
-	return buildTool(ctx, repoRoot, "kube-apiserver", ".")
+// tool is a server or CLI the test bed builds from a tools module of its
+// own in hack/tools.
+type tool struct {
+	// name is the binary's and the tools module's directory in hack/tools.
+	name string
+	// module is the Go module the tool comes from; its version in the
+	// tools module's go.mod is announced when the build starts.
+	module string
+	// pkg is the command to build, in the tools module.
+	pkg string
+	// tags are the build tags.
+	tags string
 }
 
-// buildTool builds the command pkg of the tools module hack/tools/<name>
-// into .cache/bin/<name>, unless that binary is newer than the module's
-// sources.
-func buildTool(ctx context.Context, repoRoot, name, pkg string) (string, error) {
-	module := filepath.Join(repoRoot, "hack", "tools", name)
-	out := filepath.Join(repoRoot, ".cache", "bin", name)
+var (
+	kubeAPIServerTool = tool{name: "kube-apiserver", module: "k8s.io/kubernetes", pkg: "."}
+	helmTool          = tool{name: "helm", module: "helm.sh/helm/v3", pkg: "helm.sh/helm/v3/cmd/helm"}
+	giteaTool         = tool{name: "gitea", module: giteaModule, pkg: ".", tags: "sqlite sqlite_unlock_notify"}
+)
+
+// buildKubeAPIServer builds kube-apiserver from its tools module.
+func buildKubeAPIServer(ctx context.Context, repoRoot string) (string, error) {
+	return buildTool(ctx, repoRoot, kubeAPIServerTool)
+}
+
+// buildTool builds the command of the tools module hack/tools/<name> into
+// .cache/bin/<name>, unless that binary is newer than the module's
+// sources. A build takes minutes on a cold Go build cache; it says so on
+// progressOut as it starts, every progressInterval while it runs, and
+// when it ends.
+func buildTool(ctx context.Context, repoRoot string, t tool) (string, error) {
+	module := filepath.Join(repoRoot, "hack", "tools", t.name)
+	out := filepath.Join(repoRoot, ".cache", "bin", t.name)
 	fresh, err := newerThanSources(out, module)
 	if err != nil {
 		return "", err
@@ -205,23 +236,57 @@ func buildTool(ctx context.Context, repoRoot, name, pkg string) (string, error) 
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		return "", fmt.Errorf("build %s: go not found on PATH: %w", name, err)
+		return "", fmt.Errorf("build %s: go not found on PATH: %w", t.name, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return "", fmt.Errorf("build %s: %w", name, err)
+		return "", fmt.Errorf("build %s: %w", t.name, err)
 	}
 	// Build next to the target and rename, so that a half-written binary
 	// is never mistaken for a fresh one.
 	tmp := out + ".tmp"
 	env := append(os.Environ(), "GOWORK=off")
-	if err := run(ctx, env, goBin, "build", "-C", module, "-o", tmp, pkg); err != nil {
+	args := []string{"build", "-C", module, "-o", tmp}
+	if t.tags != "" {
+		args = append(args, "-tags", t.tags)
+	}
+	end := reportStep("building "+t.name, "built "+t.name, fmt.Sprintf(
+		"building %s from its Go module (once; cached in %s)...",
+		strings.TrimSpace(t.name+" "+requiredVersion(filepath.Join(module, "go.mod"), t.module)), displayPath(repoRoot, filepath.Dir(out))))
+	err = run(ctx, env, goBin, append(args, t.pkg)...)
+	end(err)
+	if err != nil {
 		_ = os.Remove(tmp)
-		return "", fmt.Errorf("build %s: %w", name, err)
+		return "", fmt.Errorf("build %s: %w", t.name, err)
 	}
 	if err := os.Rename(tmp, out); err != nil {
-		return "", fmt.Errorf("build %s: %w", name, err)
+		return "", fmt.Errorf("build %s: %w", t.name, err)
 	}
 	return out, nil
+}
+
+// requiredVersion returns the version of module that the go.mod at path
+// requires, or "" when it cannot tell.
+func requiredVersion(path, module string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(data)) {
+		fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(fields) >= 2 && fields[0] == module {
+			return fields[1]
+		}
+	}
+	return ""
+}
+
+// displayPath returns path relative to the repository root when it lies
+// inside it.
+func displayPath(repoRoot, path string) string {
+	if rel, err := filepath.Rel(repoRoot, path); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return path
 }
 
 // EnsureHelm returns the helm CLI, built from the tools module in
@@ -235,7 +300,7 @@ func EnsureHelm(ctx context.Context, repoRoot string) (string, error) {
 		return "", err
 	}
 	defer unlock()
-	return buildTool(ctx, repoRoot, "helm", "helm.sh/helm/v3/cmd/helm")
+	return buildTool(ctx, repoRoot, helmTool)
 }
 
 // newerThanSources reports whether bin exists and is newer than go.mod,
@@ -295,6 +360,7 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}
+	began, announced := time.Now(), false
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
@@ -306,6 +372,12 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", filepath.Base(path), err)
+		}
+		// Another test binary builds or installs what this one needs: say
+		// so when that is no mere moment.
+		if !announced && time.Since(began) > 2*time.Second {
+			announced = true
+			fmt.Fprintf(progressOut, "waiting for another process holding %s (it builds or installs the test bed's tools)...\n", path)
 		}
 		select {
 		case <-ctx.Done():
