@@ -20,12 +20,10 @@
 package testbedtest
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"syscall"
 	"testing"
@@ -183,25 +181,4 @@ func BranchFile(t testing.TB, url string, auth transport.AuthMethod, branch, nam
 		t.Fatal(err)
 	}
 	return content, commit
-}
-
-// Helm runs the helm CLI, built from source on first use, with its caches
-// in temporary directories of t, and returns its combined output.
-func Helm(t testing.TB, args ...string) (string, error) {
-	t.Helper()
-	root, err := testbed.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A build on a cold cache is bounded by go test's -timeout.
-	bin, err := testbed.EnsureHelm(t.Context(), root)
-	if err != nil {
-		t.Fatalf("building helm: %v", err)
-	}
-	var out bytes.Buffer
-	cmd := exec.CommandContext(t.Context(), bin, args...)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
-	err = cmd.Run()
-	return out.String(), err
 }
