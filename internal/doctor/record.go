@@ -1,0 +1,124 @@
+package doctor
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/recommend-job/recommend-job/internal/usage"
+)
+
+// namespaceKey holds, in a read's context, the namespace being read.
+type namespaceKey struct{}
+
+// namespaceTagger is the run's reader, with the namespace of each read in
+// its context, so that the recorder below files each query under it. It
+// is a usage.SettingsReader, as the reader is, so that usage.ReadAll
+// reads each ResourceRecommend's own window as in a run.
+type namespaceTagger struct{ reader *usage.Reader }
+
+var _ usage.SettingsReader = namespaceTagger{}
+
+// Read reads one namespace with the reader's own settings.
+func (t namespaceTagger) Read(ctx context.Context, namespace string, workloads []usage.WorkloadRef) (map[usage.WorkloadRef]usage.Usage, error) {
+	return t.reader.Read(context.WithValue(ctx, namespaceKey{}, namespace), namespace, workloads)
+}
+
+// ReadEach reads one namespace's groups of workloads in one read.
+func (t namespaceTagger) ReadEach(ctx context.Context, namespace string, groups map[usage.Settings][]usage.WorkloadRef) (map[usage.Settings]map[usage.WorkloadRef]usage.Usage, error) {
+	return t.reader.ReadEach(context.WithValue(ctx, namespaceKey{}, namespace), namespace, groups)
+}
+
+// recorder passes range queries on and remembers each, with its range and
+// the series that answered, under the namespace being read.
+type recorder struct {
+	next usage.RangeQuerier
+	mu   sync.Mutex
+	got  []call
+}
+
+var _ usage.RangeQuerier = (*recorder)(nil)
+
+// call is one range query sent.
+type call struct {
+	namespace, query string
+	rng              promv1.Range
+	series           []model.Fingerprint
+}
+
+// QueryRange sends the query and records it.
+func (r *recorder) QueryRange(ctx context.Context, query string, rng promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
+	v, warnings, infos, err := r.next.QueryRange(ctx, query, rng, opts...)
+	c := call{query: query, rng: rng}
+	c.namespace, _ = ctx.Value(namespaceKey{}).(string)
+	if m, ok := v.(model.Matrix); ok {
+		for _, s := range m {
+			c.series = append(c.series, s.Metric.Fingerprint())
+		}
+	}
+	r.mu.Lock()
+	r.got = append(r.got, c)
+	r.mu.Unlock()
+	return v, warnings, infos, err
+}
+
+// sentQueries are the queries of one namespace: each distinct query once,
+// sorted, and how many range queries were sent in all.
+type sentQueries struct {
+	queries []sentQuery
+	calls   int
+}
+
+// sentQuery is one query, sent over one range or, for a window longer
+// than Prometheus returns at once, over several that follow each other.
+type sentQuery struct {
+	query string
+	// series is how many distinct series answered over all its ranges.
+	series int
+	// span is the time its ranges cover, step their resolution.
+	span, step model.Duration
+}
+
+// sent are the queries recorded for namespace.
+func (r *recorder) sent(namespace string) sentQueries {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	type acc struct {
+		start, end time.Time
+		step       time.Duration
+		series     map[model.Fingerprint]bool
+	}
+	byQuery := map[string]*acc{}
+	out := sentQueries{}
+	for _, c := range r.got {
+		if c.namespace != namespace {
+			continue
+		}
+		out.calls++
+		a := byQuery[c.query]
+		if a == nil {
+			a = &acc{start: c.rng.Start, end: c.rng.End, step: c.rng.Step, series: map[model.Fingerprint]bool{}}
+			byQuery[c.query] = a
+		}
+		if c.rng.Start.Before(a.start) {
+			a.start = c.rng.Start
+		}
+		if c.rng.End.After(a.end) {
+			a.end = c.rng.End
+		}
+		for _, f := range c.series {
+			a.series[f] = true
+		}
+	}
+	for q, a := range byQuery {
+		out.queries = append(out.queries, sentQuery{query: q, series: len(a.series),
+			span: model.Duration(a.end.Sub(a.start)), step: model.Duration(a.step)})
+	}
+	slices.SortFunc(out.queries, func(a, b sentQuery) int { return cmp.Compare(a.query, b.query) })
+	return out
+}
