@@ -11,6 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/config"
 )
 
 // TestChartRunTimeout renders the chart's configuration file and loads it
@@ -52,7 +54,7 @@ func TestChartRunTimeout(t *testing.T) {
 			}
 			file := filepath.Join(t.TempDir(), "config.yaml")
 			writeFile(t, file, cm.Data["config.yaml"])
-			cfg, err := loadConfig([]string{"--config", file, "--dry-run"}, io.Discard)
+			cfg, err := config.Parse([]string{"--config", file, "--dry-run"}, io.Discard)
 			if err != nil {
 				t.Fatalf("the job refuses the chart's configuration: %v\n%s", err, cm.Data["config.yaml"])
 			}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -56,6 +57,16 @@ func exitCodeFor(err error) int {
 		return exitFailed
 	}
 }
+
+// runDeadlineError is the cause of a run's end at run-timeout. It is a
+// context.DeadlineExceeded, so that code checking for one still finds it.
+type runDeadlineError struct{ timeout time.Duration }
+
+func (e runDeadlineError) Error() string {
+	return fmt.Sprintf("run deadline of %s exceeded", e.timeout)
+}
+
+func (e runDeadlineError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // runExitCode is the exit code of a run that failed with err: a run cut
 // short by its deadline is unreachable (something did not answer in time),

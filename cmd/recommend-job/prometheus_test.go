@@ -1,23 +1,28 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
+	"encoding/pem"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 
+	"github.com/recommend-job/recommend-job/internal/config"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
-// TestPrometheusClientSendsCredentials runs a query against a stand-in
+// TestPrometheusClientSendsCredentials runs queries against a stand-in
 // server that records what arrives.
 func TestPrometheusClientSendsCredentials(t *testing.T) {
 	var got http.Header
@@ -27,84 +32,128 @@ func TestPrometheusClientSendsCredentials(t *testing.T) {
 		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
 	}))
 	defer srv.Close()
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte("first\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	query := func(t *testing.T, c *Config) http.Header {
+	dir := t.TempDir()
+	tokenFile, passwordFile := filepath.Join(dir, "token"), filepath.Join(dir, "password")
+	writeFile(t, tokenFile, "first\n")
+	writeFile(t, passwordFile, "secret\n")
+	client := func(t *testing.T, c *config.Config) promv1.API {
 		t.Helper()
 		c.PrometheusURL = srv.URL
 		api, err := newPrometheusAPI(c)
 		if err != nil {
 			t.Fatalf("newPrometheusAPI() error = %v", err)
 		}
+		return api
+	}
+	query := func(t *testing.T, api promv1.API) (http.Header, error) {
+		t.Helper()
 		now := time.Now()
-		if _, _, _, err := api.QueryRange(context.Background(), "up", promv1.Range{Start: now, End: now, Step: time.Minute}); err != nil {
-			t.Fatalf("QueryRange() error = %v", err)
-		}
-		return got
+		got = nil
+		_, _, _, err := api.QueryRange(context.Background(), "up", promv1.Range{Start: now, End: now, Step: time.Minute})
+		return got, err
 	}
 
-	h := query(t, &Config{PrometheusBearerTokenFile: tokenFile, PrometheusHeaders: []string{"X-Scope-OrgID=tenant-a", "x-extra=1"}})
-	if h.Get("Authorization") != "Bearer first" || h.Get("X-Scope-Orgid") != "tenant-a" || h.Get("X-Extra") != "1" {
-		t.Errorf("headers = %v, want the file's bearer token and both extra headers", h)
+	api := client(t, &config.Config{PrometheusBearerTokenFile: tokenFile, PrometheusHeaders: []string{"X-Scope-OrgID=tenant-a", "x-extra=1", "X-Extra=2"}})
+	h, err := query(t, api)
+	if err != nil || h.Get("Authorization") != "Bearer first" || h.Get("X-Scope-Orgid") != "tenant-a" || !slices.Equal(h.Values("X-Extra"), []string{"1", "2"}) {
+		t.Errorf("headers = %v, error %v; want the file's bearer token and the extra headers", h, err)
 	}
-	// The file is read again on every request: a rotated token is used.
-	if err := os.WriteFile(tokenFile, []byte("second"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if h := query(t, &Config{PrometheusBearerTokenFile: tokenFile}); h.Get("Authorization") != "Bearer second" {
+	// The file is read again on every request of the same client: a
+	// rotated token is used.
+	writeFile(t, tokenFile, "second")
+	if h, _ := query(t, api); h.Get("Authorization") != "Bearer second" {
 		t.Errorf("Authorization = %q, want the rotated token", h.Get("Authorization"))
 	}
+	// A file that went away fails the query, naming the file only.
+	if err := os.Remove(tokenFile); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := query(t, api); err == nil || !strings.Contains(err.Error(), tokenFile) || strings.Contains(err.Error(), "second") {
+		t.Errorf("query without the token file: error = %v, want one naming the file", err)
+	}
 	// admin:secret in base64 is YWRtaW46c2VjcmV0.
-	if h := query(t, &Config{PrometheusUsername: "admin", PrometheusPassword: "secret"}); h.Get("Authorization") != "Basic YWRtaW46c2VjcmV0" {
+	if h, _ := query(t, client(t, &config.Config{PrometheusUsername: "admin", PrometheusPassword: "secret"})); h.Get("Authorization") != "Basic YWRtaW46c2VjcmV0" {
 		t.Errorf("Authorization = %q, want basic admin:secret", h.Get("Authorization"))
+	}
+	api = client(t, &config.Config{PrometheusUsername: "admin", PrometheusPasswordFile: passwordFile})
+	if h, _ := query(t, api); h.Get("Authorization") != "Basic YWRtaW46c2VjcmV0" {
+		t.Errorf("Authorization = %q, want basic admin and the file's password", h.Get("Authorization"))
+	}
+	writeFile(t, passwordFile, "rotated")
+	if h, _ := query(t, api); h.Get("Authorization") != "Basic YWRtaW46cm90YXRlZA==" {
+		t.Errorf("Authorization = %q, want basic admin and the rotated password", h.Get("Authorization"))
 	}
 }
 
-func TestCompletePrometheus(t *testing.T) {
-	valid := func() Config {
-		return Config{PrometheusStep: time.Minute, PrometheusRateWindow: 5 * time.Minute, PrometheusTimeout: 2 * time.Minute, HalfLife: 24 * time.Hour,
-			MemoryPeakInterval: time.Hour, Percentile: 0.9, MinSamples: 12, ChangeThreshold: 0.1}
-	}
+// TestPrometheusClientTLS queries an HTTPS server whose certificate only
+// the configured CA vouches for.
+func TestPrometheusClientTLS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	caFile, notPEM := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "not.pem")
+	writeFile(t, caFile, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})))
+	writeFile(t, notPEM, "s3cr3t")
 	tests := []struct {
-		name   string
-		change func(*Config)
-		want   string
+		name       string
+		cfg        config.Config
+		wantNewErr string // from newPrometheusAPI
+		wantErr    string // from the query
 	}{
-		{"valid", func(*Config) {}, ""},
-		{"token and basic", func(c *Config) { c.PrometheusBearerToken, c.PrometheusUsername = "s3cr3t", "u" },
-			"prometheus-username: basic authentication and a bearer token exclude each other"},
-		{"bad header", func(c *Config) { c.PrometheusHeaders = []string{"no value"} },
-			`prometheus-headers: want Name=value, got an entry named "no value"`},
-		{"authorization header", func(c *Config) { c.PrometheusHeaders = []string{"Authorization=Bearer s3cr3t"} },
-			"prometheus-headers: set Authorization through prometheus-bearer-token or prometheus-username"},
-		{"braces in the filter", func(c *Config) { c.PrometheusLabelFilter = `{cluster="a"}` },
-			`prometheus-label-filter: must be label matchers without braces, e.g. cluster="prod"`},
-		{"percentile", func(c *Config) { c.Percentile = 90 }, "percentile: must be a number in [0.5, 1], got 90"},
-		{"percentile below the median", func(c *Config) { c.Percentile = 0.3 }, "percentile: must be a number in [0.5, 1], got 0.3"},
-		{"half-life too long", func(c *Config) { c.HalfLife = 8760 * time.Hour }, "half-life: must be between 1h and 720h, got 8760h"},
-		{"threshold", func(c *Config) { c.ChangeThreshold = 1 }, "change-threshold: must be in [0, 1), got 1"},
-		{"query timeout", func(c *Config) { c.PrometheusTimeout = 0 }, "prometheus-timeout: must be positive, got 0s"},
-		{"peak interval", func(c *Config) { c.MemoryPeakInterval = 0 }, "memory-peak-interval: must be a whole number of minutes between 1m and 24h, got 0s"},
-		{"peak interval not whole minutes", func(c *Config) { c.MemoryPeakInterval = 90 * time.Second },
-			"memory-peak-interval: must be a whole number of minutes between 1m and 24h, got 1m30s"},
+		{name: "the configured CA", cfg: config.Config{PrometheusCAFile: caFile}},
+		{name: "verification skipped", cfg: config.Config{PrometheusInsecureSkipVerify: true}},
+		{name: "the system's CAs", wantErr: "certificate"},
+		{name: "no such CA file", cfg: config.Config{PrometheusCAFile: filepath.Join(dir, "missing.pem")}, wantNewErr: "prometheus-ca-file: "},
+		{name: "no certificate in the file", cfg: config.Config{PrometheusCAFile: notPEM}, wantNewErr: "prometheus-ca-file: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := valid()
-			tt.change(&c)
-			var msgs []string
-			for _, err := range c.completePrometheus() {
-				msgs = append(msgs, err.Error())
+			tt.cfg.PrometheusURL = srv.URL
+			api, err := newPrometheusAPI(&tt.cfg)
+			if tt.wantNewErr != "" || err != nil {
+				if err == nil || !strings.Contains(err.Error(), tt.wantNewErr) || strings.Contains(err.Error(), "s3cr3t") {
+					t.Errorf("newPrometheusAPI() error = %v, want one containing %q and no file content", err, tt.wantNewErr)
+				}
+				return
 			}
-			if got := strings.Join(msgs, "; "); got != tt.want {
-				t.Errorf("completePrometheus() = %q, want %q", got, tt.want)
-			}
-			if strings.Contains(strings.Join(msgs, ""), "s3cr3t") {
-				t.Errorf("an error quotes the credential: %v", msgs)
+			now := time.Now()
+			_, _, _, err = api.QueryRange(context.Background(), "up", promv1.Range{Start: now, End: now, Step: time.Minute})
+			if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("QueryRange() error = %v, want %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestPrometheusClientCompression checks that answers travel compressed
+// and arrive decompressed.
+func TestPrometheusClientCompression(t *testing.T) {
+	var acceptEncoding string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		acceptEncoding = r.Header.Get("Accept-Encoding")
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		zw.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"pod":"web-1"},"values":[[1,"0.5"]]}]}}`))
+		zw.Close()
+	}))
+	defer srv.Close()
+	api, err := newPrometheusAPI(&config.Config{PrometheusURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, _, err := api.QueryRange(context.Background(), "up", promv1.Range{Start: time.Unix(0, 0), End: time.Unix(60, 0), Step: time.Minute})
+	if err != nil {
+		t.Fatalf("QueryRange() error = %v", err)
+	}
+	if m, ok := v.(model.Matrix); !ok || len(m) != 1 || m[0].Metric["pod"] != "web-1" {
+		t.Errorf("QueryRange() = %v, want the one series", v)
+	}
+	if acceptEncoding != "gzip" {
+		t.Errorf("Accept-Encoding = %q, want gzip", acceptEncoding)
 	}
 }
 
@@ -136,13 +185,13 @@ func TestPrometheusQueryTimeout(t *testing.T) {
 			}))
 			defer srv.Close()
 			defer close(done)
-			cfg := &Config{PrometheusURL: srv.URL, PrometheusTimeout: 500 * time.Millisecond, PrometheusOwnership: false,
+			cfg := &config.Config{PrometheusURL: srv.URL, PrometheusTimeout: 500 * time.Millisecond, PrometheusOwnership: false,
 				Window: 24 * time.Hour, PrometheusStep: time.Minute, PrometheusRateWindow: 5 * time.Minute, MemoryPeakInterval: time.Hour}
 			api, err := newPrometheusAPI(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			reader := usage.NewReader(api, usageOptions(cfg, slog.New(slog.DiscardHandler))...)
+			reader := usage.NewReader(api, cfg.UsageOptions(slog.New(slog.DiscardHandler))...)
 			start := time.Now()
 			_, err = reader.Read(context.Background(), "shop", []usage.WorkloadRef{{Kind: "Deployment", Namespace: "shop", Name: "web"}})
 			if took := time.Since(start); took > 30*time.Second {

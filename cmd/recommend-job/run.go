@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"time"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
@@ -19,23 +20,14 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/recommend-job/recommend-job/internal/collect"
+	"github.com/recommend-job/recommend-job/internal/config"
+	"github.com/recommend-job/recommend-job/internal/doctor"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/job"
 	"github.com/recommend-job/recommend-job/internal/plan"
-	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
-
-// runDeadlineError is the cause of a run's end at run-timeout. It is a
-// context.DeadlineExceeded, so that code checking for one still finds it.
-type runDeadlineError struct{ timeout time.Duration }
-
-func (e runDeadlineError) Error() string {
-	return fmt.Sprintf("run deadline of %s exceeded", e.timeout)
-}
-
-func (e runDeadlineError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // run is the whole program; it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -43,17 +35,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if doctorMode {
 		args = args[1:]
 	}
-	cfg, err := loadConfig(args, stderr)
-	if errors.Is(err, errVersionRequested) {
+	flags := config.NewFlagSet("recommend-job")
+	flags.SetOutput(stderr)
+	showVersion := false
+	if !doctorMode {
+		flags.BoolVar(&showVersion, "version", false, "print the version and exit")
+	}
+	flags.Usage = func() { writeHelp(stdout, doctorMode, flags) }
+	if err := flags.Parse(args); errors.Is(err, pflag.ErrHelp) {
+		return exitOK
+	} else if err != nil {
+		return fail(stderr, exitConfigured, fmt.Errorf("%w (see --help)", err))
+	}
+	if showVersion {
 		fmt.Fprintln(stdout, "recommend-job", version)
 		return exitOK
 	}
-	if errors.Is(err, pflag.ErrHelp) {
-		return exitOK
+	if flags.NArg() > 0 {
+		return fail(stderr, exitConfigured, fmt.Errorf("unexpected arguments: %s", strings.Join(flags.Args(), " ")))
 	}
+	cfg, err := config.Load(flags)
 	if err != nil {
 		return fail(stderr, exitConfigured, err)
 	}
+
 	log := newLogger(stderr, cfg.LogLevel)
 	// client-go logs through klog, kustomize through the standard log
 	// package: send both to the same JSON lines.
@@ -64,20 +69,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// that it still reports what it had.
 	runCtx, cancel := context.WithTimeoutCause(ctx, cfg.RunTimeout, runDeadlineError{cfg.RunTimeout})
 	defer cancel()
+	w, err := wire(cfg, log)
+	if err != nil {
+		log.ErrorContext(ctx, "cannot build the clients", "error", err)
+		return exitCodeFor(err)
+	}
 	if doctorMode {
-		return doctor(runCtx, cfg, stdout, log)
+		if err := doctor.Run(runCtx, w.doctor(cfg, log), stdout); err != nil {
+			return runExitCode(ctx, runCtx, err)
+		}
+		return exitOK
 	}
 
-	rep, err := runJob(runCtx, cfg, log)
-	if rep != nil {
-		if err != nil {
-			rep.Failed = err.Error()
-		}
-		// What was computed is worth showing even when the run failed late.
-		if werr := writeReport(stdout, rep, cfg.Output); werr != nil {
-			log.ErrorContext(ctx, "cannot write the report", "error", werr)
-			return exitFailed
-		}
+	rep, err := job.Run(runCtx, w.job, w.collector, usage.NewReader(w.prometheus, cfg.UsageOptions(log)...), log)
+	if err != nil {
+		rep.Failed = err.Error()
+	}
+	// What was computed is worth showing even when the run failed late.
+	if werr := writeReport(stdout, rep, cfg.Output); werr != nil {
+		log.ErrorContext(ctx, "cannot write the report", "error", werr)
+		return exitFailed
 	}
 	if err != nil {
 		if cause := context.Cause(runCtx); cause != nil {
@@ -94,26 +105,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// runJob builds the clients from cfg and runs one pass.
-func runJob(ctx context.Context, cfg *Config, log *slog.Logger) (*plan.Plan, error) {
-	w, err := wire(cfg, log, nil)
-	if err != nil {
-		return nil, err
-	}
-	return job.Run(ctx, w.job, w.collector, w.reader, log)
-}
-
-// wiring is everything a pass uses, built from the configuration.
+// wiring is the clients and settings a run and doctor use, built from the
+// configuration.
 type wiring struct {
-	rest      *rest.Config
-	collector *collect.Collector
-	reader    *usage.Reader
-	job       job.Config
+	rest       *rest.Config
+	discovery  *discovery.DiscoveryClient
+	access     authorizationclient.SelfSubjectAccessReviewInterface
+	collector  *collect.Collector
+	prometheus usage.RangeQuerier
+	job        job.Config
 }
 
-// wire builds the clients and settings of a pass. wrap, when set, wraps
-// the Prometheus API, e.g. to record the queries.
-func wire(cfg *Config, log *slog.Logger, wrap func(usage.RangeQuerier) usage.RangeQuerier) (*wiring, error) {
+// wire builds the clients and settings of a run.
+func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = cfg.Kubeconfig
 	restCfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
@@ -131,64 +135,43 @@ func wire(cfg *Config, log *slog.Logger, wrap func(usage.RangeQuerier) usage.Ran
 	if err != nil {
 		return nil, fmt.Errorf("creating discovery client: %w", err)
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
 	metaClient, err := metadata.NewForConfig(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating metadata client: %w", err)
 	}
-
+	authz, err := authorizationclient.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating authorization client: %w", err)
+	}
 	promAPI, err := newPrometheusAPI(cfg)
 	if err != nil {
 		return nil, err
 	}
-
-	collector := collect.New(dyn, mapper,
-		collect.WithMetadataClient(metaClient),
-		collect.WithNamespace(cfg.Namespace),
-		collect.WithNamespaces(cfg.Namespaces...),
-		collect.WithExcludedNamespaces(cfg.ExcludeNamespaces...),
-		collect.WithLabelSelector(cfg.LabelSelector),
-		collect.WithShard(cfg.ShardIndex, cfg.ShardCount),
-		collect.WithStatusWriting(cfg.WriteStatus),
-		collect.WithHPAAwareness(cfg.HPAAware),
-		collect.WithLogger(log))
-	var querier usage.RangeQuerier = promAPI
-	if wrap != nil {
-		querier = wrap(querier)
-	}
-	reader := usage.NewReader(querier, usageOptions(cfg, log)...)
-	jobCfg := job.Config{
-		Git: gitops.Options{
-			URL:            cfg.GitURL,
-			BaseBranch:     cfg.GitBranch,
-			PushBranch:     cfg.GitPushBranch,
-			Username:       cfg.GitUsername,
-			Token:          cfg.GitToken,
-			SSHKeyFile:     cfg.GitSSHKeyFile,
-			KnownHostsFile: cfg.GitKnownHostsFile,
-			AuthorName:     cfg.GitAuthorName,
-			AuthorEmail:    cfg.GitAuthorEmail,
-			CommitterName:  cfg.GitCommitterName,
-			CommitterEmail: cfg.GitCommitterEmail,
-			SigningKeyFile: cfg.GitSigningKeyFile,
-			SigningFormat:  cfg.GitSigningFormat,
-			CommitTemplate: cfg.GitCommitTemplate,
-			Forge: gitops.ForgeOptions{
-				Kind:           cfg.Forge,
-				APIURL:         cfg.ForgeAPIURL,
-				Token:          cfg.ForgeToken,
-				Repository:     cfg.ForgeRepository,
-				Labels:         cfg.PRLabels,
-				Reviewers:      cfg.PRReviewers,
-				CloseWhenEmpty: cfg.PRCloseWhenEmpty,
-			},
-		},
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
+	collector := collect.New(dyn, mapper, append(cfg.CollectOptions(log), collect.WithMetadataClient(metaClient))...)
+	return &wiring{rest: restCfg, discovery: disco, access: authz.SelfSubjectAccessReviews(), collector: collector, prometheus: promAPI, job: job.Config{
+		Git:           cfg.GitOptions(),
 		Path:          cfg.GitPath,
 		DryRun:        cfg.DryRun,
-		Algorithm:     algorithmOptions(cfg),
-		RenderOptions: renderOptions(cfg),
+		Algorithm:     cfg.Algorithm(),
+		RenderOptions: cfg.RenderOptions(),
+	}}, nil
+}
+
+// doctor is what doctor checks: the run's clients, reader and repository.
+func (w *wiring) doctor(cfg *config.Config, log *slog.Logger) doctor.Config {
+	return doctor.Config{
+		APIServer:     w.rest.Host,
+		Version:       w.discovery,
+		Access:        w.access,
+		WriteStatus:   cfg.WriteStatus,
+		Collector:     w.collector,
+		PrometheusURL: cfg.PrometheusURL,
+		Prometheus:    w.prometheus,
+		ReaderOptions: cfg.UsageOptions(log),
+		Git:           w.job.Git,
+		Log:           log,
 	}
-	return &wiring{rest: restCfg, collector: collector, reader: reader, job: jobCfg}, nil
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
@@ -199,21 +182,46 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-// formatMarkdown prints the report as the pull request's description.
-const formatMarkdown = "markdown"
-
 func writeReport(w io.Writer, rep *plan.Plan, format string) error {
-	if format == formatMarkdown {
+	if format == config.OutputMarkdown {
 		_, err := io.WriteString(w, gitops.PullRequestBody(rep))
 		return err
 	}
 	return report.Write(w, rep, report.Format(format))
 }
 
-// renderOptions carries the render settings, which complete() validated.
-func renderOptions(cfg *Config) []render.Option {
-	mode, _ := render.ParseMode(cfg.RenderMode)
-	paths, _ := render.ParsePaths(cfg.RenderPaths)
-	maxSize, _ := render.ParseFileSize(cfg.MaxFileSize)
-	return []render.Option{render.WithMode(mode), render.WithPaths(paths), render.WithMaxFileSize(maxSize)}
+// settingsHelp says where settings come from.
+const settingsHelp = `Settings come from flags, ` + config.EnvPrefix + `_* environment variables (--git-url is
+` + config.EnvPrefix + `_GIT_URL) and a YAML file of the same keys given with --config or
+` + config.EnvPrefix + `_CONFIG, in that order of precedence. README.md describes every key.
+`
+
+// writeHelp writes the help of the command, or of doctor.
+func writeHelp(w io.Writer, doctorMode bool, flags *pflag.FlagSet) {
+	if doctorMode {
+		fmt.Fprint(w, `Usage: recommend-job doctor [flags]
+
+Checks what a run depends on and shows why a run would recommend nothing:
+whether the apiserver, Prometheus and the repository answer, whether the job
+may read what it must, each ResourceRecommend's validation, the PromQL a run
+sends (sorted by namespace) with how many series answer, and the samples each
+container's recommendation would be computed from. It takes the settings of a
+run and changes nothing. It exits 0 when every check passed, 3 when something
+could not be reached, 1 when a check failed, 2 when the settings are invalid.
+
+`+settingsHelp+"\nFlags:\n"+flags.FlagUsages())
+		return
+	}
+	fmt.Fprint(w, `Usage:
+  recommend-job [flags]          recommend requests and push them to the GitOps repository
+  recommend-job doctor [flags]   check what a run depends on; changes nothing
+                                 (recommend-job doctor --help)
+
+Reads katalyst ResourceRecommends and their targets, computes CPU and memory
+requests from the Prometheus history, writes them to the GitOps repository
+and opens a pull request. It exits 0 when the run completed, 1 when it could
+not, 2 when the settings are invalid, 3 when a dependency could not be
+reached or the run reached run-timeout.
+
+`+settingsHelp+"\nFlags:\n"+flags.FlagUsages())
 }

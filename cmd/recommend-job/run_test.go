@@ -13,13 +13,23 @@ import (
 
 func TestRunExitCodes(t *testing.T) {
 	tests := []struct {
-		name       string
-		args       []string
-		wantCode   int
-		wantStdout string
-		wantStderr string
+		name          string
+		args          []string
+		wantCode      int
+		wantStdout    string
+		wantStderr    string
+		wantNotStdout string
 	}{
 		{name: "version", args: []string{"--version"}, wantCode: exitOK, wantStdout: "recommend-job dev"},
+		{name: "help lists doctor", args: []string{"--help"}, wantCode: exitOK, wantStdout: "recommend-job doctor [flags]   check what a run depends on"},
+		{name: "help says where settings come from", args: []string{"-h"}, wantCode: exitOK,
+			wantStdout: "RECOMMEND_* environment variables (--git-url is\nRECOMMEND_GIT_URL) and a YAML file of the same keys given with --config or\nRECOMMEND_CONFIG"},
+		{name: "doctor's own help", args: []string{"doctor", "--help"}, wantCode: exitOK, wantStdout: "Usage: recommend-job doctor [flags]\n\nChecks what a run depends on",
+			wantNotStdout: "--version"},
+		{name: "doctor has no version flag", args: []string{"doctor", "--version"}, wantCode: exitConfigured, wantStderr: "unknown flag: --version"},
+		{name: "stray argument", args: []string{"now"}, wantCode: exitConfigured, wantStderr: "unexpected arguments: now"},
+		{name: "doctor, apiserver unreachable", args: []string{"doctor", "--dry-run", "--prometheus-url=http://127.0.0.1:1", "--kubeconfig=testdata/unreachable-kubeconfig"},
+			wantCode: exitUnreachable, wantStdout: "FAIL  reaching the apiserver: "},
 		{name: "configuration error", args: []string{"--output=xml"}, wantCode: exitConfigured, wantStderr: `output: must be table, json, yaml or markdown`},
 		{name: "unknown flag", args: []string{"--no-such-flag"}, wantCode: exitConfigured, wantStderr: "unknown flag"},
 		{name: "cannot load kubeconfig", args: []string{"--dry-run", "--prometheus-url=http://127.0.0.1:1", "--kubeconfig=testdata/missing-kubeconfig"},
@@ -39,6 +49,9 @@ func TestRunExitCodes(t *testing.T) {
 			}
 			if !strings.Contains(stderr.String(), tt.wantStderr) {
 				t.Errorf("stderr = %q, want it to contain %q", stderr.String(), tt.wantStderr)
+			}
+			if tt.wantNotStdout != "" && strings.Contains(stdout.String(), tt.wantNotStdout) {
+				t.Errorf("stdout = %q, want it not to contain %q", stdout.String(), tt.wantNotStdout)
 			}
 		})
 	}

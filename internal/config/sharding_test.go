@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"io"
@@ -23,15 +23,15 @@ func TestShardsGetTheirOwnBranch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := loadConfig(append(append([]string(nil), base...), tt.args...), io.Discard)
+			cfg, err := Parse(append(append([]string(nil), base...), tt.args...), io.Discard)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("loadConfig() error = %v, want %q", err, tt.wantErr)
+					t.Fatalf("Parse() error = %v, want %q", err, tt.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("loadConfig() error = %v", err)
+				t.Fatalf("Parse() error = %v", err)
 			}
 			if cfg.GitPushBranch != tt.wantBranch {
 				t.Errorf("push branch = %q, want %q", cfg.GitPushBranch, tt.wantBranch)
@@ -41,16 +41,16 @@ func TestShardsGetTheirOwnBranch(t *testing.T) {
 }
 
 func TestConfigFileWithUnknownKeyIsRefused(t *testing.T) {
-	_, err := loadConfig([]string{"--config=testdata/typo.yaml"}, io.Discard)
+	_, err := Parse([]string{"--config=testdata/typo.yaml"}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "unknown keys git-token-fle") {
-		t.Errorf("loadConfig(typo) error = %v, want the unknown key named", err)
+		t.Errorf("Parse(typo) error = %v, want the unknown key named", err)
 	}
 }
 
 func TestForgeTokenFromGitURL(t *testing.T) {
-	cfg, err := loadConfig([]string{"--prometheus-url=http://p", "--git-url=https://s3cret@github.com/org/repo.git", "--forge=github"}, io.Discard)
+	cfg, err := Parse([]string{"--prometheus-url=http://p", "--git-url=https://s3cret@github.com/org/repo.git", "--forge=github"}, io.Discard)
 	if err != nil {
-		t.Fatalf("loadConfig() error = %v", err)
+		t.Fatalf("Parse() error = %v", err)
 	}
 	if cfg.ForgeToken != "s3cret" {
 		t.Errorf("forge token = %q, want the token of git-url", cfg.ForgeToken)

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ func TestEveryKeyIsDocumentedAndSettable(t *testing.T) {
 				t.Fatalf("Config has no field tagged %q", s.key)
 			}
 			value, want := sampleValue(t, s.value)
-			env := envPrefix + "_" + strings.ToUpper(strings.ReplaceAll(s.key, "-", "_"))
+			env := EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(s.key, "-", "_"))
 
 			for _, via := range []string{"flag", "env"} {
 				args := requiredArgs(s.key)
@@ -40,9 +40,9 @@ func TestEveryKeyIsDocumentedAndSettable(t *testing.T) {
 				} else {
 					t.Setenv(env, value)
 				}
-				cfg, err := loadConfig(args, io.Discard)
+				cfg, err := Parse(args, io.Discard)
 				if err != nil && !strings.Contains(err.Error(), s.key+":") {
-					t.Fatalf("set by %s: loadConfig() error = %v", via, err)
+					t.Fatalf("set by %s: Parse() error = %v", via, err)
 				}
 				if cfg == nil {
 					// The sample value was refused, naming the key: the key is

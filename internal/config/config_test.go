@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"io"
@@ -75,9 +75,9 @@ func TestLoadConfigPrecedence(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			cfg, err := loadConfig(tt.args, io.Discard)
+			cfg, err := Parse(tt.args, io.Discard)
 			if err != nil {
-				t.Fatalf("loadConfig(%v) error = %v", tt.args, err)
+				t.Fatalf("Parse(%v) error = %v", tt.args, err)
 			}
 			for _, d := range tt.want(cfg) {
 				t.Error(d)
@@ -91,7 +91,7 @@ func TestLoadConfigTokenFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := loadConfig([]string{"--prometheus-url=http://p", "--git-url=file:///r", "--git-token-file=" + path}, io.Discard)
+	cfg, err := Parse([]string{"--prometheus-url=http://p", "--git-url=file:///r", "--git-token-file=" + path}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +121,13 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := loadConfig(tt.args, io.Discard)
+			_, err := Parse(tt.args, io.Discard)
 			if err == nil {
-				t.Fatalf("loadConfig(%v) error = nil, want %q", tt.args, tt.want)
+				t.Fatalf("Parse(%v) error = nil, want %q", tt.args, tt.want)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
-					t.Errorf("loadConfig(%v) error = %q, want it to contain %q", tt.args, err, w)
+					t.Errorf("Parse(%v) error = %q, want it to contain %q", tt.args, err, w)
 				}
 			}
 		})
@@ -151,4 +151,19 @@ func boolString(b bool) string {
 		return "true"
 	}
 	return "false"
+}
+
+// TestEachErrorOnce loads settings with several errors: each is reported
+// once, as the configuration is completed once.
+func TestEachErrorOnce(t *testing.T) {
+	_, err := Parse([]string{"--dry-run", "--prometheus-url=http://p", "--shard-count=0", "--kube-qps=0", "--label-selector=a b c",
+		"--namespaces=Bad_NS", "--window=1h", "--git-branch=a..b"}, io.Discard)
+	if err == nil {
+		t.Fatal("Parse() error = nil, want several")
+	}
+	for _, key := range []string{"shard-count:", "kube-qps:", "label-selector:", "namespaces:", "window:", "git-branch:"} {
+		if n := strings.Count(err.Error(), key); n != 1 {
+			t.Errorf("%q appears %d times in %q, want once", key, n, err)
+		}
+	}
 }

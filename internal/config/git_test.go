@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"io"
@@ -22,7 +22,7 @@ func TestCompleteGitDerivesThePushBranch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"--prometheus-url=http://prom.example:9090", "--git-url=https://git.example/r.git"}, tt.args...)
-			cfg, err := loadConfig(args, io.Discard)
+			cfg, err := Parse(args, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,9 +58,9 @@ func TestCompleteGitErrorsNameTheKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"--prometheus-url=http://prom.example:9090", "--git-url=https://git.example/r.git"}, tt.args...)
-			_, err := loadConfig(args, io.Discard)
+			_, err := Parse(args, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("loadConfig() error = %v, want one containing %q", err, tt.want)
+				t.Fatalf("Parse() error = %v, want one containing %q", err, tt.want)
 			}
 			if strings.Contains(err.Error(), "ftok-123") {
 				t.Errorf("error %q holds the forge token", err)
@@ -87,7 +87,7 @@ func TestCompleteGitForgeToken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := loadConfig(append(base, tt.args...), io.Discard)
+			cfg, err := Parse(append(base, tt.args...), io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,10 +100,50 @@ func TestCompleteGitForgeToken(t *testing.T) {
 
 func TestSSHURLsAreAccepted(t *testing.T) {
 	for _, url := range []string{"git@github.com:org/fleet.git", "ssh://git@host:2222/org/fleet.git"} {
-		_, err := loadConfig([]string{"--prometheus-url=http://prom.example:9090", "--git-url=" + url,
+		_, err := Parse([]string{"--prometheus-url=http://prom.example:9090", "--git-url=" + url,
 			"--git-ssh-key-file=/keys/id", "--git-known-hosts-file=/keys/known_hosts"}, io.Discard)
 		if err != nil {
-			t.Errorf("git-url %s: loadConfig() error = %v", url, err)
+			t.Errorf("git-url %s: Parse() error = %v", url, err)
 		}
+	}
+}
+
+// TestGitURLAndBranches checks the repository address against go-git's
+// parser and the branches against git's rules for reference names.
+func TestGitURLAndBranches(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // "" when valid
+	}{
+		{"https", []string{"--git-url=https://git.example/org/fleet.git"}, ""},
+		{"file", []string{"--git-url=file:///srv/fleet.git"}, ""},
+		{"scp-like", []string{"--git-url=git@github.com:org/fleet.git", "--git-ssh-key-file=/k", "--git-known-hosts-file=/kh"}, ""},
+		{"branch with a slash", []string{"--git-branch=release/v2"}, ""},
+		{"a bare path", []string{"--git-url=/srv/fleet.git"}, "git-url: scheme must be one of file, http, https, ssh, or user@host:path"},
+		{"another scheme", []string{"--git-url=ftp://git.example/fleet.git"}, "git-url: scheme must be one of"},
+		{"no host", []string{"--git-url=https:///fleet.git"}, "git-url: no host"},
+		{"scp-like with a port", []string{"--git-url=git@host:2222:org/fleet.git", "--git-ssh-key-file=/k", "--git-known-hosts-file=/kh"},
+			"git-url: user@host:path takes no port; use ssh://host:port/path"},
+		{"credentials never quoted", []string{"--git-url=https://user:s3cr3t tok@git.example/fleet.git"}, "git-url: not a valid URL"},
+		{"base branch", []string{"--git-branch=feature..x"}, `git-branch: "feature..x" is not a valid branch name`},
+		{"base branch ending in .lock", []string{"--git-branch=main.lock"}, `git-branch: "main.lock" is not a valid branch name`},
+		{"push branch", []string{"--git-push-branch=bot/@{x}"}, `git-push-branch: "bot/@{x}" is not a valid branch name`},
+		{"push branch with a leading dash", []string{"--git-push-branch=-bot"}, `git-push-branch: "-bot" is not a valid branch name`},
+		{"template with a space", []string{"--git-branch-template=rj {{.Base}}"}, `git-branch-template: "rj main" is not a valid branch name`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--prometheus-url=http://prom.example:9090", "--git-url=https://git.example/r.git"}, tt.args...)
+			_, err := Parse(args, io.Discard)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Parse() error = %v, want none", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("Parse() error = %v, want one containing %q", err, tt.want)
+			case err != nil && strings.Contains(err.Error(), "s3cr3t"):
+				t.Errorf("error %q quotes the credential", err)
+			}
+		})
 	}
 }

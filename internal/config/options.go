@@ -1,0 +1,62 @@
+package config
+
+import (
+	"log/slog"
+
+	"github.com/recommend-job/recommend-job/internal/collect"
+	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/render"
+)
+
+// CollectOptions are the settings of the collector: which
+// ResourceRecommends are in scope, and what it does with them.
+func (c *Config) CollectOptions(log *slog.Logger) []collect.Option {
+	return []collect.Option{
+		collect.WithNamespace(c.Namespace),
+		collect.WithNamespaces(c.Namespaces...),
+		collect.WithExcludedNamespaces(c.ExcludeNamespaces...),
+		collect.WithLabelSelector(c.LabelSelector),
+		collect.WithShard(c.ShardIndex, c.ShardCount),
+		collect.WithStatusWriting(c.WriteStatus),
+		collect.WithHPAAwareness(c.HPAAware),
+		collect.WithLogger(log),
+	}
+}
+
+// RenderOptions are the settings of render, which Load validated.
+func (c *Config) RenderOptions() []render.Option {
+	mode, _ := render.ParseMode(c.RenderMode)
+	paths, _ := render.ParsePaths(c.RenderPaths)
+	maxSize, _ := render.ParseFileSize(c.MaxFileSize)
+	return []render.Option{render.WithMode(mode), render.WithPaths(paths), render.WithMaxFileSize(maxSize)}
+}
+
+// GitOptions are the repository, its branches, credentials, commits and
+// pull request.
+func (c *Config) GitOptions() gitops.Options {
+	return gitops.Options{
+		URL:            c.GitURL,
+		BaseBranch:     c.GitBranch,
+		PushBranch:     c.GitPushBranch,
+		Username:       c.GitUsername,
+		Token:          c.GitToken,
+		SSHKeyFile:     c.GitSSHKeyFile,
+		KnownHostsFile: c.GitKnownHostsFile,
+		AuthorName:     c.GitAuthorName,
+		AuthorEmail:    c.GitAuthorEmail,
+		CommitterName:  c.GitCommitterName,
+		CommitterEmail: c.GitCommitterEmail,
+		SigningKeyFile: c.GitSigningKeyFile,
+		SigningFormat:  c.GitSigningFormat,
+		CommitTemplate: c.GitCommitTemplate,
+		Forge: gitops.ForgeOptions{
+			Kind:           c.Forge,
+			APIURL:         c.ForgeAPIURL,
+			Token:          c.ForgeToken,
+			Repository:     c.ForgeRepository,
+			Labels:         c.PRLabels,
+			Reviewers:      c.PRReviewers,
+			CloseWhenEmpty: c.PRCloseWhenEmpty,
+		},
+	}
+}

@@ -1,0 +1,105 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCompletePrometheus(t *testing.T) {
+	valid := func() Config {
+		return Config{PrometheusURL: "https://prometheus.example", Window: 7 * 24 * time.Hour, PrometheusStep: time.Minute, PrometheusRateWindow: 5 * time.Minute, PrometheusTimeout: 2 * time.Minute, HalfLife: 24 * time.Hour,
+			MemoryPeakInterval: time.Hour, Percentile: 0.9, MinSamples: 12, ChangeThreshold: 0.1}
+	}
+	tests := []struct {
+		name   string
+		change func(*Config)
+		want   string
+	}{
+		{"valid", func(*Config) {}, ""},
+		{"token and basic", func(c *Config) { c.PrometheusBearerToken, c.PrometheusUsername = "s3cr3t", "u" },
+			"prometheus-username: basic authentication and a bearer token exclude each other"},
+		{"bad header", func(c *Config) { c.PrometheusHeaders = []string{"no value"} },
+			`prometheus-headers: want Name=value, got an entry named "no value"`},
+		{"authorization header", func(c *Config) { c.PrometheusHeaders = []string{"Authorization=Bearer s3cr3t"} },
+			"prometheus-headers: set Authorization through prometheus-bearer-token or prometheus-username"},
+		{"header the client sets", func(c *Config) { c.PrometheusHeaders = []string{"user-agent=s3cr3t"} },
+			`prometheus-headers: setting header "User-Agent" is not allowed`},
+		{"no url", func(c *Config) { c.PrometheusURL = "" }, "prometheus-url: required"},
+		{"braces in the filter", func(c *Config) { c.PrometheusLabelFilter = `{cluster="a"}` },
+			`prometheus-label-filter: must be label matchers without braces, e.g. cluster="prod"`},
+		{"percentile", func(c *Config) { c.Percentile = 90 }, "percentile: must be a number in [0.5, 1], got 90"},
+		{"percentile below the median", func(c *Config) { c.Percentile = 0.3 }, "percentile: must be a number in [0.5, 1], got 0.3"},
+		{"half-life too long", func(c *Config) { c.HalfLife = 8760 * time.Hour }, "half-life: must be between 1h and 720h, got 8760h"},
+		{"threshold", func(c *Config) { c.ChangeThreshold = 1 }, "change-threshold: must be in [0, 1), got 1"},
+		{"query timeout", func(c *Config) { c.PrometheusTimeout = 0 }, "prometheus-timeout: must be positive, got 0s"},
+		{"peak interval", func(c *Config) { c.MemoryPeakInterval = 0 }, "memory-peak-interval: must be a whole number of minutes between 1m and 24h, got 0s"},
+		{"peak interval not whole minutes", func(c *Config) { c.MemoryPeakInterval = 90 * time.Second },
+			"memory-peak-interval: must be a whole number of minutes between 1m and 24h, got 1m30s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := valid()
+			tt.change(&c)
+			var msgs []string
+			for _, err := range c.completePrometheus() {
+				msgs = append(msgs, err.Error())
+			}
+			if got := strings.Join(msgs, "; "); got != tt.want {
+				t.Errorf("completePrometheus() = %q, want %q", got, tt.want)
+			}
+			if strings.Contains(strings.Join(msgs, ""), "s3cr3t") {
+				t.Errorf("an error quotes the credential: %v", msgs)
+			}
+		})
+	}
+}
+
+// TestPrometheusHTTP checks what reaches the client's configuration: each
+// authentication key where the client reads it, headers as secrets under
+// their canonical names, the environment's proxy.
+func TestPrometheusHTTP(t *testing.T) {
+	tests := []struct {
+		name  string
+		cfg   Config
+		check func(t *testing.T, c Config, got string)
+	}{
+		{name: "bearer token file", cfg: Config{PrometheusBearerTokenFile: "/var/run/token"}, check: func(t *testing.T, c Config, _ string) {
+			hc, _ := c.PrometheusHTTP()
+			if hc.Authorization == nil || hc.Authorization.Type != "Bearer" || hc.Authorization.CredentialsFile != "/var/run/token" || hc.BasicAuth != nil {
+				t.Errorf("authorization = %+v, basic auth = %+v, want the bearer token's file", hc.Authorization, hc.BasicAuth)
+			}
+		}},
+		{name: "basic auth with a password file", cfg: Config{PrometheusUsername: "admin", PrometheusPasswordFile: "/var/run/password"}, check: func(t *testing.T, c Config, _ string) {
+			hc, _ := c.PrometheusHTTP()
+			if hc.BasicAuth == nil || hc.BasicAuth.Username != "admin" || hc.BasicAuth.PasswordFile != "/var/run/password" || hc.Authorization != nil {
+				t.Errorf("basic auth = %+v, authorization = %+v, want admin and the password's file", hc.BasicAuth, hc.Authorization)
+			}
+		}},
+		{name: "headers, TLS and proxy", cfg: Config{PrometheusHeaders: []string{"x-scope-orgid=s3cr3t", "X-Extra=1", "X-Extra=2"}, PrometheusCAFile: "/ca.pem", PrometheusInsecureSkipVerify: true},
+			check: func(t *testing.T, c Config, printed string) {
+				hc, _ := c.PrometheusHTTP()
+				if hc.HTTPHeaders == nil || len(hc.HTTPHeaders.Headers["X-Scope-Orgid"].Secrets) != 1 || len(hc.HTTPHeaders.Headers["X-Extra"].Secrets) != 2 {
+					t.Errorf("headers = %+v, want X-Scope-Orgid once and X-Extra twice", hc.HTTPHeaders)
+				}
+				if hc.TLSConfig.CAFile != "/ca.pem" || !hc.TLSConfig.InsecureSkipVerify || !hc.ProxyFromEnvironment || !hc.FollowRedirects {
+					t.Errorf("TLS = %+v, proxy from environment %v, follow redirects %v", hc.TLSConfig, hc.ProxyFromEnvironment, hc.FollowRedirects)
+				}
+				if strings.Contains(printed, "s3cr3t") {
+					t.Errorf("the configuration prints a header's value:\n%s", printed)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hc, err := tt.cfg.PrometheusHTTP()
+			if err != nil {
+				t.Fatalf("PrometheusHTTP() error = %v", err)
+			}
+			tt.check(t, tt.cfg, hc.String())
+		})
+	}
+	if _, err := (&Config{PrometheusHeaders: []string{"Authorization=Bearer s3cr3t"}}).PrometheusHTTP(); err == nil || strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("PrometheusHTTP() with an Authorization header: error = %v, want one that does not quote it", err)
+	}
+}

@@ -1,0 +1,93 @@
+package config
+
+import (
+	"time"
+
+	"github.com/recommend-job/recommend-job/internal/usage"
+)
+
+// setting is one configuration key: its flag, default and help.
+type setting struct {
+	key   string
+	value any
+	usage string
+}
+
+// settings lists every key; flags, environment variables and defaults are
+// all derived from it so they cannot disagree.
+var settings = []setting{
+	{"kubeconfig", "", "path to a kubeconfig; in-cluster config or $KUBECONFIG when empty"},
+	{"namespace", "", "only this namespace's ResourceRecommends; all namespaces when empty"},
+	{"namespaces", []string{}, "only these namespaces' ResourceRecommends (comma-separated); all namespaces when empty"},
+	{"exclude-namespaces", []string{}, "leave these namespaces' ResourceRecommends out (comma-separated)"},
+	{"label-selector", "", "only the ResourceRecommends matching this label selector"},
+	{"shard-index", -1, "this pod's shard in [0, shard-count); $JOB_COMPLETION_INDEX, else 0, when negative"},
+	{"shard-count", 1, "number of shards the ResourceRecommends are split into by a hash of namespace/name"},
+	{"kube-qps", 20.0, "requests per second to the Kubernetes API"},
+	{"kube-burst", 40, "burst of requests to the Kubernetes API"},
+	{"kube-timeout", 30 * time.Second, "bound of each request to the Kubernetes API"},
+	{"write-status", false, "write katalyst's conditions and recommendResources to each ResourceRecommend's status"},
+	{"hpa-aware", true, "leave alone the requests a HorizontalPodAutoscaler scales the target on by utilization"},
+	{"prometheus-url", "", "base URL of the Prometheus-compatible API holding usage history"},
+	{"window", 7 * 24 * time.Hour, "how much usage history to read, 24h to 720h"},
+	{"prometheus-bearer-token", "", "bearer token for the Prometheus API"},
+	{"prometheus-bearer-token-file", "", "file holding the bearer token, read on every request (e.g. a projected service account token)"},
+	{"prometheus-username", "", "user name for basic authentication to the Prometheus API"},
+	{"prometheus-password", "", "password for basic authentication to the Prometheus API"},
+	{"prometheus-password-file", "", "file holding the basic authentication password, read on every request"},
+	{"prometheus-ca-file", "", "PEM file of the CA that signed the Prometheus API's certificate; reloaded when it changes"},
+	{"prometheus-insecure-skip-verify", false, "do not verify the Prometheus API's certificate"},
+	{"prometheus-headers", []string{}, "extra request headers as Name=value (comma-separated), e.g. X-Scope-OrgID=tenant for Mimir"},
+	{"prometheus-label-filter", "", "label matchers added to every query, e.g. cluster=\"prod\""},
+	{"prometheus-step", time.Minute, "resolution of the CPU history"},
+	{"prometheus-rate-window", 5 * time.Minute, "range of rate() over the CPU counter; at least two scrape intervals"},
+	{"prometheus-ownership", true, "attribute pods through kube-state-metrics' kube_pod_owner and kube_replicaset_owner where present"},
+	{"prometheus-timeout", usage.DefaultQueryTimeout, "bound of each query to the Prometheus API, its answer included"},
+	{"percentile", 0.9, "usage percentile recommendations start from, in [0.5, 1]"},
+	{"half-life", 24 * time.Hour, "age at which a usage sample weighs half as much, 1h to 720h"},
+	{"memory-peak-interval", time.Hour, "memory enters the histogram as one peak per interval, whole minutes from 1m to 24h"},
+	{"min-samples", 12, "fewest samples a recommendation is made from"},
+	{"change-threshold", 0.1, "relative change below which the current value is kept; 0 writes every change"},
+	{"git-url", "", "URL of the GitOps repository (file://, http://, https://, ssh:// or user@host:path)"},
+	{"git-branch", "main", "base branch the changes are for"},
+	{"git-push-branch", "", "branch to commit to; from git-branch-template when empty, equal to git-branch to push directly"},
+	{"git-branch-template", defaultBranchTemplate, "template of the push branch; {{.Base}} is git-branch, {{.Path}} git-path, {{.Shard}} the shard index, {{.Sharded}} whether shard-count is above 1"},
+	{"git-direct-push", false, "commit straight onto git-branch, with no push branch or pull request"},
+	{"git-path", ".", "subtree of the repository holding the manifests"},
+	{"render-mode", "auto", "how changes land: inplace edits the defining file, patch writes a kustomize patch in the overlay, auto patches only where the file is a shared base"},
+	{"render-paths", []string{}, "namespace=path pairs (comma-separated): the directory, relative to the repository root, that renders a namespace's workloads"},
+	{"max-file-size", "4Mi", "size (a quantity such as 4Mi, or bytes) above which a repository file is not read; what it defines is reported, not rendered"},
+	{"git-username", "", "user name for HTTP(S) authentication"},
+	{"git-token", "", "token or password for HTTP(S) authentication"},
+	{"git-token-file", "", "file holding the token (e.g. a mounted Secret); used when git-token is empty"},
+	{"git-author-name", "recommend-job", "commit author name"},
+	{"git-author-email", "recommend-job@users.noreply.github.com", "commit author email"},
+	{"git-ssh-key-file", "", "private key for an ssh git-url (e.g. a mounted Secret)"},
+	{"git-known-hosts-file", "", "known_hosts file listing the ssh server's host keys; required for an ssh git-url"},
+	{"git-commit-template", "", "Go text/template of the commit message; a title and the changes listed when empty"},
+	{"git-committer-name", "", "committer name; git-author-name when empty"},
+	{"git-committer-email", "", "committer email; git-author-email when empty"},
+	{"git-signing-key-file", "", "key that signs the commits: an armored OpenPGP private key or an OpenSSH private key, unencrypted"},
+	{"git-signing-format", "openpgp", "format of git-signing-key-file: openpgp or ssh"},
+	{"forge", "none", "where to open the pull request: github, gitlab, gitea or none"},
+	{"forge-api-url", "", "API base URL of the forge; github.com's and gitlab.com's when empty, required for gitea"},
+	{"forge-token", "", "token for the forge's API; git-token when empty"},
+	{"forge-token-file", "", "file holding the forge token; used when forge-token is empty"},
+	{"forge-repository", "", "owner/name of the repository on the forge; from git-url's path when empty"},
+	{"pr-labels", []string{}, "labels of the pull request (comma-separated)"},
+	{"pr-reviewers", []string{}, "user names asked to review the pull request (comma-separated)"},
+	{"pr-close-when-empty", false, "close the open pull request when a run finds nothing to change"},
+	{"dry-run", false, "render and report, but do not commit or push"},
+	{"fail-on-partial", false, "exit 1 when the run completed but some ResourceRecommend was invalid, had no history or could not be rendered"},
+	{"run-timeout", defaultRunTimeout, "deadline of the whole run; keep it below the Job's activeDeadlineSeconds, so that the run still reports"},
+	{"output", "table", "report format: table, json, yaml, or markdown (the pull request's body)"},
+	{"log-level", "info", "log level: debug, info, warn or error"},
+}
+
+// defaultBranchTemplate names the push branch after the base branch, and
+// after the shard when there are several.
+const defaultBranchTemplate = "recommend-job/{{.Base}}{{if .Sharded}}-shard-{{.Shard}}{{end}}"
+
+// defaultRunTimeout is 90% of the chart's default activeDeadlineSeconds
+// (1800), the share the chart gives a run of any deadline.
+const defaultRunTimeout = 27 * time.Minute

@@ -1,0 +1,131 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/recommend-job/recommend-job/internal/render"
+	"github.com/recommend-job/recommend-job/internal/report"
+)
+
+// OutputMarkdown is the output format that prints the report as the pull
+// request's description; the others are report's formats.
+const OutputMarkdown = "markdown"
+
+// complete fills derived defaults and validates, once; errors name the
+// key.
+func (c *Config) complete() error {
+	var errs []error
+	var err error
+	if c.GitToken, err = secret(c.GitToken, c.GitTokenFile); err != nil {
+		errs = append(errs, fmt.Errorf("git-token-file: %w", err))
+	}
+	errs = append(errs, c.completeCollect()...)
+	errs = append(errs, c.completeGit()...)
+	errs = append(errs, c.completePrometheus()...)
+	if c.RunTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("run-timeout: must be positive, got %s", c.RunTimeout))
+	}
+	if _, err := render.ParseMode(c.RenderMode); err != nil {
+		errs = append(errs, fmt.Errorf("render-mode: %w", err))
+	}
+	if _, err := render.ParsePaths(c.RenderPaths); err != nil {
+		errs = append(errs, fmt.Errorf("render-paths: %w", err))
+	}
+	if _, err := render.ParseFileSize(c.MaxFileSize); err != nil {
+		errs = append(errs, fmt.Errorf("max-file-size: %w", err))
+	}
+	switch report.Format(c.Output) {
+	case report.FormatTable, report.FormatJSON, report.FormatYAML, OutputMarkdown:
+	default:
+		errs = append(errs, fmt.Errorf("output: must be table, json, yaml or markdown, got %q", c.Output))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log-level: must be debug, info, warn or error, got %q", c.LogLevel))
+	}
+	return errors.Join(errs...)
+}
+
+// completeCollect fills and checks the settings of the collect stage.
+func (c *Config) completeCollect() []error {
+	var errs []error
+	if c.ShardIndex < 0 {
+		c.ShardIndex = 0
+		// An Indexed Job gives each pod its index in this variable.
+		if v := os.Getenv("JOB_COMPLETION_INDEX"); v != "" {
+			i, err := strconv.Atoi(v)
+			if err != nil || i < 0 {
+				errs = append(errs, fmt.Errorf("shard-index: JOB_COMPLETION_INDEX must be a non-negative integer, got %q", v))
+			}
+			c.ShardIndex = i
+		}
+	}
+	if c.ShardCount < 1 {
+		errs = append(errs, fmt.Errorf("shard-count: must be at least 1, got %d", c.ShardCount))
+	} else if c.ShardIndex >= c.ShardCount {
+		errs = append(errs, fmt.Errorf("shard-index: must be below shard-count %d, got %d", c.ShardCount, c.ShardIndex))
+	}
+	if _, err := labels.Parse(c.LabelSelector); err != nil {
+		errs = append(errs, fmt.Errorf("label-selector: %w", err))
+	}
+	if c.KubeQPS <= 0 {
+		errs = append(errs, fmt.Errorf("kube-qps: must be positive, got %g", c.KubeQPS))
+	}
+	if c.KubeBurst < 1 {
+		errs = append(errs, fmt.Errorf("kube-burst: must be at least 1, got %d", c.KubeBurst))
+	}
+	if c.KubeTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("kube-timeout: must be positive, got %s", c.KubeTimeout))
+	}
+	for _, key := range []string{"namespaces", "exclude-namespaces"} {
+		list := c.Namespaces
+		if key == "exclude-namespaces" {
+			list = c.ExcludeNamespaces
+		}
+		for _, ns := range list {
+			if msgs := validation.ValidateNamespaceName(ns, false); len(msgs) > 0 {
+				errs = append(errs, fmt.Errorf("%s: %q: %s", key, ns, strings.Join(msgs, "; ")))
+			}
+		}
+	}
+	return errs
+}
+
+// checkURL accepts an absolute URL of one of schemes. It never quotes the
+// URL, which may carry credentials.
+func checkURL(raw string, schemes ...string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("not a valid URL")
+	}
+	if !slices.Contains(schemes, u.Scheme) {
+		return fmt.Errorf("scheme must be one of %s", strings.Join(schemes, ", "))
+	}
+	if u.Host == "" {
+		return errors.New("no host")
+	}
+	return nil
+}
+
+// secret is value, or the trimmed content of file when value is empty. The
+// error names neither the content nor, beyond the file, anything else.
+func secret(value, file string) (string, error) {
+	if value != "" || file == "" {
+		return value, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
