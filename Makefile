@@ -62,8 +62,8 @@ lint: ## Run golangci-lint (pinned) on the code.
 	.cache/bin/golangci-lint run ./...
 
 .PHONY: demo
-demo: ## Run the job end to end on the bundled demo, on a local test bed.
-	$(GO) run ./hack/cmd/demo
+demo: ## Run the job end to end on the bundled demo, on a local test bed and Gitea: a pull request with its evidence.
+	hack/run ./hack/cmd/demo
 
 .PHONY: bench
 bench: tools ## Run the benchmarks, those on the test bed's Prometheus included.

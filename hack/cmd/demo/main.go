@@ -1,12 +1,15 @@
 // Command demo runs recommend-job end to end on the bundled example: it
-// starts the local test bed, loads a week of synthetic usage for the
-// workloads of examples/demo, creates their ResourceRecommends, pushes the
-// example GitOps repository to the bed's git server, runs the job twice and
-// shows the commit it pushed.
+// starts the local test bed and a Gitea, loads a week of synthetic usage for
+// the workloads of examples/demo, creates their ResourceRecommends, pushes
+// the example GitOps repository to Gitea, runs the job with --forge gitea,
+// and shows the commit it pushed and the pull request it opened, whose
+// description holds the evidence behind each number. A second run shows
+// that nothing new changes nothing.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -17,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"code.gitea.io/sdk/gitea"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
@@ -49,18 +53,41 @@ func run(ctx context.Context) error {
 		return err
 	}
 
-	step("starting the test bed (etcd, kube-apiserver, Prometheus, git server) with a week of usage history")
+	step("starting the test bed (etcd, kube-apiserver, Prometheus) with a week of usage history, and Gitea")
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "    "+format+"\n", args...) }
+	// Gitea starts alongside the bed; both build their servers on first
+	// use, which takes minutes once.
+	type started struct {
+		forge *testbed.Gitea
+		err   error
+	}
+	giteaCh := make(chan started, 1)
+	go func() {
+		began := time.Now()
+		forge, err := testbed.StartGitea(ctx, root, filepath.Join(dir, "gitea"))
+		if err == nil {
+			logf("gitea ready at %s after %s", forge.URL, time.Since(began).Round(10*time.Millisecond))
+		}
+		giteaCh <- started{forge, err}
+	}()
 	now := time.Now().Truncate(time.Minute)
-	bed, err := testbed.Up(ctx, testbed.Options{
-		Dir:      dir,
+	bed, bedErr := testbed.Up(ctx, testbed.Options{
+		Dir:      filepath.Join(dir, "bed"),
 		RepoRoot: root,
 		History:  demoHistory(now),
-		Logf:     func(format string, args ...any) { fmt.Fprintf(os.Stderr, "    "+format+"\n", args...) },
+		Logf:     logf,
 	})
-	if err != nil {
+	g := <-giteaCh
+	if g.forge != nil {
+		defer g.forge.Close()
+	}
+	if bed != nil {
+		defer bed.Close()
+	}
+	if err := errors.Join(bedErr, g.err); err != nil {
 		return err
 	}
-	defer bed.Close()
+	forge := g.forge
 
 	step("applying the CRD, the demo workloads and their ResourceRecommends")
 	manifests, err := readManifests(
@@ -75,46 +102,77 @@ func run(ctx context.Context) error {
 		return err
 	}
 
-	step("pushing examples/demo/repo to the git server as the GitOps repository")
+	step("pushing examples/demo/repo to Gitea as the GitOps repository")
 	files, err := readTree(filepath.Join(demo, "repo"))
 	if err != nil {
 		return err
 	}
-	repoURL, err := bed.Git.CreateRepo(ctx, "gitops", files)
+	repoURL, err := forge.CreateRepo(ctx, "gitops", files)
 	if err != nil {
 		return err
 	}
 
-	step("building recommend-job")
-	bin := filepath.Join(root, ".cache", "bin", "recommend-job")
-	if err := command(ctx, root, nil, "go", "build", "-o", bin, "./cmd/recommend-job"); err != nil {
-		return err
-	}
+	// The token goes in the environment, so that it is in no command line.
 	env := []string{
 		"KUBECONFIG=" + bed.APIServer.KubeconfigPath,
-		"RECOMMEND_PROMETHEUS_URL=" + bed.Prometheus.URL,
-		"RECOMMEND_GIT_URL=" + repoURL,
-		"RECOMMEND_GIT_USERNAME=" + bed.Git.Username,
-		"RECOMMEND_GIT_TOKEN=" + bed.Git.Password(),
-		"RECOMMEND_LOG_LEVEL=warn",
+		"RECOMMEND_GIT_TOKEN=" + forge.Token(),
 	}
-
-	step("running recommend-job")
-	if err := command(ctx, root, env, bin); err != nil {
+	args := []string{
+		"--prometheus-url", bed.Prometheus.URL,
+		"--git-url", repoURL,
+		"--git-username", forge.Username,
+		"--forge", "gitea",
+		"--forge-api-url", forge.APIURL(),
+		"--log-level", "warn",
+	}
+	step("running recommend-job " + strings.Join(args, " ") + "\n    (KUBECONFIG and RECOMMEND_GIT_TOKEN in the environment; compiled on first use)")
+	if err := command(ctx, root, env, filepath.Join(root, "hack", "run"), append([]string{"./cmd/recommend-job"}, args...)...); err != nil {
 		return err
 	}
 
 	step("the commit it pushed")
-	if err := showBranchHead(ctx, repoURL, bed.Git.Username, bed.Git.Password(), "recommend-job/main"); err != nil {
+	if err := showBranchHead(ctx, repoURL, forge.Username, forge.Token(), "recommend-job/main"); err != nil {
 		return err
 	}
 
-	step("running recommend-job again: the branch is up to date, so nothing is committed")
-	if err := command(ctx, root, env, bin); err != nil {
+	step("the pull request it opened; its description shows the evidence behind each number")
+	pr, err := openPullRequest(ctx, forge, "gitops")
+	if err != nil {
 		return err
 	}
-	step("done; the test bed stops now")
+	fmt.Printf("%s\n%s\n\n%s\n", pr.HTMLURL, pr.Title, indent(pr.Body))
+
+	step("running recommend-job again: nothing changed, so no commit and the pull request stays as it is")
+	if err := command(ctx, root, env, filepath.Join(root, "hack", "run"), append([]string{"./cmd/recommend-job"}, args...)...); err != nil {
+		return err
+	}
+	again, err := openPullRequest(ctx, forge, "gitops")
+	if err != nil {
+		return err
+	}
+	if again.Index != pr.Index || !again.Updated.Equal(*pr.Updated) {
+		return fmt.Errorf("the second run changed the pull request: #%d updated %s, was #%d updated %s", again.Index, again.Updated, pr.Index, pr.Updated)
+	}
+	fmt.Printf("still one open pull request, #%d, last updated %s\n", again.Index, again.Updated.Format(time.RFC3339))
+	step("done; the test bed and Gitea stop now")
 	return nil
+}
+
+// openPullRequest returns the one open pull request of the admin's
+// repository name.
+func openPullRequest(ctx context.Context, forge *testbed.Gitea, name string) (*gitea.PullRequest, error) {
+	client, err := gitea.NewClient(forge.APIURL(), gitea.SetToken(forge.Token()), gitea.SetContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	prs, _, err := client.ListRepoPullRequests(forge.Username, name, gitea.ListPullRequestsOptions{State: gitea.StateOpen})
+	if err != nil {
+		return nil, fmt.Errorf("listing pull requests: %w", err)
+	}
+	if len(prs) != 1 || prs[0].Updated == nil {
+		return nil, fmt.Errorf("%d open pull requests on %s, want one", len(prs), name)
+	}
+	return prs[0], nil
 }
 
 // demoHistory is a week of usage for the demo workloads, from pods of
