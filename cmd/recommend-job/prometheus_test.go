@@ -71,6 +71,9 @@ func TestPrometheusClientSendsCredentials(t *testing.T) {
 	if _, err := query(t, api); err == nil || !strings.Contains(err.Error(), tokenFile) || strings.Contains(err.Error(), "second") {
 		t.Errorf("query without the token file: error = %v, want one naming the file", err)
 	}
+	if h, _ := query(t, client(t, &config.Config{PrometheusBearerToken: "inline"})); h.Get("Authorization") != "Bearer inline" {
+		t.Errorf("Authorization = %q, want the bearer token", h.Get("Authorization"))
+	}
 	// admin:secret in base64 is YWRtaW46c2VjcmV0.
 	if h, _ := query(t, client(t, &config.Config{PrometheusUsername: "admin", PrometheusPassword: "secret"})); h.Get("Authorization") != "Basic YWRtaW46c2VjcmV0" {
 		t.Errorf("Authorization = %q, want basic admin:secret", h.Get("Authorization"))
