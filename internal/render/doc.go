@@ -7,31 +7,43 @@
 //
 // The index follows kustomizations across the whole repository: a document
 // that a kustomization renders (through resources, bases or components)
-// counts under the namespace and name the kustomizations give it, and a
-// file rendered more than once (a base shared by overlays) is marked shared.
-// Patch files, and files next to a kustomization that does not list them,
-// define nothing. Several candidates are narrowed by Change.Path, by the
-// Argo CD Application named by the target's tracking-id annotation (or
-// instance label) and by the Flux Kustomization named by its labels, when
-// the repository holds that object; whatever remains ambiguous is reported,
-// never guessed. A marker comment, {"$recommend": "<ns>/<name>:<container>"}
-// on a resources mapping or the key above it, maps files no index can, such
-// as Helm values, and wins over the index.
+// counts under the namespace and name the kustomizations give it. Every
+// kustomization but a component renders what it includes, also one that
+// others include in turn, so a document has a candidate per kustomization
+// it reaches. Patch files, and files next to a kustomization that does not
+// list them, define nothing. Change.Path, the Argo CD Application named by
+// the target's tracking-id annotation (or instance label) and the Flux
+// Kustomization named by its labels, when the repository holds that
+// object, each name one directory: the kustomization in exactly that
+// directory, or, in a directory without one, the manifests under it and
+// the kustomizations under it no other one there includes. Without such a
+// hint, what an environment renders wins: a kustomization nothing includes,
+// or one named as deployed (by an Application, a Kustomization, a change's
+// Path, or as another change's renderer). Whatever remains ambiguous is
+// reported, never guessed. A marker comment,
+// {"$recommend": "<ns>/<name>:<container>"} on a resources mapping or the
+// key above it, maps files no index can, such as Helm values, and wins over
+// the index.
 //
 // A change lands in place (ModeInPlace) or as a strategic-merge patch in the
 // kustomization that renders the target (ModePatch): an existing patch of
 // that kustomization that names the object's containers is updated,
 // otherwise recommend-job-<kind>-<name>.yaml is written next to it and
 // listed in its patches (or patchesStrategicMerge, when that is what it
-// uses). A shared base is always patched, never edited, and so is a target
-// whose overlay already has a patch setting the container's resources.
+// uses). A file that an environment not built on the target's
+// kustomization also renders, or that the kustomization renders twice, is
+// always patched, never edited, and so is a target whose overlay, a layer
+// below it or one of their components has a patch setting the container's
+// resources. A patch file another kustomization also uses is not edited.
 // ModeAuto, the default, edits in place otherwise.
 //
 // Each kustomization that renders an edited target is then built with
 // kustomize (krusty) from the files on disk and from the edited files laid
-// over them. Unless the targets render with the new values and nothing else
-// in the output changes, the edits of that kustomization are undone and
-// reported with ErrProofFailed.
+// over them, and so is every environment that reads an edited file without
+// being built on that kustomization. Unless the targets render with the new
+// values, nothing else in the output changes and those environments render
+// exactly what they did, the edits of that kustomization (and of any that
+// share a file with them) are undone and reported with ErrProofFailed.
 //
 // The YAML is parsed only to locate nodes. New values are spliced into the
 // original bytes at the positions the parser reports, so comments, blank

@@ -25,6 +25,9 @@ type goldenSpec struct {
 	Mode    string         `yaml:"mode"` // the run's mode, WithMode
 	Changes []goldenChange `yaml:"changes"`
 	Written []string       `yaml:"written"`
+	// Builds, when set, names every kustomization whose output may change
+	// and what may change in it; see checkBuilds.
+	Builds map[string][]string `yaml:"builds"`
 }
 
 type goldenChange struct {
@@ -45,6 +48,8 @@ type goldenChange struct {
 	File    string `yaml:"file"`
 	Changed bool   `yaml:"changed"`
 	Err     string `yaml:"err"` // name of the sentinel the error must wrap
+	// ErrHas are texts the error must contain.
+	ErrHas []string `yaml:"errHas"`
 }
 
 var sentinels = map[string]error{
@@ -114,6 +119,9 @@ func TestGolden(t *testing.T) {
 			}
 			compareTrees(t, filepath.Join(base, "expected"), dir)
 			checkUntouched(t, dir, before, out.Files)
+			if spec.Builds != nil {
+				checkBuilds(t, filepath.Join(base, "original"), dir, spec.Builds)
+			}
 
 			// Applying the same changes to the result must change nothing.
 			again, err := Apply(context.Background(), dir, spec.Path, changes, opts...)
@@ -173,6 +181,11 @@ func checkResult(t *testing.T, i int, want goldenChange, got Result) {
 		}
 		if got.Err != nil && got.File != "" && !strings.Contains(got.Err.Error(), got.File) {
 			t.Errorf("change %d: error %q does not name %s", i, got.Err, got.File)
+		}
+	}
+	for _, text := range want.ErrHas {
+		if got.Err == nil || !strings.Contains(got.Err.Error(), text) {
+			t.Errorf("change %d: error %v does not say %q", i, got.Err, text)
 		}
 	}
 }

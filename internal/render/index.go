@@ -46,9 +46,11 @@ type docRef struct {
 	chain chain
 	// rawName and rawNamespace are the identity as written in the file.
 	rawName, rawNamespace string
-	// shared reports that the file is rendered more than once: by two
-	// overlays, or twice by one.
-	shared bool
+	// shared says, when not empty, why the file must not be edited in
+	// place for this renderer: an environment that does not include the
+	// renderer also renders it, or the renderer renders it twice. resolve
+	// sets it.
+	shared string
 }
 
 // indexedFile is a file holding at least one wanted object, kept as read so
@@ -74,6 +76,11 @@ type index struct {
 	apps, fluxes map[string][]string
 	// markers maps "namespace/name:container" to the documents marking it.
 	markers map[string][]docRef
+	// declared holds the directories something names as deployed: the
+	// paths of Argo CD Applications and Flux Kustomizations, and the
+	// changes' paths. With the kustomizations nothing includes, they are
+	// the environments whose output must not change unseen.
+	declared map[string]bool
 	// large holds every YAML file of the repository above the size limit;
 	// skipped lists those the index would have read.
 	large   map[string]Skip
@@ -91,6 +98,9 @@ type wants struct {
 	dir string
 	// pointers asks for the Argo CD and Flux objects outside dir too.
 	pointers bool
+	// paths are the directories the changes name (Change.Path), which
+	// are deployed.
+	paths []string
 }
 
 // buildIndex walks dir in fsys and indexes the documents that define one of
@@ -101,15 +111,16 @@ type wants struct {
 // limit) are not read: their size is checked first.
 func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int64) (*index, error) {
 	idx := &index{
-		limit:   limit,
-		large:   map[string]Skip{},
-		refs:    map[identKey][]docRef{},
-		files:   map[string]*indexedFile{},
-		broken:  map[string][]string{},
-		apps:    map[string][]string{},
-		fluxes:  map[string][]string{},
-		markers: map[string][]docRef{},
-		graph:   newKgraph(nil),
+		limit:    limit,
+		large:    map[string]Skip{},
+		refs:     map[identKey][]docRef{},
+		files:    map[string]*indexedFile{},
+		broken:   map[string][]string{},
+		apps:     map[string][]string{},
+		fluxes:   map[string][]string{},
+		markers:  map[string][]docRef{},
+		graph:    newKgraph(nil),
+		declared: map[string]bool{},
 	}
 	if len(w.objects) == 0 {
 		return idx, nil
@@ -238,6 +249,16 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 		for name, ps := range s.fluxes {
 			idx.fluxes[name] = append(idx.fluxes[name], ps...)
 		}
+		for _, ps := range s.apps {
+			for _, p := range ps {
+				idx.declared[p] = true
+			}
+		}
+		for _, ps := range s.fluxes {
+			for _, p := range ps {
+				idx.declared[p] = true
+			}
+		}
 		if s.file == nil {
 			continue
 		}
@@ -249,7 +270,16 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 			idx.markers[key] = append(idx.markers[key], rs...)
 		}
 	}
+	for _, p := range w.paths {
+		idx.declared[cleanRepoPath(p)] = true
+	}
 	return idx, nil
+}
+
+// isEnv reports whether k is an environment: a kustomization nothing else
+// includes, or one something names as deployed.
+func (idx *index) isEnv(k *kustomization) bool {
+	return k.isRoot() || (!k.component && idx.declared[k.dir])
 }
 
 // loadKustomizations parses the kustomization files found, and returns the
@@ -347,7 +377,7 @@ func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, erro
 	if err != nil {
 		return scan{}, err
 	}
-	if w.names != nil && !mayDefine(data, w.names) && !bytes.Contains(data, markerToken) && !g.renames(p) {
+	if w.names != nil && !mayDefine(data, w.names) && !bytes.Contains(data, markerToken) && !g.renames(p) && !mayDefine(data, pointerTokens) {
 		return scan{}, nil
 	}
 	docs, err := parseDocuments(data)
@@ -363,7 +393,7 @@ func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, erro
 	var s scan
 	chains := g.chains(p)
 	// Patches and files kustomize never reads define nothing.
-	defines := chains != nil || (!g.patchFiles[p] && !g.orphan(p))
+	defines := chains != nil || (len(g.patchFiles[p]) == 0 && !g.orphan(p))
 	hasMarkers := bytes.Contains(data, markerToken)
 	for i, d := range docs {
 		if hasMarkers {
@@ -382,7 +412,7 @@ func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, erro
 		if !defines {
 			continue
 		}
-		ref := docRef{file: p, doc: i, rawName: key.name, rawNamespace: ns, shared: len(chains) > 1}
+		ref := docRef{file: p, doc: i, rawName: key.name, rawNamespace: ns}
 		if chains == nil {
 			if w.objects[key] {
 				ref.key, ref.namespace = key, ns
@@ -398,7 +428,13 @@ func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, erro
 			r.chain = c
 			r.namespace, r.key.name = c.transform(ns, key.name)
 			r.key.group, r.key.kind = key.group, key.kind
-			if w.objects[r.key] {
+			// A renderer that reaches the file twice the same way names
+			// no new candidate; resolve sees from the graph that the
+			// file is rendered twice.
+			dup := slices.ContainsFunc(s.refs, func(x docRef) bool {
+				return x.doc == i && x.chain.root() == c.root() && x.key == r.key && x.namespace == r.namespace
+			})
+			if w.objects[r.key] && !dup {
 				s.refs = append(s.refs, r)
 			}
 		}

@@ -11,9 +11,9 @@ import (
 // kustomizationNames are the file names kustomize reads in a directory.
 var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
-// maxChains bounds the ways one file is reached from render roots, against
-// pathological graphs.
-const maxChains = 64
+// maxChains bounds the ways one file is reached from the kustomizations
+// that render it, against pathological graphs.
+const maxChains = 256
 
 // kustomization is what the index needs of one kustomization file.
 type kustomization struct {
@@ -27,6 +27,11 @@ type kustomization struct {
 	// patches lists the files of patches (path entries) and
 	// patchesStrategicMerge.
 	patches []string
+	// components are the entries of components, a subset of resources.
+	components []string
+	// component marks a kustomization of kind Component, which only a
+	// kustomization listing it builds.
+	component bool
 	// parents are the kustomizations that list this one's directory.
 	parents []*kustomization
 	// tooLarge says why the file was not read, when it is above the size
@@ -63,6 +68,8 @@ func parseKustomization(fsys fs.FS, name string, limit int64) (*kustomization, e
 		return nil, nil
 	}
 	k := &kustomization{dir: path.Dir(name), file: name}
+	kind, _ := scalarField(root, "kind")
+	k.component = kind == "Component"
 	k.namespace, _ = scalarField(root, "namespace")
 	k.namePrefix, _ = scalarField(root, "namePrefix")
 	k.nameSuffix, _ = scalarField(root, "nameSuffix")
@@ -74,6 +81,9 @@ func parseKustomization(fsys fs.FS, name string, limit int64) (*kustomization, e
 				continue
 			}
 			k.resources = append(k.resources, p)
+			if field == "components" {
+				k.components = append(k.components, p)
+			}
 		}
 	}
 	_, patches, _ := lookup(root, "patches")
@@ -120,12 +130,13 @@ type kgraph struct {
 	byDir map[string]*kustomization
 	// listedBy maps a file to the kustomizations whose resources list it.
 	listedBy map[string][]*kustomization
-	// patchFiles holds every file some kustomization uses as a patch.
-	patchFiles map[string]bool
+	// patchFiles maps every file some kustomization uses as a patch to
+	// the kustomizations that do.
+	patchFiles map[string][]*kustomization
 }
 
 func newKgraph(ks []*kustomization) *kgraph {
-	g := &kgraph{byDir: map[string]*kustomization{}, listedBy: map[string][]*kustomization{}, patchFiles: map[string]bool{}}
+	g := &kgraph{byDir: map[string]*kustomization{}, listedBy: map[string][]*kustomization{}, patchFiles: map[string][]*kustomization{}}
 	for _, k := range ks {
 		if _, dup := g.byDir[k.dir]; !dup {
 			g.byDir[k.dir] = k
@@ -133,7 +144,7 @@ func newKgraph(ks []*kustomization) *kgraph {
 	}
 	for _, k := range g.byDir {
 		for _, p := range k.patches {
-			g.patchFiles[p] = true
+			g.patchFiles[p] = append(g.patchFiles[p], k)
 		}
 		for _, r := range k.resources {
 			if sub, ok := g.byDir[r]; ok {
@@ -146,8 +157,11 @@ func newKgraph(ks []*kustomization) *kgraph {
 	return g
 }
 
-// chain is the kustomizations a document passes through on its way to a
-// render root, innermost first; the last one is the root.
+// chain is the kustomizations a document passes through on its way to the
+// kustomization that renders it, innermost first; the last one is that
+// renderer. Every kustomization but a component renders what it includes,
+// so a document has a chain for each kustomization it reaches: its own, and
+// every one that includes that one, directly or not.
 type chain []*kustomization
 
 // root returns the kustomization that renders the chain.
@@ -166,8 +180,9 @@ func (c chain) transform(ns, name string) (string, string) {
 	return ns, name
 }
 
-// chains returns every way file is rendered, or nil when no kustomization
-// lists it.
+// chains returns every way file is rendered, one chain per kustomization
+// (but components) it reaches and per path there, or nil when no
+// kustomization lists it.
 func (g *kgraph) chains(file string) []chain {
 	var out []chain
 	for _, k := range g.listedBy[file] {
@@ -180,8 +195,8 @@ func (g *kgraph) up(k *kustomization, c chain, out []chain) []chain {
 	if len(out) >= maxChains || len(c) > 32 {
 		return out
 	}
-	if len(k.parents) == 0 {
-		return append(out, c)
+	if !k.component {
+		out = append(out, c)
 	}
 	for _, p := range k.parents {
 		if containsK(c, p) {
@@ -191,6 +206,31 @@ func (g *kgraph) up(k *kustomization, c chain, out []chain) []chain {
 		out = g.up(p, next, out)
 	}
 	return out
+}
+
+// isRoot reports whether k is a kustomization nothing else includes.
+func (k *kustomization) isRoot() bool { return len(k.parents) == 0 && !k.component }
+
+// includes reports whether k includes other, directly or through others.
+func (k *kustomization) includes(other *kustomization) bool {
+	seen := map[*kustomization]bool{}
+	var walk func(x *kustomization) bool
+	walk = func(x *kustomization) bool {
+		if x == k {
+			return true
+		}
+		if seen[x] {
+			return false
+		}
+		seen[x] = true
+		for _, p := range x.parents {
+			if walk(p) {
+				return true
+			}
+		}
+		return false
+	}
+	return other != k && walk(other)
 }
 
 func containsK(c chain, k *kustomization) bool {

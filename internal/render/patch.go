@@ -35,7 +35,7 @@ func (a *applier) patch(c Change, ref docRef) (string, bool, []string, error) {
 	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
 	want := identKey{ref.key.group, ref.key.kind, name}
 
-	best, err := a.findPatch(c, k, want, ns, at)
+	best, err := a.findPatch(c, k, want, ns, at, true)
 	if err != nil {
 		return best.file, false, nil, err
 	}
@@ -97,10 +97,15 @@ type patchFit struct {
 // object (want, in namespace ns or none) and fits the change best. Of
 // several that set the container's resources, the last wins, as it does
 // when kustomize applies them; patches of other fields (replicas, say)
-// are left alone.
-func (a *applier) findPatch(c Change, k *kustomization, want identKey, ns string, at containerPath) (patchFit, error) {
+// are left alone. With own, a patch file another kustomization also
+// patches with (one k is not built on) is not a candidate: editing it
+// would change that one too.
+func (a *applier) findPatch(c Change, k *kustomization, want identKey, ns string, at containerPath, own bool) (patchFit, error) {
 	var best patchFit
 	for _, pf := range k.patches {
+		if own && slices.ContainsFunc(a.idx.graph.patchFiles[pf], func(u *kustomization) bool { return u != k && !u.includes(k) }) {
+			continue
+		}
 		fe, err := a.file(pf)
 		if errors.Is(err, ErrFileTooLarge) {
 			return patchFit{file: pf}, fmt.Errorf("%s patches with %s: %w", k.file, pf, err)
@@ -141,18 +146,34 @@ func (a *applier) findPatch(c Change, k *kustomization, want identKey, ns string
 	return best, nil
 }
 
-// overridden reports whether the kustomization rendering ref has a patch
-// that sets the container's resources: an edit of the defining file would
-// not show, so the patch is where the values live.
+// overridden reports whether a kustomization on the way from ref's file to
+// its renderer, or a component of one, has a patch that sets the
+// container's resources: an edit of the defining file would not show, so
+// the values go in a patch of the renderer, which applies last.
 func (a *applier) overridden(c Change, ref docRef) bool {
 	base := a.idx.files[ref.file].docs[ref.doc]
 	_, at, err := locateContainer(base, c.Container)
 	if err != nil {
 		return false
 	}
-	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
-	best, err := a.findPatch(c, ref.chain.root(), identKey{ref.key.group, ref.key.kind, name}, ns, at)
-	return err == nil && best.rank == patchSetsResources
+	for i, k := range ref.chain {
+		// A layer's patches name the object as the layers below render it.
+		ns, name := ref.chain[:i].transform(ref.rawNamespace, ref.rawName)
+		want := identKey{ref.key.group, ref.key.kind, name}
+		layers := []*kustomization{k}
+		for _, d := range k.components {
+			if comp := a.idx.graph.byDir[d]; comp != nil {
+				layers = append(layers, comp)
+			}
+		}
+		for _, l := range layers {
+			best, err := a.findPatch(c, l, want, ns, at, false)
+			if err == nil && best.rank == patchSetsResources {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // layout is how a file indents: mappings by step, block sequences by seq

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -18,7 +19,10 @@ import (
 
 // prove builds every kustomization that renders an edited target, before
 // and after the edits, and undoes the edits of those whose output is not
-// exactly the old output with the new values on the targets.
+// exactly the old output with the new values on the targets. It also
+// builds every environment that reads an edited file without including
+// that kustomization: its output must not change at all. Edits that share
+// a file stand or fall together.
 func (a *applier) prove(ctx context.Context, root string, proofs map[string][]int, changes []Change, touched [][]string, results []Result) error {
 	if len(proofs) == 0 {
 		return nil
@@ -30,51 +34,158 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 	if err != nil {
 		return fmt.Errorf("resolve repository root: %w", err)
 	}
+	onDisk := func(name string) string { return filepath.Join(abs, filepath.FromSlash(name)) }
 	after := map[string][]byte{}
 	for name, fe := range a.files {
 		if fe.dirty() {
-			after[filepath.Join(abs, filepath.FromSlash(name))] = fe.data
+			after[onDisk(name)] = fe.data
 		}
 	}
-	for _, dir := range slices.Sorted(maps.Keys(proofs)) {
+	fsys := proofFS{FileSystem: filesys.MakeFsOnDisk(), root: abs, limit: a.limit}
+	dirs := slices.Sorted(maps.Keys(proofs))
+	// files[dir] are the edited files of the changes dir renders.
+	files := map[string][]string{}
+	failed := map[string]error{}
+	for _, dir := range dirs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		group := proofs[dir]
-		dirty := false
-		for _, i := range group {
+		for _, i := range proofs[dir] {
 			for _, f := range touched[i] {
-				dirty = dirty || a.files[f] != nil && a.files[f].dirty()
+				if a.files[f] != nil && a.files[f].dirty() && !slices.Contains(files[dir], f) {
+					files[dir] = append(files[dir], f)
+				}
 			}
 		}
-		if !dirty {
+		if len(files[dir]) == 0 {
 			continue
 		}
 		var exps []Change
-		for _, i := range group {
+		for _, i := range proofs[dir] {
 			exps = append(exps, changes[i])
 		}
-		kdir := filepath.Join(abs, filepath.FromSlash(dir))
 		err := a.checkExternal(dir)
 		if err == nil {
-			err = proveBuild(proofFS{FileSystem: filesys.MakeFsOnDisk(), root: abs, limit: a.limit}, kdir, after, exps)
+			// The run's other edits are in both builds: only these are compared.
+			fsys.files = without(after, abs, files[dir])
+			err = proveBuild(fsys, filepath.Join(abs, filepath.FromSlash(dir)), after, exps)
 		}
+		if err == nil {
+			err = a.proveOthers(fsys, abs, dir, files[dir], after)
+		}
+		if err != nil {
+			failed[dir] = fmt.Errorf("%w: %s: %w", ErrProofFailed, a.idx.graph.byDir[dir].file, err)
+		}
+	}
+	// An edit that fails takes down every edit sharing a file with it.
+	for changed := true; changed; {
+		changed = false
+		for _, dir := range dirs {
+			if failed[dir] != nil {
+				continue
+			}
+			for _, other := range dirs {
+				if failed[other] != nil && slices.ContainsFunc(files[dir], func(f string) bool { return slices.Contains(files[other], f) }) {
+					failed[dir] = fmt.Errorf("%w: %s: undone with the edits for %s, which share a file: %w",
+						ErrProofFailed, a.idx.graph.byDir[dir].file, a.idx.graph.byDir[other].file, failed[other])
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	for _, dir := range dirs {
+		err := failed[dir]
 		if err == nil {
 			continue
 		}
-		err = fmt.Errorf("%w: %s: %w", ErrProofFailed, a.idx.graph.byDir[dir].file, err)
-		for _, i := range group {
-			for _, f := range touched[i] {
-				if fe := a.files[f]; fe != nil {
-					fe.data, fe.docs = fe.orig, nil
-					delete(after, filepath.Join(abs, filepath.FromSlash(f)))
-				}
+		for _, f := range files[dir] {
+			if fe := a.files[f]; fe != nil {
+				fe.data, fe.docs = fe.orig, nil
 			}
+		}
+		for _, i := range proofs[dir] {
 			results[i].Changed = false
 			results[i].Err = fmt.Errorf("%s: %w", results[i].File, err)
 		}
 	}
 	return nil
+}
+
+// proveOthers builds every environment that reads one of the files edited
+// for the kustomization in dir without including it, with and without
+// those edits (the run's other edits in both), and fails unless its
+// output is the same.
+func (a *applier) proveOthers(fsys proofFS, abs, dir string, edited []string, after map[string][]byte) error {
+	k := a.idx.graph.byDir[dir]
+	var envs []*kustomization
+	for _, f := range edited {
+		for _, e := range a.readers(f) {
+			if e != k && !e.includes(k) && a.idx.isEnv(e) && !slices.Contains(envs, e) {
+				envs = append(envs, e)
+			}
+		}
+	}
+	slices.SortFunc(envs, func(x, y *kustomization) int { return strings.Compare(x.dir, y.dir) })
+	for _, e := range envs {
+		if err := a.checkExternal(e.dir); err != nil {
+			return fmt.Errorf("%s also reads %s and cannot be checked: %w", e.file, strings.Join(edited, ", "), err)
+		}
+		edir := filepath.Join(abs, filepath.FromSlash(e.dir))
+		fsys.files = without(after, abs, edited)
+		was, err := build(fsys, edir)
+		if err != nil {
+			return fmt.Errorf("%s also reads %s and does not build: %w", e.file, strings.Join(edited, ", "), err)
+		}
+		fsys.files = after
+		now, err := build(fsys, edir)
+		if err != nil {
+			return fmt.Errorf("%s also reads %s and does not build after the edit: %w", e.file, strings.Join(edited, ", "), err)
+		}
+		if !reflect.DeepEqual(was, now) {
+			return fmt.Errorf("the edit would change the output of %s, another environment", e.file)
+		}
+	}
+	return nil
+}
+
+// without returns the edited files but names.
+func without(edited map[string][]byte, abs string, names []string) map[string][]byte {
+	out := maps.Clone(edited)
+	for _, f := range names {
+		delete(out, filepath.Join(abs, filepath.FromSlash(f)))
+	}
+	return out
+}
+
+// readers returns the kustomizations whose build reads file: those that
+// render it, those that patch with it and those built on them, and the
+// kustomization it is with those built on it.
+func (a *applier) readers(file string) []*kustomization {
+	g := a.idx.graph
+	var out []*kustomization
+	var addUp func(k *kustomization)
+	addUp = func(k *kustomization) {
+		if slices.Contains(out, k) {
+			return
+		}
+		out = append(out, k)
+		for _, p := range k.parents {
+			addUp(p)
+		}
+	}
+	for _, c := range g.chains(file) {
+		addUp(c.root())
+	}
+	for _, k := range g.patchFiles[file] {
+		addUp(k)
+	}
+	if isKustomizationName(file) {
+		if k := g.byDir[path.Dir(file)]; k != nil && k.file == file {
+			addUp(k)
+		}
+	}
+	return out
 }
 
 // checkExternal refuses to build a kustomization tree that fetches remote
@@ -111,8 +222,8 @@ func (a *applier) checkExternal(dir string) error {
 	return walk(dir)
 }
 
-// proveBuild builds the kustomization in kdir from fsys and from fsys with
-// the edited files laid over it, and compares the outputs.
+// proveBuild builds the kustomization in kdir from fsys as it is and with
+// the edited files laid over it instead, and compares the outputs.
 func proveBuild(fsys proofFS, kdir string, edited map[string][]byte, changes []Change) error {
 	before, err := build(fsys, kdir)
 	if err != nil {

@@ -170,6 +170,9 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			continue
 		}
 		w.objects[keyOf(c.Target)] = true
+		if c.Path != "" {
+			w.paths = append(w.paths, c.Path)
+		}
 		names[c.Target.Name] = true
 		// The objects that narrow the search must be indexed too.
 		if id := c.Target.Annotations[ArgoTrackingID]; id != "" {
@@ -183,6 +186,9 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		names[c.Target.Labels[FluxNameLabel]] = true
 		w.pointers = w.pointers || c.Target.Annotations[ArgoTrackingID] != "" ||
 			c.Target.Labels[InstanceLabel] != "" || c.Target.Labels[FluxNameLabel] != ""
+	}
+	for _, p := range o.paths {
+		w.paths = append(w.paths, p)
 	}
 	delete(names, "")
 	if len(names) <= maxPrefilterNames {
@@ -200,6 +206,10 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	a := &applier{fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize}
 	proofs := map[string][]int{} // kustomization directory -> changes it renders
 	touched := make([][]string, len(changes))
+	// Every target is resolved first: the kustomization that renders one
+	// is an environment, whose output another change must not alter.
+	refs := make([]docRef, len(changes))
+	finds := make([]finder, len(changes))
 	for i, c := range changes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -208,11 +218,21 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		if res.Err != nil {
 			continue
 		}
-		ref, find, err := idx.resolve(c, dir)
-		if err != nil {
-			res.Err = err
+		refs[i], finds[i], res.Err = idx.resolve(c, dir)
+		if res.Err == nil && refs[i].chain != nil {
+			idx.declared[refs[i].chain.root().dir] = true
+		}
+	}
+	for i, c := range changes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res := &out.Results[i]
+		if res.Err != nil {
 			continue
 		}
+		ref, find := refs[i], finds[i]
+		ref.shared = idx.sharedFor(ref)
 		mode := c.Mode
 		if mode == "" {
 			mode = o.mode
@@ -227,7 +247,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		case ref.chain == nil:
 			res.File = ref.file
 			res.Err = fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.file)
-		case mode == ModePatch || ref.shared || a.overridden(c, ref):
+		case mode == ModePatch || ref.shared != "" || a.overridden(c, ref):
 			res.File, res.Changed, files, res.Err = a.patch(c, ref)
 		default:
 			res.File = ref.file

@@ -47,7 +47,7 @@ func under(p, dir string) bool {
 }
 
 // renderedFrom returns the directory a document is rendered from: its
-// kustomization root, or its own directory.
+// kustomization's, or its own.
 func (r docRef) renderedFrom() string {
 	if r.chain != nil {
 		return r.chain.root().dir
@@ -64,11 +64,70 @@ func (r docRef) where() string {
 	return s
 }
 
+// selects reports whether dir, a directory a hint names, renders r: the
+// kustomization in exactly that directory, whatever includes it, when it
+// has one; otherwise the manifests under it and the kustomizations under
+// it that no other one under it includes, as Flux builds a path without a
+// kustomization.
+func (idx *index) selects(dir string, r docRef) bool {
+	if k := idx.graph.byDir[dir]; k != nil && !k.component {
+		return r.chain != nil && r.chain.root() == k
+	}
+	if r.chain == nil {
+		return under(r.file, dir)
+	}
+	k := r.chain.root()
+	if !under(k.dir, dir) {
+		return false
+	}
+	for _, other := range idx.graph.byDir {
+		if other != k && under(other.dir, dir) && other.includes(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// sharedFor says why r's file must not be edited in place for r's
+// renderer, or returns "": an environment that does not include the
+// renderer renders the file too, or the renderer renders it twice.
+// Kustomizations that include the renderer render the change with it, as
+// they render anything it holds.
+func (idx *index) sharedFor(r docRef) string {
+	if r.chain == nil {
+		return ""
+	}
+	k := r.chain.root()
+	ways := 0
+	var others []string
+	for _, c := range idx.graph.chains(r.file) {
+		switch {
+		case c.root() == k:
+			ways++
+		case containsK(c, k):
+			// An overlay built on the renderer.
+		case idx.isEnv(c.root()) && !slices.Contains(others, c.root().dir):
+			others = append(others, c.root().dir)
+		}
+	}
+	if len(others) > 0 {
+		slices.Sort(others)
+		return fmt.Sprintf("%s is also rendered by %s", r.file, strings.Join(others, ", "))
+	}
+	if ways > 1 {
+		return fmt.Sprintf("%s renders %s more than once", k.file, r.file)
+	}
+	return ""
+}
+
 // resolve picks the document that defines c's target: a marker comment
 // first, else the index narrowed by the change's path and the target's
-// Argo CD or Flux metadata. A manifest without a namespace matches any
-// namespace, but one whose namespace is explicit and equal wins. It
-// returns a nil finder for a container of a pod template.
+// Argo CD or Flux metadata, each naming the one directory that renders
+// it. A manifest without a namespace matches any namespace, but one whose
+// namespace is explicit and equal wins. Without a hint, what an environment
+// renders (a kustomization nothing includes, or one something names as
+// deployed) wins over what only a base renders. It returns a nil finder
+// for a container of a pod template.
 func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 	t := c.Target
 	key := markerValue(t.Namespace, t.Name, c.Container)
@@ -90,7 +149,7 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 	for _, s := range idx.scopes(c) {
 		var in []docRef
 		for _, r := range refs {
-			if slices.ContainsFunc(s.dirs, func(d string) bool { return under(r.renderedFrom(), d) }) {
+			if slices.ContainsFunc(s.dirs, func(d string) bool { return idx.selects(d, r) }) {
 				in = append(in, r)
 			}
 		}
@@ -98,7 +157,10 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 			if len(refs) == 0 && !s.strict {
 				break // reported as not found below
 			}
-			err := fmt.Errorf("%w: %s: nothing under %s (%s) renders it", ErrTargetNotFound, t, strings.Join(s.dirs, ", "), s.why)
+			err := fmt.Errorf("%w: %s: %s (%s) does not render it", ErrTargetNotFound, t, idx.describeDirs(s.dirs), s.why)
+			if len(refs) > 0 {
+				err = fmt.Errorf("%w; %s does", err, renderersOf(refs))
+			}
 			return docRef{}, nil, idx.withSkipped(err, c, dir)
 		}
 		refs = in
@@ -121,6 +183,17 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 	found := explicit
 	if len(found) == 0 {
 		found = implicit
+	}
+	if len(narrowed) == 0 && len(found) > 1 {
+		var envs []docRef
+		for _, r := range found {
+			if r.chain == nil || idx.isEnv(r.chain.root()) {
+				envs = append(envs, r)
+			}
+		}
+		if len(envs) > 0 {
+			found = envs
+		}
 	}
 	switch len(found) {
 	case 1:
@@ -148,9 +221,35 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 	if len(narrowed) > 0 {
 		err = fmt.Errorf("%w, even when narrowed by %s", err, strings.Join(narrowed, " and "))
 	} else {
-		err = fmt.Errorf("%w; an Argo CD tracking-id, Flux labels or the %s annotation would tell them apart", err, AnnotationPath)
+		err = fmt.Errorf("%w; an Argo CD tracking-id, Flux labels, render-paths or the %s annotation naming one of %s would tell them apart",
+			err, AnnotationPath, renderersOf(found))
 	}
 	return docRef{}, nil, err
+}
+
+// describeDirs names the directories of a hint for an error.
+func (idx *index) describeDirs(dirs []string) string {
+	var out []string
+	for _, d := range dirs {
+		if k := idx.graph.byDir[d]; k != nil && !k.component {
+			out = append(out, "the kustomization in "+d)
+		} else {
+			out = append(out, "the directory "+d)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// renderersOf lists, sorted, the directories that render refs.
+func renderersOf(refs []docRef) string {
+	var dirs []string
+	for _, r := range refs {
+		if d := r.renderedFrom(); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	slices.Sort(dirs)
+	return strings.Join(dirs, ", ")
 }
 
 // maxSkippedNamed bounds the files above the size limit an error names.
