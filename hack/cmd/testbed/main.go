@@ -3,6 +3,7 @@
 //
 //	eval "$(hack/testbed up)"     # start, and export KUBECONFIG and friends
 //	hack/testbed env              # print the exports again
+//	hack/testbed apply FILE|DIR...
 //	hack/testbed create-repo NAME [DIR]
 //	hack/testbed down             # stop everything, remove the state
 //	hack/testbed tools            # install and build the servers only (CI)
@@ -26,6 +27,8 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/recommend-job/recommend-job/internal/testbed"
 )
 
@@ -41,6 +44,9 @@ commands:
                           OpenMetrics text with timestamps, loaded into
                           Prometheus first
   env                     print the export lines of the running test bed
+  apply FILE|DIR...       server-side apply the YAML files (the *.yaml and
+                          *.yml files of a directory, recursively) to the
+                          test bed's apiserver, CRDs first
   create-repo NAME [DIR]  create the repository NAME on the git server with
                           the files of DIR in its first commit; prints its URL
   down                    stop the test bed and remove its data and state
@@ -82,6 +88,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return up(ctx, args, stdout, stderr)
 	case "env":
 		return env(args, stdout, stderr)
+	case "apply":
+		return apply(ctx, args, stderr)
 	case "create-repo":
 		return createRepo(ctx, args, stdout)
 	case "down":
@@ -181,6 +189,49 @@ func env(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "testbed: warning: some servers are not running; run hack/testbed up")
 	}
 	return printExports(stdout, st.Env)
+}
+
+// apply server-side applies YAML files to the running bed's apiserver.
+func apply(ctx context.Context, args []string, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("usage: hack/testbed apply FILE|DIR...")
+	}
+	st, err := requireState(nil, io.Discard)
+	if err != nil {
+		return err
+	}
+	var kubeconfig string
+	for _, kv := range st.Env {
+		if k, v, _ := strings.Cut(kv, "="); k == testbed.EnvKubeconfig {
+			kubeconfig = v
+		}
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return fmt.Errorf("load the test bed's kubeconfig: %w", err)
+	}
+	var manifests [][]byte
+	for _, arg := range args {
+		err := filepath.WalkDir(callerPath(arg), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			if ext := filepath.Ext(path); path != callerPath(arg) && ext != ".yaml" && ext != ".yml" {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			manifests = append(manifests, data)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("read manifests: %w", err)
+		}
+	}
+	if err := testbed.Apply(ctx, cfg, manifests...); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "testbed: applied %d files\n", len(manifests))
+	return nil
 }
 
 // createRepo creates a repository on the git server of the running bed.
