@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 	"github.com/prometheus/prometheus/storage"
@@ -123,7 +124,7 @@ func seriesLabels(s Series) (labels.Labels, error) {
 		return labels.EmptyLabels(), fmt.Errorf("invalid metric name %q", s.Name)
 	}
 	b := labels.NewScratchBuilder(len(s.Labels) + 1)
-	b.Add(labels.MetricName, s.Name)
+	b.Add(model.MetricNameLabel, s.Name)
 	for name, value := range s.Labels {
 		if !labelNameRE.MatchString(name) || strings.HasPrefix(name, "__") {
 			return labels.EmptyLabels(), fmt.Errorf("series %s: invalid label name %q", s.Name, name)
@@ -169,9 +170,9 @@ func ReadOpenMetrics(r io.Reader) ([]Series, error) {
 		key := lset.String()
 		i, ok := index[key]
 		if !ok {
-			s := Series{Name: lset.Get(labels.MetricName), Labels: map[string]string{}}
+			s := Series{Name: lset.Get(model.MetricNameLabel), Labels: map[string]string{}}
 			lset.Range(func(l labels.Label) {
-				if l.Name != labels.MetricName {
+				if l.Name != model.MetricNameLabel {
 					s.Labels[l.Name] = l.Value
 				}
 			})

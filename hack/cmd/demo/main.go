@@ -79,7 +79,7 @@ func run(ctx context.Context) error {
 	})
 	g := <-giteaCh
 	if g.forge != nil {
-		defer g.forge.Close()
+		defer func() { _ = g.forge.Close() }()
 	}
 	if bed != nil {
 		defer bed.Close()

@@ -194,7 +194,7 @@ func env(args []string, stdout, stderr io.Writer) error {
 // apply server-side applies YAML files to the running bed's apiserver.
 func apply(ctx context.Context, args []string, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: hack/testbed apply FILE|DIR...")
+		return errors.New("usage: hack/testbed apply FILE|DIR [FILE|DIR ...]")
 	}
 	st, err := requireState(nil, io.Discard)
 	if err != nil {
