@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
+	"github.com/recommend-job/recommend-job/internal/kinds"
 )
 
 // maxNamespaceLists is how many namespaces holding wanted targets are
@@ -69,7 +70,7 @@ func (t *targetSet) lookup(rec *v1alpha1.ResourceRecommend) (*Workload, error) {
 	}
 	key := t.keyOf(rec)
 	if err := t.errs[key]; err != nil {
-		if errors.Is(err, errNoPodSpec) && !templateKinds[key.gk] {
+		if errors.Is(err, errNoPodSpec) && !kinds.Known(key.gk.Group, key.gk.Kind) {
 			return nil, fmt.Errorf("%s has no pod template: %w", key, ErrKindUnsupported)
 		}
 		return nil, err
@@ -213,7 +214,7 @@ func (t *targetSet) failAll(keys map[targetKey]bool, err error) {
 // builtinGroup reports whether group is one of Kubernetes' own API groups:
 // the core group, a group without a dot (apps, batch, policy), or one under
 // k8s.io. A custom resource's group always has a dot and cannot be under
-// k8s.io, so a built-in kind outside templateKinds is known to have no pod
+// k8s.io, so a built-in kind kinds does not know is known to have no pod
 // template without reading it.
 func builtinGroup(group string) bool {
 	return !strings.Contains(group, ".") || group == "k8s.io" || strings.HasSuffix(group, ".k8s.io")
@@ -243,7 +244,7 @@ func (c *Collector) resolve(ref v1alpha1.CrossVersionObjectReference) (resolutio
 	switch {
 	case mapping.Scope.Name() != meta.RESTScopeNameNamespace:
 		res.err = fmt.Errorf("%s is cluster-scoped; a target must be in the ResourceRecommend's namespace", describeRef(ref))
-	case builtinGroup(res.gk.Group) && !templateKinds[res.gk]:
+	case builtinGroup(res.gk.Group) && !kinds.Known(res.gk.Group, res.gk.Kind):
 		// Not listed at all: a ConfigMap or a Secret is nothing the job
 		// should read, nor may need the rights to.
 		res.err = fmt.Errorf("%s has no pod template: %w", res.gk, ErrKindUnsupported)

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/recommend-job/recommend-job/internal/kinds"
 )
 
 // Workload is a live object with a pod template, as far as a run needs it.
@@ -77,43 +79,19 @@ func (w *Workload) ContainerNames() []string {
 	return names
 }
 
-// podSpecPaths are where pod specs live, in the order tried: spec.template
-// (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, Argo Rollout and
-// custom kinds shaped alike), then a CronJob's job template.
-var podSpecPaths = [][]string{
-	{"spec", "template", "spec"},
-	{"spec", "jobTemplate", "spec", "template", "spec"},
-}
-
-// templateKinds are the built-in kinds that always have a pod template; a
-// target of one of them without containers is malformed
-// (ContainersMatchErrorCode), while any other kind without a template is
-// one this project cannot handle (WorkloadsUnsupported).
-var templateKinds = map[schema.GroupKind]bool{
-	{Group: "apps", Kind: "Deployment"}:        true,
-	{Group: "apps", Kind: "StatefulSet"}:       true,
-	{Group: "apps", Kind: "DaemonSet"}:         true,
-	{Group: "apps", Kind: "ReplicaSet"}:        true,
-	{Group: "batch", Kind: "Job"}:              true,
-	{Group: "batch", Kind: "CronJob"}:          true,
-	{Group: "", Kind: "ReplicationController"}: true,
-	{Group: "argoproj.io", Kind: "Rollout"}:    true,
-}
-
-// rolloutGroupKind is Argo Rollouts' kind, whose spec.workloadRef may point
-// at a Deployment holding the pod template instead of spec.template.
-var rolloutGroupKind = schema.GroupKind{Group: "argoproj.io", Kind: "Rollout"}
-
-// workloadRefOf returns an Argo Rollout's spec.workloadRef, if it has one
-// and no pod template of its own.
+// workloadRefOf returns the reference of a kind that may take its pod
+// template from another object (an Argo Rollout's spec.workloadRef), when
+// obj has one and no pod template of its own.
 func workloadRefOf(obj *unstructured.Unstructured) (schema.GroupVersionKind, string, bool) {
-	if obj.GroupVersionKind().GroupKind() != rolloutGroupKind {
+	gk := obj.GroupVersionKind().GroupKind()
+	k, ok := kinds.Lookup(gk.Group, gk.Kind)
+	if !ok || k.TemplateRef == nil {
 		return schema.GroupVersionKind{}, "", false
 	}
-	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "template"); found {
+	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, k.PodSpec[:len(k.PodSpec)-1]...); found {
 		return schema.GroupVersionKind{}, "", false
 	}
-	ref, found, err := unstructured.NestedStringMap(obj.Object, "spec", "workloadRef")
+	ref, found, err := unstructured.NestedStringMap(obj.Object, k.TemplateRef...)
 	if !found || err != nil || ref["name"] == "" || ref["kind"] == "" {
 		return schema.GroupVersionKind{}, "", false
 	}
@@ -126,7 +104,8 @@ func workloadRefOf(obj *unstructured.Unstructured) (schema.GroupVersionKind, str
 // container entry without a name.
 func workloadFrom(obj *unstructured.Unstructured) (*Workload, error) {
 	w := &Workload{ObjectRef: objectRefOf(obj)}
-	for _, path := range podSpecPaths {
+	gk := obj.GroupVersionKind().GroupKind()
+	for _, path := range kinds.PodSpecPaths(gk.Group, gk.Kind) {
 		spec, found, err := unstructured.NestedMap(obj.Object, path...)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s/%s: %w: %w", w.Kind, w.Namespace, w.Name, ErrNoPodTemplate, err)
@@ -141,7 +120,7 @@ func workloadFrom(obj *unstructured.Unstructured) (*Workload, error) {
 		w.Containers = containers
 		return w, nil
 	}
-	return nil, fmt.Errorf("%s %s/%s has neither spec.template.spec nor spec.jobTemplate.spec.template.spec: %w", w.Kind, w.Namespace, w.Name, errNoPodSpec)
+	return nil, fmt.Errorf("%s %s/%s has no %s: %w", w.Kind, w.Namespace, w.Name, kinds.PodSpecPathsText(gk.Group, gk.Kind), errNoPodSpec)
 }
 
 // containersFrom reads a pod spec's containers and native sidecars.

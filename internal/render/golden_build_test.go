@@ -143,7 +143,7 @@ func objectsOf(t *testing.T, out []byte) map[string]map[string]any {
 // takeResources removes, and returns, the resources of the named container
 // (or native sidecar) of obj's pod template.
 func takeResources(obj map[string]any, container string) any {
-	for _, p := range podSpecPaths {
+	for _, p := range objectPodSpecPaths(obj) {
 		spec, ok := dig(obj, p...).(map[string]any)
 		if !ok {
 			continue

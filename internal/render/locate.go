@@ -5,12 +5,16 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/kinds"
 )
 
-// Pod template paths, most specific first: a CronJob nests its Job's.
-var podSpecPaths = [][]string{
-	{"spec", "jobTemplate", "spec", "template", "spec"},
-	{"spec", "template", "spec"},
+// podSpecPaths returns where the pod spec of the object in root may be,
+// from its kind (package kinds).
+func podSpecPaths(root *yaml.Node) [][]string {
+	apiVersion, _ := scalarField(root, "apiVersion")
+	kind, _ := scalarField(root, "kind")
+	return kinds.PodSpecPaths(group(apiVersion), kind)
 }
 
 // findContainer returns the mapping of the named container in the pod
@@ -40,7 +44,8 @@ func locateContainer(doc *yaml.Node, name string) (*yaml.Node, containerPath, er
 	}
 	var pod *yaml.Node
 	var at containerPath
-	for _, p := range podSpecPaths {
+	paths := podSpecPaths(root)
+	for _, p := range paths {
 		n, err := mappingAt(root, p)
 		if err != nil {
 			return nil, containerPath{}, err
@@ -51,7 +56,11 @@ func locateContainer(doc *yaml.Node, name string) (*yaml.Node, containerPath, er
 		}
 	}
 	if pod == nil {
-		return nil, containerPath{}, fmt.Errorf("%w: no pod template (spec.template.spec or spec.jobTemplate.spec.template.spec)", ErrContainerNotFound)
+		var where []string
+		for _, p := range paths {
+			where = append(where, strings.Join(p, "."))
+		}
+		return nil, containerPath{}, fmt.Errorf("%w: no pod template (%s)", ErrContainerNotFound, strings.Join(where, " or "))
 	}
 	where := strings.Join(at.pod, ".")
 

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/recommend-job/recommend-job/internal/kinds"
 )
 
 // prove builds every kustomization that renders an edited target, before
@@ -310,7 +312,7 @@ func (c Change) renders(id string) bool {
 // expect sets, in want, the change's values where got has them equal as
 // quantities, and fails where got does not have them.
 func expect(want, got map[string]any, c Change) error {
-	for _, p := range podSpecPaths {
+	for _, p := range objectPodSpecPaths(got) {
 		wp, ok1 := dig(want, p...).(map[string]any)
 		gp, ok2 := dig(got, p...).(map[string]any)
 		if !ok1 || !ok2 {
@@ -352,6 +354,14 @@ func expect(want, got map[string]any, c Change) error {
 		}
 	}
 	return fmt.Errorf("container %q is not in the output", c.Container)
+}
+
+// objectPodSpecPaths returns where the pod spec of a built object may be,
+// from its kind (package kinds).
+func objectPodSpecPaths(obj map[string]any) [][]string {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	return kinds.PodSpecPaths(group(apiVersion), kind)
 }
 
 func dig(v any, keys ...string) any {

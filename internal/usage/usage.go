@@ -15,6 +15,8 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/recommend-job/recommend-job/internal/kinds"
 )
 
 // Defaults for reading usage history.
@@ -487,24 +489,8 @@ func (r *Reader) history(u map[WorkloadRef]Usage, w WorkloadRef, container strin
 }
 
 // PodNamePattern is a regular expression matching exactly the names of the
-// pods a workload of kind creates, so that web never matches web-api's
-// pods. Generated parts use the alphabet Kubernetes draws them from, which
-// has no vowels, so that words rarely pass for them. name is quoted, as
-// object names may contain dots.
+// pods a workload of kind creates; see kinds.PodNamePattern, which holds
+// every kind's naming.
 func PodNamePattern(kind, name string) string {
-	const generated = `[bcdfghjklmnpqrstvwxz2456789]`
-	n := regexp.QuoteMeta(name)
-	switch kind {
-	case "Deployment":
-		// <name>-<pod-template-hash>-<5 random>
-		return n + `-` + generated + `{1,10}-` + generated + `{5}`
-	case "StatefulSet":
-		return n + `-[0-9]+`
-	case "CronJob":
-		// <name>-<scheduled time in minutes>-<5 random>
-		return n + `-[0-9]+-` + generated + `{5}`
-	default:
-		// DaemonSet, ReplicaSet, Job: <name>-<5 random>
-		return n + `-` + generated + `{5}`
-	}
+	return kinds.PodNamePattern(kind, name)
 }
