@@ -30,7 +30,8 @@
 // that kustomization that names the object's containers is updated,
 // otherwise recommend-job-<kind>-<name>.yaml is written next to it and
 // listed in its patches (or patchesStrategicMerge, when that is what it
-// uses). A file that an environment not built on the target's
+// uses), after the commented-out entries ("# - x") that follow the list or
+// the file's last key, so that uncommenting them keeps each list whole. A file that an environment not built on the target's
 // kustomization also renders, or that the kustomization renders twice, is
 // always patched, never edited, and so is a target whose overlay, a layer
 // below it or one of their components has a patch setting the container's

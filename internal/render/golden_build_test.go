@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -169,4 +170,54 @@ func takeAt(obj map[string]any, at string) any {
 	v := parent[keys[len(keys)-1]]
 	delete(parent, keys[len(keys)-1])
 	return v
+}
+
+// commentedEntry is a commented-out list entry, as kustomizations carry
+// them for users to uncomment.
+var commentedEntry = regexp.MustCompile(`(?m)^(\s*)#\s?(-\s.*)$`)
+
+// checkUncommented uncomments the commented-out list entries of the
+// kustomization file k in a copy of the result tree got, builds it, and
+// checks that every change's target it renders still has the change's
+// values: the edit kept each list whole.
+func checkUncommented(t *testing.T, got, k string, changes []Change) {
+	t.Helper()
+	dir := t.TempDir()
+	copyTree(t, got, dir)
+	name := filepath.Join(dir, filepath.FromSlash(k))
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := commentedEntry.ReplaceAll(data, []byte("$1$2"))
+	if bytes.Equal(open, data) {
+		t.Fatalf("%s has no commented-out entries", k)
+	}
+	if err := os.WriteFile(name, open, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Dir(name))
+	if err != nil {
+		t.Errorf("%s does not build with its entries uncommented: %v", k, err)
+		return
+	}
+	rendered := 0
+	for _, r := range m.Resources() {
+		obj, err := r.Map()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range changes {
+			if r.GetKind() != c.Target.Kind || r.GetName() != c.Target.Name || (r.GetNamespace() != "" && r.GetNamespace() != c.Target.Namespace) {
+				continue
+			}
+			rendered++
+			if err := expect(deepCopy(obj).(map[string]any), obj, c); err != nil {
+				t.Errorf("%s with its entries uncommented: %s/%s: %v", k, c.Target.Namespace, c.Target.Name, err)
+			}
+		}
+	}
+	if rendered == 0 {
+		t.Errorf("%s with its entries uncommented renders none of the targets", k)
+	}
 }

@@ -28,6 +28,9 @@ type goldenSpec struct {
 	// Builds, when set, names every kustomization whose output may change
 	// and what may change in it; see checkBuilds.
 	Builds map[string][]string `yaml:"builds"`
+	// Uncomment lists kustomizations whose commented-out list entries
+	// ("# - x") must still work once uncommented; see checkUncommented.
+	Uncomment []string `yaml:"uncomment"`
 }
 
 type goldenChange struct {
@@ -121,6 +124,9 @@ func TestGolden(t *testing.T) {
 			checkUntouched(t, dir, before, out.Files)
 			if spec.Builds != nil {
 				checkBuilds(t, filepath.Join(base, "original"), dir, spec.Builds)
+			}
+			for _, k := range spec.Uncomment {
+				checkUncommented(t, dir, k, changes)
 			}
 
 			// Applying the same changes to the result must change nothing.

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -289,18 +290,28 @@ func addPatchEntry(fe *fileEdit, file string, l layout) error {
 	block := func(n *yaml.Node) bool {
 		return n.Kind == yaml.SequenceNode && n.Style&yaml.FlowStyle == 0 && len(n.Content) > 0
 	}
+	pk, _, _ := lookup(root, "patches")
+	src := newSource(fe.data)
 	switch {
 	case patches != nil && block(patches):
 		return appendItem(fe, patches, []string{strings.Repeat(" ", patches.Column-1) + "- path: " + file})
 	case patches == nil && psm != nil && block(psm):
 		return appendItem(fe, psm, []string{strings.Repeat(" ", psm.Column-1) + "- " + file})
+	case patches != nil && patches.Kind == yaml.ScalarNode && patches.Value == "" && patches.Style == 0 &&
+		patches.Line == pk.Line && src.emptyAfterKey(pk):
+		// "patches:" and nothing, perhaps over commented-out entries: the
+		// entry goes after them, so that uncommenting them keeps one list.
+		col := pk.Column
+		pad := strings.Repeat(" ", col-1)
+		p := &planner{src: src}
+		p.insertLines(src.lastCommentedEntry(pk.Line), []string{pad + strings.Repeat(" ", l.seq) + "- path: " + file}, col)
+		return p.commit(fe)
 	case patches != nil:
 		return fmt.Errorf("%w: patches is not a block list", ErrUnsafeFile)
 	}
 	if len(root.Content) == 0 {
 		return fmt.Errorf("%w: empty kustomization", ErrUnsafeFile)
 	}
-	src := newSource(fe.data)
 	last, err := src.lastLine(root)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnsafeFile, err)
@@ -309,12 +320,15 @@ func addPatchEntry(fe *fileEdit, file string, l layout) error {
 	pad := strings.Repeat(" ", col-1)
 	lines := []string{pad + "patches:", pad + strings.Repeat(" ", l.seq) + "- path: " + file}
 	p := &planner{src: src}
-	p.insertLines(last, lines, col)
+	// After the commented-out entries of the last key (components: over
+	// "# - components/x" lines, say), so that uncommenting them, as such
+	// files invite, does not put them under patches.
+	p.insertLines(src.lastCommentedEntry(last), lines, col)
 	return p.commit(fe)
 }
 
 // appendItem adds lines, a new item, after the last item of block
-// sequence seq.
+// sequence seq, and after the commented-out items that follow it.
 func appendItem(fe *fileEdit, seq *yaml.Node, lines []string) error {
 	src := newSource(fe.data)
 	last, err := src.lastLine(seq)
@@ -322,8 +336,38 @@ func appendItem(fe *fileEdit, seq *yaml.Node, lines []string) error {
 		return fmt.Errorf("%w: %w", ErrUnsafeFile, err)
 	}
 	p := &planner{src: src}
-	p.insertLines(last, lines, seq.Column)
+	p.insertLines(src.lastCommentedEntry(last), lines, seq.Column)
 	return p.commit(fe)
+}
+
+// lastCommentedEntry returns the last line of the commented-out list
+// entries ("# - x") among the comment and blank lines that directly follow
+// line, or line when there are none. Other comments of that block (a note
+// between entries) are passed over only when an entry follows them.
+func (s *source) lastCommentedEntry(line int) int {
+	last := line
+	for l := line + 1; l <= s.lineCount(); l++ {
+		_, blank, comment := s.indent(l)
+		if blank {
+			continue
+		}
+		if !comment {
+			break
+		}
+		t := bytes.TrimLeft(s.text(l), " \t")
+		t = bytes.TrimLeft(t[1:], " \t")
+		if bytes.HasPrefix(t, []byte("- ")) || bytes.Equal(t, []byte("-")) {
+			last = l
+		}
+	}
+	return last
+}
+
+// emptyAfterKey reports whether only blanks and a comment follow key k's
+// colon on its line.
+func (s *source) emptyAfterKey(k *yaml.Node) bool {
+	at, err := s.colonAfter(k)
+	return err == nil && s.restIsComment(at)
 }
 
 // commit splices the planned text into fe and checks that it still parses.
