@@ -6,17 +6,16 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/prometheus/client_golang/api"
-	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	promconfig "github.com/prometheus/common/config"
 
 	"github.com/recommend-job/recommend-job/internal/config"
+	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
 // newPrometheusAPI builds the client of the Prometheus-compatible API from
 // the configuration's HTTP client settings (authentication, TLS, headers,
-// proxy), with Prometheus's own client library.
-func newPrometheusAPI(c *config.Config) (promv1.API, error) {
+// proxy): usage's client, which decodes each answer once as it arrives.
+func newPrometheusAPI(c *config.Config) (*usage.Client, error) {
 	hc, err := c.PrometheusHTTP()
 	if err != nil {
 		return nil, err
@@ -27,11 +26,11 @@ func newPrometheusAPI(c *config.Config) (promv1.API, error) {
 		return nil, fmt.Errorf("prometheus-ca-file: %w", err)
 	}
 	client.Transport = gzipTransport{client.Transport}
-	apiClient, err := api.NewClient(api.Config{Address: c.PrometheusURL, Client: client})
+	apiClient, err := usage.NewClient(c.PrometheusURL, client)
 	if err != nil {
 		return nil, fmt.Errorf("prometheus-url: %w", err)
 	}
-	return promv1.NewAPI(apiClient), nil
+	return apiClient, nil
 }
 
 // gzipTransport asks for a compressed answer and decompresses it. The

@@ -36,7 +36,7 @@ func TestPrometheusClientSendsCredentials(t *testing.T) {
 	tokenFile, passwordFile := filepath.Join(dir, "token"), filepath.Join(dir, "password")
 	writeFile(t, tokenFile, "first\n")
 	writeFile(t, passwordFile, "secret\n")
-	client := func(t *testing.T, c *config.Config) promv1.API {
+	client := func(t *testing.T, c *config.Config) *usage.Client {
 		t.Helper()
 		c.PrometheusURL = srv.URL
 		api, err := newPrometheusAPI(c)
@@ -45,7 +45,7 @@ func TestPrometheusClientSendsCredentials(t *testing.T) {
 		}
 		return api
 	}
-	query := func(t *testing.T, api promv1.API) (http.Header, error) {
+	query := func(t *testing.T, api *usage.Client) (http.Header, error) {
 		t.Helper()
 		now := time.Now()
 		got = nil

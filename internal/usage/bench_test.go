@@ -76,43 +76,58 @@ func BenchmarkReadCluster(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The default 1m step, and 5m with a fifth of the CPU points.
-	for _, step := range []time.Duration{time.Minute, 5 * time.Minute} {
-		b.Run("step="+step.String(), func(b *testing.B) {
-			promAPI := &countingAPI{API: promv1.NewAPI(client)}
-			reader := usage.NewReader(promAPI, usage.WithStep(step), usage.WithClock(func() time.Time { return end }))
-			b.ReportAllocs()
-			samples := 0
-			for b.Loop() {
-				promAPI.queries, samples = 0, 0
-				for ns, refs := range byNamespace {
-					got, err := reader.Read(b.Context(), ns, refs)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if len(got) != len(refs) {
-						b.Fatalf("%s: history of %d workloads, want %d", ns, len(got), len(refs))
-					}
-					// The compute stage: a histogram per container resource.
-					for _, u := range got {
-						for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-							h := u["app"][res]
-							samples += len(h.Values)
-							in := recommend.Input{Resource: res, BufferPercent: 30, First: h.First, Last: h.Last}
-							in.Samples = make([]recommend.Sample, len(h.Values))
-							for i, v := range h.Values {
-								in.Samples[i] = recommend.Sample{Time: h.Time(i), Value: v}
-							}
-							if r, err := recommend.Compute(in, recommend.Options{}); err != nil || r.Request == nil {
-								b.Fatalf("Compute() = %+v, %v", r, err)
+	// The job's client, which streams, and Prometheus's client library; the
+	// default 1m step, and 5m with a fifth of the CPU points.
+	for _, c := range []struct {
+		name string
+		api  func() (usage.RangeQuerier, *int)
+	}{
+		{name: "Client", api: func() (usage.RangeQuerier, *int) {
+			c := newClient(b, prom.URL)
+			return c, &c.queries
+		}},
+		{name: "client_golang", api: func() (usage.RangeQuerier, *int) {
+			c := &countingAPI{API: promv1.NewAPI(client)}
+			return c, &c.queries
+		}},
+	} {
+		for _, step := range []time.Duration{time.Minute, 5 * time.Minute} {
+			b.Run(c.name+"/step="+step.String(), func(b *testing.B) {
+				promAPI, queries := c.api()
+				reader := usage.NewReader(promAPI, usage.WithStep(step), usage.WithClock(func() time.Time { return end }))
+				b.ReportAllocs()
+				samples := 0
+				for b.Loop() {
+					*queries, samples = 0, 0
+					for ns, refs := range byNamespace {
+						got, err := reader.Read(b.Context(), ns, refs)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if len(got) != len(refs) {
+							b.Fatalf("%s: history of %d workloads, want %d", ns, len(got), len(refs))
+						}
+						// The compute stage: a histogram per container resource.
+						for _, u := range got {
+							for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+								h := u["app"][res]
+								samples += len(h.Values)
+								in := recommend.Input{Resource: res, BufferPercent: 30, First: h.First, Last: h.Last}
+								in.Samples = make([]recommend.Sample, len(h.Values))
+								for i, v := range h.Values {
+									in.Samples[i] = recommend.Sample{Time: h.Time(i), Value: v}
+								}
+								if r, err := recommend.Compute(in, recommend.Options{}); err != nil || r.Request == nil {
+									b.Fatalf("Compute() = %+v, %v", r, err)
+								}
 							}
 						}
 					}
 				}
-			}
-			b.ReportMetric(float64(promAPI.queries), "queries/op")
-			b.ReportMetric(float64(samples), "samples/op")
-			b.ReportMetric(float64(len(containers)), "pods")
-		})
+				b.ReportMetric(float64(*queries), "queries/op")
+				b.ReportMetric(float64(samples), "samples/op")
+				b.ReportMetric(float64(len(containers)), "pods")
+			})
+		}
 	}
 }

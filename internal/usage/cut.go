@@ -3,6 +3,7 @@ package usage
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -93,21 +94,33 @@ func (h *History) Cut(window, step time.Duration) (*History, error) {
 // other ranges give the same History.
 func (h *History) sortByTime() {
 	slices.SortFunc(h.OOMKills, time.Time.Compare)
-	if len(h.Times) != len(h.Values) || slices.IsSortedFunc(h.Times, time.Time.Compare) {
-		return
+	switch {
+	case h.Times == nil && len(h.at) == len(h.Values) && !slices.IsSorted(h.at):
+		// A later place on the grid is a later time, Step being positive.
+		sort.Stable(byPlace{h})
+	case len(h.Times) == len(h.Values) && !slices.IsSortedFunc(h.Times, time.Time.Compare):
+		sort.Stable(byTime{h})
 	}
-	type sample struct {
-		t time.Time
-		v float64
-	}
-	s := make([]sample, len(h.Values))
-	for i := range s {
-		s[i] = sample{h.Times[i], h.Values[i]}
-	}
-	slices.SortStableFunc(s, func(a, b sample) int { return a.t.Compare(b.t) })
-	for i := range s {
-		h.Times[i], h.Values[i] = s[i].t, s[i].v
-	}
+}
+
+// byPlace and byTime sort a History's samples in place.
+type (
+	byPlace struct{ h *History }
+	byTime  struct{ h *History }
+)
+
+func (s byPlace) Len() int           { return len(s.h.Values) }
+func (s byPlace) Less(i, j int) bool { return s.h.at[i] < s.h.at[j] }
+func (s byPlace) Swap(i, j int) {
+	s.h.at[i], s.h.at[j] = s.h.at[j], s.h.at[i]
+	s.h.Values[i], s.h.Values[j] = s.h.Values[j], s.h.Values[i]
+}
+
+func (s byTime) Len() int           { return len(s.h.Values) }
+func (s byTime) Less(i, j int) bool { return s.h.Times[i].Before(s.h.Times[j]) }
+func (s byTime) Swap(i, j int) {
+	s.h.Times[i], s.h.Times[j] = s.h.Times[j], s.h.Times[i]
+	s.h.Values[i], s.h.Values[j] = s.h.Values[j], s.h.Values[i]
 }
 
 // span is the longest whole number of steps within window: how far back

@@ -145,8 +145,8 @@ func TestReadEachReadsOnceAndCutsEachGroupAsIfReadAlone(t *testing.T) {
 	if mem := got[Settings{Window: 48 * time.Hour}][web]["app"][corev1.ResourceMemory]; mem.OOMKilled || mem.Values[0] >= 500 || mem.First.Before(now.Add(-48*time.Hour)) {
 		t.Errorf("web's 48 hours: OOM killed %v, oldest peak %v at %v; want neither the kill nor the old pod", mem.OOMKilled, mem.Values[0], mem.First)
 	}
-	if mem := got[Settings{Window: 100*time.Hour + 30*time.Minute, PeakInterval: 7*time.Hour + 10*time.Minute}][web]["app"][corev1.ResourceMemory]; len(mem.Values) != 15 || mem.Times[1].Sub(mem.Times[0]) != 7*time.Hour+10*time.Minute {
-		t.Errorf("web's 7h10m peaks = %d, %v apart; want 15, 7h10m apart", len(mem.Values), mem.Times[1].Sub(mem.Times[0]))
+	if mem := got[Settings{Window: 100*time.Hour + 30*time.Minute, PeakInterval: 7*time.Hour + 10*time.Minute}][web]["app"][corev1.ResourceMemory]; len(mem.Values) != 15 || mem.Time(1).Sub(mem.Time(0)) != 7*time.Hour+10*time.Minute {
+		t.Errorf("web's 7h10m peaks = %d, %v apart; want 15, 7h10m apart", len(mem.Values), mem.Time(1).Sub(mem.Time(0)))
 	}
 }
 

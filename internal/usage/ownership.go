@@ -27,17 +27,13 @@ func (r *Reader) ownership(ctx context.Context, namespace string, workloads []Wo
 	q := fmt.Sprintf(`max by (pod, replicaset, job_name, owner_kind, owner_name) (max_over_time({%s}[%s]))`,
 		sel, model.Duration(r.window))
 	end := r.now()
-	matrix, err := r.query(ctx, namespace, "ownership", q, promv1.Range{Start: end, End: end, Step: r.step})
-	if err != nil {
-		return nil, err
-	}
 	pods := map[string]ownerRef{}
 	parents := map[ownerRef]ownerRef{} // ReplicaSet or Job -> its owner
-	for _, s := range matrix {
+	err := r.query(ctx, namespace, "ownership", q, promv1.Range{Start: end, End: end, Step: r.step}, func(s *model.SampleStream) {
 		m := s.Metric
 		owner := ownerRef{kind: string(m["owner_kind"]), name: string(m["owner_name"])}
 		if owner.kind == "" || owner.kind == "<none>" {
-			continue
+			return
 		}
 		// The functions drop the metric name; each metric has its own
 		// subject label.
@@ -49,6 +45,9 @@ func (r *Reader) ownership(ctx context.Context, namespace string, workloads []Wo
 		case m["job_name"] != "":
 			parents[ownerRef{kind: "Job", name: string(m["job_name"])}] = owner
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	wanted := map[ownerRef]WorkloadRef{}
 	for _, w := range workloads {

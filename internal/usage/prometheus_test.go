@@ -128,6 +128,65 @@ func (c *countingAPI) QueryRange(ctx context.Context, q string, r promv1.Range, 
 	return c.API.QueryRange(ctx, q, r, opts...)
 }
 
+// countingClient counts the queries the job's own client sends, whole or
+// streamed.
+type countingClient struct {
+	*usage.Client
+	mu      sync.Mutex
+	queries int
+}
+
+func (c *countingClient) count() {
+	c.mu.Lock()
+	c.queries++
+	c.mu.Unlock()
+}
+
+func (c *countingClient) QueryRange(ctx context.Context, q string, r promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
+	c.count()
+	return c.Client.QueryRange(ctx, q, r, opts...)
+}
+
+func (c *countingClient) QueryRangeSeries(ctx context.Context, q string, r promv1.Range, each func(*model.SampleStream) error) (promv1.Warnings, error) {
+	c.count()
+	return c.Client.QueryRangeSeries(ctx, q, r, each)
+}
+
+func newClient(tb testing.TB, address string) *countingClient {
+	tb.Helper()
+	client, err := usage.NewClient(address, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &countingClient{Client: client}
+}
+
+// TestPrometheusClientReadsTheSameWeek reads the week through the job's
+// client, which streams, and through Prometheus's client library: the
+// same histories, in as many queries.
+func TestPrometheusClientReadsTheSameWeek(t *testing.T) {
+	library, client := newAPI(t), newClient(t, weekPrometheus(t).URL)
+	refs := []usage.WorkloadRef{}
+	for _, name := range []string{"web", "web-api", "step", "oom"} {
+		refs = append(refs, usage.WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: name})
+	}
+	clock := usage.WithClock(func() time.Time { return now })
+	want, err := usage.NewReader(library, clock).Read(t.Context(), "shop", refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := usage.NewReader(client, clock).Read(t.Context(), "shop", refs)
+	if err != nil {
+		t.Fatalf("Read() through the client error = %v", err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("histories read through the client differ (-client library +client):\n%s", diff)
+	}
+	if len(got) != len(refs) || client.queries != library.queries {
+		t.Errorf("client read %d workloads in %d queries, want %d in %d", len(got), client.queries, len(refs), library.queries)
+	}
+}
+
 func newAPI(t *testing.T) *countingAPI {
 	t.Helper()
 	client, err := api.NewClient(api.Config{Address: weekPrometheus(t).URL})

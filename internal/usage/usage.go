@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -53,11 +54,14 @@ type Usage map[string]map[corev1.ResourceName]*History
 // peaks in bytes, one per peak interval (the highest of all pods). A
 // Reader returns them in time order, and takes them at End, End - Step,
 // End - 2*Step and so on, so that a shorter window's samples are those of
-// a longer one that fall within it.
+// a longer one that fall within it. Time(i) is the time of Values[i].
 type History struct {
 	Values []float64
-	// Times holds the time of each value; when nil (or shorter), a value
-	// counts as taken at Last.
+	// Times, when set, holds the time of each value. A Reader leaves it
+	// nil: its samples lie a whole number of steps apart, and it keeps
+	// each one's place in the steps instead of a time.Time (4 bytes, not
+	// 24); only samples off that grid are kept here. When neither says, a
+	// value counts as taken at Last.
 	Times []time.Time
 	// First and Last are the times of the earliest and latest sample.
 	First, Last time.Time
@@ -73,6 +77,11 @@ type History struct {
 	// Step is the time between two samples of one pod: the query step for
 	// CPU, the peak interval for memory.
 	Step time.Duration
+
+	// origin and at place the samples on the grid of Step while Times is
+	// nil: sample i was taken at origin + at[i]*Step.
+	origin time.Time
+	at     []int32
 }
 
 // Span is the time the samples cover.
@@ -88,7 +97,30 @@ func (h *History) Time(i int) time.Time {
 	if i < len(h.Times) {
 		return h.Times[i]
 	}
+	if i < len(h.at) {
+		return h.origin.Add(time.Duration(h.at[i]) * h.Step)
+	}
 	return h.Last
+}
+
+// Equal reports whether h and o hold the same values taken at the same
+// times, with the same span, window, end, step and OOM kills, however
+// each keeps its times.
+func (h *History) Equal(o *History) bool {
+	if h == nil || o == nil {
+		return h == o
+	}
+	if len(h.Values) != len(o.Values) || !h.First.Equal(o.First) || !h.Last.Equal(o.Last) || h.OOMKilled != o.OOMKilled ||
+		h.Window != o.Window || !h.End.Equal(o.End) || h.Step != o.Step ||
+		!slices.EqualFunc(h.OOMKills, o.OOMKills, time.Time.Equal) {
+		return false
+	}
+	for i, v := range h.Values {
+		if v != o.Values[i] || !h.Time(i).Equal(o.Time(i)) {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *History) add(t time.Time, v float64) {
@@ -98,8 +130,49 @@ func (h *History) add(t time.Time, v float64) {
 	if len(h.Values) == 0 || t.After(h.Last) {
 		h.Last = t
 	}
+	if h.Times == nil {
+		if len(h.Values) == 0 {
+			h.origin = t
+		}
+		if k, ok := h.step(t); ok && len(h.at) == len(h.Values) {
+			h.Values = append(h.Values, v)
+			h.at = append(h.at, k)
+			return
+		}
+		h.keepTimes()
+	}
 	h.Values = append(h.Values, v)
 	h.Times = append(h.Times, t)
+}
+
+// step is the place of t on the grid of h's samples, if it is on it.
+func (h *History) step(t time.Time) (int32, bool) {
+	if h.Step <= 0 {
+		return 0, false
+	}
+	d := t.Sub(h.origin)
+	k := d / h.Step
+	if d%h.Step != 0 || k < math.MinInt32 || k > math.MaxInt32 {
+		return 0, false
+	}
+	return int32(k), true
+}
+
+// keepTimes moves h from its grid to Times, for a sample off the grid.
+func (h *History) keepTimes() {
+	times := make([]time.Time, len(h.Values), cap(h.Values))
+	for i := range times {
+		times[i] = h.Time(i)
+	}
+	h.Times, h.at = times, nil
+}
+
+// grow makes room for n more samples.
+func (h *History) grow(n int) {
+	h.Values = slices.Grow(h.Values, n)
+	if h.Times == nil {
+		h.at = slices.Grow(h.at, n)
+	}
 }
 
 // maxPointsPerSeries is Prometheus's limit on the points per series of one
@@ -215,8 +288,7 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	cpu := fmt.Sprintf(`max by (pod, container) (rate(container_cpu_usage_seconds_total{%s}[%s]))`,
 		selector, model.Duration(r.rateWindow))
 	err := r.eachSeries(ctx, namespace, corev1.ResourceCPU, corev1.ResourceCPU, cpu, r.window, r.step, a, func(h *History, series *model.SampleStream) {
-		h.Values = slices.Grow(h.Values, len(series.Values))
-		h.Times = slices.Grow(h.Times, len(series.Values))
+		h.grow(len(series.Values))
 		for _, s := range series.Values {
 			h.add(s.Timestamp.Time(), float64(s.Value))
 		}
@@ -364,36 +436,59 @@ func (r *Reader) ReadEach(ctx context.Context, namespace string, groups map[Sett
 	return out, nil
 }
 
-// query runs one range query, within the query timeout, and checks that it
-// answered a matrix. An error says whether the query timed out or the
-// caller's context ended (with its cause, e.g. the run's deadline).
-func (r *Reader) query(ctx context.Context, namespace string, what corev1.ResourceName, q string, rng promv1.Range) (model.Matrix, error) {
+// query runs one range query, within the query timeout, and hands each
+// series of the matrix it answered to each: as it is decoded when the API
+// is a SeriesQuerier, and then only valid during the call. An error says
+// whether the query timed out or the caller's context ended (with its
+// cause, e.g. the run's deadline).
+func (r *Reader) query(ctx context.Context, namespace string, what corev1.ResourceName, q string, rng promv1.Range, each func(*model.SampleStream)) error {
 	qctx, cancel := ctx, context.CancelFunc(func() {})
 	if r.timeout > 0 {
 		qctx, cancel = context.WithTimeout(ctx, r.timeout)
 	}
 	defer cancel()
-	v, warnings, _, err := r.api.QueryRange(qctx, q, rng)
+	warnings, err := r.send(qctx, q, rng, each)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("querying %s in namespace %s: %w", what, namespace, context.Cause(ctx))
+		return fmt.Errorf("querying %s in namespace %s: %w", what, namespace, context.Cause(ctx))
 	case qctx.Err() != nil:
 		if !errors.Is(err, context.DeadlineExceeded) {
 			err = context.DeadlineExceeded
 		}
-		return nil, fmt.Errorf("querying %s in namespace %s: no answer within %s: %w", what, namespace, r.timeout, err)
+		return fmt.Errorf("querying %s in namespace %s: no answer within %s: %w", what, namespace, r.timeout, err)
 	default:
-		return nil, fmt.Errorf("querying %s in namespace %s: %w", what, namespace, err)
+		return fmt.Errorf("querying %s in namespace %s: %w", what, namespace, err)
 	}
 	if len(warnings) > 0 {
 		r.log.WarnContext(ctx, "prometheus answered with warnings", "namespace", namespace, "query", what, "warnings", warnings)
 	}
+	return nil
+}
+
+// send runs a range query through the API, streaming when it can.
+func (r *Reader) send(ctx context.Context, q string, rng promv1.Range, each func(*model.SampleStream)) (promv1.Warnings, error) {
+	if s, ok := r.api.(SeriesQuerier); ok {
+		return s.QueryRangeSeries(ctx, q, rng, func(series *model.SampleStream) error {
+			each(series)
+			return nil
+		})
+	}
+	v, warnings, _, err := r.api.QueryRange(ctx, q, rng)
+	if err != nil {
+		return warnings, err
+	}
 	matrix, ok := v.(model.Matrix)
 	if !ok {
-		return nil, fmt.Errorf("querying %s in namespace %s: got %s, want a matrix", what, namespace, v.Type())
+		if v == nil {
+			return warnings, errors.New("got no result, want a matrix")
+		}
+		return warnings, fmt.Errorf("got %s, want a matrix", v.Type())
 	}
-	return matrix, nil
+	for _, series := range matrix {
+		each(series)
+	}
+	return warnings, nil
 }
 
 // eachSeries runs query (named what in errors) over window in ranges of
@@ -402,16 +497,13 @@ func (r *Reader) query(ctx context.Context, namespace string, what corev1.Resour
 func (r *Reader) eachSeries(ctx context.Context, namespace string, what, res corev1.ResourceName, query string, window, step time.Duration,
 	a *attributor, add func(*History, *model.SampleStream), out map[WorkloadRef]Usage) error {
 	for _, rng := range r.ranges(window, step) {
-		matrix, err := r.query(ctx, namespace, what, query, rng)
+		err := r.query(ctx, namespace, what, query, rng, func(series *model.SampleStream) {
+			if w, ok := a.owner(string(series.Metric["pod"])); ok {
+				add(r.history(out, w, string(series.Metric["container"]), res), series)
+			}
+		})
 		if err != nil {
 			return err
-		}
-		for _, series := range matrix {
-			w, ok := a.owner(string(series.Metric["pod"]))
-			if !ok {
-				continue
-			}
-			add(r.history(out, w, string(series.Metric["container"]), res), series)
 		}
 	}
 	return nil

@@ -222,8 +222,8 @@ func TestReaderMergesPeaksAndFindsOOMKills(t *testing.T) {
 	if mem == nil || !slices.Equal(mem.Values, []float64{200, 300, 70}) || !mem.OOMKilled || mem.Span() != 2*time.Hour {
 		t.Fatalf("web memory = %+v, want peaks [200 300 70] over 2h with an OOM kill", mem)
 	}
-	if !mem.Times[1].Equal(time.UnixMilli(3600000)) {
-		t.Errorf("second peak at %v, want 1h after the epoch", mem.Times[1])
+	if !mem.Time(1).Equal(time.UnixMilli(3600000)) {
+		t.Errorf("second peak at %v, want 1h after the epoch", mem.Time(1))
 	}
 	for _, q := range api.queries {
 		if !strings.Contains(q, `cluster="prod"`) {

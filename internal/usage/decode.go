@@ -1,0 +1,604 @@
+package usage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/prometheus/common/model"
+)
+
+// answer is the envelope of a Prometheus API answer, less its data, which
+// decodeAnswer hands over series by series.
+type answer struct {
+	status, errorType, errorMsg string
+	resultType                  string
+	warnings                    []string
+}
+
+// errSyntax marks an answer that is not the JSON of the Prometheus API.
+var errSyntax = errors.New("malformed answer")
+
+// decodeAnswer reads a Prometheus API answer from src in one pass and
+// calls each for every series of a matrix, in the order of the answer,
+// without holding more than one series: {"status": ..., "data":
+// {"resultType": "matrix", "result": [{"metric": {...}, "values": [[t,
+// "v"], ...]}, ...]}, "warnings": [...], ...}. The series passed to each
+// is reused: its Metric is its own, its Values only valid during the
+// call. Members it does not know, native histograms included, are skipped.
+// A result of another type than a matrix is skipped, and resultType says
+// which it was. An error wraps errSyntax when the answer is not valid, or
+// is the reader's error.
+func decodeAnswer(src io.Reader, each func(*model.SampleStream) error) (answer, error) {
+	d := &decoder{src: src, buf: make([]byte, 0, 64<<10)}
+	var a answer
+	err := d.object(func(key []byte) error {
+		switch string(key) {
+		case "status":
+			return d.stringInto(&a.status)
+		case "errorType":
+			return d.stringInto(&a.errorType)
+		case "error":
+			return d.stringInto(&a.errorMsg)
+		case "warnings":
+			return d.array(func() error {
+				var w string
+				err := d.stringInto(&w)
+				a.warnings = append(a.warnings, w)
+				return err
+			})
+		case "data":
+			return d.data(&a, each)
+		}
+		return d.skip()
+	})
+	if errors.Is(err, io.ErrUnexpectedEOF) && d.err == io.EOF {
+		// The body ended where the server meant it to, within the JSON.
+		return a, d.syntax("unexpected end of the answer")
+	}
+	if err != nil {
+		return a, err
+	}
+	if c, err := d.space(); err == nil {
+		return a, d.syntax(fmt.Sprintf("%q after the answer", c))
+	} else if err != io.EOF {
+		return a, err
+	}
+	return a, nil
+}
+
+func (d *decoder) data(a *answer, each func(*model.SampleStream) error) error {
+	return d.object(func(key []byte) error {
+		switch string(key) {
+		case "resultType":
+			return d.stringInto(&a.resultType)
+		case "result":
+			// Prometheus sends the type first; a result of another type
+			// is skipped.
+			if a.resultType != "" && a.resultType != model.ValMatrix.String() {
+				return d.skip()
+			}
+			if c, err := d.peekSpace(); err != nil {
+				return err
+			} else if c != '[' && c != 'n' {
+				return d.skip()
+			}
+			return d.matrix(each)
+		}
+		return d.skip()
+	})
+}
+
+// matrix reads the series of a matrix.
+func (d *decoder) matrix(each func(*model.SampleStream) error) error {
+	var s model.SampleStream
+	return d.array(func() error {
+		s.Metric, s.Values = model.Metric{}, s.Values[:0]
+		err := d.object(func(key []byte) error {
+			switch string(key) {
+			case "metric":
+				return d.object(func(name []byte) error {
+					// The key is the decoder's buffer until the value is
+					// read.
+					n := model.LabelName(name)
+					var v string
+					err := d.stringInto(&v)
+					s.Metric[n] = model.LabelValue(v)
+					return err
+				})
+			case "values":
+				return d.array(func() error {
+					p, err := d.samplePair()
+					s.Values = append(s.Values, p)
+					return err
+				})
+			}
+			return d.skip()
+		})
+		if err != nil {
+			return err
+		}
+		return each(&s)
+	})
+}
+
+// samplePair reads [t, "v"]: t in seconds with at most millisecond
+// precision, v a float as Prometheus formats it, NaN and ±Inf included.
+func (d *decoder) samplePair() (model.SamplePair, error) {
+	var p model.SamplePair
+	if err := d.expect('['); err != nil {
+		return p, err
+	}
+	if _, err := d.peekSpace(); err != nil {
+		return p, err
+	}
+	num, err := d.number()
+	if err != nil {
+		return p, err
+	}
+	ms, err := millis(num)
+	if err != nil {
+		return p, d.syntax(err.Error())
+	}
+	p.Timestamp = model.Time(ms)
+	if err := d.expect(','); err != nil {
+		return p, err
+	}
+	if err := d.expect('"'); err != nil {
+		return p, err
+	}
+	v, err := d.stringBody()
+	if err != nil {
+		return p, err
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil {
+		return p, d.syntax(fmt.Sprintf("sample value %q", v))
+	}
+	p.Value = model.SampleValue(f)
+	return p, d.expect(']')
+}
+
+// millis converts a JSON number of seconds to milliseconds, in integers:
+// decimals past the third are dropped, as the client library drops them.
+// A number with an exponent goes through a float.
+func millis(num []byte) (int64, error) {
+	var ms int64
+	i, neg := 0, false
+	if len(num) > 0 && num[0] == '-' {
+		neg, i = true, 1
+	}
+	digits, decimals, dot := 0, 0, false
+	for ; i < len(num); i++ {
+		c := num[i]
+		switch {
+		case c >= '0' && c <= '9' && dot && decimals >= 3:
+		case c >= '0' && c <= '9' && digits < 15:
+			ms = ms*10 + int64(c-'0')
+			digits++
+			if dot {
+				decimals++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			f, err := strconv.ParseFloat(string(num), 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return 0, fmt.Errorf("timestamp %q", num)
+			}
+			return int64(math.Round(f * 1000)), nil
+		}
+	}
+	if digits == 0 {
+		return 0, fmt.Errorf("timestamp %q", num)
+	}
+	for ; decimals < 3; decimals++ {
+		ms *= 10
+	}
+	if neg {
+		ms = -ms
+	}
+	return ms, nil
+}
+
+// decoder is a JSON reader for the few shapes of the Prometheus API, over a
+// buffer of its own, that allocates nothing per number or sample.
+type decoder struct {
+	src      io.Reader
+	buf      []byte // read ahead, buf[pos:] not yet consumed
+	pos      int
+	err      error  // of src, once it failed or ended
+	str      []byte // scratch for a string or number
+	consumed int64  // bytes before buf, for errors
+	depth    int    // of the objects and arrays being read
+}
+
+// maxDepth bounds the nesting of an answer, as encoding/json's.
+const maxDepth = 10000
+
+// enter and leave count the nesting.
+func (d *decoder) enter() error {
+	if d.depth++; d.depth > maxDepth {
+		return d.syntax("nested too deep")
+	}
+	return nil
+}
+
+func (d *decoder) leave() { d.depth-- }
+
+func (d *decoder) syntax(what string) error {
+	return fmt.Errorf("%w at byte %d: %s", errSyntax, d.consumed+int64(d.pos), what)
+}
+
+// fill reads more of src; false when nothing more comes.
+func (d *decoder) fill() bool {
+	if d.err != nil {
+		return false
+	}
+	d.consumed += int64(d.pos)
+	n := copy(d.buf[:cap(d.buf)], d.buf[d.pos:])
+	d.buf, d.pos = d.buf[:n], 0
+	for d.err == nil {
+		m, err := d.src.Read(d.buf[n:cap(d.buf)])
+		d.buf = d.buf[:n+m]
+		d.err = err
+		if m > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// readErr is the error of a read that found nothing more.
+func (d *decoder) readErr() error {
+	if d.err == io.EOF || d.err == nil {
+		return io.ErrUnexpectedEOF
+	}
+	return d.err
+}
+
+// next consumes and returns the next byte.
+func (d *decoder) next() (byte, error) {
+	if d.pos == len(d.buf) && !d.fill() {
+		return 0, d.readErr()
+	}
+	c := d.buf[d.pos]
+	d.pos++
+	return c, nil
+}
+
+// peekSpace skips white space and returns the next byte, unconsumed.
+func (d *decoder) peekSpace() (byte, error) {
+	for {
+		for d.pos < len(d.buf) {
+			switch c := d.buf[d.pos]; c {
+			case ' ', '\t', '\n', '\r':
+				d.pos++
+			default:
+				return c, nil
+			}
+		}
+		if !d.fill() {
+			return 0, d.readErr()
+		}
+	}
+}
+
+// space skips white space and consumes the next byte; io.EOF at the end.
+func (d *decoder) space() (byte, error) {
+	c, err := d.peekSpace()
+	if err == io.ErrUnexpectedEOF && d.err == io.EOF {
+		return 0, io.EOF
+	}
+	if err != nil {
+		return 0, err
+	}
+	d.pos++
+	return c, nil
+}
+
+func (d *decoder) expect(want byte) error {
+	c, err := d.peekSpace()
+	if err != nil {
+		return err
+	}
+	if c != want {
+		return d.syntax(fmt.Sprintf("%q, want %q", c, want))
+	}
+	d.pos++
+	return nil
+}
+
+// object reads an object, calling member with each key (valid until the
+// member's value is read) to read its value; null is an empty one.
+func (d *decoder) object(member func(key []byte) error) error {
+	if c, err := d.peekSpace(); err != nil {
+		return err
+	} else if c == 'n' {
+		return d.literal("null")
+	}
+	if err := d.expect('{'); err != nil {
+		return err
+	}
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
+	c, err := d.peekSpace()
+	if err != nil {
+		return err
+	}
+	if c == '}' {
+		d.pos++
+		return nil
+	}
+	for {
+		if err := d.expect('"'); err != nil {
+			return err
+		}
+		key, err := d.stringBody()
+		if err != nil {
+			return err
+		}
+		if err := d.expect(':'); err != nil {
+			return err
+		}
+		if err := member(key); err != nil {
+			return err
+		}
+		c, err := d.space()
+		if err != nil {
+			return d.eof(err)
+		}
+		switch c {
+		case ',':
+		case '}':
+			return nil
+		default:
+			return d.syntax(fmt.Sprintf("%q in an object", c))
+		}
+	}
+}
+
+// array reads an array, calling elem to read each element; null is an
+// empty one.
+func (d *decoder) array(elem func() error) error {
+	if c, err := d.peekSpace(); err != nil {
+		return err
+	} else if c == 'n' {
+		return d.literal("null")
+	}
+	if err := d.expect('['); err != nil {
+		return err
+	}
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.leave()
+	c, err := d.peekSpace()
+	if err != nil {
+		return err
+	}
+	if c == ']' {
+		d.pos++
+		return nil
+	}
+	for {
+		if err := elem(); err != nil {
+			return err
+		}
+		c, err := d.space()
+		if err != nil {
+			return d.eof(err)
+		}
+		switch c {
+		case ',':
+		case ']':
+			return nil
+		default:
+			return d.syntax(fmt.Sprintf("%q in an array", c))
+		}
+	}
+}
+
+// eof turns the end of the answer inside a value into an unexpected one.
+func (d *decoder) eof(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// stringInto reads a string, or null as "".
+func (d *decoder) stringInto(s *string) error {
+	c, err := d.peekSpace()
+	if err != nil {
+		return err
+	}
+	if c == 'n' {
+		return d.literal("null")
+	}
+	if c != '"' {
+		return d.syntax(fmt.Sprintf("%q, want a string", c))
+	}
+	d.pos++
+	b, err := d.stringBody()
+	*s = string(b)
+	return err
+}
+
+// stringBody reads the rest of a string after its opening quote, escapes
+// resolved, into the scratch buffer.
+func (d *decoder) stringBody() ([]byte, error) {
+	d.str = d.str[:0]
+	for {
+		// The common case: a run without escapes within the buffer.
+		start := d.pos
+		for d.pos < len(d.buf) {
+			c := d.buf[d.pos]
+			if c == '"' || c == '\\' || c < 0x20 {
+				break
+			}
+			d.pos++
+		}
+		d.str = append(d.str, d.buf[start:d.pos]...)
+		c, err := d.next()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case c == '"':
+			return d.str, nil
+		case c < 0x20:
+			return nil, d.syntax("control character in a string")
+		case c == '\\':
+			if err := d.escape(); err != nil {
+				return nil, err
+			}
+		default:
+			d.str = append(d.str, c)
+		}
+	}
+}
+
+func (d *decoder) escape() error {
+	c, err := d.next()
+	if err != nil {
+		return err
+	}
+	switch c {
+	case '"', '\\', '/':
+		d.str = append(d.str, c)
+	case 'b':
+		d.str = append(d.str, '\b')
+	case 'f':
+		d.str = append(d.str, '\f')
+	case 'n':
+		d.str = append(d.str, '\n')
+	case 'r':
+		d.str = append(d.str, '\r')
+	case 't':
+		d.str = append(d.str, '\t')
+	case 'u':
+		r, err := d.hex4()
+		if err != nil {
+			return err
+		}
+		if utf16.IsSurrogate(r) {
+			// The second half follows as \uXXXX, or the pair is broken.
+			r2 := rune(-1)
+			for len(d.buf)-d.pos < 2 && d.fill() {
+			}
+			if len(d.buf)-d.pos >= 2 && d.buf[d.pos] == '\\' && d.buf[d.pos+1] == 'u' {
+				d.pos += 2
+				if r2, err = d.hex4(); err != nil {
+					return err
+				}
+			}
+			if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
+				r = pair
+			} else {
+				d.str = utf8.AppendRune(d.str, utf8.RuneError)
+				if r2 < 0 {
+					return nil
+				}
+				if r = r2; utf16.IsSurrogate(r) {
+					r = utf8.RuneError
+				}
+			}
+		}
+		d.str = utf8.AppendRune(d.str, r)
+	default:
+		return d.syntax(fmt.Sprintf("escape \\%c", c))
+	}
+	return nil
+}
+
+func (d *decoder) hex4() (rune, error) {
+	var r rune
+	for range 4 {
+		c, err := d.next()
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, d.syntax("escape \\u with a non-hex digit")
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, nil
+}
+
+// number reads a JSON number into the scratch buffer.
+func (d *decoder) number() ([]byte, error) {
+	d.str = d.str[:0]
+	for {
+		for d.pos < len(d.buf) {
+			c := d.buf[d.pos]
+			if !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
+				if len(d.str) == 0 {
+					return nil, d.syntax(fmt.Sprintf("%q, want a number", c))
+				}
+				return d.str, nil
+			}
+			d.str = append(d.str, c)
+			d.pos++
+		}
+		if !d.fill() {
+			if len(d.str) == 0 || d.err != io.EOF {
+				return nil, d.readErr()
+			}
+			return d.str, nil
+		}
+	}
+}
+
+func (d *decoder) literal(word string) error {
+	for i := range len(word) {
+		c, err := d.next()
+		if err != nil {
+			return err
+		}
+		if c != word[i] {
+			return d.syntax(fmt.Sprintf("%q, want %s", c, word))
+		}
+	}
+	return nil
+}
+
+// skip reads a value of any kind and drops it.
+func (d *decoder) skip() error {
+	c, err := d.peekSpace()
+	if err != nil {
+		return err
+	}
+	switch c {
+	case '{':
+		return d.object(func([]byte) error { return d.skip() })
+	case '[':
+		return d.array(d.skip)
+	case '"':
+		d.pos++
+		_, err := d.stringBody()
+		return err
+	case 't':
+		return d.literal("true")
+	case 'f':
+		return d.literal("false")
+	case 'n':
+		return d.literal("null")
+	}
+	_, err = d.number()
+	return err
+}
