@@ -119,7 +119,7 @@ func PullRequestBody(p *plan.Plan) string {
 		changed += len(rows)
 		file := ""
 		if e.Source != nil && e.Source.File != "" {
-			file = " in " + code(e.Source.File)
+			file = " in " + code(e.Source.File) + methodNote(e.Source.Method)
 		}
 		fmt.Fprintf(&b, "\n### %s: %s%s\n\n", name, target, file)
 		b.WriteString("| Container | Resource | Current | Recommended | Change | Window | Samples | Percentile | Buffer | Caps |\n")
@@ -287,4 +287,16 @@ func dashed(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// methodNote tells a reviewer how a file was edited when it was not by
+// splicing the values into its bytes, whose diff is only the values.
+func methodNote(method string) string {
+	switch method {
+	case plan.MethodSubtree:
+		return " (the values could not be spliced in: the lines of the edited subtree were re-serialised, every other line is unchanged)"
+	case plan.MethodNewFile:
+		return " (a new patch file)"
+	}
+	return ""
 }

@@ -226,6 +226,10 @@ func recordRendering(ctx context.Context, p *plan.Plan, results []render.Result,
 			it.Source.File = r.File
 		}
 		it.Source.Changed = it.Source.Changed || r.Changed
+		if m := string(r.Method); r.Changed && (it.Source.Method == "" || it.Source.Method == plan.MethodSplice) {
+			// Of an item's containers, the method that rewrote the most.
+			it.Source.Method = m
+		}
 		for i := range it.Containers {
 			if it.Containers[i].Name == r.Change.Container {
 				it.Containers[i].Landed = r.Changed

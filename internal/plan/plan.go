@@ -174,8 +174,20 @@ type Evidence struct {
 type Source struct {
 	File    string `json:"file,omitempty"`
 	Changed bool   `json:"changed"`
-	Error   string `json:"error,omitempty"`
+	// Method is how File was edited when it changed: "splice" (the values
+	// spliced into the original bytes), "subtree" (the lines of the edited
+	// subtree re-serialised, every other line byte-identical) or
+	// "new-file" (a patch written whole).
+	Method string `json:"method,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
+
+// Edit methods of Source.Method.
+const (
+	MethodSplice  = "splice"
+	MethodSubtree = "subtree"
+	MethodNewFile = "new-file"
+)
 
 // Git is what the run did in the repository.
 type Git struct {

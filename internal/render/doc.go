@@ -64,9 +64,10 @@
 //
 // Every spliced file is parsed again and compared with the intended tree
 // before it is accepted. When splicing is impossible, or that check fails,
-// the one document concerned is re-serialised instead (kyaml's encoder, with
-// the document's indentation, sequence style and line breaks). Splicing is
-// impossible when:
+// only the smallest subtree that holds the edit and has lines of its own
+// is re-serialised in their place (kyaml's encoder, with the file's
+// indentation, sequence style and line breaks): the container's resources
+// mapping, else the container. Splicing is impossible when:
 //   - the value to replace is a block scalar (| or >), carries an explicit
 //     tag, or is a plain scalar folded over several lines;
 //   - an empty value to fill sits on a line below its key, or has no text
@@ -77,9 +78,12 @@
 //   - the check fails, as when keys would land after a block scalar that
 //     keeps its trailing blank lines (|+).
 //
-// Re-serialising loses the document's blank lines and may move or respace
-// its comments; it is refused (ErrUnsafeFile) when it would drop or
-// duplicate a comment.
+// Every line outside the subtree is checked to be byte-identical, the file
+// must parse to the intended tree and hold the same comments; inside the
+// subtree, blank lines go and comments may be respaced. When no subtree
+// passes (a container written as a flow mapping), the file is refused
+// (ErrUnsafeFile) with the reason. Result.Method says how each file was
+// edited: MethodSplice, MethodSubtree or MethodNewFile.
 //
 // Files are refused rather than edited when they look like Go or Helm
 // templates, are encrypted with SOPS, or use anchors, aliases or merge keys

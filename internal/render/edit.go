@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -21,9 +22,11 @@ type fileEdit struct {
 	unsafe error
 	// created marks a file this run writes for the first time.
 	created bool
-	// reencoded counts the documents re-serialised because splicing was
+	// reencoded counts the subtrees re-serialised because splicing was
 	// impossible; tests read it.
 	reencoded int
+	// method is how the last edit that changed the file was made.
+	method Method
 }
 
 func newFileEdit(f *indexedFile) *fileEdit {
@@ -94,6 +97,19 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, find finder) (bool,
 	if len(p.muts) == 0 {
 		return false, nil
 	}
+	// Where splicing fails, the smallest subtree that holds the edit is
+	// re-serialised on its own lines instead; their places are taken
+	// before the edit moves nodes.
+	var regions []region
+	var rerr error
+	for _, n := range p.scopes {
+		r, err := src.regionOf(docs[i], n)
+		if err != nil {
+			rerr = errors.Join(rerr, err)
+			continue
+		}
+		regions = append(regions, r)
+	}
 
 	// From here on docs turn into the model of the edited file.
 	fe.docs = nil
@@ -106,23 +122,36 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, find finder) (bool,
 		if next, err = verify(out, docs, nil); err == nil {
 			changed := !bytes.Equal(out, fe.data)
 			fe.data, fe.docs = out, next
+			if changed {
+				fe.method = MethodSplice
+			}
 			return changed, nil
 		}
 	}
-	// The mutations move comments but keep every line of them; reencode
-	// may not, which verify checks against these.
+	// The mutations move comments but keep every line of them; a
+	// re-serialisation may not, which verify checks against these.
 	comments := collectComments(docs)
-	out, ferr := reencode(src, docs, i, p.step)
-	if ferr == nil {
-		var next []*yaml.Node
-		if next, ferr = verify(out, docs, comments); ferr == nil {
-			changed := !bytes.Equal(out, fe.data)
-			fe.data, fe.docs = out, next
-			fe.reencoded++
-			return changed, nil
+	for _, r := range regions {
+		out, ferr := src.reserialise(r, p.step)
+		if ferr == nil {
+			var next []*yaml.Node
+			if next, ferr = verify(out, docs, comments); ferr == nil {
+				changed := !bytes.Equal(out, fe.data)
+				fe.data, fe.docs = out, next
+				fe.reencoded++
+				if changed {
+					fe.method = MethodSubtree
+				}
+				return changed, nil
+			}
 		}
+		rerr = errors.Join(rerr, fmt.Errorf("lines %d-%d: %w", r.first, r.last, ferr))
 	}
-	return false, fmt.Errorf("%w: cannot edit in place (%w) nor re-serialise document %d (%w)", ErrUnsafeFile, err, i+1, ferr)
+	if rerr == nil {
+		rerr = errors.New("no subtree to re-serialise")
+	}
+	return false, fmt.Errorf("%w: cannot splice the values into the file (%w), and re-serialising only the lines of the edited subtree would change more (%w); refusing to rewrite more of the file",
+		ErrUnsafeFile, err, rerr)
 }
 
 // planner works out the splices of one change and, alongside, the same
@@ -134,6 +163,8 @@ type planner struct {
 	edits []splice
 	muts  []func()
 	err   error // first reason the change cannot be spliced
+	// scopes are the mappings that hold every edit, smallest first.
+	scopes []*yaml.Node
 }
 
 func (p *planner) fail(err error) {
@@ -162,6 +193,10 @@ func (p *planner) setResources(ctr *yaml.Node, direct bool, c Change) error {
 	rk, rv, dup := lookup(ctr, "resources")
 	if direct {
 		rk, rv, dup = ctr, ctr, false
+	}
+	p.scopes = []*yaml.Node{ctr}
+	if !direct && rv != nil && rv.Kind == yaml.MappingNode {
+		p.scopes = []*yaml.Node{rv, ctr}
 	}
 	switch {
 	case dup:

@@ -147,8 +147,17 @@ func TestEdit(t *testing.T) {
 		name:      "keep-chomping block scalar is re-serialised",
 		in:        head + "      - name: app\n        args: |+\n          x\n\n\n      - name: b\n",
 		change:    requests("app", "cpu", "250m"),
-		want:      head + "      - name: app\n        args: |+\n          x\n\n\n        resources:\n          requests:\n            cpu: 250m\n      - name: b\n",
+		// Only the container's lines are re-serialised: the blank lines
+		// after its last line stay after it.
+		want:      head + "      - name: app\n        args: |+\n          x\n\n\n        resources:\n          requests:\n            cpu: 250m\n\n\n      - name: b\n",
 		reencoded: true,
+	}, {
+		// Nothing smaller than the document holds the edit on lines of
+		// its own: the file is refused rather than rewritten.
+		name:   "tagged scalar in a flow container is refused",
+		in:     head + "      - {name: app, resources: {requests: {cpu: !!str 1}}}\n      - name: b\n\n        image: b\n",
+		change: requests("app", "cpu", "250m"),
+		err:    ErrUnsafeFile,
 	}, {
 		name:   "container named twice",
 		in:     head + "      - name: app\n      - name: app\n",

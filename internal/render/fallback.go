@@ -8,137 +8,201 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// reencode replaces the text of document i with a serialisation of its
-// (edited) model, for the edits that cannot be spliced. The rest of the file,
-// separators included, is untouched; the document keeps its sequence
-// indentation style, mapping indentation and line breaks, but loses its blank
-// lines and may see comments move.
-func reencode(src *source, docs []*yaml.Node, i, step int) ([]byte, error) {
-	root := docRoot(docs[i])
-	if root == nil {
-		return nil, fmt.Errorf("document %d is empty", i+1)
+// region is a subtree of a document on lines of its own, which can be
+// re-serialised in their place when an edit cannot be spliced: a block
+// mapping on the lines below its key, or a mapping item of a block
+// sequence from its dash on.
+type region struct {
+	n           *yaml.Node
+	first, last int  // the lines it holds
+	indent      int  // the column, from 0, its lines start at
+	item        bool // n is a sequence item, written after a dash
+}
+
+// regionOf finds the lines of n in the document doc, before n is edited.
+func (s *source) regionOf(doc, n *yaml.Node) (region, error) {
+	parent, key := parentOf(doc, n)
+	if parent == nil || n.Kind != yaml.MappingNode || n.Style&yaml.FlowStyle != 0 || len(n.Content) == 0 ||
+		n.Anchor != "" || n.Style&yaml.TaggedStyle != 0 {
+		return region{}, fmt.Errorf("line %d: not a block mapping", n.Line)
 	}
-	var c chunk
-	found := false
-	for _, ch := range src.chunks() {
-		if ch.first <= root.Line && root.Line <= ch.last {
-			c, found = ch, true
+	r := region{n: n}
+	switch {
+	case parent.Kind == yaml.MappingNode && key != nil && n.Content[0].Line > key.Line:
+		r.first, r.indent = key.Line+1, n.Column-1
+	case parent.Kind == yaml.SequenceNode && parent.Style&yaml.FlowStyle == 0:
+		dash, err := s.dashBefore(n)
+		if err != nil {
+			return region{}, err
+		}
+		r.first, r.indent, r.item = n.Line, dash, true
+	default:
+		return region{}, fmt.Errorf("line %d: not on lines of its own", n.Line)
+	}
+	r.last = s.endOf(doc, n)
+	return r, nil
+}
+
+// endOf returns the last line of n, a block node: where lastLine cannot
+// tell (a tagged scalar, or a plain one over several lines, at the end),
+// the line before whatever follows n in the file, blank and comment lines
+// aside.
+func (s *source) endOf(doc, n *yaml.Node) int {
+	if l, err := s.lastLine(n); err == nil {
+		return l
+	}
+	inside := map[*yaml.Node]bool{}
+	var mark func(m *yaml.Node)
+	mark = func(m *yaml.Node) {
+		inside[m] = true
+		for _, c := range m.Content {
+			mark(c)
+		}
+	}
+	mark(n)
+	next := s.lineCount() + 1
+	var walk func(m *yaml.Node)
+	walk = func(m *yaml.Node) {
+		if !inside[m] && m.Line > n.Line && m.Line < next {
+			next = m.Line
+		}
+		for _, c := range m.Content {
+			walk(c)
+		}
+	}
+	walk(doc)
+	for l := n.Line + 1; l < next; l++ {
+		if t := s.text(l); bytes.HasPrefix(t, []byte("---")) || bytes.HasPrefix(t, []byte("...")) {
+			next = l
 			break
 		}
 	}
-	if !found {
-		return nil, fmt.Errorf("document %d starts on its --- line", i+1)
+	last := next - 1
+	for last > n.Line {
+		if _, blank, comment := s.indent(last); !blank && !comment {
+			break
+		}
+		last--
 	}
-	if c.start == 0 && src.bom {
-		c.start = len(bom)
+	return last
+}
+
+// reserialise writes r's node, as edited, in place of r's lines, and
+// returns the file. Every other line stays as it was, which the caller
+// checks along with the comments; inside the region, blank lines go and
+// comments may be respaced.
+func (s *source) reserialise(r region, step int) ([]byte, error) {
+	enc := deepCopyNode(r.n)
+	// Comments the parser gave the subtree from lines outside it stay
+	// where they are: those after its last line, and those above an
+	// item's dash.
+	for m := enc; m != nil; {
+		m.FootComment = ""
+		if len(m.Content) == 0 {
+			break
+		}
+		m = m.Content[len(m.Content)-1]
 	}
-	if i == 0 && c.first > 1 {
-		// The parser hands comments above the first --- to the document;
-		// they stay where they are, outside the rewritten text.
-		var pre []string
-		for l := 1; l < c.first-1; l++ {
-			if t := strings.TrimSpace(string(src.text(l))); t != "" {
-				pre = append(pre, t)
+	what := enc
+	if r.item {
+		enc.HeadComment, enc.Content[0].HeadComment = "", ""
+		what = &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{enc}}
+	}
+	var buf bytes.Buffer
+	e := yaml.NewEncoder(&buf)
+	e.SetIndent(step)
+	if yaml.DeriveSeqIndentStyle(string(s.data)) == string(yaml.WideSequenceStyle) {
+		e.DefaultSeqIndent()
+	} else {
+		e.CompactSeqIndent()
+	}
+	if err := e.Encode(what); err != nil {
+		return nil, err
+	}
+	if err := e.Close(); err != nil {
+		return nil, err
+	}
+	br := s.lineBreak(r.first)
+	if br == "" {
+		br = s.defaultBreak()
+	}
+	pad := strings.Repeat(" ", r.indent)
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = pad + l
+		}
+	}
+	start, end := s.lineStart(r.first), s.ends[r.last-1]
+	out := make([]byte, 0, len(s.data)+buf.Len())
+	out = append(out, s.data[:start]...)
+	out = append(out, strings.Join(lines, br)...)
+	out = append(out, s.data[end:]...)
+	if !s.sameOutside(out, r.first, r.last) {
+		return nil, fmt.Errorf("lines outside %d-%d would change", r.first, r.last)
+	}
+	return out, nil
+}
+
+// dashBefore returns the column, from 0, of the dash that starts the
+// sequence item n on n's own line.
+func (s *source) dashBefore(n *yaml.Node) (int, error) {
+	off, err := s.offset(n.Line, n.Column)
+	if err != nil {
+		return 0, err
+	}
+	start := s.lineStart(n.Line)
+	i := off - 1
+	for i >= start && (s.data[i] == ' ' || s.data[i] == '\t') {
+		i--
+	}
+	if i < start || s.data[i] != '-' || bytes.ContainsFunc(s.data[start:i], func(r rune) bool { return r != ' ' }) {
+		return 0, fmt.Errorf("line %d: the item does not start its line", n.Line)
+	}
+	return i - start, nil
+}
+
+// parentOf returns the node holding n in the tree under root, and n's key
+// when that is a mapping.
+func parentOf(root, n *yaml.Node) (parent, key *yaml.Node) {
+	var walk func(m *yaml.Node, depth int) bool
+	walk = func(m *yaml.Node, depth int) bool {
+		if depth > 200 {
+			return false
+		}
+		for i, c := range m.Content {
+			if c == n {
+				parent = m
+				if m.Kind == yaml.MappingNode && i%2 == 1 {
+					key = m.Content[i-1]
+				}
+				return true
+			}
+			if walk(c, depth+1) {
+				return true
 			}
 		}
-		fields := []*string{&docs[i].HeadComment, &root.HeadComment}
-		if root.Kind == yaml.MappingNode && len(root.Content) > 0 {
-			fields = append(fields, &root.Content[0].HeadComment)
-		}
-		for _, f := range fields {
-			pre = dropLeading(f, pre)
-		}
-	}
-
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(step)
-	if yaml.DeriveSeqIndentStyle(string(src.data[c.start:c.end])) == string(yaml.WideSequenceStyle) {
-		enc.DefaultSeqIndent()
-	} else {
-		enc.CompactSeqIndent()
-	}
-	if err := enc.Encode(docs[i]); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	text := buf.Bytes()
-	br := src.defaultBreak()
-	if c.first <= c.last {
-		if b := src.lineBreak(c.first); b != "" {
-			br = b
-		}
-	}
-	if br != "\n" {
-		text = bytes.ReplaceAll(text, []byte("\n"), []byte(br))
-	}
-	if c.end == len(src.data) && len(src.text(src.lineCount())) > 0 {
-		// The file did not end with a line break; neither does it now.
-		text = bytes.TrimSuffix(text, []byte(br))
-	}
-	out := make([]byte, 0, len(src.data)+len(text))
-	out = append(out, src.data[:c.start]...)
-	out = append(out, text...)
-	return append(out, src.data[c.end:]...), nil
-}
-
-// chunk is the text between document markers: bytes [start, end), lines
-// first to last (last < first when empty).
-type chunk struct{ start, end, first, last int }
-
-// chunks splits the file at its --- and ... lines. A marker at the start of a
-// line always ends a document in YAML, even inside block or quoted scalars,
-// so lines are enough to find them.
-func (s *source) chunks() []chunk {
-	var out []chunk
-	cur := chunk{first: 1}
-	for l := 1; l <= s.lineCount(); l++ {
-		if !isMarker(s.text(l)) {
-			continue
-		}
-		cur.end, cur.last = s.starts[l-1], l-1
-		out = append(out, cur)
-		cur = chunk{start: len(s.data), first: l + 1}
-		if l < s.lineCount() {
-			cur.start = s.starts[l]
-		}
-	}
-	cur.end, cur.last = len(s.data), s.lineCount()
-	return append(out, cur)
-}
-
-func isMarker(line []byte) bool {
-	if !bytes.HasPrefix(line, []byte("---")) && !bytes.HasPrefix(line, []byte("...")) {
 		return false
 	}
-	return len(line) == 3 || line[3] == ' ' || line[3] == '\t'
+	walk(root, 0)
+	return parent, key
 }
 
-// dropLeading removes the comment lines pre from the start of comment *f,
-// with the blank lines among them, and returns those it did not find.
-func dropLeading(f *string, pre []string) []string {
-	if len(pre) == 0 || *f == "" {
-		return pre
+// deepCopyNode copies a tree of nodes; aliases keep pointing at the
+// original anchors, which the edited path never holds.
+func deepCopyNode(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, x := range n.Content {
+		c.Content[i] = deepCopyNode(x)
 	}
-	lines := strings.Split(*f, "\n")
-	n := 0
-	for n < len(lines) {
-		t := strings.TrimSpace(lines[n])
-		switch {
-		case t == "":
-		case len(pre) > 0 && t == pre[0]:
-			pre = pre[1:]
-		default:
-			*f = strings.Join(lines[n:], "\n")
-			return pre
-		}
-		n++
-		if len(pre) == 0 {
-			break
-		}
-	}
-	*f = strings.TrimLeft(strings.Join(lines[n:], "\n"), "\n")
-	return pre
+	return &c
+}
+
+// sameOutside reports whether out keeps every byte of the file outside
+// lines first to last.
+func (s *source) sameOutside(out []byte, first, last int) bool {
+	start, end := s.lineStart(first), s.ends[last-1]
+	tail := len(s.data) - end
+	return len(out) >= start+tail && bytes.Equal(out[:start], s.data[:start]) && bytes.Equal(out[len(out)-tail:], s.data[end:])
 }

@@ -50,6 +50,9 @@ type goldenChange struct {
 
 	File    string `yaml:"file"`
 	Changed bool   `yaml:"changed"`
+	// Method is how the file must have been edited; a changed file is
+	// spliced unless it says otherwise, and a new patch is new-file.
+	Method string `yaml:"method"`
 	Err     string `yaml:"err"` // name of the sentinel the error must wrap
 	// ErrHas are texts the error must contain.
 	ErrHas []string `yaml:"errHas"`
@@ -115,7 +118,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("got %d results for %d changes", len(out.Results), len(changes))
 			}
 			for i, g := range spec.Changes {
-				checkResult(t, i, g, out.Results[i])
+				checkResult(t, filepath.Join(base, "original"), i, g, out.Results[i])
 			}
 			if diff := cmp.Diff(spec.Written, out.Files, cmpNilEmpty); diff != "" {
 				t.Errorf("Outcome.Files (-want +got):\n%s", diff)
@@ -166,13 +169,28 @@ func readSpec(t *testing.T, path string) goldenSpec {
 	return spec
 }
 
-func checkResult(t *testing.T, i int, want goldenChange, got Result) {
+// checkResult compares a Result with the case's; original is the case's
+// original tree, where a file that is not is written whole.
+func checkResult(t *testing.T, original string, i int, want goldenChange, got Result) {
 	t.Helper()
 	if got.File != want.File {
 		t.Errorf("change %d: File = %q, want %q", i, got.File, want.File)
 	}
 	if got.Changed != want.Changed {
 		t.Errorf("change %d: Changed = %v, want %v (err %v)", i, got.Changed, want.Changed, got.Err)
+	}
+	wantMethod := Method(want.Method)
+	if _, err := os.Stat(filepath.Join(original, filepath.FromSlash(want.File))); wantMethod == "" && errors.Is(err, fs.ErrNotExist) {
+		wantMethod = MethodNewFile
+	}
+	switch {
+	case !want.Changed:
+		wantMethod = ""
+	case wantMethod == "":
+		wantMethod = MethodSplice
+	}
+	if got.Method != wantMethod {
+		t.Errorf("change %d: Method = %q, want %q", i, got.Method, wantMethod)
 	}
 	switch {
 	case want.Err == "" && got.Err != nil:

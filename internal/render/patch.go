@@ -381,5 +381,6 @@ func (p *planner) commit(fe *fileEdit) error {
 		return fmt.Errorf("%w: the edit would not parse: %w", ErrUnsafeFile, err)
 	}
 	fe.data, fe.docs = out, docs
+	fe.method = MethodSplice
 	return nil
 }

@@ -107,7 +107,7 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 			}
 		}
 		for _, i := range proofs[dir] {
-			results[i].Changed = false
+			results[i].Changed, results[i].Method = false, ""
 			results[i].Err = fmt.Errorf("%s: %w", results[i].File, err)
 		}
 	}

@@ -84,6 +84,23 @@ type Change struct {
 	Owner string
 }
 
+// Method says how a file was edited.
+type Method string
+
+const (
+	// MethodSplice: the new values were spliced into the original bytes;
+	// the file's diff is exactly the values that changed.
+	MethodSplice Method = "splice"
+	// MethodSubtree: the values could not be spliced (a block scalar, a
+	// tag, a plain scalar over several lines, ...), so the lines of the
+	// smallest subtree that holds them (the container's resources, or the
+	// container) were re-serialised; every other line is byte-identical.
+	MethodSubtree Method = "subtree"
+	// MethodNewFile: a patch file was written whole, and listed in its
+	// kustomization by splicing.
+	MethodNewFile Method = "new-file"
+)
+
 // Result says what happened to one Change.
 type Result struct {
 	Change Change
@@ -93,6 +110,8 @@ type Result struct {
 	File string
 	// Changed reports that the file's bytes changed because of this change.
 	Changed bool
+	// Method says how File was edited when Changed.
+	Method Method
 	// Err says why the change could not be applied; nil when it was applied
 	// or the file was already up to date.
 	Err error
@@ -253,6 +272,12 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			res.File = ref.file
 			res.Changed, res.Err = a.inPlace(c, ref, nil)
 			files = []string{ref.file}
+		}
+		if fe := a.files[res.File]; res.Changed && res.Err == nil && fe != nil {
+			res.Method = fe.method
+			if fe.created {
+				res.Method = MethodNewFile
+			}
 		}
 		if res.Err == nil && ref.chain != nil && find == nil {
 			k := ref.chain.root()
