@@ -143,12 +143,11 @@ func TestEdit(t *testing.T) {
 		reencoded: true,
 	}, {
 		// The splice would cut the kept blank lines off the scalar; the
-		// check after splicing catches it.
+		// check after splicing catches it. Only the container's lines are
+		// re-serialised: the blank lines after its last line stay after it.
 		name:      "keep-chomping block scalar is re-serialised",
 		in:        head + "      - name: app\n        args: |+\n          x\n\n\n      - name: b\n",
 		change:    requests("app", "cpu", "250m"),
-		// Only the container's lines are re-serialised: the blank lines
-		// after its last line stay after it.
 		want:      head + "      - name: app\n        args: |+\n          x\n\n\n        resources:\n          requests:\n            cpu: 250m\n\n\n      - name: b\n",
 		reencoded: true,
 	}, {

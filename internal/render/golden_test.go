@@ -53,7 +53,7 @@ type goldenChange struct {
 	// Method is how the file must have been edited; a changed file is
 	// spliced unless it says otherwise, and a new patch is new-file.
 	Method string `yaml:"method"`
-	Err     string `yaml:"err"` // name of the sentinel the error must wrap
+	Err    string `yaml:"err"` // name of the sentinel the error must wrap
 	// ErrHas are texts the error must contain.
 	ErrHas []string `yaml:"errHas"`
 }
