@@ -6,7 +6,7 @@
 //	hack/testbed apply FILE|DIR...
 //	hack/testbed create-repo NAME [DIR]
 //	hack/testbed down             # stop everything, remove the state
-//	hack/testbed tools            # install and build the servers only (CI)
+//	hack/testbed tools            # install and build the servers and helm only
 //
 // The servers' data, logs and the state file live in .cache/testbed of the
 // repository. Progress goes to stderr; stdout only carries shell code.
@@ -50,9 +50,10 @@ commands:
   create-repo NAME [DIR]  create the repository NAME on the git server with
                           the files of DIR in its first commit; prints its URL
   down                    stop the test bed and remove its data and state
-  tools                   install the packages and build kube-apiserver the
-                          test bed needs, and print the binaries' paths; run
-                          it in CI before go test so no test waits for a build
+  tools                   install the packages and build kube-apiserver, helm
+                          and Gitea (once, with progress on stderr), and print
+                          the binaries' paths; make test runs it before go
+                          test so no test waits for a build
 `
 
 // state is what up leaves in .cache/testbed/state.json for the other
