@@ -373,11 +373,12 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", filepath.Base(path), err)
 		}
-		// Another test binary builds or installs what this one needs: say
-		// so when that is no mere moment.
+		// Someone else (another test binary, or another goroutine) builds
+		// or installs the test bed's tools: say so when that is no mere
+		// moment.
 		if !announced && time.Since(began) > 2*time.Second {
 			announced = true
-			fmt.Fprintf(progressOut, "waiting for another process holding %s (it builds or installs the test bed's tools)...\n", path)
+			fmt.Fprintf(progressOut, "waiting for %s, held while another build or install of the test bed's tools runs...\n", displayPath(filepath.Dir(filepath.Dir(path)), path))
 		}
 		select {
 		case <-ctx.Done():
