@@ -23,7 +23,11 @@
 // reported, never guessed. A marker comment,
 // {"$recommend": "<ns>/<name>:<container>"} on a resources mapping or the
 // key above it, maps files no index can, such as Helm values, and wins over
-// the index.
+// the index. A marked file that kustomizations render is treated like a
+// manifest: where another environment renders it too, the values go in a
+// strategic-merge patch of the marked object, at the marked path, in the
+// target's environment (the one a hint names, else the one environment
+// that renders it; several and no hint are refused).
 //
 // A change lands in place (ModeInPlace) or as a strategic-merge patch in the
 // kustomization that renders the target (ModePatch): an existing patch of

@@ -73,25 +73,94 @@ func (fe *fileEdit) apply(c Change, doc int, find finder) (bool, error) {
 			return false, fmt.Errorf("%s: %w", fe.name, err)
 		}
 	}
-	changed, err := fe.edit(docs, doc, c, find)
+	changed, err := fe.edit(docs, doc, c, finding(find))
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", fe.name, err)
 	}
 	return changed, nil
 }
 
-func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, find finder) (bool, error) {
+// applyAt makes one change to document doc at path, a list of mapping
+// keys from its root, creating the keys that are missing: the mapping
+// that holds resources, or, when direct, the resources mapping itself.
+func (fe *fileEdit) applyAt(c Change, doc int, path []string, direct bool) (bool, error) {
+	docs, err := fe.currentDocs()
+	if err != nil {
+		return false, err
+	}
+	changed, err := fe.edit(docs, doc, c, pathPlacer(path, direct))
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", fe.name, err)
+	}
+	return changed, nil
+}
+
+// placer plans a change's values into a document.
+type placer func(p *planner, doc *yaml.Node, c Change) error
+
+// finding places the values in the mapping find finds.
+func finding(find finder) placer {
+	return func(p *planner, doc *yaml.Node, c Change) error {
+		ctr, direct, err := find(doc)
+		if err != nil {
+			return err
+		}
+		p.step = indentStep(ctr, docRoot(doc))
+		return p.setResources(ctr, direct, c)
+	}
+}
+
+// pathPlacer places the values at path from the document's root, adding
+// the mappings that are missing on the way.
+func pathPlacer(path []string, direct bool) placer {
+	return func(p *planner, doc *yaml.Node, c Change) error {
+		root := docRoot(doc)
+		p.step = indentStep(root)
+		m := root
+		for i, key := range path {
+			where := strings.Join(path[:i+1], ".")
+			k, v, dup := lookup(m, key)
+			switch {
+			case dup:
+				return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
+			case k != nil && !isNull(v) && v.Kind != yaml.MappingNode:
+				return fmt.Errorf("%w: %s is not a mapping (line %d)", ErrUnsafeFile, where, v.Line)
+			case k != nil && !isNull(v):
+				if err := unsafeNode(v, where); err != nil {
+					return err
+				}
+				m = v
+				continue
+			}
+			// The rest of the path is new: nested entries that end with
+			// the values.
+			leaf := resourceEntries(c)
+			if !direct {
+				leaf = []entry{{key: "resources", children: leaf}}
+			}
+			for j := len(path) - 1; j > i; j-- {
+				leaf = []entry{{key: path[j], children: leaf}}
+			}
+			p.scopes = []*yaml.Node{m}
+			if k == nil {
+				p.insert(m, []entry{{key: key, children: leaf}})
+			} else {
+				p.fill(m, k, v, leaf)
+			}
+			return nil
+		}
+		return p.setResources(m, direct, c)
+	}
+}
+
+func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool, error) {
 	fe.docs = docs
 	if i >= len(docs) {
 		return false, fmt.Errorf("document %d is gone", i+1)
 	}
-	ctr, direct, err := find(docs[i])
-	if err != nil {
-		return false, err
-	}
 	src := newSource(fe.data)
-	p := &planner{src: src, step: indentStep(ctr, docRoot(docs[i]))}
-	if err := p.setResources(ctr, direct, c); err != nil {
+	p := &planner{src: src}
+	if err := place(p, docs[i], c); err != nil {
 		return false, err
 	}
 	if len(p.muts) == 0 {

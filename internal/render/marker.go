@@ -113,3 +113,45 @@ func markerFinder(value string) finder {
 		return nil, false, fmt.Errorf("%w: marker %q appears %d times", ErrAmbiguousTarget, value, len(hits))
 	}
 }
+
+// markedPath returns the keys from the root of doc to the mapping the
+// marker with value marks, and whether that mapping is the resources
+// itself. A list on the way is refused: a patch would replace it whole.
+func markedPath(doc *yaml.Node, value string) ([]string, bool, error) {
+	hits := findMarkers(doc)[value]
+	if len(hits) != 1 {
+		return nil, false, fmt.Errorf("%w: marker %q appears %d times", ErrAmbiguousTarget, value, len(hits))
+	}
+	h := hits[0]
+	if h.err != nil {
+		return nil, false, h.err
+	}
+	root := docRoot(doc)
+	var path []string
+	for n := h.holder; n != root; {
+		parent, key := parentOf(doc, n)
+		if parent == nil || key == nil || parent.Kind != yaml.MappingNode {
+			return nil, false, fmt.Errorf("%w: the mapping marker %q marks sits in a list (line %d), which a patch would replace whole", ErrUnsafeFile, value, n.Line)
+		}
+		path = append([]string{key.Value}, path...)
+		n = parent
+	}
+	return path, h.direct, nil
+}
+
+// markedExpectation is where a build of ref's kustomization renders the
+// values of the marker with value: the marked object, by its build id, and
+// the keys to its resources mapping.
+func markedExpectation(doc *yaml.Node, ref docRef, value string) (string, []string, error) {
+	if ref.key.kind == "" {
+		return "", nil, fmt.Errorf("%w: %s: the document holding marker %q is not a Kubernetes object", ErrUnsafeFile, ref.file, value)
+	}
+	keys, direct, err := markedPath(doc, value)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", ref.file, err)
+	}
+	if !direct {
+		keys = append(keys, "resources")
+	}
+	return ref.key.group + "/" + ref.key.kind + "/" + ref.namespace + "/" + ref.key.name, keys, nil
+}

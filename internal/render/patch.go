@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -49,6 +50,16 @@ func (a *applier) patch(c Change, ref docRef) (string, bool, []string, error) {
 		return best.file, err == nil, []string{best.file}, err
 	}
 
+	return a.newPatch(k, want, name, base, func(style layout, br string) string {
+		return patchText(apiVersion, want.kind, ns, name, at, c, style, br)
+	})
+}
+
+// newPatch writes recommend-job-<kind>-<name>.yaml next to kustomization k,
+// with the text text gives in k's layout (indentation from base, the
+// object's document), and lists it in k's patches. It returns the patch
+// file, whether bytes changed, and the files touched.
+func (a *applier) newPatch(k *kustomization, want identKey, name string, base *yaml.Node, text func(layout, string) string) (string, bool, []string, error) {
 	kfe, err := a.file(k.file)
 	if err != nil {
 		return k.file, false, nil, err
@@ -69,13 +80,96 @@ func (a *applier) patch(c Change, ref docRef) (string, bool, []string, error) {
 		return k.file, false, nil, err
 	}
 	style := layoutOf(docRoot(kdocs[0]), indentStep(docRoot(base)))
-	text := patchText(apiVersion, want.kind, ns, name, at, c, style, src.defaultBreak())
+	body := text(style, src.defaultBreak())
 	if err := addPatchEntry(kfe, path.Base(file), style); err != nil {
 		return k.file, false, nil, fmt.Errorf("%s: %w", k.file, err)
 	}
-	a.files[file] = &fileEdit{name: file, data: []byte(text), mode: 0o644, created: true}
+	a.files[file] = &fileEdit{name: file, data: []byte(body), mode: 0o644, created: true}
 	k.patches = append(k.patches, file)
 	return file, true, []string{file, k.file}, nil
+}
+
+// markerPatch sets the values of a marker in a file other environments
+// render too with a strategic-merge patch of the marked object, at the
+// marked path, in the kustomization that renders it for the target: a
+// patch of that kustomization that names the object gains the path, or a
+// new one is written. Only mappings may lie on the path.
+func (a *applier) markerPatch(c Change, ref docRef, value string) (string, bool, []string, error) {
+	base := a.idx.files[ref.file].docs[ref.doc]
+	if ref.key.kind == "" {
+		return ref.file, false, nil, fmt.Errorf("%w: %s: the document holding marker %q is not a Kubernetes object, so no patch can carry its values", ErrUnsafeFile, ref.file, value)
+	}
+	keys, direct, err := markedPath(base, value)
+	if err != nil {
+		return ref.file, false, nil, fmt.Errorf("%s: %w", ref.file, err)
+	}
+	for _, key := range keys {
+		if !plainKey.MatchString(key) {
+			return ref.file, false, nil, fmt.Errorf("%w: %s: key %q on the way to marker %q would need quoting in a patch", ErrUnsafeFile, ref.file, key, value)
+		}
+	}
+	apiVersion, _ := scalarField(docRoot(base), "apiVersion")
+	k := ref.chain.root()
+	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
+	want := identKey{ref.key.group, ref.key.kind, name}
+	for i := len(k.patches) - 1; i >= 0; i-- {
+		pf := k.patches[i]
+		if slices.ContainsFunc(a.idx.graph.patchFiles[pf], func(u *kustomization) bool { return u != k && !u.includes(k) }) {
+			continue
+		}
+		fe, err := a.file(pf)
+		if errors.Is(err, ErrFileTooLarge) {
+			return pf, false, nil, fmt.Errorf("%s patches with %s: %w", k.file, pf, err)
+		}
+		if err != nil {
+			continue
+		}
+		docs, err := fe.currentDocs()
+		if err != nil {
+			return pf, false, nil, err
+		}
+		for d := len(docs) - 1; d >= 0; d-- {
+			key, pns, ok := identify(docs[d])
+			if !ok || key != want || (pns != "" && pns != ns) {
+				continue
+			}
+			if fe.unsafe != nil {
+				return pf, false, nil, fmt.Errorf("%s: %w", pf, fe.unsafe)
+			}
+			changed, err := fe.applyAt(c, d, keys, direct)
+			return pf, changed, []string{pf}, err
+		}
+	}
+	return a.newPatch(k, want, name, base, func(style layout, br string) string {
+		return markerPatchText(apiVersion, want.kind, ns, name, keys, direct, c, style, br)
+	})
+}
+
+// plainKey is a key a patch can write without quotes.
+var plainKey = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`)
+
+// markerPatchText is a new strategic-merge patch holding only the object's
+// identity and the values at the marked path.
+func markerPatchText(apiVersion, kind, ns, name string, keys []string, direct bool, c Change, l layout, br string) string {
+	lines := []string{
+		"# Resources recommended by recommend-job.",
+		"apiVersion: " + apiVersion,
+		"kind: " + kind,
+		"metadata:",
+		strings.Repeat(" ", l.step) + "name: " + name,
+	}
+	if ns != "" {
+		lines = append(lines, strings.Repeat(" ", l.step)+"namespace: "+ns)
+	}
+	leaf := resourceEntries(c)
+	if !direct {
+		leaf = []entry{{key: "resources", children: leaf}}
+	}
+	for j := len(keys) - 1; j >= 0; j-- {
+		leaf = []entry{{key: keys[j], children: leaf}}
+	}
+	lines = blockLines(leaf, 0, l.step, lines)
+	return strings.Join(lines, br) + br
 }
 
 // How well an existing patch document fits a change.

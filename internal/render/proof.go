@@ -25,7 +25,7 @@ import (
 // builds every environment that reads an edited file without including
 // that kustomization: its output must not change at all. Edits that share
 // a file stand or fall together.
-func (a *applier) prove(ctx context.Context, root string, proofs map[string][]int, changes []Change, touched [][]string, results []Result) error {
+func (a *applier) prove(ctx context.Context, root string, proofs map[string][]int, changes []expectation, touched [][]string, results []Result) error {
 	if len(proofs) == 0 {
 		return nil
 	}
@@ -62,7 +62,7 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 		if len(files[dir]) == 0 {
 			continue
 		}
-		var exps []Change
+		var exps []expectation
 		for _, i := range proofs[dir] {
 			exps = append(exps, changes[i])
 		}
@@ -226,7 +226,7 @@ func (a *applier) checkExternal(dir string) error {
 
 // proveBuild builds the kustomization in kdir from fsys as it is and with
 // the edited files laid over it instead, and compares the outputs.
-func proveBuild(fsys proofFS, kdir string, edited map[string][]byte, changes []Change) error {
+func proveBuild(fsys proofFS, kdir string, edited map[string][]byte, changes []expectation) error {
 	before, err := build(fsys, kdir)
 	if err != nil {
 		return fmt.Errorf("does not build before the edit: %w", err)
@@ -253,7 +253,7 @@ func proveBuild(fsys proofFS, kdir string, edited map[string][]byte, changes []C
 				mine = true
 			}
 			matched[i] = true
-			if err := expect(want, got, c); err != nil {
+			if err := c.expect(want, got); err != nil {
 				return fmt.Errorf("%s: %w", id, err)
 			}
 		}
@@ -271,7 +271,7 @@ func proveBuild(fsys proofFS, kdir string, edited map[string][]byte, changes []C
 	}
 	for i, ok := range matched {
 		if !ok {
-			return fmt.Errorf("%s is not in the output", changes[i].Target)
+			return fmt.Errorf("%s is not in the output", changes[i])
 		}
 	}
 	return nil
@@ -302,6 +302,56 @@ func build(fsys filesys.FileSystem, dir string) (_ map[string]map[string]any, er
 	return out, nil
 }
 
+// expectation is what a proof expects of one change: that its target's
+// container renders with the values, or, for a marker, that the marked
+// object does at the marked path.
+type expectation struct {
+	change Change
+	// object is the build id (group/kind/namespace/name) of the marked
+	// object, and path the keys to its resources mapping; "" for the
+	// target.
+	object string
+	path   []string
+}
+
+func (e expectation) String() string {
+	if e.object != "" {
+		return e.object + " at " + strings.Join(e.path, ".")
+	}
+	return e.change.Target.String()
+}
+
+// renders reports whether the object id of a build output is the one the
+// values land in.
+func (e expectation) renders(id string) bool {
+	if e.object != "" {
+		return id == e.object
+	}
+	return e.change.renders(id)
+}
+
+// expect sets, in want, the change's values where got has them, and fails
+// where got does not have them.
+func (e expectation) expect(want, got map[string]any) error {
+	if e.object == "" {
+		return expect(want, got, e.change)
+	}
+	res, _ := dig(got, e.path...).(map[string]any)
+	if res == nil {
+		return fmt.Errorf("no mapping at %s", strings.Join(e.path, "."))
+	}
+	w := want
+	for _, k := range e.path {
+		next, _ := w[k].(map[string]any)
+		if next == nil {
+			next = map[string]any{}
+			w[k] = next
+		}
+		w = next
+	}
+	return expectResources(w, res, e.change, "the marked object", strings.Join(e.path, ".")+".")
+}
+
 // renders reports whether the object id of a build output is c's target.
 func (c Change) renders(id string) bool {
 	t := c.Target
@@ -323,34 +373,13 @@ func expect(want, got map[string]any, c Change) error {
 			if wc == nil || gc == nil {
 				continue
 			}
-			for _, s := range []struct {
-				name   string
-				values corev1.ResourceList
-			}{{"requests", c.Requests}, {"limits", c.Limits}} {
-				for name, v := range s.values {
-					k := string(name)
-					have := dig(gc, "resources", s.name, k)
-					if have == nil {
-						return fmt.Errorf("container %q has no resources.%s.%s", c.Container, s.name, k)
-					}
-					q, err := resource.ParseQuantity(strings.TrimSpace(fmt.Sprint(have)))
-					if err != nil || q.Cmp(v) != 0 {
-						return fmt.Errorf("container %q renders resources.%s.%s %v, want %s", c.Container, s.name, k, have, v.String())
-					}
-					res, _ := wc["resources"].(map[string]any)
-					if res == nil {
-						res = map[string]any{}
-						wc["resources"] = res
-					}
-					sec, _ := res[s.name].(map[string]any)
-					if sec == nil {
-						sec = map[string]any{}
-						res[s.name] = sec
-					}
-					sec[k] = have
-				}
+			gres, _ := gc["resources"].(map[string]any)
+			wres, _ := wc["resources"].(map[string]any)
+			if wres == nil {
+				wres = map[string]any{}
+				wc["resources"] = wres
 			}
-			return nil
+			return expectResources(wres, gres, c, fmt.Sprintf("container %q", c.Container), "resources.")
 		}
 	}
 	return fmt.Errorf("container %q is not in the output", c.Container)
@@ -362,6 +391,36 @@ func objectPodSpecPaths(obj map[string]any) [][]string {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	return kinds.PodSpecPaths(group(apiVersion), kind)
+}
+
+// expectResources sets, in the resources mapping want, the change's values
+// as the resources mapping got has them, and fails where got does not
+// have them; who and at (the path to the mapping, with a final dot) name
+// them in errors.
+func expectResources(want, got map[string]any, c Change, who, at string) error {
+	for _, s := range []struct {
+		name   string
+		values corev1.ResourceList
+	}{{"requests", c.Requests}, {"limits", c.Limits}} {
+		for name, v := range s.values {
+			k := string(name)
+			have := dig(got, s.name, k)
+			if have == nil {
+				return fmt.Errorf("%s has no %s%s.%s", who, at, s.name, k)
+			}
+			q, err := resource.ParseQuantity(strings.TrimSpace(fmt.Sprint(have)))
+			if err != nil || q.Cmp(v) != 0 {
+				return fmt.Errorf("%s renders %s%s.%s %v, want %s", who, at, s.name, k, have, v.String())
+			}
+			sec, _ := want[s.name].(map[string]any)
+			if sec == nil {
+				sec = map[string]any{}
+				want[s.name] = sec
+			}
+			sec[k] = have
+		}
+	}
+	return nil
 }
 
 func dig(v any, keys ...string) any {

@@ -229,6 +229,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	// is an environment, whose output another change must not alter.
 	refs := make([]docRef, len(changes))
 	finds := make([]finder, len(changes))
+	exps := make([]expectation, len(changes))
 	for i, c := range changes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -256,10 +257,25 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		if mode == "" {
 			mode = o.mode
 		}
+		exps[i] = expectation{change: c}
+		if find != nil && ref.chain != nil {
+			// What a kustomization renders from a marked file is proven
+			// too, at the marked path of the marked object.
+			var err error
+			exps[i].object, exps[i].path, err = markedExpectation(a.idx.files[ref.file].docs[ref.doc], ref, markerValue(c.Target.Namespace, c.Target.Name, c.Container))
+			if err != nil {
+				res.File, res.Err = ref.file, err
+				continue
+			}
+		}
 		var files []string
 		switch {
+		case find != nil && ref.chain != nil && (mode == ModePatch || ref.shared != ""):
+			// A marker in a file other environments render: a patch of
+			// the marked object in the target's.
+			res.File, res.Changed, files, res.Err = a.markerPatch(c, ref, markerValue(c.Target.Namespace, c.Target.Name, c.Container))
 		case find != nil || ref.chain == nil && mode != ModePatch:
-			// Markers and plain manifests: in place, nothing to build.
+			// Markers and plain manifests: in place.
 			res.File = ref.file
 			res.Changed, res.Err = a.inPlace(c, ref, find)
 			files = []string{ref.file}
@@ -279,14 +295,14 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 				res.Method = MethodNewFile
 			}
 		}
-		if res.Err == nil && ref.chain != nil && find == nil {
+		if res.Err == nil && ref.chain != nil {
 			k := ref.chain.root()
 			proofs[k.dir] = append(proofs[k.dir], i)
 			touched[i] = files
 		}
 	}
 
-	if err := a.prove(ctx, root, proofs, changes, touched, out.Results); err != nil {
+	if err := a.prove(ctx, root, proofs, exps, touched, out.Results); err != nil {
 		return nil, err
 	}
 

@@ -134,7 +134,8 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 	switch ms := idx.markers[key]; len(ms) {
 	case 0:
 	case 1:
-		return ms[0], markerFinder(key), nil
+		r, err := idx.resolveMarker(c, ms[0], dir)
+		return r, markerFinder(key), err
 	default:
 		var where []string
 		for _, r := range ms {
@@ -225,6 +226,70 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 			err, AnnotationPath, renderersOf(found))
 	}
 	return docRef{}, nil, err
+}
+
+// resolveMarker finds the kustomization that renders the file of marker m
+// for c's target, as resolve does for a manifest: the one a hint names,
+// else the one environment that renders it. A file no kustomization under
+// dir renders has none (a Helm values file); a file several environments
+// render and no hint picks one of is refused, since the marker does not
+// say which environment it sizes.
+func (idx *index) resolveMarker(c Change, m docRef, dir string) (docRef, error) {
+	var refs []docRef
+	for _, ch := range idx.graph.chains(m.file) {
+		if !under(ch.root().dir, dir) || slices.ContainsFunc(refs, func(x docRef) bool { return x.chain.root() == ch.root() }) {
+			continue
+		}
+		r := m
+		r.chain = ch
+		refs = append(refs, r)
+	}
+	if len(refs) == 0 {
+		return m, nil
+	}
+	key := markerValue(c.Target.Namespace, c.Target.Name, c.Container)
+	narrowed := false
+	for _, s := range idx.scopes(c) {
+		var in []docRef
+		for _, r := range refs {
+			if slices.ContainsFunc(s.dirs, func(d string) bool { return idx.selects(d, r) }) {
+				in = append(in, r)
+			}
+		}
+		if len(in) == 0 {
+			if !s.strict {
+				continue
+			}
+			return docRef{}, fmt.Errorf("%w: marker %q is in %s, which %s (%s) does not render; %s does",
+				ErrTargetNotFound, key, m.file, idx.describeDirs(s.dirs), s.why, renderersOf(refs))
+		}
+		refs, narrowed = in, true
+	}
+	if !narrowed {
+		var envs []docRef
+		for _, r := range refs {
+			if idx.isEnv(r.chain.root()) {
+				envs = append(envs, r)
+			}
+		}
+		if len(envs) > 0 {
+			refs = envs
+		}
+	}
+	if len(refs) > 1 {
+		return docRef{}, fmt.Errorf("%w: marker %q is in %s, which %s all render: the value would change each of them; set the %s annotation or render-paths to the directory of the target's environment, and it is written there",
+			ErrAmbiguousTarget, key, m.file, renderersOf(refs), AnnotationPath)
+	}
+	r := refs[0]
+	doc := idx.files[r.file].docs[r.doc]
+	k, ns, ok := identify(doc)
+	if !ok {
+		return r, nil
+	}
+	r.rawName, r.rawNamespace = k.name, ns
+	r.namespace, r.key.name = r.chain.transform(ns, k.name)
+	r.key.group, r.key.kind = k.group, k.kind
+	return r, nil
 }
 
 // describeDirs names the directories of a hint for an error.
