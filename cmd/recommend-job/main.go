@@ -31,6 +31,10 @@ const (
 	exitFailed      = 1
 	exitConfigured  = 2
 	exitUnreachable = 3
+	// exitNotRendered: the run completed, had values to write, and none
+	// could be written to the repository (every target not found,
+	// ambiguous, refused or failing its proof).
+	exitNotRendered = 4
 )
 
 // exitCodeFor tells a dependency that could not be reached (the apiserver,

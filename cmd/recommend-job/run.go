@@ -98,6 +98,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return runExitCode(ctx, runCtx, err)
 	}
+	if rep.NothingRendered() {
+		log.ErrorContext(ctx, "no target's values could be written to the repository; the report says why for each")
+		return exitNotRendered
+	}
 	if cfg.FailOnPartial && rep.Partial() {
 		log.WarnContext(ctx, "run completed with problems, and fail-on-partial is set")
 		return exitFailed

@@ -1,6 +1,9 @@
 package plan
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Partial reports whether the run left something undone: a run cut short,
 // an invalid ResourceRecommend, a resource without a recommendation
@@ -16,6 +19,28 @@ func (p *Plan) Partial() bool {
 // nothing about changes it did not make.
 func (p *Plan) Incomplete() bool {
 	return p.lacks(func(r Resource) bool { return strings.HasPrefix(r.Reason, ReasonHistoryUnavailable) })
+}
+
+// NothingRendered reports whether the run had values to write and none of
+// them could be rendered: every valid item with a value to write has a
+// source error (not found, ambiguous, refused, proof failed). Such a run
+// changed nothing and must not pass for one that had nothing to change. A
+// run cut short, or that never reached the repository, is not one.
+func (p *Plan) NothingRendered() bool {
+	if p.Interrupted != "" {
+		return false
+	}
+	writes := 0
+	for _, it := range p.Items {
+		if !it.Valid || !slices.ContainsFunc(it.Containers, func(c Container) bool { return c.Writes() }) {
+			continue
+		}
+		if it.Source == nil || it.Source.Error == "" {
+			return false
+		}
+		writes++
+	}
+	return writes > 0
 }
 
 // lacks reports whether the run was cut short, an item is invalid or not

@@ -377,6 +377,9 @@ func (a *applier) inPlace(c Change, ref docRef, find finder) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if errors.Is(fe.unsafe, errTemplate) {
+		return false, fmt.Errorf("%s: %w: the chart renders the target from values; %s", ref.file, fe.unsafe, markerHint(c))
+	}
 	if fe.unsafe != nil {
 		return false, fmt.Errorf("%s: %w", ref.file, fe.unsafe)
 	}

@@ -162,7 +162,7 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 			if len(refs) > 0 {
 				err = fmt.Errorf("%w; %s does", err, renderersOf(refs))
 			}
-			return docRef{}, nil, idx.withSkipped(err, c, dir)
+			return docRef{}, nil, helmAdvice(idx.withSkipped(err, c, dir), c, len(refs) == 0)
 		}
 		refs = in
 		narrowed = append(narrowed, s.why)
@@ -211,7 +211,7 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 		if broken := idx.broken[t.Name]; len(broken) > 0 {
 			err = fmt.Errorf("%w (skipped as not valid YAML, although they name it: %s)", err, strings.Join(broken, ", "))
 		}
-		return docRef{}, nil, idx.withSkipped(err, c, dir)
+		return docRef{}, nil, helmAdvice(idx.withSkipped(err, c, dir), c, len(idx.refs[keyOf(t)]) == 0)
 	}
 	var where []string
 	for _, r := range found {
@@ -315,6 +315,54 @@ func renderersOf(refs []docRef) string {
 	}
 	slices.Sort(dirs)
 	return strings.Join(dirs, ", ")
+}
+
+// Metadata Helm and Flux's helm-controller put on what they install.
+const (
+	helmManagedBy     = "app.kubernetes.io/managed-by"
+	helmReleaseName   = "meta.helm.sh/release-name"
+	helmReleaseNS     = "meta.helm.sh/release-namespace"
+	fluxHelmName      = "helm.toolkit.fluxcd.io/name"
+	fluxHelmNamespace = "helm.toolkit.fluxcd.io/namespace"
+)
+
+// helmRelease says which Helm release installed the target, from its
+// labels and annotations, or "" when none did.
+func helmRelease(t Target) string {
+	switch {
+	case t.Labels[fluxHelmName] != "":
+		ns := t.Labels[fluxHelmNamespace]
+		if ns == "" {
+			ns = t.Namespace
+		}
+		return "the Flux HelmRelease " + ns + "/" + t.Labels[fluxHelmName]
+	case t.Annotations[helmReleaseName] != "":
+		ns := t.Annotations[helmReleaseNS]
+		if ns == "" {
+			ns = t.Namespace
+		}
+		return "the Helm release " + ns + "/" + t.Annotations[helmReleaseName]
+	case t.Labels[helmManagedBy] == "Helm":
+		return "Helm"
+	}
+	return ""
+}
+
+// markerHint tells how to map the values of c with a marker comment.
+func markerHint(c Change) string {
+	return fmt.Sprintf(`mark the values that size it with the comment # {"$recommend": %q} on the resources key (or the key above it) in the chart's values: the HelmRelease's spec.values, or the values file, and they are written there`,
+		markerValue(c.Target.Namespace, c.Target.Name, c.Container))
+}
+
+// helmAdvice adds to err, a target without a source (none, when nothing
+// defines it at all), what to do when Helm installed the target.
+func helmAdvice(err error, c Change, none bool) error {
+	release := helmRelease(c.Target)
+	if release == "" || !none {
+		return err
+	}
+	return fmt.Errorf("%w; %s is installed by %s, so its manifest is rendered from a chart and no file in the repository defines it: %s",
+		err, c.Target, release, markerHint(c))
 }
 
 // maxSkippedNamed bounds the files above the size limit an error names.

@@ -167,3 +167,30 @@ func TestWithPaths(t *testing.T) {
 		t.Errorf("Result.Change.Path = %q, want the change as given", out.Results[0].Change.Path)
 	}
 }
+
+// TestHelmAdvice checks that only a target Helm installed, and that no
+// file defines at all, is told to mark its values.
+func TestHelmAdvice(t *testing.T) {
+	base := errors.New("target not found")
+	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	helm := web
+	helm.Annotations = map[string]string{"meta.helm.sh/release-name": "shop"}
+	for _, tc := range []struct {
+		name   string
+		target Target
+		none   bool
+		advice bool
+	}{
+		{"no Helm metadata", web, true, false},
+		{"installed by Helm", helm, true, true},
+		{"installed by Helm, but defined for another namespace", helm, false, false},
+	} {
+		err := helmAdvice(base, Change{Target: tc.target, Container: "app"}, tc.none)
+		if !errors.Is(err, base) {
+			t.Errorf("%s: %v does not wrap the error", tc.name, err)
+		}
+		if got := strings.Contains(err.Error(), `{"$recommend": "shop/web:app"}`); got != tc.advice {
+			t.Errorf("%s: advice = %v, want %v: %v", tc.name, got, tc.advice, err)
+		}
+	}
+}

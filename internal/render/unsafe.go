@@ -7,6 +7,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
+// errTemplate is why a template is not edited.
+var errTemplate = fmt.Errorf("%w: looks like a Go or Helm template", ErrUnsafeFile)
+
 // unsafeFile says why a whole file must not be edited, or returns nil.
 //
 // A template is rendered by another tool, so the YAML we see is not what is
@@ -15,7 +18,7 @@ import (
 // content that any edit would break.
 func unsafeFile(data []byte, docs []*yaml.Node) error {
 	if bytes.Contains(data, []byte("{{")) {
-		return fmt.Errorf("%w: looks like a Go or Helm template", ErrUnsafeFile)
+		return errTemplate
 	}
 	for _, d := range docs {
 		root := docRoot(d)

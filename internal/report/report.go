@@ -109,6 +109,10 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 	case p.Failed != "" || p.Interrupted != "":
 		// Not pushed because the run ended, not because nothing changed.
 		return writePullRequest(w, g)
+	case p.NothingRendered():
+		// Not up to date: nothing could be written (the STATUS says why).
+		_, err := fmt.Fprintf(w, "\nnothing rendered: no target's values could be written to the repository (see STATUS); branch %s left as it is\n", line(g.Branch))
+		return err
 	default:
 		if _, err := fmt.Fprintf(w, "\nbranch %s is up to date: nothing to commit\n", line(g.Branch)); err != nil {
 			return err
