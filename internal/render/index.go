@@ -81,6 +81,8 @@ type index struct {
 	// changes' paths. With the kustomizations nothing includes, they are
 	// the environments whose output must not change unseen.
 	declared map[string]bool
+	// charts holds the directories with a Chart.yaml: Helm charts.
+	charts map[string]bool
 	// large holds every YAML file of the repository above the size limit;
 	// skipped lists those the index would have read.
 	large   map[string]Skip
@@ -121,6 +123,7 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 		markers:  map[string][]docRef{},
 		graph:    newKgraph(nil),
 		declared: map[string]bool{},
+		charts:   map[string]bool{},
 	}
 	if len(w.objects) == 0 {
 		return idx, nil
@@ -150,6 +153,9 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 		// the link; the file it points to is indexed on its own.
 		if !d.Type().IsRegular() {
 			return nil
+		}
+		if d.Name() == "Chart.yaml" {
+			idx.charts[path.Dir(p)] = true
 		}
 		kname, yname := isKustomizationName(d.Name()), isYAMLName(d.Name())
 		if !kname && !yname {
@@ -274,6 +280,18 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 		idx.declared[cleanRepoPath(p)] = true
 	}
 	return idx, nil
+}
+
+// inChart returns the Helm chart directory file is in, or "".
+func (idx *index) inChart(file string) string {
+	for d := path.Dir(file); ; d = path.Dir(d) {
+		if idx.charts[d] {
+			return d
+		}
+		if d == "." || d == "/" {
+			return ""
+		}
+	}
 }
 
 // isEnv reports whether k is an environment: a kustomization nothing else

@@ -210,6 +210,13 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 		}
 		if broken := idx.broken[t.Name]; len(broken) > 0 {
 			err = fmt.Errorf("%w (skipped as not valid YAML, although they name it: %s)", err, strings.Join(broken, ", "))
+			for _, b := range broken {
+				if chart := idx.inChart(b); chart != "" && helmRelease(t) == "" {
+					// A chart's template names it: the values size it.
+					err = fmt.Errorf("%w; %s is a template of the Helm chart %s, which renders the target from values: %s", err, b, chart, markerHint(c))
+					break
+				}
+			}
 		}
 		return docRef{}, nil, helmAdvice(idx.withSkipped(err, c, dir), c, len(idx.refs[keyOf(t)]) == 0)
 	}
