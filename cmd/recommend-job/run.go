@@ -159,6 +159,8 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 		DryRun:        cfg.DryRun,
 		Algorithm:     cfg.Algorithm(),
 		RenderOptions: cfg.RenderOptions(),
+
+		HistoryConcurrency: cfg.PrometheusConcurrency,
 	}}, nil
 }
 

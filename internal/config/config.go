@@ -62,6 +62,7 @@ type Config struct {
 	PrometheusRateWindow         time.Duration `mapstructure:"prometheus-rate-window"`
 	PrometheusOwnership          bool          `mapstructure:"prometheus-ownership"`
 	PrometheusTimeout            time.Duration `mapstructure:"prometheus-timeout"`
+	PrometheusConcurrency        int           `mapstructure:"prometheus-concurrency"`
 	// The algorithm's run-wide defaults; extensions override them per CR.
 	Percentile         float64       `mapstructure:"percentile"`
 	HalfLife           time.Duration `mapstructure:"half-life"`

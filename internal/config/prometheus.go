@@ -52,6 +52,9 @@ func (c *Config) completePrometheus() []error {
 			errs = append(errs, fmt.Errorf("%s: must be positive, got %v", d.key, d.value))
 		}
 	}
+	if c.PrometheusConcurrency < 1 {
+		errs = append(errs, fmt.Errorf("prometheus-concurrency: must be at least 1, got %d", c.PrometheusConcurrency))
+	}
 	// The bounds of the extensions that override them, so that the run's
 	// own window costs no more queries than a ResourceRecommend may ask.
 	if err := collect.CheckWindow(c.Window); err != nil {

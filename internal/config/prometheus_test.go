@@ -9,7 +9,7 @@ import (
 func TestCompletePrometheus(t *testing.T) {
 	valid := func() Config {
 		return Config{PrometheusURL: "https://prometheus.example", Window: 7 * 24 * time.Hour, PrometheusStep: time.Minute, PrometheusRateWindow: 5 * time.Minute, PrometheusTimeout: 2 * time.Minute, HalfLife: 24 * time.Hour,
-			MemoryPeakInterval: time.Hour, Percentile: 0.9, MinSamples: 12, ChangeThreshold: 0.1}
+			PrometheusConcurrency: 4, MemoryPeakInterval: time.Hour, Percentile: 0.9, MinSamples: 12, ChangeThreshold: 0.1}
 	}
 	tests := []struct {
 		name   string
@@ -33,6 +33,7 @@ func TestCompletePrometheus(t *testing.T) {
 		{"half-life too long", func(c *Config) { c.HalfLife = 8760 * time.Hour }, "half-life: must be between 1h and 720h, got 8760h"},
 		{"threshold", func(c *Config) { c.ChangeThreshold = 1 }, "change-threshold: must be in [0, 1), got 1"},
 		{"query timeout", func(c *Config) { c.PrometheusTimeout = 0 }, "prometheus-timeout: must be positive, got 0s"},
+		{"no namespace read at a time", func(c *Config) { c.PrometheusConcurrency = 0 }, "prometheus-concurrency: must be at least 1, got 0"},
 		{"peak interval", func(c *Config) { c.MemoryPeakInterval = 0 }, "memory-peak-interval: must be a whole number of minutes between 1m and 24h, got 0s"},
 		{"peak interval not whole minutes", func(c *Config) { c.MemoryPeakInterval = 90 * time.Second },
 			"memory-peak-interval: must be a whole number of minutes between 1m and 24h, got 1m30s"},

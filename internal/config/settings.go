@@ -43,6 +43,7 @@ var settings = []setting{
 	{"prometheus-rate-window", 5 * time.Minute, "range of rate() over the CPU counter; at least two scrape intervals"},
 	{"prometheus-ownership", true, "attribute pods through kube-state-metrics' kube_pod_owner and kube_replicaset_owner where present"},
 	{"prometheus-timeout", usage.DefaultQueryTimeout, "bound of each query to the Prometheus API, its answer included"},
+	{"prometheus-concurrency", 4, "namespaces whose history is read at a time, each with its own queries"},
 	{"percentile", 0.9, "usage percentile recommendations start from, in [0.5, 1]"},
 	{"half-life", 24 * time.Hour, "age at which a usage sample weighs half as much, 1h to 720h"},
 	{"memory-peak-interval", time.Hour, "memory enters the histogram as one peak per interval, whole minutes from 1m to 24h"},

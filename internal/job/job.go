@@ -38,6 +38,9 @@ type Config struct {
 	// Algorithm are the run's algorithm settings, which a
 	// ResourceRecommend's extensions override; zero fields are defaults.
 	Algorithm recommend.Options
+	// HistoryConcurrency is how many namespaces' history is read at a
+	// time; one when zero.
+	HistoryConcurrency int
 }
 
 // Run performs one pass and returns its plan. Invalid ResourceRecommends,
@@ -57,7 +60,7 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 	}
 	stage.done(ctx, "collect", "resourceRecommends", len(items))
 
-	history, err := usage.ReadAll(ctx, reader, recommend.Wants(items), log)
+	history, err := usage.ReadAll(ctx, reader, recommend.Wants(items), log, usage.WithConcurrency(cfg.HistoryConcurrency))
 	if err == nil && ctx.Err() != nil {
 		err = fmt.Errorf("reading usage history: %w", context.Cause(ctx))
 	}

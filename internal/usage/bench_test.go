@@ -5,6 +5,7 @@ package usage_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ const (
 )
 
 // BenchmarkReadCluster reads the week of every workload the way a run does,
-// one namespace after the other, computes every container's CPU and memory,
+// through usage.ReadAll, computes every container's CPU and memory,
 // and reports the PromQL queries per run: four per namespace, however many
 // containers it holds.
 func BenchmarkReadCluster(b *testing.B) {
@@ -76,58 +77,75 @@ func BenchmarkReadCluster(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// The job's client, which streams, and Prometheus's client library; the
-	// default 1m step, and 5m with a fifth of the CPU points.
-	for _, c := range []struct {
-		name string
-		api  func() (usage.RangeQuerier, *int)
-	}{
-		{name: "Client", api: func() (usage.RangeQuerier, *int) {
+	// The job's client, which streams, and Prometheus's client library, one
+	// namespace after the other; the default 1m step, and 5m with a fifth of
+	// the CPU points; and the job's client reading 4 namespaces at a time.
+	clients := map[string]func() (usage.RangeQuerier, *int){
+		"Client": func() (usage.RangeQuerier, *int) {
 			c := newClient(b, prom.URL)
 			return c, &c.queries
-		}},
-		{name: "client_golang", api: func() (usage.RangeQuerier, *int) {
+		},
+		"client_golang": func() (usage.RangeQuerier, *int) {
 			c := &countingAPI{API: promv1.NewAPI(client)}
 			return c, &c.queries
-		}},
+		},
+	}
+	var wants []usage.Want
+	for _, refs := range byNamespace {
+		for _, ref := range refs {
+			wants = append(wants, usage.Want{Ref: ref})
+		}
+	}
+	for _, c := range []struct {
+		client      string
+		step        time.Duration
+		concurrency int
+	}{
+		{"Client", time.Minute, 1}, {"Client", 5 * time.Minute, 1}, {"Client", time.Minute, 2}, {"Client", time.Minute, 4},
+		{"client_golang", time.Minute, 1}, {"client_golang", 5 * time.Minute, 1},
 	} {
-		for _, step := range []time.Duration{time.Minute, 5 * time.Minute} {
-			b.Run(c.name+"/step="+step.String(), func(b *testing.B) {
-				promAPI, queries := c.api()
-				reader := usage.NewReader(promAPI, usage.WithStep(step), usage.WithClock(func() time.Time { return end }))
-				b.ReportAllocs()
-				samples := 0
-				for b.Loop() {
-					*queries, samples = 0, 0
-					for ns, refs := range byNamespace {
-						got, err := reader.Read(b.Context(), ns, refs)
-						if err != nil {
-							b.Fatal(err)
+		b.Run(fmt.Sprintf("%s/step=%s/concurrency=%d", c.client, c.step, c.concurrency), func(b *testing.B) {
+			promAPI, queries := clients[c.client]()
+			reader := usage.NewReader(promAPI, usage.WithStep(c.step), usage.WithClock(func() time.Time { return end }))
+			log := slog.New(slog.DiscardHandler)
+			b.ReportAllocs()
+			samples := 0
+			var reading time.Duration
+			for b.Loop() {
+				*queries, samples = 0, 0
+				began := time.Now()
+				h, err := usage.ReadAll(b.Context(), reader, wants, log, usage.WithConcurrency(c.concurrency))
+				if err != nil {
+					b.Fatal(err)
+				}
+				reading += time.Since(began)
+				if h.Workloads() != len(wants) {
+					b.Fatalf("history of %d workloads, want %d", h.Workloads(), len(wants))
+				}
+				// The compute stage: a histogram per container resource.
+				for _, w := range wants {
+					u, err := h.Of(w)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+						h := u["app"][res]
+						samples += len(h.Values)
+						in := recommend.Input{Resource: res, BufferPercent: 30, First: h.First, Last: h.Last}
+						in.Samples = make([]recommend.Sample, len(h.Values))
+						for i, v := range h.Values {
+							in.Samples[i] = recommend.Sample{Time: h.Time(i), Value: v}
 						}
-						if len(got) != len(refs) {
-							b.Fatalf("%s: history of %d workloads, want %d", ns, len(got), len(refs))
-						}
-						// The compute stage: a histogram per container resource.
-						for _, u := range got {
-							for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-								h := u["app"][res]
-								samples += len(h.Values)
-								in := recommend.Input{Resource: res, BufferPercent: 30, First: h.First, Last: h.Last}
-								in.Samples = make([]recommend.Sample, len(h.Values))
-								for i, v := range h.Values {
-									in.Samples[i] = recommend.Sample{Time: h.Time(i), Value: v}
-								}
-								if r, err := recommend.Compute(in, recommend.Options{}); err != nil || r.Request == nil {
-									b.Fatalf("Compute() = %+v, %v", r, err)
-								}
-							}
+						if r, err := recommend.Compute(in, recommend.Options{}); err != nil || r.Request == nil {
+							b.Fatalf("Compute() = %+v, %v", r, err)
 						}
 					}
 				}
-				b.ReportMetric(float64(*queries), "queries/op")
-				b.ReportMetric(float64(samples), "samples/op")
-				b.ReportMetric(float64(len(containers)), "pods")
-			})
-		}
+			}
+			b.ReportMetric(reading.Seconds()/float64(b.N), "read-s/op")
+			b.ReportMetric(float64(*queries), "queries/op")
+			b.ReportMetric(float64(samples), "samples/op")
+			b.ReportMetric(float64(len(containers)), "pods")
+		})
 	}
 }

@@ -3,6 +3,7 @@ package usage
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -30,6 +31,9 @@ const (
 type namespaceAnswers struct {
 	ownership, cpu, memory, oom []byte
 	workloads                   []WorkloadRef
+	// delay is how long each query takes to evaluate before its answer
+	// comes, as on a Prometheus of its own.
+	delay time.Duration
 }
 
 func newNamespaceAnswers(end time.Time, workloads int, window time.Duration) *namespaceAnswers {
@@ -73,6 +77,13 @@ func (a *namespaceAnswers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
+	}
+	if a.delay > 0 {
+		select {
+		case <-time.After(a.delay):
+		case <-r.Context().Done():
+			return
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	switch q := r.Form.Get("query"); {
@@ -125,6 +136,40 @@ func BenchmarkReadNamespace(b *testing.B) {
 				}
 				if h := got[answers.workloads[0]]["app"][corev1.ResourceCPU]; h == nil || len(h.Values) != benchPods*(int(benchWindow/time.Minute)+1) {
 					b.Fatalf("cpu history of %s: %v samples, want every sample of both pods", answers.workloads[0].Name, h)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadAllNamespaces reads 8 namespaces of 10 workloads each from
+// a stand-in Prometheus that takes 100ms to evaluate each query, as one on
+// machines of its own does, with 1 to 8 namespaces read at a time.
+func BenchmarkReadAllNamespaces(b *testing.B) {
+	end := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	answers := newNamespaceAnswers(end, 10, benchWindow)
+	answers.delay = 100 * time.Millisecond
+	srv := httptest.NewServer(answers)
+	defer srv.Close()
+	var wants []Want
+	for ns := range 8 {
+		for _, w := range answers.workloads {
+			w.Namespace = fmt.Sprintf("team-%d", ns)
+			wants = append(wants, Want{Ref: w})
+		}
+	}
+	for _, n := range []int{1, 2, 4, 8} {
+		b.Run(fmt.Sprintf("concurrency=%d", n), func(b *testing.B) {
+			client, err := NewClient(srv.URL, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := NewReader(client, WithClock(func() time.Time { return end }))
+			b.ReportAllocs()
+			for b.Loop() {
+				h, err := ReadAll(context.Background(), r, wants, slog.New(slog.DiscardHandler), WithConcurrency(n))
+				if err != nil || h.Workloads() != len(wants) {
+					b.Fatalf("ReadAll() = %d workloads, %v; want %d", h.Workloads(), err, len(wants))
 				}
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // ErrUnavailable is returned by ReadAll when no namespace's history could
@@ -57,13 +58,38 @@ func (h *Histories) Of(w Want) (Usage, error) {
 // Workloads is how many workloads' histories were read.
 func (h *Histories) Workloads() int { return len(h.usage) }
 
+// ReadAllOption configures ReadAll.
+type ReadAllOption func(*readAllOptions)
+
+type readAllOptions struct {
+	concurrency int
+}
+
+// DefaultConcurrency is how many namespaces ReadAll reads at a time unless
+// told otherwise: one after the other.
+const DefaultConcurrency = 1
+
+// WithConcurrency reads up to n namespaces at a time, each with its own
+// queries; n below 1 counts as 1. The reader must then be safe for
+// concurrent use, as Reader is.
+func WithConcurrency(n int) ReadAllOption {
+	return func(o *readAllOptions) { o.concurrency = max(n, 1) }
+}
+
 // ReadAll reads the history of every want, one read per namespace
 // whatever windows and peak intervals the wants set, so that the number of
 // queries grows with namespaces, not with workloads, containers or
-// settings. Namespaces are read in order. A namespace whose read fails is
-// logged and its wants answer that error; when every namespace fails, the
-// error wraps ErrUnavailable and the histories still say why for each.
-func ReadAll(ctx context.Context, reader NamespaceReader, wants []Want, log *slog.Logger) (*Histories, error) {
+// settings. Namespaces are read in the order of their names, up to
+// WithConcurrency at a time; what ReadAll returns does not depend on the
+// order in which the reads end. A namespace whose read fails is logged
+// and its wants answer that error; when every namespace fails, the error
+// wraps ErrUnavailable, joining the namespaces' errors in the order of
+// their names, and the histories still say why for each.
+func ReadAll(ctx context.Context, reader NamespaceReader, wants []Want, log *slog.Logger, opts ...ReadAllOption) (*Histories, error) {
+	o := readAllOptions{concurrency: DefaultConcurrency}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	settingsReader, perWant := reader.(SettingsReader)
 	h := &Histories{usage: map[Want]Usage{}, failed: map[string]error{}, perWant: perWant}
 	groups := map[string]map[Settings][]WorkloadRef{}
@@ -85,26 +111,58 @@ func ReadAll(ctx context.Context, reader NamespaceReader, wants []Want, log *slo
 	}
 	sort.Strings(namespaces)
 
-	var errs []error
-	for _, ns := range namespaces {
-		var (
-			got map[Settings]map[WorkloadRef]Usage
-			err error
-		)
+	// Each namespace's outcome has its own slot, filled by whichever
+	// goroutine reads it, and is merged below in the order of names.
+	type outcome struct {
+		got map[Settings]map[WorkloadRef]Usage
+		err error
+	}
+	outcomes := make([]outcome, len(namespaces))
+	read := func(i int) {
+		ns := namespaces[i]
+		var out outcome
 		if perWant {
-			got, err = settingsReader.ReadEach(ctx, ns, groups[ns])
+			out.got, out.err = settingsReader.ReadEach(ctx, ns, groups[ns])
 		} else {
 			var u map[WorkloadRef]Usage
-			u, err = reader.Read(ctx, ns, groups[ns][Settings{}])
-			got = map[Settings]map[WorkloadRef]Usage{{}: u}
+			u, out.err = reader.Read(ctx, ns, groups[ns][Settings{}])
+			out.got = map[Settings]map[WorkloadRef]Usage{{}: u}
 		}
-		if err != nil {
-			log.ErrorContext(ctx, "cannot read usage history", "namespace", ns, "error", err)
-			h.failed[ns] = err
-			errs = append(errs, err)
+		if out.err != nil {
+			log.ErrorContext(ctx, "cannot read usage history", "namespace", ns, "error", out.err)
+		}
+		outcomes[i] = out
+	}
+	if workers := min(o.concurrency, len(namespaces)); workers <= 1 {
+		for i := range namespaces {
+			read(i)
+		}
+	} else {
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for i := range next {
+					read(i)
+				}
+			})
+		}
+		for i := range namespaces {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+	}
+
+	var errs []error
+	for i, ns := range namespaces {
+		out := outcomes[i]
+		if out.err != nil {
+			h.failed[ns] = out.err
+			errs = append(errs, out.err)
 			continue
 		}
-		for s, byRef := range got {
+		for s, byRef := range out.got {
 			for ref, u := range byRef {
 				h.usage[Want{Ref: ref, Settings: s}] = u
 			}
