@@ -56,7 +56,7 @@ func decodeAnswer(src io.Reader, each func(*model.SampleStream) error) (answer, 
 		}
 		return d.skip()
 	})
-	if errors.Is(err, io.ErrUnexpectedEOF) && d.err == io.EOF {
+	if errors.Is(err, io.ErrUnexpectedEOF) && errors.Is(d.err, io.EOF) {
 		// The body ended where the server meant it to, within the JSON.
 		return a, d.syntax("unexpected end of the answer")
 	}
@@ -65,7 +65,7 @@ func decodeAnswer(src io.Reader, each func(*model.SampleStream) error) (answer, 
 	}
 	if c, err := d.space(); err == nil {
 		return a, d.syntax(fmt.Sprintf("%q after the answer", c))
-	} else if err != io.EOF {
+	} else if !errors.Is(err, io.EOF) {
 		return a, err
 	}
 	return a, nil
@@ -255,7 +255,7 @@ func (d *decoder) fill() bool {
 
 // readErr is the error of a read that found nothing more.
 func (d *decoder) readErr() error {
-	if d.err == io.EOF || d.err == nil {
+	if d.err == nil || errors.Is(d.err, io.EOF) {
 		return io.ErrUnexpectedEOF
 	}
 	return d.err
@@ -291,7 +291,7 @@ func (d *decoder) peekSpace() (byte, error) {
 // space skips white space and consumes the next byte; io.EOF at the end.
 func (d *decoder) space() (byte, error) {
 	c, err := d.peekSpace()
-	if err == io.ErrUnexpectedEOF && d.err == io.EOF {
+	if errors.Is(err, io.ErrUnexpectedEOF) && errors.Is(d.err, io.EOF) {
 		return 0, io.EOF
 	}
 	if err != nil {
@@ -407,7 +407,7 @@ func (d *decoder) array(elem func() error) error {
 
 // eof turns the end of the answer inside a value into an unexpected one.
 func (d *decoder) eof(err error) error {
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		return io.ErrUnexpectedEOF
 	}
 	return err
@@ -546,7 +546,7 @@ func (d *decoder) number() ([]byte, error) {
 	for {
 		for d.pos < len(d.buf) {
 			c := d.buf[d.pos]
-			if !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
+			if !numberByte(c) {
 				if len(d.str) == 0 {
 					return nil, d.syntax(fmt.Sprintf("%q, want a number", c))
 				}
@@ -556,12 +556,17 @@ func (d *decoder) number() ([]byte, error) {
 			d.pos++
 		}
 		if !d.fill() {
-			if len(d.str) == 0 || d.err != io.EOF {
+			if len(d.str) == 0 || !errors.Is(d.err, io.EOF) {
 				return nil, d.readErr()
 			}
 			return d.str, nil
 		}
 	}
+}
+
+// numberByte reports whether c may be part of a JSON number.
+func numberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
 }
 
 func (d *decoder) literal(word string) error {

@@ -46,8 +46,8 @@ func TestQueryTimeout(t *testing.T) {
 			err: ctxErr, wantIs: []error{context.DeadlineExceeded}, wantNot: []error{context.Canceled},
 			wantMsg: "querying cpu in namespace shop: no answer within 100ms: context deadline exceeded"},
 		{name: "client error that does not say it timed out", timeout: 100 * time.Millisecond,
-			ctx: func(*testing.T) context.Context { return context.Background() },
-			err: func(context.Context) error { return errors.New("net/http: request canceled") },
+			ctx:    func(*testing.T) context.Context { return context.Background() },
+			err:    func(context.Context) error { return errors.New("net/http: request canceled") },
 			wantIs: []error{context.DeadlineExceeded}, wantMsg: "no answer within 100ms"},
 		{name: "caller's deadline names its cause", timeout: time.Hour,
 			ctx: func(t *testing.T) context.Context {
