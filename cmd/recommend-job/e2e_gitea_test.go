@@ -13,7 +13,7 @@ import (
 
 	"code.gitea.io/sdk/gitea"
 
-	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
@@ -74,13 +74,13 @@ func TestEndToEndGiteaPullRequest(t *testing.T) {
 	}
 	// rows are the body's rows of the changed requests, as the report has
 	// them; held-back values are listed elsewhere.
-	rows := func(rep *report.Report) []string {
+	rows := func(rep *plan.Plan) []string {
 		t.Helper()
 		var out []string
 		for _, c := range entry(t, rep, "shop", "web").Containers {
 			for _, r := range c.Resources {
-				if r.Changed && r.Recommended != "" {
-					out = append(out, fmt.Sprintf("| %s | %s | %s | %s |", c.Name, r.Resource, r.Current, r.Recommended))
+				if r.Changed && r.Recommended != nil {
+					out = append(out, fmt.Sprintf("| %s | %s | %s | %s |", c.Name, r.Resource, r.Current.String(), r.Recommended.String()))
 				}
 			}
 		}
@@ -97,7 +97,7 @@ func TestEndToEndGiteaPullRequest(t *testing.T) {
 			}
 		}
 	}
-	noToken := func(rep *report.Report) {
+	noToken := func(rep *plan.Plan) {
 		t.Helper()
 		if pr := rep.Git.PullRequest; pr != nil && strings.Contains(pr.Body, forge.Token()) {
 			t.Error("the pull request body holds the token")
@@ -107,7 +107,7 @@ func TestEndToEndGiteaPullRequest(t *testing.T) {
 	first := runJSON(t, ctx, args)
 	noToken(first)
 	pr := first.Git.PullRequest
-	if !first.Git.Pushed || pr == nil || pr.Action != report.PRCreated {
+	if !first.Git.Pushed || pr == nil || pr.Action != plan.PRCreated {
 		t.Fatalf("first run git = %+v, want a push and a pull request created", first.Git)
 	}
 	prs := openPRs()
@@ -125,7 +125,7 @@ func TestEndToEndGiteaPullRequest(t *testing.T) {
 	if strings.Join(rows(second), "") == strings.Join(rows(first), "") {
 		t.Fatalf("the 50%% buffer changed no request: %v", rows(second))
 	}
-	if p := second.Git.PullRequest; !second.Git.Pushed || p == nil || p.Action != report.PRUpdated || p.Number != pr.Number {
+	if p := second.Git.PullRequest; !second.Git.Pushed || p == nil || p.Action != plan.PRUpdated || p.Number != pr.Number {
 		t.Fatalf("second run git = %+v, want a push and #%d updated", second.Git, pr.Number)
 	}
 	prs = openPRs()
@@ -135,7 +135,7 @@ func TestEndToEndGiteaPullRequest(t *testing.T) {
 	bodyHas(prs[0].Body, rows(second)...)
 
 	third := runJSON(t, ctx, args)
-	if p := third.Git.PullRequest; third.Git.Pushed || p == nil || p.Action != report.PRUnchanged || p.Number != pr.Number {
+	if p := third.Git.PullRequest; third.Git.Pushed || p == nil || p.Action != plan.PRUnchanged || p.Number != pr.Number {
 		t.Errorf("third run git = %+v, want no push and #%d unchanged", third.Git, pr.Number)
 	}
 	if n := len(openPRs()); n != 1 {

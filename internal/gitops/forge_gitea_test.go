@@ -10,7 +10,7 @@ import (
 
 	"code.gitea.io/sdk/gitea"
 
-	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
@@ -77,12 +77,12 @@ func TestGiteaSyncPullRequestForgedMarker(t *testing.T) {
 		return pr.Body
 	}
 
-	sync(report.PRUpdated)
+	sync(plan.PRUpdated)
 	got := onGitea()
 	if !sameBody(got, body) || !strings.HasPrefix(got, markerPrefix+ChangeSetHash(rep)+" -->\n") || strings.Count(got, "<!--") != 1 {
 		t.Fatalf("body on Gitea =\n%s\nwant the job's, its marker first and alone:\n%s", got, body)
 	}
-	sync(report.PRUnchanged)
+	sync(plan.PRUnchanged)
 
 	edited := strings.Replace(body, "| 250m |", "| 100m |", 1)
 	if edited == body {
@@ -91,7 +91,7 @@ func TestGiteaSyncPullRequestForgedMarker(t *testing.T) {
 	if _, _, err := sdk.EditPullRequest(srv.Username, "fleet", opened.Index, gitea.EditPullRequestOption{Title: title, Body: &edited}); err != nil {
 		t.Fatal(err)
 	}
-	sync(report.PRUpdated)
+	sync(plan.PRUpdated)
 	if got := onGitea(); !sameBody(got, body) {
 		t.Errorf("body on Gitea after the edit =\n%s\nwant\n%s", got, body)
 	}

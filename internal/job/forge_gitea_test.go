@@ -13,6 +13,7 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/report"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
@@ -61,11 +62,11 @@ func TestWriteBackGiteaPullRequest(t *testing.T) {
 		t.Fatalf("first run: %v", err)
 	}
 	pr := first.Git.PullRequest
-	if pr == nil || pr.Action != report.PRCreated || pr.Number == 0 {
+	if pr == nil || pr.Action != plan.PRCreated || pr.Number == 0 {
 		t.Fatalf("first run pull request = %+v, want one created", pr)
 	}
 	var table bytes.Buffer
-	if err := first.Write(&table, report.FormatTable); err != nil {
+	if err := report.Write(&table, first, report.FormatTable); err != nil {
 		t.Fatal(err)
 	}
 	if want := fmt.Sprintf("pull request #%d created: %s\n", pr.Number, pr.URL); !strings.HasSuffix(table.String(), want) {
@@ -90,7 +91,7 @@ func TestWriteBackGiteaPullRequest(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second run: %v", err)
 	}
-	if p := second.Git.PullRequest; !second.Git.Pushed || p == nil || p.Action != report.PRUpdated || p.Number != pr.Number {
+	if p := second.Git.PullRequest; !second.Git.Pushed || p == nil || p.Action != plan.PRUpdated || p.Number != pr.Number {
 		t.Fatalf("second run git = %+v, pull request %+v; want a push and #%d updated", second.Git, p, pr.Number)
 	}
 	prs = openPRs()
@@ -103,7 +104,7 @@ func TestWriteBackGiteaPullRequest(t *testing.T) {
 	if err != nil {
 		t.Fatalf("third run: %v", err)
 	}
-	if p := third.Git.PullRequest; third.Git.Pushed || p == nil || p.Action != report.PRUnchanged || p.Number != pr.Number {
+	if p := third.Git.PullRequest; third.Git.Pushed || p == nil || p.Action != plan.PRUnchanged || p.Number != pr.Number {
 		t.Errorf("third run git = %+v, pull request %+v; want no push and #%d unchanged", third.Git, p, pr.Number)
 	}
 
@@ -114,7 +115,7 @@ func TestWriteBackGiteaPullRequest(t *testing.T) {
 	if err != nil {
 		t.Fatalf("fourth run: %v", err)
 	}
-	if p := fourth.Git.PullRequest; p == nil || p.Action != report.PRClosed || p.Number != pr.Number {
+	if p := fourth.Git.PullRequest; p == nil || p.Action != plan.PRClosed || p.Number != pr.Number {
 		t.Errorf("fourth run pull request = %+v, want #%d closed", p, pr.Number)
 	}
 	if n := len(openPRs()); n != 0 {
