@@ -263,14 +263,7 @@ func TestEndToEndLayouts(t *testing.T) {
 		t.Fatalf("applying cluster objects: %v", err)
 	}
 	repoURL := testbedtest.CreateRepo(t, bed, "layouts", layoutsRepo)
-	t.Setenv("RECOMMEND_GIT_TOKEN", bed.Git.Password())
-	args := []string{
-		"--kubeconfig", bed.APIServer.KubeconfigPath,
-		"--prometheus-url", bed.Prometheus.URL,
-		"--git-url", repoURL,
-		"--git-username", bed.Git.Username,
-		"--output", "json",
-	}
+	args := bedArgs(t, bed, repoURL)
 
 	rep := runJSON(t, ctx, args)
 	wantFiles := []string{

@@ -149,6 +149,21 @@ func webHistory(end time.Time) []testbed.Series {
 	return history.Series(containers, time.Minute)
 }
 
+// bedArgs are the job's arguments for a run on bed's servers against the
+// repository at repoURL, with a JSON report, and extra; the git token goes
+// through the environment, where runJSON checks no log shows it.
+func bedArgs(t *testing.T, bed *testbed.Bed, repoURL string, extra ...string) []string {
+	t.Helper()
+	t.Setenv("RECOMMEND_GIT_TOKEN", bed.Git.Password())
+	return append([]string{
+		"--kubeconfig", bed.APIServer.KubeconfigPath,
+		"--prometheus-url", bed.Prometheus.URL,
+		"--git-url", repoURL,
+		"--git-username", bed.Git.Username,
+		"--output", "json",
+	}, extra...)
+}
+
 func TestEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -162,15 +177,7 @@ func TestEndToEnd(t *testing.T) {
 		"clusters/prod/web.yaml": webManifest,
 		"README.md":              "prod\n",
 	})
-	args := []string{
-		"--kubeconfig", bed.APIServer.KubeconfigPath,
-		"--prometheus-url", bed.Prometheus.URL,
-		"--git-url", repoURL,
-		"--git-username", bed.Git.Username,
-		"--git-path", "clusters",
-		"--output", "json",
-	}
-	t.Setenv("RECOMMEND_GIT_TOKEN", bed.Git.Password())
+	args := bedArgs(t, bed, repoURL, "--git-path", "clusters")
 
 	// A dry run renders and reports, and leaves the repository alone.
 	dry := runJSON(t, ctx, append(append([]string(nil), args...), "--dry-run"))

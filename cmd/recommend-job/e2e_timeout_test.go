@@ -29,15 +29,7 @@ func TestEndToEndHungPrometheus(t *testing.T) {
 		t.Fatalf("applying cluster objects: %v", err)
 	}
 	repoURL := testbedtest.CreateRepo(t, bed, "gitops", map[string]string{"clusters/prod/web.yaml": webManifest})
-	t.Setenv("RECOMMEND_GIT_TOKEN", bed.Git.Password())
-	args := []string{
-		"--kubeconfig", bed.APIServer.KubeconfigPath,
-		"--prometheus-url", bed.Prometheus.URL,
-		"--git-url", repoURL,
-		"--git-username", bed.Git.Username,
-		"--git-path", "clusters",
-		"--output", "json",
-	}
+	args := bedArgs(t, bed, repoURL, "--git-path", "clusters")
 
 	pid := bed.Prometheus.Process().Info().PID
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
