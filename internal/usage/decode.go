@@ -31,7 +31,8 @@ var errSyntax = errors.New("malformed answer")
 // is reused: its Metric is its own, its Values only valid during the
 // call. Members it does not know, native histograms included, are skipped.
 // A result of another type than a matrix is skipped, and resultType says
-// which it was. An error wraps errSyntax when the answer is not valid, or
+// which it was. An error wraps errSyntax when the answer is not of the
+// API's shape or not JSON (numbers in members it skips are not checked), or
 // is the reader's error.
 func decodeAnswer(src io.Reader, each func(*model.SampleStream) error) (answer, error) {
 	d := &decoder{src: src, buf: make([]byte, 0, 64<<10)}
