@@ -211,15 +211,6 @@ func (t *targetSet) failAll(keys map[targetKey]bool, err error) {
 	}
 }
 
-// builtinGroup reports whether group is one of Kubernetes' own API groups:
-// the core group, a group without a dot (apps, batch, policy), or one under
-// k8s.io. A custom resource's group always has a dot and cannot be under
-// k8s.io, so a built-in kind kinds does not know is known to have no pod
-// template without reading it.
-func builtinGroup(group string) bool {
-	return !strings.Contains(group, ".") || group == "k8s.io" || strings.HasSuffix(group, ".k8s.io")
-}
-
 // resolve maps a targetRef to its resource through discovery. apiVersion
 // may be left out when exactly one group serves the kind. A kind that is
 // not served, ambiguous or cluster-scoped is the item's error
@@ -244,7 +235,7 @@ func (c *Collector) resolve(ref v1alpha1.CrossVersionObjectReference) (resolutio
 	switch {
 	case mapping.Scope.Name() != meta.RESTScopeNameNamespace:
 		res.err = fmt.Errorf("%s is cluster-scoped; a target must be in the ResourceRecommend's namespace", describeRef(ref))
-	case builtinGroup(res.gk.Group) && !kinds.Known(res.gk.Group, res.gk.Kind):
+	case kinds.WithoutTemplate(res.gk.Group, res.gk.Kind):
 		// Not listed at all: a ConfigMap or a Secret is nothing the job
 		// should read, nor may need the rights to.
 		res.err = fmt.Errorf("%s has no pod template: %w", res.gk, ErrKindUnsupported)

@@ -78,6 +78,16 @@ func Known(group, kind string) bool {
 	return ok
 }
 
+// WithoutTemplate reports whether group and kind is a kind known to have
+// no pod template without reading an object of it: a built-in kind the
+// job does not know (a ConfigMap, a Secret). A built-in group is the core
+// group, a group without a dot (apps, batch, policy) or one under k8s.io;
+// a custom resource's group always has a dot and cannot be under k8s.io.
+func WithoutTemplate(group, kind string) bool {
+	builtin := !strings.Contains(group, ".") || group == "k8s.io" || strings.HasSuffix(group, ".k8s.io")
+	return builtin && !Known(group, kind)
+}
+
 // PodSpecPaths returns where to look for the pod spec of an object of
 // group and kind, in the order to try: the known kind's path, or, for any
 // other kind (a custom one shaped alike), spec.template.spec, then a

@@ -80,3 +80,25 @@ func TestPodSpecPaths(t *testing.T) {
 		t.Errorf("Rollout's TemplateRef = %v", k.TemplateRef)
 	}
 }
+
+func TestWithoutTemplate(t *testing.T) {
+	tests := []struct {
+		group, kind string
+		want        bool
+	}{
+		{"", "ConfigMap", true},
+		{"", "Secret", true},
+		{"networking.k8s.io", "Ingress", true},
+		{"policy", "PodDisruptionBudget", true},
+		{"", "ReplicationController", false},
+		{"apps", "Deployment", false},
+		{"argoproj.io", "Rollout", false},
+		// A custom kind may have a template: it is read to tell.
+		{"example.com", "Widget", false},
+	}
+	for _, tt := range tests {
+		if got := WithoutTemplate(tt.group, tt.kind); got != tt.want {
+			t.Errorf("WithoutTemplate(%q, %q) = %v, want %v", tt.group, tt.kind, got, tt.want)
+		}
+	}
+}
