@@ -58,7 +58,7 @@ func ParseCommitTemplate(text string) (*template.Template, error) {
 	return t, nil
 }
 
-// CommitMessage renders t with data. Every field goes through plainText
+// CommitMessage renders t with data. Every field goes through plan.Line
 // first: names come from the cluster and file paths from the repository,
 // and a line break in one (git allows it in a path) would let a tenant add
 // lines to the message, such as a Signed-off-by or Co-authored-by trailer.
@@ -75,17 +75,17 @@ func CommitMessage(t *template.Template, data MessageData) (string, error) {
 	return b.String(), nil
 }
 
-// plain returns a copy of d with every text made one line by plainText.
+// plain returns a copy of d with every text made one line by plan.Line.
 func (d MessageData) plain() MessageData {
-	out := MessageData{Base: plainText(d.Base), Branch: plainText(d.Branch), Path: plainText(d.Path)}
+	out := MessageData{Base: plan.Line(d.Base), Branch: plan.Line(d.Branch), Path: plan.Line(d.Path)}
 	for _, w := range d.Workloads {
-		pw := MessageWorkload{Namespace: plainText(w.Namespace), Name: plainText(w.Name), Kind: plainText(w.Kind),
-			Target: plainText(w.Target), File: plainText(w.File)}
+		pw := MessageWorkload{Namespace: plan.Line(w.Namespace), Name: plan.Line(w.Name), Kind: plan.Line(w.Kind),
+			Target: plan.Line(w.Target), File: plan.Line(w.File)}
 		for _, c := range w.Containers {
-			pc := MessageContainer{Name: plainText(c.Name)}
+			pc := MessageContainer{Name: plan.Line(c.Name)}
 			for _, r := range c.Resources {
-				pc.Resources = append(pc.Resources, MessageResource{Resource: plainText(r.Resource),
-					Current: plainText(r.Current), Recommended: plainText(r.Recommended)})
+				pc.Resources = append(pc.Resources, MessageResource{Resource: plan.Line(r.Resource),
+					Current: plan.Line(r.Current), Recommended: plan.Line(r.Recommended)})
 			}
 			pw.Containers = append(pw.Containers, pc)
 		}

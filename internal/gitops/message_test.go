@@ -110,8 +110,8 @@ func TestPlainText(t *testing.T) {
 		"bad\xffutf8":         "bad\uFFFDutf8",
 		"Signed-off-by: x\n":  "Signed-off-by: x",
 	} {
-		if got := plainText(in); got != want || strings.ContainsAny(got, "\n\r") {
-			t.Errorf("plainText(%q) = %q, want %q", in, got, want)
+		if got := plan.Line(in); got != want || strings.ContainsAny(got, "\n\r") {
+			t.Errorf("plan.Line(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

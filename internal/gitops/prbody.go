@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -204,28 +203,9 @@ func quantity(q *resource.Quantity) string {
 // but pings nobody, and "#\u2060123" links no issue.
 const wordJoiner = "\u2060"
 
-// plainText makes s a single line of visible text: invalid UTF-8 becomes
-// U+FFFD; control characters (line feeds and carriage returns among them),
-// Unicode line and paragraph separators, and bidirectional controls, which
-// can make text read differently from what it says, become spaces; runs of
-// white space collapse to one space. Text from the cluster or the
-// repository goes through it before it reaches a commit message or the
-// pull request body, so that it can never start a line of its own, such as
-// a trailer or a heading.
-func plainText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Bidi_Control) {
-			return ' '
-		}
-		return r
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
-}
-
 // mdText makes s inert text on one line of the pull request body, in a
 // table cell or a heading, for GitHub, GitLab and Gitea alike. After
-// plainText it writes < > & as entities, so no HTML tag or comment
+// plan.Line it writes < > & as entities, so no HTML tag or comment
 // (such as a forged marker) can form; it backslash-escapes the characters
 // of emphasis, links, images, code, tables, math and GitLab's inline diffs
 // (\ ` * _ ~ [ ] ( ) ! | $ { }); it puts a word joiner after @ and # so
@@ -233,7 +213,7 @@ func plainText(s string) string {
 // breaks bare URLs ("://", "www.") so that they are not made into links.
 // What the reader sees is s, less those invisible joiners.
 func mdText(s string) string {
-	s = plainText(s)
+	s = plan.Line(s)
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
 	for i, r := range s {

@@ -205,11 +205,11 @@ func FuzzMdText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		out := mdText(in)
 		seen := checkInert(t, out)
-		if want := strings.ReplaceAll(plainText(in), wordJoiner, ""); seen != want {
+		if want := strings.ReplaceAll(plan.Line(in), wordJoiner, ""); seen != want {
 			t.Errorf("mdText(%q) = %q reads %q, want %q", in, out, seen, want)
 		}
-		if strings.ContainsAny(plainText(in), "\n\r") || strings.Contains(plainText(in), "  ") {
-			t.Errorf("plainText(%q) = %q is not one line of single spaces", in, plainText(in))
+		if strings.ContainsAny(plan.Line(in), "\n\r") || strings.Contains(plan.Line(in), "  ") {
+			t.Errorf("plan.Line(%q) = %q is not one line of single spaces", in, plan.Line(in))
 		}
 	})
 }

@@ -44,12 +44,12 @@ func Write(w io.Writer, p *plan.Plan, f Format) error {
 			return err
 		}
 		if p.Interrupted != "" {
-			if _, err := fmt.Fprintf(w, "\ncut short: %s; the report holds what the run had\n", line(p.Interrupted)); err != nil {
+			if _, err := fmt.Fprintf(w, "\ncut short: %s; the report holds what the run had\n", plan.Line(p.Interrupted)); err != nil {
 				return err
 			}
 		}
 		if p.Failed != "" {
-			_, err := fmt.Fprintf(w, "\nfailed: %s\n", line(p.Failed))
+			_, err := fmt.Fprintf(w, "\nfailed: %s\n", plan.Line(p.Failed))
 			return err
 		}
 		return nil
@@ -65,16 +65,16 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESOURCERECOMMEND\tTARGET\tCONTAINER\tRESOURCE\tCURRENT\tRECOMMENDED\tSTATUS")
 	for _, it := range p.Items {
-		name := line(it.Namespace + "/" + it.Name)
-		target := line(it.Target.Kind + "/" + it.Target.Name)
+		name := plan.Line(it.Namespace + "/" + it.Name)
+		target := plan.Line(it.Target.Kind + "/" + it.Target.Name)
 		if it.Error != nil {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\tinvalid: %s: %s\n", name, target, line(it.Error.Code), line(it.Error.Message))
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\tinvalid: %s: %s\n", name, target, plan.Line(it.Error.Code), plan.Line(it.Error.Message))
 			continue
 		}
 		for _, c := range it.Containers {
 			for _, r := range c.Resources {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, target, line(c.Name), r.Resource,
-					dash(r.Current), dash(r.Recommended), line(status(it, r)))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, target, plan.Line(c.Name), r.Resource,
+					dash(r.Current), dash(r.Recommended), plan.Line(status(it, r)))
 			}
 		}
 	}
@@ -85,15 +85,15 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 	switch {
 	case g == nil:
 	case g.Stopped != "":
-		_, err := fmt.Fprintf(w, "\nstopped, branch %s left alone: %s\n", line(g.Branch), line(g.Stopped))
+		_, err := fmt.Fprintf(w, "\nstopped, branch %s left alone: %s\n", plan.Line(g.Branch), plan.Line(g.Stopped))
 		return err
 	case g.Pushed:
-		if _, err := fmt.Fprintf(w, "\npushed %s to branch %s (%s)\n", short(g.Commit), line(g.Branch), line(strings.Join(g.Files, ", "))); err != nil {
+		if _, err := fmt.Fprintf(w, "\npushed %s to branch %s (%s)\n", short(g.Commit), plan.Line(g.Branch), plan.Line(strings.Join(g.Files, ", "))); err != nil {
 			return err
 		}
 		return writePullRequest(w, g)
 	case p.DryRun && len(g.Files) > 0:
-		if _, err := fmt.Fprintf(w, "\ndry run: would commit %s to branch %s\n", line(strings.Join(g.Files, ", ")), line(g.Branch)); err != nil {
+		if _, err := fmt.Fprintf(w, "\ndry run: would commit %s to branch %s\n", plan.Line(strings.Join(g.Files, ", ")), plan.Line(g.Branch)); err != nil {
 			return err
 		}
 		if g.Diff != "" {
@@ -111,10 +111,10 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 		return writePullRequest(w, g)
 	case p.NothingRendered():
 		// Not up to date: nothing could be written (the STATUS says why).
-		_, err := fmt.Fprintf(w, "\nnothing rendered: no target's values could be written to the repository (see STATUS); branch %s left as it is\n", line(g.Branch))
+		_, err := fmt.Fprintf(w, "\nnothing rendered: no target's values could be written to the repository (see STATUS); branch %s left as it is\n", plan.Line(g.Branch))
 		return err
 	default:
-		if _, err := fmt.Fprintf(w, "\nbranch %s is up to date: nothing to commit\n", line(g.Branch)); err != nil {
+		if _, err := fmt.Fprintf(w, "\nbranch %s is up to date: nothing to commit\n", plan.Line(g.Branch)); err != nil {
 			return err
 		}
 		return writePullRequest(w, g)
@@ -128,7 +128,7 @@ func writePullRequest(w io.Writer, g *plan.Git) error {
 	if pr == nil || pr.Number == 0 {
 		return nil
 	}
-	_, err := fmt.Fprintf(w, "pull request #%d %s: %s\n", pr.Number, pr.Action, line(pr.URL))
+	_, err := fmt.Fprintf(w, "pull request #%d %s: %s\n", pr.Number, pr.Action, plan.Line(pr.URL))
 	return err
 }
 
@@ -147,18 +147,6 @@ func status(it plan.Item, r plan.Resource) string {
 	default:
 		return "change"
 	}
-}
-
-// line makes s one line of printable text: control characters (escape
-// sequences, line breaks, tabs that would shift the table's columns)
-// become spaces.
-func line(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Bidi_Control) {
-			return ' '
-		}
-		return r
-	}, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
 // text is s with its lines and tabs kept and every other control
