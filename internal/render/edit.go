@@ -134,13 +134,7 @@ func pathPlacer(path []string, direct bool) placer {
 			}
 			// The rest of the path is new: nested entries that end with
 			// the values.
-			leaf := resourceEntries(c)
-			if !direct {
-				leaf = []entry{{key: "resources", children: leaf}}
-			}
-			for j := len(path) - 1; j > i; j-- {
-				leaf = []entry{{key: path[j], children: leaf}}
-			}
+			leaf := nestedEntries(path[i+1:], direct, c)
 			p.scopes = []*yaml.Node{m}
 			if k == nil {
 				p.insert(m, []entry{{key: key, children: leaf}})

@@ -151,6 +151,13 @@ var plainKey = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`)
 // markerPatchText is a new strategic-merge patch holding only the object's
 // identity and the values at the marked path.
 func markerPatchText(apiVersion, kind, ns, name string, keys []string, direct bool, c Change, l layout, br string) string {
+	lines := blockLines(nestedEntries(keys, direct, c), 0, l.step, patchHeader(apiVersion, kind, ns, name, l))
+	return strings.Join(lines, br) + br
+}
+
+// patchHeader is the first lines of a new strategic-merge patch: a note
+// and the object's identity.
+func patchHeader(apiVersion, kind, ns, name string, l layout) []string {
 	lines := []string{
 		"# Resources recommended by recommend-job.",
 		"apiVersion: " + apiVersion,
@@ -161,6 +168,12 @@ func markerPatchText(apiVersion, kind, ns, name string, keys []string, direct bo
 	if ns != "" {
 		lines = append(lines, strings.Repeat(" ", l.step)+"namespace: "+ns)
 	}
+	return lines
+}
+
+// nestedEntries is c's values under keys, nested in that order, and under
+// a resources key unless direct (keys then lead to resources itself).
+func nestedEntries(keys []string, direct bool, c Change) []entry {
 	leaf := resourceEntries(c)
 	if !direct {
 		leaf = []entry{{key: "resources", children: leaf}}
@@ -168,8 +181,7 @@ func markerPatchText(apiVersion, kind, ns, name string, keys []string, direct bo
 	for j := len(keys) - 1; j >= 0; j-- {
 		leaf = []entry{{key: keys[j], children: leaf}}
 	}
-	lines = blockLines(leaf, 0, l.step, lines)
-	return strings.Join(lines, br) + br
+	return leaf
 }
 
 // How well an existing patch document fits a change.
@@ -319,16 +331,7 @@ func containerLines(c Change, indent, step int) []string {
 // patchText is a new strategic-merge patch holding only the object's
 // identity and the container's resources.
 func patchText(apiVersion, kind, ns, name string, at containerPath, c Change, l layout, br string) string {
-	lines := []string{
-		"# Resources recommended by recommend-job.",
-		"apiVersion: " + apiVersion,
-		"kind: " + kind,
-		"metadata:",
-		strings.Repeat(" ", l.step) + "name: " + name,
-	}
-	if ns != "" {
-		lines = append(lines, strings.Repeat(" ", l.step)+"namespace: "+ns)
-	}
+	lines := patchHeader(apiVersion, kind, ns, name, l)
 	indent := 0
 	for _, key := range append(slices.Clone(at.pod), at.field) {
 		lines = append(lines, strings.Repeat(" ", indent)+key+":")
