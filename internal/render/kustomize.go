@@ -3,6 +3,7 @@ package render
 import (
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -206,6 +207,12 @@ func (g *kgraph) up(k *kustomization, c chain, out []chain) []chain {
 		out = g.up(p, next, out)
 	}
 	return out
+}
+
+// sharedPatch reports whether a kustomization other than k, and not built
+// on k, patches with file: editing it for k would change that one too.
+func (g *kgraph) sharedPatch(file string, k *kustomization) bool {
+	return slices.ContainsFunc(g.patchFiles[file], func(u *kustomization) bool { return u != k && !u.includes(k) })
 }
 
 // isRoot reports whether k is a kustomization nothing else includes.

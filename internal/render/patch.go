@@ -114,7 +114,7 @@ func (a *applier) markerPatch(c Change, ref docRef, value string) (string, bool,
 	want := identKey{ref.key.group, ref.key.kind, name}
 	for i := len(k.patches) - 1; i >= 0; i-- {
 		pf := k.patches[i]
-		if slices.ContainsFunc(a.idx.graph.patchFiles[pf], func(u *kustomization) bool { return u != k && !u.includes(k) }) {
+		if a.idx.graph.sharedPatch(pf, k) {
 			continue
 		}
 		fe, err := a.file(pf)
@@ -210,7 +210,7 @@ type patchFit struct {
 func (a *applier) findPatch(c Change, k *kustomization, want identKey, ns string, at containerPath, own bool) (patchFit, error) {
 	var best patchFit
 	for _, pf := range k.patches {
-		if own && slices.ContainsFunc(a.idx.graph.patchFiles[pf], func(u *kustomization) bool { return u != k && !u.includes(k) }) {
+		if own && a.idx.graph.sharedPatch(pf, k) {
 			continue
 		}
 		fe, err := a.file(pf)
