@@ -148,12 +148,7 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 	refs := idx.refs[keyOf(t)]
 	var narrowed []string
 	for _, s := range idx.scopes(c) {
-		var in []docRef
-		for _, r := range refs {
-			if slices.ContainsFunc(s.dirs, func(d string) bool { return idx.selects(d, r) }) {
-				in = append(in, r)
-			}
-		}
+		in := idx.selectedBy(s.dirs, refs)
 		if len(in) == 0 {
 			if len(refs) == 0 && !s.strict {
 				break // reported as not found below
@@ -186,15 +181,7 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 		found = implicit
 	}
 	if len(narrowed) == 0 && len(found) > 1 {
-		var envs []docRef
-		for _, r := range found {
-			if r.chain == nil || idx.isEnv(r.chain.root()) {
-				envs = append(envs, r)
-			}
-		}
-		if len(envs) > 0 {
-			found = envs
-		}
+		found = idx.preferEnvs(found)
 	}
 	switch len(found) {
 	case 1:
@@ -257,12 +244,7 @@ func (idx *index) resolveMarker(c Change, m docRef, dir string) (docRef, error) 
 	key := markerValue(c.Target.Namespace, c.Target.Name, c.Container)
 	narrowed := false
 	for _, s := range idx.scopes(c) {
-		var in []docRef
-		for _, r := range refs {
-			if slices.ContainsFunc(s.dirs, func(d string) bool { return idx.selects(d, r) }) {
-				in = append(in, r)
-			}
-		}
+		in := idx.selectedBy(s.dirs, refs)
 		if len(in) == 0 {
 			if !s.strict {
 				continue
@@ -273,15 +255,7 @@ func (idx *index) resolveMarker(c Change, m docRef, dir string) (docRef, error) 
 		refs, narrowed = in, true
 	}
 	if !narrowed {
-		var envs []docRef
-		for _, r := range refs {
-			if idx.isEnv(r.chain.root()) {
-				envs = append(envs, r)
-			}
-		}
-		if len(envs) > 0 {
-			refs = envs
-		}
+		refs = idx.preferEnvs(refs)
 	}
 	if len(refs) > 1 {
 		return docRef{}, fmt.Errorf("%w: marker %q is in %s, which %s all render: the value would change each of them; set the %s annotation or render-paths to the directory of the target's environment, and it is written there",
@@ -297,6 +271,33 @@ func (idx *index) resolveMarker(c Change, m docRef, dir string) (docRef, error) 
 	r.namespace, r.key.name = r.chain.transform(ns, k.name)
 	r.key.group, r.key.kind = k.group, k.kind
 	return r, nil
+}
+
+// selectedBy returns the refs that one of dirs, a hint's directories,
+// renders.
+func (idx *index) selectedBy(dirs []string, refs []docRef) []docRef {
+	var in []docRef
+	for _, r := range refs {
+		if slices.ContainsFunc(dirs, func(d string) bool { return idx.selects(d, r) }) {
+			in = append(in, r)
+		}
+	}
+	return in
+}
+
+// preferEnvs returns the refs an environment renders (or no kustomization
+// does), or all of refs when there are none.
+func (idx *index) preferEnvs(refs []docRef) []docRef {
+	var envs []docRef
+	for _, r := range refs {
+		if r.chain == nil || idx.isEnv(r.chain.root()) {
+			envs = append(envs, r)
+		}
+	}
+	if len(envs) == 0 {
+		return refs
+	}
+	return envs
 }
 
 // describeDirs names the directories of a hint for an error.
