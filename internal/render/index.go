@@ -251,16 +251,12 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 		}
 		for name, ps := range s.apps {
 			idx.apps[name] = append(idx.apps[name], ps...)
-		}
-		for name, ps := range s.fluxes {
-			idx.fluxes[name] = append(idx.fluxes[name], ps...)
-		}
-		for _, ps := range s.apps {
 			for _, p := range ps {
 				idx.declared[p] = true
 			}
 		}
-		for _, ps := range s.fluxes {
+		for name, ps := range s.fluxes {
+			idx.fluxes[name] = append(idx.fluxes[name], ps...)
 			for _, p := range ps {
 				idx.declared[p] = true
 			}
