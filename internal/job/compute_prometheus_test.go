@@ -5,14 +5,10 @@ package job
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/api"
-	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,22 +19,9 @@ import (
 	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	synthetic "github.com/recommend-job/recommend-job/internal/testbed/history"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
-
-// countingAPI counts the queries that reach Prometheus.
-type countingAPI struct {
-	promv1.API
-	mu      sync.Mutex
-	queries int
-}
-
-func (c *countingAPI) QueryRange(ctx context.Context, q string, r promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
-	c.mu.Lock()
-	c.queries++
-	c.mu.Unlock()
-	return c.API.QueryRange(ctx, q, r, opts...)
-}
 
 // itemsCollector hands out fixed items and writes no status.
 type itemsCollector []collect.Item
@@ -87,11 +70,7 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 		t.Fatalf("start prometheus: %v", err)
 	}
 	t.Cleanup(func() { _ = prom.Stop() })
-	client, err := api.NewClient(api.Config{Address: prom.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	promAPI := &countingAPI{API: promv1.NewAPI(client)}
+	promAPI := testbedtest.NewCountingAPI(t, prom.URL)
 	clock := usage.WithClock(func() time.Time { return now })
 
 	item := func(name, extensions string) collect.Item {
@@ -118,7 +97,7 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 	// queries it made.
 	run := func(items ...collect.Item) (map[string]plan.Item, int) {
 		t.Helper()
-		promAPI.queries = 0
+		promAPI.Queries = 0
 		rep, err := Run(t.Context(), Config{DryRun: true}, itemsCollector(items), usage.NewReader(promAPI, clock), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatalf("Run() error = %v", err)
@@ -127,7 +106,7 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 		for _, e := range rep.Items {
 			entries[e.Name] = e
 		}
-		return entries, promAPI.queries
+		return entries, promAPI.Queries
 	}
 
 	// (a) One item on the run's week: ownership, CPU (10,081 points),
@@ -139,13 +118,13 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 
 	// (b) Four windows in one namespace cost one read of the longest.
 	entries, four := run(web, queue, worker, batch)
-	promAPI.queries = 0
+	promAPI.Queries = 0
 	refs := []usage.WorkloadRef{recommend.WantOf(web).Ref, recommend.WantOf(queue).Ref, recommend.WantOf(worker).Ref, recommend.WantOf(batch).Ref}
 	if _, err := usage.NewReader(promAPI, clock, usage.WithWindow(240*time.Hour)).Read(t.Context(), "shop", refs); err != nil {
 		t.Fatal(err)
 	}
 	// 10 days at 1m are 14,401 points: two CPU ranges.
-	if longest := promAPI.queries; four != longest || four != 5 {
+	if longest := promAPI.Queries; four != longest || four != 5 {
 		t.Errorf("a run of windows 7d, 2d, 3d and 10d made %d queries, want 5, those of one read of 10 days (%d)", four, longest)
 	}
 

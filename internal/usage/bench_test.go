@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
-	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/history"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
@@ -73,10 +72,6 @@ func BenchmarkReadCluster(b *testing.B) {
 	defer prom.Stop()
 	defer os.RemoveAll(dir)
 	b.Logf("prometheus ready in %s", time.Since(began).Round(time.Millisecond))
-	client, err := api.NewClient(api.Config{Address: prom.URL})
-	if err != nil {
-		b.Fatal(err)
-	}
 	// The job's client, which streams, and Prometheus's client library, one
 	// namespace after the other; the default 1m step, and 5m with a fifth of
 	// the CPU points; and the job's client reading 4 namespaces at a time.
@@ -86,8 +81,8 @@ func BenchmarkReadCluster(b *testing.B) {
 			return c, &c.queries
 		},
 		"client_golang": func() (usage.RangeQuerier, *int) {
-			c := &countingAPI{API: promv1.NewAPI(client)}
-			return c, &c.queries
+			c := testbedtest.NewCountingAPI(b, prom.URL)
+			return c, &c.Queries
 		},
 	}
 	var wants []usage.Want

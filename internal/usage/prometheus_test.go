@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +20,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/history"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
@@ -114,20 +114,6 @@ func weekOfHistory() []testbed.Series {
 	return series
 }
 
-// countingAPI counts the queries that reach Prometheus.
-type countingAPI struct {
-	promv1.API
-	mu      sync.Mutex
-	queries int
-}
-
-func (c *countingAPI) QueryRange(ctx context.Context, q string, r promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
-	c.mu.Lock()
-	c.queries++
-	c.mu.Unlock()
-	return c.API.QueryRange(ctx, q, r, opts...)
-}
-
 // countingClient counts the queries the job's own client sends, whole or
 // streamed.
 type countingClient struct {
@@ -182,18 +168,14 @@ func TestPrometheusClientReadsTheSameWeek(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("histories read through the client differ (-client library +client):\n%s", diff)
 	}
-	if len(got) != len(refs) || client.queries != library.queries {
-		t.Errorf("client read %d workloads in %d queries, want %d in %d", len(got), client.queries, len(refs), library.queries)
+	if len(got) != len(refs) || client.queries != library.Queries {
+		t.Errorf("client read %d workloads in %d queries, want %d in %d", len(got), client.queries, len(refs), library.Queries)
 	}
 }
 
-func newAPI(t *testing.T) *countingAPI {
+func newAPI(t *testing.T) *testbedtest.CountingAPI {
 	t.Helper()
-	client, err := api.NewClient(api.Config{Address: weekPrometheus(t).URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &countingAPI{API: promv1.NewAPI(client)}
+	return testbedtest.NewCountingAPI(t, weekPrometheus(t).URL)
 }
 
 func compute(t *testing.T, h *usage.History, res corev1.ResourceName, opts recommend.Options) recommend.Result {
@@ -225,8 +207,8 @@ func TestPrometheusWeek(t *testing.T) {
 	}
 	// One namespace: ownership, CPU (10,081 points at 1m, one range),
 	// memory peaks, OOM kills.
-	if promAPI.queries != 4 {
-		t.Errorf("Read() made %d queries, want 4", promAPI.queries)
+	if promAPI.Queries != 4 {
+		t.Errorf("Read() made %d queries, want 4", promAPI.Queries)
 	}
 
 	t.Run("rollouts", func(t *testing.T) {
@@ -334,8 +316,8 @@ func TestPrometheusReadEachCutsAsIfReadAlone(t *testing.T) {
 	// One read of the week at 30m peaks: ownership, CPU (10,081 points),
 	// memory (337 peaks), OOM kills; as many as a week at the run's
 	// settings, not one read per group.
-	if promAPI.queries != 4 {
-		t.Errorf("ReadEach() made %d queries, want 4", promAPI.queries)
+	if promAPI.Queries != 4 {
+		t.Errorf("ReadEach() made %d queries, want 4", promAPI.Queries)
 	}
 	for s, ws := range groups {
 		opts := []usage.Option{clock}
