@@ -92,7 +92,9 @@ func (s *source) endOf(doc, n *yaml.Node) int {
 // checks along with the comments; inside the region, blank lines go and
 // comments may be respaced.
 func (s *source) reserialise(r region, step int) ([]byte, error) {
-	enc := deepCopyNode(r.n)
+	// Aliases in the copy keep pointing at the original anchors, which
+	// the edited path never holds.
+	enc := yaml.CopyYNode(r.n)
 	// Comments the parser gave the subtree from lines outside it stay
 	// where they are: those after its last line, and those above an
 	// item's dash.
@@ -186,17 +188,6 @@ func parentOf(root, n *yaml.Node) (parent, key *yaml.Node) {
 	}
 	walk(root, 0)
 	return parent, key
-}
-
-// deepCopyNode copies a tree of nodes; aliases keep pointing at the
-// original anchors, which the edited path never holds.
-func deepCopyNode(n *yaml.Node) *yaml.Node {
-	c := *n
-	c.Content = make([]*yaml.Node, len(n.Content))
-	for i, x := range n.Content {
-		c.Content[i] = deepCopyNode(x)
-	}
-	return &c
 }
 
 // sameOutside reports whether out keeps every byte of the file outside
