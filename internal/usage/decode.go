@@ -317,27 +317,7 @@ func (d *decoder) expect(want byte) error {
 // object reads an object, calling member with each key (valid until the
 // member's value is read) to read its value; null is an empty one.
 func (d *decoder) object(member func(key []byte) error) error {
-	if c, err := d.peekSpace(); err != nil {
-		return err
-	} else if c == 'n' {
-		return d.literal("null")
-	}
-	if err := d.expect('{'); err != nil {
-		return err
-	}
-	if err := d.enter(); err != nil {
-		return err
-	}
-	defer d.leave()
-	c, err := d.peekSpace()
-	if err != nil {
-		return err
-	}
-	if c == '}' {
-		d.pos++
-		return nil
-	}
-	for {
+	return d.container('{', '}', "an object", func() error {
 		if err := d.expect('"'); err != nil {
 			return err
 		}
@@ -348,32 +328,26 @@ func (d *decoder) object(member func(key []byte) error) error {
 		if err := d.expect(':'); err != nil {
 			return err
 		}
-		if err := member(key); err != nil {
-			return err
-		}
-		c, err := d.space()
-		if err != nil {
-			return d.eof(err)
-		}
-		switch c {
-		case ',':
-		case '}':
-			return nil
-		default:
-			return d.syntax(fmt.Sprintf("%q in an object", c))
-		}
-	}
+		return member(key)
+	})
 }
 
 // array reads an array, calling elem to read each element; null is an
 // empty one.
 func (d *decoder) array(elem func() error) error {
+	return d.container('[', ']', "an array", elem)
+}
+
+// container reads what opening and closing enclose (named what in errors),
+// calling elem to read each element, a value or an object's member; null
+// is an empty one.
+func (d *decoder) container(opening, closing byte, what string, elem func() error) error {
 	if c, err := d.peekSpace(); err != nil {
 		return err
 	} else if c == 'n' {
 		return d.literal("null")
 	}
-	if err := d.expect('['); err != nil {
+	if err := d.expect(opening); err != nil {
 		return err
 	}
 	if err := d.enter(); err != nil {
@@ -384,7 +358,7 @@ func (d *decoder) array(elem func() error) error {
 	if err != nil {
 		return err
 	}
-	if c == ']' {
+	if c == closing {
 		d.pos++
 		return nil
 	}
@@ -398,10 +372,10 @@ func (d *decoder) array(elem func() error) error {
 		}
 		switch c {
 		case ',':
-		case ']':
+		case closing:
 			return nil
 		default:
-			return d.syntax(fmt.Sprintf("%q in an array", c))
+			return d.syntax(fmt.Sprintf("%q in %s", c, what))
 		}
 	}
 }
