@@ -88,9 +88,9 @@ func (s *source) endOf(doc, n *yaml.Node) int {
 }
 
 // reserialise writes r's node, as edited, in place of r's lines, and
-// returns the file. Every other line stays as it was, which the caller
-// checks along with the comments; inside the region, blank lines go and
-// comments may be respaced.
+// returns the file. Every other line stays as it was, since only r's
+// bytes are replaced; the caller checks the comments. Inside the region,
+// blank lines go and comments may be respaced.
 func (s *source) reserialise(r region, step int) ([]byte, error) {
 	// Aliases in the copy keep pointing at the original anchors, which
 	// the edited path never holds.
@@ -139,11 +139,7 @@ func (s *source) reserialise(r region, step int) ([]byte, error) {
 	out := make([]byte, 0, len(s.data)+buf.Len())
 	out = append(out, s.data[:start]...)
 	out = append(out, strings.Join(lines, br)...)
-	out = append(out, s.data[end:]...)
-	if !s.sameOutside(out, r.first, r.last) {
-		return nil, fmt.Errorf("lines outside %d-%d would change", r.first, r.last)
-	}
-	return out, nil
+	return append(out, s.data[end:]...), nil
 }
 
 // dashBefore returns the column, from 0, of the dash that starts the
@@ -188,12 +184,4 @@ func parentOf(root, n *yaml.Node) (parent, key *yaml.Node) {
 	}
 	walk(root, 0)
 	return parent, key
-}
-
-// sameOutside reports whether out keeps every byte of the file outside
-// lines first to last.
-func (s *source) sameOutside(out []byte, first, last int) bool {
-	start, end := s.lineStart(first), s.ends[last-1]
-	tail := len(s.data) - end
-	return len(out) >= start+tail && bytes.Equal(out[:start], s.data[:start]) && bytes.Equal(out[len(out)-tail:], s.data[end:])
 }
