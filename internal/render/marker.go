@@ -139,19 +139,17 @@ func markedPath(doc *yaml.Node, value string) ([]string, bool, error) {
 	return path, h.direct, nil
 }
 
-// markedExpectation is where a build of ref's kustomization renders the
-// values of the marker with value: the marked object, by its build id, and
-// the keys to its resources mapping.
-func markedExpectation(doc *yaml.Node, ref docRef, value string) (string, []string, error) {
+// markedObject is where a build of ref's kustomization renders the values
+// of the marker with value: the marked object, by its build id, the keys
+// from its root to the marked mapping, and whether that mapping is the
+// resources itself.
+func markedObject(doc *yaml.Node, ref docRef, value string) (string, []string, bool, error) {
 	if ref.key.kind == "" {
-		return "", nil, fmt.Errorf("%w: %s: the document holding marker %q is not a Kubernetes object", ErrUnsafeFile, ref.file, value)
+		return "", nil, false, fmt.Errorf("%w: %s: the document holding marker %q is not a Kubernetes object", ErrUnsafeFile, ref.file, value)
 	}
 	keys, direct, err := markedPath(doc, value)
 	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", ref.file, err)
+		return "", nil, false, fmt.Errorf("%s: %w", ref.file, err)
 	}
-	if !direct {
-		keys = append(keys, "resources")
-	}
-	return ref.key.group + "/" + ref.key.kind + "/" + ref.namespace + "/" + ref.key.name, keys, nil
+	return ref.key.group + "/" + ref.key.kind + "/" + ref.namespace + "/" + ref.key.name, keys, direct, nil
 }

@@ -93,16 +93,9 @@ func (a *applier) newPatch(k *kustomization, want identKey, name string, base *y
 // render too with a strategic-merge patch of the marked object, at the
 // marked path, in the kustomization that renders it for the target: a
 // patch of that kustomization that names the object gains the path, or a
-// new one is written. Only mappings may lie on the path.
-func (a *applier) markerPatch(c Change, ref docRef, value string) (string, bool, []string, error) {
+// new one is written. keys and direct are the marked path (markedObject).
+func (a *applier) markerPatch(c Change, ref docRef, value string, keys []string, direct bool) (string, bool, []string, error) {
 	base := a.idx.files[ref.file].docs[ref.doc]
-	if ref.key.kind == "" {
-		return ref.file, false, nil, fmt.Errorf("%w: %s: the document holding marker %q is not a Kubernetes object, so no patch can carry its values", ErrUnsafeFile, ref.file, value)
-	}
-	keys, direct, err := markedPath(base, value)
-	if err != nil {
-		return ref.file, false, nil, fmt.Errorf("%s: %w", ref.file, err)
-	}
 	for _, key := range keys {
 		if !plainKey.MatchString(key) {
 			return ref.file, false, nil, fmt.Errorf("%w: %s: key %q on the way to marker %q would need quoting in a patch", ErrUnsafeFile, ref.file, key, value)

@@ -258,14 +258,21 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			mode = o.mode
 		}
 		exps[i] = expectation{change: c}
+		value := markerValue(c.Target.Namespace, c.Target.Name, c.Container)
+		var keys []string
+		var direct bool
 		if find != nil && ref.chain != nil {
 			// What a kustomization renders from a marked file is proven
 			// too, at the marked path of the marked object.
 			var err error
-			exps[i].object, exps[i].path, err = markedExpectation(a.idx.files[ref.file].docs[ref.doc], ref, markerValue(c.Target.Namespace, c.Target.Name, c.Container))
+			exps[i].object, keys, direct, err = markedObject(a.idx.files[ref.file].docs[ref.doc], ref, value)
 			if err != nil {
 				res.File, res.Err = ref.file, err
 				continue
+			}
+			exps[i].path = keys
+			if !direct {
+				exps[i].path = append(slices.Clone(keys), "resources")
 			}
 		}
 		var files []string
@@ -273,7 +280,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		case find != nil && ref.chain != nil && (mode == ModePatch || ref.shared != ""):
 			// A marker in a file other environments render: a patch of
 			// the marked object in the target's.
-			res.File, res.Changed, files, res.Err = a.markerPatch(c, ref, markerValue(c.Target.Namespace, c.Target.Name, c.Container))
+			res.File, res.Changed, files, res.Err = a.markerPatch(c, ref, value, keys, direct)
 		case find != nil || ref.chain == nil && mode != ModePatch:
 			// Markers and plain manifests: in place.
 			res.File = ref.file
