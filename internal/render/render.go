@@ -206,9 +206,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		w.pointers = w.pointers || c.Target.Annotations[ArgoTrackingID] != "" ||
 			c.Target.Labels[InstanceLabel] != "" || c.Target.Labels[FluxNameLabel] != ""
 	}
-	for _, p := range o.paths {
-		w.paths = append(w.paths, p)
-	}
+	w.paths = slices.AppendSeq(w.paths, maps.Values(o.paths))
 	delete(names, "")
 	if len(names) <= maxPrefilterNames {
 		w.names = [][]byte{}
