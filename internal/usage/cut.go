@@ -72,15 +72,9 @@ func (h *History) Cut(window, step time.Duration) (*History, error) {
 		for i, v := range h.Values {
 			t := h.Time(i)
 			t = h.End.Add(-(h.End.Sub(t) / step * step))
-			if t.Before(oldest) {
-				continue
+			if !t.Before(oldest) {
+				c.addPeak(peaks, t, v)
 			}
-			if j, ok := peaks[t]; ok {
-				c.Values[j] = max(c.Values[j], v)
-				continue
-			}
-			peaks[t] = len(c.Values)
-			c.add(t, v)
 		}
 	}
 	if len(c.Values) == 0 && !c.OOMKilled {

@@ -145,6 +145,17 @@ func (h *History) add(t time.Time, v float64) {
 	h.Times = append(h.Times, t)
 }
 
+// addPeak adds v as the peak at t, or raises the peak at t to v; peaks
+// holds the index of each time's peak.
+func (h *History) addPeak(peaks map[time.Time]int, t time.Time, v float64) {
+	if i, ok := peaks[t]; ok {
+		h.Values[i] = max(h.Values[i], v)
+		return
+	}
+	peaks[t] = len(h.Values)
+	h.add(t, v)
+}
+
 // step is the place of t on the grid of h's samples, if it is on it.
 func (h *History) step(t time.Time) (int32, bool) {
 	if h.Step <= 0 {
@@ -308,13 +319,7 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 			peaks[h] = map[time.Time]int{}
 		}
 		for _, s := range series.Values {
-			t, v := s.Timestamp.Time(), float64(s.Value)
-			if i, ok := peaks[h][t]; ok {
-				h.Values[i] = max(h.Values[i], v)
-				continue
-			}
-			peaks[h][t] = len(h.Values)
-			h.add(t, v)
+			h.addPeak(peaks[h], s.Timestamp.Time(), float64(s.Value))
 		}
 	}, out)
 	if err != nil {
