@@ -129,12 +129,13 @@ func (a *applier) proveOthers(fsys proofFS, abs, dir string, edited []string, af
 		}
 	}
 	slices.SortFunc(envs, func(x, y *kustomization) int { return strings.Compare(x.dir, y.dir) })
+	before := without(after, abs, edited)
 	for _, e := range envs {
 		if err := a.checkExternal(e.dir); err != nil {
 			return fmt.Errorf("%s also reads %s and cannot be checked: %w", e.file, strings.Join(edited, ", "), err)
 		}
 		edir := filepath.Join(abs, filepath.FromSlash(e.dir))
-		fsys.files = without(after, abs, edited)
+		fsys.files = before
 		was, err := build(fsys, edir)
 		if err != nil {
 			return fmt.Errorf("%s also reads %s and does not build: %w", e.file, strings.Join(edited, ", "), err)
