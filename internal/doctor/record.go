@@ -30,8 +30,8 @@ func (t namespaceTagger) Read(ctx context.Context, namespace string, workloads [
 }
 
 // ReadEach reads one namespace's groups of workloads in one read.
-func (t namespaceTagger) ReadEach(ctx context.Context, namespace string, groups map[usage.Settings][]usage.WorkloadRef) (map[usage.Settings]map[usage.WorkloadRef]usage.Usage, error) {
-	return t.reader.ReadEach(context.WithValue(ctx, namespaceKey{}, namespace), namespace, groups)
+func (t namespaceTagger) ReadEach(ctx context.Context, namespace string, groups map[usage.Settings][]usage.WorkloadRef, fold usage.FoldFunc) (map[usage.Settings]map[usage.WorkloadRef]usage.Usage, error) {
+	return t.reader.ReadEach(context.WithValue(ctx, namespaceKey{}, namespace), namespace, groups, fold)
 }
 
 // recorder passes range queries on and remembers each, with its range and

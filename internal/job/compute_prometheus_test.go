@@ -129,8 +129,8 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 	}
 
 	// Each item gets what it would have got alone: worker's 3 days are cut
-	// from batch's 10.
-	for _, it := range []collect.Item{queue, worker, batch} {
+	// from batch's 10, and web's week, on the run's own window, too.
+	for _, it := range []collect.Item{web, queue, worker, batch} {
 		alone, _ := run(it)
 		if diff := cmp.Diff(alone[it.Name], entries[it.Name], cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
 			t.Errorf("%s read with others differs from %s read alone (-alone +with others):\n%s", it.Name, it.Name, diff)

@@ -60,11 +60,10 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 	}
 	stage.done(ctx, "collect", "resourceRecommends", len(items))
 
-	history, err := usage.ReadAll(ctx, reader, recommend.Wants(items), log, usage.WithConcurrency(cfg.HistoryConcurrency))
+	history, err := recommendAll(ctx, p, items, reader, cfg, log)
 	if err == nil && ctx.Err() != nil {
 		err = fmt.Errorf("reading usage history: %w", context.Cause(ctx))
 	}
-	recommendAll(p, items, history, cfg)
 	if err != nil {
 		// Nothing more is done, but the items say why.
 		return cutShort(ctx, p, "history"), err
@@ -95,18 +94,42 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 	return p, err
 }
 
-// recommendAll adds each item's plan to p, in the order collected.
-func recommendAll(p *plan.Plan, items []collect.Item, h *usage.Histories, cfg Config) {
-	for _, item := range items {
-		var (
-			u           usage.Usage
-			unavailable error
-		)
-		if item.Invalid == nil && item.Workload != nil {
-			u, unavailable = h.Of(recommend.WantOf(item))
+// recommendAll adds each item's plan to p, in the order collected. The
+// items of a namespace are recommended as soon as its history is read,
+// their CPU samples folded as they are decoded, and the history is then
+// dropped: a run holds the history of the namespaces being read, never
+// the cluster's.
+func recommendAll(ctx context.Context, p *plan.Plan, items []collect.Item, reader usage.NamespaceReader, cfg Config, log *slog.Logger) (*usage.Histories, error) {
+	p.Items = make([]plan.Item, len(items))
+	var wants []usage.Want
+	byWant := map[usage.Want][]int{}
+	byNamespace := map[string][]int{}
+	for i, item := range items {
+		if item.Invalid != nil || item.Workload == nil {
+			p.Items[i] = recommend.Item(item, nil, nil, cfg.Algorithm)
+			continue
 		}
-		p.Items = append(p.Items, recommend.Item(item, u, unavailable, cfg.Algorithm))
+		w := recommend.WantOf(item)
+		wants = append(wants, w)
+		byWant[w] = append(byWant[w], i)
+		byNamespace[w.Ref.Namespace] = append(byNamespace[w.Ref.Namespace], i)
 	}
+	fold := func(w usage.Want, _ string, h *usage.History) usage.Fold {
+		// Items that share a want (only rivals do, and those are invalid)
+		// would share its samples: they keep them instead.
+		if is := byWant[w]; len(is) == 1 {
+			return recommend.FoldFor(cfg.Algorithm, items[is[0]], h)
+		}
+		return nil
+	}
+	// One goroutine reads a namespace, and writes the plans of its items.
+	each := func(namespace string, h *usage.Histories) {
+		for _, i := range byNamespace[namespace] {
+			u, unavailable := h.Of(recommend.WantOf(items[i]))
+			p.Items[i] = recommend.Item(items[i], u, unavailable, cfg.Algorithm)
+		}
+	}
+	return usage.ReadAll(ctx, reader, wants, log, usage.WithConcurrency(cfg.HistoryConcurrency), usage.WithFolds(fold), usage.WithEach(each))
 }
 
 // cutShort marks p as cut short in stage when ctx ended, with the cause

@@ -3,6 +3,8 @@ package recommend
 import (
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/plan"
@@ -27,6 +29,14 @@ func Wants(items []collect.Item) []usage.Want {
 		}
 	}
 	return wants
+}
+
+// FoldFor returns the fold that takes the CPU samples of the item's
+// containers as they are read (see usage.FoldFunc), decayed with the
+// item's half-life from the start of the window of h.
+func FoldFor(run Options, item collect.Item, h *usage.History) *Fold {
+	opts := OptionsFor(run, item.Extensions)
+	return NewFold(corev1.ResourceCPU, opts.HalfLife, h.End.Add(-h.Window))
 }
 
 // OptionsFor are the run's algorithm settings with the item's extensions
@@ -119,10 +129,15 @@ func resourceOf(rp collect.ResourcePolicy, current *collect.Container, h *usage.
 		r.Current = in.Limit
 	}
 	if h != nil {
-		in.Window, in.Now, in.OOMKilled, in.First, in.Last = h.Window, h.End, h.OOMKilled, h.First, h.Last
-		in.Samples = make([]Sample, len(h.Values))
-		for i, v := range h.Values {
-			in.Samples[i] = Sample{Time: h.Time(i), Value: v}
+		in.Window, in.Now, in.OOMKilled = h.Window, h.End, h.OOMKilled
+		if f, ok := h.Fold.(*Fold); ok {
+			in.Fold = f
+		} else {
+			in.First, in.Last = h.First, h.Last
+			in.Samples = make([]Sample, len(h.Values))
+			for i, v := range h.Values {
+				in.Samples[i] = Sample{Time: h.Time(i), Value: v}
+			}
 		}
 	}
 	out, err := Compute(in, opts)

@@ -110,11 +110,11 @@ type windowUsage struct {
 }
 
 func (w *windowUsage) Read(ctx context.Context, ns string, ws []usage.WorkloadRef) (map[usage.WorkloadRef]usage.Usage, error) {
-	got, err := w.ReadEach(ctx, ns, map[usage.Settings][]usage.WorkloadRef{{}: ws})
+	got, err := w.ReadEach(ctx, ns, map[usage.Settings][]usage.WorkloadRef{{}: ws}, nil)
 	return got[usage.Settings{}], err
 }
 
-func (w *windowUsage) ReadEach(_ context.Context, _ string, groups map[usage.Settings][]usage.WorkloadRef) (map[usage.Settings]map[usage.WorkloadRef]usage.Usage, error) {
+func (w *windowUsage) ReadEach(_ context.Context, _ string, groups map[usage.Settings][]usage.WorkloadRef, _ usage.FoldFunc) (map[usage.Settings]map[usage.WorkloadRef]usage.Usage, error) {
 	var settings []usage.Settings
 	out := map[usage.Settings]map[usage.WorkloadRef]usage.Usage{}
 	for s, ws := range groups {

@@ -95,6 +95,9 @@ type Input struct {
 	Resource corev1.ResourceName
 	// Samples are CPU usage rates, or memory peaks per interval.
 	Samples []Sample
+	// Fold, when set, holds the samples already folded, in place of
+	// Samples; its half-life must be the options'.
+	Fold *Fold
 	// First and Last, when set, widen the span the samples cover, as
 	// katalyst extends it by the range a memory peak was taken over.
 	First, Last time.Time
@@ -135,32 +138,30 @@ type Result struct {
 // differs from the current value by less than the change threshold.
 func Compute(in Input, opts Options) (Result, error) {
 	opts = opts.WithDefaults()
-	var (
-		hist = CPUHistogram
-		p    = opts.CPUPercentile
-	)
+	p := opts.CPUPercentile
 	switch in.Resource {
 	case corev1.ResourceCPU:
 	case corev1.ResourceMemory:
-		hist, p = MemoryHistogram, opts.MemoryPercentile
+		p = opts.MemoryPercentile
 	default:
 		return Result{}, fmt.Errorf("unsupported resource %q", in.Resource)
 	}
 	if p <= 0 || p > 1 {
 		return Result{}, fmt.Errorf("percentile %v out of range (0, 1]", p)
 	}
-	ev := plan.Evidence{Samples: len(in.Samples), Percentile: p, HalfLife: opts.HalfLife.String(), BufferPercent: in.BufferPercent}
+	f := in.Fold
+	if f == nil {
+		f = foldOf(in.Resource, opts.HalfLife, in.Samples)
+	}
+	ev := plan.Evidence{Samples: f.samples, Percentile: p, HalfLife: opts.HalfLife.String(), BufferPercent: in.BufferPercent}
 	if in.Window > 0 {
 		ev.Window = in.Window.String()
 	}
-	if len(in.Samples) == 0 {
+	if f.samples == 0 {
 		ev.Span = "0s"
 		return Result{Reason: "insufficient data: no samples in the window", Evidence: ev}, nil
 	}
-	first, last, peak := in.Samples[0].Time, in.Samples[0].Time, in.Samples[0].Value
-	for _, s := range in.Samples {
-		first, last, peak = minTime(first, s.Time), maxTime(last, s.Time), math.Max(peak, s.Value)
-	}
+	first, last, peak := f.first, f.last, f.peak
 	if !in.First.IsZero() {
 		first = minTime(first, in.First)
 	}
@@ -171,20 +172,12 @@ func Compute(in Input, opts Options) (Result, error) {
 		return Result{Reason: fmt.Sprintf("insufficient data: no samples in the last %s, the newest is %s old", opts.MaxAge, age.Round(time.Minute)),
 			Evidence: ev}, nil
 	}
-	if span < opts.MinSpan || len(in.Samples) < opts.MinSamples {
+	if span < opts.MinSpan || f.samples < opts.MinSamples {
 		return Result{Reason: fmt.Sprintf("insufficient data: %d samples over %s, need %d over %s",
-			len(in.Samples), span, opts.MinSamples, opts.MinSpan), Evidence: ev}, nil
+			f.samples, span, opts.MinSamples, opts.MinSpan), Evidence: ev}, nil
 	}
 
-	h := NewHistogram(hist, opts.HalfLife)
-	for _, s := range in.Samples {
-		w := 1.0
-		if in.Resource == corev1.ResourceCPU {
-			w = math.Max(s.Value, minCPUWeight)
-		}
-		h.Add(s.Value, w, s.Time)
-	}
-	ev.RawValue = h.Percentile(p)
+	ev.RawValue = f.hist.Percentile(p)
 	value := ev.RawValue * (1 + float64(in.BufferPercent)/100)
 	ev.BufferedValue = value
 	if in.OOMKilled && in.Resource == corev1.ResourceMemory {

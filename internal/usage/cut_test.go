@@ -102,7 +102,7 @@ func TestReadEachReadsOnceAndCutsEachGroupAsIfReadAlone(t *testing.T) {
 		// Neither the window nor the peak interval a multiple of the hour.
 		{Window: 100*time.Hour + 30*time.Minute, PeakInterval: 7*time.Hour + 10*time.Minute}: {web, api},
 	}
-	got, err := NewReader(sim, clock).ReadEach(context.Background(), "shop", groups)
+	got, err := NewReader(sim, clock).ReadEach(context.Background(), "shop", groups, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestReadEachCostsAtMostElevenQueries(t *testing.T) {
 		{Window: 720 * time.Hour, PeakInterval: 24 * time.Hour}: {web},
 		{}: {web},
 	}
-	if _, err := NewReader(api).ReadEach(context.Background(), "shop", groups); err != nil {
+	if _, err := NewReader(api).ReadEach(context.Background(), "shop", groups, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(api.queries) != 11 {

@@ -309,7 +309,7 @@ func TestPrometheusReadEachCutsAsIfReadAlone(t *testing.T) {
 		{PeakInterval: 30 * time.Minute}: {web},
 		{Window: 72 * time.Hour, PeakInterval: 2 * time.Hour}: {web, oom},
 	}
-	got, err := usage.NewReader(promAPI, clock).ReadEach(t.Context(), "shop", groups)
+	got, err := usage.NewReader(promAPI, clock).ReadEach(t.Context(), "shop", groups, nil)
 	if err != nil {
 		t.Fatalf("ReadEach() error = %v", err)
 	}

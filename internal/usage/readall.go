@@ -22,9 +22,10 @@ type NamespaceReader interface {
 
 // SettingsReader is a NamespaceReader that can also read groups of
 // workloads with other windows or memory peak intervals than its own, in
-// the queries of one read. Reader is one.
+// the queries of one read, and fold their CPU samples as they are read
+// when fold is not nil. Reader is one.
 type SettingsReader interface {
-	ReadEach(ctx context.Context, namespace string, groups map[Settings][]WorkloadRef) (map[Settings]map[WorkloadRef]Usage, error)
+	ReadEach(ctx context.Context, namespace string, groups map[Settings][]WorkloadRef, fold FoldFunc) (map[Settings]map[WorkloadRef]Usage, error)
 }
 
 // Want is a workload whose history a run needs, and the settings to read
@@ -40,7 +41,8 @@ type Histories struct {
 	failed map[string]error
 	// perWant says whether each want was read with its own settings; a
 	// reader that cannot honour them reads all with its own.
-	perWant bool
+	perWant   bool
+	workloads int
 }
 
 // Of returns the history of w, or why its namespace could not be read. A
@@ -55,14 +57,17 @@ func (h *Histories) Of(w Want) (Usage, error) {
 	return h.usage[w], nil
 }
 
-// Workloads is how many workloads' histories were read.
-func (h *Histories) Workloads() int { return len(h.usage) }
+// Workloads is how many workloads' histories were read, handed to
+// WithEach or kept.
+func (h *Histories) Workloads() int { return h.workloads }
 
 // ReadAllOption configures ReadAll.
 type ReadAllOption func(*readAllOptions)
 
 type readAllOptions struct {
 	concurrency int
+	fold        FoldFunc
+	each        func(namespace string, h *Histories)
 }
 
 // DefaultConcurrency is how many namespaces ReadAll reads at a time unless
@@ -74,6 +79,24 @@ const DefaultConcurrency = 1
 // concurrent use, as Reader is.
 func WithConcurrency(n int) ReadAllOption {
 	return func(o *readAllOptions) { o.concurrency = max(n, 1) }
+}
+
+// WithFolds has the CPU samples of each want folded as they are read, by
+// the folds fn returns, where the reader is a SettingsReader; see
+// FoldFunc.
+func WithFolds(fn FoldFunc) ReadAllOption {
+	return func(o *readAllOptions) { o.fold = fn }
+}
+
+// WithEach hands the histories of each namespace to fn as soon as they
+// are read, instead of keeping them until ReadAll returns, so that a run
+// holds no more history than that of the namespaces being read. fn is
+// called from the goroutine that read the namespace, up to
+// WithConcurrency at a time; a namespace whose read failed answers its
+// error. The Histories ReadAll returns then holds no history, only the
+// namespaces that failed.
+func WithEach(fn func(namespace string, h *Histories)) ReadAllOption {
+	return func(o *readAllOptions) { o.each = fn }
 }
 
 // ReadAll reads the history of every want, one read per namespace
@@ -113,16 +136,12 @@ func ReadAll(ctx context.Context, reader NamespaceReader, wants []Want, log *slo
 
 	// Each namespace's outcome has its own slot, filled by whichever
 	// goroutine reads it, and is merged below in the order of names.
-	type outcome struct {
-		got map[Settings]map[WorkloadRef]Usage
-		err error
-	}
 	outcomes := make([]outcome, len(namespaces))
 	read := func(i int) {
 		ns := namespaces[i]
 		var out outcome
 		if perWant {
-			out.got, out.err = settingsReader.ReadEach(ctx, ns, groups[ns])
+			out.got, out.err = settingsReader.ReadEach(ctx, ns, groups[ns], o.fold)
 		} else {
 			var u map[WorkloadRef]Usage
 			u, out.err = reader.Read(ctx, ns, groups[ns][Settings{}])
@@ -130,6 +149,10 @@ func ReadAll(ctx context.Context, reader NamespaceReader, wants []Want, log *slo
 		}
 		if out.err != nil {
 			log.ErrorContext(ctx, "cannot read usage history", "namespace", ns, "error", out.err)
+		}
+		if o.each != nil {
+			o.each(ns, out.histories(perWant, ns))
+			out.got = nil // handed over
 		}
 		outcomes[i] = out
 	}
@@ -162,14 +185,41 @@ func ReadAll(ctx context.Context, reader NamespaceReader, wants []Want, log *slo
 			errs = append(errs, out.err)
 			continue
 		}
-		for s, byRef := range out.got {
-			for ref, u := range byRef {
-				h.usage[Want{Ref: ref, Settings: s}] = u
-			}
-		}
+		h.workloads += out.workloads + h.keep(out.got)
 	}
 	if len(errs) > 0 && len(errs) == len(namespaces) {
 		return h, fmt.Errorf("%w: %w", ErrUnavailable, errors.Join(errs...))
 	}
 	return h, nil
+}
+
+// outcome is what the read of one namespace found.
+type outcome struct {
+	got       map[Settings]map[WorkloadRef]Usage
+	err       error
+	workloads int
+}
+
+// histories are the outcome's alone, for WithEach.
+func (out *outcome) histories(perWant bool, namespace string) *Histories {
+	h := &Histories{usage: map[Want]Usage{}, failed: map[string]error{}, perWant: perWant}
+	if out.err != nil {
+		h.failed[namespace] = out.err
+		return h
+	}
+	h.workloads = h.keep(out.got)
+	out.workloads = h.workloads
+	return h
+}
+
+// keep adds what a namespace's read got, and says how many histories.
+func (h *Histories) keep(got map[Settings]map[WorkloadRef]Usage) int {
+	n := 0
+	for s, byRef := range got {
+		for ref, u := range byRef {
+			h.usage[Want{Ref: ref, Settings: s}] = u
+			n++
+		}
+	}
+	return n
 }

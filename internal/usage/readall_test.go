@@ -61,11 +61,11 @@ func newGatedReader(t *testing.T, gate func(r *gatedReader, namespace string)) *
 func (r *gatedReader) expired() bool { return time.Now().After(r.deadline) }
 
 func (r *gatedReader) Read(ctx context.Context, namespace string, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
-	got, err := r.ReadEach(ctx, namespace, map[Settings][]WorkloadRef{{}: workloads})
+	got, err := r.ReadEach(ctx, namespace, map[Settings][]WorkloadRef{{}: workloads}, nil)
 	return got[Settings{}], err
 }
 
-func (r *gatedReader) ReadEach(_ context.Context, namespace string, groups map[Settings][]WorkloadRef) (map[Settings]map[WorkloadRef]Usage, error) {
+func (r *gatedReader) ReadEach(_ context.Context, namespace string, groups map[Settings][]WorkloadRef, _ FoldFunc) (map[Settings]map[WorkloadRef]Usage, error) {
 	r.mu.Lock()
 	r.inFlight++
 	r.maxSeen = max(r.maxSeen, r.inFlight)

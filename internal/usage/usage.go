@@ -78,6 +78,10 @@ type History struct {
 	// CPU, the peak interval for memory.
 	Step time.Duration
 
+	// Fold, when set, took the samples in place of Values, which stays
+	// empty; First and Last are still those of the samples. See FoldFunc.
+	Fold Fold
+
 	// origin and at place the samples on the grid of Step while Times is
 	// nil: sample i was taken at origin + at[i]*Step.
 	origin time.Time
@@ -186,6 +190,20 @@ func (h *History) grow(n int) {
 	}
 }
 
+// Fold takes the samples of one container resource as they are decoded,
+// in place of a History keeping them: recommend.Fold is one. Samples come
+// in no particular order.
+type Fold interface {
+	Add(t time.Time, v float64)
+}
+
+// FoldFunc returns the fold that takes the CPU samples of container of
+// the workload of w, for h, which holds the window, end and step they are
+// read with and keeps their first and last time; nil keeps the samples in
+// h. A read calls it once per want and container, from the goroutine
+// reading the namespace.
+type FoldFunc func(w Want, container string, h *History) Fold
+
 // maxPointsPerSeries is Prometheus's limit on the points per series of one
 // range query, which Thanos and Mimir share: (end - start) / step may not
 // exceed 11,000, enough for a week at 1m in one query. Longer ranges are
@@ -204,6 +222,7 @@ type Reader struct {
 	timeout      time.Duration // of one query; none when zero
 	memoryWindow time.Duration // how far back memory peaks are read, when further than window
 	end          time.Time     // of the window one Read reads
+	folding      *folding      // of the read, when its CPU samples are folded
 	now          func() time.Time
 	log          *slog.Logger
 }
@@ -264,7 +283,7 @@ func NewReader(api RangeQuerier, opts ...Option) *Reader {
 // each workload's kind; a pod that fits several patterns goes to the
 // workload with the longest name, the most specific.
 func (r *Reader) Read(ctx context.Context, namespace string, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
-	got, err := r.ReadEach(ctx, namespace, map[Settings][]WorkloadRef{{}: workloads})
+	got, err := r.ReadEach(ctx, namespace, map[Settings][]WorkloadRef{{}: workloads}, nil)
 	return got[Settings{}], err
 }
 
@@ -298,12 +317,17 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	out := make(map[WorkloadRef]Usage, len(workloads))
 	cpu := fmt.Sprintf(`max by (pod, container) (rate(container_cpu_usage_seconds_total{%s}[%s]))`,
 		selector, model.Duration(r.rateWindow))
-	err := r.eachSeries(ctx, namespace, corev1.ResourceCPU, corev1.ResourceCPU, cpu, r.window, r.step, a, func(h *History, series *model.SampleStream) {
+	err := r.eachSeries(ctx, namespace, corev1.ResourceCPU, cpu, r.window, r.step, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+		if r.folding != nil {
+			r.folding.add(w, container, series)
+			return
+		}
+		h := r.history(out, w, container, corev1.ResourceCPU)
 		h.grow(len(series.Values))
 		for _, s := range series.Values {
 			h.add(s.Timestamp.Time(), float64(s.Value))
 		}
-	}, out)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -314,14 +338,15 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	memory := fmt.Sprintf(`max by (pod, container) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`,
 		selector, model.Duration(r.peakInterval))
 	peaks := map[*History]map[time.Time]int{}
-	err = r.eachSeries(ctx, namespace, corev1.ResourceMemory, corev1.ResourceMemory, memory, max(r.window, r.memoryWindow), r.peakInterval, a, func(h *History, series *model.SampleStream) {
+	err = r.eachSeries(ctx, namespace, corev1.ResourceMemory, memory, max(r.window, r.memoryWindow), r.peakInterval, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+		h := r.history(out, w, container, corev1.ResourceMemory)
 		if peaks[h] == nil {
 			peaks[h] = map[time.Time]int{}
 		}
 		for _, s := range series.Values {
 			h.addPeak(peaks[h], s.Timestamp.Time(), float64(s.Value))
 		}
-	}, out)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -335,12 +360,13 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	rng := model.Duration(oomResolution + r.rateWindow)
 	oom := fmt.Sprintf(`max by (pod, container) (max_over_time(kube_pod_container_status_last_terminated_reason{reason="OOMKilled",%s}[%s]) > 0)`+
 		` and on (pod, container) max by (pod, container) (changes(kube_pod_container_status_restarts_total{%s}[%s]) > 0)`, pods, rng, pods, rng)
-	err = r.eachSeries(ctx, namespace, "oom", corev1.ResourceMemory, oom, r.window, oomResolution, a, func(h *History, series *model.SampleStream) {
+	err = r.eachSeries(ctx, namespace, "oom", oom, r.window, oomResolution, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+		h := r.history(out, w, container, corev1.ResourceMemory)
 		for _, s := range series.Values {
 			h.OOMKills = append(h.OOMKills, s.Timestamp.Time())
 		}
 		h.OOMKilled = len(h.OOMKills) > 0
-	}, out)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -380,8 +406,11 @@ func (r *Reader) resolve(s Settings) Settings {
 // are: it reads over the longest window of all and at the greatest common
 // divisor of all peak intervals (memory far enough back to fill the
 // oldest peak of each group), then cuts each group's history from it as
-// if it had been read alone. A workload may be in several groups.
-func (r *Reader) ReadEach(ctx context.Context, namespace string, groups map[Settings][]WorkloadRef) (map[Settings]map[WorkloadRef]Usage, error) {
+// if it had been read alone. A workload may be in several groups. With a
+// fold, each group's CPU samples go to the folds it returns as they are
+// decoded, those outside the group's window left out, instead of being
+// kept and cut.
+func (r *Reader) ReadEach(ctx context.Context, namespace string, groups map[Settings][]WorkloadRef, fold FoldFunc) (map[Settings]map[WorkloadRef]Usage, error) {
 	var all []WorkloadRef
 	var window, interval time.Duration
 	for s, ws := range groups {
@@ -412,9 +441,15 @@ func (r *Reader) ReadEach(ctx context.Context, namespace string, groups map[Sett
 	c.window, c.peakInterval, c.memoryWindow = window, interval, memoryWindow
 	c.end = r.now()
 	c.now = func() time.Time { return c.end }
+	if fold != nil {
+		c.folding = newFolding(&c, groups, r.resolve, fold)
+	}
 	got, err := c.read(ctx, namespace, all)
 	if err != nil {
 		return nil, err
+	}
+	if c.folding != nil {
+		c.folding.sortKept()
 	}
 	out := make(map[Settings]map[WorkloadRef]Usage, len(groups))
 	for s, ws := range groups {
@@ -423,14 +458,14 @@ func (r *Reader) ReadEach(ctx context.Context, namespace string, groups map[Sett
 		whole := own.Window == window && own.PeakInterval == interval && memoryWindow == span(window, interval)
 		m := make(map[WorkloadRef]Usage, len(ws))
 		for _, w := range ws {
-			u, ok := got[w]
-			if !ok {
-				continue
-			}
-			if !whole {
+			u := got[w]
+			if u != nil && !whole {
 				if u, err = u.Cut(own.Window, own.PeakInterval); err != nil {
 					return nil, fmt.Errorf("reading namespace %s: %w", namespace, err)
 				}
+			}
+			if c.folding != nil {
+				u = u.with(c.folding.got[s][w])
 			}
 			if len(u) > 0 {
 				m[w] = u
@@ -497,14 +532,14 @@ func (r *Reader) send(ctx context.Context, q string, rng promv1.Range, each func
 }
 
 // eachSeries runs query (named what in errors) over window in ranges of
-// step and hands every series of a pod of the batch to add, with the
-// history of its workload's container for resource res.
-func (r *Reader) eachSeries(ctx context.Context, namespace string, what, res corev1.ResourceName, query string, window, step time.Duration,
-	a *attributor, add func(*History, *model.SampleStream), out map[WorkloadRef]Usage) error {
+// step and hands every series of a pod of the batch to add, with its
+// workload and container.
+func (r *Reader) eachSeries(ctx context.Context, namespace string, what corev1.ResourceName, query string, window, step time.Duration,
+	a *attributor, add func(WorkloadRef, string, *model.SampleStream)) error {
 	for _, rng := range r.ranges(window, step) {
 		err := r.query(ctx, namespace, what, query, rng, func(series *model.SampleStream) {
 			if w, ok := a.owner(string(series.Metric["pod"])); ok {
-				add(r.history(out, w, string(series.Metric["container"]), res), series)
+				add(w, string(series.Metric["container"]), series)
 			}
 		})
 		if err != nil {
@@ -590,4 +625,99 @@ func (r *Reader) history(u map[WorkloadRef]Usage, w WorkloadRef, container strin
 // every kind's naming.
 func PodNamePattern(kind, name string) string {
 	return kinds.PodNamePattern(kind, name)
+}
+
+// folding hands the CPU samples of a read to the folds of the groups of
+// ReadEach, each group the samples within its window.
+type folding struct {
+	r      *Reader
+	fn     FoldFunc
+	groups map[WorkloadRef][]Settings // of each workload, as ReadEach was given them
+	own    map[Settings]Settings      // each group's settings, resolved
+	// got holds each group's CPU histories, which hold the folds.
+	got map[Settings]map[WorkloadRef]Usage
+}
+
+func newFolding(r *Reader, groups map[Settings][]WorkloadRef, resolve func(Settings) Settings, fn FoldFunc) *folding {
+	f := &folding{r: r, fn: fn, groups: map[WorkloadRef][]Settings{}, own: map[Settings]Settings{}, got: map[Settings]map[WorkloadRef]Usage{}}
+	for s, ws := range groups {
+		f.own[s] = resolve(s)
+		f.got[s] = map[WorkloadRef]Usage{}
+		for _, w := range ws {
+			if !slices.Contains(f.groups[w], s) {
+				f.groups[w] = append(f.groups[w], s)
+			}
+		}
+	}
+	return f
+}
+
+// add hands one CPU series of container of w to each group of w.
+func (f *folding) add(w WorkloadRef, container string, series *model.SampleStream) {
+	for _, s := range f.groups[w] {
+		own := f.own[s]
+		u := f.got[s][w]
+		if u == nil {
+			u = Usage{}
+			f.got[s][w] = u
+		}
+		h := u[container][corev1.ResourceCPU]
+		if h == nil {
+			h = &History{Window: own.Window, End: f.r.end, Step: f.r.step}
+			h.Fold = f.fn(Want{Ref: w, Settings: s}, container, h)
+			u[container] = map[corev1.ResourceName]*History{corev1.ResourceCPU: h}
+		}
+		oldest := f.r.end.Add(-span(own.Window, f.r.step))
+		for _, sample := range series.Values {
+			t := sample.Timestamp.Time()
+			if t.Before(oldest) {
+				continue
+			}
+			if h.Fold == nil {
+				h.add(t, float64(sample.Value))
+				continue
+			}
+			h.Fold.Add(t, float64(sample.Value))
+			if h.First.IsZero() || t.Before(h.First) {
+				h.First = t
+			}
+			if t.After(h.Last) {
+				h.Last = t
+			}
+		}
+	}
+}
+
+// sortKept puts the samples kept for a nil fold in time order, as read
+// does with all others.
+func (f *folding) sortKept() {
+	for _, byRef := range f.got {
+		for _, u := range byRef {
+			for _, resources := range u {
+				if h := resources[corev1.ResourceCPU]; h.Fold == nil {
+					h.sortByTime()
+				}
+			}
+		}
+	}
+}
+
+// with is u with the container resources of more added, in new maps, so
+// that neither changes.
+func (u Usage) with(more Usage) Usage {
+	if len(more) == 0 {
+		return u
+	}
+	out := make(Usage, len(u)+len(more))
+	for _, from := range []Usage{u, more} {
+		for container, resources := range from {
+			if out[container] == nil {
+				out[container] = make(map[corev1.ResourceName]*History, 2)
+			}
+			for res, h := range resources {
+				out[container][res] = h
+			}
+		}
+	}
+	return out
 }

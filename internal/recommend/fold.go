@@ -1,0 +1,73 @@
+package recommend
+
+import (
+	"math"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Fold is the history of one container resource folded into its decaying
+// histogram as the samples arrive, in any order: all that Compute needs
+// of them (how many, their first and last time, the highest) without
+// keeping them, so that a run's memory does not grow with its history.
+type Fold struct {
+	resource    corev1.ResourceName
+	hist        *Histogram
+	samples     int
+	first, last time.Time
+	peak        float64
+}
+
+// NewFold returns an empty fold of res, whose samples decay with halfLife
+// (none when zero) from reference, the start of the window they come
+// from: fixing it in advance, rather than at the first sample, makes the
+// fold's weights the same whatever order the samples come in. A zero
+// reference is the first sample's time.
+func NewFold(res corev1.ResourceName, halfLife time.Duration, reference time.Time) *Fold {
+	opts := CPUHistogram
+	if res == corev1.ResourceMemory {
+		opts = MemoryHistogram
+	}
+	h := NewHistogram(opts, halfLife)
+	if halfLife > 0 && !reference.IsZero() {
+		h.reference = reference.Round(halfLife)
+	}
+	return &Fold{resource: res, hist: h}
+}
+
+// Add folds in the sample v taken at t. A value that is not a finite,
+// non-negative number says nothing about usage and is left out.
+func (f *Fold) Add(t time.Time, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return
+	}
+	if f.samples == 0 || t.Before(f.first) {
+		f.first = t
+	}
+	if f.samples == 0 || t.After(f.last) {
+		f.last = t
+	}
+	if f.samples == 0 || v > f.peak {
+		f.peak = v
+	}
+	f.samples++
+	w := 1.0
+	if f.resource == corev1.ResourceCPU {
+		// A CPU sample weighs its usage, so busy minutes count more.
+		w = math.Max(v, minCPUWeight)
+	}
+	f.hist.Add(v, w, t)
+}
+
+// Samples is how many samples were folded in.
+func (f *Fold) Samples() int { return f.samples }
+
+// foldOf folds samples, in their order.
+func foldOf(res corev1.ResourceName, halfLife time.Duration, samples []Sample) *Fold {
+	f := NewFold(res, halfLife, time.Time{})
+	for _, s := range samples {
+		f.Add(s.Time, s.Value)
+	}
+	return f
+}
