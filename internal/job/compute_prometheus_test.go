@@ -3,7 +3,6 @@
 package job
 
 import (
-	"context"
 	"log/slog"
 	"testing"
 	"time"
@@ -22,13 +21,6 @@ import (
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
-
-// itemsCollector hands out fixed items and writes no status.
-type itemsCollector []collect.Item
-
-func (c itemsCollector) Collect(context.Context) ([]collect.Item, error) { return c, nil }
-
-func (itemsCollector) WriteStatus(context.Context, plan.Item) error { return nil }
 
 // TestRunQueriesPerNamespaceWhateverTheWindows runs on a real Prometheus
 // holding 11 days of namespace shop: web and queue at constant usage, and
