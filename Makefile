@@ -67,6 +67,10 @@ lint: ## Run golangci-lint (pinned) on the code.
 demo: ## Run the job end to end on the bundled demo, on a local test bed and Gitea: a pull request with its evidence.
 	hack/run ./hack/cmd/demo
 
+.PHONY: step-study
+step-study: ## Measure what coarser CPU steps, rate windows and subqueries cost in precision, on a real Prometheus (about a minute).
+	hack/run ./hack/cmd/stepstudy --markdown
+
 .PHONY: bench
 bench: tools ## Run the benchmarks, those on the test bed's Prometheus included.
 	$(GO) test -tags integration -run='^$$' -bench=. -benchmem ./...
