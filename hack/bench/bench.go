@@ -1,0 +1,522 @@
+package bench
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/recommend-job/recommend-job/internal/testbed"
+	"github.com/recommend-job/recommend-job/internal/testbed/history"
+)
+
+// rateWindow is the job's default range of rate(), which the baseline uses
+// too.
+const rateWindow = 5 * time.Minute
+
+// repoName is the GitOps repository's name on the git server.
+const repoName = "bench"
+
+// baseBranch is the repository's branch the job reads and targets.
+const baseBranch = "main"
+
+// runTimeout bounds the job's run: far above what any scale takes, so
+// that only a hung run is cut.
+const runTimeout = 3 * time.Hour
+
+// Metrics are the metrics the job's queries read, whose stored samples the
+// scanned ones are compared with.
+var Metrics = []string{
+	history.CPUMetric,
+	history.MemoryMetric,
+	history.PodOwnerMetric,
+	history.ReplicaSetOwnerMetric,
+	"kube_job_owner",
+	history.LastTerminatedMetric,
+	history.RestartsMetric,
+}
+
+// Options configure one scale of the benchmark.
+type Options struct {
+	// N is the number of workloads and ResourceRecommends.
+	N int
+	// RepoRoot is the repository's root; testbed.RepoRoot() when empty.
+	RepoRoot string
+	// CacheDir holds the usage history per N; <RepoRoot>/.cache/bench when
+	// empty.
+	CacheDir string
+	// WorkDir holds the run's files (the bed, the job's log); emptied
+	// first. <CacheDir>/<N>-run when empty.
+	WorkDir string
+	// JobBinary is the job; built from ./cmd/recommend-job into
+	// <RepoRoot>/.cache/bin when empty.
+	JobBinary string
+	// Data shapes the usage history.
+	Data DataOptions
+	// NoFloor and NoBaseline leave the floor or the baseline out.
+	NoFloor, NoBaseline bool
+	// Keep keeps the bed's data in WorkDir after the run.
+	Keep bool
+	// Command is the command line recorded with the result.
+	Command string
+	// Logf receives progress; nothing when nil.
+	Logf func(format string, args ...any)
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.N <= 0 {
+		return o, fmt.Errorf("n must be positive, got %d", o.N)
+	}
+	if o.RepoRoot == "" {
+		root, err := testbed.RepoRoot()
+		if err != nil {
+			return o, err
+		}
+		o.RepoRoot = root
+	}
+	if o.CacheDir == "" {
+		o.CacheDir = filepath.Join(o.RepoRoot, ".cache", "bench")
+	}
+	if o.WorkDir == "" {
+		o.WorkDir = filepath.Join(o.CacheDir, strconv.Itoa(o.N)+"-run")
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	o.Data = o.Data.withDefaults()
+	return o, nil
+}
+
+// BuildJob builds ./cmd/recommend-job of the repository at root into bin;
+// <root>/.cache/bin/recommend-job when empty. It returns the binary's path.
+func BuildJob(ctx context.Context, root, bin string) (string, error) {
+	if bin == "" {
+		bin = filepath.Join(root, ".cache", "bin", "recommend-job")
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/recommend-job")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the job: %w: %s", err, out)
+	}
+	return bin, nil
+}
+
+// env is what one scale has set up: the bed, the proxies in front of it
+// and the recorder behind them.
+type env struct {
+	opts   Options
+	fleet  Fleet
+	bed    *testbed.Bed
+	rec    *Recorder
+	api    *Proxy
+	prom   *Proxy
+	git    *Proxy
+	remote GitRemote
+}
+
+// Run benchmarks one scale: it starts the bed on the fleet's usage
+// history, creates the cluster and the repository, runs the job through
+// counting proxies, then the floor and the baseline, and stops the bed.
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{N: opts.N, Date: time.Now().UTC(), Machine: machine(), Commit: commit(ctx, opts.RepoRoot), Command: opts.Command}
+	fleet := NewFleet(opts.N)
+	res.Namespaces, res.Kustomize = len(fleet.Namespaces), countKustomize(fleet)
+	res.Kinds = map[string]int{}
+	for _, k := range []string{KindDeployment, KindStatefulSet, KindDaemonSet} {
+		res.Kinds[k] = fleet.Count(k)
+	}
+	if opts.JobBinary == "" {
+		opts.Logf("building the job")
+		if opts.JobBinary, err = BuildJob(ctx, opts.RepoRoot, ""); err != nil {
+			return nil, err
+		}
+	}
+	data, err := EnsureData(ctx, opts.CacheDir, fleet, time.Now(), opts.Data, opts.Logf)
+	if err != nil {
+		return nil, err
+	}
+	res.Data = data
+	setup := time.Now()
+	e, err := start(ctx, opts, fleet, data)
+	if e != nil {
+		defer e.close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Setup = Duration(time.Since(setup))
+	opts.Logf("set up in %s: bed, %d workloads and ResourceRecommends in %d namespaces, repository", time.Since(setup).Round(time.Millisecond), fleet.N, len(fleet.Namespaces))
+	if err := e.measure(ctx, res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func countKustomize(f Fleet) int {
+	n := 0
+	for _, w := range f.Workloads {
+		if w.Kustomize {
+			n++
+		}
+	}
+	return n
+}
+
+// start starts the bed on a copy of the data, the proxies, and creates the
+// cluster's objects and the repository.
+func start(ctx context.Context, opts Options, fleet Fleet, data Data) (*env, error) {
+	if err := os.RemoveAll(opts.WorkDir); err != nil {
+		return nil, fmt.Errorf("empty the work directory: %w", err)
+	}
+	bedDir := filepath.Join(opts.WorkDir, "bed")
+	if err := copyTree(data.Dir, filepath.Join(bedDir, "prometheus")); err != nil {
+		return nil, fmt.Errorf("copy the usage history: %w", err)
+	}
+	e := &env{opts: opts, fleet: fleet, rec: &Recorder{}}
+	bed, err := testbed.Up(ctx, testbed.Options{Dir: bedDir, RepoRoot: opts.RepoRoot, Logf: opts.Logf})
+	if err != nil {
+		return nil, err
+	}
+	e.bed = bed
+	if err := e.startProxies(); err != nil {
+		return e, err
+	}
+	if err := CreateCluster(ctx, bed.APIServer.RESTConfig(), opts.RepoRoot, fleet); err != nil {
+		return e, err
+	}
+	if _, err := bed.Git.CreateRepo(ctx, repoName, fleet.RepositoryFiles()); err != nil {
+		return e, err
+	}
+	e.remote = GitRemote{Git: bed.Tools.Git, URL: e.git.URL + "/" + repoName + ".git", Username: bed.Git.Username, Password: bed.Git.Password()}
+	return e, nil
+}
+
+func (e *env) startProxies() error {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(e.bed.APIServer.CAData) {
+		return errors.New("start the apiserver proxy: no CA certificate")
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	tr.MaxIdleConnsPerHost = 16
+	var err error
+	// The proxy authenticates the job's requests: a kubeconfig sends no
+	// token to a server without TLS, as the proxy is.
+	auth := http.Header{"Authorization": {"Bearer " + e.bed.APIServer.AdminToken}}
+	if e.api, err = StartProxy(ServerAPI, e.bed.APIServer.URL, tr, auth, e.rec); err != nil {
+		return err
+	}
+	promTr := http.DefaultTransport.(*http.Transport).Clone()
+	promTr.MaxIdleConnsPerHost = 16
+	if e.prom, err = StartProxy(ServerPrometheus, e.bed.Prometheus.URL, promTr, nil, e.rec); err != nil {
+		return err
+	}
+	e.git, err = StartProxy(ServerGit, strings.TrimSuffix(e.bed.Git.BaseURL, "/"), nil, nil, e.rec)
+	return err
+}
+
+// close stops the proxies and the bed, and removes the bed's data unless
+// asked to keep it.
+func (e *env) close() {
+	for _, p := range []*Proxy{e.api, e.prom, e.git} {
+		if p != nil {
+			_ = p.Close()
+		}
+	}
+	if e.bed != nil {
+		if err := e.bed.Close(); err != nil {
+			e.opts.Logf("stopping the bed: %v", err)
+		}
+	}
+	if !e.opts.Keep {
+		_ = os.RemoveAll(filepath.Join(e.opts.WorkDir, "bed"))
+	}
+}
+
+// kubeconfig writes a kubeconfig pointing at the apiserver proxy.
+func (e *env) kubeconfig() (string, error) {
+	path := filepath.Join(e.opts.WorkDir, "kubeconfig")
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["bench"] = &clientcmdapi.Cluster{Server: e.api.URL}
+	cfg.AuthInfos["bench"] = &clientcmdapi.AuthInfo{}
+	cfg.Contexts["bench"] = &clientcmdapi.Context{Cluster: "bench", AuthInfo: "bench", Namespace: "default"}
+	cfg.CurrentContext = "bench"
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return "", fmt.Errorf("write the job's kubeconfig: %w", err)
+	}
+	return path, nil
+}
+
+// runJob runs the job once, a full run that pushes a branch.
+func (e *env) runJob(ctx context.Context) (*JobRun, error) {
+	kubeconfig, err := e.kubeconfig()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"--kubeconfig", kubeconfig,
+		"--prometheus-url", e.prom.URL,
+		"--window", e.opts.Data.Window.String(),
+		"--git-url", e.remote.URL,
+		"--git-username", e.remote.Username,
+		"--git-branch", baseBranch,
+		"--run-timeout", runTimeout.String(),
+		"--output", "json",
+		"--log-level", "info",
+	}
+	// The token goes in the environment, in no command line.
+	env := []string{"RECOMMEND_GIT_TOKEN=" + e.remote.Password, "KUBECONFIG="}
+	return RunJob(ctx, e.opts.JobBinary, args, env, filepath.Join(e.opts.WorkDir, "job.log"))
+}
+
+// measure runs the job, then the floor and the baseline, and fills in res.
+func (e *env) measure(ctx context.Context, res *Result) error {
+	logf := e.opts.Logf
+	logf("running the job on %d ResourceRecommends", e.fleet.N)
+	run, err := e.runJob(ctx)
+	if err != nil {
+		return err
+	}
+	logf("the job exited with %d after %s (log in %s)", run.ExitCode, run.End.Sub(run.Start).Round(time.Millisecond), filepath.Join(e.opts.WorkDir, "job.log"))
+	res.Checks = checks(run)
+	apiReqs := e.rec.Requests(ServerAPI, run.Start, run.End)
+	promReqs := e.rec.Requests(ServerPrometheus, run.Start, run.End)
+	gitReqs := e.rec.Requests(ServerGit, run.Start, run.End)
+	for _, r := range apiReqs {
+		res.APICalls = append(res.APICalls, r.Method+" "+r.Path+queryNote(r.Query))
+	}
+	if len(e.fleet.Namespaces) > 0 {
+		res.QueriesPerNamespace = float64(len(promReqs)) / float64(len(e.fleet.Namespaces))
+	}
+	if run.ExitCode != 0 {
+		return fmt.Errorf("the job exited with %d: %s%s", run.ExitCode, run.Report.Failed, run.Report.Interrupted)
+	}
+	stages := Timeline(run.Start, run.End, run.Stages, gitReqs)
+
+	logf("replaying the run's %d PromQL queries alone, with their statistics", len(promReqs))
+	promReplay, err := ReplayPromQL(ctx, e.prom.URL, promReqs)
+	if err != nil {
+		return err
+	}
+	scanned := make([]int64, len(promReqs))
+	for _, r := range promReplay {
+		scanned[r.Index] = r.Samples
+	}
+	res.Stages, res.Total = stageRows(stages, run, apiReqs, promReqs, gitReqs, scanned)
+
+	end := queriesEnd(promReqs, run.End)
+	if res.Stored, err = StoredSamples(ctx, e.bed.Prometheus.URL, Metrics, e.opts.Data.Window, end); err != nil {
+		return err
+	}
+	for _, v := range res.Stored {
+		res.StoredTotal += v
+	}
+	if res.StoredTotal > 0 {
+		res.Ratios.ScannedOverStored = float64(res.Total.Samples) / float64(res.StoredTotal)
+	}
+	if !e.opts.NoFloor {
+		if err := e.floor(ctx, res, run, apiReqs, promReplay); err != nil {
+			return err
+		}
+	}
+	if !e.opts.NoBaseline {
+		logf("reading the history the katalyst way: %d queries, %d at a time", 4*e.fleet.N, BaselineParallel)
+		b, err := Baseline(ctx, e.prom.URL, e.fleet, end, e.opts.Data.Window, rateWindow)
+		if err != nil {
+			return err
+		}
+		res.Baseline = &Row{Name: "baseline", Wall: Duration(b.Wall), Queries: b.Queries, Samples: b.Samples, Bytes: b.Bytes,
+			Note: fmt.Sprintf("katalyst-style: one range query per CR, container and resource, %d in parallel", BaselineParallel)}
+		if h := rowNamed(res.Stages, "history"); h != nil && h.Wall > 0 {
+			res.Ratios.BaselineOverHistory = float64(b.Wall) / float64(h.Wall)
+		}
+		if res.StoredTotal > 0 {
+			res.Ratios.BaselineScannedOverStored = float64(b.Samples) / float64(res.StoredTotal)
+		}
+	}
+	return nil
+}
+
+// floor measures the run's list calls, its queries (replayed already) and
+// a clone and push of the same change, each alone.
+func (e *env) floor(ctx context.Context, res *Result, run *JobRun, apiReqs []Request, promReplay []Replayed) error {
+	e.opts.Logf("replaying the run's %d apiserver requests alone", len(apiReqs))
+	apiReplay, err := ReplayAPI(ctx, e.api.URL, apiReqs)
+	if err != nil {
+		return err
+	}
+	lists := sumReplayed("list calls", apiReplay)
+	lists.APIRequests = len(apiReplay)
+	queries := sumReplayed("PromQL queries", promReplay)
+	queries.Queries = len(promReplay)
+	res.Floor = []Row{lists, queries}
+	if g := run.Report.Git; g != nil && g.Pushed {
+		e.opts.Logf("cloning and pushing the same %d files with git", len(g.Files))
+		dir := filepath.Join(e.opts.WorkDir, "floor")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("git floor: %w", err)
+		}
+		span, err := GitFloor(ctx, e.remote, baseBranch, g.Branch, g.Files, dir)
+		if err != nil {
+			return err
+		}
+		clone := Row{Name: "clone + push", Wall: Duration(span.End.Sub(span.Start))}
+		for _, r := range e.rec.Requests(ServerGit, span.Start, span.End) {
+			clone.Bytes += r.Bytes
+		}
+		res.Floor = append(res.Floor, clone)
+	}
+	total := Row{Name: "floor"}
+	for _, r := range res.Floor {
+		total.Wall += r.Wall
+		total.APIRequests += r.APIRequests
+		total.Queries += r.Queries
+		total.Samples += r.Samples
+		total.Bytes += r.Bytes
+	}
+	res.FloorTotal = total
+	if total.Wall > 0 {
+		res.Ratios.RunOverFloor = float64(res.Total.Wall) / float64(total.Wall)
+	}
+	if h := rowNamed(res.Stages, "history"); h != nil && queries.Wall > 0 {
+		res.Ratios.HistoryOverQueries = float64(h.Wall) / float64(queries.Wall)
+	}
+	return nil
+}
+
+// sumReplayed adds replayed requests up into a floor row.
+func sumReplayed(name string, reps []Replayed) Row {
+	row := Row{Name: name}
+	for _, r := range reps {
+		row.Wall += Duration(r.Wall)
+		row.Samples += r.Samples
+		row.Bytes += r.Bytes
+	}
+	return row
+}
+
+func rowNamed(rows []Row, name string) *Row {
+	for i := range rows {
+		if rows[i].Name == name {
+			return &rows[i]
+		}
+	}
+	return nil
+}
+
+// stageRows attributes the requests, scanned samples and memory readings of
+// the run to its stages, by the time each request started.
+func stageRows(stages []Stage, run *JobRun, api, prom, git []Request, scanned []int64) ([]Row, Row) {
+	rows := make([]Row, len(stages))
+	for i, s := range stages {
+		rows[i] = Row{Name: s.Name, Wall: Duration(s.Wall())}
+		if s.Derived {
+			rows[i].Note = "cut from the git stage by the git server's traffic: from the end of the clone to the next request; includes the commit"
+		}
+	}
+	for _, r := range api {
+		i := stageOf(stages, r.Start)
+		rows[i].APIRequests++
+		rows[i].Bytes += r.Bytes
+	}
+	for k, r := range prom {
+		i := stageOf(stages, r.Start)
+		if isQuery(r) {
+			rows[i].Queries++
+		}
+		rows[i].Bytes += r.Bytes
+		rows[i].Samples += scanned[k]
+	}
+	for _, r := range git {
+		rows[stageOf(stages, r.Start)].Bytes += r.Bytes
+	}
+	for _, m := range run.RSS {
+		i := stageOf(stages, m.Time)
+		rows[i].PeakRSS = max(rows[i].PeakRSS, m.Bytes)
+	}
+	total := Row{Name: "total", Wall: Duration(run.End.Sub(run.Start)), PeakRSS: run.MaxRSS, Note: "peak RSS is the process's VmHWM"}
+	for _, r := range rows {
+		total.APIRequests += r.APIRequests
+		total.Queries += r.Queries
+		total.Samples += r.Samples
+		total.Bytes += r.Bytes
+	}
+	return rows, total
+}
+
+// queriesEnd returns the latest end of the recorded queries, or def.
+func queriesEnd(reqs []Request, def time.Time) time.Time {
+	var end time.Time
+	for _, r := range reqs {
+		for _, k := range []string{"end", "time"} {
+			if v := r.Form.Get(k); v != "" {
+				if f, err := strconv.ParseFloat(v, 64); err == nil {
+					end = latest(end, time.UnixMilli(int64(f*1000)))
+				}
+			}
+		}
+	}
+	if end.IsZero() {
+		return def
+	}
+	return end
+}
+
+// queryNote shows the parameters of a list call that matter for counting:
+// its page size and whether it continues a list.
+func queryNote(raw string) string {
+	var parts []string
+	for _, kv := range strings.Split(raw, "&") {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "limit":
+			parts = append(parts, kv)
+		case "continue":
+			parts = append(parts, "continue")
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "?" + strings.Join(parts, "&")
+}
+
+// checks counts what the run achieved.
+func checks(run *JobRun) Checks {
+	c := Checks{ExitCode: run.ExitCode, Warnings: run.Warnings, ResourceRecommends: len(run.Report.ResourceRecommends)}
+	for _, rr := range run.Report.ResourceRecommends {
+		all := rr.Valid && len(rr.Containers) > 0
+		for _, ct := range rr.Containers {
+			for _, r := range ct.Resources {
+				if r.Recommended == "" {
+					all = false
+				}
+				if r.Changed {
+					c.Changed++
+				}
+			}
+		}
+		if all {
+			c.WithValues++
+		}
+	}
+	if g := run.Report.Git; g != nil {
+		c.Pushed, c.Branch, c.Files = g.Pushed, g.Branch, len(g.Files)
+	}
+	return c
+}

@@ -1,0 +1,243 @@
+package bench
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// statsParam asks Prometheus for the query's statistics, the samples it
+// read among them (data.stats.samples.totalQueryableSamples).
+const statsParam = "all"
+
+// Replayed is one request sent again, alone: its time from sending it to
+// the last byte of its answer, the answer's size and, for a PromQL query,
+// the samples Prometheus read.
+type Replayed struct {
+	// Index is the request's place among those replayed.
+	Index   int
+	Request Request
+	Wall    time.Duration
+	Bytes   int64
+	Samples int64
+}
+
+// replayClient sends requests as recorded: it asks for gzip itself (when
+// the recorded request did) and reads the answer as it came.
+var replayClient = &http.Client{Transport: &http.Transport{
+	DisableCompression:  true,
+	MaxIdleConnsPerHost: 16,
+	Proxy:               nil,
+}}
+
+// ReplayAPI sends the recorded GET requests to the apiserver through base
+// (the proxy, which authenticates them), one after the other. A list
+// page's continue token is the one the replayed previous page answered,
+// the recorded one having expired by now.
+func ReplayAPI(ctx context.Context, base string, reqs []Request) ([]Replayed, error) {
+	tokens := map[string]string{}
+	var out []Replayed
+	for i, r := range reqs {
+		if r.Method != http.MethodGet {
+			continue
+		}
+		query, _ := url.ParseQuery(r.Query)
+		key := r.Path + "?" + withoutContinue(query)
+		if query.Get("continue") != "" && tokens[key] != "" {
+			query.Set("continue", tokens[key])
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+r.Path+"?"+query.Encode(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("replay %s: %w", r.Path, err)
+		}
+		req.Header = r.Header.Clone()
+		rep, body, err := send(req, r)
+		if err != nil {
+			return nil, err
+		}
+		tokens[key] = continueToken(body)
+		rep.Index = i
+		out = append(out, rep)
+	}
+	return out, nil
+}
+
+func withoutContinue(q url.Values) string {
+	c := url.Values{}
+	for k, v := range q {
+		if k != "continue" {
+			c[k] = v
+		}
+	}
+	return c.Encode()
+}
+
+// continueToken returns metadata.continue of a JSON list, "" when there is
+// none or the answer is not JSON.
+func continueToken(body []byte) string {
+	var list struct {
+		Metadata struct {
+			Continue string `json:"continue"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(body, &list) != nil {
+		return ""
+	}
+	return list.Metadata.Continue
+}
+
+// ReplayPromQL sends the recorded range queries to Prometheus through base
+// (the proxy), one after the other, in the form the job sent them, with
+// the statistics asked for, and reads the samples each scanned.
+func ReplayPromQL(ctx context.Context, base string, reqs []Request) ([]Replayed, error) {
+	var out []Replayed
+	for i, r := range reqs {
+		if !isQuery(r) {
+			continue
+		}
+		form := url.Values{}
+		for k, v := range r.Form {
+			form[k] = append([]string(nil), v...)
+		}
+		form.Set("stats", statsParam)
+		rep, err := queryPrometheus(ctx, base+r.Path, form, r)
+		if err != nil {
+			return nil, err
+		}
+		rep.Index = i
+		out = append(out, rep)
+	}
+	return out, nil
+}
+
+// isQuery says whether r is a PromQL query.
+func isQuery(r Request) bool {
+	return strings.HasSuffix(r.Path, "/api/v1/query_range") || strings.HasSuffix(r.Path, "/api/v1/query")
+}
+
+// queryPrometheus posts a query form to endpoint, as the job does, and
+// returns its time, size and scanned samples.
+func queryPrometheus(ctx context.Context, endpoint string, form url.Values, r Request) (Replayed, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return Replayed{}, fmt.Errorf("query prometheus: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept-Encoding", "gzip")
+	rep, body, err := send(req, r)
+	if err != nil {
+		return Replayed{}, err
+	}
+	rep.Samples, err = scannedSamples(body)
+	if err != nil {
+		return Replayed{}, fmt.Errorf("query %q: %w", form.Get("query"), err)
+	}
+	return rep, nil
+}
+
+// send sends req, reads its whole answer and returns it decompressed,
+// with the time and size of the answer as it came.
+func send(req *http.Request, r Request) (Replayed, []byte, error) {
+	began := time.Now()
+	resp, err := replayClient.Do(req)
+	if err != nil {
+		return Replayed{}, nil, fmt.Errorf("replay %s: %w", req.URL.Path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	wall := time.Since(began)
+	if err != nil {
+		return Replayed{}, nil, fmt.Errorf("replay %s: %w", req.URL.Path, err)
+	}
+	body := raw
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			return Replayed{}, nil, fmt.Errorf("replay %s: %w", req.URL.Path, err)
+		}
+		if body, err = io.ReadAll(zr); err != nil {
+			return Replayed{}, nil, fmt.Errorf("replay %s: %w", req.URL.Path, err)
+		}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return Replayed{}, nil, fmt.Errorf("replay %s: %s: %.200s", req.URL.Path, resp.Status, body)
+	}
+	return Replayed{Request: r, Wall: wall, Bytes: int64(len(raw))}, body, nil
+}
+
+// scannedSamples reads data.stats.samples.totalQueryableSamples of a
+// Prometheus answer; the statistics come after the result, so the last
+// occurrence of the key is theirs.
+func scannedSamples(body []byte) (int64, error) {
+	const key = `"totalQueryableSamples":`
+	i := bytes.LastIndex(body, []byte(key))
+	if i < 0 {
+		return 0, fmt.Errorf("no query statistics in the answer: %.200s", body)
+	}
+	rest := body[i+len(key):]
+	end := bytes.IndexAny(rest, ",}")
+	if end < 0 {
+		return 0, fmt.Errorf("malformed query statistics: %.200s", rest)
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(rest[:end])), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("malformed query statistics: %w", err)
+	}
+	return n, nil
+}
+
+// StoredSamples returns how many samples Prometheus at base holds of each
+// metric in the window ending at end.
+func StoredSamples(ctx context.Context, base string, metrics []string, window time.Duration, end time.Time) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, m := range metrics {
+		form := url.Values{
+			"query": {fmt.Sprintf("sum(count_over_time(%s[%ds]))", m, int64(window.Seconds()))},
+			"time":  {formatTime(end)},
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/query", strings.NewReader(form.Encode()))
+		if err != nil {
+			return nil, fmt.Errorf("count stored samples: %w", err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		_, body, err := send(req, Request{})
+		if err != nil {
+			return nil, fmt.Errorf("count stored samples of %s: %w", m, err)
+		}
+		var answer struct {
+			Data struct {
+				Result []struct {
+					Value [2]any `json:"value"`
+				} `json:"result"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(body, &answer); err != nil {
+			return nil, fmt.Errorf("count stored samples of %s: %w", m, err)
+		}
+		if len(answer.Data.Result) == 0 {
+			out[m] = 0
+			continue
+		}
+		s, _ := answer.Data.Result[0].Value[1].(string)
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("count stored samples of %s: %w", m, err)
+		}
+		out[m] = int64(v)
+	}
+	return out, nil
+}
+
+// formatTime formats t as Prometheus's API takes it, seconds with
+// milliseconds.
+func formatTime(t time.Time) string {
+	return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', -1, 64)
+}
