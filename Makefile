@@ -71,8 +71,17 @@ demo: ## Run the job end to end on the bundled demo, on a local test bed and Git
 step-study: ## Measure what coarser CPU steps, rate windows and subqueries cost in precision, on a real Prometheus (about a minute).
 	hack/run ./hack/cmd/stepstudy --markdown
 
+# The scales of make bench; e.g. make bench BENCH_N=1000. BENCH_FLAGS adds
+# flags of hack/cmd/bench, e.g. BENCH_FLAGS='-out bench.md -no-baseline'.
+BENCH_N ?= 100 1000 5000
+BENCH_FLAGS ?=
+
 .PHONY: bench
-bench: tools ## Run the benchmarks, those on the test bed's Prometheus included.
+bench: tools ## Benchmark a whole run of the job at N = 100, 1,000 and 5,000 (BENCH_N) on the test bed, with its floor and the katalyst-style baseline (BENCHMARKS.md).
+	hack/run ./hack/cmd/bench -n "$(BENCH_N)" $(BENCH_FLAGS)
+
+.PHONY: bench-go
+bench-go: tools ## Run the Go micro-benchmarks, those on the test bed's Prometheus included.
 	$(GO) test -tags integration -run='^$$' -bench=. -benchmem ./...
 
 .PHONY: fmt
