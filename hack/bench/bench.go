@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -300,6 +301,7 @@ func (e *env) measure(ctx context.Context, res *Result) error {
 	for _, r := range apiReqs {
 		res.APICalls = append(res.APICalls, r.Method+" "+r.Path+queryNote(r.Query))
 	}
+	res.QueryShapes = queryShapes(promReqs)
 	if len(e.fleet.Namespaces) > 0 {
 		res.QueriesPerNamespace = float64(len(promReqs)) / float64(len(e.fleet.Namespaces))
 	}
@@ -445,9 +447,17 @@ func stageRows(stages []Stage, run *JobRun, api, prom, git []Request, scanned []
 	for _, r := range git {
 		rows[stageOf(stages, r.Start)].Bytes += r.Bytes
 	}
+	// A stage's peak is the highest reading in it, or the new peak the
+	// kernel recorded since the reading before, which a spike between
+	// two readings leaves.
+	var hwm int64
 	for _, m := range run.RSS {
 		i := stageOf(stages, m.Time)
-		rows[i].PeakRSS = max(rows[i].PeakRSS, m.Bytes)
+		rows[i].PeakRSS = max(rows[i].PeakRSS, m.RSS)
+		if m.HWM > hwm {
+			rows[i].PeakRSS = max(rows[i].PeakRSS, m.HWM)
+			hwm = m.HWM
+		}
 	}
 	total := Row{Name: "total", Wall: Duration(run.End.Sub(run.Start)), PeakRSS: run.MaxRSS, Note: "peak RSS is the process's VmHWM"}
 	for _, r := range rows {
@@ -475,6 +485,37 @@ func queriesEnd(reqs []Request, def time.Time) time.Time {
 		return def
 	}
 	return end
+}
+
+// selectorValue matches the namespace and pod matchers of a query, which
+// differ from one namespace to the next.
+var selectorValue = regexp.MustCompile(`\b(namespace|pod)(=~?)"(?:[^"\\]|\\.)*"`)
+
+// queryShapes describes the PromQL queries of reqs, the namespace and pod
+// matchers elided, with their range and step, and how many of each.
+func queryShapes(reqs []Request) []string {
+	counts := map[string]int{}
+	var order []string
+	for _, r := range reqs {
+		if !isQuery(r) {
+			continue
+		}
+		shape := selectorValue.ReplaceAllString(r.Form.Get("query"), `$1$2"…"`)
+		start, _ := strconv.ParseFloat(r.Form.Get("start"), 64)
+		end, _ := strconv.ParseFloat(r.Form.Get("end"), 64)
+		step, _ := strconv.ParseFloat(r.Form.Get("step"), 64)
+		shape += fmt.Sprintf(" over %s at a %s step", time.Duration((end-start)*float64(time.Second)).Round(time.Second),
+			time.Duration(step*float64(time.Second)))
+		if counts[shape] == 0 {
+			order = append(order, shape)
+		}
+		counts[shape]++
+	}
+	out := make([]string, len(order))
+	for i, shape := range order {
+		out[i] = fmt.Sprintf("%d x %s", counts[shape], shape)
+	}
+	return out
 }
 
 // queryNote shows the parameters of a list call that matter for counting:

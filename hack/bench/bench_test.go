@@ -239,3 +239,17 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestQueryShapes(t *testing.T) {
+	req := func(ns string) Request {
+		return Request{Path: "/api/v1/query_range", Form: map[string][]string{
+			"query": {`max by (pod, container) (rate(container_cpu_usage_seconds_total{container!="",namespace="` + ns + `",pod=~"web-[a-z]+|db-\"x\""}[5m]))`},
+			"start": {"0"}, "end": {"604800"}, "step": {"60"},
+		}}
+	}
+	got := queryShapes([]Request{req("a"), req("b"), {Path: "/api/v1/labels"}})
+	want := `2 x max by (pod, container) (rate(container_cpu_usage_seconds_total{container!="",namespace="…",pod=~"…"}[5m])) over 168h0m0s at a 1m0s step`
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("queryShapes() = %q, want [%q]", got, want)
+	}
+}

@@ -134,8 +134,11 @@ type Result struct {
 	Checks      Checks           `json:"checks"`
 	// APICalls are the run's apiserver requests, method and path.
 	APICalls []string `json:"apiCalls"`
-	// Queries are the run's PromQL queries per stage.
+	// QueriesPerNamespace are the run's PromQL queries per namespace.
 	QueriesPerNamespace float64 `json:"queriesPerNamespace"`
+	// QueryShapes are the run's PromQL queries, matchers elided, with
+	// their range, step and count.
+	QueryShapes []string `json:"queryShapes"`
 }
 
 // machine reads the machine's description from /proc.

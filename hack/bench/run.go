@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -26,9 +25,11 @@ type JobRun struct {
 	Start, End time.Time
 	ExitCode   int
 	// MaxRSS is the job's peak resident set size in bytes, as the kernel
-	// counted it (VmHWM, getrusage's ru_maxrss).
+	// counted it: its VmHWM when last read, at most rssEvery before it
+	// exited. (getrusage's ru_maxrss would not do: it counts the
+	// benchmark's own memory, which the job's process shared until exec.)
 	MaxRSS int64
-	// RSS are the readings of VmRSS, every rssEvery.
+	// RSS are the readings of its memory, every rssEvery.
 	RSS []RSSReading
 	// Stages are the job's "stage done" log lines, in order.
 	Stages []StageLog
@@ -38,10 +39,11 @@ type JobRun struct {
 	Warnings int
 }
 
-// RSSReading is the job's resident set size, in bytes, at a time.
+// RSSReading is the job's resident set size (VmRSS) and its peak so far
+// (VmHWM), in bytes, at a time.
 type RSSReading struct {
-	Time  time.Time
-	Bytes int64
+	Time     time.Time
+	RSS, HWM int64
 }
 
 // StageLog is one "stage done" line of the job's log: the stage ended at
@@ -113,8 +115,8 @@ func RunJob(ctx context.Context, bin string, args, env []string, logPath string)
 		return nil, fmt.Errorf("run the job: %w", waitErr)
 	}
 	run.ExitCode = cmd.ProcessState.ExitCode()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		run.MaxRSS = ru.Maxrss * 1024
+	for _, r := range run.RSS {
+		run.MaxRSS = max(run.MaxRSS, r.HWM)
 	}
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
@@ -161,16 +163,16 @@ func readLog(r io.Reader) ([]StageLog, int) {
 	return stages, warnings
 }
 
-// sampleRSS reads the resident set size of pid every rssEvery until stop
-// is closed or the process is gone.
+// sampleRSS reads the memory of pid every rssEvery until stop is closed or
+// the process is gone.
 func sampleRSS(pid int, stop <-chan struct{}) []RSSReading {
 	path := "/proc/" + strconv.Itoa(pid) + "/status"
 	tick := time.NewTicker(rssEvery)
 	defer tick.Stop()
 	var out []RSSReading
 	for {
-		if b, ok := readRSS(path); ok {
-			out = append(out, RSSReading{Time: time.Now(), Bytes: b})
+		if rss, hwm, ok := readRSS(path); ok {
+			out = append(out, RSSReading{Time: time.Now(), RSS: rss, HWM: hwm})
 		}
 		select {
 		case <-stop:
@@ -180,21 +182,31 @@ func sampleRSS(pid int, stop <-chan struct{}) []RSSReading {
 	}
 }
 
-// readRSS returns VmRSS of a /proc/<pid>/status file, in bytes.
-func readRSS(path string) (int64, bool) {
+// readRSS returns VmRSS and VmHWM of a /proc/<pid>/status file, in bytes;
+// a process that has exited has neither.
+func readRSS(path string) (rss, hwm int64, ok bool) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
+	found := 0
 	for line := range strings.Lines(string(data)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		for key, dst := range map[string]*int64{"VmRSS:": &rss, "VmHWM:": &hwm} {
+			rest, ok := strings.CutPrefix(line, key)
+			if !ok {
+				continue
+			}
 			fields := strings.Fields(rest)
 			if len(fields) == 0 {
-				return 0, false
+				return 0, 0, false
 			}
 			kib, err := strconv.ParseInt(fields[0], 10, 64)
-			return kib * 1024, err == nil
+			if err != nil {
+				return 0, 0, false
+			}
+			*dst = kib * 1024
+			found++
 		}
 	}
-	return 0, false
+	return rss, hwm, found == 2
 }

@@ -68,14 +68,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	command := "hack/cmd/bench " + strings.Join(args, " ")
+	command := "hack/cmd/bench"
+	for _, a := range args {
+		if strings.ContainsAny(a, " \t'\"") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		command += " " + a
+	}
 	var results []*bench.Result
 	for _, n := range ns {
 		logf("scale N = %d", n)
 		res, err := bench.Run(ctx, bench.Options{
 			N: n, RepoRoot: root, CacheDir: *cache, JobBinary: job, Keep: *keep,
 			Data:    bench.DataOptions{Window: *window, Horizon: *horizon, NoKubeStateMetrics: *noKSM},
-			NoFloor: *noFloor, NoBaseline: *noBaseline, Command: strings.TrimSpace(command), Logf: logf,
+			NoFloor: *noFloor, NoBaseline: *noBaseline, Command: command, Logf: logf,
 		})
 		if err != nil {
 			return fmt.Errorf("N = %d: %w", n, err)
