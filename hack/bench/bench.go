@@ -71,6 +71,9 @@ type Options struct {
 	Keep bool
 	// Command is the command line recorded with the result.
 	Command string
+	// Commit is the commit the job was built from; the repository's HEAD
+	// (with -dirty when the tree has changes) when empty.
+	Commit string
 	// Logf receives progress; nothing when nil.
 	Logf func(format string, args ...any)
 }
@@ -113,6 +116,33 @@ func BuildJob(ctx context.Context, root, bin string) (string, error) {
 	return bin, nil
 }
 
+// BuildJobAt builds ./cmd/recommend-job as of the commit ref of the
+// repository at root, from a copy of its files (git archive), into bin,
+// and returns the binary's path and the commit's short hash: the job as
+// committed, whatever the work tree holds.
+func BuildJobAt(ctx context.Context, root, ref, bin string) (string, string, error) {
+	hash, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short=12", ref+"^{commit}").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("build the job at %s: %w", ref, err)
+	}
+	src, err := os.MkdirTemp("", "recommend-job-src-")
+	if err != nil {
+		return "", "", fmt.Errorf("build the job at %s: %w", ref, err)
+	}
+	defer os.RemoveAll(src)
+	archive := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", root, ref, src)
+	if out, err := archive.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("build the job at %s: %w: %s", ref, err, out)
+	}
+	if bin == "" {
+		bin = filepath.Join(root, ".cache", "bin", "recommend-job-"+strings.TrimSpace(string(hash)))
+	}
+	if bin, err = BuildJob(ctx, src, bin); err != nil {
+		return "", "", err
+	}
+	return bin, strings.TrimSpace(string(hash)), nil
+}
+
 // env is what one scale has set up: the bed, the proxies in front of it
 // and the recorder behind them.
 type env struct {
@@ -134,7 +164,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{N: opts.N, Date: time.Now().UTC(), Machine: machine(), Commit: commit(ctx, opts.RepoRoot), Command: opts.Command}
+	res := &Result{N: opts.N, Date: time.Now().UTC(), Machine: machine(), Commit: opts.Commit, Command: opts.Command}
+	if res.Commit == "" {
+		res.Commit = commit(ctx, opts.RepoRoot)
+	}
 	fleet := NewFleet(opts.N)
 	res.Namespaces, res.Kustomize = len(fleet.Namespaces), countKustomize(fleet)
 	res.Kinds = map[string]int{}

@@ -49,6 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	horizon := fl.Duration("horizon", bench.DefaultHorizon, "how far past now the written history goes, which is how long it is reused")
 	cache := fl.String("cache", "", "`directory` of the cached history and of the runs' files (default .cache/bench of the repository)")
 	keep := fl.Bool("keep", false, "keep the bed's data after each scale")
+	ref := fl.String("ref", "", "build the job as of this `commit` (git archive) rather than from the work tree")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -64,7 +65,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "bench: %s "+format+"\n", append([]any{time.Now().Format(time.TimeOnly)}, args...)...)
 	}
 	logf("building the job")
-	job, err := bench.BuildJob(ctx, root, "")
+	var job, commit string
+	if *ref != "" {
+		job, commit, err = bench.BuildJobAt(ctx, root, *ref, "")
+	} else {
+		job, err = bench.BuildJob(ctx, root, "")
+	}
 	if err != nil {
 		return err
 	}
@@ -81,7 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		res, err := bench.Run(ctx, bench.Options{
 			N: n, RepoRoot: root, CacheDir: *cache, JobBinary: job, Keep: *keep,
 			Data:    bench.DataOptions{Window: *window, Horizon: *horizon, NoKubeStateMetrics: *noKSM},
-			NoFloor: *noFloor, NoBaseline: *noBaseline, Command: command, Logf: logf,
+			NoFloor: *noFloor, NoBaseline: *noBaseline, Command: command, Commit: commit, Logf: logf,
 		})
 		if err != nil {
 			return fmt.Errorf("N = %d: %w", n, err)
