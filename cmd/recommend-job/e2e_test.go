@@ -204,9 +204,9 @@ func TestEndToEnd(t *testing.T) {
 			if quantity(r.Recommended) != want[key] || quantity(r.Current) != current[key] || !r.Changed {
 				t.Errorf("%s: current %q recommended %q changed %v, want %q -> %q", key, quantity(r.Current), quantity(r.Recommended), r.Changed, current[key], want[key])
 			}
-			// A week across all rollouts: CPU at every minute, memory as
+			// A week across all rollouts: CPU every 5 minutes, memory as
 			// hourly peaks.
-			minSamples := 6 * 24 * 60
+			minSamples := 6 * 24 * 12
 			if r.Resource == "memory" {
 				minSamples = 6 * 24
 			}

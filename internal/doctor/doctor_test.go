@@ -208,8 +208,8 @@ func TestQueriesAreARunsQueries(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	// batch's 240h in shop, split in two ranges at 1m; the run's week in api.
-	if want := map[string]string{"shop": "10d at 1m", "api": "1w at 1m"}; spans["shop"] != want["shop"] || spans["api"] != want["api"] {
+	// batch's 240h in shop; the run's week in api; both at the 5m step.
+	if want := map[string]string{"shop": "10d at 5m", "api": "1w at 5m"}; spans["shop"] != want["shop"] || spans["api"] != want["api"] {
 		t.Errorf("CPU queries over %v, want %v", spans, want)
 	}
 	for _, want := range []string{

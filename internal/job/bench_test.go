@@ -159,7 +159,8 @@ func BenchmarkRunHistory(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			reader := usage.NewReader(client, usage.WithOwnership(false), usage.WithClock(func() time.Time { return end }))
+			// At a 1m step, the stand-in's: five times the default's points.
+			reader := usage.NewReader(client, usage.WithStep(time.Minute), usage.WithOwnership(false), usage.WithClock(func() time.Time { return end }))
 			cfg := Config{DryRun: true, HistoryConcurrency: 4}
 			var peak uint64
 			b.ReportAllocs()

@@ -101,7 +101,7 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 		return entries, promAPI.Queries
 	}
 
-	// (a) One item on the run's week: ownership, CPU (10,081 points),
+	// (a) One item on the run's week: ownership, CPU (2,017 points),
 	// memory peaks, OOM kills.
 	_, one := run(web)
 	if one != 4 {
@@ -115,9 +115,9 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 	if _, err := usage.NewReader(promAPI, clock, usage.WithWindow(240*time.Hour)).Read(t.Context(), "shop", refs); err != nil {
 		t.Fatal(err)
 	}
-	// 10 days at 1m are 14,401 points: two CPU ranges.
-	if longest := promAPI.Queries; four != longest || four != 5 {
-		t.Errorf("a run of windows 7d, 2d, 3d and 10d made %d queries, want 5, those of one read of 10 days (%d)", four, longest)
+	// 10 days at 5m are 2,881 points: one CPU range.
+	if longest := promAPI.Queries; four != longest || four != 4 {
+		t.Errorf("a run of windows 7d, 2d, 3d and 10d made %d queries, want 4, those of one read of 10 days (%d)", four, longest)
 	}
 
 	// Each item gets what it would have got alone: worker's 3 days are cut

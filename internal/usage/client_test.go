@@ -155,7 +155,7 @@ func TestReaderStreamsWhatItWouldHaveRead(t *testing.T) {
 	defer srv.Close()
 	read := func(api RangeQuerier) map[WorkloadRef]Usage {
 		t.Helper()
-		got, err := NewReader(api, WithWindow(24*time.Hour), WithClock(func() time.Time { return end })).Read(context.Background(), "team", answers.workloads)
+		got, err := NewReader(api, WithWindow(24*time.Hour), WithStep(time.Minute), WithClock(func() time.Time { return end })).Read(context.Background(), "team", answers.workloads)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -91,7 +91,9 @@ func TestReadEachReadsOnceAndCutsEachGroupAsIfReadAlone(t *testing.T) {
 		{name: "api-cccc-55555", from: now.Add(-5 * day), to: now,
 			cpu: func(time.Time) float64 { return 0.3 }, mem: func(t time.Time) float64 { return float64(int(minutes(t)) % 1013) }},
 	}}
+	// The CPU step of these tests: 10 days are two ranges.
 	clock := WithClock(func() time.Time { return now })
+	minute := WithStep(time.Minute)
 	web := WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
 	api := WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "api"}
 	groups := map[Settings][]WorkloadRef{
@@ -102,7 +104,7 @@ func TestReadEachReadsOnceAndCutsEachGroupAsIfReadAlone(t *testing.T) {
 		// Neither the window nor the peak interval a multiple of the hour.
 		{Window: 100*time.Hour + 30*time.Minute, PeakInterval: 7*time.Hour + 10*time.Minute}: {web, api},
 	}
-	got, err := NewReader(sim, clock).ReadEach(context.Background(), "shop", groups, nil)
+	got, err := NewReader(sim, clock, minute).ReadEach(context.Background(), "shop", groups, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +113,7 @@ func TestReadEachReadsOnceAndCutsEachGroupAsIfReadAlone(t *testing.T) {
 	// points), memory (1,565 points back to the oldest 7h10m peak), OOM.
 	shared := sim.queries
 	sim.queries = 0
-	if _, err := NewReader(sim, clock, WithWindow(10*day), WithPeakInterval(10*time.Minute)).Read(context.Background(), "shop", []WorkloadRef{web, api}); err != nil {
+	if _, err := NewReader(sim, clock, minute, WithWindow(10*day), WithPeakInterval(10*time.Minute)).Read(context.Background(), "shop", []WorkloadRef{web, api}); err != nil {
 		t.Fatal(err)
 	}
 	if shared != 5 || shared != sim.queries {
@@ -126,7 +128,7 @@ func TestReadEachReadsOnceAndCutsEachGroupAsIfReadAlone(t *testing.T) {
 		if s.PeakInterval > 0 {
 			own.PeakInterval = s.PeakInterval
 		}
-		alone, err := NewReader(sim, clock, WithWindow(own.Window), WithPeakInterval(own.PeakInterval)).Read(context.Background(), "shop", ws)
+		alone, err := NewReader(sim, clock, minute, WithWindow(own.Window), WithPeakInterval(own.PeakInterval)).Read(context.Background(), "shop", ws)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +232,7 @@ func TestReadEachCostsAtMostElevenQueries(t *testing.T) {
 		{Window: 720 * time.Hour, PeakInterval: 24 * time.Hour}: {web},
 		{}: {web},
 	}
-	if _, err := NewReader(api).ReadEach(context.Background(), "shop", groups, nil); err != nil {
+	if _, err := NewReader(api, WithStep(time.Minute)).ReadEach(context.Background(), "shop", groups, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(api.queries) != 11 {

@@ -205,7 +205,7 @@ func TestPrometheusWeek(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Read() error = %v", err)
 	}
-	// One namespace: ownership, CPU (10,081 points at 1m, one range),
+	// One namespace: ownership, CPU (2,017 points at 5m, one range),
 	// memory peaks, OOM kills.
 	if promAPI.Queries != 4 {
 		t.Errorf("Read() made %d queries, want 4", promAPI.Queries)
@@ -214,8 +214,8 @@ func TestPrometheusWeek(t *testing.T) {
 	t.Run("rollouts", func(t *testing.T) {
 		cpu := got[web]["app"][corev1.ResourceCPU]
 		// Two pods at a time for a week, across four ReplicaSets: about
-		// 2 x 10,080 rates (the first minutes of each pod have none yet).
-		if cpu == nil || len(cpu.Values) < 2*10000 || cpu.Span() < 7*24*time.Hour-10*time.Minute {
+		// 2 x 2,016 rates (the first minutes of each pod have none yet).
+		if cpu == nil || len(cpu.Values) < 2*2000 || cpu.Span() < 7*24*time.Hour-10*time.Minute {
 			t.Fatalf("web cpu = %d samples over %s, want the whole week of both pods of all rollouts", len(cpu.Values), cpu.Span())
 		}
 		mem := got[web]["app"][corev1.ResourceMemory]
@@ -313,7 +313,7 @@ func TestPrometheusReadEachCutsAsIfReadAlone(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReadEach() error = %v", err)
 	}
-	// One read of the week at 30m peaks: ownership, CPU (10,081 points),
+	// One read of the week at 30m peaks: ownership, CPU (2,017 points),
 	// memory (337 peaks), OOM kills; as many as a week at the run's
 	// settings, not one read per group.
 	if promAPI.Queries != 4 {

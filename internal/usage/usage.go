@@ -23,7 +23,7 @@ import (
 // Defaults for reading usage history.
 const (
 	DefaultWindow     = 7 * 24 * time.Hour
-	DefaultStep       = time.Minute
+	DefaultStep       = 5 * time.Minute
 	DefaultRateWindow = 5 * time.Minute
 	// DefaultPeakInterval is katalyst's memory task interval: memory
 	// enters the histogram as one peak per hour.

@@ -90,7 +90,7 @@ func TestReaderBatchesPerNamespace(t *testing.T) {
 		return model.Matrix{series("web-bbbb-22222", "app", 100)}
 	}}
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	r := NewReader(api, WithWindow(48*time.Hour), WithClock(func() time.Time { return now }))
+	r := NewReader(api, WithWindow(48*time.Hour), WithStep(time.Minute), WithClock(func() time.Time { return now }))
 	web := WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
 	apiRef := WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "api"}
 
@@ -155,7 +155,7 @@ func TestReaderSplitsLongWindows(t *testing.T) {
 	api := &recordingAPI{answer: func(string) model.Matrix { return nil }}
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	// 14 days at 1m are 20,161 points: two ranges of at most 11,000.
-	r := NewReader(api, WithWindow(14*24*time.Hour), WithClock(func() time.Time { return now }))
+	r := NewReader(api, WithWindow(14*24*time.Hour), WithStep(time.Minute), WithClock(func() time.Time { return now }))
 	if _, err := r.Read(context.Background(), "ns", []WorkloadRef{{Kind: "Deployment", Namespace: "ns", Name: "web"}}); err != nil {
 		t.Fatal(err)
 	}
