@@ -344,7 +344,7 @@ func (e *env) measure(ctx context.Context, res *Result) error {
 	stages := Timeline(run.Start, run.End, run.Stages, gitReqs)
 
 	logf("replaying the run's %d PromQL queries alone, with their statistics", len(promReqs))
-	promReplay, err := ReplayPromQL(ctx, e.prom.URL, promReqs)
+	promReplay, _, err := ReplayPromQL(ctx, e.prom.URL, promReqs, 1)
 	if err != nil {
 		return err
 	}
@@ -365,7 +365,7 @@ func (e *env) measure(ctx context.Context, res *Result) error {
 		res.Ratios.ScannedOverStored = float64(res.Total.Samples) / float64(res.StoredTotal)
 	}
 	if !e.opts.NoFloor {
-		if err := e.floor(ctx, res, run, apiReqs, promReplay); err != nil {
+		if err := e.floor(ctx, res, run, apiReqs, promReqs, promReplay); err != nil {
 			return err
 		}
 	}
@@ -388,8 +388,9 @@ func (e *env) measure(ctx context.Context, res *Result) error {
 }
 
 // floor measures the run's list calls, its queries (replayed already) and
-// a clone and push of the same change, each alone.
-func (e *env) floor(ctx context.Context, res *Result, run *JobRun, apiReqs []Request, promReplay []Replayed) error {
+// a clone and push of the same change, each alone; and, aside, the queries
+// again at the job's own concurrency.
+func (e *env) floor(ctx context.Context, res *Result, run *JobRun, apiReqs, promReqs []Request, promReplay []Replayed) error {
 	e.opts.Logf("replaying the run's %d apiserver requests alone", len(apiReqs))
 	apiReplay, err := ReplayAPI(ctx, e.api.URL, apiReqs)
 	if err != nil {
@@ -425,11 +426,25 @@ func (e *env) floor(ctx context.Context, res *Result, run *JobRun, apiReqs []Req
 		total.Bytes += r.Bytes
 	}
 	res.FloorTotal = total
+	if n := MaxOverlap(promReqs); n > 1 {
+		e.opts.Logf("replaying the run's PromQL queries again, %d at a time as the job sent them", n)
+		reps, wall, err := ReplayPromQL(ctx, e.prom.URL, promReqs, n)
+		if err != nil {
+			return err
+		}
+		row := sumReplayed(fmt.Sprintf("PromQL queries, %d at a time", n), reps)
+		row.Wall, row.Queries = Duration(wall), len(reps)
+		row.Note = "the run's queries at the job's own concurrency (the most it had in flight); not in the floor's sum"
+		res.Concurrent = &row
+	}
 	if total.Wall > 0 {
 		res.Ratios.RunOverFloor = float64(res.Total.Wall) / float64(total.Wall)
 	}
 	if h := rowNamed(res.Stages, "history"); h != nil && queries.Wall > 0 {
 		res.Ratios.HistoryOverQueries = float64(h.Wall) / float64(queries.Wall)
+		if c := res.Concurrent; c != nil && c.Wall > 0 {
+			res.Ratios.HistoryOverConcurrent = float64(h.Wall) / float64(c.Wall)
+		}
 	}
 	return nil
 }

@@ -253,3 +253,16 @@ func TestQueryShapes(t *testing.T) {
 		t.Errorf("queryShapes() = %q, want [%q]", got, want)
 	}
 }
+
+func TestMaxOverlap(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	r := func(from, to int) Request {
+		return Request{Start: t0.Add(time.Duration(from) * time.Second), End: t0.Add(time.Duration(to) * time.Second)}
+	}
+	if n := MaxOverlap([]Request{r(0, 10), r(1, 5), r(2, 3), r(6, 12), r(10, 11)}); n != 3 {
+		t.Errorf("MaxOverlap() = %d, want 3", n)
+	}
+	if n := MaxOverlap([]Request{r(0, 1), r(1, 2)}); n != 1 {
+		t.Errorf("MaxOverlap() of back-to-back requests = %d, want 1", n)
+	}
+}

@@ -93,16 +93,22 @@ func decode(manifest string) (*unstructured.Unstructured, error) {
 // forEach calls do for each item, createWorkers at a time, and returns the
 // errors; it stops handing out items at the first error.
 func forEach[T any](ctx context.Context, items []T, do func(T) error) error {
+	return forEachN(ctx, createWorkers, items, func(k int) error { return do(items[k]) })
+}
+
+// forEachN calls do with the index of each item, n at a time, and returns
+// the errors; it stops handing out items at the first error.
+func forEachN[T any](ctx context.Context, n int, items []T, do func(int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	work := make(chan T)
+	work := make(chan int)
 	var mu sync.Mutex
 	var errs []error
 	var wg sync.WaitGroup
-	for range createWorkers {
+	for range n {
 		wg.Go(func() {
-			for it := range work {
-				if err := do(it); err != nil {
+			for k := range work {
+				if err := do(k); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
@@ -111,9 +117,9 @@ func forEach[T any](ctx context.Context, items []T, do func(T) error) error {
 			}
 		})
 	}
-	for _, it := range items {
+	for k := range items {
 		select {
-		case work <- it:
+		case work <- k:
 			continue
 		case <-ctx.Done():
 		}

@@ -94,28 +94,52 @@ func continueToken(body []byte) string {
 	return list.Metadata.Continue
 }
 
-// ReplayPromQL sends the recorded range queries to Prometheus through base
-// (the proxy), one after the other, in the form the job sent them, with
-// the statistics asked for, and reads the samples each scanned.
-func ReplayPromQL(ctx context.Context, base string, reqs []Request) ([]Replayed, error) {
-	var out []Replayed
+// ReplayPromQL sends the recorded queries to Prometheus through base (the
+// proxy), parallel at a time (one after the other when 1), in the form the
+// job sent them, with the statistics asked for, and reads the samples each
+// scanned. It returns them in the recorded order, and the time from the
+// first sent to the last answered.
+func ReplayPromQL(ctx context.Context, base string, reqs []Request, parallel int) ([]Replayed, time.Duration, error) {
+	var queries []int
 	for i, r := range reqs {
-		if !isQuery(r) {
-			continue
+		if isQuery(r) {
+			queries = append(queries, i)
 		}
+	}
+	out := make([]Replayed, len(queries))
+	began := time.Now()
+	err := forEachN(ctx, max(parallel, 1), queries, func(k int) error {
+		i := queries[k]
+		r := reqs[i]
 		form := url.Values{}
-		for k, v := range r.Form {
-			form[k] = append([]string(nil), v...)
+		for name, v := range r.Form {
+			form[name] = append([]string(nil), v...)
 		}
 		form.Set("stats", statsParam)
 		rep, err := queryPrometheus(ctx, base+r.Path, form, r)
-		if err != nil {
-			return nil, err
-		}
 		rep.Index = i
-		out = append(out, rep)
+		out[k] = rep
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
 	}
-	return out, nil
+	return out, time.Since(began), nil
+}
+
+// MaxOverlap returns how many of reqs were in flight at once, at most.
+func MaxOverlap(reqs []Request) int {
+	most := 0
+	for _, r := range reqs {
+		n := 0
+		for _, o := range reqs {
+			if !o.Start.After(r.Start) && o.End.After(r.Start) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
 }
 
 // isQuery says whether r is a PromQL query.

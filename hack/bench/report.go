@@ -38,6 +38,9 @@ func (r *Result) tableRows() [][]string {
 	if len(r.Floor) > 0 {
 		add("floor", r.FloorTotal, false)
 	}
+	if r.Concurrent != nil {
+		add(r.Concurrent.Name+" *", *r.Concurrent, false)
+	}
 	if r.Baseline != nil {
 		add("baseline (katalyst)", *r.Baseline, false)
 	}
@@ -127,11 +130,15 @@ func (r *Result) summary() []string {
 			out = append(out, fmt.Sprintf("* %s: %s", s.Name, s.Note))
 		}
 	}
+	if c := r.Concurrent; c != nil {
+		out = append(out, fmt.Sprintf("* %s: %s", c.Name, c.Note))
+	}
 	ra := r.Ratios
 	ratios := []string{
 		fmt.Sprintf("run/floor %s (target <= 1.5)", formatRatio(ra.RunOverFloor)),
 		fmt.Sprintf("baseline/history %s (target >= 10)", formatRatio(ra.BaselineOverHistory)),
 		fmt.Sprintf("history/its queries alone %s", formatRatio(ra.HistoryOverQueries)),
+		fmt.Sprintf("history/its queries at its concurrency %s", formatRatio(ra.HistoryOverConcurrent)),
 		fmt.Sprintf("scanned/stored %s (target <= 2; %s samples stored in the window)", formatRatio(ra.ScannedOverStored), formatSI(r.StoredTotal)),
 	}
 	if r.Baseline != nil {

@@ -65,8 +65,10 @@ type Ratios struct {
 	// stage's (target: at least 10).
 	BaselineOverHistory float64 `json:"baselineOverHistory,omitempty"`
 	// HistoryOverQueries is the history stage's wall time over its
-	// queries replayed alone.
-	HistoryOverQueries float64 `json:"historyOverQueries"`
+	// queries replayed alone, HistoryOverConcurrent over them replayed at
+	// the job's concurrency.
+	HistoryOverQueries    float64 `json:"historyOverQueries"`
+	HistoryOverConcurrent float64 `json:"historyOverConcurrent,omitempty"`
 	// ScannedOverStored is the samples the run's queries scanned over the
 	// samples stored in the window (target: at most 2).
 	ScannedOverStored float64 `json:"scannedOverStored"`
@@ -124,6 +126,9 @@ type Result struct {
 	// push of the same change, each issued alone; FloorTotal their sum.
 	Floor      []Row `json:"floor"`
 	FloorTotal Row   `json:"floorTotal"`
+	// Concurrent is the run's queries replayed again, as many at a time
+	// as the job had in flight; nil when it had one at a time.
+	Concurrent *Row `json:"concurrent,omitempty"`
 	// Baseline is the history read the katalyst way; nil when not run.
 	Baseline *Row `json:"baseline,omitempty"`
 	// Stored are the samples Prometheus holds in the window, per metric
