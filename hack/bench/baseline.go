@@ -38,14 +38,14 @@ type baselineQuery struct {
 	start, end time.Time
 }
 
-// Baseline reads the fleet's history as katalyst's controller does
-// (katalyst.md section 4.1): one range query per ResourceRecommend,
-// container and resource, at a 1-minute step over the window ending at
-// end, split at maxPoints points, BaselineParallel at a time, each answer
-// decoded whole as Prometheus's client library does. Its CPU query takes
-// rate() over rateWindow, the job's, where katalyst's [30s] finds no two
-// samples of 1-minute data. The queries go through base (the proxy), with
-// the statistics asked for.
+// Baseline reads the fleet's history as katalyst's resource-recommend
+// controller does, its Prometheus data source running one query per task:
+// one range query per ResourceRecommend, container and resource, at a
+// 1-minute step over the window ending at end, split at maxPoints points,
+// BaselineParallel at a time, each answer decoded whole as Prometheus's
+// client library does. Its CPU query takes rate() over rateWindow, the
+// job's, where katalyst's [30s] finds no two samples of 1-minute data. The
+// queries go through base (the proxy), with the statistics asked for.
 func Baseline(ctx context.Context, base string, f Fleet, end time.Time, window, rateWindow time.Duration) (BaselineResult, error) {
 	queries := baselineQueries(f, end, window, rateWindow)
 	ctx, cancel := context.WithCancel(ctx)
