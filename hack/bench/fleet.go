@@ -188,16 +188,6 @@ func suffix(name string, rollout, replica int) string {
 	return string(out)
 }
 
-// Changes is how many container resources the job should change: all of
-// them, since every request is far above its usage.
-func (f Fleet) Changes() int {
-	n := 0
-	for _, w := range f.Workloads {
-		n += 2 * len(w.Containers)
-	}
-	return n
-}
-
 // Count returns how many workloads of kind the fleet has.
 func (f Fleet) Count(kind string) int {
 	n := 0

@@ -107,7 +107,6 @@ func StartProxy(server, upstream string, transport http.RoundTripper, header htt
 			}
 		},
 		Transport: transport,
-		ErrorLog:  nil,
 	}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: time.Minute}
 	go func() {
