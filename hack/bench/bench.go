@@ -320,41 +320,67 @@ func (e *env) runJob(ctx context.Context) (*JobRun, error) {
 
 // measure runs the job, then the floor and the baseline, and fills in res.
 func (e *env) measure(ctx context.Context, res *Result) error {
-	logf := e.opts.Logf
-	logf("running the job on %d ResourceRecommends", e.fleet.N)
+	e.opts.Logf("running the job on %d ResourceRecommends", e.fleet.N)
 	run, err := e.runJob(ctx)
 	if err != nil {
 		return err
 	}
-	logf("the job exited with %d after %s (log in %s)", run.ExitCode, run.End.Sub(run.Start).Round(time.Millisecond), filepath.Join(e.opts.WorkDir, "job.log"))
+	e.opts.Logf("the job exited with %d after %s (log in %s)", run.ExitCode, run.End.Sub(run.Start).Round(time.Millisecond), filepath.Join(e.opts.WorkDir, "job.log"))
 	res.Checks = checks(run)
 	apiReqs := e.rec.Requests(ServerAPI, run.Start, run.End)
 	promReqs := e.rec.Requests(ServerPrometheus, run.Start, run.End)
-	gitReqs := e.rec.Requests(ServerGit, run.Start, run.End)
 	for _, r := range apiReqs {
 		res.APICalls = append(res.APICalls, r.Method+" "+r.Path+queryNote(r.Query))
 	}
 	res.QueryShapes = queryShapes(promReqs)
-	if len(e.fleet.Namespaces) > 0 {
-		res.QueriesPerNamespace = float64(len(promReqs)) / float64(len(e.fleet.Namespaces))
-	}
 	if run.ExitCode != 0 {
 		return fmt.Errorf("the job exited with %d: %s%s", run.ExitCode, run.Report.Failed, run.Report.Interrupted)
 	}
-	stages := Timeline(run.Start, run.End, run.Stages, gitReqs)
-
-	logf("replaying the run's %d PromQL queries alone, with their statistics", len(promReqs))
-	promReplay, _, err := ReplayPromQL(ctx, e.prom.URL, promReqs, 1)
+	promReplay, err := e.attribute(ctx, res, run, apiReqs, promReqs)
 	if err != nil {
 		return err
+	}
+	end := queriesEnd(promReqs, run.End)
+	if err := e.stored(ctx, res, end); err != nil {
+		return err
+	}
+	if !e.opts.NoFloor {
+		if err := e.floor(ctx, res, run, apiReqs, promReqs, promReplay); err != nil {
+			return err
+		}
+	}
+	if !e.opts.NoBaseline {
+		return e.baseline(ctx, res, end)
+	}
+	return nil
+}
+
+// attribute replays the run's queries for the samples each scanned, and
+// fills in the rows of the run's stages; it returns the replayed queries,
+// which are also the floor's.
+func (e *env) attribute(ctx context.Context, res *Result, run *JobRun, apiReqs, promReqs []Request) ([]Replayed, error) {
+	e.opts.Logf("replaying the run's %d PromQL queries alone, with their statistics", len(promReqs))
+	promReplay, _, err := ReplayPromQL(ctx, e.prom.URL, promReqs, 1)
+	if err != nil {
+		return nil, err
 	}
 	scanned := make([]int64, len(promReqs))
 	for _, r := range promReplay {
 		scanned[r.Index] = r.Samples
 	}
+	gitReqs := e.rec.Requests(ServerGit, run.Start, run.End)
+	stages := Timeline(run.Start, run.End, run.Stages, gitReqs)
 	res.Stages, res.Total = stageRows(stages, run, apiReqs, promReqs, gitReqs, scanned)
+	if len(e.fleet.Namespaces) > 0 {
+		res.QueriesPerNamespace = float64(res.Total.Queries) / float64(len(e.fleet.Namespaces))
+	}
+	return promReplay, nil
+}
 
-	end := queriesEnd(promReqs, run.End)
+// stored counts the samples Prometheus holds in the window ending at end,
+// which the run's scanned samples are compared with.
+func (e *env) stored(ctx context.Context, res *Result, end time.Time) error {
+	var err error
 	if res.Stored, err = StoredSamples(ctx, e.bed.Prometheus.URL, Metrics, e.opts.Data.Window, end); err != nil {
 		return err
 	}
@@ -364,25 +390,24 @@ func (e *env) measure(ctx context.Context, res *Result) error {
 	if res.StoredTotal > 0 {
 		res.Ratios.ScannedOverStored = float64(res.Total.Samples) / float64(res.StoredTotal)
 	}
-	if !e.opts.NoFloor {
-		if err := e.floor(ctx, res, run, apiReqs, promReqs, promReplay); err != nil {
-			return err
-		}
+	return nil
+}
+
+// baseline reads the history the katalyst way over the window ending at
+// end, where the run's queries ended.
+func (e *env) baseline(ctx context.Context, res *Result, end time.Time) error {
+	e.opts.Logf("reading the history the katalyst way: %d queries, %d at a time", 4*e.fleet.N, BaselineParallel)
+	b, err := Baseline(ctx, e.prom.URL, e.fleet, end, e.opts.Data.Window, rateWindow)
+	if err != nil {
+		return err
 	}
-	if !e.opts.NoBaseline {
-		logf("reading the history the katalyst way: %d queries, %d at a time", 4*e.fleet.N, BaselineParallel)
-		b, err := Baseline(ctx, e.prom.URL, e.fleet, end, e.opts.Data.Window, rateWindow)
-		if err != nil {
-			return err
-		}
-		res.Baseline = &Row{Name: "baseline", Wall: Duration(b.Wall), Queries: b.Queries, Samples: b.Samples, Bytes: b.Bytes,
-			Note: fmt.Sprintf("katalyst-style: one range query per CR, container and resource, %d in parallel", BaselineParallel)}
-		if h := rowNamed(res.Stages, "history"); h != nil && h.Wall > 0 {
-			res.Ratios.BaselineOverHistory = float64(b.Wall) / float64(h.Wall)
-		}
-		if res.StoredTotal > 0 {
-			res.Ratios.BaselineScannedOverStored = float64(b.Samples) / float64(res.StoredTotal)
-		}
+	res.Baseline = &Row{Name: "baseline", Wall: Duration(b.Wall), Queries: b.Queries, Samples: b.Samples, Bytes: b.Bytes,
+		Note: fmt.Sprintf("katalyst-style: one range query per CR, container and resource, %d in parallel", BaselineParallel)}
+	if h := rowNamed(res.Stages, "history"); h != nil && h.Wall > 0 {
+		res.Ratios.BaselineOverHistory = float64(b.Wall) / float64(h.Wall)
+	}
+	if res.StoredTotal > 0 {
+		res.Ratios.BaselineScannedOverStored = float64(b.Samples) / float64(res.StoredTotal)
 	}
 	return nil
 }
@@ -402,43 +427,25 @@ func (e *env) floor(ctx context.Context, res *Result, run *JobRun, apiReqs, prom
 	queries.Queries = len(promReplay)
 	res.Floor = []Row{lists, queries}
 	if g := run.Report.Git; g != nil && g.Pushed {
-		e.opts.Logf("cloning and pushing the same %d files with git", len(g.Files))
-		dir := filepath.Join(e.opts.WorkDir, "floor")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("git floor: %w", err)
-		}
-		span, err := GitFloor(ctx, e.remote, baseBranch, g.Branch, g.Files, dir)
+		clone, err := e.gitFloor(ctx, g.Branch, g.Files)
 		if err != nil {
 			return err
-		}
-		clone := Row{Name: "clone + push", Wall: Duration(span.End.Sub(span.Start))}
-		for _, r := range e.rec.Requests(ServerGit, span.Start, span.End) {
-			clone.Bytes += r.Bytes
 		}
 		res.Floor = append(res.Floor, clone)
 	}
-	total := Row{Name: "floor"}
+	res.FloorTotal = Row{Name: "floor"}
 	for _, r := range res.Floor {
-		total.Wall += r.Wall
-		total.APIRequests += r.APIRequests
-		total.Queries += r.Queries
-		total.Samples += r.Samples
-		total.Bytes += r.Bytes
+		res.FloorTotal.Wall += r.Wall
+		res.FloorTotal.APIRequests += r.APIRequests
+		res.FloorTotal.Queries += r.Queries
+		res.FloorTotal.Samples += r.Samples
+		res.FloorTotal.Bytes += r.Bytes
 	}
-	res.FloorTotal = total
-	if n := MaxOverlap(promReqs); n > 1 {
-		e.opts.Logf("replaying the run's PromQL queries again, %d at a time as the job sent them", n)
-		reps, wall, err := ReplayPromQL(ctx, e.prom.URL, promReqs, n)
-		if err != nil {
-			return err
-		}
-		row := sumReplayed(fmt.Sprintf("PromQL queries, %d at a time", n), reps)
-		row.Wall, row.Queries = Duration(wall), len(reps)
-		row.Note = "the run's queries at the job's own concurrency (the most it had in flight); not in the floor's sum"
-		res.Concurrent = &row
+	if res.Concurrent, err = e.concurrent(ctx, promReqs); err != nil {
+		return err
 	}
-	if total.Wall > 0 {
-		res.Ratios.RunOverFloor = float64(res.Total.Wall) / float64(total.Wall)
+	if res.FloorTotal.Wall > 0 {
+		res.Ratios.RunOverFloor = float64(res.Total.Wall) / float64(res.FloorTotal.Wall)
 	}
 	if h := rowNamed(res.Stages, "history"); h != nil && queries.Wall > 0 {
 		res.Ratios.HistoryOverQueries = float64(h.Wall) / float64(queries.Wall)
@@ -447,6 +454,43 @@ func (e *env) floor(ctx context.Context, res *Result, run *JobRun, apiReqs, prom
 		}
 	}
 	return nil
+}
+
+// gitFloor clones and pushes the files the job changed on its branch with
+// git, and returns the floor's row of it.
+func (e *env) gitFloor(ctx context.Context, branch string, files []string) (Row, error) {
+	e.opts.Logf("cloning and pushing the same %d files with git", len(files))
+	dir := filepath.Join(e.opts.WorkDir, "floor")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Row{}, fmt.Errorf("git floor: %w", err)
+	}
+	span, err := GitFloor(ctx, e.remote, baseBranch, branch, files, dir)
+	if err != nil {
+		return Row{}, err
+	}
+	row := Row{Name: "clone + push", Wall: Duration(span.End.Sub(span.Start))}
+	for _, r := range e.rec.Requests(ServerGit, span.Start, span.End) {
+		row.Bytes += r.Bytes
+	}
+	return row, nil
+}
+
+// concurrent replays the run's queries as many at a time as the job had
+// in flight; nil when it had one at a time.
+func (e *env) concurrent(ctx context.Context, promReqs []Request) (*Row, error) {
+	n := MaxOverlap(promReqs)
+	if n <= 1 {
+		return nil, nil
+	}
+	e.opts.Logf("replaying the run's PromQL queries again, %d at a time as the job sent them", n)
+	reps, wall, err := ReplayPromQL(ctx, e.prom.URL, promReqs, n)
+	if err != nil {
+		return nil, err
+	}
+	row := sumReplayed(fmt.Sprintf("PromQL queries, %d at a time", n), reps)
+	row.Wall, row.Queries = Duration(wall), len(reps)
+	row.Note = "the run's queries at the job's own concurrency (the most it had in flight); not in the floor's sum"
+	return &row, nil
 }
 
 // sumReplayed adds replayed requests up into a floor row.

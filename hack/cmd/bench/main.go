@@ -90,7 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			NoFloor: *noFloor, NoBaseline: *noBaseline, Command: command, Commit: commit, Logf: logf,
 		})
 		if err != nil {
-			return fmt.Errorf("N = %d: %w", n, err)
+			return fmt.Errorf("scale %d: %w", n, err)
 		}
 		results = append(results, res)
 		fmt.Fprintln(stdout)
