@@ -30,7 +30,7 @@ type fileEdit struct {
 }
 
 func newFileEdit(f *indexedFile) *fileEdit {
-	return &fileEdit{name: f.name, orig: f.data, data: f.data, docs: f.docs, mode: f.mode, unsafe: f.unsafe}
+	return &fileEdit{name: f.name, orig: f.data, data: f.data, mode: f.mode, unsafe: f.unsafe}
 }
 
 // finder locates, in one document, the mapping that holds the resources a

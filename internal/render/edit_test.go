@@ -47,7 +47,7 @@ func editOne(t *testing.T, in string, c Change) (string, *fileEdit, error) {
 	if doc < 0 {
 		t.Fatal("input does not define the target")
 	}
-	fe := newFileEdit(&indexedFile{name: "m.yaml", data: []byte(in), docs: docs})
+	fe := newFileEdit(&indexedFile{name: "m.yaml", data: []byte(in)})
 	_, err = fe.apply(c, doc, nil)
 	return string(fe.data), fe, err
 }

@@ -54,11 +54,12 @@ type docRef struct {
 }
 
 // indexedFile is a file holding at least one wanted object, kept as read so
-// that it is edited exactly as it was indexed.
+// that it is edited exactly as it was indexed. Its parsed documents are
+// not kept: thousands of files' trees are what would fill a run's memory,
+// and a file is parsed again when it is edited.
 type indexedFile struct {
 	name   string
 	data   []byte
-	docs   []*yaml.Node
 	mode   fs.FileMode
 	unsafe error // why the file must not be edited, if it must not
 }
@@ -459,7 +460,6 @@ func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, erro
 	s.file = &indexedFile{
 		name:   p,
 		data:   data,
-		docs:   docs,
 		mode:   info.Mode().Perm(),
 		unsafe: unsafeFile(data, docs),
 	}

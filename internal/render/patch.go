@@ -25,7 +25,10 @@ const patchPrefix = "recommend-job-"
 // recommend-job-<kind>-<name>.yaml next to it and lists it in patches. It
 // returns the patch file, whether bytes changed, and the files touched.
 func (a *applier) patch(c Change, ref docRef) (string, bool, []string, error) {
-	base := a.idx.files[ref.file].docs[ref.doc]
+	base, err := a.doc(ref.file, ref.doc)
+	if err != nil {
+		return ref.file, false, nil, err
+	}
 	if _, _, err := locateContainer(base, c.Container); err != nil {
 		return ref.file, false, nil, fmt.Errorf("%s: %w", ref.file, err)
 	}
@@ -95,7 +98,10 @@ func (a *applier) newPatch(k *kustomization, want identKey, name string, base *y
 // patch of that kustomization that names the object gains the path, or a
 // new one is written. keys and direct are the marked path (markedObject).
 func (a *applier) markerPatch(c Change, ref docRef, value string, keys []string, direct bool) (string, bool, []string, error) {
-	base := a.idx.files[ref.file].docs[ref.doc]
+	base, err := a.doc(ref.file, ref.doc)
+	if err != nil {
+		return ref.file, false, nil, err
+	}
 	for _, key := range keys {
 		if !plainKey.MatchString(key) {
 			return ref.file, false, nil, fmt.Errorf("%w: %s: key %q on the way to marker %q would need quoting in a patch", ErrUnsafeFile, ref.file, key, value)
@@ -251,7 +257,10 @@ func (a *applier) findPatch(c Change, k *kustomization, want identKey, ns string
 // container's resources: an edit of the defining file would not show, so
 // the values go in a patch of the renderer, which applies last.
 func (a *applier) overridden(c Change, ref docRef) bool {
-	base := a.idx.files[ref.file].docs[ref.doc]
+	base, err := a.doc(ref.file, ref.doc)
+	if err != nil {
+		return false
+	}
 	_, at, err := locateContainer(base, c.Container)
 	if err != nil {
 		return false

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -263,7 +265,10 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			// What a kustomization renders from a marked file is proven
 			// too, at the marked path of the marked object.
 			var err error
-			exps[i].object, keys, direct, err = markedObject(a.idx.files[ref.file].docs[ref.doc], ref, value)
+			var doc *yaml.Node
+			if doc, err = a.doc(ref.file, ref.doc); err == nil {
+				exps[i].object, keys, direct, err = markedObject(doc, ref, value)
+			}
 			if err != nil {
 				res.File, res.Err = ref.file, err
 				continue
@@ -352,10 +357,50 @@ type applier struct {
 	idx   *index
 	files map[string]*fileEdit
 	limit int64 // files above it are not read; <= 0: no limit
+	// recent are the files whose parsed documents are kept, the most
+	// recently used last.
+	recent []*fileEdit
 }
+
+// parsedFiles bounds the files whose parsed documents are kept between
+// uses: a run edits thousands of files, and their trees, not their bytes,
+// would fill its memory. A file used again after it was dropped is parsed
+// again.
+const parsedFiles = 16
 
 // file returns the edit of an existing file, reading it on first use.
 func (a *applier) file(name string) (*fileEdit, error) {
+	fe, err := a.fileEdit(name)
+	if err != nil {
+		return nil, err
+	}
+	if i := slices.Index(a.recent, fe); i >= 0 {
+		a.recent = slices.Delete(a.recent, i, i+1)
+	} else if len(a.recent) == parsedFiles {
+		a.recent[0].docs = nil
+		a.recent = slices.Delete(a.recent, 0, 1)
+	}
+	a.recent = append(a.recent, fe)
+	return fe, nil
+}
+
+// doc returns document i of file as it reads now, with the run's edits.
+func (a *applier) doc(file string, i int) (*yaml.Node, error) {
+	fe, err := a.file(file)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := fe.currentDocs()
+	if err != nil {
+		return nil, err
+	}
+	if i >= len(docs) {
+		return nil, fmt.Errorf("%s: document %d is gone", file, i+1)
+	}
+	return docs[i], nil
+}
+
+func (a *applier) fileEdit(name string) (*fileEdit, error) {
 	if fe, ok := a.files[name]; ok {
 		return fe, nil
 	}
@@ -369,7 +414,7 @@ func (a *applier) file(name string) (*fileEdit, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrUnsafeFile, name, err)
 		}
-		f = &indexedFile{name: name, data: data, docs: docs, mode: info.Mode().Perm(), unsafe: unsafeFile(data, docs)}
+		f = &indexedFile{name: name, data: data, mode: info.Mode().Perm(), unsafe: unsafeFile(data, docs)}
 	}
 	fe := newFileEdit(f)
 	a.files[name] = fe

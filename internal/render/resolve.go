@@ -262,8 +262,11 @@ func (idx *index) resolveMarker(c Change, m docRef, dir string) (docRef, error) 
 			ErrAmbiguousTarget, key, m.file, renderersOf(refs), AnnotationPath)
 	}
 	r := refs[0]
-	doc := idx.files[r.file].docs[r.doc]
-	k, ns, ok := identify(doc)
+	docs, err := parseDocuments(idx.files[r.file].data)
+	if err != nil || r.doc >= len(docs) {
+		return docRef{}, fmt.Errorf("%w: %s no longer parses: %w", ErrUnsafeFile, r.file, err)
+	}
+	k, ns, ok := identify(docs[r.doc])
 	if !ok {
 		return r, nil
 	}
