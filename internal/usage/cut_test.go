@@ -76,13 +76,13 @@ func (s *simAPI) QueryRange(_ context.Context, q string, rng promv1.Range, _ ...
 	return out, nil, nil, nil
 }
 
-func TestReadEachReadsOnceAndCutsEachGroupAsIfReadAlone(t *testing.T) {
-	now := time.Date(2026, 11, 21, 12, 7, 0, 0, time.UTC)
+// shopSim is namespace shop over 12 days to now: web, whose current pod
+// was killed for memory 50 hours ago and whose other pod ended four days
+// ago, and api, started five days ago.
+func shopSim(now time.Time) *simAPI {
 	day := 24 * time.Hour
 	minutes := func(t time.Time) float64 { return float64(t.Unix() / 60) }
-	sim := &simAPI{pods: []simPod{
-		// web's current pod, killed for memory 50 hours ago, and one that
-		// ended four days ago.
+	return &simAPI{pods: []simPod{
 		{name: "web-bbbb-22222", from: now.Add(-12 * day), to: now, oomAt: now.Add(-50 * time.Hour),
 			cpu: func(t time.Time) float64 { return float64(int(minutes(t))%97) / 100 },
 			mem: func(t time.Time) float64 { return 100 + float64(int(minutes(t))%89) }},
@@ -91,6 +91,12 @@ func TestReadEachReadsOnceAndCutsEachGroupAsIfReadAlone(t *testing.T) {
 		{name: "api-cccc-55555", from: now.Add(-5 * day), to: now,
 			cpu: func(time.Time) float64 { return 0.3 }, mem: func(t time.Time) float64 { return float64(int(minutes(t)) % 1013) }},
 	}}
+}
+
+func TestReadEachReadsOnceAndCutsEachGroupAsIfReadAlone(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 7, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	sim := shopSim(now)
 	// The CPU step of these tests: 10 days are two ranges.
 	clock := WithClock(func() time.Time { return now })
 	minute := WithStep(time.Minute)

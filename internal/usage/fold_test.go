@@ -27,16 +27,7 @@ func (f *recordingFold) Add(t time.Time, v float64) { f.samples = append(f.sampl
 func TestReadEachFoldsEachGroupsWindow(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 7, 0, 0, time.UTC)
 	day := 24 * time.Hour
-	minutes := func(t time.Time) float64 { return float64(t.Unix() / 60) }
-	sim := &simAPI{pods: []simPod{
-		{name: "web-bbbb-22222", from: now.Add(-12 * day), to: now, oomAt: now.Add(-50 * time.Hour),
-			cpu: func(t time.Time) float64 { return float64(int(minutes(t))%97) / 100 },
-			mem: func(t time.Time) float64 { return 100 + float64(int(minutes(t))%89) }},
-		{name: "web-dddd-44444", from: now.Add(-12 * day), to: now.Add(-4 * day),
-			cpu: func(time.Time) float64 { return 2 }, mem: func(t time.Time) float64 { return 500 + float64(int(minutes(t))%53) }},
-		{name: "api-cccc-55555", from: now.Add(-5 * day), to: now,
-			cpu: func(time.Time) float64 { return 0.3 }, mem: func(t time.Time) float64 { return float64(int(minutes(t)) % 1013) }},
-	}}
+	sim := shopSim(now)
 	clock := WithClock(func() time.Time { return now })
 	web := WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
 	api := WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "api"}
