@@ -29,6 +29,10 @@ func TestPrometheusClientSendsCredentials(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Clone()
 		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/api/v1/series") {
+			w.Write([]byte(`{"status":"success","data":[]}`))
+			return
+		}
 		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
 	}))
 	defer srv.Close()
@@ -73,6 +77,18 @@ func TestPrometheusClientSendsCredentials(t *testing.T) {
 	}
 	if h, _ := query(t, client(t, &config.Config{PrometheusBearerToken: "inline"})); h.Get("Authorization") != "Bearer inline" {
 		t.Errorf("Authorization = %q, want the bearer token", h.Get("Authorization"))
+	}
+	// The run's reader lists kube-state-metrics' ownership through the
+	// same client, with the same credentials.
+	var run usage.RangeQuerier = client(t, &config.Config{PrometheusBearerToken: "inline", PrometheusHeaders: []string{"X-Scope-OrgID=tenant-a"}})
+	lister, ok := run.(usage.SeriesLister)
+	if !ok {
+		t.Fatal("the run's Prometheus API lists no series: ownership would be queried over every sample")
+	}
+	got = nil
+	if _, _, _, err := lister.Series(context.Background(), []string{"up"}, time.Now().Add(-time.Hour), time.Now()); err != nil ||
+		got.Get("Authorization") != "Bearer inline" || got.Get("X-Scope-Orgid") != "tenant-a" {
+		t.Errorf("series listing headers = %v, error %v; want the bearer token and the extra headers", got, err)
 	}
 	// admin:secret in base64 is YWRtaW46c2VjcmV0.
 	if h, _ := query(t, client(t, &config.Config{PrometheusUsername: "admin", PrometheusPassword: "secret"})); h.Get("Authorization") != "Basic YWRtaW46c2VjcmV0" {

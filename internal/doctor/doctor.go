@@ -187,8 +187,8 @@ func (d *checks) history(ctx context.Context, cfg Config, items []collect.Item) 
 		d.info("no valid ResourceRecommend: nothing to query")
 		return
 	}
-	rec := &recorder{next: cfg.Prometheus}
-	reader := namespaceTagger{usage.NewReader(rec, cfg.ReaderOptions...)}
+	rec, api := newRecorder(cfg.Prometheus)
+	reader := namespaceTagger{usage.NewReader(api, cfg.ReaderOptions...)}
 	// Each namespace's failure is in h; the error only sums them up.
 	h, _ := usage.ReadAll(ctx, reader, wants, d.log)
 
@@ -201,13 +201,24 @@ func (d *checks) history(ctx context.Context, cfg Config, items []collect.Item) 
 	for _, ns := range slices.Sorted(maps.Keys(byNamespace)) {
 		sent := rec.sent(ns)
 		for _, q := range sent.queries {
+			if q.step == 0 {
+				d.info("namespace %s: %d series over %s <- %s", ns, q.series, q.span, q.query)
+				continue
+			}
 			d.info("namespace %s: %d series over %s at %s <- %s", ns, q.series, q.span, q.step, q.query)
 		}
 		if _, err := h.Of(recommend.WantOf(byNamespace[ns][0])); err != nil {
 			d.fail("reading the history of namespace "+ns, err)
 			continue
 		}
-		d.ok("namespace %s: %d queries", ns, sent.calls)
+		switch sent.listings {
+		case 0:
+			d.ok("namespace %s: %d queries", ns, sent.calls)
+		case 1:
+			d.ok("namespace %s: %d queries and a series listing", ns, sent.calls-1)
+		default:
+			d.ok("namespace %s: %d queries and %d series listings", ns, sent.calls-sent.listings, sent.listings)
+		}
 		for _, it := range byNamespace[ns] {
 			d.usage(it, h)
 		}

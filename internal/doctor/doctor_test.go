@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -105,6 +106,28 @@ func (p *prometheus) QueryRange(_ context.Context, q string, r promv1.Range, _ .
 	return m, nil, nil, nil
 }
 
+// listingPrometheus is prometheus that lists series too: every listing is
+// answered with a kube_pod_owner series of no owner for each pod of the
+// namespace, and recorded as "series" and its selectors.
+type listingPrometheus struct{ *prometheus }
+
+func (p listingPrometheus) Series(_ context.Context, matches []string, start, end time.Time, _ ...promv1.Option) ([]model.LabelSet, promv1.Warnings, promv1.Infos, error) {
+	q := "series " + strings.Join(matches, " ")
+	p.mu.Lock()
+	p.calls = append(p.calls, q)
+	p.mu.Unlock()
+	if p.err != nil {
+		return nil, nil, nil, p.err
+	}
+	ns, _ := strconv.Unquote(namespaceMatcher.FindStringSubmatch(q)[1])
+	var sets []model.LabelSet
+	for _, pod := range p.pods[ns] {
+		sets = append(sets, model.LabelSet{"__name__": "kube_pod_owner", "namespace": model.LabelValue(ns), "pod": model.LabelValue(pod),
+			"owner_kind": "<none>", "owner_name": "<none>"})
+	}
+	return sets, nil, nil, nil
+}
+
 // byNamespace groups queries under the namespace they select.
 func byNamespace(queries []string) map[string][]string {
 	out := map[string][]string{}
@@ -153,16 +176,38 @@ var (
 )
 
 // sentLine is a line of doctor's output naming a query.
-var sentLine = regexp.MustCompile(`^ {8}namespace (\S+): (\d+) series over (\S+) at (\S+) <- (.*)$`)
+var sentLine = regexp.MustCompile(`^ {8}namespace (\S+): (\d+) series over (\S+)(?: at (\S+))? <- (.*)$`)
 
 // TestQueriesAreARunsQueries runs doctor and a dry run on the same
 // cluster: doctor shows, namespace by namespace and sorted, exactly the
 // queries the run sends, with the longest window a ResourceRecommend of
 // the namespace asks for.
 func TestQueriesAreARunsQueries(t *testing.T) {
+	tests := []struct {
+		name string
+		// api is a Prometheus of pods recording what it is sent.
+		api func(*prometheus) usage.RangeQuerier
+		// ownership reads kube-state-metrics' ownership.
+		ownership bool
+		// listed is the ownership listing shown per namespace, if any.
+		listed bool
+	}{
+		{name: "without ownership", api: func(p *prometheus) usage.RangeQuerier { return p }},
+		{name: "ownership queried", ownership: true, api: func(p *prometheus) usage.RangeQuerier { return p }},
+		{name: "ownership listed", ownership: true, listed: true, api: func(p *prometheus) usage.RangeQuerier { return listingPrometheus{p} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			testQueriesAreARunsQueries(t, tt.api, tt.ownership, tt.listed)
+		})
+	}
+}
+
+func testQueriesAreARunsQueries(t *testing.T, api func(*prometheus) usage.RangeQuerier, ownership, listed bool) {
 	ctx := context.Background()
+	options := append(slices.Clone(readerOptions), usage.WithOwnership(ownership))
 	runProm := &prometheus{pods: pods}
-	if _, err := job.Run(ctx, job.Config{DryRun: true}, collector{items: items(t)}, usage.NewReader(runProm, readerOptions...),
+	if _, err := job.Run(ctx, job.Config{DryRun: true}, collector{items: items(t)}, usage.NewReader(api(runProm), options...),
 		slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatalf("job.Run() error = %v", err)
 	}
@@ -171,13 +216,22 @@ func TestQueriesAreARunsQueries(t *testing.T) {
 	var out bytes.Buffer
 	doctorProm := &prometheus{pods: pods}
 	err := Run(ctx, Config{APIServer: "https://apiserver:6443", Version: &apiserver{}, Access: &apiserver{},
-		Collector: collector{items: items(t)}, PrometheusURL: "https://user:s3cr3t@prometheus.example", Prometheus: doctorProm,
-		ReaderOptions: readerOptions}, &out)
+		Collector: collector{items: items(t)}, PrometheusURL: "https://user:s3cr3t@prometheus.example", Prometheus: api(doctorProm),
+		ReaderOptions: options}, &out)
 	if err != nil {
 		t.Fatalf("Run() error = %v\n%s", err, out.String())
 	}
 	if !slices.Equal(doctorProm.calls, runProm.calls) {
 		t.Errorf("doctor sent\n%s\nwant what the run sent\n%s", strings.Join(doctorProm.calls, "\n"), strings.Join(runProm.calls, "\n"))
+	}
+	listings := 0
+	for _, c := range runProm.calls {
+		if strings.HasPrefix(c, "series ") {
+			listings++
+		}
+	}
+	if want := map[bool]int{false: 0, true: 2}[listed]; listings != want {
+		t.Errorf("the run sent %d series listings, want %d:\n%s", listings, want, strings.Join(runProm.calls, "\n"))
 	}
 
 	shown := map[string][]string{}
@@ -204,7 +258,18 @@ func TestQueriesAreARunsQueries(t *testing.T) {
 		if !slices.Equal(shown[ns], distinct) {
 			t.Errorf("namespace %s: doctor shows\n%s\nwant the run's queries, sorted\n%s", ns, strings.Join(shown[ns], "\n"), strings.Join(distinct, "\n"))
 		}
-		if want := "ok    namespace " + ns + ": " + strconv.Itoa(len(queries)) + " queries"; !strings.Contains(out.String(), want) {
+		want := "ok    namespace " + ns + ": " + strconv.Itoa(len(queries)) + " queries\n"
+		if listed {
+			want = "ok    namespace " + ns + ": " + strconv.Itoa(len(queries)-1) + " queries and a series listing\n"
+			// The pods' ownership, over the namespace's longest window.
+			window := map[string]string{"shop": "10d", "api": "1w"}[ns]
+			line := fmt.Sprintf(`namespace %s: %d series over %s <- series {__name__=~"kube_pod_owner|kube_replicaset_owner|kube_job_owner",namespace="%s"}`,
+				ns, len(pods[ns]), window, ns)
+			if !strings.Contains(out.String(), line+"\n") {
+				t.Errorf("output lacks %q:\n%s", line, out.String())
+			}
+		}
+		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,34 +45,75 @@ type recorder struct {
 
 var _ usage.RangeQuerier = (*recorder)(nil)
 
-// call is one range query sent.
+// listingRecorder is a recorder that passes series listings on too and
+// remembers them as it does queries. The reader lists ownership when its
+// API lists series: doctor's reader gets one exactly when the run's does.
+type listingRecorder struct {
+	*recorder
+	lister usage.SeriesLister
+}
+
+var _ usage.SeriesLister = listingRecorder{}
+
+// newRecorder returns a recorder of next's requests, and the API to read
+// through it: the recorder, or a listingRecorder of it when next lists
+// series.
+func newRecorder(next usage.RangeQuerier) (*recorder, usage.RangeQuerier) {
+	r := &recorder{next: next}
+	if lister, ok := next.(usage.SeriesLister); ok {
+		return r, listingRecorder{recorder: r, lister: lister}
+	}
+	return r, r
+}
+
+// call is one range query or series listing sent.
 type call struct {
 	namespace, query string
-	rng              promv1.Range
-	series           []model.Fingerprint
+	// rng is the query's range; a listing's start and end, without a
+	// step.
+	rng     promv1.Range
+	series  []model.Fingerprint
+	listing bool
 }
 
 // QueryRange sends the query and records it.
 func (r *recorder) QueryRange(ctx context.Context, query string, rng promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
 	v, warnings, infos, err := r.next.QueryRange(ctx, query, rng, opts...)
 	c := call{query: query, rng: rng}
-	c.namespace, _ = ctx.Value(namespaceKey{}).(string)
 	if m, ok := v.(model.Matrix); ok {
 		for _, s := range m {
 			c.series = append(c.series, s.Metric.Fingerprint())
 		}
 	}
-	r.mu.Lock()
-	r.got = append(r.got, c)
-	r.mu.Unlock()
+	r.add(ctx, c)
 	return v, warnings, infos, err
 }
 
-// sentQueries are the queries of one namespace: each distinct query once,
-// sorted, and how many range queries were sent in all.
+// Series sends the listing and records it as "series" and its selectors.
+func (l listingRecorder) Series(ctx context.Context, matches []string, start, end time.Time, opts ...promv1.Option) ([]model.LabelSet, promv1.Warnings, promv1.Infos, error) {
+	sets, warnings, infos, err := l.lister.Series(ctx, matches, start, end, opts...)
+	c := call{query: "series " + strings.Join(matches, " "), rng: promv1.Range{Start: start, End: end}, listing: true}
+	for _, s := range sets {
+		c.series = append(c.series, s.Fingerprint())
+	}
+	l.add(ctx, c)
+	return sets, warnings, infos, err
+}
+
+// add records c under the namespace being read.
+func (r *recorder) add(ctx context.Context, c call) {
+	c.namespace, _ = ctx.Value(namespaceKey{}).(string)
+	r.mu.Lock()
+	r.got = append(r.got, c)
+	r.mu.Unlock()
+}
+
+// sentQueries are the queries of one namespace: each distinct query or
+// listing once, sorted, and how many range queries and series listings
+// were sent in all.
 type sentQueries struct {
-	queries []sentQuery
-	calls   int
+	queries         []sentQuery
+	calls, listings int
 }
 
 // sentQuery is one query, sent over one range or, for a window longer
@@ -80,7 +122,8 @@ type sentQuery struct {
 	query string
 	// series is how many distinct series answered over all its ranges.
 	series int
-	// span is the time its ranges cover, step their resolution.
+	// span is the time its ranges cover, step their resolution (none
+	// for a listing).
 	span, step model.Duration
 }
 
@@ -100,6 +143,9 @@ func (r *recorder) sent(namespace string) sentQueries {
 			continue
 		}
 		out.calls++
+		if c.listing {
+			out.listings++
+		}
 		a := byQuery[c.query]
 		if a == nil {
 			a = &acc{start: c.rng.Start, end: c.rng.End, step: c.rng.Step, series: map[model.Fingerprint]bool{}}

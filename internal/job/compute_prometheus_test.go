@@ -89,7 +89,7 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 	// queries it made.
 	run := func(items ...collect.Item) (map[string]plan.Item, int) {
 		t.Helper()
-		promAPI.Queries = 0
+		promAPI.Queries, promAPI.Listings = 0, 0
 		rep, err := Run(t.Context(), Config{DryRun: true}, itemsCollector(items), usage.NewReader(promAPI, clock), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatalf("Run() error = %v", err)
@@ -98,26 +98,26 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 		for _, e := range rep.Items {
 			entries[e.Name] = e
 		}
-		return entries, promAPI.Queries
+		return entries, promAPI.Queries + promAPI.Listings
 	}
 
-	// (a) One item on the run's week: ownership, CPU (2,017 points),
-	// memory peaks, OOM kills.
+	// (a) One item on the run's week: ownership (a series listing), CPU
+	// (2,017 points), memory peaks, OOM kills.
 	_, one := run(web)
 	if one != 4 {
-		t.Errorf("a run of one ResourceRecommend made %d queries, want 4", one)
+		t.Errorf("a run of one ResourceRecommend made %d requests (queries and series listings), want 4", one)
 	}
 
 	// (b) Four windows in one namespace cost one read of the longest.
 	entries, four := run(web, queue, worker, batch)
-	promAPI.Queries = 0
+	promAPI.Queries, promAPI.Listings = 0, 0
 	refs := []usage.WorkloadRef{recommend.WantOf(web).Ref, recommend.WantOf(queue).Ref, recommend.WantOf(worker).Ref, recommend.WantOf(batch).Ref}
 	if _, err := usage.NewReader(promAPI, clock, usage.WithWindow(240*time.Hour)).Read(t.Context(), "shop", refs); err != nil {
 		t.Fatal(err)
 	}
 	// 10 days at 5m are 2,881 points: one CPU range.
-	if longest := promAPI.Queries; four != longest || four != 4 {
-		t.Errorf("a run of windows 7d, 2d, 3d and 10d made %d queries, want 4, those of one read of 10 days (%d)", four, longest)
+	if longest := promAPI.Queries + promAPI.Listings; four != longest || four != 4 {
+		t.Errorf("a run of windows 7d, 2d, 3d and 10d made %d requests, want 4, those of one read of 10 days (%d)", four, longest)
 	}
 
 	// Each item gets what it would have got alone: worker's 3 days are cut

@@ -34,13 +34,17 @@ type SeriesQuerier interface {
 // library's (*promv1.Error, with the same types and messages), or those
 // of the HTTP client.
 type Client struct {
-	endpoint *url.URL
+	endpoint *url.URL // of range queries
+	series   *url.URL // of series listings
 	http     *http.Client
 }
 
 var (
 	_ RangeQuerier  = (*Client)(nil)
 	_ SeriesQuerier = (*Client)(nil)
+	_ SeriesLister  = (*Client)(nil)
+	// The client library lists series as Client does.
+	_ SeriesLister = promv1.API(nil)
 )
 
 // NewClient returns a Client of the API at address (e.g.
@@ -54,8 +58,11 @@ func NewClient(address string, client *http.Client) (*Client, error) {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	u.Path = path.Join(strings.TrimRight(u.Path, "/"), "/api/v1/query_range")
-	return &Client{endpoint: u, http: client}, nil
+	base := strings.TrimRight(u.Path, "/")
+	series := *u
+	u.Path = path.Join(base, "/api/v1/query_range")
+	series.Path = path.Join(base, "/api/v1/series")
+	return &Client{endpoint: u, series: &series, http: client}, nil
 }
 
 // QueryRange runs a range query and returns its matrix. Options are not
@@ -93,14 +100,7 @@ func (c *Client) QueryRangeSeries(ctx context.Context, query string, r promv1.Ra
 		"end":   {formatTime(r.End)},
 		"step":  {strconv.FormatFloat(r.Step.Seconds(), 'f', -1, 64)},
 	}
-	resp, err := c.send(ctx, http.MethodPost, form)
-	if err == nil {
-		switch resp.StatusCode {
-		case http.StatusForbidden, http.StatusMethodNotAllowed, http.StatusNotImplemented:
-			resp.Body.Close()
-			resp, err = c.send(ctx, http.MethodGet, form)
-		}
-	}
+	resp, err := c.post(ctx, c.endpoint, form)
 	if err != nil {
 		return nil, err
 	}
@@ -108,8 +108,90 @@ func (c *Client) QueryRangeSeries(ctx context.Context, query string, r promv1.Ra
 	return readAnswer(resp, each)
 }
 
-func (c *Client) send(ctx context.Context, method string, form url.Values) (*http.Response, error) {
-	u := *c.endpoint
+// maxSeriesAnswer bounds the answer of a series listing, decompressed:
+// label sets only, a few hundred bytes each, so that 64 MiB are well over
+// 100,000 series. A listing that matches more fails rather than fill
+// the job's memory.
+const maxSeriesAnswer = 64 << 20
+
+// Series lists the label sets of the series that match any of matches
+// and have samples between start and end (either left out when zero), as
+// Prometheus's client library does: Prometheus answers from its index,
+// without reading a sample. It sends the request in a POST form, and
+// again as a GET when the server refuses POST, as QueryRangeSeries does;
+// its errors are those of QueryRangeSeries, and an answer of more than
+// maxSeriesAnswer bytes is one. Options are not supported.
+func (c *Client) Series(ctx context.Context, matches []string, start, end time.Time, opts ...promv1.Option) ([]model.LabelSet, promv1.Warnings, promv1.Infos, error) {
+	if len(opts) > 0 {
+		return nil, nil, nil, errors.New("series options are not supported")
+	}
+	form := url.Values{"match[]": slices.Clone(matches)}
+	if !start.IsZero() {
+		form.Set("start", formatTime(start))
+	}
+	if !end.IsZero() {
+		form.Set("end", formatTime(end))
+	}
+	resp, err := c.post(ctx, c.series, form)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer resp.Body.Close()
+	resp.Body = &boundedBody{ReadCloser: resp.Body, left: maxSeriesAnswer}
+	var sets []model.LabelSet
+	a, err := readEnvelope(resp, func(d *decoder, _ *answer) error {
+		var err error
+		sets, err = d.labelSets()
+		return err
+	})
+	if err != nil {
+		return nil, a.warnings, a.infos, err
+	}
+	return sets, a.warnings, a.infos, nil
+}
+
+// errAnswerTooLarge is the error of an answer longer than its bound.
+var errAnswerTooLarge = fmt.Errorf("the answer is larger than %d MiB", maxSeriesAnswer>>20)
+
+// boundedBody reads an answer's body up to left bytes, and fails with
+// errAnswerTooLarge when more follow.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		if n, err := b.ReadCloser.Read(one[:]); n == 0 {
+			return 0, err
+		}
+		return 0, errAnswerTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// post sends form to endpoint in a POST, and again as a GET when the
+// server refuses POST (403, 405 or 501), as the client library does.
+func (c *Client) post(ctx context.Context, endpoint *url.URL, form url.Values) (*http.Response, error) {
+	resp, err := c.send(ctx, endpoint, http.MethodPost, form)
+	if err == nil {
+		switch resp.StatusCode {
+		case http.StatusForbidden, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+			resp.Body.Close()
+			resp, err = c.send(ctx, endpoint, http.MethodGet, form)
+		}
+	}
+	return resp, err
+}
+
+func (c *Client) send(ctx context.Context, endpoint *url.URL, method string, form url.Values) (*http.Response, error) {
+	u := *endpoint
 	var body io.Reader
 	if method == http.MethodGet {
 		u.RawQuery = form.Encode()
@@ -133,8 +215,25 @@ func (c *Client) send(ctx context.Context, method string, form url.Values) (*htt
 // the API is short, and the detail of another is kept for debugging.
 const maxErrorDetail = 64 << 10
 
-// readAnswer decodes an answer of the API, handing its series to each.
+// readAnswer decodes the answer of a range query, handing its series to
+// each.
 func readAnswer(resp *http.Response, each func(*model.SampleStream) error) (promv1.Warnings, error) {
+	a, err := readEnvelope(resp, func(d *decoder, a *answer) error { return d.data(a, each) })
+	switch {
+	case err != nil:
+		return a.warnings, err
+	case a.resultType == "":
+		return a.warnings, &promv1.Error{Type: promv1.ErrBadResponse, Msg: "answer without a result"}
+	case a.resultType != model.ValMatrix.String():
+		return a.warnings, fmt.Errorf("got %s, want a matrix", a.resultType)
+	}
+	return a.warnings, nil
+}
+
+// readEnvelope decodes an answer of the API, reading its data with data,
+// and returns the API's error, or the client library's for an answer
+// that is not the API's.
+func readEnvelope(resp *http.Response, data func(*decoder, *answer) error) (answer, error) {
 	code := resp.StatusCode
 	if code/100 != 2 {
 		// Prometheus answers 400 and 422 with an error of the API; other
@@ -142,14 +241,15 @@ func readAnswer(resp *http.Response, each func(*model.SampleStream) error) (prom
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorDetail))
 		typ, msg := errorFor(code)
 		if code != http.StatusBadRequest && code != http.StatusUnprocessableEntity {
-			return nil, &promv1.Error{Type: typ, Msg: msg, Detail: string(body)}
+			return answer{}, &promv1.Error{Type: typ, Msg: msg, Detail: string(body)}
 		}
-		a, err := decodeAnswer(bytes.NewReader(body), func(*model.SampleStream) error { return nil })
+		// The data of an error does not matter.
+		a, err := decodeEnvelope(bytes.NewReader(body), func(d *decoder, _ *answer) error { return d.skip() })
 		switch {
 		case err != nil:
-			return nil, &promv1.Error{Type: typ, Msg: msg, Detail: string(body)}
+			return answer{}, &promv1.Error{Type: typ, Msg: msg, Detail: string(body)}
 		case a.status == "success":
-			return a.warnings, &promv1.Error{Type: promv1.ErrBadResponse, Msg: "inconsistent body for response code"}
+			return a, &promv1.Error{Type: promv1.ErrBadResponse, Msg: "inconsistent body for response code"}
 		}
 		if a.errorType == "" {
 			a.errorType = string(promv1.ErrClient)
@@ -157,22 +257,18 @@ func readAnswer(resp *http.Response, each func(*model.SampleStream) error) (prom
 		if a.errorMsg == "" {
 			a.errorMsg = fmt.Sprintf("client error: %d", code)
 		}
-		return a.warnings, &promv1.Error{Type: promv1.ErrorType(a.errorType), Msg: a.errorMsg}
+		return a, &promv1.Error{Type: promv1.ErrorType(a.errorType), Msg: a.errorMsg}
 	}
-	a, err := decodeAnswer(resp.Body, each)
+	a, err := decodeEnvelope(resp.Body, data)
 	switch {
 	case errors.Is(err, errSyntax):
-		return a.warnings, &promv1.Error{Type: promv1.ErrBadResponse, Msg: err.Error()}
+		return a, &promv1.Error{Type: promv1.ErrBadResponse, Msg: err.Error()}
 	case err != nil:
-		return a.warnings, fmt.Errorf("reading the answer: %w", err)
+		return a, fmt.Errorf("reading the answer: %w", err)
 	case a.status == "error":
-		return a.warnings, &promv1.Error{Type: promv1.ErrorType(a.errorType), Msg: a.errorMsg}
-	case a.resultType == "":
-		return a.warnings, &promv1.Error{Type: promv1.ErrBadResponse, Msg: "answer without a result"}
-	case a.resultType != model.ValMatrix.String():
-		return a.warnings, fmt.Errorf("got %s, want a matrix", a.resultType)
+		return a, &promv1.Error{Type: promv1.ErrorType(a.errorType), Msg: a.errorMsg}
 	}
-	return a.warnings, nil
+	return a, nil
 }
 
 // errorFor is the type and message of an error answer that is not the

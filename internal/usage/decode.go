@@ -17,7 +17,7 @@ import (
 type answer struct {
 	status, errorType, errorMsg string
 	resultType                  string
-	warnings                    []string
+	warnings, infos             []string
 }
 
 // errSyntax marks an answer that is not the JSON of the Prometheus API.
@@ -35,8 +35,22 @@ var errSyntax = errors.New("malformed answer")
 // API's shape or not JSON (numbers in members it skips are not checked), or
 // is the reader's error.
 func decodeAnswer(src io.Reader, each func(*model.SampleStream) error) (answer, error) {
+	return decodeEnvelope(src, func(d *decoder, a *answer) error { return d.data(a, each) })
+}
+
+// decodeEnvelope reads a Prometheus API answer from src in one pass, its
+// data with data, which may fill in the answer, and the rest itself.
+func decodeEnvelope(src io.Reader, data func(*decoder, *answer) error) (answer, error) {
 	d := &decoder{src: src, buf: make([]byte, 0, 64<<10)}
 	var a answer
+	texts := func(into *[]string) error {
+		return d.array(func() error {
+			var s string
+			err := d.stringInto(&s)
+			*into = append(*into, s)
+			return err
+		})
+	}
 	err := d.object(func(key []byte) error {
 		switch string(key) {
 		case "status":
@@ -46,14 +60,11 @@ func decodeAnswer(src io.Reader, each func(*model.SampleStream) error) (answer, 
 		case "error":
 			return d.stringInto(&a.errorMsg)
 		case "warnings":
-			return d.array(func() error {
-				var w string
-				err := d.stringInto(&w)
-				a.warnings = append(a.warnings, w)
-				return err
-			})
+			return texts(&a.warnings)
+		case "infos":
+			return texts(&a.infos)
 		case "data":
-			return d.data(&a, each)
+			return data(d, &a)
 		}
 		return d.skip()
 	})
@@ -92,6 +103,29 @@ func (d *decoder) data(a *answer, each func(*model.SampleStream) error) error {
 		}
 		return d.skip()
 	})
+}
+
+// labelSets reads the data of a series listing: an array of label sets,
+// [{"__name__": "up", "job": "x"}, ...]; nil when it is null.
+func (d *decoder) labelSets() ([]model.LabelSet, error) {
+	if c, err := d.peekSpace(); err != nil || c == 'n' {
+		return nil, d.array(func() error { return nil })
+	}
+	sets := []model.LabelSet{}
+	err := d.array(func() error {
+		set := model.LabelSet{}
+		err := d.object(func(name []byte) error {
+			// The key is the decoder's buffer until the value is read.
+			n := model.LabelName(name)
+			var v string
+			err := d.stringInto(&v)
+			set[n] = model.LabelValue(v)
+			return err
+		})
+		sets = append(sets, set)
+		return err
+	})
+	return sets, err
 }
 
 // matrix reads the series of a matrix.

@@ -12,40 +12,49 @@ import (
 // ownerRef is a kind and name, as kube-state-metrics labels an owner.
 type ownerRef struct{ kind, name string }
 
+// ownershipMetrics are kube-state-metrics' ownership series, each with the
+// label of its subject: a pod's owner, a ReplicaSet's, a Job's.
+var ownershipMetrics = []struct{ metric, subject, kind string }{
+	{"kube_pod_owner", "pod", ""},
+	{"kube_replicaset_owner", "replicaset", "ReplicaSet"},
+	{"kube_job_owner", "job_name", "Job"},
+}
+
 // ownership reads kube-state-metrics' ownership series of namespace over
-// the window, in one query, and resolves each pod to its top-level owner:
-// a ReplicaSet's Deployment, a Job's CronJob. A pod whose owner is known
-// maps to its workload when that is one of workloads and to nil when it
-// is not, so that no naming pattern claims it; pods without ownership
-// series are left to the patterns. Without kube-state-metrics the answer
-// is empty and patterns decide everything.
+// the window, in one request, and resolves each pod to its top-level
+// owner: a ReplicaSet's Deployment, a Job's CronJob. A pod whose owner is
+// known maps to its workload when that is one of workloads and to nil
+// when it is not, so that no naming pattern claims it; pods without
+// ownership series are left to the patterns. Without kube-state-metrics
+// the answer is empty and patterns decide everything.
+//
+// Only the series' labels matter, not their samples: when the API is a
+// SeriesLister, they are listed from Prometheus's index (the series that
+// have samples between the window's start and its end), else a query
+// takes the highest of every sample of the window, reading them all.
 func (r *Reader) ownership(ctx context.Context, namespace string, workloads []WorkloadRef) (map[string]*WorkloadRef, error) {
 	sel := `__name__=~"kube_pod_owner|kube_replicaset_owner|kube_job_owner",namespace=` + strconv.Quote(namespace)
 	if r.filter != "" {
 		sel += "," + r.filter
 	}
-	q := fmt.Sprintf(`max by (pod, replicaset, job_name, owner_kind, owner_name) (max_over_time({%s}[%s]))`,
-		sel, model.Duration(r.window))
 	end := r.now()
-	pods := map[string]ownerRef{}
-	parents := map[ownerRef]ownerRef{} // ReplicaSet or Job -> its owner
-	err := r.query(ctx, namespace, "ownership", q, promv1.Range{Start: end, End: end, Step: r.step}, func(s *model.SampleStream) {
-		m := s.Metric
-		owner := ownerRef{kind: string(m["owner_kind"]), name: string(m["owner_name"])}
-		if owner.kind == "" || owner.kind == "<none>" {
-			return
-		}
-		// The functions drop the metric name; each metric has its own
-		// subject label.
-		switch {
-		case m["pod"] != "":
-			pods[string(m["pod"])] = owner
-		case m["replicaset"] != "":
-			parents[ownerRef{kind: "ReplicaSet", name: string(m["replicaset"])}] = owner
-		case m["job_name"] != "":
-			parents[ownerRef{kind: "Job", name: string(m["job_name"])}] = owner
-		}
-	})
+	o := owners{pods: map[string]ownerRef{}, parents: map[ownerRef]ownerRef{}}
+	var err error
+	if lister, ok := r.api.(SeriesLister); ok {
+		err = r.call(ctx, namespace, "ownership", func(ctx context.Context) (promv1.Warnings, error) {
+			sets, warnings, _, err := lister.Series(ctx, []string{"{" + sel + "}"}, end.Add(-r.window), end)
+			for _, s := range sets {
+				o.add(model.Metric(s))
+			}
+			return warnings, err
+		})
+	} else {
+		q := fmt.Sprintf(`max by (pod, replicaset, job_name, owner_kind, owner_name) (max_over_time({%s}[%s]))`,
+			sel, model.Duration(r.window))
+		err = r.query(ctx, namespace, "ownership", q, promv1.Range{Start: end, End: end, Step: r.step}, func(s *model.SampleStream) {
+			o.add(s.Metric)
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -53,9 +62,9 @@ func (r *Reader) ownership(ctx context.Context, namespace string, workloads []Wo
 	for _, w := range workloads {
 		wanted[ownerRef{kind: w.Kind, name: w.Name}] = w
 	}
-	out := make(map[string]*WorkloadRef, len(pods))
-	for pod, owner := range pods {
-		if parent, ok := parents[owner]; ok {
+	out := make(map[string]*WorkloadRef, len(o.pods))
+	for pod, owner := range o.pods {
+		if parent, ok := o.parents[owner]; ok {
 			owner = parent
 		}
 		if w, ok := wanted[owner]; ok {
@@ -65,4 +74,37 @@ func (r *Reader) ownership(ctx context.Context, namespace string, workloads []Wo
 		}
 	}
 	return out, nil
+}
+
+// owners are the owners the ownership series name.
+type owners struct {
+	pods    map[string]ownerRef
+	parents map[ownerRef]ownerRef // ReplicaSet or Job -> its owner
+}
+
+// add takes the owner one ownership series names, ignoring none
+// ("<none>"). A listed series has its metric's name, which says which
+// label is its subject; the query's functions drop the name, and then
+// the first subject label it has decides.
+func (o *owners) add(m model.Metric) {
+	owner := ownerRef{kind: string(m["owner_kind"]), name: string(m["owner_name"])}
+	if owner.kind == "" || owner.kind == "<none>" {
+		return
+	}
+	name := string(m[model.MetricNameLabel])
+	for _, om := range ownershipMetrics {
+		if name != "" && name != om.metric {
+			continue
+		}
+		subject := string(m[model.LabelName(om.subject)])
+		switch {
+		case subject == "":
+			continue
+		case om.kind == "":
+			o.pods[subject] = owner
+		default:
+			o.parents[ownerRef{kind: om.kind, name: subject}] = owner
+		}
+		return
+	}
 }

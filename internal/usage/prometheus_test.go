@@ -115,27 +115,39 @@ func weekOfHistory() []testbed.Series {
 }
 
 // countingClient counts the queries the job's own client sends, whole or
-// streamed.
+// streamed, and its series listings, and keeps the queries and the label
+// sets each listing answered.
 type countingClient struct {
 	*usage.Client
-	mu      sync.Mutex
-	queries int
+	mu       sync.Mutex
+	queries  int
+	sent     []string
+	listings [][]model.LabelSet
 }
 
-func (c *countingClient) count() {
+func (c *countingClient) count(q string) {
 	c.mu.Lock()
 	c.queries++
+	c.sent = append(c.sent, q)
 	c.mu.Unlock()
 }
 
 func (c *countingClient) QueryRange(ctx context.Context, q string, r promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error) {
-	c.count()
+	c.count(q)
 	return c.Client.QueryRange(ctx, q, r, opts...)
 }
 
 func (c *countingClient) QueryRangeSeries(ctx context.Context, q string, r promv1.Range, each func(*model.SampleStream) error) (promv1.Warnings, error) {
-	c.count()
+	c.count(q)
 	return c.Client.QueryRangeSeries(ctx, q, r, each)
+}
+
+func (c *countingClient) Series(ctx context.Context, matches []string, start, end time.Time, opts ...promv1.Option) ([]model.LabelSet, promv1.Warnings, promv1.Infos, error) {
+	sets, warnings, infos, err := c.Client.Series(ctx, matches, start, end, opts...)
+	c.mu.Lock()
+	c.listings = append(c.listings, sets)
+	c.mu.Unlock()
+	return sets, warnings, infos, err
 }
 
 func newClient(tb testing.TB, address string) *countingClient {
@@ -168,8 +180,54 @@ func TestPrometheusClientReadsTheSameWeek(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("histories read through the client differ (-client library +client):\n%s", diff)
 	}
-	if len(got) != len(refs) || client.queries != library.Queries {
-		t.Errorf("client read %d workloads in %d queries, want %d in %d", len(got), client.queries, len(refs), library.Queries)
+	if len(got) != len(refs) || client.queries != library.Queries || len(client.listings) != library.Listings || library.Listings != 1 {
+		t.Errorf("client read %d workloads in %d queries and %d series listings, want %d in %d and %d (1)",
+			len(got), client.queries, len(client.listings), len(refs), library.Queries, library.Listings)
+	}
+}
+
+// TestPrometheusListsOwnership reads shop/web through the job's client with
+// kube-state-metrics' ownership, which it lists from Prometheus's series
+// endpoint: no ownership query is sent, the listing covers the read's
+// window only, and web-db-x2k4p, which fits web's naming pattern but
+// belongs to the DaemonSet web-db by its kube_pod_owner, goes to none.
+func TestPrometheusListsOwnership(t *testing.T) {
+	address := weekPrometheus(t).URL
+	web := usage.WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
+	read := func(t *testing.T, window time.Duration, ownership bool) (map[usage.WorkloadRef]usage.Usage, *countingClient) {
+		t.Helper()
+		client := newClient(t, address)
+		got, err := usage.NewReader(client, usage.WithClock(func() time.Time { return now }), usage.WithWindow(window), usage.WithOwnership(ownership)).
+			Read(t.Context(), "shop", []usage.WorkloadRef{web})
+		if err != nil {
+			t.Fatalf("Read() error = %v", err)
+		}
+		return got, client
+	}
+	week, client := read(t, 7*24*time.Hour, true)
+	if len(client.listings) != 1 || client.queries != 3 {
+		t.Fatalf("Read() sent %d queries and %d series listings, want 3 and 1", client.queries, len(client.listings))
+	}
+	for _, q := range client.sent {
+		if strings.Contains(q, "owner") {
+			t.Errorf("Read() sent the ownership query %s, want it listed", q)
+		}
+	}
+	// web's 8 pods and 4 ReplicaSets, web-db's pod.
+	if n := len(client.listings[0]); n != 13 {
+		t.Errorf("the week's listing answered %d series, want 13: %v", n, client.listings[0])
+	}
+	if cpu := week[web]["app"][corev1.ResourceCPU]; cpu == nil || slices.Contains(cpu.Values, 3) || slices.Max(cpu.Values) > 0.1+1e-9 {
+		t.Errorf("web cpu has a sample of web-db's 3 cores, or none at all")
+	}
+	if unowned, _ := read(t, 7*24*time.Hour, false); !slices.Contains(unowned[web]["app"][corev1.ResourceCPU].Values, 3) {
+		t.Error("web without ownership has no sample of web-db's 3 cores; the listing above proves nothing")
+	}
+	// A day holds the last ReplicaSet's pods and web-db's, not those of
+	// the rollouts before it.
+	_, day := read(t, 24*time.Hour, true)
+	if n := len(day.listings[0]); n == 0 || n >= 13 {
+		t.Errorf("the day's listing answered %d series, want fewer than the week's 13", n)
 	}
 }
 
@@ -205,10 +263,10 @@ func TestPrometheusWeek(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Read() error = %v", err)
 	}
-	// One namespace: ownership, CPU (2,017 points at 5m, one range),
-	// memory peaks, OOM kills.
-	if promAPI.Queries != 4 {
-		t.Errorf("Read() made %d queries, want 4", promAPI.Queries)
+	// One namespace: ownership listed, and CPU (2,017 points at 5m, one
+	// range), memory peaks, OOM kills queried.
+	if promAPI.Queries != 3 || promAPI.Listings != 1 {
+		t.Errorf("Read() made %d queries and %d series listings, want 3 and 1", promAPI.Queries, promAPI.Listings)
 	}
 
 	t.Run("rollouts", func(t *testing.T) {
@@ -313,11 +371,11 @@ func TestPrometheusReadEachCutsAsIfReadAlone(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReadEach() error = %v", err)
 	}
-	// One read of the week at 30m peaks: ownership, CPU (2,017 points),
-	// memory (337 peaks), OOM kills; as many as a week at the run's
-	// settings, not one read per group.
-	if promAPI.Queries != 4 {
-		t.Errorf("ReadEach() made %d queries, want 4", promAPI.Queries)
+	// One read of the week at 30m peaks: ownership listed, CPU (2,017
+	// points), memory (337 peaks), OOM kills; as many as a week at the
+	// run's settings, not one read per group.
+	if promAPI.Queries != 3 || promAPI.Listings != 1 {
+		t.Errorf("ReadEach() made %d queries and %d series listings, want 3 and 1", promAPI.Queries, promAPI.Listings)
 	}
 	for s, ws := range groups {
 		opts := []usage.Option{clock}

@@ -27,10 +27,13 @@ const (
 )
 
 // namespaceAnswers makes the JSON answers of a namespace's four queries,
-// with samples on the reader's grid ending at end.
+// with samples on the reader's grid ending at end, and of the listing of
+// its ownership series.
 type namespaceAnswers struct {
 	ownership, cpu, memory, oom []byte
-	workloads                   []WorkloadRef
+	// owners lists the ownership series, as /api/v1/series does.
+	owners    []byte
+	workloads []WorkloadRef
 	// delay is how long each query takes to evaluate before its answer
 	// comes, as on a Prometheus of its own.
 	delay time.Duration
@@ -39,7 +42,7 @@ type namespaceAnswers struct {
 func newNamespaceAnswers(end time.Time, workloads int, window time.Duration) *namespaceAnswers {
 	rng := rand.New(rand.NewPCG(1, 2))
 	a := &namespaceAnswers{oom: []byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`)}
-	var owners, cpu, memory []string
+	var owners, listed, cpu, memory []string
 	matrix := func(series []string) []byte {
 		return []byte(`{"status":"success","data":{"resultType":"matrix","result":[` + strings.Join(series, ",") + `]}}`)
 	}
@@ -61,15 +64,18 @@ func newNamespaceAnswers(end time.Time, workloads int, window time.Duration) *na
 		a.workloads = append(a.workloads, WorkloadRef{Kind: "Deployment", Namespace: "team", Name: name})
 		rs := name + "-5f6d7c8b9"
 		owners = append(owners, fmt.Sprintf(`{"metric":{"owner_kind":"Deployment","owner_name":%q,"replicaset":%q},"values":[[%d,"1"]]}`, name, rs, end.Unix()))
+		listed = append(listed, fmt.Sprintf(`{"__name__":"kube_replicaset_owner","namespace":"team","owner_kind":"Deployment","owner_name":%q,"replicaset":%q}`, name, rs))
 		for p := range benchPods {
 			pod := fmt.Sprintf("%s-%c2k4p", rs, "bx"[p])
 			owners = append(owners, fmt.Sprintf(`{"metric":{"owner_kind":"ReplicaSet","owner_name":%q,"pod":%q},"values":[[%d,"1"]]}`, rs, pod, end.Unix()))
+			listed = append(listed, fmt.Sprintf(`{"__name__":"kube_pod_owner","namespace":"team","owner_kind":"ReplicaSet","owner_name":%q,"pod":%q,"uid":"%s-uid"}`, rs, pod, pod))
 			metric := fmt.Sprintf(`"metric":{"container":"app","pod":%q}`, pod)
 			cpu = append(cpu, `{`+metric+`,"values":[`+values(time.Minute, func() float64 { return 0.05 + rng.Float64()/10 })+`]}`)
 			memory = append(memory, `{`+metric+`,"values":[`+values(time.Hour, func() float64 { return float64(100<<20 + rng.IntN(50<<20)) })+`]}`)
 		}
 	}
 	a.ownership, a.cpu, a.memory = matrix(owners), matrix(cpu), matrix(memory)
+	a.owners = []byte(`{"status":"success","data":[` + strings.Join(listed, ",") + `]}`)
 	return a
 }
 
@@ -87,6 +93,8 @@ func (a *namespaceAnswers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	switch q := r.Form.Get("query"); {
+	case strings.HasSuffix(r.URL.Path, "/api/v1/series"):
+		w.Write(a.owners)
 	case strings.Contains(q, "kube_pod_owner"):
 		w.Write(a.ownership)
 	case strings.Contains(q, "OOMKilled"):

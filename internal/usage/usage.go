@@ -38,6 +38,16 @@ type RangeQuerier interface {
 	QueryRange(ctx context.Context, query string, r promv1.Range, opts ...promv1.Option) (model.Value, promv1.Warnings, promv1.Infos, error)
 }
 
+// SeriesLister lists the label sets of the series that match selectors
+// between two times, as Prometheus's series endpoint (/api/v1/series)
+// answers them from its index, without reading samples. A Reader whose
+// RangeQuerier is also a SeriesLister, as Client and the client library's
+// promv1.API are, reads kube-state-metrics' ownership this way instead of
+// with a query over every sample of the window.
+type SeriesLister interface {
+	Series(ctx context.Context, matches []string, startTime, endTime time.Time, opts ...promv1.Option) ([]model.LabelSet, promv1.Warnings, promv1.Infos, error)
+}
+
 // WorkloadRef names a workload whose pods' history is wanted.
 type WorkloadRef struct {
 	Kind      string
@@ -250,12 +260,14 @@ func WithLabelFilter(matchers string) Option { return func(r *Reader) { r.filter
 // WithOwnership sets whether pods are attributed through kube-state-metrics'
 // ownership series (kube_pod_owner, kube_replicaset_owner, kube_job_owner)
 // where they exist, before naming patterns; on by default, at the cost of
-// one more query per namespace.
+// one more request per namespace: a series listing when the API is a
+// SeriesLister, else a query.
 func WithOwnership(on bool) Option { return func(r *Reader) { r.owners = on } }
 
-// WithQueryTimeout bounds each range query, from sending it to reading the
-// last byte of its answer, so that a Prometheus that accepts connections
-// and never answers cannot hold a run; zero means no bound.
+// WithQueryTimeout bounds each range query and series listing, from
+// sending it to reading the last byte of its answer, so that a Prometheus
+// that accepts connections and never answers cannot hold a run; zero
+// means no bound.
 func WithQueryTimeout(d time.Duration) Option { return func(r *Reader) { r.timeout = d } }
 
 // WithLogger sets the logger, which receives Prometheus's warnings.
@@ -482,12 +494,20 @@ func (r *Reader) ReadEach(ctx context.Context, namespace string, groups map[Sett
 // whether the query timed out or the caller's context ended (with its
 // cause, e.g. the run's deadline).
 func (r *Reader) query(ctx context.Context, namespace string, what corev1.ResourceName, q string, rng promv1.Range, each func(*model.SampleStream)) error {
+	return r.call(ctx, namespace, what, func(ctx context.Context) (promv1.Warnings, error) {
+		return r.send(ctx, q, rng, each)
+	})
+}
+
+// call sends one request to the API with send, within the query timeout,
+// and reports its error and warnings as those of the query of what.
+func (r *Reader) call(ctx context.Context, namespace string, what corev1.ResourceName, send func(context.Context) (promv1.Warnings, error)) error {
 	qctx, cancel := ctx, context.CancelFunc(func() {})
 	if r.timeout > 0 {
 		qctx, cancel = context.WithTimeout(ctx, r.timeout)
 	}
 	defer cancel()
-	warnings, err := r.send(qctx, q, rng, each)
+	warnings, err := send(qctx)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -11,13 +12,13 @@ import (
 )
 
 // CountingAPI is Prometheus's client library, counting the range queries
-// that reach Prometheus.
+// and series listings that reach Prometheus.
 type CountingAPI struct {
 	promv1.API
 	mu sync.Mutex
-	// Queries is how many range queries were sent; a test may reset it
-	// between reads.
-	Queries int
+	// Queries is how many range queries were sent, Listings how many
+	// series listings; a test may reset them between reads.
+	Queries, Listings int
 }
 
 // NewCountingAPI returns a CountingAPI of the Prometheus at address, or
@@ -37,4 +38,12 @@ func (c *CountingAPI) QueryRange(ctx context.Context, q string, r promv1.Range, 
 	c.Queries++
 	c.mu.Unlock()
 	return c.API.QueryRange(ctx, q, r, opts...)
+}
+
+// Series counts the listing and sends it.
+func (c *CountingAPI) Series(ctx context.Context, matches []string, start, end time.Time, opts ...promv1.Option) ([]model.LabelSet, promv1.Warnings, promv1.Infos, error) {
+	c.mu.Lock()
+	c.Listings++
+	c.mu.Unlock()
+	return c.API.Series(ctx, matches, start, end, opts...)
 }
