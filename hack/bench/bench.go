@@ -424,7 +424,7 @@ func (e *env) floor(ctx context.Context, res *Result, run *JobRun, apiReqs, prom
 	lists := sumReplayed("list calls", apiReplay)
 	lists.APIRequests = len(apiReplay)
 	queries := sumReplayed("PromQL queries", promReplay)
-	queries.Queries = len(promReplay)
+	queries.Queries = countQueries(promReplay)
 	res.Floor = []Row{lists, queries}
 	if g := run.Report.Git; g != nil && g.Pushed {
 		clone, err := e.gitFloor(ctx, g.Branch, g.Files)
@@ -488,9 +488,21 @@ func (e *env) concurrent(ctx context.Context, promReqs []Request) (*Row, error) 
 		return nil, err
 	}
 	row := sumReplayed(fmt.Sprintf("PromQL queries, %d at a time", n), reps)
-	row.Wall, row.Queries = Duration(wall), len(reps)
+	row.Wall, row.Queries = Duration(wall), countQueries(reps)
 	row.Note = "the run's queries at the job's own concurrency (the most it had in flight); not in the floor's sum"
 	return &row, nil
+}
+
+// countQueries counts the PromQL queries among replayed requests, which
+// also hold the series listings.
+func countQueries(reps []Replayed) int {
+	n := 0
+	for _, r := range reps {
+		if isQuery(r.Request) {
+			n++
+		}
+	}
+	return n
 }
 
 // sumReplayed adds replayed requests up into a floor row.
@@ -583,21 +595,27 @@ func queriesEnd(reqs []Request, def time.Time) time.Time {
 // differ from one namespace to the next.
 var selectorValue = regexp.MustCompile(`\b(namespace|pod)(=~?)"(?:[^"\\]|\\.)*"`)
 
-// queryShapes describes the PromQL queries of reqs, the namespace and pod
-// matchers elided, with their range and step, and how many of each.
+// queryShapes describes the PromQL queries and series listings of reqs,
+// the namespace and pod matchers elided, with their range and step, and
+// how many of each.
 func queryShapes(reqs []Request) []string {
 	counts := map[string]int{}
 	var order []string
 	for _, r := range reqs {
-		if !isQuery(r) {
+		if !isQuery(r) && !isListing(r) {
 			continue
 		}
-		shape := selectorValue.ReplaceAllString(r.Form.Get("query"), `$1$2"…"`)
 		start, _ := strconv.ParseFloat(r.Form.Get("start"), 64)
 		end, _ := strconv.ParseFloat(r.Form.Get("end"), 64)
-		step, _ := strconv.ParseFloat(r.Form.Get("step"), 64)
-		shape += fmt.Sprintf(" over %s at a %s step", time.Duration((end-start)*float64(time.Second)).Round(time.Second),
-			time.Duration(step*float64(time.Second)))
+		span := time.Duration((end - start) * float64(time.Second)).Round(time.Second)
+		var shape string
+		if isListing(r) {
+			shape = fmt.Sprintf("series %s over %s", selectorValue.ReplaceAllString(strings.Join(r.Form["match[]"], " "), `$1$2"…"`), span)
+		} else {
+			step, _ := strconv.ParseFloat(r.Form.Get("step"), 64)
+			shape = selectorValue.ReplaceAllString(r.Form.Get("query"), `$1$2"…"`) +
+				fmt.Sprintf(" over %s at a %s step", span, time.Duration(step*float64(time.Second)))
+		}
 		if counts[shape] == 0 {
 			order = append(order, shape)
 		}

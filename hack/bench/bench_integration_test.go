@@ -5,6 +5,7 @@ package bench
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,9 +13,10 @@ import (
 )
 
 // queriesPerNamespace is how many range queries the job sends per
-// namespace for a week at its defaults: kube-state-metrics ownership, CPU
-// (one range: 10,081 points at 1m), memory peaks and OOM kills.
-const queriesPerNamespace = 4
+// namespace for a week at its defaults: CPU (one range: 2,017 points at
+// 5m), memory peaks and OOM kills; kube-state-metrics ownership is one
+// series listing more.
+const queriesPerNamespace = 3
 
 // maxAPIRequests bounds the apiserver requests of a run below 500 of each
 // object (one page): discovery, the ResourceRecommends, per kind its
@@ -89,6 +91,15 @@ func checkRun(t *testing.T, res *Result) {
 	if want := queriesPerNamespace * res.Namespaces; res.Total.Queries != want {
 		t.Errorf("N = %d: PromQL queries = %d, want %d per namespace x %d namespaces = %d",
 			res.N, res.Total.Queries, queriesPerNamespace, res.Namespaces, want)
+	}
+	listings := 0
+	for _, shape := range res.QueryShapes {
+		if n, rest, ok := strings.Cut(shape, " x "); ok && strings.HasPrefix(rest, "series ") {
+			listings, _ = strconv.Atoi(n)
+		}
+	}
+	if listings != res.Namespaces {
+		t.Errorf("N = %d: %d series listings, want one per namespace (%d): %s", res.N, listings, res.Namespaces, strings.Join(res.QueryShapes, "; "))
 	}
 	c := res.Checks
 	if c.ResourceRecommends != res.N || c.WithValues != res.N {

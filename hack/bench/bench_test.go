@@ -3,6 +3,7 @@ package bench
 import (
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,10 +248,16 @@ func TestQueryShapes(t *testing.T) {
 			"start": {"0"}, "end": {"604800"}, "step": {"60"},
 		}}
 	}
-	got := queryShapes([]Request{req("a"), req("b"), {Path: "/api/v1/labels"}})
-	want := `2 x max by (pod, container) (rate(container_cpu_usage_seconds_total{container!="",namespace="…",pod=~"…"}[5m])) over 168h0m0s at a 1m0s step`
-	if len(got) != 1 || got[0] != want {
-		t.Errorf("queryShapes() = %q, want [%q]", got, want)
+	listing := Request{Path: "/api/v1/series", Form: map[string][]string{
+		"match[]": {`{__name__=~"kube_pod_owner|kube_job_owner",namespace="a"}`}, "start": {"0"}, "end": {"604800"},
+	}}
+	got := queryShapes([]Request{listing, req("a"), req("b"), {Path: "/api/v1/labels"}})
+	want := []string{
+		`1 x series {__name__=~"kube_pod_owner|kube_job_owner",namespace="…"} over 168h0m0s`,
+		`2 x max by (pod, container) (rate(container_cpu_usage_seconds_total{container!="",namespace="…",pod=~"…"}[5m])) over 168h0m0s at a 1m0s step`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("queryShapes() = %q, want %q", got, want)
 	}
 }
 

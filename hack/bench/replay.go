@@ -94,15 +94,16 @@ func continueToken(body []byte) string {
 	return list.Metadata.Continue
 }
 
-// ReplayPromQL sends the recorded queries to Prometheus through base (the
-// proxy), parallel at a time (one after the other when 1), in the form the
-// job sent them, with the statistics asked for, and reads the samples each
-// scanned. It returns them in the recorded order, and the time from the
-// first sent to the last answered.
+// ReplayPromQL sends the recorded queries and series listings to
+// Prometheus through base (the proxy), parallel at a time (one after the
+// other when 1), in the form the job sent them, the queries with the
+// statistics asked for, and reads the samples each query scanned (a
+// listing reads none). It returns them in the recorded order, and the
+// time from the first sent to the last answered.
 func ReplayPromQL(ctx context.Context, base string, reqs []Request, parallel int) ([]Replayed, time.Duration, error) {
 	var queries []int
 	for i, r := range reqs {
-		if isQuery(r) {
+		if isQuery(r) || isListing(r) {
 			queries = append(queries, i)
 		}
 	}
@@ -114,6 +115,12 @@ func ReplayPromQL(ctx context.Context, base string, reqs []Request, parallel int
 		form := url.Values{}
 		for name, v := range r.Form {
 			form[name] = append([]string(nil), v...)
+		}
+		if isListing(r) {
+			rep, err := listSeries(ctx, base+r.Path, form, r)
+			rep.Index = i
+			out[k] = rep
+			return err
 		}
 		form.Set("stats", statsParam)
 		rep, err := queryPrometheus(ctx, base+r.Path, form, r)
@@ -145,6 +152,25 @@ func MaxOverlap(reqs []Request) int {
 // isQuery says whether r is a PromQL query.
 func isQuery(r Request) bool {
 	return strings.HasSuffix(r.Path, "/api/v1/query_range") || strings.HasSuffix(r.Path, "/api/v1/query")
+}
+
+// isListing says whether r lists series (the job's ownership), which
+// Prometheus answers from its index, scanning no sample.
+func isListing(r Request) bool {
+	return strings.HasSuffix(r.Path, "/api/v1/series")
+}
+
+// listSeries posts a series listing's form to endpoint, as the job does,
+// and returns its time and size.
+func listSeries(ctx context.Context, endpoint string, form url.Values, r Request) (Replayed, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return Replayed{}, fmt.Errorf("list series: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept-Encoding", "gzip")
+	rep, _, err := send(req, r)
+	return rep, err
 }
 
 // queryPrometheus posts a query form to endpoint, as the job does, and

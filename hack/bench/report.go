@@ -150,7 +150,7 @@ func (r *Result) summary() []string {
 		formatCount(int64(c.ResourceRecommends)), formatCount(int64(c.WithValues)), formatCount(int64(c.Changed)), c.Pushed, c.Branch,
 		formatCount(int64(c.Files)), c.ExitCode, c.Warnings))
 	out = append(out, fmt.Sprintf("apiserver requests of the run (%d): %s", len(r.APICalls), strings.Join(r.APICalls, ", ")))
-	out = append(out, fmt.Sprintf("PromQL queries per namespace: %s; %s", strconv.FormatFloat(r.QueriesPerNamespace, 'f', -1, 64), strings.Join(r.QueryShapes, "; ")))
+	out = append(out, fmt.Sprintf("PromQL queries per namespace: %s (series listings aside); %s", strconv.FormatFloat(r.QueriesPerNamespace, 'f', -1, 64), strings.Join(r.QueryShapes, "; ")))
 	return out
 }
 

@@ -141,8 +141,8 @@ type Result struct {
 	APICalls []string `json:"apiCalls"`
 	// QueriesPerNamespace are the run's PromQL queries per namespace.
 	QueriesPerNamespace float64 `json:"queriesPerNamespace"`
-	// QueryShapes are the run's PromQL queries, matchers elided, with
-	// their range, step and count.
+	// QueryShapes are the run's PromQL queries and series listings,
+	// matchers elided, with their range, step and count.
 	QueryShapes []string `json:"queryShapes"`
 }
 
