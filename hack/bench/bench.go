@@ -359,7 +359,7 @@ func (e *env) measure(ctx context.Context, res *Result) error {
 // fills in the rows of the run's stages; it returns the replayed queries,
 // which are also the floor's.
 func (e *env) attribute(ctx context.Context, res *Result, run *JobRun, apiReqs, promReqs []Request) ([]Replayed, error) {
-	e.opts.Logf("replaying the run's %d PromQL queries alone, with their statistics", len(promReqs))
+	e.opts.Logf("replaying the run's %d Prometheus requests (PromQL queries and series listings) alone, the queries with their statistics", len(promReqs))
 	promReplay, _, err := ReplayPromQL(ctx, e.prom.URL, promReqs, 1)
 	if err != nil {
 		return nil, err
