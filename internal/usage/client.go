@@ -145,10 +145,25 @@ func (c *Client) Series(ctx context.Context, matches []string, start, end time.T
 		return err
 	})
 	if err != nil {
+		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusNotImplemented {
+			err = unserved{err}
+		}
 		return nil, a.warnings, a.infos, err
 	}
 	return sets, a.warnings, a.infos, nil
 }
+
+// ErrSeriesUnsupported is wrapped by the error of Series when the server
+// does not serve the series endpoint (404 or 501), as some gateways in
+// front of Prometheus-compatible stores do not.
+var ErrSeriesUnsupported = errors.New("the series endpoint is not served")
+
+// unserved is the error of a series listing the server does not serve:
+// the client library's error, which it also is, as ErrSeriesUnsupported.
+type unserved struct{ err error }
+
+func (e unserved) Error() string   { return e.err.Error() }
+func (e unserved) Unwrap() []error { return []error{e.err, ErrSeriesUnsupported} }
 
 // errAnswerTooLarge is the error of an answer longer than its bound.
 var errAnswerTooLarge = fmt.Errorf("the answer is larger than %d MiB", maxSeriesAnswer>>20)

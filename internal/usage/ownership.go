@@ -2,6 +2,7 @@ package usage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -30,8 +31,9 @@ var ownershipMetrics = []struct{ metric, subject, kind string }{
 //
 // Only the series' labels matter, not their samples: when the API is a
 // SeriesLister, they are listed from Prometheus's index (the series that
-// have samples between the window's start and its end), else a query
-// takes the highest of every sample of the window, reading them all.
+// have samples between the window's start and its end), else, or where
+// the endpoint is not served, a query takes the highest of every sample
+// of the window, reading them all.
 func (r *Reader) ownership(ctx context.Context, namespace string, workloads []WorkloadRef) (map[string]*WorkloadRef, error) {
 	sel := `__name__=~"kube_pod_owner|kube_replicaset_owner|kube_job_owner",namespace=` + strconv.Quote(namespace)
 	if r.filter != "" {
@@ -39,7 +41,7 @@ func (r *Reader) ownership(ctx context.Context, namespace string, workloads []Wo
 	}
 	end := r.now()
 	o := owners{pods: map[string]ownerRef{}, parents: map[ownerRef]ownerRef{}}
-	var err error
+	err := ErrSeriesUnsupported
 	if lister, ok := r.api.(SeriesLister); ok {
 		err = r.call(ctx, namespace, "ownership", func(ctx context.Context) (promv1.Warnings, error) {
 			sets, warnings, _, err := lister.Series(ctx, []string{"{" + sel + "}"}, end.Add(-r.window), end)
@@ -48,7 +50,9 @@ func (r *Reader) ownership(ctx context.Context, namespace string, workloads []Wo
 			}
 			return warnings, err
 		})
-	} else {
+	}
+	// Where the series endpoint is not served, the query reads the same.
+	if errors.Is(err, ErrSeriesUnsupported) {
 		q := fmt.Sprintf(`max by (pod, replicaset, job_name, owner_kind, owner_name) (max_over_time({%s}[%s]))`,
 			sel, model.Duration(r.window))
 		err = r.query(ctx, namespace, "ownership", q, promv1.Range{Start: end, End: end, Step: r.step}, func(s *model.SampleStream) {

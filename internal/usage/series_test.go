@@ -309,3 +309,33 @@ func TestBoundedBody(t *testing.T) {
 		t.Errorf("4 bytes within 3: %q, %v; want the first 3 and errAnswerTooLarge", got, err)
 	}
 }
+
+// Where the series endpoint is not served, ownership is queried instead.
+func TestOwnershipQueriedWhereSeriesAreNotServed(t *testing.T) {
+	var listings, queries int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/api/v1/series") {
+			listings++
+			http.NotFound(w, r)
+			return
+		}
+		queries++
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[`+
+			`{"metric":{"pod":"web-7d4b9c8f6d-x2k4p","owner_kind":"ReplicaSet","owner_name":"web-7d4b9c8f6d"},"values":[[1700000000,"1"]]},`+
+			`{"metric":{"replicaset":"web-7d4b9c8f6d","owner_kind":"Deployment","owner_name":"web"},"values":[[1700000000,"1"]]}]}}`)
+	}))
+	defer srv.Close()
+	client, err := NewClient(srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
+	got, err := NewReader(client).ownership(t.Context(), "shop", []WorkloadRef{web})
+	if err != nil {
+		t.Fatalf("ownership() error = %v", err)
+	}
+	if w := got["web-7d4b9c8f6d-x2k4p"]; w == nil || *w != web || listings != 1 || queries != 1 {
+		t.Errorf("ownership() = %v after %d listings and %d queries, want the pod to be web's after one of each", got, listings, queries)
+	}
+}
