@@ -1,5 +1,5 @@
 // Package bench benchmarks a whole run of recommend-job on the test bed at
-// a given scale, as issue 13 asks: N ResourceRecommends over N workloads
+// a given scale: N ResourceRecommends over N workloads
 // of mixed kinds in N/20 namespaces, a week of 1-minute usage history for
 // two pods per workload (rolled over once), and a GitOps repository of
 // their manifests, part of them in kustomize overlays.

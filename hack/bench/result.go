@@ -56,7 +56,7 @@ type Row struct {
 	Note string `json:"note,omitempty"`
 }
 
-// Ratios are the figures the issue sets targets for.
+// Ratios are the figures the benchmark sets targets for.
 type Ratios struct {
 	// RunOverFloor is the run's wall time over the floor's (target: at
 	// most 1.5).

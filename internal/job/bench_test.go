@@ -30,7 +30,7 @@ func (c itemsCollector) Collect(context.Context) ([]collect.Item, error) { retur
 
 func (itemsCollector) WriteStatus(context.Context, plan.Item) error { return nil }
 
-// The cluster: Deployments of 2 containers and 2 pods, 20 to a
+// A large cluster: Deployments of 2 containers and 2 pods, 20 to a
 // namespace, with a week of history at one minute.
 const (
 	benchPerNamespace = 20

@@ -17,7 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// One namespace of the cluster: 40 Deployments of 2 pods each, a
+// One namespace of a large cluster: 40 Deployments of 2 pods each, a
 // week of history at one minute, served by a stand-in Prometheus from
 // answers made in advance, so that the benchmark times the reader alone.
 const (
