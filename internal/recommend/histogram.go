@@ -72,9 +72,10 @@ func NewHistogram(opts HistogramOptions, halfLife time.Duration) *Histogram {
 	return &Histogram{opts: opts, halfLife: halfLife, weights: make([]float64, n), minBucket: n - 1}
 }
 
-// Add adds value with weight, as of time t.
+// Add adds value with weight, as of time t; a value or weight that is not
+// a finite number is left out.
 func (h *Histogram) Add(value, weight float64, t time.Time) {
-	if weight <= 0 || math.IsNaN(value) || math.IsNaN(weight) {
+	if weight <= 0 || math.IsNaN(value) || math.IsInf(value, 0) || math.IsNaN(weight) || math.IsInf(weight, 0) {
 		return
 	}
 	weight *= h.decay(t)

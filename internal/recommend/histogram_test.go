@@ -99,3 +99,14 @@ func TestHistogramRenormalizes(t *testing.T) {
 		t.Errorf("total weight = %v, want finite", h.total)
 	}
 }
+
+// An infinite value or weight has no bucket and is left out.
+func TestHistogramLeavesOutInfinities(t *testing.T) {
+	h := NewHistogram(CPUHistogram, DefaultHalfLife)
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	h.Add(math.Inf(1), 1, now)
+	h.Add(1, math.Inf(1), now)
+	if !h.Empty() {
+		t.Errorf("histogram of infinities is not empty: total %v", h.total)
+	}
+}
