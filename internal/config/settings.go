@@ -41,7 +41,7 @@ var settings = []setting{
 	{"prometheus-label-filter", "", "label matchers added to every query, e.g. cluster=\"prod\""},
 	{"prometheus-step", usage.DefaultStep, "resolution of the CPU history"},
 	{"prometheus-rate-window", usage.DefaultRateWindow, "range of rate() over the CPU counter; at least two scrape intervals"},
-	{"prometheus-ownership", true, "attribute pods through kube-state-metrics' kube_pod_owner and kube_replicaset_owner where present"},
+	{"prometheus-ownership", true, "attribute pods through kube-state-metrics' kube_pod_owner, kube_replicaset_owner and kube_job_owner where present"},
 	{"prometheus-timeout", usage.DefaultQueryTimeout, "bound of each query to the Prometheus API, its answer included"},
 	{"prometheus-concurrency", 4, "namespaces whose history is read at a time, each with its own queries"},
 	{"percentile", 0.9, "usage percentile recommendations start from, in [0.5, 1]"},
