@@ -92,25 +92,7 @@ func TestClientAnswersAsTheClientLibrary(t *testing.T) {
 			rng := promv1.Range{Start: time.Unix(0, 0), End: time.Unix(3600, 0), Step: time.Minute}
 			want, wantWarnings, _, wantErr := libraryAPI(t, srv.URL).QueryRange(context.Background(), "up", rng)
 			got, gotWarnings, _, gotErr := newTestClient(t, srv.URL).QueryRange(context.Background(), "up", rng)
-			if (wantErr == nil) != (gotErr == nil) {
-				t.Fatalf("error = %v, want %v", gotErr, wantErr)
-			}
-			if wantErr != nil {
-				var wantAPI, gotAPI *promv1.Error
-				if errors.As(wantErr, &wantAPI) != errors.As(gotErr, &gotAPI) {
-					t.Fatalf("error = %#v, want %#v", gotErr, wantErr)
-				}
-				if tt.sameType {
-					if gotAPI == nil || gotAPI.Type != wantAPI.Type {
-						t.Errorf("error = %v, want one of type %s like %v", gotErr, wantAPI.Type, wantErr)
-					}
-				} else if gotErr.Error() != wantErr.Error() {
-					t.Errorf("error = %q, want %q", gotErr, wantErr)
-				}
-				if gotAPI != nil && wantAPI.Detail != gotAPI.Detail {
-					t.Errorf("error detail = %q, want %q", gotAPI.Detail, wantAPI.Detail)
-				}
-			} else if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(want, got); sameError(t, gotErr, wantErr, tt.sameType) && diff != "" {
 				t.Errorf("matrix differs from the client library's (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(wantWarnings, gotWarnings); diff != "" {
@@ -381,4 +363,33 @@ func TestClientFallsBackToGetWithTheQuery(t *testing.T) {
 	if got.Get("query") != "up" || got.Get("start") != "60" || got.Get("end") != "120" || got.Get("step") != "60" {
 		t.Errorf("GET query = %v, want query, start, end and step", got)
 	}
+}
+
+// sameError checks that the job's client failed as the client library
+// did: both or neither, with the same type of API error and detail, and
+// the same message unless sameType asks only for the type. It reports
+// whether both succeeded, so that their answers can be compared.
+func sameError(t *testing.T, got, want error, sameType bool) bool {
+	t.Helper()
+	if (want == nil) != (got == nil) {
+		t.Fatalf("error = %v, want %v", got, want)
+	}
+	if want == nil {
+		return true
+	}
+	var wantAPI, gotAPI *promv1.Error
+	if errors.As(want, &wantAPI) != errors.As(got, &gotAPI) {
+		t.Fatalf("error = %#v, want %#v", got, want)
+	}
+	if sameType {
+		if gotAPI == nil || gotAPI.Type != wantAPI.Type {
+			t.Errorf("error = %v, want one of type %s like %v", got, wantAPI.Type, want)
+		}
+	} else if got.Error() != want.Error() {
+		t.Errorf("error = %q, want %q", got, want)
+	}
+	if gotAPI != nil && wantAPI.Detail != gotAPI.Detail {
+		t.Errorf("error detail = %q, want %q", gotAPI.Detail, wantAPI.Detail)
+	}
+	return false
 }

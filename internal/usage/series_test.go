@@ -68,25 +68,7 @@ func TestClientSeriesAnswersAsTheClientLibrary(t *testing.T) {
 			start, end := time.Unix(0, 0), time.Unix(3600, 0)
 			want, wantWarnings, wantInfos, wantErr := libraryAPI(t, srv.URL).Series(context.Background(), matches, start, end)
 			got, gotWarnings, gotInfos, gotErr := newTestClient(t, srv.URL).Series(context.Background(), matches, start, end)
-			if (wantErr == nil) != (gotErr == nil) {
-				t.Fatalf("error = %v, want %v", gotErr, wantErr)
-			}
-			if wantErr != nil {
-				var wantAPI, gotAPI *promv1.Error
-				if errors.As(wantErr, &wantAPI) != errors.As(gotErr, &gotAPI) {
-					t.Fatalf("error = %#v, want %#v", gotErr, wantErr)
-				}
-				if tt.sameType {
-					if gotAPI == nil || gotAPI.Type != wantAPI.Type {
-						t.Errorf("error = %v, want one of type %s like %v", gotErr, wantAPI.Type, wantErr)
-					}
-				} else if gotErr.Error() != wantErr.Error() {
-					t.Errorf("error = %q, want %q", gotErr, wantErr)
-				}
-				if gotAPI != nil && wantAPI.Detail != gotAPI.Detail {
-					t.Errorf("error detail = %q, want %q", gotAPI.Detail, wantAPI.Detail)
-				}
-			} else if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(want, got); sameError(t, gotErr, wantErr, tt.sameType) && diff != "" {
 				t.Errorf("label sets differ from the client library's (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(wantWarnings, gotWarnings); diff != "" {
