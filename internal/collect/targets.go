@@ -120,7 +120,33 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 	}
 	deps := map[schema.GroupVersionResource]map[targetKey][]dependent{}
 	for _, gvr := range sortedGVRs(wanted) {
-		objs, err := c.listTargets(ctx, gvr, wanted[gvr])
+		// What a list finds counts only once it is complete: a list that
+		// fails midway fails every target of the kind.
+		got, errs := map[targetKey]*Workload{}, map[targetKey]error{}
+		type pending struct {
+			gvr    schema.GroupVersionResource
+			depKey targetKey
+			dependent
+		}
+		var pend []pending
+		err := c.listTargets(ctx, gvr, wanted[gvr], func(key targetKey, obj *unstructured.Unstructured) {
+			if gvk, name, ok := workloadRefOf(obj); ok {
+				dep, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+				if err != nil {
+					errs[key] = fmt.Errorf("%s: resolving spec.workloadRef %s: %w: %w", key, gvk, ErrNoPodTemplate, err)
+					return
+				}
+				depKey := targetKey{gk: gvk.GroupKind(), namespace: key.namespace, name: name}
+				pend = append(pend, pending{dep.Resource, depKey, dependent{rollout: &Workload{ObjectRef: objectRefOf(obj)}, key: key}})
+				return
+			}
+			w, err := workloadFrom(obj)
+			if err != nil {
+				errs[key] = err
+				return
+			}
+			got[key] = w
+		})
 		if unreadable(err) {
 			t.failAll(wanted[gvr], err)
 			continue
@@ -128,27 +154,13 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 		if err != nil {
 			return nil, err
 		}
-		for key, obj := range objs {
-			if gvk, name, ok := workloadRefOf(obj); ok {
-				dep, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-				if err != nil {
-					t.errs[key] = fmt.Errorf("%s: resolving spec.workloadRef %s: %w: %w", key, gvk, ErrNoPodTemplate, err)
-					continue
-				}
-				depKey := targetKey{gk: gvk.GroupKind(), namespace: key.namespace, name: name}
-				if deps[dep.Resource] == nil {
-					deps[dep.Resource] = map[targetKey][]dependent{}
-				}
-				rollout := &Workload{ObjectRef: objectRefOf(obj)}
-				deps[dep.Resource][depKey] = append(deps[dep.Resource][depKey], dependent{rollout: rollout, key: key})
-				continue
+		maps.Copy(t.workloads, got)
+		maps.Copy(t.errs, errs)
+		for _, p := range pend {
+			if deps[p.gvr] == nil {
+				deps[p.gvr] = map[targetKey][]dependent{}
 			}
-			w, err := workloadFrom(obj)
-			if err != nil {
-				t.errs[key] = err
-				continue
-			}
-			t.workloads[key] = w
+			deps[p.gvr][p.depKey] = append(deps[p.gvr][p.depKey], p.dependent)
 		}
 	}
 
@@ -157,7 +169,15 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 		for k := range byDep {
 			keys[k] = true
 		}
-		objs, err := c.listTargets(ctx, gvr, keys)
+		found := map[targetKey]*Workload{}
+		failed := map[targetKey]error{}
+		err := c.listTargets(ctx, gvr, keys, func(key targetKey, obj *unstructured.Unstructured) {
+			if w, err := workloadFrom(obj); err != nil {
+				failed[key] = err
+			} else {
+				found[key] = w
+			}
+		})
 		if unreadable(err) {
 			for _, dependents := range byDep {
 				for _, d := range dependents {
@@ -170,13 +190,9 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 			return nil, err
 		}
 		for depKey, dependents := range byDep {
-			obj := objs[depKey]
-			var w *Workload
-			var err error
-			if obj == nil {
+			w, err := found[depKey], failed[depKey]
+			if w == nil && err == nil {
 				err = fmt.Errorf("spec.workloadRef %s not found: %w", depKey, ErrNoPodTemplate)
-			} else {
-				w, err = workloadFrom(obj)
 			}
 			for _, d := range dependents {
 				if err != nil {
@@ -293,11 +309,12 @@ func describeRef(ref v1alpha1.CrossVersionObjectReference) string {
 	return ref.Kind + " " + ref.APIVersion
 }
 
-// listTargets returns the objects of gvr named by keys that exist. With a
-// metadata client it first lists metadata, which tells existence cheaply,
-// and then reads full objects only from the namespaces holding wanted
-// targets, one list each when they are few.
-func (c *Collector) listTargets(ctx context.Context, gvr schema.GroupVersionResource, keys map[targetKey]bool) (map[targetKey]*unstructured.Unstructured, error) {
+// listTargets hands each object of gvr named by keys that exists to each,
+// page by page, so that no list is held whole. With a metadata client it
+// first lists metadata, which tells existence cheaply, and then reads full
+// objects only from the namespaces holding wanted targets, one list each
+// when they are few.
+func (c *Collector) listTargets(ctx context.Context, gvr schema.GroupVersionResource, keys map[targetKey]bool, each func(targetKey, *unstructured.Unstructured)) error {
 	gk := schema.GroupKind{}
 	for k := range keys {
 		gk = k.gk
@@ -305,7 +322,7 @@ func (c *Collector) listTargets(ctx context.Context, gvr schema.GroupVersionReso
 	}
 	namespaces := c.scope.namespaces()
 	if len(namespaces) == 0 {
-		return nil, nil
+		return nil
 	}
 	if c.meta != nil {
 		present := map[string]bool{}
@@ -315,27 +332,21 @@ func (c *Collector) listTargets(ctx context.Context, gvr schema.GroupVersionReso
 			}
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if len(present) == 0 {
-			return nil, nil
+			return nil
 		}
 		if len(present) <= maxNamespaceLists || namespaces[0] != metav1.NamespaceAll {
 			namespaces = slices.Sorted(maps.Keys(present))
 		}
 	}
-	out := map[targetKey]*unstructured.Unstructured{}
-	err := c.eachObject(ctx, gvr, namespaces, "", func(u *unstructured.Unstructured) error {
-		key := targetKey{gk: gk, namespace: u.GetNamespace(), name: u.GetName()}
-		if keys[key] {
-			out[key] = u
+	return c.eachObject(ctx, gvr, namespaces, "", func(u *unstructured.Unstructured) error {
+		if key := (targetKey{gk: gk, namespace: u.GetNamespace(), name: u.GetName()}); keys[key] {
+			each(key, u)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 func sortedGVRs[V any](m map[schema.GroupVersionResource]V) []schema.GroupVersionResource {
