@@ -368,9 +368,10 @@ type applier struct {
 // again.
 const parsedFiles = 16
 
-// file returns the edit of an existing file, reading it on first use.
+// file returns the edit of an existing file (see open), and counts it
+// among the recent files, whose parsed documents are kept.
 func (a *applier) file(name string) (*fileEdit, error) {
-	fe, err := a.fileEdit(name)
+	fe, err := a.open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -400,7 +401,8 @@ func (a *applier) doc(file string, i int) (*yaml.Node, error) {
 	return docs[i], nil
 }
 
-func (a *applier) fileEdit(name string) (*fileEdit, error) {
+// open returns the edit of an existing file, creating it on first use.
+func (a *applier) open(name string) (*fileEdit, error) {
 	if fe, ok := a.files[name]; ok {
 		return fe, nil
 	}

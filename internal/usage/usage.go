@@ -138,12 +138,7 @@ func (h *History) Equal(o *History) bool {
 }
 
 func (h *History) add(t time.Time, v float64) {
-	if len(h.Values) == 0 || t.Before(h.First) {
-		h.First = t
-	}
-	if len(h.Values) == 0 || t.After(h.Last) {
-		h.Last = t
-	}
+	h.cover(t, len(h.Values) == 0)
 	if h.Times == nil {
 		if len(h.Values) == 0 {
 			h.origin = t
@@ -157,6 +152,17 @@ func (h *History) add(t time.Time, v float64) {
 	}
 	h.Values = append(h.Values, v)
 	h.Times = append(h.Times, t)
+}
+
+// cover widens First and Last to a sample at t; first says it is the
+// first sample.
+func (h *History) cover(t time.Time, first bool) {
+	if first || t.Before(h.First) {
+		h.First = t
+	}
+	if first || t.After(h.Last) {
+		h.Last = t
+	}
 }
 
 // addPeak adds v as the peak at t, or raises the peak at t to v; peaks
@@ -698,12 +704,7 @@ func (f *folding) add(w WorkloadRef, container string, series *model.SampleStrea
 				continue
 			}
 			h.Fold.Add(t, float64(sample.Value))
-			if h.First.IsZero() || t.Before(h.First) {
-				h.First = t
-			}
-			if t.After(h.Last) {
-				h.Last = t
-			}
+			h.cover(t, h.First.IsZero()) // no sample is taken at the zero time
 		}
 	}
 }
