@@ -41,7 +41,8 @@ func (r *Reader) ownership(ctx context.Context, namespace string, workloads []Wo
 	}
 	end := r.now()
 	o := owners{pods: map[string]ownerRef{}, parents: map[ownerRef]ownerRef{}}
-	err := ErrSeriesUnsupported
+	var err error
+	listed := false
 	if lister, ok := r.api.(SeriesLister); ok {
 		err = r.call(ctx, namespace, "ownership", func(ctx context.Context) (promv1.Warnings, error) {
 			sets, warnings, _, err := lister.Series(ctx, []string{"{" + sel + "}"}, end.Add(-r.window), end)
@@ -50,9 +51,10 @@ func (r *Reader) ownership(ctx context.Context, namespace string, workloads []Wo
 			}
 			return warnings, err
 		})
+		listed = !errors.Is(err, ErrSeriesUnsupported)
 	}
 	// Where the series endpoint is not served, the query reads the same.
-	if errors.Is(err, ErrSeriesUnsupported) {
+	if !listed {
 		q := fmt.Sprintf(`max by (pod, replicaset, job_name, owner_kind, owner_name) (max_over_time({%s}[%s]))`,
 			sel, model.Duration(r.window))
 		err = r.query(ctx, namespace, "ownership", q, promv1.Range{Start: end, End: end, Step: r.step}, func(s *model.SampleStream) {
