@@ -88,12 +88,12 @@ func readChartDir(fsys fs.FS, dir string) ([]*archive.BufferedFile, error) {
 	if !info.IsDir() {
 		return nil, errors.New("not a directory")
 	}
-	budget := &byteBudget{left: MaxChartDirBytes}
 	rules, err := readIgnoreRules(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
 
+	budget := &byteBudget{left: MaxChartDirBytes}
 	var files []*archive.BufferedFile
 	err = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -261,7 +261,7 @@ func WithPlainHTTP() LoaderOption {
 // same time, and keeps them for the run. It is safe for concurrent use.
 //
 // Charts it returns are shared by every caller that asked for the same
-// one, and must not be modified.
+// one, and must not be modified. Make a Loader with NewLoader.
 type Loader struct {
 	client      *http.Client
 	credentials func(repoURL string) (Credentials, bool)
