@@ -87,8 +87,25 @@ type Error struct {
 type Container struct {
 	Name      string     `json:"name"`
 	Resources []Resource `json:"resources"`
+	// ValuesKeys maps each field written for the container through a
+	// Helm release (requests.cpu, limits.memory) to the values key it was
+	// written at (web.resources.requests.cpu, or a scalar such as
+	// cpuRequest); nil when the container's values went to a manifest.
+	ValuesKeys map[string]string `json:"valuesKeys,omitempty"`
 	// Landed reports that rendering changed a file for this container.
 	Landed bool `json:"-"`
+}
+
+// RequestKey is the values key the request of resource name went to
+// through a Helm release; "" when none.
+func (c *Container) RequestKey(name corev1.ResourceName) string {
+	return c.ValuesKeys["requests."+string(name)]
+}
+
+// LimitKey is the values key the limit of resource name went to through a
+// Helm release; "" when none.
+func (c *Container) LimitKey(name corev1.ResourceName) string {
+	return c.ValuesKeys["limits."+string(name)]
 }
 
 // Writes reports whether the container has a value to write.
@@ -180,6 +197,34 @@ type Source struct {
 	// "new-file" (a patch written whole).
 	Method string `json:"method,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Helm is the Helm release that renders the target, when the values
+	// went to the release's values rather than to a manifest: File is
+	// then a values file, or the file of the object that holds the
+	// values.
+	Helm *Helm `json:"helm,omitempty"`
+}
+
+// Helm is how a target's values went through a Helm release: the object
+// that installs the release, the chart, and the values edited. The keys
+// are per container (Container.ValuesKeys).
+type Helm struct {
+	// Kind and Object are the HelmRelease or Application that installs
+	// the release: its kind, and its namespace/name.
+	Kind   string `json:"kind"`
+	Object string `json:"object"`
+	// Release and Namespace are the Helm release's name and namespace.
+	Release   string `json:"release"`
+	Namespace string `json:"namespace"`
+	// Chart and Version are the chart's name and version; ChartSource is
+	// where the chart comes from (a chart repository, an OCI registry, a
+	// directory of the repository).
+	Chart       string `json:"chart"`
+	Version     string `json:"version,omitempty"`
+	ChartSource string `json:"chartSource,omitempty"`
+	// Layer says which values were edited, e.g. "the values file
+	// charts/shop/values-production.yaml" or "spec.values of HelmRelease
+	// shop/shop (apps/shop.yaml)".
+	Layer string `json:"layer,omitempty"`
 }
 
 // Edit methods of Source.Method.
