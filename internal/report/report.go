@@ -74,7 +74,7 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 		for _, c := range it.Containers {
 			for _, r := range c.Resources {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, target, plan.Line(c.Name), r.Resource,
-					dash(r.Current), dash(r.Recommended), plan.Line(status(it, r)))
+					dash(r.Current), dash(r.Recommended), plan.Line(status(it, c, r)))
 			}
 		}
 	}
@@ -132,7 +132,9 @@ func writePullRequest(w io.Writer, g *plan.Git) error {
 	return err
 }
 
-func status(it plan.Item, r plan.Resource) string {
+// status is what became of a resource's value; a change that went
+// through a Helm release says where it went.
+func status(it plan.Item, c plan.Container, r plan.Resource) string {
 	switch {
 	case r.Recommended == nil:
 		return r.Reason
@@ -140,13 +142,44 @@ func status(it plan.Item, r plan.Resource) string {
 		return "unchanged"
 	case it.Source != nil && it.Source.Error != "":
 		return "not rendered: " + it.Source.Error
-	case it.Source != nil && !it.Source.Changed:
-		return "change, already in git"
-	case r.Reason != "":
-		return "change (" + r.Reason + ")"
-	default:
-		return "change"
 	}
+	s := "change"
+	switch {
+	case it.Source != nil && !it.Source.Changed:
+		s = "change, already in git"
+	case r.Reason != "":
+		s = "change (" + r.Reason + ")"
+	}
+	if route := helmRoute(it, c, r); route != "" {
+		s += ", " + route
+	}
+	return s
+}
+
+// helmRoute says where a resource's values went through a Helm release,
+// e.g. "via Helm release shop/shop (chart shop 1.4.0):
+// charts/shop/values-production.yaml web.resources.requests.cpu"; "" for
+// a value that went to a manifest.
+func helmRoute(it plan.Item, c plan.Container, r plan.Resource) string {
+	if it.Source == nil || it.Source.Helm == nil {
+		return ""
+	}
+	var keys []string
+	for _, k := range []string{c.RequestKey(r.Resource), c.LimitKey(r.Resource)} {
+		if k != "" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	h := it.Source.Helm
+	where := it.Source.File
+	if where == "" {
+		where = h.Layer
+	}
+	return fmt.Sprintf("via Helm release %s/%s (chart %s): %s %s", h.Namespace, h.Release,
+		strings.TrimSpace(h.Chart+" "+h.Version), where, strings.Join(keys, ", "))
 }
 
 // text is s with its lines and tabs kept and every other control
