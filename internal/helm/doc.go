@@ -1,21 +1,36 @@
 // Package helm renders Helm charts with the Helm SDK and finds, by
 // rendering, the values keys that size a workload's containers.
 //
-// A chart comes from a directory of the repository (LoadDir) or from a
-// chart repository or OCI registry (Loader.Fetch), each loaded once per run.
-// A Release is a chart, a release name and namespace, and its values as
-// Helm would coalesce them from every layer (Merge).
+// A chart comes from a directory of the repository (LoadDir), from a
+// chart repository or OCI registry (Loader.Fetch), each loaded once per
+// run, or from files (NewChart). A Release is a chart, a release name and
+// namespace, and its values as Helm would merge them from every layer
+// (Merge). Render renders a release as helm template does.
 //
-// Finder.Keys renders a release once with its values, then once more with a
-// distinct probe quantity written under every candidate key at the same
-// time: every mapping of the values (and every .Values path the templates
-// read that the values do not set), given requests and limits, and then
-// every scalar. A probe that comes out as one resource value of exactly one
-// container names the key that sets it. Candidates that make the chart
-// fail are split in halves and rendered again. Nothing is guessed from key
-// names, so resources, <component>.resources, sidecars[0].resources and
-// scalar keys such as cpuRequest are all found the same way, and the
-// renders are per release, not per container.
+// Finder.Keys renders a release once with its values, then once more with
+// a distinct probe quantity written under every candidate key at the same
+// time: under every mapping of the values, and every .Values path the
+// templates read that the values do not set, it writes requests and
+// limits of cpu and memory. For the fields still without a key it renders
+// once more with a probe in every string and number of the values, and in
+// every unset path the templates read. A probe that comes out as one
+// resource value of exactly one container names the key that sets it; one
+// that comes out in several containers is a shared key. Nothing is
+// guessed from key names, so resources, <component>.resources,
+// sidecars[0].resources and scalar keys such as cpuRequest are all found
+// the same way, and the renders are per release, not per container.
+//
+// A probe is ten digits from 7000000001 on, written with a unit (m, Mi,
+// or the unit of the value it replaces), and recognised by its digits
+// whatever the template does around them: quoting, toYaml, a unit of its
+// own. Probe renders skip the values schema, which real charts often
+// close to unknown keys. When a probe render fails, or loses a container,
+// its candidates are rendered again without those whose probe the error
+// quotes (required and fail messages usually quote the value), or else in
+// halves, recursively, the second half split at once when the first
+// renders; a single candidate that fails is dropped. Containers are
+// followed from render to render by object and container name, or, when
+// probes rename the objects, by their place in their template.
 //
 // Prove renders a release before and after a change of its values and
 // checks that only the asked resource values of the target containers

@@ -21,6 +21,9 @@ var (
 	// ErrChartNotFound means the chart, or the version asked, is not in
 	// its repository.
 	ErrChartNotFound = errors.New("chart not found")
+	// ErrNotRendered means the release does not render the container
+	// asked for.
+	ErrNotRendered = errors.New("not rendered")
 	// ErrProofFailed means rendering after the change did not give the
 	// targets the new values, or changed something else.
 	ErrProofFailed = errors.New("helm proof failed")

@@ -1,0 +1,281 @@
+package helm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Expect is what a change of values must do to one container.
+type Expect struct {
+	Container Container
+	// Requests and Limits are the values the container must have after
+	// the change. The fields they do not name must not change.
+	Requests, Limits corev1.ResourceList
+}
+
+// proofLines bounds how many differences a failed proof lists.
+const proofLines = 5
+
+// Prove renders the release with its values and with after instead, and
+// checks that the output is the same but for the requests and limits want
+// names, which must be the expected quantities. When it is not, and the
+// chart renders differently each time with the same values, the error
+// says so. Its errors wrap ErrProofFailed and list what changed: object,
+// path, before and after. A release that does not render with its own
+// values returns the render's error.
+func Prove(ctx context.Context, r Release, after map[string]any, want []Expect) error {
+	before, err := Render(ctx, r)
+	if err != nil {
+		return err
+	}
+	changed := r
+	changed.Values = after
+	rendered, err := Render(ctx, changed)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return fmt.Errorf("%w: rendering after the change: %w", ErrProofFailed, err)
+	}
+	problems := compareRenders(before, rendered, want, r.Namespace)
+	if len(problems) == 0 {
+		return nil
+	}
+	again, err := Render(ctx, r)
+	if err != nil {
+		return err
+	}
+	if unstable := compareRenders(before, again, nil, r.Namespace); len(unstable) > 0 {
+		return fmt.Errorf("%w: release %s/%s: chart %s %s renders differently each time with the same values, so no change can be told apart: %s",
+			ErrProofFailed, r.Namespace, r.Name, r.Chart.Name, r.Chart.Version, boundedJoin(unstable, proofLines, "; "))
+	}
+	return fmt.Errorf("%w: release %s/%s (chart %s %s): %s", ErrProofFailed, r.Namespace, r.Name, r.Chart.Name, r.Chart.Version, boundedJoin(problems, proofLines, "; "))
+}
+
+// compareRenders lists how after differs from before beyond what want
+// expects, and where it does not do what want expects; namespace is the
+// release's.
+func compareRenders(before, after []Object, want []Expect, namespace string) []string {
+	var problems []string
+	want = slices.Clone(want)
+	for i := range want {
+		if want[i].Container.Namespace == "" {
+			want[i].Container.Namespace = namespace
+		}
+	}
+	beforeByKey, beforeOrder := indexObjects(before)
+	afterByKey, afterOrder := indexObjects(after)
+	met := make([]bool, len(want))
+	for _, key := range beforeOrder {
+		b := beforeByKey[key]
+		a, ok := afterByKey[key]
+		if !ok {
+			problems = append(problems, key+" is no longer rendered")
+			continue
+		}
+		bb, ab := deepCopyMap(b.Body), deepCopyMap(a.Body)
+		for i, w := range want {
+			if !w.Container.matches(Container{Kind: a.Kind, Namespace: a.Namespace, Name: a.Name, Container: w.Container.Container}, namespace) {
+				continue
+			}
+			met[i] = true
+			problems = append(problems, expectOn(w, a, ab, bb)...)
+		}
+		for _, d := range diffValues(bb, ab, nil, nil) {
+			problems = append(problems, key+": "+d)
+		}
+	}
+	for _, key := range afterOrder {
+		if _, ok := beforeByKey[key]; !ok {
+			problems = append(problems, key+" is rendered only after the change")
+		}
+	}
+	for i, w := range want {
+		if !met[i] {
+			problems = append(problems, w.Container.String()+" is not rendered")
+		}
+	}
+	return problems
+}
+
+// indexObjects keys objects by kind, namespace and name; a second object
+// of the same key is told apart by its rank.
+func indexObjects(objects []Object) (map[string]Object, []string) {
+	byKey := map[string]Object{}
+	var order []string
+	for _, o := range objects {
+		key := o.Kind + " " + o.Namespace + "/" + o.Name
+		for n := 2; ; n++ {
+			if _, dup := byKey[key]; !dup {
+				break
+			}
+			key = o.Kind + " " + o.Namespace + "/" + o.Name + " #" + strconv.Itoa(n)
+		}
+		byKey[key] = o
+		order = append(order, key)
+	}
+	return byKey, order
+}
+
+// expectOn checks w's values on the container of after, the object's
+// body after the change, and removes them from both after and before so
+// that what remains must be equal.
+func expectOn(w Expect, o Object, after, before map[string]any) []string {
+	c := containerOf(o, after, w.Container.Container)
+	if c == nil {
+		return []string{fmt.Sprintf("%s is not rendered after the change", w.Container)}
+	}
+	var problems []string
+	for _, section := range []struct {
+		name string
+		want corev1.ResourceList
+	}{{"requests", w.Requests}, {"limits", w.Limits}} {
+		for _, res := range slices.Sorted(maps.Keys(section.want)) {
+			field := section.name + "." + string(res)
+			want := section.want[res]
+			got, ok := resourceValue(c, Field(field))
+			switch q, err := quantityOf(got); {
+			case !ok:
+				problems = append(problems, fmt.Sprintf("%s %s is not set after the change, want %s", w.Container, field, want.String()))
+			case err != nil:
+				problems = append(problems, fmt.Sprintf("%s %s is %v after the change, not a quantity, want %s", w.Container, field, got, want.String()))
+			case q.Cmp(want) != 0:
+				problems = append(problems, fmt.Sprintf("%s %s is %s after the change, want %s", w.Container, field, q.String(), want.String()))
+			}
+			bc := containerOf(o, before, w.Container.Container)
+			if bc == nil {
+				bc = map[string]any{}
+			}
+			removeResource(c, bc, section.name, string(res))
+		}
+	}
+	return problems
+}
+
+// containerOf returns the named container of a workload's body.
+func containerOf(o Object, body map[string]any, name string) map[string]any {
+	spec := podSpec(Object{APIVersion: o.APIVersion, Kind: o.Kind, Body: body})
+	for _, list := range []string{"initContainers", "containers"} {
+		items, _ := spec[list].([]any)
+		for _, item := range items {
+			if c, ok := item.(map[string]any); ok && c["name"] == name {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// removeResource removes one resource value from a container in both
+// bodies, and the mappings it leaves empty in both, so that what else
+// differs is reported where it differs.
+func removeResource(after, before map[string]any, section, res string) {
+	containers := []map[string]any{after, before}
+	for _, c := range containers {
+		if values := resourceMap(c, section); values != nil {
+			delete(values, res)
+		}
+	}
+	emptyIn := func(get func(map[string]any) map[string]any) bool {
+		for _, c := range containers {
+			if len(get(c)) > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	if emptyIn(func(c map[string]any) map[string]any { return resourceMap(c, section) }) {
+		for _, c := range containers {
+			if resources, _ := c["resources"].(map[string]any); resources != nil {
+				delete(resources, section)
+			}
+		}
+	}
+	if emptyIn(func(c map[string]any) map[string]any { m, _ := c["resources"].(map[string]any); return m }) {
+		for _, c := range containers {
+			delete(c, "resources")
+		}
+	}
+}
+
+// resourceMap returns a container's requests or limits mapping.
+func resourceMap(c map[string]any, section string) map[string]any {
+	resources, _ := c["resources"].(map[string]any)
+	values, _ := resources[section].(map[string]any)
+	return values
+}
+
+// quantityOf reads a rendered resource value: a string, or a number YAML
+// parsed.
+func quantityOf(v any) (resource.Quantity, error) {
+	switch t := v.(type) {
+	case string:
+		return resource.ParseQuantity(strings.TrimSpace(t))
+	case float64:
+		return resource.ParseQuantity(strconv.FormatFloat(t, 'f', -1, 64))
+	case int64:
+		return *resource.NewQuantity(t, resource.DecimalSI), nil
+	}
+	return resource.Quantity{}, fmt.Errorf("%v is not a quantity", v)
+}
+
+// diffValues lists where b differs from a, as "path: a → b".
+func diffValues(a, b any, at Path, out []string) []string {
+	am, aIsMap := a.(map[string]any)
+	bm, bIsMap := b.(map[string]any)
+	if aIsMap && bIsMap {
+		keys := slices.Sorted(maps.Keys(am))
+		for _, k := range slices.Sorted(maps.Keys(bm)) {
+			if _, ok := am[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		for _, k := range keys {
+			av, aok := am[k]
+			bv, bok := bm[k]
+			switch {
+			case !aok:
+				out = append(out, fmt.Sprintf("%s: absent → %s", at.child(Key(k)), brief(bv)))
+			case !bok:
+				out = append(out, fmt.Sprintf("%s: %s → absent", at.child(Key(k)), brief(av)))
+			default:
+				out = diffValues(av, bv, at.child(Key(k)), out)
+			}
+		}
+		return out
+	}
+	al, aIsList := a.([]any)
+	bl, bIsList := b.([]any)
+	if aIsList && bIsList && len(al) == len(bl) {
+		for i := range al {
+			out = diffValues(al[i], bl[i], at.child(Index(i)), out)
+		}
+		return out
+	}
+	if !reflect.DeepEqual(a, b) {
+		out = append(out, fmt.Sprintf("%s: %s → %s", at, brief(a), brief(b)))
+	}
+	return out
+}
+
+// brief writes a value as compact JSON, cut to a readable length.
+func brief(v any) string {
+	data, err := json.Marshal(v)
+	s := string(data)
+	if err != nil {
+		s = fmt.Sprint(v)
+	}
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:57]) + "..."
+	}
+	return s
+}

@@ -1,0 +1,226 @@
+package helm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+	"sigs.k8s.io/yaml"
+)
+
+// Object is one Kubernetes object a release renders.
+type Object struct {
+	APIVersion, Kind string
+	// Namespace is the object's, or the release's when the object names
+	// none.
+	Namespace, Name string
+	// Template is the template file that rendered it, by its path in the
+	// chart: templates/deployment.yaml, or
+	// charts/db/templates/statefulset.yaml for a subchart's.
+	Template string
+	// Body is the object as rendered.
+	Body map[string]any
+}
+
+// Render renders a release as helm template would: its values coalesced
+// with the chart's defaults and checked against the chart's
+// values.schema.json, for a first install in the release's namespace,
+// with Helm's default capabilities and no cluster. NOTES.txt, partials
+// and empty documents are left out. Errors of the chart wrap ErrRender.
+func Render(ctx context.Context, r Release) ([]Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ch, err := releaseChart(r)
+	if err != nil {
+		return nil, err
+	}
+	return render(ctx, r, ch, r.Values, true)
+}
+
+// releaseChart returns the release's chart as Helm installs it with the
+// release's values: subcharts that conditions or tags disable removed,
+// aliases applied and import-values imported. The loaded chart is not
+// modified, so that releases can share it.
+func releaseChart(r Release) (*chartv2.Chart, error) {
+	if r.Chart == nil || r.Chart.chart == nil {
+		return nil, fmt.Errorf("release %s/%s has no loaded chart", r.Namespace, r.Name)
+	}
+	if err := checkDependencies(r.Chart.chart); err != nil {
+		return nil, renderError(r, "", err)
+	}
+	if !declaresDependencies(r.Chart.chart) {
+		return r.Chart.chart, nil
+	}
+	ch := cloneChart(r.Chart.chart)
+	values := r.Values
+	if values == nil {
+		values = map[string]any{}
+	}
+	if err := chartutil.ProcessDependencies(ch, common.Values(deepCopyMap(values))); err != nil {
+		return nil, renderError(r, "", fmt.Errorf("process dependencies: %w", err))
+	}
+	return ch, nil
+}
+
+// checkDependencies refuses a chart that declares a dependency its
+// charts/ directory does not hold, as helm install does: rendering without
+// it would silently leave out its objects.
+func checkDependencies(ch *chartv2.Chart) error {
+	loaded := map[string]bool{}
+	for _, d := range ch.Dependencies() {
+		loaded[d.Name()] = true
+	}
+	for _, d := range ch.Metadata.Dependencies {
+		if d != nil && !loaded[d.Name] {
+			return fmt.Errorf("chart %s declares dependency %s, which is not in its charts/ directory", ch.Name(), d.Name)
+		}
+	}
+	for _, d := range ch.Dependencies() {
+		if err := checkDependencies(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// declaresDependencies reports whether the chart or a subchart lists
+// dependencies in its Chart.yaml, which Helm processes before rendering.
+func declaresDependencies(ch *chartv2.Chart) bool {
+	if ch.Metadata.Dependencies != nil {
+		return true
+	}
+	return slices.ContainsFunc(ch.Dependencies(), declaresDependencies)
+}
+
+// cloneChart copies what processing dependencies changes: the metadata,
+// its dependency list and the tree of subcharts. Templates, files and
+// default values are shared, as processing replaces rather than changes
+// them.
+func cloneChart(ch *chartv2.Chart) *chartv2.Chart {
+	out := *ch
+	md := *ch.Metadata
+	if ch.Metadata.Dependencies != nil {
+		md.Dependencies = make([]*chartv2.Dependency, len(ch.Metadata.Dependencies))
+		for i, d := range ch.Metadata.Dependencies {
+			if d != nil {
+				dd := *d
+				md.Dependencies[i] = &dd
+			}
+		}
+	}
+	out.Metadata = &md
+	deps := ch.Dependencies()
+	out.SetDependencies()
+	for _, d := range deps {
+		out.AddDependency(cloneChart(d))
+	}
+	return &out
+}
+
+// render renders ch, the release's chart processed for its values, with
+// values above the chart's defaults, and parses the output.
+func render(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, validate bool) ([]Object, error) {
+	files, err := renderFiles(ctx, r, ch, values, validate)
+	if err != nil {
+		return nil, err
+	}
+	return parseObjects(r, ch.Name(), files)
+}
+
+// renderFiles runs the template engine: the output of every template
+// file, by its path in the chart, NOTES.txt and partials left out.
+func renderFiles(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, validate bool) (map[string]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if values == nil {
+		values = map[string]any{}
+	}
+	options := common.ReleaseOptions{Name: r.Name, Namespace: r.Namespace, Revision: 1, IsInstall: true}
+	top, err := util.ToRenderValuesWithSchemaValidation(ch, values, options, common.DefaultCapabilities, !validate)
+	if err != nil {
+		return nil, renderError(r, "", err)
+	}
+	var e engine.Engine
+	out, err := e.RenderWithContext(ctx, ch, top)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, ctxErr
+	}
+	if err != nil {
+		return nil, renderError(r, "", err)
+	}
+	files := make(map[string]string, len(out))
+	prefix := ch.Name() + "/"
+	for name, text := range out {
+		base := path.Base(name)
+		if base == "NOTES.txt" || strings.HasPrefix(base, "_") {
+			continue
+		}
+		files[strings.TrimPrefix(name, prefix)] = text
+	}
+	return files, nil
+}
+
+// documentSeparator splits a template's output into documents as Helm
+// does.
+var documentSeparator = regexp.MustCompile(`(?m)^---[ \t]*`)
+
+// parseObjects parses the documents of every rendered file, in file name
+// order and document order.
+func parseObjects(r Release, chartName string, files map[string]string) ([]Object, error) {
+	var objects []Object
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		for i, doc := range documentSeparator.Split(files[name], -1) {
+			if strings.TrimSpace(doc) == "" {
+				continue
+			}
+			var body map[string]any
+			if err := yaml.Unmarshal([]byte(doc), &body); err != nil {
+				return nil, renderError(r, name, fmt.Errorf("document %d does not parse as a YAML mapping: %w", i+1, err))
+			}
+			if len(body) == 0 {
+				continue
+			}
+			o := Object{Template: name, Body: body}
+			o.APIVersion, _ = body["apiVersion"].(string)
+			o.Kind, _ = body["kind"].(string)
+			if md, ok := body["metadata"].(map[string]any); ok {
+				o.Name, _ = md["name"].(string)
+				o.Namespace, _ = md["namespace"].(string)
+			}
+			if o.Namespace == "" {
+				o.Namespace = r.Namespace
+			}
+			objects = append(objects, o)
+		}
+	}
+	return objects, nil
+}
+
+// renderError wraps ErrRender with the release, the chart and, when
+// known, the template.
+func renderError(r Release, template string, err error) error {
+	chart := "?"
+	if r.Chart != nil {
+		chart = r.Chart.Name + " " + r.Chart.Version
+	}
+	where := fmt.Sprintf("release %s/%s, chart %s", r.Namespace, r.Name, chart)
+	if template != "" {
+		where += ", " + template
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%w: %s: %w", ErrRender, where, err)
+}
