@@ -11,11 +11,13 @@ import (
 )
 
 // DefaultCommitTemplate is the commit message: a title, then per workload
-// its file and per container the requests that change.
+// its file, the Helm release its values went through if any, and per
+// container the requests that change, each with its values key under Helm.
 const DefaultCommitTemplate = "Right-size resource requests\n" +
 	"{{range .Workloads}}\n" +
 	"{{.Namespace}}/{{.Name}}: {{.Kind}} {{.Target}} ({{.File}})\n" +
-	"{{range .Containers}}  {{.Name}}: {{range $i, $r := .Resources}}{{if $i}}, {{end}}{{$r.Resource}} {{$r.Current}} -> {{$r.Recommended}}{{end}}\n" +
+	"{{with .Helm}}  via Helm release {{.Namespace}}/{{.Release}} (chart {{.Chart}}{{with .Version}} {{.}}{{end}}): {{.Layer}}\n{{end}}" +
+	"{{range .Containers}}  {{.Name}}: {{range $i, $r := .Resources}}{{if $i}}, {{end}}{{$r.Resource}} {{$r.Current}} -> {{$r.Recommended}}{{with $r.Key}} ({{.}}){{end}}{{end}}\n" +
 	"{{end}}{{end}}"
 
 // MessageData is what the commit message template sees.
@@ -31,7 +33,19 @@ type MessageWorkload struct {
 	// Namespace and Name are the ResourceRecommend's; Kind and Target its
 	// workload's; File the manifest that changed.
 	Namespace, Name, Kind, Target, File string
-	Containers                          []MessageContainer
+	// Helm is the Helm release the values went through; nil when they
+	// went to a manifest.
+	Helm       *MessageHelm
+	Containers []MessageContainer
+}
+
+// MessageHelm is the Helm release a workload's values went through.
+type MessageHelm struct {
+	// Kind and Object are the HelmRelease or Application installing the
+	// release (Object as namespace/name); Release and Namespace the
+	// release's; Chart, Version and ChartSource the chart's; Layer the
+	// values edited, e.g. "the values file charts/shop/values-prod.yaml".
+	Kind, Object, Release, Namespace, Chart, Version, ChartSource, Layer string
 }
 
 // MessageContainer is one container's changed requests.
@@ -40,9 +54,10 @@ type MessageContainer struct {
 	Resources []MessageResource
 }
 
-// MessageResource is one request: Current is "none" when unset.
+// MessageResource is one request: Current is "none" when unset. Key is
+// the values key it was written at through a Helm release, "" otherwise.
 type MessageResource struct {
-	Resource, Current, Recommended string
+	Resource, Current, Recommended, Key string
 }
 
 // ParseCommitTemplate parses a commit message template; the default when
@@ -81,11 +96,16 @@ func (d MessageData) plain() MessageData {
 	for _, w := range d.Workloads {
 		pw := MessageWorkload{Namespace: plan.Line(w.Namespace), Name: plan.Line(w.Name), Kind: plan.Line(w.Kind),
 			Target: plan.Line(w.Target), File: plan.Line(w.File)}
+		if h := w.Helm; h != nil {
+			pw.Helm = &MessageHelm{Kind: plan.Line(h.Kind), Object: plan.Line(h.Object), Release: plan.Line(h.Release),
+				Namespace: plan.Line(h.Namespace), Chart: plan.Line(h.Chart), Version: plan.Line(h.Version),
+				ChartSource: plan.Line(h.ChartSource), Layer: plan.Line(h.Layer)}
+		}
 		for _, c := range w.Containers {
 			pc := MessageContainer{Name: plan.Line(c.Name)}
 			for _, r := range c.Resources {
 				pc.Resources = append(pc.Resources, MessageResource{Resource: plan.Line(r.Resource),
-					Current: plan.Line(r.Current), Recommended: plan.Line(r.Recommended)})
+					Current: plan.Line(r.Current), Recommended: plan.Line(r.Recommended), Key: plan.Line(r.Key)})
 			}
 			pw.Containers = append(pw.Containers, pc)
 		}
@@ -95,15 +115,20 @@ func (d MessageData) plain() MessageData {
 }
 
 // MessageDataOf is what the commit message of p says: per item whose file
-// changed, the containers whose values landed there, each with the values
-// written and the cluster's current ones. base, branch and path are the
-// run's branches and repository subtree.
+// changed, the Helm release its values went through if any, and the
+// containers whose values landed there, each with the values written, the
+// cluster's current ones and, under Helm, their values keys. base, branch
+// and path are the run's branches and repository subtree.
 func MessageDataOf(p *plan.Plan, base, branch, path string) MessageData {
 	data := MessageData{Base: base, Branch: branch, Path: path}
 	for _, it := range p.Items {
 		w := MessageWorkload{Namespace: it.Namespace, Name: it.Name, Kind: it.Object.Kind, Target: it.Object.Name}
 		if it.Source != nil {
 			w.File = it.Source.File
+			if h := it.Source.Helm; h != nil {
+				w.Helm = &MessageHelm{Kind: h.Kind, Object: h.Object, Release: h.Release, Namespace: h.Namespace,
+					Chart: h.Chart, Version: h.Version, ChartSource: h.ChartSource, Layer: h.Layer}
+			}
 		}
 		for _, c := range it.Containers {
 			if !c.Landed {
@@ -114,11 +139,14 @@ func MessageDataOf(p *plan.Plan, base, branch, path string) MessageData {
 				res := string(r.Resource)
 				switch {
 				case r.LimitsOnly && r.Limit != nil:
-					mc.Resources = append(mc.Resources, MessageResource{Resource: res + " limit", Current: orNone(r.Current), Recommended: r.Limit.String()})
+					mc.Resources = append(mc.Resources, MessageResource{Resource: res + " limit", Current: orNone(r.Current), Recommended: r.Limit.String(),
+						Key: c.LimitKey(r.Resource)})
 				case r.Request != nil:
-					mc.Resources = append(mc.Resources, MessageResource{Resource: res, Current: orNone(r.Current), Recommended: r.Request.String()})
+					mc.Resources = append(mc.Resources, MessageResource{Resource: res, Current: orNone(r.Current), Recommended: r.Request.String(),
+						Key: c.RequestKey(r.Resource)})
 					if r.Limit != nil {
-						mc.Resources = append(mc.Resources, MessageResource{Resource: res + " limit", Current: orNone(r.CurrentLimit), Recommended: r.Limit.String()})
+						mc.Resources = append(mc.Resources, MessageResource{Resource: res + " limit", Current: orNone(r.CurrentLimit), Recommended: r.Limit.String(),
+							Key: c.LimitKey(r.Resource)})
 					}
 				}
 			}

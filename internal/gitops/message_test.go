@@ -30,6 +30,44 @@ func TestCommitMessageKeepsTenantTextOnItsLine(t *testing.T) {
 			want: "Right-size resource requests\n\nshop/web: Deployment web (apps/web.yaml)\n  app: cpu 500m -> 390m\n",
 		},
 		{
+			name: "through Helm",
+			data: MessageData{Workloads: []MessageWorkload{{Namespace: "shop", Name: "web", Kind: "Deployment", Target: "shop-web",
+				File: "charts/shop/values-production.yaml",
+				Helm: &MessageHelm{Kind: "HelmRelease", Object: "shop/shop", Release: "shop", Namespace: "shop", Chart: "shop", Version: "1.4.0",
+					Layer: "the values file charts/shop/values-production.yaml"},
+				Containers: []MessageContainer{
+					{Name: "web", Resources: []MessageResource{
+						{Resource: "cpu", Current: "500m", Recommended: "390m", Key: "web.resources.requests.cpu"},
+						{Resource: "memory", Current: "512Mi", Recommended: "256Mi", Key: "web.resources.requests.memory"},
+					}},
+					{Name: "worker", Resources: []MessageResource{{Resource: "cpu", Current: "1", Recommended: "500m", Key: "cpuRequest"}}},
+				}}}},
+			want: "Right-size resource requests\n\nshop/web: Deployment shop-web (charts/shop/values-production.yaml)\n" +
+				"  via Helm release shop/shop (chart shop 1.4.0): the values file charts/shop/values-production.yaml\n" +
+				"  web: cpu 500m -> 390m (web.resources.requests.cpu), memory 512Mi -> 256Mi (web.resources.requests.memory)\n" +
+				"  worker: cpu 1 -> 500m (cpuRequest)\n",
+		},
+		{
+			name: "through Helm, a chart without a version",
+			data: MessageData{Workloads: []MessageWorkload{{Namespace: "shop", Name: "web", Kind: "Deployment", Target: "shop-web", File: "apps/shop.yaml",
+				Helm:       &MessageHelm{Release: "shop", Namespace: "shop", Chart: "shop", Layer: "spec.values of HelmRelease shop/shop (apps/shop.yaml)"},
+				Containers: []MessageContainer{{Name: "web", Resources: []MessageResource{{Resource: "cpu", Current: "none", Recommended: "100m", Key: "cpu"}}}}}}},
+			want: "Right-size resource requests\n\nshop/web: Deployment shop-web (apps/shop.yaml)\n" +
+				"  via Helm release shop/shop (chart shop): spec.values of HelmRelease shop/shop (apps/shop.yaml)\n" +
+				"  web: cpu none -> 100m (cpu)\n",
+		},
+		{
+			name: "line breaks in what the repository says of a release",
+			data: MessageData{Workloads: []MessageWorkload{{Namespace: "shop", Name: "web", Kind: "Deployment", Target: "web", File: "values.yaml",
+				Helm: &MessageHelm{Release: "shop\n\nSigned-off-by: Mallory <m@example.com>", Namespace: "shop", Chart: "shop", Version: "1\r\n2",
+					Layer: "the values file values.yaml\u2028Co-authored-by: Mallory <m@example.com>"},
+				Containers: []MessageContainer{{Name: "app", Resources: []MessageResource{{Resource: "cpu", Current: "1", Recommended: "2",
+					Key: "a\nSigned-off-by: Mallory <m@example.com>"}}}}}}},
+			want: "Right-size resource requests\n\nshop/web: Deployment web (values.yaml)\n" +
+				"  via Helm release shop/shop Signed-off-by: Mallory <m@example.com> (chart shop 1 2): the values file values.yaml Co-authored-by: Mallory <m@example.com>\n" +
+				"  app: cpu 1 -> 2 (a Signed-off-by: Mallory <m@example.com>)\n",
+		},
+		{
 			name: "line breaks in a path and a container name",
 			data: MessageData{Workloads: []MessageWorkload{{Namespace: "shop", Name: "web", Kind: "Deployment", Target: "web",
 				File:       "apps/web.yaml\n\nSigned-off-by: Mallory <m@example.com>",
@@ -64,7 +102,7 @@ func TestMessageDataPlainCoversEveryField(t *testing.T) {
 			t.Errorf("plain() left %q, want \"a b\"", s)
 		}
 	})
-	if strs < 12 {
+	if strs < 21 {
 		t.Errorf("plain() returned %d strings, want every field filled", strs)
 	}
 }
@@ -81,6 +119,9 @@ func fill(v reflect.Value) {
 	case reflect.Slice:
 		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
 		fill(v.Index(0))
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem())
 	}
 }
 
@@ -95,6 +136,10 @@ func walkStrings(v reflect.Value, visit func(string)) {
 	case reflect.Slice:
 		for i := range v.Len() {
 			walkStrings(v.Index(i), visit)
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			walkStrings(v.Elem(), visit)
 		}
 	}
 }
@@ -145,5 +190,67 @@ func TestMessageDataOfListsLimits(t *testing.T) {
 	want := []string{"cpu 500m -> 200m", "cpu limit 1 -> 400m", "memory limit 1Gi -> 512Mi"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("message resources (-want +got):\n%s", d)
+	}
+}
+
+// TestMessageDataOfFollowsHelm checks that a workload whose values went
+// through a Helm release carries the release, and each value its values
+// key: the request's, the limit's, or under LimitsOnly the limit's.
+func TestMessageDataOfFollowsHelm(t *testing.T) {
+	helm := &plan.Helm{Kind: "HelmRelease", Object: "shop/shop", Release: "shop", Namespace: "shop", Chart: "shop", Version: "1.4.0",
+		ChartSource: "https://charts.example.com shop 1.4.0", Layer: "the values file charts/shop/values-production.yaml"}
+	item := func(h *plan.Helm, keys map[string]string) *plan.Plan {
+		return &plan.Plan{Items: []plan.Item{{Namespace: "shop", Name: "web", Object: plan.Object{Kind: "Deployment", Name: "shop-web"},
+			Source: &plan.Source{File: "charts/shop/values-production.yaml", Changed: true, Helm: h},
+			Containers: []plan.Container{{Name: "web", Landed: true, ValuesKeys: keys, Resources: []plan.Resource{
+				{Resource: "cpu", Current: q("500m"), CurrentLimit: q("1"), Request: q("200m"), Limit: q("400m")},
+				{Resource: "memory", Current: q("1Gi"), LimitsOnly: true, Limit: q("512Mi")},
+			}}}}}}
+	}
+	tests := []struct {
+		name     string
+		plan     *plan.Plan
+		wantHelm *MessageHelm
+		want     []string
+	}{
+		{
+			name: "keys at paths",
+			plan: item(helm, map[string]string{"requests.cpu": "web.resources.requests.cpu", "limits.cpu": "web.resources.limits.cpu",
+				"limits.memory": "web.resources.limits.memory"}),
+			wantHelm: &MessageHelm{Kind: "HelmRelease", Object: "shop/shop", Release: "shop", Namespace: "shop", Chart: "shop", Version: "1.4.0",
+				ChartSource: "https://charts.example.com shop 1.4.0", Layer: "the values file charts/shop/values-production.yaml"},
+			want: []string{"cpu=web.resources.requests.cpu", "cpu limit=web.resources.limits.cpu", "memory limit=web.resources.limits.memory"},
+		},
+		{
+			name: "scalar keys",
+			plan: item(helm, map[string]string{"requests.cpu": "cpuRequest", "limits.cpu": "cpuLimit", "limits.memory": "memoryLimit"}),
+			wantHelm: &MessageHelm{Kind: "HelmRelease", Object: "shop/shop", Release: "shop", Namespace: "shop", Chart: "shop", Version: "1.4.0",
+				ChartSource: "https://charts.example.com shop 1.4.0", Layer: "the values file charts/shop/values-production.yaml"},
+			want: []string{"cpu=cpuRequest", "cpu limit=cpuLimit", "memory limit=memoryLimit"},
+		},
+		{
+			name: "not through Helm",
+			plan: item(nil, nil),
+			want: []string{"cpu=", "cpu limit=", "memory limit="},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := MessageDataOf(tt.plan, "main", "recommend-job/main", ".")
+			if len(data.Workloads) != 1 || len(data.Workloads[0].Containers) != 1 {
+				t.Fatalf("workloads = %+v, want web's web container", data.Workloads)
+			}
+			w := data.Workloads[0]
+			if d := cmp.Diff(tt.wantHelm, w.Helm); d != "" {
+				t.Errorf("Helm (-want +got):\n%s", d)
+			}
+			var got []string
+			for _, r := range w.Containers[0].Resources {
+				got = append(got, r.Resource+"="+r.Key)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("resources and keys (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -74,7 +74,9 @@ func PullRequestTitle(base, path string) string {
 
 // PullRequestBody renders the pull request description from a run's
 // plan: the hidden marker on the first line, then a table per workload
-// of the changed requests with their evidence, then what was held back or
+// of the changed requests with their evidence (for a workload a Helm
+// release renders, the release, chart and values edited above it, and
+// each value's values key in it), then what was held back or
 // could not be rendered, then the invalid ResourceRecommends. Every piece
 // of text that comes from the cluster or the repository goes through
 // mdText (or code), so that no tenant can add lines, markup, comments,
@@ -91,7 +93,11 @@ func PullRequestBody(p *plan.Plan) string {
 			invalid = append(invalid, row(name, target, code(e.Error.Code), mdText(e.Error.Message)))
 			continue
 		}
-		var rows []string
+		var helm *plan.Helm
+		if e.Source != nil {
+			helm = e.Source.Helm
+		}
+		var rows [][]string
 		for _, c := range e.Containers {
 			container := mdText(c.Name)
 			for _, r := range c.Resources {
@@ -102,9 +108,21 @@ func PullRequestBody(p *plan.Plan) string {
 				case e.Source != nil && e.Source.Error != "":
 					held = append(held, row(name, container, mdText(string(r.Resource)), quantity(r.Current), "not rendered: "+mdText(e.Source.Error)))
 				default:
-					rows = append(rows, changeRow(container, r))
+					cells := changeCells(container, r)
+					if helm != nil {
+						key := c.RequestKey(r.Resource)
+						if r.LimitsOnly {
+							key = c.LimitKey(r.Resource)
+						}
+						cells = append(cells, keyCell(key))
+					}
+					rows = append(rows, cells)
 					if r.RecommendedLimit != nil && (r.CurrentLimit == nil || r.RecommendedLimit.Cmp(*r.CurrentLimit) != 0) {
-						rows = append(rows, limitRow(container, r))
+						cells := limitCells(container, r)
+						if helm != nil {
+							cells = append(cells, keyCell(c.LimitKey(r.Resource)))
+						}
+						rows = append(rows, cells)
 					}
 				}
 				if r.Recommended != nil && r.Evidence != nil && r.Evidence.HeldBack != "" {
@@ -121,10 +139,16 @@ func PullRequestBody(p *plan.Plan) string {
 			file = " in " + code(e.Source.File) + methodNote(e.Source.Method)
 		}
 		fmt.Fprintf(&b, "\n### %s: %s%s\n\n", name, target, file)
-		b.WriteString("| Container | Resource | Current | Recommended | Change | Window | Samples | Percentile | Buffer | Caps |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
-		for _, row := range rows {
-			b.WriteString(row + "\n")
+		if helm != nil {
+			b.WriteString(helmLine(helm) + "\n\n")
+			b.WriteString("| Container | Resource | Current | Recommended | Change | Window | Samples | Percentile | Buffer | Caps | Values key |\n")
+			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+		} else {
+			b.WriteString("| Container | Resource | Current | Recommended | Change | Window | Samples | Percentile | Buffer | Caps |\n")
+			b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+		}
+		for _, cells := range rows {
+			b.WriteString(row(cells...) + "\n")
 		}
 	}
 	if changed == 0 {
@@ -150,9 +174,9 @@ func PullRequestBody(p *plan.Plan) string {
 	return marker + body
 }
 
-// changeRow is one changed resource's table row; container is escaped
-// already.
-func changeRow(container string, r plan.Resource) string {
+// changeCells are one changed resource's table cells; container is
+// escaped already.
+func changeCells(container string, r plan.Resource) []string {
 	cols := []string{container, mdText(string(r.Resource)), quantity(r.Current), quantity(r.Recommended), changePercent(r.Current, r.Recommended), "", "", "", "", ""}
 	if ev := r.Evidence; ev != nil {
 		cols[5] = mdText(dashed(ev.Window))
@@ -161,15 +185,47 @@ func changeRow(container string, r plan.Resource) string {
 		cols[8] = fmt.Sprintf("+%d%%", ev.BufferPercent)
 		cols[9] = mdText(dashed(strings.Join(ev.Capped, ", ")))
 	}
-	return row(cols...)
+	return cols
 }
 
-// limitRow is the row of a limit that changes with its request
+// limitCells are the cells of a limit that changes with its request
 // (RequestsAndLimits): the limit:request ratio is kept, so the evidence is
 // the request's row above. container is escaped already.
-func limitRow(container string, r plan.Resource) string {
-	return row(container, mdText(string(r.Resource))+" limit", quantity(r.CurrentLimit), quantity(r.RecommendedLimit),
-		changePercent(r.CurrentLimit, r.RecommendedLimit), "", "", "", "", "ratio kept")
+func limitCells(container string, r plan.Resource) []string {
+	return []string{container, mdText(string(r.Resource)) + " limit", quantity(r.CurrentLimit), quantity(r.RecommendedLimit),
+		changePercent(r.CurrentLimit, r.RecommendedLimit), "", "", "", "", "ratio kept"}
+}
+
+// helmLine tells a reviewer that a workload's values went to a Helm
+// release's values rather than to its manifest: the release, the object
+// that installs it, the chart with its version and source, and the values
+// edited. Every piece is the repository's or the cluster's text, escaped.
+func helmLine(h *plan.Helm) string {
+	var b strings.Builder
+	b.WriteString("Through Helm release " + code(h.Namespace+"/"+h.Release))
+	if h.Object != "" {
+		b.WriteString(", installed by " + mdText(h.Kind) + " " + code(h.Object))
+	}
+	b.WriteString(", chart " + code(h.Chart))
+	if h.Version != "" {
+		b.WriteString(" " + code(h.Version))
+	}
+	if h.ChartSource != "" {
+		b.WriteString(" from " + code(h.ChartSource))
+	}
+	if h.Layer != "" {
+		b.WriteString("; values written to " + mdText(h.Layer))
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// keyCell shows the values key a value was written at, or a dash.
+func keyCell(key string) string {
+	if key == "" {
+		return "-"
+	}
+	return code(key)
 }
 
 // row is a Markdown table row of cells that are escaped already.
