@@ -67,6 +67,8 @@ type analysis struct {
 	mappingsProbed bool
 	scalarsProbed  map[containerID]bool
 	found          map[containerID]map[Field]finding
+	// untried counts the candidates probing had no renders left for.
+	untried int
 }
 
 // finding is the key whose probe came out as one field of a container.
@@ -192,29 +194,53 @@ func (f *Finder) prepare(ctx context.Context, r Release, a *analysis) error {
 	return nil
 }
 
+// maxProbeRenders bounds the renders of one phase of probes for one
+// release: a chart that fails for many candidates costs at most this
+// much, and its candidates left untried are said to be.
+const maxProbeRenders = 128
+
 // probe renders the values build writes for candidates and records where
 // each probe comes out. A render that fails, or that loses a container of
 // needed, is done again without the candidates its error quotes a probe
 // of, if any, else for each half of the candidates, recursively; a single
 // candidate that fails is dropped.
 func (f *Finder) probe(ctx context.Context, r Release, a *analysis, candidates []Path, build probeBuilder, needed map[containerID]bool) error {
-	_, err := f.probeSet(ctx, r, a, candidates, build, needed, false)
+	run := &probeRun{f: f, r: r, a: a, build: build, needed: needed, left: maxProbeRenders}
+	_, err := run.set(ctx, candidates, false)
+	a.untried += run.untried
 	return err
 }
 
 // probeBuilder writes probes for candidates into a copy of values.
 type probeBuilder func(values map[string]any, candidates []Path) (map[string]any, *probes)
 
-// probeSet is probe for one set of candidates. failing says that the set
-// is known to fail: it is half of a set that failed, and the other half
-// rendered; it is then split without being rendered. probeSet reports
-// whether the set rendered at once.
-func (f *Finder) probeSet(ctx context.Context, r Release, a *analysis, candidates []Path, build probeBuilder, needed map[containerID]bool, failing bool) (bool, error) {
+// probeRun is one phase of probes for one release.
+type probeRun struct {
+	f      *Finder
+	r      Release
+	a      *analysis
+	build  probeBuilder
+	needed map[containerID]bool
+	// left is how many renders the phase may still do; untried counts the
+	// candidates it had none left for.
+	left, untried int
+}
+
+// set probes one set of candidates. failing says that the set is known
+// to fail: it is half of a set that failed, and the other half rendered;
+// it is then split without being rendered. set reports whether the set
+// rendered at once.
+func (p *probeRun) set(ctx context.Context, candidates []Path, failing bool) (bool, error) {
 	if len(candidates) == 0 {
 		return true, nil
 	}
 	if !failing || len(candidates) == 1 {
-		culprits, err := f.tryProbes(ctx, r, a, candidates, build, needed)
+		if p.left == 0 {
+			p.untried += len(candidates)
+			return false, nil
+		}
+		p.left--
+		culprits, err := p.try(ctx, candidates)
 		switch {
 		case err != nil:
 			return false, err
@@ -229,26 +255,26 @@ func (f *Finder) probeSet(ctx context.Context, r Release, a *analysis, candidate
 					rest = append(rest, c)
 				}
 			}
-			_, err := f.probeSet(ctx, r, a, rest, build, needed, false)
+			_, err := p.set(ctx, rest, false)
 			return false, err
 		}
 	}
 	half := len(candidates) / 2
-	firstRendered, err := f.probeSet(ctx, r, a, candidates[:half], build, needed, false)
+	firstRendered, err := p.set(ctx, candidates[:half], false)
 	if err != nil {
 		return false, err
 	}
-	_, err = f.probeSet(ctx, r, a, candidates[half:], build, needed, firstRendered)
+	_, err = p.set(ctx, candidates[half:], firstRendered)
 	return false, err
 }
 
-// tryProbes renders the probes of candidates once and records what comes
-// out. When the render fails, culprits is not nil: it lists the
-// candidates whose probes the error quotes, possibly none.
-func (f *Finder) tryProbes(ctx context.Context, r Release, a *analysis, candidates []Path, build probeBuilder, needed map[containerID]bool) (culprits []int, err error) {
-	values, ps := build(a.values, candidates)
-	f.renders.Add(1)
-	objects, err := render(ctx, r, a.chart, values, false)
+// try renders the probes of candidates once and records what comes out.
+// When the render fails, culprits is not nil: it lists the candidates
+// whose probes the error quotes, possibly none.
+func (p *probeRun) try(ctx context.Context, candidates []Path) (culprits []int, err error) {
+	values, ps := p.build(p.a.values, candidates)
+	p.f.renders.Add(1)
+	objects, err := render(ctx, p.r, p.a.chart, values, false)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, ctxErr
 	}
@@ -256,11 +282,11 @@ func (f *Finder) tryProbes(ctx context.Context, r Release, a *analysis, candidat
 		return append([]int{}, ps.culprits(err)...), nil
 	}
 	rendered := podContainers(objects)
-	ids := a.match(rendered)
-	if !covers(ids, needed) {
+	ids := p.a.match(rendered)
+	if !covers(ids, p.needed) {
 		return []int{}, nil
 	}
-	a.record(rendered, ids, ps)
+	p.a.record(rendered, ids, ps)
 	return nil, nil
 }
 
@@ -444,7 +470,11 @@ func (a *analysis) result(r Release, w Container, c *podContainer) Found {
 		}
 	}
 	if len(noKey) > 0 {
-		errs = append([]error{fmt.Errorf("%s: %w: the chart hard-codes it, or computes it from no single key", strings.Join(noKey, ", "), ErrNoKey)}, errs...)
+		why := "the chart hard-codes it, or computes it from no single key"
+		if a.untried > 0 {
+			why += fmt.Sprintf(", or sets it from one of %d candidate keys left untried: the chart failed so many probe renders that probing stopped after %d", a.untried, maxProbeRenders)
+		}
+		errs = append([]error{fmt.Errorf("%s: %w: %s", strings.Join(noKey, ", "), ErrNoKey, why)}, errs...)
 	}
 	out.Err = errors.Join(errs...)
 	return out

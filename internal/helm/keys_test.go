@@ -3,6 +3,7 @@ package helm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -315,6 +316,51 @@ func TestKeysReleaseErrors(t *testing.T) {
 	found, err := f.Keys(context.Background(), ok, want)
 	if err != nil || found[0].Err != nil {
 		t.Fatalf("Keys after an ended context = %v, %v, want keys", found, err)
+	}
+}
+
+// TestKeysRenderBudget probes a chart that fails for every probe in a
+// long list of settings, without saying which: probing stops at its
+// budget, and the error says that candidates went untried.
+func TestKeysRenderBudget(t *testing.T) {
+	var values strings.Builder
+	values.WriteString("settings:\n")
+	for i := range 300 {
+		fmt.Fprintf(&values, "  s%03d: a\n", i)
+	}
+	files := map[string]string{
+		"Chart.yaml":  "apiVersion: v2\nname: picky\nversion: 0.1.0\n",
+		"values.yaml": values.String(),
+		"templates/deployment.yaml": `{{- range $k, $v := .Values.settings }}
+{{- if not (has $v (list "a" "b")) }}{{ fail "every setting is a or b" }}{{ end }}
+{{- end }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  template:
+    spec:
+      containers:
+        - name: app
+          image: registry.example.com/app:1
+          resources:
+            requests:
+              cpu: 100m
+              memory: 64Mi
+`,
+	}
+	f := NewFinder()
+	r := Release{Name: "rel", Namespace: "ns", Chart: testChart(t, files)}
+	found, err := f.Keys(context.Background(), r, []Container{{Kind: "Deployment", Name: "rel", Container: "app"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(found[0].Err, ErrNoKey) || !strings.Contains(found[0].Err.Error(), "candidate keys left untried") {
+		t.Errorf("error = %v, want ErrNoKey saying candidates went untried", found[0].Err)
+	}
+	if got, most := f.Renders(), 1+2*maxProbeRenders; got > most {
+		t.Errorf("Keys rendered %d times, want at most %d", got, most)
 	}
 }
 
