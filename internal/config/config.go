@@ -24,24 +24,28 @@ const FileFlag = "config"
 
 // Config is every setting of a run.
 type Config struct {
-	Kubeconfig     string        `mapstructure:"kubeconfig"`
-	Namespace      string        `mapstructure:"namespace"`
-	PrometheusURL  string        `mapstructure:"prometheus-url"`
-	Window         time.Duration `mapstructure:"window"`
-	GitURL         string        `mapstructure:"git-url"`
-	GitBranch      string        `mapstructure:"git-branch"`
-	GitPushBranch  string        `mapstructure:"git-push-branch"`
-	GitPath        string        `mapstructure:"git-path"`
-	RenderMode     string        `mapstructure:"render-mode"`
-	RenderPaths    []string      `mapstructure:"render-paths"`
-	MaxFileSize    string        `mapstructure:"max-file-size"`
-	GitUsername    string        `mapstructure:"git-username"`
-	GitToken       string        `mapstructure:"git-token"`
-	GitTokenFile   string        `mapstructure:"git-token-file"`
-	GitAuthorName  string        `mapstructure:"git-author-name"`
-	GitAuthorEmail string        `mapstructure:"git-author-email"`
-	DryRun         bool          `mapstructure:"dry-run"`
-	FailOnPartial  bool          `mapstructure:"fail-on-partial"`
+	Kubeconfig    string        `mapstructure:"kubeconfig"`
+	Namespace     string        `mapstructure:"namespace"`
+	PrometheusURL string        `mapstructure:"prometheus-url"`
+	Window        time.Duration `mapstructure:"window"`
+	GitURL        string        `mapstructure:"git-url"`
+	GitBranch     string        `mapstructure:"git-branch"`
+	GitPushBranch string        `mapstructure:"git-push-branch"`
+	GitPath       string        `mapstructure:"git-path"`
+	RenderMode    string        `mapstructure:"render-mode"`
+	RenderPaths   []string      `mapstructure:"render-paths"`
+	MaxFileSize   string        `mapstructure:"max-file-size"`
+	// HelmRepositoryConfig is a Helm repositories file giving the
+	// credentials of chart repositories; Load reads it into
+	// chartCredentials.
+	HelmRepositoryConfig string `mapstructure:"helm-repository-config"`
+	GitUsername          string `mapstructure:"git-username"`
+	GitToken             string `mapstructure:"git-token"`
+	GitTokenFile         string `mapstructure:"git-token-file"`
+	GitAuthorName        string `mapstructure:"git-author-name"`
+	GitAuthorEmail       string `mapstructure:"git-author-email"`
+	DryRun               bool   `mapstructure:"dry-run"`
+	FailOnPartial        bool   `mapstructure:"fail-on-partial"`
 	// RunTimeout is the deadline of a whole run, below the Job's
 	// activeDeadlineSeconds.
 	RunTimeout time.Duration `mapstructure:"run-timeout"`
@@ -101,6 +105,9 @@ type Config struct {
 	PRLabels          []string `mapstructure:"pr-labels"`
 	PRReviewers       []string `mapstructure:"pr-reviewers"`
 	PRCloseWhenEmpty  bool     `mapstructure:"pr-close-when-empty"`
+
+	// chartCredentials are those of HelmRepositoryConfig; nil without it.
+	chartCredentials *chartCredentials
 }
 
 // NewFlagSet returns a flag set with a flag for every key and FileFlag,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/render"
 )
 
@@ -23,12 +24,22 @@ func (c *Config) CollectOptions(log *slog.Logger) []collect.Option {
 	}
 }
 
-// RenderOptions are the settings of render, which Load validated.
+// RenderOptions are the settings of render, which Load validated, and the
+// loader of the charts that Helm releases take from chart repositories
+// and OCI registries, with the credentials of helm-repository-config. Call
+// it once per run: the loader keeps what it fetched for the run.
 func (c *Config) RenderOptions() []render.Option {
 	mode, _ := render.ParseMode(c.RenderMode)
 	paths, _ := render.ParsePaths(c.RenderPaths)
 	maxSize, _ := render.ParseFileSize(c.MaxFileSize)
-	return []render.Option{render.WithMode(mode), render.WithPaths(paths), render.WithMaxFileSize(maxSize)}
+	return []render.Option{render.WithMode(mode), render.WithPaths(paths), render.WithMaxFileSize(maxSize),
+		render.WithCharts(c.chartLoader()), render.WithRepositoryURL(withoutUserInfo(c.GitURL))}
+}
+
+// chartLoader is a run's loader of remote charts, which sends each
+// repository the credentials helm-repository-config gives it.
+func (c *Config) chartLoader(opts ...helm.LoaderOption) *helm.Loader {
+	return helm.NewLoader(append([]helm.LoaderOption{helm.WithCredentials(c.chartCredentials.lookup)}, opts...)...)
 }
 
 // GitOptions are the repository, its branches, credentials, commits and

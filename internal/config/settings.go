@@ -58,6 +58,7 @@ var settings = []setting{
 	{"render-mode", "auto", "how changes land: inplace edits the defining file, patch writes a kustomize patch in the overlay, auto patches only where the file is a shared base"},
 	{"render-paths", []string{}, "namespace=path pairs (comma-separated): the directory, relative to the repository root, that renders a namespace's workloads"},
 	{"max-file-size", "4Mi", "size (a quantity such as 4Mi, or bytes) above which a repository file is not read; what it defines is reported, not rendered"},
+	{"helm-repository-config", "", "Helm repositories file (repositories.yaml, as helm repo add writes it) whose entries give the user name and password of chart repositories and OCI registries by URL"},
 	{"git-username", "", "user name for HTTP(S) authentication"},
 	{"git-token", "", "token or password for HTTP(S) authentication"},
 	{"git-token-file", "", "file holding the token (e.g. a mounted Secret); used when git-token is empty"},

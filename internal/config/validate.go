@@ -31,6 +31,7 @@ func (c *Config) complete() error {
 	errs = append(errs, c.completeCollect()...)
 	errs = append(errs, c.completeGit()...)
 	errs = append(errs, c.completePrometheus()...)
+	errs = append(errs, c.completeHelm()...)
 	if c.RunTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("run-timeout: must be positive, got %s", c.RunTimeout))
 	}

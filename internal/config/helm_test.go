@@ -1,0 +1,177 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/recommend-job/recommend-job/internal/helm"
+)
+
+// chartPassword is the password of the test repositories files; no error
+// or printed Config may hold it.
+const chartPassword = "s3cr3t-chart-pw"
+
+// writeRepositories writes a repositories file and returns its path.
+func writeRepositories(t *testing.T, content string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "repositories.yaml")
+	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// TestHelmRepositoryConfigGivesCredentialsByURL checks that the entries
+// of a repositories file as helm repo add writes it give their
+// credentials to the repository at their URL, however it is spelt, and
+// to no other.
+func TestHelmRepositoryConfigGivesCredentialsByURL(t *testing.T) {
+	file := writeRepositories(t, `apiVersion: ""
+generated: "2025-01-01T00:00:00Z"
+repositories:
+- caFile: ""
+  certFile: ""
+  insecure_skip_tls_verify: false
+  keyFile: ""
+  name: shop
+  pass_credentials_all: false
+  password: `+chartPassword+`
+  url: https://Charts.Example.com/shop
+  username: bot
+- name: registry
+  url: oci://registry.example.com/charts
+  username: robot
+  password: `+chartPassword+`-oci
+- name: public
+  url: https://public.example.com
+`)
+	cfg, err := Parse(append(requiredArgs(""), "--helm-repository-config="+file), io.Discard)
+	if err != nil {
+		t.Fatalf("Parse() error = %v", err)
+	}
+	tests := []struct {
+		url  string
+		want helm.Credentials
+		ok   bool
+	}{
+		{"https://Charts.Example.com/shop", helm.Credentials{Username: "bot", Password: chartPassword}, true},
+		{"https://charts.example.com/shop/", helm.Credentials{Username: "bot", Password: chartPassword}, true},
+		{"HTTPS://charts.example.com/shop//", helm.Credentials{Username: "bot", Password: chartPassword}, true},
+		{"oci://registry.example.com/charts", helm.Credentials{Username: "robot", Password: chartPassword + "-oci"}, true},
+		{"http://charts.example.com/shop", helm.Credentials{}, false},
+		{"https://charts.example.com/shop/sub", helm.Credentials{}, false},
+		{"https://charts.example.com", helm.Credentials{}, false},
+		{"https://evil.example.com/shop", helm.Credentials{}, false},
+		{"https://public.example.com", helm.Credentials{}, false},
+		{"not a url", helm.Credentials{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			got, ok := cfg.chartCredentials.lookup(tt.url)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("credentials of %s = %v, %v; want %v, %v", tt.url, got.Username, ok, tt.want.Username, tt.ok)
+			}
+		})
+	}
+	if s := fmt.Sprintf("%v %+v %#v", *cfg, *cfg, *cfg); strings.Contains(s, chartPassword) {
+		t.Error("a printed Config holds the chart repository's password")
+	}
+}
+
+// TestHelmRepositoryConfigErrors checks that a repositories file that
+// cannot be used fails the load with an error that names the key and the
+// file, says what is wrong, and never quotes a password nor a URL.
+func TestHelmRepositoryConfigErrors(t *testing.T) {
+	pw := chartPassword
+	tests := []struct {
+		name, content string
+		want          string
+	}{
+		{"yaml syntax", "repositories:\n- name: shop\n  password: " + pw + "\n  username: [\n", "not a Helm repositories file: invalid YAML at line 4"},
+		{"unterminated quote", "repositories:\n- name: shop\n  password: \"" + pw + "\n", "invalid YAML at line 4"},
+		{"a map as a key", "repositories:\n- name: shop\n  ? {" + pw + ": x}\n  : y\n", "not a Helm repositories file: invalid YAML"},
+		{"unknown anchor", "repositories:\n- name: shop\n  password: *" + pw + "\n", "not a Helm repositories file: invalid YAML"},
+		{"password not a string", "repositories:\n- name: shop\n  url: https://charts.example.com\n  password: [" + pw + "]\n",
+			"repositories.password must be a string, not a array"},
+		{"repositories not a list", "repositories: " + pw + "\n", "repositories must be a []*repo.Entry, not a string"},
+		{"no url", "repositories:\n- name: shop\n  username: bot\n  password: " + pw + "\n", `repository "shop": no url`},
+		{"url with credentials and a wrong scheme", "repositories:\n- name: shop\n  url: ftp://bot:" + pw + "@charts.example.com\n",
+			`repository "shop": url: scheme must be one of http, https, oci`},
+		{"url that does not parse", "repositories:\n- url: \"https://bot:" + pw + "@charts.example.com/%zz\"\n", `repository "#1": url: not a valid URL`},
+		{"one url, two passwords", "repositories:\n- name: a\n  url: https://charts.example.com\n  username: bot\n  password: " + pw +
+			"\n- name: b\n  url: https://charts.example.com/\n  username: bot\n  password: other-" + pw + "\n",
+			`repositories "a" and "b" have the same url and different credentials`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := writeRepositories(t, tt.content)
+			_, err := Parse(append(requiredArgs(""), "--helm-repository-config="+file), io.Discard)
+			if err == nil {
+				t.Fatal("Parse() error = nil")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "helm-repository-config: "+file+": ") || !strings.Contains(msg, tt.want) {
+				t.Errorf("error = %q, want the key, %s and %q", msg, file, tt.want)
+			}
+			if strings.Contains(msg, pw) || strings.Contains(msg, "charts.example.com") {
+				t.Errorf("error = %q quotes the file's password or a URL", msg)
+			}
+		})
+	}
+	t.Run("missing file", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "absent.yaml")
+		_, err := Parse(append(requiredArgs(""), "--helm-repository-config="+file), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "helm-repository-config: open "+file+": no such file") {
+			t.Errorf("error = %v, want the key and the file that cannot be opened", err)
+		}
+	})
+}
+
+// TestChartLoaderSendsTheRepositorysCredentials checks that the loader a
+// run renders with sends a chart repository the credentials the file
+// gives its URL, and a repository the file does not list none.
+func TestChartLoaderSendsTheRepositorysCredentials(t *testing.T) {
+	type seen struct {
+		user, password string
+		ok             bool
+	}
+	got := make(chan seen, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		got <- seen{u, p, ok}
+		http.Error(w, "no", http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	file := writeRepositories(t, "repositories:\n- name: shop\n  url: "+srv.URL+"/shop\n  username: bot\n  password: "+chartPassword+"\n")
+	cfg, err := Parse(append(requiredArgs(""), "--helm-repository-config="+file), io.Discard)
+	if err != nil {
+		t.Fatalf("Parse() error = %v", err)
+	}
+	tests := []struct {
+		repo string
+		want seen
+	}{
+		{srv.URL + "/shop/", seen{"bot", chartPassword, true}},
+		{srv.URL + "/other", seen{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.repo, func(t *testing.T) {
+			_, err := cfg.chartLoader(helm.WithHTTPClient(srv.Client())).Fetch(t.Context(), helm.ChartRef{RepoURL: tt.repo, Chart: "web", Version: "1.0.0"})
+			if err == nil {
+				t.Fatal("Fetch() error = nil from a server that refuses everything")
+			}
+			if strings.Contains(err.Error(), chartPassword) {
+				t.Errorf("Fetch() error = %q holds the password", err)
+			}
+			if s := <-got; s != tt.want {
+				t.Errorf("the repository got %+v, want %+v", s, tt.want)
+			}
+		})
+	}
+}
