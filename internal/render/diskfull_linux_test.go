@@ -15,7 +15,7 @@ import (
 // than report the lost edit as one change's problem and commit the rest.
 func TestApplyFailsWhenAFileCannotBeWritten(t *testing.T) {
 	root := t.TempDir()
-	big := strings.Replace(simple, "name: x", "name: y", 1) + strings.Repeat("# padding\n", 1000)
+	big := strings.Replace(simple, "name: x", "name: y", 1) + strings.Repeat("# padding\n", 100_000)
 	writeFiles(t, root, map[string]string{"a.yaml": simple, "b.yaml": big})
 	x := requests("app", "cpu", "1")
 	x.Target.Namespace = "ns"
@@ -30,8 +30,10 @@ func TestApplyFailsWhenAFileCannotBeWritten(t *testing.T) {
 	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
 		t.Fatal(err)
 	}
+	// The limit holds for every file the process writes, go test's own
+	// log too: it must be far above that log's size, and below b.yaml's.
 	limit := old
-	limit.Cur = uint64(len(simple) + 512)
+	limit.Cur = 512 << 10
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/helm"
 )
 
 // goldenSpec is a case's changes.yaml: the changes to apply and what each
@@ -56,6 +59,15 @@ type goldenChange struct {
 	Err    string `yaml:"err"` // name of the sentinel the error must wrap
 	// ErrHas are texts the error must contain.
 	ErrHas []string `yaml:"errHas"`
+	// Helm is what Result.Helm must say of a target a chart renders.
+	Helm *goldenHelm `yaml:"helm"`
+}
+
+// goldenHelm is the part of Result.Helm a case checks: where the values
+// went and through which keys.
+type goldenHelm struct {
+	Layer string            `yaml:"layer"`
+	Keys  map[string]string `yaml:"keys"`
 }
 
 var sentinels = map[string]error{
@@ -66,6 +78,9 @@ var sentinels = map[string]error{
 	"ErrInvalidChange":     ErrInvalidChange,
 	"ErrNoOverlay":         ErrNoOverlay,
 	"ErrProofFailed":       ErrProofFailed,
+	"ErrHelm":              ErrHelm,
+	"ErrNoKey":             helm.ErrNoKey,
+	"ErrSharedKey":         helm.ErrSharedKey,
 }
 
 func (g goldenChange) change() Change {
@@ -205,6 +220,19 @@ func checkResult(t *testing.T, original string, i int, want goldenChange, got Re
 		}
 		if got.Err != nil && got.File != "" && !strings.Contains(got.Err.Error(), got.File) {
 			t.Errorf("change %d: error %q does not name %s", i, got.Err, got.File)
+		}
+	}
+	switch {
+	case want.Helm == nil && got.Helm != nil:
+		t.Errorf("change %d: Helm = %+v, want none", i, got.Helm)
+	case want.Helm != nil && got.Helm == nil:
+		t.Errorf("change %d: no Helm, want %+v", i, want.Helm)
+	case want.Helm != nil:
+		if got.Helm.Layer != want.Helm.Layer {
+			t.Errorf("change %d: Helm.Layer = %q, want %q", i, got.Helm.Layer, want.Helm.Layer)
+		}
+		if diff := cmp.Diff(want.Helm.Keys, got.Helm.Keys, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("change %d: Helm.Keys (-want +got):\n%s", i, diff)
 		}
 	}
 	for _, text := range want.ErrHas {

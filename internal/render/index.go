@@ -104,6 +104,14 @@ type wants struct {
 	// paths are the directories the changes name (Change.Path), which
 	// are deployed.
 	paths []string
+	// helm asks for every object that may render or feed a Helm release
+	// (helmKinds), whatever its name.
+	helm bool
+}
+
+// wanted reports whether the index keeps documents of the object k.
+func (w wants) wanted(k identKey) bool {
+	return w.objects[k] || w.helm && helmKinds[groupKind{k.group, k.kind}]
 }
 
 // buildIndex walks dir in fsys and indexes the documents that define one of
@@ -392,7 +400,8 @@ func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, erro
 	if err != nil {
 		return scan{}, err
 	}
-	if w.names != nil && !mayDefine(data, w.names) && !bytes.Contains(data, markerToken) && !g.renames(p) && !mayDefine(data, pointerTokens) {
+	if w.names != nil && !mayDefine(data, w.names) && !bytes.Contains(data, markerToken) && !g.renames(p) && !mayDefine(data, pointerTokens) &&
+		(!w.helm || !mayDefine(data, helmTokens)) {
 		return scan{}, nil
 	}
 	docs, err := parseDocuments(data)
@@ -429,7 +438,7 @@ func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, erro
 		}
 		ref := docRef{file: p, doc: i, rawName: key.name, rawNamespace: ns}
 		if chains == nil {
-			if w.objects[key] {
+			if w.wanted(key) {
 				ref.key, ref.namespace = key, ns
 				s.refs = append(s.refs, ref)
 			}
@@ -449,7 +458,7 @@ func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, erro
 			dup := slices.ContainsFunc(s.refs, func(x docRef) bool {
 				return x.doc == i && x.chain.root() == c.root() && x.key == r.key && x.namespace == r.namespace
 			})
-			if w.objects[r.key] && !dup {
+			if w.wanted(r.key) && !dup {
 				s.refs = append(s.refs, r)
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/recommend-job/recommend-job/internal/helm"
 )
 
 // Mode says how a change lands in the repository.
@@ -66,6 +68,9 @@ type options struct {
 	mode        Mode
 	paths       map[string]string
 	maxFileSize int64
+	charts      ChartFetcher
+	repoURL     string
+	keys        *helm.Finder
 }
 
 // WithMode sets the run's mode; a Change's own Mode overrides it.

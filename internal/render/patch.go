@@ -98,8 +98,7 @@ func (a *applier) newPatch(k *kustomization, want identKey, name string, base *y
 // patch of that kustomization that names the object gains the path, or a
 // new one is written. keys and direct are the marked path (markedObject).
 func (a *applier) markerPatch(c Change, ref docRef, value string, keys []string, direct bool) (string, bool, []string, error) {
-	base, err := a.doc(ref.file, ref.doc)
-	if err != nil {
+	if _, err := a.doc(ref.file, ref.doc); err != nil {
 		return ref.file, false, nil, err
 	}
 	for _, key := range keys {
@@ -107,7 +106,21 @@ func (a *applier) markerPatch(c Change, ref docRef, value string, keys []string,
 			return ref.file, false, nil, fmt.Errorf("%w: %s: key %q on the way to marker %q would need quoting in a patch", ErrUnsafeFile, ref.file, key, value)
 		}
 	}
-	apiVersion, _ := scalarField(docRoot(base), "apiVersion")
+	pf, fe, d, err := a.objectPatch(ref)
+	switch {
+	case err != nil:
+		return pf, false, nil, err
+	case fe != nil:
+		changed, err := fe.applyAt(c, d, keys, direct)
+		return pf, changed, []string{pf}, err
+	}
+	return a.newObjectPatch(ref, nestedEntries(keys, direct, c))
+}
+
+// objectPatch finds the last patch of the object ref points at among the
+// patches of the kustomization that renders it, and returns its file, its
+// edit and its document; fe is nil when there is none.
+func (a *applier) objectPatch(ref docRef) (file string, fe *fileEdit, doc int, err error) {
 	k := ref.chain.root()
 	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
 	want := identKey{ref.key.group, ref.key.kind, name}
@@ -118,14 +131,14 @@ func (a *applier) markerPatch(c Change, ref docRef, value string, keys []string,
 		}
 		fe, err := a.file(pf)
 		if errors.Is(err, ErrFileTooLarge) {
-			return pf, false, nil, fmt.Errorf("%s patches with %s: %w", k.file, pf, err)
+			return pf, nil, 0, fmt.Errorf("%s patches with %s: %w", k.file, pf, err)
 		}
 		if err != nil {
 			continue
 		}
 		docs, err := fe.currentDocs()
 		if err != nil {
-			return pf, false, nil, err
+			return pf, nil, 0, err
 		}
 		for d := len(docs) - 1; d >= 0; d-- {
 			key, pns, ok := identify(docs[d])
@@ -133,26 +146,34 @@ func (a *applier) markerPatch(c Change, ref docRef, value string, keys []string,
 				continue
 			}
 			if fe.unsafe != nil {
-				return pf, false, nil, fmt.Errorf("%s: %w", pf, fe.unsafe)
+				return pf, nil, 0, fmt.Errorf("%s: %w", pf, fe.unsafe)
 			}
-			changed, err := fe.applyAt(c, d, keys, direct)
-			return pf, changed, []string{pf}, err
+			return pf, fe, d, nil
 		}
 	}
+	return "", nil, 0, nil
+}
+
+// newObjectPatch writes a new strategic-merge patch of the object ref
+// points at, holding entries below its identity, in the kustomization
+// that renders it.
+func (a *applier) newObjectPatch(ref docRef, entries []entry) (string, bool, []string, error) {
+	base, err := a.doc(ref.file, ref.doc)
+	if err != nil {
+		return ref.file, false, nil, err
+	}
+	apiVersion, _ := scalarField(docRoot(base), "apiVersion")
+	k := ref.chain.root()
+	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
+	want := identKey{ref.key.group, ref.key.kind, name}
 	return a.newPatch(k, want, name, base, func(style layout, br string) string {
-		return markerPatchText(apiVersion, want.kind, ns, name, keys, direct, c, style, br)
+		lines := blockLines(entries, 0, style.step, patchHeader(apiVersion, want.kind, ns, name, style))
+		return strings.Join(lines, br) + br
 	})
 }
 
 // plainKey is a key a patch can write without quotes.
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`)
-
-// markerPatchText is a new strategic-merge patch holding only the object's
-// identity and the values at the marked path.
-func markerPatchText(apiVersion, kind, ns, name string, keys []string, direct bool, c Change, l layout, br string) string {
-	lines := blockLines(nestedEntries(keys, direct, c), 0, l.step, patchHeader(apiVersion, kind, ns, name, l))
-	return strings.Join(lines, br) + br
-}
 
 // patchHeader is the first lines of a new strategic-merge patch: a note
 // and the object's identity.

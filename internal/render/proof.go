@@ -313,10 +313,20 @@ type expectation struct {
 	// target.
 	object string
 	path   []string
+	// sets, when not empty, are the values the object must render at
+	// those paths instead (Helm values of a HelmRelease or Application).
+	sets []assignment
 }
 
 func (e expectation) String() string {
-	if e.object != "" {
+	switch {
+	case len(e.sets) > 0:
+		var at []string
+		for _, a := range e.sets {
+			at = append(at, a.path.String())
+		}
+		return e.object + " at " + strings.Join(at, ", ")
+	case e.object != "":
 		return e.object + " at " + strings.Join(e.path, ".")
 	}
 	return e.change.Target.String()
@@ -336,6 +346,18 @@ func (e expectation) renders(id string) bool {
 func (e expectation) expect(want, got map[string]any) error {
 	if e.object == "" {
 		return expect(want, got, e.change)
+	}
+	if len(e.sets) > 0 {
+		for _, a := range e.sets {
+			have := digPath(got, a.path)
+			if !sameQuantityValue(have, a.q) {
+				return fmt.Errorf("renders %s %v, want %s", a.path, have, a.q.String())
+			}
+			if !setPath(want, a.path, have) {
+				return fmt.Errorf("renders %s, which it did not have room for before", a.path)
+			}
+		}
+		return nil
 	}
 	res, _ := dig(got, e.path...).(map[string]any)
 	if res == nil {

@@ -16,6 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/recommend-job/recommend-job/internal/helm"
 )
 
 var (
@@ -117,6 +119,9 @@ type Result struct {
 	// Err says why the change could not be applied; nil when it was applied
 	// or the file was already up to date.
 	Err error
+	// Helm says, for a target a Helm release renders, which release,
+	// chart and values keys the change went through; nil otherwise.
+	Helm *HelmSource
 }
 
 // Outcome is what Apply did.
@@ -207,6 +212,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		names[c.Target.Labels[FluxNameLabel]] = true
 		w.pointers = w.pointers || c.Target.Annotations[ArgoTrackingID] != "" ||
 			c.Target.Labels[InstanceLabel] != "" || c.Target.Labels[FluxNameLabel] != ""
+		w.helm = w.helm || mayBeHelm(c.Target)
 	}
 	w.paths = slices.AppendSeq(w.paths, maps.Values(o.paths))
 	delete(names, "")
@@ -216,13 +222,27 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			w.names = append(w.names, []byte(n))
 		}
 	}
+	abs, err := filepath.Abs(root)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resolve repository root: %w", err)
+	}
 
 	idx, err := buildIndex(ctx, r.FS(), dir, w, o.maxFileSize)
 	if err != nil {
 		return nil, err
 	}
 	out.Skipped = idx.skipped
-	a := &applier{fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize}
+	a := &applier{
+		fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize, abs: abs,
+		charts: o.charts, keys: o.keys, repoURL: o.repoURL,
+		localCharts: map[string]*helm.Chart{}, builds: map[string]map[string]map[string]any{},
+	}
+	if a.keys == nil {
+		a.keys = helm.NewFinder()
+	}
 	proofs := map[string][]int{} // kustomization directory -> changes it renders
 	touched := make([][]string, len(changes))
 	// Every target is resolved first: the kustomization that renders one
@@ -230,6 +250,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	refs := make([]docRef, len(changes))
 	finds := make([]finder, len(changes))
 	exps := make([]expectation, len(changes))
+	var pending []int // changes whose targets a Helm release may render
 	for i, c := range changes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -242,13 +263,19 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		if res.Err == nil && refs[i].chain != nil {
 			idx.declared[refs[i].chain.root().dir] = true
 		}
+		if errors.Is(res.Err, ErrTargetNotFound) && mayBeHelm(c.Target) {
+			// No manifest defines it: a chart may render it.
+			pending = append(pending, i)
+		}
 	}
+	hp := &helmPhase{a: a, dir: dir, mode: o.mode, proofs: proofs, exps: exps, touched: touched}
+	held := hp.apply(ctx, changes, pending, out.Results)
 	for i, c := range changes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		res := &out.Results[i]
-		if res.Err != nil {
+		if res.Err != nil || slices.Contains(pending, i) {
 			continue
 		}
 		ref, find := refs[i], finds[i]
@@ -315,6 +342,9 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	if err := a.prove(ctx, root, proofs, exps, touched, out.Results); err != nil {
 		return nil, err
 	}
+	if err := hp.proveHelm(ctx, held, changes, out.Results); err != nil {
+		return nil, err
+	}
 
 	// Writes are not interrupted by ctx so that the tree is never left with
 	// only some of the edits that were reported. New patch files go first,
@@ -360,6 +390,16 @@ type applier struct {
 	// recent are the files whose parsed documents are kept, the most
 	// recently used last.
 	recent []*fileEdit
+	// abs is the repository root as an absolute path without symlinks.
+	abs string
+
+	// Helm: where remote charts come from, the key finder, the URL of this
+	// repository, and what was loaded or built once in this run.
+	charts      ChartFetcher
+	keys        *helm.Finder
+	repoURL     string
+	localCharts map[string]*helm.Chart
+	builds      map[string]map[string]map[string]any
 }
 
 // parsedFiles bounds the files whose parsed documents are kept between

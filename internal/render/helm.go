@@ -1,0 +1,489 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/recommend-job/recommend-job/internal/helm"
+)
+
+// ChartFetcher fetches the charts of chart repositories and OCI registries
+// (helm.Loader does, once per run).
+type ChartFetcher interface {
+	Fetch(ctx context.Context, ref helm.ChartRef) (*helm.Chart, error)
+}
+
+// WithCharts lets Apply render charts that HelmReleases and Applications
+// take from chart repositories and OCI registries; without it only charts
+// in the repository are rendered.
+func WithCharts(f ChartFetcher) Option { return func(o *options) { o.charts = f } }
+
+// WithRepositoryURL is the URL of the repository being edited: a Flux
+// GitRepository or an Argo CD source with that URL (compared by host and
+// path) reads its charts and values files from it. Without it every git
+// source is taken to be this repository.
+func WithRepositoryURL(u string) Option { return func(o *options) { o.repoURL = u } }
+
+// WithKeyFinder shares a helm.Finder, which caches what it renders, with
+// the caller (the default is one per Apply).
+func WithKeyFinder(f *helm.Finder) Option { return func(o *options) { o.keys = f } }
+
+// HelmSource says how a change went through a Helm release.
+type HelmSource struct {
+	// Kind and Object are the HelmRelease or Application that renders the
+	// target: its kind, and its namespace/name.
+	Kind, Object string
+	// Release and Namespace are the Helm release's name and namespace.
+	Release, Namespace string
+	// Chart and Version are the chart's; ChartSource says where it is.
+	Chart, Version, ChartSource string
+	// Layer says which values were edited: a values file, or the values
+	// the object holds (spec.values, helm.valuesObject).
+	Layer string
+	// Keys maps each value set (requests.cpu) to the values key it went to
+	// (web.resources.requests.cpu).
+	Keys map[string]string
+}
+
+// errNotHelm marks a target that an Argo CD application tracks but whose
+// application has no Helm source: the index's own error stands.
+var errNotHelm = errors.New("not a helm release")
+
+// helmPhase is what the Helm changes of one Apply share.
+type helmPhase struct {
+	a    *applier
+	dir  string
+	mode Mode
+	// the proof plan of Apply, which the Helm changes join.
+	proofs  map[string][]int
+	exps    []expectation
+	touched [][]string
+}
+
+// heldRelease is a release with its values before the edits.
+type heldRelease struct {
+	*release
+	before map[string]any
+}
+
+// apply resolves, edits and plans the proofs of the changes in pending,
+// whose targets no manifest defines but Helm may render.
+func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, results []Result) []heldRelease {
+	var rels []*release
+	byRef := map[string]*release{}
+	for _, i := range pending {
+		r, err := h.a.findRelease(changes[i], h.dir)
+		if err != nil {
+			if !errors.Is(err, errNotHelm) {
+				results[i].Err = err
+			}
+			continue
+		}
+		key := fmt.Sprintf("%s#%d@%s", r.ref.file, r.ref.doc, r.ref.renderedFrom())
+		if byRef[key] == nil {
+			byRef[key] = r
+			rels = append(rels, r)
+		}
+		byRef[key].changes = append(byRef[key].changes, i)
+	}
+	var held []heldRelease
+	for _, r := range rels {
+		if err := ctx.Err(); err != nil {
+			return held
+		}
+		layers, err := h.a.load(ctx, r, false)
+		if errors.Is(err, errNotHelm) {
+			continue
+		}
+		if err != nil {
+			h.failAll(r, results, fmt.Errorf("%w: %w", ErrHelm, err))
+			continue
+		}
+		values := mergeLayers(layers)
+		want := make([]helm.Container, len(r.changes))
+		for j, i := range r.changes {
+			want[j] = helmContainer(changes[i])
+		}
+		found, err := h.a.keys.Keys(ctx, helm.Release{Name: r.name, Namespace: r.namespace, Chart: r.chart, Values: values}, want)
+		if err != nil {
+			h.failAll(r, results, fmt.Errorf("%w: %s: %w", ErrHelm, r, err))
+			continue
+		}
+		for j, i := range r.changes {
+			h.applyOne(r, layers, changes[i], found[j], i, &results[i])
+		}
+		held = append(held, heldRelease{release: r, before: values})
+	}
+	return held
+}
+
+func (h *helmPhase) failAll(r *release, results []Result, err error) {
+	for _, i := range r.changes {
+		results[i].File, results[i].Err = r.ref.file, err
+	}
+}
+
+// helmContainer names a change's container as the chart renders it.
+func helmContainer(c Change) helm.Container {
+	return helm.Container{Kind: c.Target.Kind, Namespace: c.Target.Namespace, Name: c.Target.Name, Container: c.Container}
+}
+
+// mergeLayers merges the layers' values in order.
+func mergeLayers(layers []layer) map[string]any {
+	vals := make([]map[string]any, 0, len(layers))
+	for _, l := range layers {
+		vals = append(vals, l.values)
+	}
+	return helm.Merge(vals...)
+}
+
+// applyOne writes one change's values at the keys found for its container,
+// in the layer of its environment.
+func (h *helmPhase) applyOne(r *release, layers []layer, c Change, found helm.Found, i int, res *Result) {
+	res.Helm = &HelmSource{
+		Kind: r.kind, Object: r.objectName(), Release: r.name, Namespace: r.namespace,
+		Chart: r.chart.Name, Version: r.chart.Version, ChartSource: r.chart.Source,
+	}
+	as, err := assignmentsFor(c, found)
+	if err != nil {
+		res.File, res.Err = r.ref.file, fmt.Errorf("%w: %s, chart %s %s: %w", ErrHelm, r, r.chart.Name, r.chart.Version, err)
+		return
+	}
+	res.Helm.Keys = map[string]string{}
+	for f, p := range found.Keys {
+		if wanted(c, f) {
+			res.Helm.Keys[string(f)] = p.String()
+		}
+	}
+	l, err := chooseLayer(layers, as)
+	if err != nil {
+		res.File, res.Err = r.ref.file, fmt.Errorf("%w: %s: %w", ErrHelm, r, err)
+		return
+	}
+	res.Helm.Layer = l.what
+	var files []string
+	if l.file != "" {
+		res.File = l.file
+		res.Changed, res.Err = h.editFile(c, l.file, as)
+		files = []string{l.file}
+	} else {
+		res.File, res.Changed, files, res.Err = h.writeObject(c, r.ref, l.prefix, as)
+	}
+	if fe := h.a.files[res.File]; res.Changed && res.Err == nil && fe != nil {
+		res.Method = fe.method
+		if fe.created {
+			res.Method = MethodNewFile
+		}
+	}
+	if res.Err == nil && l.file == "" && r.ref.chain != nil {
+		k := r.ref.chain.root()
+		full := make([]assignment, len(as))
+		for j, a := range as {
+			full[j] = assignment{path: append(append(helm.Path{}, l.prefix...), a.path...), q: a.q}
+		}
+		h.exps[i] = expectation{change: c, object: r.ref.key.group + "/" + r.ref.key.kind + "/" + r.ref.namespace + "/" + r.ref.key.name, sets: full}
+		h.proofs[k.dir] = append(h.proofs[k.dir], i)
+		h.touched[i] = files
+	}
+}
+
+// wanted reports whether c sets field f.
+func wanted(c Change, f helm.Field) bool {
+	list, name, _ := strings.Cut(string(f), ".")
+	values := c.Requests
+	if list == "limits" {
+		values = c.Limits
+	}
+	_, ok := values[corev1.ResourceName(name)]
+	return ok
+}
+
+// assignmentsFor turns a change's values into assignments at the keys
+// found for its container; every value asked for needs a key.
+func assignmentsFor(c Change, found helm.Found) ([]assignment, error) {
+	var as []assignment
+	var missing []string
+	for _, s := range []struct {
+		list   string
+		values corev1.ResourceList
+	}{{"requests", c.Requests}, {"limits", c.Limits}} {
+		for _, name := range slices.Sorted(maps.Keys(s.values)) {
+			f := helm.Field(s.list + "." + string(name))
+			p, ok := found.Keys[f]
+			if !ok {
+				missing = append(missing, string(f))
+				continue
+			}
+			as = append(as, assignment{path: p, q: s.values[name]})
+		}
+	}
+	if len(missing) == 0 {
+		return as, nil
+	}
+	if found.Err != nil {
+		return nil, found.Err
+	}
+	return nil, fmt.Errorf("%w: no values key sets %s of %s", helm.ErrNoKey, strings.Join(missing, " and "), found.Container)
+}
+
+// chooseLayer picks the layer the values go to, among those of the
+// release's environment alone that no later layer overrides at those
+// keys: the last that already sets one of them, else the environment's
+// last values file, else the object's own values.
+func chooseLayer(layers []layer, as []assignment) (layer, error) {
+	var open []int
+	var over string
+	for j, l := range layers {
+		if !l.writable {
+			continue
+		}
+		if by := overriddenBy(layers[j+1:], as); by != "" {
+			over = by
+			continue
+		}
+		open = append(open, j)
+	}
+	if len(open) == 0 {
+		if over != "" {
+			return layer{}, fmt.Errorf("%s, which no values of the environment alone can override", over)
+		}
+		return layer{}, errors.New("no values of the release belong to its environment alone")
+	}
+	for _, j := range slices.Backward(open) {
+		if slices.ContainsFunc(as, func(a assignment) bool { return setsPath(layers[j].values, a.path) }) {
+			return layers[j], nil
+		}
+	}
+	for _, j := range slices.Backward(open) {
+		if layers[j].file != "" {
+			return layers[j], nil
+		}
+	}
+	return layers[open[len(open)-1]], nil
+}
+
+// overriddenBy says which of layers sets one of the paths, or "".
+func overriddenBy(layers []layer, as []assignment) string {
+	for _, l := range layers {
+		for _, a := range as {
+			if setsPath(l.values, a.path) {
+				return l.what + " sets " + a.path.String()
+			}
+		}
+	}
+	return ""
+}
+
+// setsPath reports whether values set p, or cut it short with a scalar
+// or a list on the way.
+func setsPath(values map[string]any, p helm.Path) bool {
+	var cur any = values
+	for _, s := range p {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return cur != nil
+		}
+		if s.Index >= 0 {
+			return true
+		}
+		next, ok := m[s.Key]
+		if !ok {
+			return false
+		}
+		cur = next
+	}
+	return true
+}
+
+// editFile sets the assignments in a values file of the repository.
+func (h *helmPhase) editFile(c Change, file string, as []assignment) (bool, error) {
+	fe, err := h.a.file(file)
+	if err != nil {
+		return false, err
+	}
+	if fe.unsafe != nil {
+		return false, fmt.Errorf("%s: %w", file, fe.unsafe)
+	}
+	docs, err := fe.currentDocs()
+	if err != nil {
+		return false, err
+	}
+	if len(docs) != 1 {
+		return false, fmt.Errorf("%w: %s: a values file holds one document, not %d", ErrUnsafeFile, file, len(docs))
+	}
+	changed, err := fe.edit(docs, 0, c, valuesPlacer(nil, as))
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", file, err)
+	}
+	return changed, nil
+}
+
+// writeObject sets the assignments below prefix in the object ref points
+// at: in place, or with a patch of the object in the kustomization of its
+// environment when the file is shared with another environment, the mode
+// says so, or that kustomization already patches the object.
+func (h *helmPhase) writeObject(c Change, ref docRef, prefix helm.Path, as []assignment) (string, bool, []string, error) {
+	mode := c.Mode
+	if mode == "" {
+		mode = h.mode
+	}
+	ref.shared = h.a.idx.sharedFor(ref)
+	if ref.chain == nil {
+		if mode == ModePatch {
+			return ref.file, false, nil, fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.file)
+		}
+		fe, err := h.a.file(ref.file)
+		if err != nil {
+			return ref.file, false, nil, err
+		}
+		changed, err := h.editDoc(fe, ref.doc, c, prefix, as)
+		return ref.file, changed, []string{ref.file}, err
+	}
+	pf, fe, d, err := h.a.objectPatch(ref)
+	if err != nil {
+		return pf, false, nil, err
+	}
+	if fe == nil && mode != ModePatch && ref.shared == "" {
+		fe, err := h.a.file(ref.file)
+		if err != nil {
+			return ref.file, false, nil, err
+		}
+		changed, err := h.editDoc(fe, ref.doc, c, prefix, as)
+		return ref.file, changed, []string{ref.file}, err
+	}
+	if fe != nil {
+		changed, err := h.editDoc(fe, d, c, prefix, as)
+		return pf, changed, []string{pf}, err
+	}
+	keys, ok := pathKeys(prefix)
+	if !ok {
+		return ref.file, false, nil, fmt.Errorf("%w: %s: the values are inside a list (%s), which a patch would replace whole", ErrUnsafeFile, ref.file, prefix)
+	}
+	full := make([]assignment, len(as))
+	for j, a := range as {
+		full[j] = assignment{path: append(keysPath(keys...), a.path...), q: a.q}
+		for _, s := range a.path {
+			if s.Index < 0 && !plainKey.MatchString(s.Key) {
+				return ref.file, false, nil, fmt.Errorf("%w: %s: key %q of %s would need quoting in a patch", ErrUnsafeFile, ref.file, s.Key, a.path)
+			}
+		}
+	}
+	entries, err := assignmentEntries(full)
+	if err != nil {
+		return ref.file, false, nil, fmt.Errorf("%s: %w", ref.file, err)
+	}
+	return h.a.newObjectPatch(ref, entries)
+}
+
+// editDoc sets the assignments below prefix in document d of fe.
+func (h *helmPhase) editDoc(fe *fileEdit, d int, c Change, prefix helm.Path, as []assignment) (bool, error) {
+	if fe.unsafe != nil {
+		return false, fmt.Errorf("%s: %w", fe.name, fe.unsafe)
+	}
+	docs, err := fe.currentDocs()
+	if err != nil {
+		return false, err
+	}
+	changed, err := fe.edit(docs, d, c, valuesPlacer(prefix, as))
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", fe.name, err)
+	}
+	return changed, nil
+}
+
+// proveHelm renders each release's chart with its values before and after
+// the edits that survived the kustomize proofs: only the changed
+// containers' values may differ in the whole output. A release that fails
+// has its edits undone.
+func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes []Change, results []Result) error {
+	for _, r := range held {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var expects []helm.Expect
+		var files []string
+		for _, i := range r.changes {
+			res := &results[i]
+			if res.Err != nil || !res.Changed {
+				continue
+			}
+			c := changes[i]
+			expects = append(expects, helm.Expect{Container: helmContainer(c), Requests: c.Requests, Limits: c.Limits})
+			files = append(files, h.touchedBy(i, res)...)
+		}
+		if len(expects) == 0 {
+			continue
+		}
+		err := h.proveRelease(ctx, r, expects)
+		if err == nil {
+			continue
+		}
+		for _, f := range files {
+			if fe := h.a.files[f]; fe != nil {
+				fe.data, fe.docs = fe.orig, nil
+			}
+		}
+		for i := range results {
+			res := &results[i]
+			if res.Err == nil && res.Changed && slices.Contains(files, res.File) {
+				res.Changed, res.Method = false, ""
+				res.Err = fmt.Errorf("%s: %w: %w", res.File, ErrProofFailed, err)
+			}
+		}
+	}
+	return nil
+}
+
+// touchedBy returns the files the change's edit wrote.
+func (h *helmPhase) touchedBy(i int, res *Result) []string {
+	if h.touched[i] != nil {
+		return h.touched[i]
+	}
+	return []string{res.File}
+}
+
+// proveRelease renders the release before and after.
+func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []helm.Expect) error {
+	layers, err := h.a.load(ctx, r.release, true)
+	if err != nil {
+		return fmt.Errorf("%s after the edit: %w", r.release, err)
+	}
+	rel := helm.Release{Name: r.name, Namespace: r.namespace, Chart: r.chart, Values: r.before}
+	if err := helm.Prove(ctx, rel, mergeLayers(layers), expects); err != nil {
+		return fmt.Errorf("%s, chart %s %s: %w", r.release, r.chart.Name, r.chart.Version, err)
+	}
+	return nil
+}
+
+// buildEnv builds the kustomization in dir, with the run's edits when
+// edited; builds without edits are kept for the run.
+func (a *applier) buildEnv(dir string, edited bool) (map[string]map[string]any, error) {
+	if out, ok := a.builds[dir]; ok && !edited {
+		return out, nil
+	}
+	fsys := proofFS{FileSystem: filesys.MakeFsOnDisk(), root: a.abs, limit: a.limit}
+	if edited {
+		fsys.files = map[string][]byte{}
+		for name, fe := range a.files {
+			if fe.dirty() {
+				fsys.files[filepath.Join(a.abs, filepath.FromSlash(name))] = fe.data
+			}
+		}
+	}
+	out, err := build(fsys, filepath.Join(a.abs, filepath.FromSlash(dir)))
+	if err != nil {
+		return nil, err
+	}
+	if !edited {
+		a.builds[dir] = out
+	}
+	return out, nil
+}

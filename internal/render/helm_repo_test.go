@@ -1,0 +1,185 @@
+//go:build integration
+
+package render
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
+)
+
+// chartFiles reads the chart of the golden cases as a chart repository
+// serves it.
+func chartFiles(t *testing.T) map[string]string {
+	t.Helper()
+	dir := filepath.Join("testdata", "helm-flux-inline", "original", "charts", "shop")
+	files := map[string]string{}
+	for name, data := range readTree(t, dir) {
+		files[name] = string(data)
+	}
+	// Each version gets its own Chart.yaml.
+	delete(files, "Chart.yaml")
+	return files
+}
+
+// TestApplyChartsFromRepositories renders charts that a real chart
+// repository serves: a Flux HelmRelease through its HelmRepository, and a
+// multi-source Argo CD Application whose values file comes from this
+// repository through $values. Each value lands in the environment's own
+// values, and the chart is fetched once for both.
+func TestApplyChartsFromRepositories(t *testing.T) {
+	repo := helmtest.NewRepo(t)
+	repo.Add(t, "shop", "1.4.0", chartFiles(t))
+	repo.Add(t, "shop", "1.3.0", chartFiles(t))
+
+	const production = "# Production values of the shop.\nweb:\n  replicas: 3\n"
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"infrastructure/charts.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata:
+  name: shop-charts
+  namespace: flux-system
+spec:
+  interval: 1h
+  url: ` + repo.URL + "\n",
+		"apps/shop.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: shop
+  namespace: shop
+spec:
+  interval: 10m
+  chart:
+    spec:
+      chart: shop
+      version: "1.4.x"
+      sourceRef:
+        kind: HelmRepository
+        name: shop-charts
+        namespace: flux-system
+  values:
+    web:
+      replicas: 2
+`,
+		"argocd/shop-production.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: shop-production
+  namespace: argocd
+spec:
+  project: default
+  sources:
+    - repoURL: ` + repo.URL + `
+      chart: shop
+      targetRevision: 1.4.0
+      helm:
+        releaseName: storefront
+        valueFiles:
+          - $values/envs/production/shop.yaml
+    - repoURL: https://git.example.com/platform/fleet.git
+      targetRevision: main
+      ref: values
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: storefront
+`,
+		"envs/production/shop.yaml": production,
+	})
+	flux := Change{
+		Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-worker",
+			Labels:      map[string]string{fluxHelmName: "shop", fluxHelmNamespace: "shop"},
+			Annotations: map[string]string{helmReleaseName: "shop", helmReleaseNS: "shop"}},
+		Container: "worker",
+		Requests:  quantities(map[string]string{"cpu": "40m"}),
+	}
+	argo := Change{
+		Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "storefront", Name: "storefront-web",
+			Annotations: map[string]string{ArgoTrackingID: "shop-production:apps/Deployment:storefront/storefront-web"}},
+		Container: "web",
+		Requests:  quantities(map[string]string{"cpu": "300m", "memory": "384Mi"}),
+	}
+	loader := helm.NewLoader()
+	out, err := Apply(context.Background(), root, ".", []Change{flux, argo},
+		WithCharts(loader), WithRepositoryURL("ssh://git@git.example.com/platform/fleet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range out.Results {
+		if r.Err != nil || !r.Changed {
+			t.Fatalf("change %d: changed %v, err %v", i, r.Changed, r.Err)
+		}
+		if r.Helm == nil || r.Helm.Chart != "shop" || r.Helm.Version != "1.4.0" || !strings.Contains(r.Helm.ChartSource, repo.URL) {
+			t.Errorf("change %d: Helm = %+v, want chart shop 1.4.0 from %s", i, r.Helm, repo.URL)
+		}
+	}
+	if got := out.Results[1].Helm.Release; got != "storefront" {
+		t.Errorf("the Application's release is %q, want its helm.releaseName", got)
+	}
+	want := map[string]string{
+		"apps/shop.yaml": "  values:\n    web:\n      replicas: 2\n    worker:\n      resources:\n        requests:\n          cpu: 40m\n",
+		"envs/production/shop.yaml": production + "  resources:\n    requests:\n      cpu: 300m\n      memory: 384Mi\n",
+	}
+	for file, tail := range want {
+		data, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(string(data), tail) {
+			t.Errorf("%s:\n%s\nwant it to end with:\n%s", file, data, tail)
+		}
+	}
+	if n := repo.Requests(helmtest.ArchiveName("shop", "1.4.0")); n != 1 {
+		t.Errorf("the chart was downloaded %d times, want once", n)
+	}
+	if n := repo.Requests(helmtest.ArchiveName("shop", "1.3.0")); n != 0 {
+		t.Errorf("version 1.3.0 was downloaded %d times, want never", n)
+	}
+}
+
+// TestApplyChartRepositoryUnreachable reports a release whose chart cannot
+// be fetched with the reason, and goes on with the other changes.
+func TestApplyChartRepositoryUnreachable(t *testing.T) {
+	repo := helmtest.NewRepo(t)
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"apps/shop.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: shop
+  namespace: argocd
+spec:
+  source:
+    repoURL: ` + repo.URL + `
+    chart: shop
+    targetRevision: 9.9.9
+  destination:
+    namespace: shop
+`,
+		"apps/web.yaml": simple,
+	})
+	missing := Change{
+		Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
+			Labels: map[string]string{InstanceLabel: "shop"}},
+		Container: "web",
+		Requests:  quantities(map[string]string{"cpu": "1"}),
+	}
+	plain := requests("app", "cpu", "2")
+	plain.Target.Namespace = "ns"
+	out, err := Apply(context.Background(), root, ".", []Change{missing, plain}, WithCharts(helm.NewLoader()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Results[0].Err; !errors.Is(err, ErrHelm) || !errors.Is(err, helm.ErrChartNotFound) || !strings.Contains(err.Error(), "9.9.9") {
+		t.Errorf("the missing chart: %v, want ErrHelm wrapping ErrChartNotFound and naming the version", err)
+	}
+	if r := out.Results[1]; r.Err != nil || !r.Changed {
+		t.Errorf("the plain manifest: changed %v, err %v; want it edited", r.Changed, r.Err)
+	}
+}
