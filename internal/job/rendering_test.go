@@ -2,8 +2,11 @@ package job
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
@@ -27,6 +30,103 @@ func TestRecordRenderingKeepsTheMethod(t *testing.T) {
 	}
 	if got := p.Items[1].Source.Method; got != "" {
 		t.Errorf("api's file did not change, yet its method is %q", got)
+	}
+}
+
+// TestRecordRenderingFollowsHelm checks that the plan says which Helm
+// release an item's values went through and, per container, at which
+// values keys; that a container rendered without Helm gets no keys; and
+// that a retry forgets them.
+func TestRecordRenderingFollowsHelm(t *testing.T) {
+	shop := &render.HelmSource{Kind: "HelmRelease", Object: "shop/shop", Release: "shop", Namespace: "shop",
+		Chart: "shop", Version: "1.4.0", ChartSource: "https://charts.example.com shop 1.4.0",
+		Layer: "the values file charts/shop/values-production.yaml"}
+	withKeys := func(keys map[string]string) *render.HelmSource {
+		h := *shop
+		h.Keys = keys
+		return &h
+	}
+	wantHelm := &plan.Helm{Kind: "HelmRelease", Object: "shop/shop", Release: "shop", Namespace: "shop",
+		Chart: "shop", Version: "1.4.0", ChartSource: "https://charts.example.com shop 1.4.0",
+		Layer: "the values file charts/shop/values-production.yaml"}
+	tests := []struct {
+		name     string
+		results  []render.Result
+		wantHelm *plan.Helm
+		wantKeys map[string]map[string]string
+		wantErr  string
+	}{
+		{
+			name: "keys at paths and scalar keys",
+			results: []render.Result{
+				{Change: render.Change{Owner: "shop/web", Container: "web"}, File: "charts/shop/values-production.yaml", Changed: true,
+					Helm: withKeys(map[string]string{"requests.cpu": "web.resources.requests.cpu", "requests.memory": "web.resources.requests.memory"})},
+				{Change: render.Change{Owner: "shop/web", Container: "worker"}, File: "charts/shop/values-production.yaml", Changed: true,
+					Helm: withKeys(map[string]string{"requests.cpu": "cpuRequest"})},
+			},
+			wantHelm: wantHelm,
+			wantKeys: map[string]map[string]string{
+				"web":    {"requests.cpu": "web.resources.requests.cpu", "requests.memory": "web.resources.requests.memory"},
+				"worker": {"requests.cpu": "cpuRequest"},
+			},
+		},
+		{
+			name: "already in the values",
+			results: []render.Result{
+				{Change: render.Change{Owner: "shop/web", Container: "web"}, File: "charts/shop/values-production.yaml",
+					Helm: withKeys(map[string]string{"requests.cpu": "web.resources.requests.cpu"})},
+			},
+			wantHelm: wantHelm,
+			wantKeys: map[string]map[string]string{"web": {"requests.cpu": "web.resources.requests.cpu"}},
+		},
+		{
+			name: "no key found",
+			results: []render.Result{
+				{Change: render.Change{Owner: "shop/web", Container: "web"}, File: "apps/shop.yaml", Helm: shop,
+					Err: errors.New("helm: no values key sets requests.cpu of web")},
+			},
+			wantHelm: wantHelm,
+			wantErr:  "helm: no values key sets requests.cpu of web",
+		},
+		{
+			name: "a manifest",
+			results: []render.Result{
+				{Change: render.Change{Owner: "shop/web", Container: "web"}, File: "apps/web.yaml", Changed: true},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &plan.Plan{Items: []plan.Item{{Namespace: "shop", Name: "web", Containers: []plan.Container{{Name: "web"}, {Name: "worker"}}}}}
+			recordRendering(context.Background(), p, tt.results, slog.New(slog.DiscardHandler))
+			src := p.Items[0].Source
+			if d := cmp.Diff(tt.wantHelm, src.Helm); d != "" {
+				t.Errorf("source's Helm (-want +got):\n%s", d)
+			}
+			if src.Error != tt.wantErr {
+				t.Errorf("source's error = %q, want %q", src.Error, tt.wantErr)
+			}
+			for _, c := range p.Items[0].Containers {
+				if d := cmp.Diff(tt.wantKeys[c.Name], c.ValuesKeys); d != "" {
+					t.Errorf("%s's values keys (-want +got):\n%s", c.Name, d)
+				}
+			}
+			// The plan's keys are its own: render's map may be reused.
+			for _, r := range tt.results {
+				if r.Helm != nil && r.Helm.Keys != nil {
+					r.Helm.Keys["requests.cpu"] = "changed"
+				}
+			}
+			if got := p.Items[0].Containers[0].ValuesKeys["requests.cpu"]; got == "changed" {
+				t.Error("the plan shares its values keys with render's result")
+			}
+			forgetRendering(p)
+			for _, c := range p.Items[0].Containers {
+				if p.Items[0].Source != nil || c.ValuesKeys != nil {
+					t.Errorf("after forgetRendering, %s keeps source %+v and keys %v", c.Name, p.Items[0].Source, c.ValuesKeys)
+				}
+			}
+		})
 	}
 }
 

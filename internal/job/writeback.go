@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"text/template"
 
@@ -207,8 +208,10 @@ func workDir(dir string) (string, func(), error) {
 }
 
 // recordRendering puts what rendering did into the plan: per item, the
-// file edited, whether it changed and why not; per container, whether its
-// values landed. Results name their item by the change's Owner.
+// file edited, whether it changed and why not, and the Helm release its
+// values went through; per container, whether its values landed and, under
+// Helm, at which values keys. Results name their item by the change's
+// Owner.
 func recordRendering(ctx context.Context, p *plan.Plan, results []render.Result, log *slog.Logger) {
 	byKey := make(map[string]*plan.Item, len(p.Items))
 	for i := range p.Items {
@@ -226,6 +229,10 @@ func recordRendering(ctx context.Context, p *plan.Plan, results []render.Result,
 			it.Source.File = r.File
 		}
 		it.Source.Changed = it.Source.Changed || r.Changed
+		if h := r.Helm; h != nil {
+			it.Source.Helm = &plan.Helm{Kind: h.Kind, Object: h.Object, Release: h.Release, Namespace: h.Namespace,
+				Chart: h.Chart, Version: h.Version, ChartSource: h.ChartSource, Layer: h.Layer}
+		}
 		if m := string(r.Method); r.Changed && (it.Source.Method == "" || it.Source.Method == plan.MethodSplice) {
 			// Of an item's containers, the method that rewrote the most.
 			it.Source.Method = m
@@ -233,6 +240,9 @@ func recordRendering(ctx context.Context, p *plan.Plan, results []render.Result,
 		for i := range it.Containers {
 			if it.Containers[i].Name == r.Change.Container {
 				it.Containers[i].Landed = r.Changed
+				if r.Helm != nil && len(r.Helm.Keys) > 0 {
+					it.Containers[i].ValuesKeys = maps.Clone(r.Helm.Keys)
+				}
 			}
 		}
 		if r.Err != nil {
@@ -249,6 +259,7 @@ func forgetRendering(p *plan.Plan) {
 		p.Items[i].Source = nil
 		for j := range p.Items[i].Containers {
 			p.Items[i].Containers[j].Landed = false
+			p.Items[i].Containers[j].ValuesKeys = nil
 		}
 	}
 }
