@@ -51,17 +51,17 @@ type releaseKey struct{ chart, name, namespace, values string }
 // analysis is what a Finder learnt of one release.
 type analysis struct {
 	mu sync.Mutex
-	// prepared is set once the release rendered with its own values, or
+	// rendered is set once the release rendered with its own values, or
 	// failed to: err.
-	prepared bool
+	rendered bool
 	err      error
-	// chart is the release's chart processed for its values; values are
-	// the release's values coalesced with the chart's defaults.
-	chart  *chartv2.Chart
-	values map[string]any
-	// base are the containers the release renders with its own values.
-	base       []podContainer
-	candidates candidates
+	// base are the containers the release renders with its own values,
+	// without their bodies.
+	base []podContainer
+	// probing is what probe renders need; it is dropped after each call,
+	// as a run asks for most releases once and it is the bulk of an
+	// analysis.
+	probing *probing
 	// mappingsProbed is set once every mapping was probed, for every
 	// container; scalarsProbed are the containers scalars were probed for.
 	mappingsProbed bool
@@ -69,6 +69,15 @@ type analysis struct {
 	found          map[containerID]map[Field]finding
 	// untried counts the candidates probing had no renders left for.
 	untried int
+}
+
+// probing is what the probe renders of a release start from.
+type probing struct {
+	// chart is the release's chart processed for its values; values are
+	// the release's values coalesced with the chart's defaults.
+	chart      *chartv2.Chart
+	values     map[string]any
+	candidates candidates
 }
 
 // finding is the key whose probe came out as one field of a container.
@@ -96,8 +105,14 @@ func (f *Finder) Keys(ctx context.Context, r Release, want []Container) ([]Found
 	a := f.analysisOf(r)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := f.prepare(ctx, r, a); err != nil {
-		return nil, err
+	defer func() { a.probing = nil }()
+	if !a.rendered {
+		if err := f.load(ctx, r, a); err != nil {
+			return nil, err
+		}
+	}
+	if a.err != nil {
+		return nil, a.err
 	}
 	located := make([]*podContainer, len(want))
 	anyLocated := false
@@ -111,17 +126,23 @@ func (f *Finder) Keys(ctx context.Context, r Release, want []Container) ([]Found
 		}
 	}
 	if anyLocated && !a.mappingsProbed {
+		if err := f.ready(ctx, r, a); err != nil {
+			return nil, err
+		}
 		needed := map[containerID]bool{}
 		for _, c := range a.base {
 			needed[c.id] = true
 		}
-		if err := f.probe(ctx, r, a, a.candidates.mappings, mappingProbeValues, needed); err != nil {
+		if err := f.probe(ctx, r, a, a.probing.candidates.mappings, mappingProbeValues, needed); err != nil {
 			return nil, err
 		}
 		a.mappingsProbed = true
 	}
 	if needed := a.needScalars(located); len(needed) > 0 {
-		scalars := append(append([]Path{}, a.candidates.scalars...), a.unsetReadsNotFound()...)
+		if err := f.ready(ctx, r, a); err != nil {
+			return nil, err
+		}
+		scalars := append(append([]Path{}, a.probing.candidates.scalars...), a.unsetReadsNotFound()...)
 		if err := f.probe(ctx, r, a, scalars, scalarProbeValues, needed); err != nil {
 			return nil, err
 		}
@@ -158,13 +179,10 @@ func (f *Finder) analysisOf(r Release) *analysis {
 	return a
 }
 
-// prepare renders the release with its own values and lists the
-// candidate keys. A render error is kept: the release fails the same way
-// each time; an ended ctx is not.
-func (f *Finder) prepare(ctx context.Context, r Release, a *analysis) error {
-	if a.prepared {
-		return a.err
-	}
+// load renders the release with its own values and readies its
+// probing. A render error is kept: the release fails the same way each
+// time; an ended ctx is not.
+func (f *Finder) load(ctx context.Context, r Release, a *analysis) error {
 	ch, err := releaseChart(r)
 	var objects []Object
 	if err == nil {
@@ -174,24 +192,36 @@ func (f *Finder) prepare(ctx context.Context, r Release, a *analysis) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
+	var coalesced map[string]any
 	if err == nil {
-		var coalesced map[string]any
 		coalesced, err = util.CoalesceValues(ch, deepCopyMap(r.Values))
 		if err != nil {
 			err = renderError(r, "", err)
 		}
-		a.values = coalesced
 	}
-	a.prepared, a.err = true, err
+	a.rendered, a.err = true, err
 	if err != nil {
 		return err
 	}
-	a.chart = ch
-	a.base = podContainers(objects)
-	a.candidates = findCandidates(a.values, templateReads(ch))
-	a.scalarsProbed = map[containerID]bool{}
-	a.found = map[containerID]map[Field]finding{}
+	a.probing = &probing{chart: ch, values: coalesced, candidates: findCandidates(coalesced, templateReads(ch))}
+	if a.found == nil {
+		a.base = podContainers(objects)
+		for i := range a.base {
+			a.base[i].body = nil
+		}
+		a.scalarsProbed = map[containerID]bool{}
+		a.found = map[containerID]map[Field]finding{}
+	}
 	return nil
+}
+
+// ready readies the release's probing if an earlier call dropped it: the
+// release is rendered again, and renders as it did.
+func (f *Finder) ready(ctx context.Context, r Release, a *analysis) error {
+	if a.probing != nil {
+		return nil
+	}
+	return f.load(ctx, r, a)
 }
 
 // maxProbeRenders bounds the renders of one phase of probes for one
@@ -272,9 +302,9 @@ func (p *probeRun) set(ctx context.Context, candidates []Path, failing bool) (bo
 // When the render fails, culprits is not nil: it lists the candidates
 // whose probes the error quotes, possibly none.
 func (p *probeRun) try(ctx context.Context, candidates []Path) (culprits []int, err error) {
-	values, ps := p.build(p.a.values, candidates)
+	values, ps := p.build(p.a.probing.values, candidates)
 	p.f.renders.Add(1)
-	objects, err := render(ctx, p.r, p.a.chart, values, false)
+	objects, err := render(ctx, p.r, p.a.probing.chart, values, false)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, ctxErr
 	}
@@ -439,7 +469,7 @@ func (a *analysis) unsetReadsNotFound() []Path {
 		}
 	}
 	var out []Path
-	for _, p := range a.candidates.unsetReads {
+	for _, p := range a.probing.candidates.unsetReads {
 		if !found[p.String()] {
 			out = append(out, p)
 		}

@@ -292,6 +292,39 @@ func TestKeysCache(t *testing.T) {
 	}
 }
 
+// TestKeysAnotherContainerLater asks for one container of a release,
+// then for another whose fields need the scalar probes the first call
+// did not do for it: its probing is readied again, with one more render
+// of the release, and a third call renders nothing.
+func TestKeysAnotherContainerLater(t *testing.T) {
+	f := NewFinder()
+	r := Release{Name: "rel", Namespace: "ns", Chart: testChart(t, helmtest.Shared())}
+	app := Container{Kind: "Deployment", Name: "rel-shared", Container: "app"}
+	proxy := Container{Kind: "Deployment", Name: "rel-shared", Container: "proxy"}
+	steps := []struct {
+		want    []Container
+		renders int
+	}{
+		{[]Container{app}, 3},        // own, mappings, scalars for app
+		{[]Container{proxy}, 5},      // own again, scalars for proxy
+		{[]Container{proxy, app}, 5}, // nothing new
+	}
+	for i, s := range steps {
+		found, err := f.Keys(context.Background(), r, s.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fd := range found {
+			if !errors.Is(fd.Err, ErrSharedKey) {
+				t.Errorf("call %d, %v: error %v, want ErrSharedKey", i+1, fd.Container, fd.Err)
+			}
+		}
+		if got := f.Renders(); got != s.renders {
+			t.Errorf("after call %d: %d renders, want %d", i+1, got, s.renders)
+		}
+	}
+}
+
 func TestKeysReleaseErrors(t *testing.T) {
 	f := NewFinder()
 	r := Release{Name: "api", Namespace: "shop", Chart: testChart(t, helmtest.Profiles()), Values: map[string]any{"profile": "huge"}}

@@ -24,7 +24,8 @@ type podContainer struct {
 	id containerID
 	// as names the container as rendered.
 	as Container
-	// body is the container's mapping.
+	// body is the container's mapping; nil in an analysis's base, which
+	// keeps names only.
 	body map[string]any
 }
 
