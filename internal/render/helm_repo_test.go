@@ -123,7 +123,7 @@ spec:
 		t.Errorf("the Application's release is %q, want its helm.releaseName", got)
 	}
 	want := map[string]string{
-		"apps/shop.yaml": "  values:\n    web:\n      replicas: 2\n    worker:\n      resources:\n        requests:\n          cpu: 40m\n",
+		"apps/shop.yaml":            "  values:\n    web:\n      replicas: 2\n    worker:\n      resources:\n        requests:\n          cpu: 40m\n",
 		"envs/production/shop.yaml": production + "  resources:\n    requests:\n      cpu: 300m\n      memory: 384Mi\n",
 	}
 	for file, tail := range want {

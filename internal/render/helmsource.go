@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/url"
 	"path"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -325,6 +326,7 @@ func (a *applier) loadFlux(ctx context.Context, r *release, obj map[string]any, 
 		case vf.TargetPath != "":
 			targeted = append(targeted, l)
 		default:
+			a.generatedFrom(r, &l, vf.Name, nsOr(vf.ValuesKey, "values.yaml"))
 			layers = append(layers, l)
 		}
 	}
@@ -374,6 +376,56 @@ func valuesFrom(kind, name, key, targetPath, ns string, out map[string]map[strin
 		return layer{}, fmt.Errorf("%s: %w", what, err)
 	}
 	return layer{what: what, values: vals}, nil
+}
+
+// generatedFrom makes l, the values of a ConfigMap, the values file a
+// configMapGenerator of the release's environment makes it from: the
+// generator nearest the environment that has the key wins, as kustomize
+// merges them. The layer is writable when no other environment reads the
+// file, and the file holds exactly what the ConfigMap does.
+func (a *applier) generatedFrom(r *release, l *layer, name, key string) {
+	if r.ref.chain == nil {
+		return
+	}
+	env := r.ref.chain.root()
+	seen := map[*kustomization]bool{env: true}
+	for queue := []*kustomization{env}; len(queue) > 0; queue = queue[1:] {
+		k := queue[0]
+		for _, g := range slices.Backward(k.generators) {
+			file, ok := g.files[key]
+			if g.name != name && !generatedName(name, g.name) || !ok {
+				continue
+			}
+			data, err := a.fileData(file, true)
+			if err != nil {
+				return
+			}
+			var vals map[string]any
+			if sigsyaml.Unmarshal(data, &vals) != nil || !reflect.DeepEqual(vals, l.values) && len(vals)+len(l.values) > 0 {
+				return
+			}
+			l.what = fmt.Sprintf("the values file %s (ConfigMap %s, key %s)", file, g.name, key)
+			l.file, l.writable = file, a.ownFile(env, file)
+			return
+		}
+		for _, res := range k.resources {
+			if sub := a.idx.graph.byDir[res]; sub != nil && !seen[sub] {
+				seen[sub] = true
+				queue = append(queue, sub)
+			}
+		}
+	}
+}
+
+// ownFile reports whether env is the only environment that reads file
+// (with those built on it).
+func (a *applier) ownFile(env *kustomization, file string) bool {
+	for _, k := range a.readers(file) {
+		if a.idx.isEnv(k) && k != env && !k.includes(env) {
+			return false
+		}
+	}
+	return true
 }
 
 // generatedName reports whether n is name with the hash suffix kustomize's

@@ -30,6 +30,8 @@ type kustomization struct {
 	patches []string
 	// components are the entries of components, a subset of resources.
 	components []string
+	// generators are its configMapGenerator entries that read files.
+	generators []generator
 	// component marks a kustomization of kind Component, which only a
 	// kustomization listing it builds.
 	component bool
@@ -95,6 +97,26 @@ func parseKustomization(fsys fs.FS, name string, limit int64) (*kustomization, e
 			}
 		}
 	}
+	_, gens, _ := lookup(root, "configMapGenerator")
+	if gens != nil && gens.Kind == yaml.SequenceNode {
+		for _, item := range gens.Content {
+			name, _ := scalarField(item, "name")
+			g := generator{name: name, files: map[string]string{}}
+			g.namespace, _ = scalarField(item, "namespace")
+			for _, e := range stringItems(item, "files") {
+				key, file, ok := strings.Cut(e, "=")
+				if !ok {
+					key, file = path.Base(e), e
+				}
+				if p := path.Join(k.dir, file); fs.ValidPath(p) {
+					g.files[key] = p
+				}
+			}
+			if name != "" && len(g.files) > 0 {
+				k.generators = append(k.generators, g)
+			}
+		}
+	}
 	for _, e := range stringItems(root, "patchesStrategicMerge") {
 		// An entry may be an inline patch rather than a file name.
 		if !strings.ContainsAny(e, "\n:") {
@@ -102,6 +124,13 @@ func parseKustomization(fsys fs.FS, name string, limit int64) (*kustomization, e
 		}
 	}
 	return k, nil
+}
+
+// generator is a configMapGenerator entry: the ConfigMap's name, its
+// namespace when the entry sets one, and the files it reads by data key.
+type generator struct {
+	name, namespace string
+	files           map[string]string
 }
 
 // stringItems returns the string items of the sequence under key.
@@ -132,12 +161,17 @@ type kgraph struct {
 	// listedBy maps a file to the kustomizations whose resources list it.
 	listedBy map[string][]*kustomization
 	// patchFiles maps every file some kustomization uses as a patch to
-	// the kustomizations that do.
+	// the kustomizations that do, and generated the files a
+	// configMapGenerator reads to the kustomizations that read them.
 	patchFiles map[string][]*kustomization
+	generated  map[string][]*kustomization
 }
 
 func newKgraph(ks []*kustomization) *kgraph {
-	g := &kgraph{byDir: map[string]*kustomization{}, listedBy: map[string][]*kustomization{}, patchFiles: map[string][]*kustomization{}}
+	g := &kgraph{
+		byDir: map[string]*kustomization{}, listedBy: map[string][]*kustomization{},
+		patchFiles: map[string][]*kustomization{}, generated: map[string][]*kustomization{},
+	}
 	for _, k := range ks {
 		if _, dup := g.byDir[k.dir]; !dup {
 			g.byDir[k.dir] = k
@@ -146,6 +180,11 @@ func newKgraph(ks []*kustomization) *kgraph {
 	for _, k := range g.byDir {
 		for _, p := range k.patches {
 			g.patchFiles[p] = append(g.patchFiles[p], k)
+		}
+		for _, gen := range k.generators {
+			for _, f := range gen.files {
+				g.generated[f] = append(g.generated[f], k)
+			}
 		}
 		for _, r := range k.resources {
 			if sub, ok := g.byDir[r]; ok {

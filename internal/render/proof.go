@@ -183,6 +183,9 @@ func (a *applier) readers(file string) []*kustomization {
 	for _, k := range g.patchFiles[file] {
 		addUp(k)
 	}
+	for _, k := range g.generated[file] {
+		addUp(k)
+	}
 	if isKustomizationName(file) {
 		if k := g.byDir[path.Dir(file)]; k != nil && k.file == file {
 			addUp(k)
