@@ -11,14 +11,17 @@
 // a distinct probe quantity written under every candidate key at the same
 // time: under every mapping of the values, and every .Values path the
 // templates read that the values do not set, it writes requests and
-// limits of cpu and memory. For the fields still without a key it renders
-// once more with a probe in every string and number of the values, and in
+// limits of cpu and memory, and, where the mapping has no resources key,
+// the same under resources, which templates read relative to a mapping
+// they range over. For the fields still without a key it renders once
+// more with a probe in every string and number of the values, and in
 // every unset path the templates read. A probe that comes out as one
 // resource value of exactly one container names the key that sets it; one
-// that comes out in several containers is a shared key. Nothing is
-// guessed from key names, so resources, <component>.resources,
-// sidecars[0].resources and scalar keys such as cpuRequest are all found
-// the same way, and the renders are per release, not per container.
+// that comes out in several containers is a shared key. A key is what a
+// probe proves, never a guess from names, so resources,
+// <component>.resources, sidecars[0].resources and scalar keys such as
+// cpuRequest are all found the same way, and the renders are per
+// release, not per container.
 //
 // A probe is ten digits from 7000000001 on, written with a unit (m, Mi,
 // or the unit of the value it replaces), and recognised by its digits

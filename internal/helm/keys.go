@@ -18,7 +18,9 @@ type Found struct {
 	Container Container
 	// Keys are the fields of the container that one key of the release's
 	// values sets, and sets for no other container. A limit that no key
-	// sets is left out without an error.
+	// sets is left out without an error. Two fields have the same key
+	// when the chart writes one value to both, such as memory as request
+	// and limit: they cannot be given different values.
 	Keys Keys
 	// Err says why the container has no key for requests.cpu or
 	// requests.memory (ErrNoKey), why a field's key cannot be used

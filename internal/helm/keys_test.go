@@ -102,6 +102,19 @@ func TestKeys(t *testing.T) {
 			renders: 2,
 		},
 		{
+			// The template reads .resources of each sidecar it ranges over;
+			// the second sidecar has none in the values.
+			name:  "a sidecar without resources in the values",
+			files: helmtest.Components(),
+			values: map[string]any{"sidecars": []any{
+				map[string]any{"name": "log-shipper", "image": "registry.example.com/tools/log-shipper:1.4.2", "resources": map[string]any{}},
+				map[string]any{"name": "metrics", "image": "registry.example.com/tools/metrics:0.9"},
+			}},
+			want:    []Container{{Kind: "Deployment", Name: "rel-components-web", Container: "metrics"}},
+			found:   []wantFound{{keys: full("sidecars[1].resources.")}},
+			renders: 2,
+		},
+		{
 			// The scalar probes also rename the objects (fullnameOverride):
 			// the containers are still told apart, with no extra render.
 			name:  "scalar keys, one read with default and unset",

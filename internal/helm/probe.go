@@ -119,13 +119,19 @@ func scalarProbe(n int64, current any, isSet bool) any {
 }
 
 // mappingProbeValues writes, under every candidate mapping, requests and
-// limits of cpu and memory, each a probe for its key. Parents go first,
-// so that what a parent writes (P.requests.cpu) wins over a candidate
-// below it; a candidate under a scalar, and a requests or limits that is
-// not a mapping, are left alone.
+// limits of cpu and memory, each a probe for its key; and, where the
+// mapping has no resources key, the same under resources, which templates
+// read relative to a mapping they range over or enter with with. Parents
+// go first, so that what a parent writes (P.requests.cpu) wins over a
+// candidate below it; a candidate under a scalar, and a requests or
+// limits that is not a mapping, are left alone.
 func mappingProbeValues(values map[string]any, candidates []Path) (map[string]any, *probes) {
 	out := deepCopyMap(values)
 	ps := &probes{}
+	isCandidate := map[string]bool{}
+	for _, p := range candidates {
+		isCandidate[p.String()] = true
+	}
 	ordered := make([]int, len(candidates))
 	for i := range ordered {
 		ordered[i] = i
@@ -137,20 +143,33 @@ func mappingProbeValues(values map[string]any, candidates []Path) (map[string]an
 		if node == nil {
 			continue
 		}
-		for _, section := range []string{"requests", "limits"} {
-			m, ok := node[section].(map[string]any)
-			if _, exists := node[section]; !exists {
-				m, ok = map[string]any{}, true
-				node[section] = m
-			}
-			if !ok {
-				continue
-			}
-			m["cpu"] = fmt.Sprintf("%dm", ps.add(p.child(Key(section)).child(Key("cpu")), i))
-			m["memory"] = fmt.Sprintf("%dMi", ps.add(p.child(Key(section)).child(Key("memory")), i))
+		writeResourceProbes(node, p, i, ps)
+		nested := p.child(Key("resources"))
+		if _, state := lookup(values, nested); state == absent && !isCandidate[nested.String()] {
+			m := map[string]any{}
+			node["resources"] = m
+			writeResourceProbes(m, nested, i, ps)
 		}
 	}
 	return out, ps
+}
+
+// writeResourceProbes writes requests and limits of cpu and memory into
+// node, the mapping at p, as probes written for the candidate of that
+// index.
+func writeResourceProbes(node map[string]any, p Path, candidate int, ps *probes) {
+	for _, section := range []string{"requests", "limits"} {
+		m, ok := node[section].(map[string]any)
+		if _, exists := node[section]; !exists {
+			m, ok = map[string]any{}, true
+			node[section] = m
+		}
+		if !ok {
+			continue
+		}
+		m["cpu"] = fmt.Sprintf("%dm", ps.add(p.child(Key(section)).child(Key("cpu")), candidate))
+		m["memory"] = fmt.Sprintf("%dMi", ps.add(p.child(Key(section)).child(Key("memory")), candidate))
+	}
 }
 
 // scalarProbeValues sets every candidate scalar to a probe for itself.
