@@ -327,76 +327,80 @@ func (h *helmPhase) editFile(c Change, file string, as []assignment) (bool, erro
 }
 
 // writeObject sets the assignments below prefix in the object ref points
-// at: in place, or with a patch of the object in the kustomization of its
-// environment when the file is shared with another environment, the mode
-// says so, or that kustomization already patches the object.
+// at (see placeObject).
 func (h *helmPhase) writeObject(c Change, ref docRef, prefix helm.Path, as []assignment) (string, bool, []string, error) {
+	return h.placeObject(c, ref, valuesPlacer(prefix, as), func(step int) ([]string, error) {
+		keys, ok := pathKeys(prefix)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s: the values are inside a list (%s), which a patch would replace whole", ErrUnsafeFile, ref.file, prefix)
+		}
+		full := make([]assignment, len(as))
+		for j, a := range as {
+			full[j] = assignment{path: append(keysPath(keys...), a.path...), q: a.q}
+			for _, s := range a.path {
+				if s.Index < 0 && !plainKey.MatchString(s.Key) {
+					return nil, fmt.Errorf("%w: %s: key %q of %s would need quoting in a patch", ErrUnsafeFile, ref.file, s.Key, a.path)
+				}
+			}
+		}
+		entries, err := assignmentEntries(full)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref.file, err)
+		}
+		return blockLines(entries, 0, step, nil), nil
+	})
+}
+
+// placeObject edits the object ref points at with place: in place, or in
+// a patch of the object in the kustomization of its environment when the
+// file is shared with another environment, the mode says so, or that
+// kustomization already patches the object; fresh gives the body of a new
+// patch at its indentation step.
+func (h *helmPhase) placeObject(c Change, ref docRef, place placer, fresh func(step int) ([]string, error)) (string, bool, []string, error) {
 	mode := c.Mode
 	if mode == "" {
 		mode = h.mode
 	}
 	ref.shared = h.a.idx.sharedFor(ref)
-	if ref.chain == nil {
-		if mode == ModePatch {
-			return ref.file, false, nil, fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.file)
-		}
-		fe, err := h.a.file(ref.file)
-		if err != nil {
-			return ref.file, false, nil, err
-		}
-		changed, err := h.editDoc(fe, ref.doc, c, prefix, as)
-		return ref.file, changed, []string{ref.file}, err
+	if ref.chain == nil && mode == ModePatch {
+		return ref.file, false, nil, fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.file)
 	}
-	pf, fe, d, err := h.a.objectPatch(ref)
-	if err != nil {
-		return pf, false, nil, err
-	}
-	if fe == nil && mode != ModePatch && ref.shared == "" {
-		fe, err := h.a.file(ref.file)
-		if err != nil {
-			return ref.file, false, nil, err
-		}
-		changed, err := h.editDoc(fe, ref.doc, c, prefix, as)
-		return ref.file, changed, []string{ref.file}, err
-	}
-	if fe != nil {
-		changed, err := h.editDoc(fe, d, c, prefix, as)
-		return pf, changed, []string{pf}, err
-	}
-	keys, ok := pathKeys(prefix)
-	if !ok {
-		return ref.file, false, nil, fmt.Errorf("%w: %s: the values are inside a list (%s), which a patch would replace whole", ErrUnsafeFile, ref.file, prefix)
-	}
-	full := make([]assignment, len(as))
-	for j, a := range as {
-		full[j] = assignment{path: append(keysPath(keys...), a.path...), q: a.q}
-		for _, s := range a.path {
-			if s.Index < 0 && !plainKey.MatchString(s.Key) {
-				return ref.file, false, nil, fmt.Errorf("%w: %s: key %q of %s would need quoting in a patch", ErrUnsafeFile, ref.file, s.Key, a.path)
+	file, doc := ref.file, ref.doc
+	if ref.chain != nil {
+		pf, fe, d, err := h.a.objectPatch(ref)
+		switch {
+		case err != nil:
+			return pf, false, nil, err
+		case fe != nil:
+			file, doc = pf, d
+		case mode == ModePatch || ref.shared != "":
+			// What fresh refuses does not depend on the step: ask before
+			// the kustomization gains an entry.
+			if _, err := fresh(2); err != nil {
+				return ref.file, false, nil, err
 			}
+			return h.a.newObjectPatch(ref, func(step int) []string {
+				body, _ := fresh(step)
+				return body
+			})
 		}
 	}
-	entries, err := assignmentEntries(full)
+	fe, err := h.a.file(file)
 	if err != nil {
-		return ref.file, false, nil, fmt.Errorf("%s: %w", ref.file, err)
+		return file, false, nil, err
 	}
-	return h.a.newObjectPatch(ref, entries)
-}
-
-// editDoc sets the assignments below prefix in document d of fe.
-func (h *helmPhase) editDoc(fe *fileEdit, d int, c Change, prefix helm.Path, as []assignment) (bool, error) {
 	if fe.unsafe != nil {
-		return false, fmt.Errorf("%s: %w", fe.name, fe.unsafe)
+		return file, false, nil, fmt.Errorf("%s: %w", file, fe.unsafe)
 	}
 	docs, err := fe.currentDocs()
 	if err != nil {
-		return false, err
+		return file, false, nil, err
 	}
-	changed, err := fe.edit(docs, d, c, valuesPlacer(prefix, as))
+	changed, err := fe.edit(docs, doc, c, place)
 	if err != nil {
-		return false, fmt.Errorf("%s: %w", fe.name, err)
+		return file, false, nil, fmt.Errorf("%s: %w", file, err)
 	}
-	return changed, nil
+	return file, changed, []string{file}, nil
 }
 
 // proveHelm renders each release's chart with its values before and after

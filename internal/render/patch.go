@@ -114,7 +114,9 @@ func (a *applier) markerPatch(c Change, ref docRef, value string, keys []string,
 		changed, err := fe.applyAt(c, d, keys, direct)
 		return pf, changed, []string{pf}, err
 	}
-	return a.newObjectPatch(ref, nestedEntries(keys, direct, c))
+	return a.newObjectPatch(ref, func(step int) []string {
+		return blockLines(nestedEntries(keys, direct, c), 0, step, nil)
+	})
 }
 
 // objectPatch finds the last patch of the object ref points at among the
@@ -155,9 +157,9 @@ func (a *applier) objectPatch(ref docRef) (file string, fe *fileEdit, doc int, e
 }
 
 // newObjectPatch writes a new strategic-merge patch of the object ref
-// points at, holding entries below its identity, in the kustomization
-// that renders it.
-func (a *applier) newObjectPatch(ref docRef, entries []entry) (string, bool, []string, error) {
+// points at, holding below its identity the lines body gives at the
+// patch's indentation step, in the kustomization that renders it.
+func (a *applier) newObjectPatch(ref docRef, body func(step int) []string) (string, bool, []string, error) {
 	base, err := a.doc(ref.file, ref.doc)
 	if err != nil {
 		return ref.file, false, nil, err
@@ -167,7 +169,7 @@ func (a *applier) newObjectPatch(ref docRef, entries []entry) (string, bool, []s
 	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
 	want := identKey{ref.key.group, ref.key.kind, name}
 	return a.newPatch(k, want, name, base, func(style layout, br string) string {
-		lines := blockLines(entries, 0, style.step, patchHeader(apiVersion, want.kind, ns, name, style))
+		lines := append(patchHeader(apiVersion, want.kind, ns, name, style), body(style.step)...)
 		return strings.Join(lines, br) + br
 	})
 }
