@@ -27,7 +27,8 @@
 // or the unit of the value it replaces), and recognised by its digits
 // whatever the template does around them: quoting, toYaml, a unit of its
 // own. Probe renders skip the values schema, which real charts often
-// close to unknown keys. When a probe render fails, or loses a container,
+// close to unknown keys, and parse only the documents that may hold a pod
+// template. When a probe render fails, or loses a container,
 // its candidates are rendered again without those whose probe the error
 // quotes (required and fail messages usually quote the value), or else in
 // halves, recursively, the second half split at once when the first

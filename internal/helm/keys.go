@@ -189,7 +189,7 @@ func (f *Finder) load(ctx context.Context, r Release, a *analysis) error {
 	var objects []Object
 	if err == nil {
 		f.renders.Add(1)
-		objects, err = render(ctx, r, ch, r.Values, true)
+		objects, err = render(ctx, r, ch, r.Values, asInstalled)
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
@@ -306,7 +306,7 @@ func (p *probeRun) set(ctx context.Context, candidates []Path, failing bool) (bo
 func (p *probeRun) try(ctx context.Context, candidates []Path) (culprits []int, err error) {
 	values, ps := p.build(p.a.probing.values, candidates)
 	p.f.renders.Add(1)
-	objects, err := render(ctx, p.r, p.a.probing.chart, values, false)
+	objects, err := render(ctx, p.r, p.a.probing.chart, values, forProbes)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, ctxErr
 	}

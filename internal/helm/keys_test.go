@@ -143,6 +143,20 @@ func TestKeys(t *testing.T) {
 			renders: 3,
 		},
 		{
+			// The probes under settings make the ConfigMap's YAML invalid,
+			// which hides no container: no render is split for it.
+			name: "a probe that breaks a document without a pod template",
+			files: func() map[string]string {
+				files := helmtest.Resources()
+				files["templates/configmap.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  settings.yaml: {{ toYaml .Values.settings }}\n"
+				return files
+			}(),
+			values:  map[string]any{"settings": map[string]any{}},
+			want:    []Container{{Kind: "Deployment", Name: "rel-resources", Container: "app"}},
+			found:   []wantFound{{keys: full("resources.")}},
+			renders: 2,
+		},
+		{
 			// Probe renders skip the schema: its additionalProperties:
 			// false on the top, image and resources costs no render.
 			name:    "a schema that forbids unknown keys",

@@ -45,7 +45,7 @@ func Render(ctx context.Context, r Release) ([]Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return render(ctx, r, ch, r.Values, true)
+	return render(ctx, r, ch, r.Values, asInstalled)
 }
 
 // releaseChart returns the release's chart as Helm installs it with the
@@ -128,14 +128,27 @@ func cloneChart(ch *chartv2.Chart) *chartv2.Chart {
 	return &out
 }
 
+// renderMode says what a render is for.
+type renderMode int
+
+const (
+	// asInstalled renders as Helm installs: the values are checked
+	// against the schema, and every document is parsed.
+	asInstalled renderMode = iota
+	// forProbes renders values that hold probes: the schema, which would
+	// refuse them, is not checked, and only the documents that may hold a
+	// pod template are parsed, as no other is read.
+	forProbes
+)
+
 // render renders ch, the release's chart processed for its values, with
 // values above the chart's defaults, and parses the output.
-func render(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, validate bool) ([]Object, error) {
-	files, err := renderFiles(ctx, r, ch, values, validate)
+func render(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, mode renderMode) ([]Object, error) {
+	files, err := renderFiles(ctx, r, ch, values, mode == asInstalled)
 	if err != nil {
 		return nil, err
 	}
-	return parseObjects(r, ch.Name(), files)
+	return parseObjects(r, files, mode)
 }
 
 // renderFiles runs the template engine: the output of every template
@@ -177,12 +190,13 @@ func renderFiles(ctx context.Context, r Release, ch *chartv2.Chart, values map[s
 var documentSeparator = regexp.MustCompile(`(?m)^---[ \t]*`)
 
 // parseObjects parses the documents of every rendered file, in file name
-// order and document order.
-func parseObjects(r Release, chartName string, files map[string]string) ([]Object, error) {
+// order and document order; for probes, only those that may hold a pod
+// template.
+func parseObjects(r Release, files map[string]string, mode renderMode) ([]Object, error) {
 	var objects []Object
 	for _, name := range slices.Sorted(maps.Keys(files)) {
 		for i, doc := range documentSeparator.Split(files[name], -1) {
-			if strings.TrimSpace(doc) == "" {
+			if strings.TrimSpace(doc) == "" || (mode == forProbes && !strings.Contains(doc, "containers")) {
 				continue
 			}
 			var body map[string]any
