@@ -68,10 +68,12 @@ type helmPhase struct {
 	touched [][]string
 }
 
-// heldRelease is a release with its values before the edits.
+// heldRelease is a release with its values and post-renderers before the
+// edits.
 type heldRelease struct {
 	*release
 	before map[string]any
+	post   []fluxPostRenderer
 }
 
 // apply resolves, edits and plans the proofs of the changes in pending,
@@ -99,7 +101,7 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 		if err := ctx.Err(); err != nil {
 			return held
 		}
-		layers, err := h.a.load(ctx, r, false)
+		st, err := h.a.load(ctx, r, false)
 		if errors.Is(err, errNotHelm) {
 			continue
 		}
@@ -107,7 +109,7 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 			h.failAll(r, results, fmt.Errorf("%w: %w", ErrHelm, err))
 			continue
 		}
-		values := mergeLayers(layers)
+		values := mergeLayers(st.layers)
 		want := make([]helm.Container, len(r.changes))
 		for j, i := range r.changes {
 			want[j] = helmContainer(changes[i])
@@ -117,10 +119,16 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 			h.failAll(r, results, fmt.Errorf("%w: %s: %w", ErrHelm, r, err))
 			continue
 		}
+		var post []int
 		for j, i := range r.changes {
-			h.applyOne(r, layers, changes[i], found[j], i, &results[i])
+			if h.applyOne(r, st.layers, changes[i], found[j], i, &results[i]) {
+				post = append(post, i)
+			}
 		}
-		held = append(held, heldRelease{release: r, before: values})
+		if len(post) > 0 {
+			h.writePost(ctx, r, st, values, changes, post, results)
+		}
+		held = append(held, heldRelease{release: r, before: values, post: st.post})
 	}
 	return held
 }
@@ -146,16 +154,20 @@ func mergeLayers(layers []layer) map[string]any {
 }
 
 // applyOne writes one change's values at the keys found for its container,
-// in the layer of its environment.
-func (h *helmPhase) applyOne(r *release, layers []layer, c Change, found helm.Found, i int, res *Result) {
+// in the layer of its environment. It reports, for a HelmRelease, that no
+// key sizes the container alone: a post-renderer must.
+func (h *helmPhase) applyOne(r *release, layers []layer, c Change, found helm.Found, i int, res *Result) (post bool) {
 	res.Helm = &HelmSource{
 		Kind: r.kind, Object: r.objectName(), Release: r.name, Namespace: r.namespace,
 		Chart: r.chart.Name, Version: r.chart.Version, ChartSource: r.chart.Source,
 	}
 	as, err := assignmentsFor(c, found)
+	if r.kind == "HelmRelease" && (errors.Is(err, helm.ErrNoKey) || errors.Is(err, helm.ErrSharedKey)) {
+		return true
+	}
 	if err != nil {
 		res.File, res.Err = r.ref.file, fmt.Errorf("%w: %s, chart %s %s: %w", ErrHelm, r, r.chart.Name, r.chart.Version, err)
-		return
+		return false
 	}
 	res.Helm.Keys = map[string]string{}
 	for f, p := range found.Keys {
@@ -166,7 +178,7 @@ func (h *helmPhase) applyOne(r *release, layers []layer, c Change, found helm.Fo
 	l, err := chooseLayer(layers, as)
 	if err != nil {
 		res.File, res.Err = r.ref.file, fmt.Errorf("%w: %s: %w", ErrHelm, r, err)
-		return
+		return false
 	}
 	res.Helm.Layer = l.what
 	var files []string
@@ -189,10 +201,83 @@ func (h *helmPhase) applyOne(r *release, layers []layer, c Change, found helm.Fo
 		for j, a := range as {
 			full[j] = assignment{path: append(append(helm.Path{}, l.prefix...), a.path...), q: a.q}
 		}
-		h.exps[i] = expectation{change: c, object: r.ref.key.group + "/" + r.ref.key.kind + "/" + r.ref.namespace + "/" + r.ref.key.name, sets: full}
+		h.exps[i] = expectation{change: c, object: r.buildID(), sets: full}
 		h.proofs[k.dir] = append(h.proofs[k.dir], i)
 		h.touched[i] = files
 	}
+	return false
+}
+
+// buildID is the release object's id in a kustomize build.
+func (r *release) buildID() string {
+	return r.ref.key.group + "/" + r.ref.key.kind + "/" + r.ref.namespace + "/" + r.ref.key.name
+}
+
+// writePost sizes the containers of changes idx, which no values key
+// sizes alone, with a kustomize post-renderer of the HelmRelease: one
+// strategic-merge patch per workload, kept with those it wrote before.
+// A post-renderer someone wrote is left alone, and the changes refused.
+func (h *helmPhase) writePost(ctx context.Context, r *release, st loaded, values map[string]any, changes []Change, idx []int, results []Result) {
+	fail := func(err error) {
+		for _, i := range idx {
+			results[i].File, results[i].Err = r.ref.file, fmt.Errorf("%w: %s, chart %s %s: %w", ErrHelm, r, r.chart.Name, r.chart.Version, err)
+		}
+	}
+	if len(st.post) > 0 && !isOurs(st.post) {
+		fail(fmt.Errorf("no values key sizes %s alone, and the HelmRelease has post-renderers of its own, which the job does not change", containerNames(changes, idx)))
+		return
+	}
+	objects, err := helm.Render(ctx, helm.Release{Name: r.name, Namespace: r.namespace, Chart: r.chart, Values: values})
+	if err != nil {
+		fail(err)
+		return
+	}
+	patches, err := ourPatches(st.post)
+	if err != nil {
+		fail(err)
+		return
+	}
+	for _, i := range idx {
+		c := changes[i]
+		apiVersion, init, ok := renderedContainer(objects, helmContainer(c))
+		if !ok {
+			fail(fmt.Errorf("%s is not in the chart's output", helmContainer(c)))
+			return
+		}
+		patches = withContainer(patches, workloadPatch{apiVersion: apiVersion, kind: c.Target.Kind, name: c.Target.Name},
+			containerValues{name: c.Container, init: init, requests: c.Requests, limits: c.Limits})
+	}
+	c0 := changes[idx[0]]
+	file, changed, files, err := h.placeObject(c0, r.ref, postRendererPlacer(patches), func(step int) ([]string, error) {
+		return append([]string{"spec:"}, postRendererLines(patches, step, step)...), nil
+	})
+	method := Method("")
+	if fe := h.a.files[file]; changed && err == nil && fe != nil {
+		method = fe.method
+		if fe.created {
+			method = MethodNewFile
+		}
+	}
+	for _, i := range idx {
+		res := &results[i]
+		res.File, res.Err, res.Changed, res.Method = file, err, changed, method
+		res.Helm.Layer = "spec.postRenderers of " + r.String()
+		if err == nil && r.ref.chain != nil {
+			h.exps[i] = expectation{change: changes[i], object: r.buildID(), free: []helm.Path{keysPath("spec", "postRenderers")}}
+			k := r.ref.chain.root()
+			h.proofs[k.dir] = append(h.proofs[k.dir], i)
+			h.touched[i] = files
+		}
+	}
+}
+
+// containerNames lists the changes' containers for messages.
+func containerNames(changes []Change, idx []int) string {
+	var out []string
+	for _, i := range idx {
+		out = append(out, helmContainer(changes[i]).String())
+	}
+	return strings.Join(out, ", ")
 }
 
 // wanted reports whether c sets field f.
@@ -454,15 +539,42 @@ func (h *helmPhase) touchedBy(i int, res *Result) []string {
 	return []string{res.File}
 }
 
-// proveRelease renders the release before and after.
+// proveRelease renders the release before and after, each through the
+// HelmRelease's post-renderers of the time.
 func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []helm.Expect) error {
-	layers, err := h.a.load(ctx, r.release, true)
+	st, err := h.a.load(ctx, r.release, true)
 	if err != nil {
 		return fmt.Errorf("%s after the edit: %w", r.release, err)
 	}
 	rel := helm.Release{Name: r.name, Namespace: r.namespace, Chart: r.chart, Values: r.before}
-	if err := helm.Prove(ctx, rel, mergeLayers(layers), expects); err != nil {
+	wrap := func(err error) error {
 		return fmt.Errorf("%s, chart %s %s: %w", r.release, r.chart.Name, r.chart.Version, err)
+	}
+	if len(r.post) == 0 && len(st.post) == 0 {
+		if err := helm.Prove(ctx, rel, mergeLayers(st.layers), expects); err != nil {
+			return wrap(err)
+		}
+		return nil
+	}
+	output := func(values map[string]any, post []fluxPostRenderer) ([]helm.Object, error) {
+		after := rel
+		after.Values = values
+		objects, err := helm.Render(ctx, after)
+		if err != nil {
+			return nil, err
+		}
+		return postRender(objects, post)
+	}
+	before, err := output(r.before, r.post)
+	if err != nil {
+		return wrap(err)
+	}
+	after, err := output(mergeLayers(st.layers), st.post)
+	if err != nil {
+		return wrap(fmt.Errorf("%w: after the edit: %w", ErrProofFailed, err))
+	}
+	if err := helm.Compare(rel, before, after, expects); err != nil {
+		return wrap(err)
 	}
 	return nil
 }

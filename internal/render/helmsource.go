@@ -253,8 +253,9 @@ type fluxHelmRelease struct {
 			Name      string `json:"name"`
 			Namespace string `json:"namespace"`
 		} `json:"chartRef"`
-		Values     map[string]any `json:"values"`
-		ValuesFrom []struct {
+		Values        map[string]any     `json:"values"`
+		PostRenderers []fluxPostRenderer `json:"postRenderers"`
+		ValuesFrom    []struct {
 			Kind       string `json:"kind"`
 			Name       string `json:"name"`
 			ValuesKey  string `json:"valuesKey"`
@@ -278,25 +279,33 @@ func (hr *fluxHelmRelease) releaseName() string {
 	return name
 }
 
-// load reads the release's object, chart and values layers: as the
-// repository holds them, or with this run's edits when edited.
-func (a *applier) load(ctx context.Context, r *release, edited bool) ([]layer, error) {
+// loaded is what a release's object says of its values and its output.
+type loaded struct {
+	layers []layer
+	// post are a HelmRelease's post-renderers.
+	post []fluxPostRenderer
+}
+
+// load reads the release's object, chart, values layers and post-renderers:
+// as the repository holds them, or with this run's edits when edited.
+func (a *applier) load(ctx context.Context, r *release, edited bool) (loaded, error) {
 	obj, out, err := a.object(r, edited)
 	if err != nil {
-		return nil, err
+		return loaded{}, err
 	}
 	if r.kind == "HelmRelease" {
 		return a.loadFlux(ctx, r, obj, out)
 	}
-	return a.loadArgo(ctx, r, obj)
+	layers, err := a.loadArgo(ctx, r, obj)
+	return loaded{layers: layers}, err
 }
 
 // loadFlux reads a HelmRelease: its chart, then its values from valuesFrom
 // in order and spec.values last, as helm-controller merges them.
-func (a *applier) loadFlux(ctx context.Context, r *release, obj map[string]any, out map[string]map[string]any) ([]layer, error) {
+func (a *applier) loadFlux(ctx context.Context, r *release, obj map[string]any, out map[string]map[string]any) (loaded, error) {
 	var hr fluxHelmRelease
 	if err := convert(obj, &hr); err != nil {
-		return nil, fmt.Errorf("%s: %w", r, err)
+		return loaded{}, fmt.Errorf("%s: %w", r, err)
 	}
 	if r.name == "" {
 		r.name = hr.releaseName()
@@ -310,7 +319,7 @@ func (a *applier) loadFlux(ctx context.Context, r *release, obj map[string]any, 
 	if r.chart == nil {
 		ch, err := a.fluxChart(ctx, r, &hr, out)
 		if err != nil {
-			return nil, err
+			return loaded{}, err
 		}
 		r.chart = ch
 	}
@@ -322,7 +331,7 @@ func (a *applier) loadFlux(ctx context.Context, r *release, obj map[string]any, 
 		case err != nil && vf.Optional:
 			continue
 		case err != nil:
-			return nil, fmt.Errorf("%s: %w", r, err)
+			return loaded{}, fmt.Errorf("%s: %w", r, err)
 		case vf.TargetPath != "":
 			targeted = append(targeted, l)
 		default:
@@ -336,7 +345,7 @@ func (a *applier) loadFlux(ctx context.Context, r *release, obj map[string]any, 
 		prefix:   keysPath("spec", "values"),
 		writable: true,
 	})
-	return append(layers, targeted...), nil
+	return loaded{layers: append(layers, targeted...), post: hr.Spec.PostRenderers}, nil
 }
 
 // valuesFrom reads the values a HelmRelease takes from a ConfigMap the
@@ -468,11 +477,13 @@ func (a *applier) fluxChart(ctx context.Context, r *release, hr *fluxHelmRelease
 		u, _ := dig(src, "spec", "url").(string)
 		return a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: spec.Chart, Version: spec.Version})
 	case "GitRepository":
-		src, err := a.sourceObject("GitRepository", spec.SourceRef.Name, srcNS, out)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r, err)
+		// Flux's own GitRepository is often made by bootstrap and not in
+		// the repository: a chart path of a source that is not there is
+		// looked for in this repository.
+		u := ""
+		if src, err := a.sourceObject("GitRepository", spec.SourceRef.Name, srcNS, out); err == nil {
+			u, _ = dig(src, "spec", "url").(string)
 		}
-		u, _ := dig(src, "spec", "url").(string)
 		return a.localChart(r, u, spec.Chart, spec.ValuesFiles)
 	}
 	return nil, fmt.Errorf("%s: charts from a %s are not supported", r, spec.SourceRef.Kind)
@@ -560,9 +571,9 @@ func (a *applier) localChart(r *release, repoURL, dir string, valuesFiles []stri
 
 // isThisRepo reports whether a git URL is the repository being edited:
 // the same host and path as the configured URL, or any URL when none is
-// configured.
+// configured; "" is a source the repository does not hold, taken to be it.
 func (a *applier) isThisRepo(u string) bool {
-	if a.repoURL == "" {
+	if a.repoURL == "" || u == "" {
 		return true
 	}
 	return normalRepoURL(u) == normalRepoURL(a.repoURL)

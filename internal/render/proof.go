@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/kinds"
 )
 
@@ -317,16 +318,22 @@ type expectation struct {
 	object string
 	path   []string
 	// sets, when not empty, are the values the object must render at
-	// those paths instead (Helm values of a HelmRelease or Application).
+	// those paths instead (Helm values of a HelmRelease or Application),
+	// and free the paths whose values may change in any way (a
+	// HelmRelease's post-renderers).
 	sets []assignment
+	free []helm.Path
 }
 
 func (e expectation) String() string {
 	switch {
-	case len(e.sets) > 0:
+	case len(e.sets) > 0 || len(e.free) > 0:
 		var at []string
 		for _, a := range e.sets {
 			at = append(at, a.path.String())
+		}
+		for _, p := range e.free {
+			at = append(at, p.String())
 		}
 		return e.object + " at " + strings.Join(at, ", ")
 	case e.object != "":
@@ -350,7 +357,12 @@ func (e expectation) expect(want, got map[string]any) error {
 	if e.object == "" {
 		return expect(want, got, e.change)
 	}
-	if len(e.sets) > 0 {
+	if len(e.sets) > 0 || len(e.free) > 0 {
+		for _, p := range e.free {
+			if !setPath(want, p, digPath(got, p)) {
+				return fmt.Errorf("renders %s, which it did not have room for before", p)
+			}
+		}
 		for _, a := range e.sets {
 			have := digPath(got, a.path)
 			if !sameQuantityValue(have, a.q) {
