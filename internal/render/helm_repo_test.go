@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
 )
@@ -181,5 +184,108 @@ spec:
 	}
 	if r := out.Results[1]; r.Err != nil || !r.Changed {
 		t.Errorf("the plain manifest: changed %v, err %v; want it edited", r.Changed, r.Err)
+	}
+}
+
+// TestApplyFixtureChartsFromARepository renders the charts of package
+// helmtest, served by a real chart repository, through a Flux
+// HelmRelease: whole resources mappings, one per component, list items,
+// scalar keys, and a chart that writes its resources out.
+func TestApplyFixtureChartsFromARepository(t *testing.T) {
+	repo := helmtest.NewRepo(t)
+	for _, name := range []string{"resources", "components", "scalar", "hardcoded"} {
+		files := helmtest.Files(name)
+		strs := map[string]string{}
+		for f, data := range files {
+			strs[f] = string(data)
+		}
+		delete(strs, "Chart.yaml")
+		repo.Add(t, name, "1.0.0", strs)
+	}
+	tests := []struct {
+		chart, workload, container string
+		requests                   map[string]string
+		keys                       map[string]string
+		// lines must be in the HelmRelease's file after the edit.
+		lines []string
+	}{
+		{
+			chart: "resources", workload: "resources", container: "app",
+			requests: map[string]string{"cpu": "120m", "memory": "100Mi"},
+			keys:     map[string]string{"requests.cpu": "resources.requests.cpu", "requests.memory": "resources.requests.memory"},
+			lines:    []string{"  values:\n    resources:\n      requests:\n        cpu: 120m\n        memory: 100Mi\n"},
+		},
+		{
+			chart: "components", workload: "components-worker", container: "worker",
+			requests: map[string]string{"cpu": "70m"},
+			keys:     map[string]string{"requests.cpu": "worker.resources.requests.cpu"},
+			lines:    []string{"    worker:\n      resources:\n        requests:\n          cpu: 70m\n"},
+		},
+		{
+			chart: "scalar", workload: "scalar", container: "server",
+			requests: map[string]string{"cpu": "150m"},
+			keys:     map[string]string{"requests.cpu": "cpuRequest"},
+			lines:    []string{"  values:\n    cpuRequest: 150m\n"},
+		},
+		{
+			chart: "hardcoded", workload: "hardcoded", container: "app",
+			requests: map[string]string{"memory": "200Mi"},
+			lines:    []string{"  postRenderers:\n", "                name: hardcoded\n", "                            memory: 200Mi\n"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.chart, func(t *testing.T) {
+			root := t.TempDir()
+			writeFiles(t, root, map[string]string{
+				"apps/release.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata:
+  name: charts
+  namespace: apps
+spec:
+  url: ` + repo.URL + `
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: ` + tt.chart + `
+  namespace: apps
+spec:
+  chart:
+    spec:
+      chart: ` + tt.chart + `
+      sourceRef:
+        kind: HelmRepository
+        name: charts
+  values: {}
+`,
+			})
+			c := Change{
+				Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: tt.workload,
+					Labels: map[string]string{fluxHelmName: tt.chart, fluxHelmNamespace: "apps"}},
+				Container: tt.container,
+				Requests:  quantities(tt.requests),
+			}
+			out, err := Apply(context.Background(), root, ".", []Change{c}, WithCharts(helm.NewLoader()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Results[0]
+			if r.Err != nil || !r.Changed || r.File != "apps/release.yaml" {
+				t.Fatalf("file %q, changed %v, err %v", r.File, r.Changed, r.Err)
+			}
+			if diff := cmp.Diff(tt.keys, r.Helm.Keys, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Helm.Keys (-want +got):\n%s", diff)
+			}
+			data, err := os.ReadFile(filepath.Join(root, "apps", "release.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range tt.lines {
+				if !strings.Contains(string(data), l) {
+					t.Errorf("the HelmRelease lacks %q:\n%s", l, data)
+				}
+			}
+		})
 	}
 }

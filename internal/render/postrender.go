@@ -331,8 +331,13 @@ func postRender(objects []helm.Object, prs []fluxPostRenderer) ([]helm.Object, e
 		}
 		out := make([]helm.Object, 0, len(objects))
 		for j, r := range m.Resources() {
-			body, err := r.Map()
+			raw, err := r.Map()
 			if err != nil {
+				return nil, err
+			}
+			// As the chart's own output is decoded: numbers as float64.
+			var body map[string]any
+			if err := convert(raw, &body); err != nil {
 				return nil, err
 			}
 			o := helm.Object{APIVersion: r.GetApiVersion(), Kind: r.GetKind(), Namespace: r.GetNamespace(), Name: r.GetName(), Body: body}
