@@ -1,0 +1,60 @@
+package render
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestPostRendererPlacer covers the post-renderer of a HelmRelease: added
+// when there is none, replaced when it is the job's own, and refused when
+// someone wrote one.
+func TestPostRendererPlacer(t *testing.T) {
+	const head = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: legacy\nspec:\n  interval: 10m # keep\n"
+	patch := func(cpu string) []workloadPatch {
+		return []workloadPatch{{apiVersion: "apps/v1", kind: "Deployment", name: "legacy", containers: []containerValues{
+			{name: "app", requests: quantities(map[string]string{"cpu": cpu})},
+		}}}
+	}
+	ours := func(cpu string) string {
+		return strings.Join(postRendererLines(patch(cpu), 2, 2), "\n") + "\n"
+	}
+	tests := []struct {
+		name, in, want string
+		err            error
+	}{
+		{name: "added after the last key", in: head, want: head + ours("80m")},
+		{name: "its own is replaced", in: head + ours("200m") + "  suspend: false\n", want: head + ours("80m") + "  suspend: false\n"},
+		{name: "its own with the same values is left alone", in: head + ours("80m"), want: head + ours("80m")},
+		{
+			name: "one someone wrote is refused",
+			in:   head + "  postRenderers:\n    - kustomize:\n        images:\n          - name: app\n            newTag: v2\n",
+			err:  ErrUnsafeFile,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fe := newFileEdit(&indexedFile{name: "release.yaml", data: []byte(tt.in)})
+			docs, err := fe.currentDocs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed, err := fe.edit(docs, 0, Change{}, postRendererPlacer(patch("80m")))
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) || string(fe.data) != tt.in {
+					t.Fatalf("error %v and file\n%s\nwant %v and the file unchanged", err, fe.data, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(fe.data); got != tt.want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
+			}
+			if changed != (tt.in != tt.want) {
+				t.Errorf("changed = %v", changed)
+			}
+		})
+	}
+}
