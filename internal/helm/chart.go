@@ -3,6 +3,7 @@ package helm
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -36,4 +37,37 @@ func digestFiles(files map[string][]byte) string {
 		h.Write(files[name])
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// WithDefaults returns a copy of c whose default values are values instead
+// of its values.yaml, as Flux's spec.chart.spec.valuesFiles make them;
+// its Digest tells it from c. c is not changed.
+func (c *Chart) WithDefaults(values map[string]any) (*Chart, error) {
+	data, err := json.Marshal(values)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s defaults: %w", c.Name, err)
+	}
+	ch := *c.chart
+	ch.Values = deepCopyMap(values)
+	out := *c
+	out.chart = &ch
+	sum := sha256.Sum256(append([]byte(c.Digest+"\x00"), data...))
+	out.Digest = hex.EncodeToString(sum[:])
+	return &out, nil
+}
+
+// File returns a file of the chart by its path in the chart
+// (values-production.yaml), as Flux reads the valuesFiles of a chart from
+// a chart repository.
+func (c *Chart) File(name string) ([]byte, bool) {
+	if name == "values.yaml" {
+		data, err := json.Marshal(c.chart.Values)
+		return data, err == nil
+	}
+	for _, f := range c.chart.Files {
+		if f.Name == name {
+			return f.Data, true
+		}
+	}
+	return nil, false
 }

@@ -238,10 +238,12 @@ type fluxHelmRelease struct {
 		TargetNamespace string `json:"targetNamespace"`
 		Chart           *struct {
 			Spec struct {
-				Chart       string   `json:"chart"`
-				Version     string   `json:"version"`
-				ValuesFiles []string `json:"valuesFiles"`
-				SourceRef   struct {
+				Chart                    string   `json:"chart"`
+				Version                  string   `json:"version"`
+				ValuesFiles              []string `json:"valuesFiles"`
+				ValuesFile               string   `json:"valuesFile"`
+				IgnoreMissingValuesFiles bool     `json:"ignoreMissingValuesFiles"`
+				SourceRef                struct {
 					Kind      string `json:"kind"`
 					Name      string `json:"name"`
 					Namespace string `json:"namespace"`
@@ -468,6 +470,12 @@ func (a *applier) fluxChart(ctx context.Context, r *release, hr *fluxHelmRelease
 	}
 	spec := hr.Spec.Chart.Spec
 	srcNS := nsOr(spec.SourceRef.Namespace, hr.Metadata.Namespace)
+	files := spec.ValuesFiles
+	if len(files) == 0 && spec.ValuesFile != "" {
+		files = []string{spec.ValuesFile}
+	}
+	var ch *helm.Chart
+	var read func(string) ([]byte, error)
 	switch spec.SourceRef.Kind {
 	case "HelmRepository":
 		src, err := a.sourceObject("HelmRepository", spec.SourceRef.Name, srcNS, out)
@@ -475,7 +483,16 @@ func (a *applier) fluxChart(ctx context.Context, r *release, hr *fluxHelmRelease
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
 		u, _ := dig(src, "spec", "url").(string)
-		return a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: spec.Chart, Version: spec.Version})
+		if ch, err = a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: spec.Chart, Version: spec.Version}); err != nil {
+			return nil, err
+		}
+		// The files of a packaged chart.
+		read = func(name string) ([]byte, error) {
+			if data, ok := ch.File(path.Clean(name)); ok {
+				return data, nil
+			}
+			return nil, fs.ErrNotExist
+		}
 	case "GitRepository":
 		// Flux's own GitRepository is often made by bootstrap and not in
 		// the repository: a chart path of a source that is not there is
@@ -484,9 +501,41 @@ func (a *applier) fluxChart(ctx context.Context, r *release, hr *fluxHelmRelease
 		if src, err := a.sourceObject("GitRepository", spec.SourceRef.Name, srcNS, out); err == nil {
 			u, _ = dig(src, "spec", "url").(string)
 		}
-		return a.localChart(r, u, spec.Chart, spec.ValuesFiles)
+		var err error
+		if ch, err = a.localChart(r, u, spec.Chart); err != nil {
+			return nil, err
+		}
+		// Paths from the root of the repository, as source-controller reads them.
+		read = func(name string) ([]byte, error) { return a.fileData(cleanRepoPath(name), false) }
+	default:
+		return nil, fmt.Errorf("%s: charts from a %s are not supported", r, spec.SourceRef.Kind)
 	}
-	return nil, fmt.Errorf("%s: charts from a %s are not supported", r, spec.SourceRef.Kind)
+	if len(files) == 0 {
+		return ch, nil
+	}
+	return chartValuesFiles(r, ch, files, read, spec.IgnoreMissingValuesFiles)
+}
+
+// chartValuesFiles gives ch the default values Flux builds from a
+// HelmRelease's valuesFiles: merged in order, in place of the chart's
+// values.yaml (which counts only when listed).
+func chartValuesFiles(r *release, ch *helm.Chart, files []string, read func(string) ([]byte, error), ignoreMissing bool) (*helm.Chart, error) {
+	var layers []map[string]any
+	for _, f := range files {
+		data, err := read(f)
+		if errors.Is(err, fs.ErrNotExist) && ignoreMissing {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: spec.chart.spec.valuesFiles %q: %w", r, f, err)
+		}
+		var vals map[string]any
+		if err := sigsyaml.Unmarshal(data, &vals); err != nil {
+			return nil, fmt.Errorf("%s: spec.chart.spec.valuesFiles %q: %w", r, f, err)
+		}
+		layers = append(layers, vals)
+	}
+	return ch.WithDefaults(helm.Merge(layers...))
 }
 
 func nsOr(ns, def string) string {
@@ -550,12 +599,9 @@ func (a *applier) fetchChart(ctx context.Context, r *release, ref helm.ChartRef)
 
 // localChart loads a chart directory of this repository, once per run; a
 // git source of another repository is refused.
-func (a *applier) localChart(r *release, repoURL, dir string, valuesFiles []string) (*helm.Chart, error) {
+func (a *applier) localChart(r *release, repoURL, dir string) (*helm.Chart, error) {
 	if !a.isThisRepo(repoURL) {
 		return nil, fmt.Errorf("%s: its chart %s is in the git repository %s, not in this one", r, dir, redactURL(repoURL))
-	}
-	if len(valuesFiles) > 0 {
-		return nil, fmt.Errorf("%s: spec.chart.spec.valuesFiles is not supported", r)
 	}
 	dir = cleanRepoPath(dir)
 	if ch, ok := a.localCharts[dir]; ok {
@@ -686,7 +732,7 @@ func (a *applier) loadArgo(ctx context.Context, r *release, obj map[string]any) 
 			}
 			ch, err = a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: src.Chart, Version: src.TargetRevision})
 		} else {
-			ch, err = a.localChart(r, src.RepoURL, src.Path, nil)
+			ch, err = a.localChart(r, src.RepoURL, src.Path)
 		}
 		if err != nil {
 			return nil, err
