@@ -1,0 +1,221 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"helm.sh/helm/v4/pkg/strvals"
+
+	"github.com/recommend-job/recommend-job/internal/helm"
+)
+
+// argoApplication is what an Application says about its Helm source.
+type argoApplication struct {
+	Spec struct {
+		Source      *argoSource  `json:"source"`
+		Sources     []argoSource `json:"sources"`
+		Destination struct {
+			Namespace string `json:"namespace"`
+		} `json:"destination"`
+	} `json:"spec"`
+}
+
+type argoSource struct {
+	RepoURL        string `json:"repoURL"`
+	Path           string `json:"path"`
+	Chart          string `json:"chart"`
+	TargetRevision string `json:"targetRevision"`
+	Ref            string `json:"ref"`
+	Helm           *struct {
+		ReleaseName             string         `json:"releaseName"`
+		Namespace               string         `json:"namespace"`
+		ValueFiles              []string       `json:"valueFiles"`
+		Values                  string         `json:"values"`
+		ValuesObject            map[string]any `json:"valuesObject"`
+		IgnoreMissingValueFiles bool           `json:"ignoreMissingValueFiles"`
+		Parameters              []struct {
+			Name        string `json:"name"`
+			Value       string `json:"value"`
+			ForceString bool   `json:"forceString"`
+		} `json:"parameters"`
+	} `json:"helm"`
+}
+
+// helmSource returns the index of the Application's Helm source (-1 for
+// spec.source) and the source, or false.
+func (a *applier) helmSource(app *argoApplication) (int, *argoSource, bool) {
+	isHelm := func(s *argoSource) bool {
+		return s.Ref == "" && (s.Chart != "" || s.Helm != nil || s.Path != "" && a.idx.charts[cleanRepoPath(s.Path)])
+	}
+	if s := app.Spec.Source; s != nil && isHelm(s) {
+		return -1, s, true
+	}
+	for i := range app.Spec.Sources {
+		if isHelm(&app.Spec.Sources[i]) {
+			return i, &app.Spec.Sources[i], true
+		}
+	}
+	return 0, nil, false
+}
+
+// loadArgo reads an Application with a Helm source: its chart, then its
+// values in Argo CD's order: valueFiles, values, valuesObject, parameters.
+func (a *applier) loadArgo(ctx context.Context, r *release, obj map[string]any) ([]layer, error) {
+	var app argoApplication
+	if err := convert(obj, &app); err != nil {
+		return nil, fmt.Errorf("%s: %w", r, err)
+	}
+	i, src, ok := a.helmSource(&app)
+	if !ok {
+		return nil, errNotHelm
+	}
+	r.source = i
+	if r.namespace == "" {
+		r.namespace = app.Spec.Destination.Namespace
+	}
+	if src.Helm != nil && src.Helm.ReleaseName != "" {
+		r.name = src.Helm.ReleaseName
+	}
+	if src.Helm != nil && src.Helm.Namespace != "" {
+		r.namespace = src.Helm.Namespace
+	}
+	if r.chart == nil {
+		var ch *helm.Chart
+		var err error
+		if src.Chart != "" {
+			u := src.RepoURL
+			if !strings.Contains(u, "://") {
+				u = "oci://" + u // Argo CD names OCI registries without a scheme
+			}
+			ch, err = a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: src.Chart, Version: src.TargetRevision})
+		} else {
+			ch, err = a.localChart(r, src.RepoURL, src.Path)
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.chart = ch
+	}
+	prefix := keysPath("spec", "source", "helm")
+	if i >= 0 {
+		prefix = helm.Path{helm.Key("spec"), helm.Key("sources"), helm.Index(i), helm.Key("helm")}
+	}
+	var layers []layer
+	if src.Helm == nil {
+		return []layer{{what: "helm.valuesObject of " + r.String(), prefix: append(prefix, helm.Key("valuesObject")), writable: true}}, nil
+	}
+	for _, vf := range src.Helm.ValueFiles {
+		file, err := a.valueFile(&app, src, vf)
+		if err != nil {
+			return nil, fmt.Errorf("%s: valueFiles %q: %w", r, vf, err)
+		}
+		if file == "" {
+			continue // a file of a chart from a chart repository
+		}
+		data, err := a.fileData(file, true)
+		if errors.Is(err, fs.ErrNotExist) && src.Helm.IgnoreMissingValueFiles {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: valueFiles %q: %w", r, vf, err)
+		}
+		var vals map[string]any
+		if err := sigsyaml.Unmarshal(data, &vals); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", r, file, err)
+		}
+		layers = append(layers, layer{what: "the values file " + file, values: vals, file: file, writable: a.ownValueFile(r, file)})
+	}
+	// Argo CD reads the values string only when valuesObject is empty.
+	if src.Helm.Values != "" && len(src.Helm.ValuesObject) == 0 {
+		var vals map[string]any
+		if err := sigsyaml.Unmarshal([]byte(src.Helm.Values), &vals); err != nil {
+			return nil, fmt.Errorf("%s: helm.values: %w", r, err)
+		}
+		layers = append(layers, layer{what: "helm.values of " + r.String(), values: vals})
+	}
+	layers = append(layers, layer{what: "helm.valuesObject of " + r.String(), values: src.Helm.ValuesObject, prefix: append(prefix, helm.Key("valuesObject")), writable: true})
+	if len(src.Helm.Parameters) > 0 {
+		vals := map[string]any{}
+		for _, p := range src.Helm.Parameters {
+			parse := strvals.ParseInto
+			if p.ForceString {
+				parse = strvals.ParseIntoString
+			}
+			if err := parse(p.Name+"="+p.Value, vals); err != nil {
+				return nil, fmt.Errorf("%s: helm.parameters %s: %w", r, p.Name, err)
+			}
+		}
+		layers = append(layers, layer{what: "helm.parameters of " + r.String(), values: vals})
+	}
+	return layers, nil
+}
+
+// valueFile resolves an Application's valueFiles entry to a file of this
+// repository: $ref/... in the source with that ref, else relative to the
+// Helm source's path. It returns "" for a file inside a chart fetched from
+// a chart repository.
+func (a *applier) valueFile(app *argoApplication, src *argoSource, vf string) (string, error) {
+	if ref, rest, ok := strings.Cut(vf, "/"); ok && strings.HasPrefix(ref, "$") {
+		for _, s := range app.Spec.Sources {
+			if s.Ref == ref[1:] {
+				if !a.isThisRepo(s.RepoURL) {
+					return "", fmt.Errorf("the source %s is the git repository %s, not this one", ref, redactURL(s.RepoURL))
+				}
+				return cleanRepoPath(rest), nil
+			}
+		}
+		return "", fmt.Errorf("no source has ref %s", ref[1:])
+	}
+	if strings.Contains(vf, "://") {
+		return "", fmt.Errorf("remote values files are not supported")
+	}
+	if strings.HasPrefix(vf, "/") {
+		// From the root of the source's repository.
+		if src.Chart != "" {
+			return "", nil
+		}
+		return cleanRepoPath(vf), nil
+	}
+	if src.Chart != "" {
+		return "", nil
+	}
+	return cleanRepoPath(path.Join(src.Path, vf)), nil
+}
+
+// ownValueFile reports whether a values file belongs to r alone: no other
+// Application of the repository reads it, and it is not a chart's own
+// values.yaml.
+func (a *applier) ownValueFile(r *release, file string) bool {
+	if path.Base(file) == "values.yaml" && a.idx.charts[path.Dir(file)] {
+		return false
+	}
+	for _, refs := range a.idx.refs {
+		for _, ref := range refs {
+			if ref.key.group != argoGroup || ref.key.kind != "Application" || ref.file == r.ref.file && ref.doc == r.ref.doc {
+				continue
+			}
+			obj, ok := a.decoded(ref)
+			if !ok {
+				continue
+			}
+			var other argoApplication
+			if convert(obj, &other) != nil {
+				continue
+			}
+			if _, src, ok := a.helmSource(&other); ok && src.Helm != nil {
+				for _, vf := range src.Helm.ValueFiles {
+					if f, err := a.valueFile(&other, src, vf); err == nil && f == file {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return true
+}
