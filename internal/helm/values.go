@@ -198,21 +198,11 @@ func setPath(values map[string]any, p Path, v any) bool {
 // siblings in key order.
 func mappingPaths(values map[string]any) []Path {
 	var out []Path
-	var walk func(v any, p Path)
-	walk = func(v any, p Path) {
-		switch t := v.(type) {
-		case map[string]any:
+	walkValues(values, func(v any, p Path) {
+		if _, ok := v.(map[string]any); ok {
 			out = append(out, p)
-			for _, k := range slices.Sorted(maps.Keys(t)) {
-				walk(t[k], p.child(Key(k)))
-			}
-		case []any:
-			for i, e := range t {
-				walk(e, p.child(Index(i)))
-			}
 		}
-	}
-	walk(values, Path{})
+	})
 	return out
 }
 
@@ -221,8 +211,21 @@ func mappingPaths(values map[string]any) []Path {
 // cannot become a quantity.
 func scalarPaths(values map[string]any) []Path {
 	var out []Path
+	walkValues(values, func(v any, p Path) {
+		switch v.(type) {
+		case string, int, int64, uint64, float64, json.Number:
+			out = append(out, p)
+		}
+	})
+	return out
+}
+
+// walkValues visits every value under values with its path, parents
+// before their children, mapping keys in order.
+func walkValues(values map[string]any, visit func(v any, p Path)) {
 	var walk func(v any, p Path)
 	walk = func(v any, p Path) {
+		visit(v, p)
 		switch t := v.(type) {
 		case map[string]any:
 			for _, k := range slices.Sorted(maps.Keys(t)) {
@@ -232,10 +235,7 @@ func scalarPaths(values map[string]any) []Path {
 			for i, e := range t {
 				walk(e, p.child(Index(i)))
 			}
-		case string, int, int64, uint64, float64, json.Number:
-			out = append(out, p)
 		}
 	}
 	walk(values, Path{})
-	return out
 }
