@@ -1,0 +1,161 @@
+package helm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/ignore"
+)
+
+// LoadDir loads the chart in directory dir of fsys, as helm would load
+// it from disk: .helmignore is honoured, and subcharts under charts/,
+// directories or .tgz archives, are loaded with it. dir is slash-separated
+// and relative to fsys, which callers get from an os.Root of the
+// repository so that links cannot lead out of it. At most
+// MaxChartDirBytes are read.
+//
+// The chart's Source is dir. Its Digest is the hex sha256 of its file
+// names and contents, in name order.
+func LoadDir(fsys fs.FS, dir string) (*Chart, error) {
+	if !fs.ValidPath(dir) {
+		return nil, fmt.Errorf("load chart directory %q: not a slash-separated relative path", dir)
+	}
+	files, err := readChartDir(fsys, dir)
+	if err != nil {
+		return nil, fmt.Errorf("load chart directory %s: %w", dir, err)
+	}
+	digest := filesDigest(files)
+	c, err := loader.LoadFiles(files)
+	if err != nil {
+		return nil, fmt.Errorf("load chart directory %s: %w", dir, err)
+	}
+	return &Chart{Name: c.Metadata.Name, Version: c.Metadata.Version, Source: dir, Digest: digest, chart: c}, nil
+}
+
+// utf8BOM is dropped from the start of files, as helm does.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// readChartDir reads the files of the chart directory dir that
+// .helmignore keeps, named relative to dir, within MaxChartDirBytes.
+func readChartDir(fsys fs.FS, dir string) ([]*archive.BufferedFile, error) {
+	info, err := fs.Stat(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return nil, errors.New("not a directory")
+	}
+	rules, err := readIgnoreRules(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+
+	budget := &byteBudget{left: MaxChartDirBytes}
+	var files []*archive.BufferedFile
+	err = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		name := strings.TrimPrefix(p, dir+"/")
+		if dir == "." {
+			name = p
+		}
+		info, err := fs.Stat(fsys, p) // follows a link, as helm does
+		if err != nil {
+			return err
+		}
+		if rules.Ignore(name, info) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case d.IsDir():
+			return nil
+		case info.IsDir():
+			return fmt.Errorf("%s: a link to a directory is not supported", name)
+		case !info.Mode().IsRegular():
+			return fmt.Errorf("%s: not a regular file", name)
+		}
+		data, err := budget.read(fsys, p, info.Size())
+		if err != nil {
+			return fmt.Errorf("read %s: %w", name, err)
+		}
+		data = bytes.TrimPrefix(data, utf8BOM)
+		files = append(files, &archive.BufferedFile{Name: name, ModTime: info.ModTime(), Data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// readIgnoreRules returns the rules of dir's .helmignore, if any, and
+// helm's defaults.
+func readIgnoreRules(fsys fs.FS, dir string) (*ignore.Rules, error) {
+	rules := ignore.Empty()
+	budget := &byteBudget{left: MaxChartDirBytes}
+	data, err := budget.read(fsys, path.Join(dir, ignore.HelmIgnore), -1)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", ignore.HelmIgnore, err)
+	default:
+		if rules, err = ignore.Parse(bytes.NewReader(data)); err != nil {
+			return nil, fmt.Errorf("parse %s: %w", ignore.HelmIgnore, err)
+		}
+	}
+	rules.AddDefaults()
+	return rules, nil
+}
+
+// byteBudget is what is left to read of a chart directory.
+type byteBudget struct{ left int64 }
+
+// read reads file p of fsys and takes its length from the budget. size
+// is what the file says it holds, or -1; the budget is checked on what is
+// actually read too, as a file can grow.
+func (b *byteBudget) read(fsys fs.FS, p string, size int64) ([]byte, error) {
+	if size > b.left {
+		return nil, b.exceeded()
+	}
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }() // read only: nothing to lose
+	data, err := io.ReadAll(io.LimitReader(f, b.left+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > b.left {
+		return nil, b.exceeded()
+	}
+	b.left -= int64(len(data))
+	return data, nil
+}
+
+func (b *byteBudget) exceeded() error {
+	return fmt.Errorf("%w: the chart's files hold more than %d MiB", ErrTooLarge, MaxChartDirBytes>>20)
+}
+
+// filesDigest is digestFiles of buffered files.
+func filesDigest(files []*archive.BufferedFile) string {
+	m := make(map[string][]byte, len(files))
+	for _, f := range files {
+		m[f.Name] = f.Data
+	}
+	return digestFiles(m)
+}
