@@ -340,7 +340,7 @@ func chooseLayer(layers []layer, as []assignment) (layer, error) {
 		if over != "" {
 			return layer{}, fmt.Errorf("%s, which no values of the environment alone can override", over)
 		}
-		return layer{}, errors.New("no values of the release belong to its environment alone")
+		return layer{}, errors.New("no values of the release belong to its environment alone (a values file only it reads, spec.values, or a helm.valuesObject where no helm.values string is set, which Argo CD would stop reading)")
 	}
 	for _, j := range slices.Backward(open) {
 		if slices.ContainsFunc(as, func(a assignment) bool { return setsPath(layers[j].values, a.path) }) {

@@ -139,7 +139,12 @@ func (a *applier) loadArgo(ctx context.Context, r *release, obj map[string]any) 
 		}
 		layers = append(layers, layer{what: "helm.values of " + r.String(), values: vals})
 	}
-	layers = append(layers, layer{what: "helm.valuesObject of " + r.String(), values: src.Helm.ValuesObject, prefix: append(prefix, helm.Key("valuesObject")), writable: true})
+	// A valuesObject the job would add makes Argo CD drop a values
+	// string: it is written only when there is none.
+	layers = append(layers, layer{
+		what: "helm.valuesObject of " + r.String(), values: src.Helm.ValuesObject, prefix: append(prefix, helm.Key("valuesObject")),
+		writable: src.Helm.Values == "" || len(src.Helm.ValuesObject) > 0,
+	})
 	if len(src.Helm.Parameters) > 0 {
 		vals := map[string]any{}
 		for _, p := range src.Helm.Parameters {
