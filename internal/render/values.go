@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -273,12 +272,4 @@ func pathKeys(p helm.Path) ([]string, bool) {
 		out[i] = s.Key
 	}
 	return out, true
-}
-
-// stepString names a step in errors.
-func stepString(s helm.Step) string {
-	if s.Index >= 0 {
-		return "[" + strconv.Itoa(s.Index) + "]"
-	}
-	return s.Key
 }
