@@ -289,3 +289,55 @@ spec:
 		})
 	}
 }
+
+// TestApplyChartRefOCIRepository follows a HelmRelease whose spec.chartRef
+// names an OCIRepository to a chart of a real OCI registry.
+func TestApplyChartRefOCIRepository(t *testing.T) {
+	reg := helmtest.NewRegistry(t)
+	reg.Push(t, "shop", "1.4.0", chartFiles(t))
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"apps/shop.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: shop
+  namespace: shop
+spec:
+  url: ` + reg.URL + `/shop
+  ref:
+    semver: "1.x"
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: shop
+  namespace: shop
+spec:
+  chartRef:
+    kind: OCIRepository
+    name: shop
+  values:
+    web:
+      replicas: 2
+`})
+	c := Change{
+		Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
+			Labels: map[string]string{fluxHelmName: "shop", fluxHelmNamespace: "shop"}},
+		Container: "web",
+		Requests:  quantities(map[string]string{"cpu": "300m"}),
+	}
+	out, err := Apply(context.Background(), root, ".", []Change{c}, WithCharts(helm.NewLoader(helm.WithPlainHTTP())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Results[0]
+	if r.Err != nil || !r.Changed || r.Helm == nil || !strings.HasPrefix(r.Helm.ChartSource, reg.URL+"/shop") {
+		t.Fatalf("changed %v, err %v, helm %+v; want the chart from %s/shop", r.Changed, r.Err, r.Helm, reg.URL)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "apps", "shop.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "    web:\n      replicas: 2\n      resources:\n        requests:\n          cpu: 300m\n"; !strings.HasSuffix(string(data), want) {
+		t.Errorf("apps/shop.yaml:\n%s\nwant it to end with:\n%s", data, want)
+	}
+}

@@ -239,7 +239,12 @@ func (a *applier) fluxChart(ctx context.Context, r *release, hr *fluxHelmRelease
 		if tag, _ := dig(src, "spec", "ref", "tag").(string); tag != "" {
 			version = tag
 		}
-		return a.fetchChart(ctx, r, helm.ChartRef{RepoURL: path.Dir(u), Chart: path.Base(u), Version: version})
+		// path.Dir would turn oci:// into oci:/.
+		i := strings.LastIndex(u, "/")
+		if i < 0 {
+			return nil, fmt.Errorf("%s: the OCIRepository's url %q names no chart", r, redactURL(u))
+		}
+		return a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u[:i], Chart: u[i+1:], Version: version})
 	}
 	if hr.Spec.Chart == nil {
 		return nil, fmt.Errorf("%s has neither spec.chart nor spec.chartRef", r)
