@@ -563,7 +563,7 @@ func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []h
 		if err != nil {
 			return nil, err
 		}
-		return postRender(objects, post)
+		return postRender(objects, post, true)
 	}
 	before, err := output(r.before, r.post)
 	if err != nil {

@@ -292,8 +292,11 @@ type fluxPostRenderer struct {
 
 // postRender applies a HelmRelease's post-renderers to a chart's output
 // as helm-controller does: each kustomize post-renderer builds the
-// manifests with its patches.
-func postRender(objects []helm.Object, prs []fluxPostRenderer) ([]helm.Object, error) {
+// manifests with its patches. A proof that sets outputs with and without
+// post-renderers side by side passes both through kustomize (always), as
+// kustomize drops what Helm keeps (an empty annotations:).
+func postRender(objects []helm.Object, prs []fluxPostRenderer, always bool) ([]helm.Object, error) {
+	var sets [][]map[string]any
 	for i, pr := range prs {
 		k := pr.Kustomize
 		if k == nil {
@@ -302,56 +305,78 @@ func postRender(objects []helm.Object, prs []fluxPostRenderer) ([]helm.Object, e
 		if len(k.PatchesStrategicMerge)+len(k.PatchesJSON6902)+len(k.Images) > 0 {
 			return nil, fmt.Errorf("post-renderer %d: only kustomize patches can be proven", i+1)
 		}
-		if len(k.Patches) == 0 {
-			continue
+		if len(k.Patches) > 0 {
+			sets = append(sets, k.Patches)
 		}
-		fsys := filesys.MakeFsInMemory()
-		var b strings.Builder
-		for _, o := range objects {
-			data, err := sigsyaml.Marshal(o.Body)
-			if err != nil {
-				return nil, err
-			}
-			b.WriteString("---\n")
-			b.Write(data)
-		}
-		kust, err := sigsyaml.Marshal(map[string]any{"resources": []string{"rendered.yaml"}, "patches": k.Patches})
-		if err != nil {
-			return nil, err
-		}
-		if err := fsys.WriteFile("/r/rendered.yaml", []byte(b.String())); err != nil {
-			return nil, err
-		}
-		if err := fsys.WriteFile("/r/kustomization.yaml", kust); err != nil {
-			return nil, err
-		}
-		m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, "/r")
-		if err != nil {
+	}
+	if len(sets) == 0 && always {
+		sets = append(sets, nil)
+	}
+	for i, patches := range sets {
+		var err error
+		if objects, err = kustomizeObjects(objects, patches); err != nil {
 			return nil, fmt.Errorf("post-renderer %d: %w", i+1, err)
 		}
-		out := make([]helm.Object, 0, len(objects))
-		for j, r := range m.Resources() {
-			raw, err := r.Map()
-			if err != nil {
-				return nil, err
-			}
-			// As the chart's own output is decoded: numbers as float64.
-			var body map[string]any
-			if err := convert(raw, &body); err != nil {
-				return nil, err
-			}
-			o := helm.Object{APIVersion: r.GetApiVersion(), Kind: r.GetKind(), Namespace: r.GetNamespace(), Name: r.GetName(), Body: body}
-			if j < len(objects) {
-				o.Template = objects[j].Template
-			}
-			if o.Namespace == "" && j < len(objects) {
-				o.Namespace = objects[j].Namespace
-			}
-			out = append(out, o)
-		}
-		objects = out
 	}
 	return objects, nil
+}
+
+// kustomizeObjects builds objects with kustomize and patches, in memory.
+func kustomizeObjects(objects []helm.Object, patches []map[string]any) ([]helm.Object, error) {
+	fsys := filesys.MakeFsInMemory()
+	var b strings.Builder
+	for _, o := range objects {
+		data, err := sigsyaml.Marshal(o.Body)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString("---\n")
+		b.Write(data)
+	}
+	k := map[string]any{"resources": []string{"rendered.yaml"}}
+	if len(patches) > 0 {
+		k["patches"] = patches
+	}
+	kust, err := sigsyaml.Marshal(k)
+	if err != nil {
+		return nil, err
+	}
+	if err := fsys.WriteFile("/r/rendered.yaml", []byte(b.String())); err != nil {
+		return nil, err
+	}
+	if err := fsys.WriteFile("/r/kustomization.yaml", kust); err != nil {
+		return nil, err
+	}
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, "/r")
+	if err != nil {
+		return nil, err
+	}
+	// Kustomize may reorder the objects: each finds its template by name.
+	from := map[string]helm.Object{}
+	for _, o := range objects {
+		from[o.Kind+"/"+o.Name] = o
+	}
+	out := make([]helm.Object, 0, len(objects))
+	for _, r := range m.Resources() {
+		raw, err := r.Map()
+		if err != nil {
+			return nil, err
+		}
+		// As the chart's own output is decoded: numbers as float64.
+		var body map[string]any
+		if err := convert(raw, &body); err != nil {
+			return nil, err
+		}
+		o := helm.Object{APIVersion: r.GetApiVersion(), Kind: r.GetKind(), Namespace: r.GetNamespace(), Name: r.GetName(), Body: body}
+		if in, ok := from[o.Kind+"/"+o.Name]; ok {
+			o.Template = in.Template
+			if o.Namespace == "" {
+				o.Namespace = in.Namespace
+			}
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }
 
 // renderedContainer finds a workload's container in a chart's output and
