@@ -68,10 +68,11 @@ type indexedFile struct {
 type index struct {
 	refs  map[identKey][]docRef
 	files map[string]*indexedFile
-	// broken lists files that mention a wanted name but do not parse, to
-	// explain a target that is not found.
-	broken map[string][]string
-	graph  *kgraph
+	// broken lists files that mention a wanted name but do not parse, and
+	// templates the charts' templates that define it although they parse,
+	// to explain a target that is not found.
+	broken, templates map[string][]string
+	graph             *kgraph
 	// apps maps an Argo CD Application's name to its source paths, and
 	// fluxes a Flux Kustomization's namespace/name to its path.
 	apps, fluxes map[string][]string
@@ -122,17 +123,18 @@ func (w wants) wanted(k identKey) bool {
 // limit) are not read: their size is checked first.
 func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int64) (*index, error) {
 	idx := &index{
-		limit:    limit,
-		large:    map[string]Skip{},
-		refs:     map[identKey][]docRef{},
-		files:    map[string]*indexedFile{},
-		broken:   map[string][]string{},
-		apps:     map[string][]string{},
-		fluxes:   map[string][]string{},
-		markers:  map[string][]docRef{},
-		graph:    newKgraph(nil),
-		declared: map[string]bool{},
-		charts:   map[string]bool{},
+		limit:     limit,
+		large:     map[string]Skip{},
+		refs:      map[identKey][]docRef{},
+		files:     map[string]*indexedFile{},
+		broken:    map[string][]string{},
+		templates: map[string][]string{},
+		apps:      map[string][]string{},
+		fluxes:    map[string][]string{},
+		markers:   map[string][]docRef{},
+		graph:     newKgraph(nil),
+		declared:  map[string]bool{},
+		charts:    map[string]bool{},
 	}
 	if len(w.objects) == 0 {
 		return idx, nil
@@ -273,6 +275,19 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 		if s.file == nil {
 			continue
 		}
+		if idx.chartTemplate(s.file.name) {
+			// A chart's template renders through Helm, not as written,
+			// even when it happens to parse.
+			for _, r := range s.refs {
+				if !slices.Contains(idx.templates[r.key.name], s.file.name) {
+					idx.templates[r.key.name] = append(idx.templates[r.key.name], s.file.name)
+				}
+			}
+			s.refs = nil
+			if len(s.markers) == 0 {
+				continue
+			}
+		}
 		idx.files[s.file.name] = s.file
 		for _, r := range s.refs {
 			idx.refs[r.key] = append(idx.refs[r.key], r)
@@ -285,6 +300,12 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 		idx.declared[cleanRepoPath(p)] = true
 	}
 	return idx, nil
+}
+
+// chartTemplate reports whether file is a template of a Helm chart.
+func (idx *index) chartTemplate(file string) bool {
+	chart := idx.inChart(file)
+	return chart != "" && under(file, path.Join(chart, "templates"))
 }
 
 // inChart returns the Helm chart directory file is in, or "".

@@ -197,7 +197,12 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 		}
 		if broken := idx.broken[t.Name]; len(broken) > 0 {
 			err = fmt.Errorf("%w (skipped as not valid YAML, although they name it: %s)", err, strings.Join(broken, ", "))
-			for _, b := range broken {
+		}
+		if templates := idx.templates[t.Name]; len(templates) > 0 {
+			err = fmt.Errorf("%w (a chart's template defines it: %s)", err, strings.Join(templates, ", "))
+		}
+		if maybe := append(slices.Clone(idx.broken[t.Name]), idx.templates[t.Name]...); len(maybe) > 0 {
+			for _, b := range maybe {
 				if chart := idx.inChart(b); chart != "" && helmRelease(t) == "" {
 					// A chart's template names it: the values size it.
 					err = fmt.Errorf("%w; %s is a template of the Helm chart %s, which renders the target from values: %s", err, b, chart, markerHint(c))
