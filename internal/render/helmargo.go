@@ -32,7 +32,12 @@ type argoSource struct {
 	Chart          string `json:"chart"`
 	TargetRevision string `json:"targetRevision"`
 	Ref            string `json:"ref"`
-	Helm           *struct {
+	// A source with one of these is rendered by Kustomize, a plain
+	// directory or a plugin, even with a chart in its path.
+	Plugin    any `json:"plugin"`
+	Kustomize any `json:"kustomize"`
+	Directory any `json:"directory"`
+	Helm      *struct {
 		ReleaseName             string         `json:"releaseName"`
 		Namespace               string         `json:"namespace"`
 		ValueFiles              []string       `json:"valueFiles"`
@@ -51,7 +56,10 @@ type argoSource struct {
 // spec.source) and the source, or false.
 func (a *applier) helmSource(app *argoApplication) (int, *argoSource, bool) {
 	isHelm := func(s *argoSource) bool {
-		return s.Ref == "" && (s.Chart != "" || s.Helm != nil || s.Path != "" && a.idx.charts[cleanRepoPath(s.Path)])
+		if s.Ref != "" || s.Plugin != nil || s.Kustomize != nil || s.Directory != nil {
+			return false
+		}
+		return s.Chart != "" || s.Helm != nil || s.Path != "" && a.idx.charts[cleanRepoPath(s.Path)]
 	}
 	if s := app.Spec.Source; s != nil && isHelm(s) {
 		return -1, s, true
