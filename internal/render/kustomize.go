@@ -26,8 +26,11 @@ type kustomization struct {
 	resources []string
 	external  []string
 	// patches lists the files of patches (path entries) and
-	// patchesStrategicMerge.
-	patches []string
+	// patchesStrategicMerge; selectors holds, for a patches entry whose
+	// target selects objects by anything but a plain name, the kind
+	// (and group) it selects.
+	patches   []string
+	selectors map[string]patchSelector
 	// components are the entries of components, a subset of resources.
 	components []string
 	// generators are its configMapGenerator entries that read files.
@@ -92,8 +95,19 @@ func parseKustomization(fsys fs.FS, name string, limit int64) (*kustomization, e
 	_, patches, _ := lookup(root, "patches")
 	if patches != nil && patches.Kind == yaml.SequenceNode {
 		for _, item := range patches.Content {
-			if p, ok := scalarField(item, "path"); ok {
-				k.patches = append(k.patches, path.Join(k.dir, p))
+			p, ok := scalarField(item, "path")
+			if !ok {
+				continue
+			}
+			p = path.Join(k.dir, p)
+			k.patches = append(k.patches, p)
+			if _, target, _ := lookup(item, "target"); target != nil {
+				if sel, broad := selectorOf(target); broad {
+					if k.selectors == nil {
+						k.selectors = map[string]patchSelector{}
+					}
+					k.selectors[p] = sel
+				}
 			}
 		}
 	}
@@ -124,6 +138,24 @@ func parseKustomization(fsys fs.FS, name string, limit int64) (*kustomization, e
 		}
 	}
 	return k, nil
+}
+
+// patchSelector is the kind a patch's target selects when it may select
+// several objects: no name, a name pattern, or a label or annotation
+// selector.
+type patchSelector struct{ group, kind string }
+
+// selectorOf reads a patch's target and reports whether it may select
+// more than the object it names.
+func selectorOf(target *yaml.Node) (patchSelector, bool) {
+	var sel patchSelector
+	sel.group, _ = scalarField(target, "group")
+	sel.kind, _ = scalarField(target, "kind")
+	name, _ := scalarField(target, "name")
+	_, labels, _ := lookup(target, "labelSelector")
+	_, annotations, _ := lookup(target, "annotationSelector")
+	plain := name != "" && !strings.ContainsAny(name, "*?[]()|^$.+\\")
+	return sel, !plain || labels != nil || annotations != nil
 }
 
 // generator is a configMapGenerator entry: the ConfigMap's name, its

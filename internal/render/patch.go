@@ -131,6 +131,11 @@ func (a *applier) objectPatch(ref docRef) (file string, fe *fileEdit, doc int, e
 		if a.idx.graph.sharedPatch(pf, k) {
 			continue
 		}
+		if sel, ok := k.selectors[pf]; ok && !a.selectsOne(k, sel, want) {
+			// It patches other objects too: a value set there would
+			// land on them as well.
+			continue
+		}
 		fe, err := a.file(pf)
 		if errors.Is(err, ErrFileTooLarge) {
 			return pf, nil, 0, fmt.Errorf("%s patches with %s: %w", k.file, pf, err)
@@ -154,6 +159,28 @@ func (a *applier) objectPatch(ref docRef) (file string, fe *fileEdit, doc int, e
 		}
 	}
 	return "", nil, 0, nil
+}
+
+// selectsOne reports whether a patch target that selects by kind selects
+// only the object want among what k renders: the only object of its kind
+// there.
+func (a *applier) selectsOne(k *kustomization, sel patchSelector, want identKey) bool {
+	// Without a kind it selects objects of every kind.
+	if sel.kind != want.kind || sel.group != "" && sel.group != want.group {
+		return false
+	}
+	out, err := a.buildEnv(k.dir, false)
+	if err != nil {
+		return false
+	}
+	n := 0
+	for _, obj := range out {
+		apiVersion, _ := obj["apiVersion"].(string)
+		if kind, _ := obj["kind"].(string); kind == want.kind && group(apiVersion) == want.group {
+			n++
+		}
+	}
+	return n == 1
 }
 
 // newObjectPatch writes a new strategic-merge patch of the object ref
