@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"strings"
 
 	sigsyaml "sigs.k8s.io/yaml"
@@ -210,25 +211,119 @@ func (a *applier) ownValueFile(r *release, file string) bool {
 	}
 	for _, refs := range a.idx.refs {
 		for _, ref := range refs {
-			if ref.key.group != argoGroup || ref.key.kind != "Application" || ref.file == r.ref.file && ref.doc == r.ref.doc {
+			if ref.key.group != argoGroup || ref.file == r.ref.file && ref.doc == r.ref.doc {
 				continue
 			}
 			obj, ok := a.decoded(ref)
 			if !ok {
 				continue
 			}
-			var other argoApplication
-			if convert(obj, &other) != nil {
-				continue
+			var apps []map[string]any
+			switch ref.key.kind {
+			case "Application":
+				apps = []map[string]any{obj}
+			case "ApplicationSet":
+				apps = generatedApps(obj)
 			}
-			if _, src, ok := a.helmSource(&other); ok && src.Helm != nil {
-				for _, vf := range src.Helm.ValueFiles {
-					if f, err := a.valueFile(&other, src, vf); err == nil && f == file {
-						return false
-					}
+			for _, app := range apps {
+				if a.readsValueFile(app, file) {
+					return false
 				}
 			}
 		}
 	}
 	return true
+}
+
+// readsValueFile reports whether an Application (or an ApplicationSet's
+// template, where a {{...}} left in a path matches any text) reads file.
+func (a *applier) readsValueFile(obj map[string]any, file string) bool {
+	var app argoApplication
+	if convert(obj, &app) != nil {
+		return false
+	}
+	_, src, ok := a.helmSource(&app)
+	if !ok || src.Helm == nil {
+		return false
+	}
+	for _, vf := range src.Helm.ValueFiles {
+		f, err := a.valueFile(&app, src, vf)
+		if err != nil {
+			continue
+		}
+		glob := templateParam.ReplaceAllString(escapeGlob(f), "*")
+		if ok, _ := path.Match(glob, file); ok || f == file {
+			return true
+		}
+	}
+	return false
+}
+
+// templateParam is a parameter of an ApplicationSet's template, in Go
+// template or fasttemplate syntax.
+var templateParam = regexp.MustCompile(`\{\{[^}]*\}\}`)
+
+// escapeGlob quotes what path.Match would read as a pattern, but the
+// template's parameters.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// generatedApps returns the Applications an ApplicationSet makes from its
+// template: one per element of a list generator, with the element's
+// parameters filled in; for other generators, the template as written,
+// whose parameters match anything.
+func generatedApps(appset map[string]any) []map[string]any {
+	tmpl, _ := dig(appset, "spec", "template").(map[string]any)
+	if tmpl == nil {
+		return nil
+	}
+	gens, _ := dig(appset, "spec", "generators").([]any)
+	var out []map[string]any
+	for _, g := range gens {
+		elems, ok := dig(g, "list", "elements").([]any)
+		if !ok {
+			return []map[string]any{tmpl}
+		}
+		for _, e := range elems {
+			params, _ := e.(map[string]any)
+			filled := fillParams(deepCopy(tmpl), params)
+			out = append(out, filled.(map[string]any))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, tmpl)
+	}
+	return out
+}
+
+// fillParams replaces {{.key}} and {{key}} in the strings of v with the
+// element's values; other parameters stay.
+func fillParams(v any, params map[string]any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = fillParams(e, params)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = fillParams(e, params)
+		}
+	case string:
+		return templateParam.ReplaceAllStringFunc(t, func(m string) string {
+			key := strings.TrimPrefix(strings.TrimSpace(strings.Trim(m, "{}")), ".")
+			if val, ok := params[key]; ok {
+				return fmt.Sprint(val)
+			}
+			return m
+		})
+	}
+	return v
 }

@@ -38,6 +38,7 @@ var helmKinds = map[groupKind]bool{
 	{fluxSourceGroup, "GitRepository"}:  true,
 	{fluxSourceGroup, "OCIRepository"}:  true,
 	{argoGroup, "Application"}:          true,
+	{argoGroup, "ApplicationSet"}:       true,
 }
 
 // helmTokens are in every file that holds one of helmKinds.
