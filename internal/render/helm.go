@@ -321,8 +321,9 @@ func assignmentsFor(c Change, found helm.Found) ([]assignment, error) {
 
 // chooseLayer picks the layer the values go to, among those of the
 // release's environment alone that no later layer overrides at those
-// keys: the last that already sets one of them, else the environment's
-// last values file, else the object's own values.
+// keys: the one that holds the deepest part of a key (the key itself, or
+// the mapping it goes in), else the environment's last values file, else
+// the object's own values.
 func chooseLayer(layers []layer, as []assignment) (layer, error) {
 	var open []int
 	var over string
@@ -342,10 +343,18 @@ func chooseLayer(layers []layer, as []assignment) (layer, error) {
 		}
 		return layer{}, errors.New("no values of the release belong to its environment alone (a values file only it reads, spec.values, or a helm.valuesObject where no helm.values string is set, which Argo CD would stop reading)")
 	}
-	for _, j := range slices.Backward(open) {
-		if slices.ContainsFunc(as, func(a assignment) bool { return setsPath(layers[j].values, a.path) }) {
-			return layers[j], nil
+	// The layer that holds the deepest part of a key already extends
+	// what a person wrote; on a tie the later one wins, as Helm reads it.
+	best, depth := -1, 0
+	for _, j := range open {
+		for _, a := range as {
+			if d := heldDepth(layers[j].values, a.path); d >= depth && d > 0 {
+				best, depth = j, d
+			}
 		}
+	}
+	if best >= 0 {
+		return layers[best], nil
 	}
 	for _, j := range slices.Backward(open) {
 		if layers[j].file != "" {
@@ -353,6 +362,28 @@ func chooseLayer(layers []layer, as []assignment) (layer, error) {
 		}
 	}
 	return layers[open[len(open)-1]], nil
+}
+
+// heldDepth is how many steps of p values hold: the whole path when they
+// set it, else the depth of the deepest mapping on its way.
+func heldDepth(values map[string]any, p helm.Path) int {
+	var cur any = values
+	for i, s := range p {
+		m, ok := cur.(map[string]any)
+		if !ok || s.Index >= 0 {
+			if l, ok := cur.([]any); ok && s.Index >= 0 && s.Index < len(l) {
+				cur = l[s.Index]
+				continue
+			}
+			return i
+		}
+		next, ok := m[s.Key]
+		if !ok {
+			return i
+		}
+		cur = next
+	}
+	return len(p)
 }
 
 // overriddenBy says which of layers sets one of the paths, or "".
