@@ -429,7 +429,9 @@ func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, erro
 	if err != nil {
 		var s scan
 		for k := range w.objects {
-			if !slices.Contains(s.brokenFor, k.name) && bytes.Contains(data, []byte(k.name)) {
+			// A file of another kind that mentions the name (a chart's
+			// Service, a Rollout beside the Deployment) is not one.
+			if !slices.Contains(s.brokenFor, k.name) && bytes.Contains(data, []byte(k.name)) && bytes.Contains(data, []byte(k.kind)) {
 				s.brokenFor = append(s.brokenFor, k.name)
 			}
 		}

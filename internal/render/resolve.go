@@ -210,6 +210,9 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 				}
 			}
 		}
+		if app := argoApp(t); app != "" && len(idx.apps[app]) == 0 && !idx.hasApplication(app) {
+			err = fmt.Errorf("%w; the Argo CD application %s that tracks it is not in the repository as written (an app of apps' chart or an ApplicationSet may generate it)", err, app)
+		}
 		return docRef{}, nil, helmAdvice(idx.withSkipped(err, c, dir), c, len(idx.refs[keyOf(t)]) == 0)
 	}
 	var where []string
@@ -225,6 +228,18 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 			err, AnnotationPath, renderersOf(found))
 	}
 	return docRef{}, nil, err
+}
+
+// hasApplication reports whether the repository holds the Argo CD
+// application app (<namespace>_<name> or <name>).
+func (idx *index) hasApplication(app string) bool {
+	ns, name, ok := strings.Cut(app, "_")
+	if !ok {
+		ns, name = "", app
+	}
+	return slices.ContainsFunc(idx.refs[identKey{argoGroup, "Application", name}], func(r docRef) bool {
+		return ns == "" || r.namespace == ns
+	})
 }
 
 // resolveMarker finds the kustomization that renders the file of marker m
@@ -366,7 +381,7 @@ func helmRelease(t Target) string {
 
 // markerHint tells how to map the values of c with a marker comment.
 func markerHint(c Change) string {
-	return fmt.Sprintf(`mark the values that size it with the comment # {"$recommend": %q} on the resources key (or the key above it) in the chart's values: the HelmRelease's spec.values, or the values file, and they are written there`,
+	return fmt.Sprintf(`mark the values that size it with the comment # {"$recommend": %q} on the resources key (or the key above it) in the release's values (a HelmRelease's spec.values, an Application's helm.valuesObject, or a values file), and they are written there`,
 		markerValue(c.Target.Namespace, c.Target.Name, c.Container))
 }
 
