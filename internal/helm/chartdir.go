@@ -2,14 +2,18 @@ package helm
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/ignore"
 )
@@ -24,8 +28,19 @@ import (
 // The chart's Source is dir. Its Digest is the hex sha256 of its file
 // names and contents, in name order.
 func LoadDir(fsys fs.FS, dir string) (*Chart, error) {
+	return loadDir(fsys, dir, nil)
+}
+
+// loadDir loads a chart directory, and the file:// dependencies that its
+// charts/ does not hold from the directories they name, as helm
+// dependency build would; seen holds the directories on the way, against
+// cycles.
+func loadDir(fsys fs.FS, dir string, seen []string) (*Chart, error) {
 	if !fs.ValidPath(dir) {
 		return nil, fmt.Errorf("load chart directory %q: not a slash-separated relative path", dir)
+	}
+	if slices.Contains(seen, dir) || len(seen) > maxDependencyDepth {
+		return nil, fmt.Errorf("load chart directory %s: its file:// dependencies lead back to it", dir)
 	}
 	files, err := readChartDir(fsys, dir)
 	if err != nil {
@@ -36,8 +51,25 @@ func LoadDir(fsys fs.FS, dir string) (*Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load chart directory %s: %w", dir, err)
 	}
+	for _, d := range c.Metadata.Dependencies {
+		local, ok := strings.CutPrefix(d.Repository, "file://")
+		if !ok || slices.ContainsFunc(c.Dependencies(), func(x *chartv2.Chart) bool { return x.Name() == d.Name }) {
+			continue
+		}
+		sub := path.Join(dir, local)
+		dep, err := loadDir(fsys, sub, append(seen, dir))
+		if err != nil {
+			return nil, fmt.Errorf("load chart directory %s: dependency %s: %w", dir, d.Name, err)
+		}
+		c.AddDependency(dep.chart)
+		sum := sha256.Sum256([]byte(digest + "\x00" + dep.Digest))
+		digest = hex.EncodeToString(sum[:])
+	}
 	return &Chart{Name: c.Metadata.Name, Version: c.Metadata.Version, Source: dir, Digest: digest, chart: c}, nil
 }
+
+// maxDependencyDepth bounds how deep file:// dependencies are followed.
+const maxDependencyDepth = 8
 
 // utf8BOM is dropped from the start of files, as helm does.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}

@@ -401,3 +401,40 @@ func TestFetchRefusesBadRefs(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadDirFileDependencies loads the file:// dependencies a chart's
+// charts/ does not hold from the directories they name, and refuses a
+// cycle and a path out of the repository.
+func TestLoadDirFileDependencies(t *testing.T) {
+	chart := func(name, deps string) string {
+		return "apiVersion: v2\nname: " + name + "\nversion: 1.0.0\n" + deps
+	}
+	fsys := fstest.MapFS{
+		"charts/shop/Chart.yaml":          {Data: []byte(chart("shop", ""))},
+		"charts/shop/templates/web.yaml":  {Data: []byte("kind: ConfigMap\n")},
+		"charts/store/Chart.yaml":         {Data: []byte(chart("store", "dependencies:\n  - name: shop\n    version: 1.0.0\n    repository: file://../shop\n"))},
+		"charts/loop/Chart.yaml":          {Data: []byte(chart("loop", "dependencies:\n  - name: loop\n    version: 1.0.0\n    repository: file://.\n"))},
+		"charts/out/Chart.yaml":           {Data: []byte(chart("out", "dependencies:\n  - name: x\n    version: 1.0.0\n    repository: file://../../../x\n"))},
+		"charts/store/templates/app.yaml": {Data: []byte("kind: ConfigMap\n")},
+	}
+	ch, err := LoadDir(fsys, "charts/store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := ch.chart.Dependencies()
+	if len(deps) != 1 || deps[0].Name() != "shop" || len(deps[0].Templates) != 1 {
+		t.Fatalf("dependencies %v, want shop with its template", deps)
+	}
+	alone, err := LoadDir(fsys, "charts/shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Digest == alone.Digest {
+		t.Error("the umbrella chart has its dependency's digest")
+	}
+	for _, dir := range []string{"charts/loop", "charts/out"} {
+		if _, err := LoadDir(fsys, dir); err == nil {
+			t.Errorf("LoadDir(%s) loaded, want an error", dir)
+		}
+	}
+}
