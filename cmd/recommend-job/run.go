@@ -159,6 +159,7 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 		DryRun:        cfg.DryRun,
 		Algorithm:     cfg.Algorithm(),
 		RenderOptions: cfg.RenderOptions(),
+		GroupBy:       cfg.GroupBy(),
 
 		HistoryConcurrency: cfg.PrometheusConcurrency,
 	}}, nil

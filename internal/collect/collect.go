@@ -26,8 +26,9 @@ const DefaultPageSize = 500
 type Item struct {
 	Namespace string
 	Name      string
-	// Annotations are the ResourceRecommend's own, for per-CR settings.
-	Annotations map[string]string
+	// Labels and Annotations are the ResourceRecommend's own: per-CR
+	// settings, and what groups its changes into pull requests.
+	Labels, Annotations map[string]string
 	Target      v1alpha1.CrossVersionObjectReference
 	// Workload is the resolved target; nil when it could not be read.
 	Workload *Workload
@@ -194,6 +195,7 @@ func (c *Collector) item(ctx context.Context, rec *v1alpha1.ResourceRecommend, t
 	item := Item{
 		Namespace:   rec.Namespace,
 		Name:        rec.Name,
+		Labels:      rec.Labels,
 		Annotations: rec.Annotations,
 		Target:      rec.Spec.TargetRef,
 		generation:  rec.Generation,

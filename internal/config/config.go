@@ -105,6 +105,7 @@ type Config struct {
 	PRLabels          []string `mapstructure:"pr-labels"`
 	PRReviewers       []string `mapstructure:"pr-reviewers"`
 	PRCloseWhenEmpty  bool     `mapstructure:"pr-close-when-empty"`
+	PRGroupBy         string   `mapstructure:"pr-group-by"`
 
 	// chartCredentials are those of HelmRepositoryConfig; nil without it.
 	chartCredentials *chartCredentials

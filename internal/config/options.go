@@ -42,6 +42,13 @@ func (c *Config) chartLoader(opts ...helm.LoaderOption) *helm.Loader {
 	return helm.NewLoader(append([]helm.LoaderOption{helm.WithCredentials(c.chartCredentials.lookup)}, opts...)...)
 }
 
+// GroupBy is how the run groups its changes into pull requests, which
+// Load validated.
+func (c *Config) GroupBy() gitops.GroupBy {
+	g, _ := gitops.ParseGroupBy(c.PRGroupBy)
+	return g
+}
+
 // GitOptions are the repository, its branches, credentials, commits and
 // pull request.
 func (c *Config) GitOptions() gitops.Options {

@@ -79,6 +79,7 @@ var settings = []setting{
 	{"pr-labels", []string{}, "labels of the pull request (comma-separated)"},
 	{"pr-reviewers", []string{}, "user names asked to review the pull request (comma-separated)"},
 	{"pr-close-when-empty", false, "close the open pull request when a run finds nothing to change"},
+	{"pr-group-by", "none", "one pull request per group of changes, each on its own branch: none, namespace, application (what deploys the target), label:<key> or annotation:<key> (of the ResourceRecommend)"},
 	{"dry-run", false, "render and report, but do not commit or push"},
 	{"fail-on-partial", false, "exit 1 when the run completed but some ResourceRecommend was invalid, had no history or could not be rendered"},
 	{"run-timeout", defaultRunTimeout, "deadline of the whole run; keep it below the Job's activeDeadlineSeconds, so that the run still reports"},

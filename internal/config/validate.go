@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
 )
@@ -34,6 +35,9 @@ func (c *Config) complete() error {
 	errs = append(errs, c.completeHelm()...)
 	if c.RunTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("run-timeout: must be positive, got %s", c.RunTimeout))
+	}
+	if _, err := gitops.ParseGroupBy(c.PRGroupBy); err != nil {
+		errs = append(errs, fmt.Errorf("pr-group-by: %w", err))
 	}
 	if _, err := render.ParseMode(c.RenderMode); err != nil {
 		errs = append(errs, fmt.Errorf("render-mode: %w", err))

@@ -41,6 +41,9 @@ type Config struct {
 	// HistoryConcurrency is how many namespaces' history is read at a
 	// time; one when zero.
 	HistoryConcurrency int
+	// GroupBy splits the changes into pull requests, each on a branch of
+	// its own; the zero value, like none, opens one for the run.
+	GroupBy gitops.GroupBy
 }
 
 // Run performs one pass and returns its plan. Invalid ResourceRecommends,

@@ -27,6 +27,15 @@ var testHookBeforePush func(attempt int)
 // is pushed. A dry run stops before the commit and reports the diff and
 // the pull request body instead.
 func writeBack(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) error {
+	if cfg.GroupBy.Grouped() && !cfg.Git.Direct() {
+		return writeGroups(ctx, cfg, p, log)
+	}
+	return writeBranch(ctx, cfg, p, gitops.PullRequestTitle(cfg.Git.BaseBranch, cfg.Path), log)
+}
+
+// writeBranch writes the changes of p on cfg.Git.PushBranch and syncs its
+// pull request, titled title (see writeBack).
+func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, log *slog.Logger) error {
 	opts := cfg.Git
 	attempts := opts.Attempts
 	if attempts <= 0 {
@@ -77,7 +86,7 @@ func writeBack(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) 
 	case res.hasChanges:
 		pr, err := gitops.SyncPullRequest(ctx, forge, gitops.NewPullRequest{
 			Head: opts.PushBranch, Base: opts.BaseBranch,
-			Title: gitops.PullRequestTitle(opts.BaseBranch, cfg.Path), Body: gitops.PullRequestBody(p),
+			Title: title, Body: gitops.PullRequestBody(p),
 			Labels: opts.Forge.Labels, Reviewers: opts.Forge.Reviewers,
 		})
 		if pr == nil {

@@ -20,8 +20,12 @@ type Plan struct {
 	DryRun bool   `json:"dryRun"`
 	Items  []Item `json:"resourceRecommends"`
 	// Git is what was committed and pushed; nil when the repository was
-	// not reached.
+	// not reached. When the run groups its changes, each group has its
+	// own in Groups, and Git is nil.
 	Git *Git `json:"git,omitempty"`
+	// Groups are the pull request groups of the run, by name; each has its
+	// branch, its commit and its pull request.
+	Groups []Group `json:"groups,omitempty"`
 	// Interrupted says why and in which stage the run was cut short, e.g.
 	// "run deadline of 27m0s exceeded during history"; the plan holds what
 	// the run had by then.
@@ -48,9 +52,14 @@ type Item struct {
 	// target, or the object it takes its template from (an Argo Rollout's
 	// workloadRef).
 	Object Object `json:"-"`
-	// Annotations are the ResourceRecommend's own, which may carry
-	// per-item settings for later stages (where its changes land).
+	// Labels and Annotations are the ResourceRecommend's own, which may
+	// carry per-item settings for later stages (where its changes land,
+	// which pull request holds them).
+	Labels      map[string]string `json:"-"`
 	Annotations map[string]string `json:"-"`
+	// Group is the pull request group the item's changes go to ("" when
+	// the run does not group them).
+	Group string `json:"group,omitempty"`
 }
 
 // Key names the item uniquely in a run: namespace/name.
@@ -253,6 +262,17 @@ type Git struct {
 	// Skipped lists the repository files the run did not read: those above
 	// max-file-size.
 	Skipped []SkippedFile `json:"skipped,omitempty"`
+}
+
+// Group is one pull request group: the items whose changes share a
+// branch and a pull request, and what the run did with them.
+type Group struct {
+	Name string `json:"name"`
+	// Items are the keys (namespace/name) of the group's items.
+	Items []string `json:"items,omitempty"`
+	// Git is what was committed, pushed and opened for the group; nil
+	// when the repository was not reached for it.
+	Git *Git `json:"git,omitempty"`
 }
 
 // SkippedFile is a repository file the run did not read, and why.

@@ -68,6 +68,7 @@ func Item(item collect.Item, u usage.Usage, unavailable error, run Options) plan
 		Name:        item.Name,
 		Target:      plan.Target{APIVersion: item.Target.APIVersion, Kind: item.Target.Kind, Name: item.Target.Name},
 		Valid:       item.Invalid == nil,
+		Labels:      item.Labels,
 		Annotations: item.Annotations,
 	}
 	if item.Invalid != nil {

@@ -62,6 +62,29 @@ func argoApp(t Target) string {
 	return t.Labels[InstanceLabel]
 }
 
+// Deployer names, from a live object's metadata, what deploys it: the
+// Flux HelmRelease whose helm-controller installed it
+// (helmrelease/<namespace>/<name>), the Argo CD application that tracks
+// it (argocd/<application>), or the Flux Kustomization that applied it
+// (kustomization/<namespace>/<name>); "" when its metadata names none.
+// Helm's own instance label, which charts also set, counts last.
+func Deployer(t Target) string {
+	if name := t.Labels[fluxHelmName]; name != "" {
+		return "helmrelease/" + or(t.Labels[fluxHelmNamespace], t.Namespace) + "/" + name
+	}
+	if id := t.Annotations[ArgoTrackingID]; id != "" {
+		app, _, _ := strings.Cut(id, ":")
+		return "argocd/" + app
+	}
+	if name := t.Labels[FluxNameLabel]; name != "" {
+		return "kustomization/" + t.Labels[FluxNamespaceLabel] + "/" + name
+	}
+	if app := t.Labels[InstanceLabel]; app != "" {
+		return "argocd/" + app
+	}
+	return ""
+}
+
 // release is a Helm release of the repository that renders targets: a
 // Flux HelmRelease or an Argo CD Application with a Helm source.
 type release struct {

@@ -81,7 +81,26 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	g := p.Git
+	if err := writeGit(w, p, p.Git); err != nil {
+		return err
+	}
+	for _, g := range p.Groups {
+		if g.Git == nil {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "\ngroup %s:", plan.Line(g.Name)); err != nil {
+			return err
+		}
+		if err := writeGit(w, p, g.Git); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeGit prints what the run did on one branch: pushed, up to date,
+// stopped, or what a dry run would commit.
+func writeGit(w io.Writer, p *plan.Plan, g *plan.Git) error {
 	switch {
 	case g == nil:
 	case g.Stopped != "":

@@ -1,0 +1,129 @@
+package gitops
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// GroupBy says how a run groups its changes into pull requests.
+type GroupBy struct {
+	// Kind is "none" (one pull request for the run), "namespace",
+	// "application" (what deploys the target), "label" or "annotation"
+	// (of the ResourceRecommend).
+	Kind string
+	// Key is the label or annotation whose value names the group.
+	Key string
+}
+
+// ParseGroupBy reads the pr-group-by setting: none, namespace,
+// application, label:<key> or annotation:<key>.
+func ParseGroupBy(s string) (GroupBy, error) {
+	kind, key, hasKey := strings.Cut(strings.TrimSpace(s), ":")
+	switch {
+	case (kind == "none" || kind == "namespace" || kind == "application") && !hasKey:
+		return GroupBy{Kind: kind}, nil
+	case (kind == "label" || kind == "annotation") && strings.TrimSpace(key) != "":
+		return GroupBy{Kind: kind, Key: strings.TrimSpace(key)}, nil
+	}
+	return GroupBy{}, fmt.Errorf("%q: want none, namespace, application, label:<key> or annotation:<key>", s)
+}
+
+// String is the setting's form.
+func (g GroupBy) String() string {
+	if g.Key != "" {
+		return g.Kind + ":" + g.Key
+	}
+	return g.Kind
+}
+
+// Grouped reports whether the run opens a pull request per group.
+func (g GroupBy) Grouped() bool { return g.Kind != "" && g.Kind != "none" }
+
+// GroupBranch is the branch of one pull request group: the push branch,
+// the group's name made safe for a ref, and a hash of the name, so that
+// two groups never share a branch and a group keeps its branch from run to
+// run. A "/" would make the push branch a directory of refs, which a
+// branch of that name forbids: the parts are joined with "-".
+func GroupBranch(pushBranch, group string) string {
+	sum := sha256.Sum256([]byte(group))
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(group) {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.'
+		switch {
+		case ok:
+			b.WriteRune(r)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= maxGroupSlug {
+			break
+		}
+	}
+	slug := strings.Trim(b.String(), "-.")
+	if slug == "" {
+		return pushBranch + "-" + hex.EncodeToString(sum[:4])
+	}
+	return pushBranch + "-" + slug + "-" + hex.EncodeToString(sum[:4])
+}
+
+// maxGroupSlug bounds the readable part of a group's branch name.
+const maxGroupSlug = 48
+
+// GroupBranches lists the branches of the remote that GroupBranch made
+// from pushBranch: the branches of groups of this or an earlier run.
+func GroupBranches(ctx context.Context, opts Options, pushBranch string) ([]string, error) {
+	cleanURL, auth, err := authFor(opts)
+	if err != nil {
+		return nil, err
+	}
+	timeout := opts.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	listCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{cleanURL}})
+	refs, err := remote.ListContext(listCtx, &git.ListOptions{Auth: auth})
+	if err != nil {
+		return nil, redact(fmt.Errorf("listing branches of %s: %w", cleanURL, err), opts)
+	}
+	var out []string
+	for _, r := range refs {
+		if name := r.Name().Short(); r.Name().IsBranch() && isGroupBranch(pushBranch, name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// isGroupBranch reports whether name is a GroupBranch of pushBranch: the
+// push branch, "-", a slug, and 8 hex digits.
+func isGroupBranch(pushBranch, name string) bool {
+	rest, ok := strings.CutPrefix(name, pushBranch+"-")
+	if !ok || len(rest) < 8 {
+		return false
+	}
+	hash := rest[len(rest)-8:]
+	if _, err := hex.DecodeString(hash); err != nil || strings.ToLower(hash) != hash {
+		return false
+	}
+	return len(rest) == 8 || rest[len(rest)-9] == '-'
+}
+
+// GroupPullRequestTitle is the title of a group's pull request: the run's
+// title, for the group.
+func GroupPullRequestTitle(base, path, group string) string {
+	return PullRequestTitle(base, path) + " for " + group
+}

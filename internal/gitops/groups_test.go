@@ -1,0 +1,60 @@
+package gitops
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestGroupBranch checks group branches: stable, distinct for distinct
+// groups, valid as refs whatever the group's name, and recognised as the
+// job's own.
+func TestGroupBranch(t *testing.T) {
+	groups := []string{"argocd/shop-production", "argocd/Shop Production", "flux/apps/web", "team:payments", "", "ÄÖÜ", strings.Repeat("x", 300)}
+	seen := map[string]string{}
+	for _, g := range groups {
+		b := GroupBranch("recommend-job", g)
+		if again := GroupBranch("recommend-job", g); again != b {
+			t.Errorf("%q: %s, then %s", g, b, again)
+		}
+		if other, dup := seen[b]; dup {
+			t.Errorf("%q and %q share the branch %s", g, other, b)
+		}
+		seen[b] = g
+		if err := validRefName(b); err != nil {
+			t.Errorf("%q: branch %q: %v", g, b, err)
+		}
+		if len(b) > len("recommend-job-")+maxGroupSlug+9 {
+			t.Errorf("%q: branch %q is too long", g, b)
+		}
+		if !isGroupBranch("recommend-job", b) {
+			t.Errorf("%q: %s is not recognised as a group branch", g, b)
+		}
+	}
+	if got := GroupBranch("recommend-job", "argocd/shop-production"); !strings.HasPrefix(got, "recommend-job-argocd-shop-production-") {
+		t.Errorf("branch %s does not read as its group", got)
+	}
+	for _, name := range []string{"recommend-job", "recommend-job-x", "recommend-job-shop-ABCDEF12", "other-shop-1a2b3c4d", "recommend-jobx-1a2b3c4d"} {
+		if isGroupBranch("recommend-job", name) {
+			t.Errorf("%s is taken for a group branch", name)
+		}
+	}
+}
+
+// validRefName applies git's rules for a branch name that matter here.
+func validRefName(name string) error {
+	switch {
+	case name == "" || strings.HasPrefix(name, "-") || strings.HasSuffix(name, ".") || strings.HasSuffix(name, "/"):
+		return errBadRef
+	case strings.Contains(name, "..") || strings.ContainsAny(name, " ~^:?*[\\") || strings.Contains(name, "@{"):
+		return errBadRef
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f || r > 0x7e {
+			return errBadRef
+		}
+	}
+	return nil
+}
+
+var errBadRef = errors.New("not a valid branch name")

@@ -1,0 +1,148 @@
+//go:build integration
+
+package job
+
+import (
+	"bytes"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"code.gitea.io/sdk/gitea"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
+)
+
+// shopsPlan is a run's plan over the web Deployments of three
+// namespaces, with app's CPU request set to cpus[namespace].
+func shopsPlan(cpus map[string]string) *plan.Plan {
+	p := &plan.Plan{}
+	for _, ns := range slices.Sorted(maps.Keys(cpus)) {
+		it := webPlan(cpus[ns]).Items[0]
+		it.Namespace, it.Object.Namespace = ns, ns
+		p.Items = append(p.Items, it)
+	}
+	return p
+}
+
+// TestWriteBackGiteaGroups runs the write-back grouped by namespace
+// against a real Gitea: three groups open three pull requests, each on
+// its own branch and listing only its own change; when one group's change
+// is gone, only its pull request is closed, and the others stay as they
+// are.
+func TestWriteBackGiteaGroups(t *testing.T) {
+	ctx := t.Context()
+	srv := testbedtest.Gitea(t)
+	files := map[string]string{}
+	for _, ns := range []string{"blog", "pay", "shop"} {
+		files["clusters/"+ns+"/web.yaml"] = strings.Replace(webDeployment, "namespace: shop", "namespace: "+ns, 1)
+	}
+	url, err := srv.CreateRepo(ctx, "fleet", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdk, err := gitea.NewClient(srv.APIURL(), gitea.SetToken(srv.Token()), gitea.SetContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &bytes.Buffer{}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+	cfg := Config{Path: "clusters", GroupBy: gitops.GroupBy{Kind: "namespace"}, Git: gitops.Options{
+		URL: url, BaseBranch: "main", PushBranch: "recommend-job",
+		Username: srv.Username, Token: srv.Token(),
+		AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com",
+		Forge: gitops.ForgeOptions{Kind: gitops.ForgeGitea, APIURL: srv.APIURL(), Token: srv.Token()},
+	}}
+	openPRs := func() map[string]*gitea.PullRequest {
+		t.Helper()
+		prs, _, err := sdk.ListRepoPullRequests(srv.Username, "fleet", gitea.ListPullRequestsOptions{State: gitea.StateOpen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byHead := map[string]*gitea.PullRequest{}
+		for _, pr := range prs {
+			byHead[pr.Head.Ref] = pr
+		}
+		return byHead
+	}
+	branch := func(ns string) string { return gitops.GroupBranch("recommend-job", "namespace/"+ns) }
+
+	cpus := map[string]string{"blog": "300m", "pay": "350m", "shop": "390m"}
+	reader := &fixture{url: url, auth: &githttp.BasicAuth{Username: srv.Username, Password: srv.Password()}}
+	first := shopsPlan(cpus)
+	if err := writeBack(ctx, cfg, first, log); err != nil {
+		t.Fatalf("first run: %v", err)
+	}
+	if first.Git != nil || len(first.Groups) != 3 {
+		t.Fatalf("first run: git %+v, %d groups; want no run-wide git and three groups", first.Git, len(first.Groups))
+	}
+	prs := openPRs()
+	if len(prs) != 3 {
+		t.Fatalf("%d pull requests open, want 3: %v", len(prs), prs)
+	}
+	numbers := map[string]int64{}
+	for _, g := range first.Groups {
+		ns := strings.TrimPrefix(g.Name, "namespace/")
+		pr := prs[branch(ns)]
+		if pr == nil || g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRCreated || int64(g.Git.PullRequest.Number) != pr.Index {
+			t.Fatalf("group %s: git %+v; open pull request %v on %s", g.Name, g.Git, pr, branch(ns))
+		}
+		numbers[ns] = pr.Index
+		if !strings.HasSuffix(pr.Title, "for "+g.Name) {
+			t.Errorf("group %s: title %q does not name the group", g.Name, pr.Title)
+		}
+		// The body lists the group's own workload, and no other.
+		for _, other := range []string{"blog", "pay", "shop"} {
+			if has := strings.Contains(pr.Body, other+"/web-rec"); has != (other == ns) {
+				t.Errorf("group %s: body mentions %s/web-rec: %v\n%s", g.Name, other, has, pr.Body)
+			}
+		}
+		if got, _ := reader.branchFile(t, branch(ns), "clusters/"+ns+"/web.yaml"); !strings.Contains(got, "cpu: "+cpus[ns]) {
+			t.Errorf("group %s: its branch holds\n%s", g.Name, got)
+		}
+	}
+	for _, it := range first.Items {
+		if it.Group != "namespace/"+it.Namespace {
+			t.Errorf("item %s: group %q", it.Key(), it.Group)
+		}
+	}
+
+	// blog's recommendation now equals main's value: its group has nothing
+	// left to change.
+	second := shopsPlan(map[string]string{"blog": "500m", "pay": "350m", "shop": "390m"})
+	if err := writeBack(ctx, cfg, second, log); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	prs = openPRs()
+	if len(prs) != 2 || prs[branch("blog")] != nil {
+		t.Fatalf("after the second run %d pull requests are open (%v), want pay's and shop's", len(prs), prs)
+	}
+	for _, g := range second.Groups {
+		ns := strings.TrimPrefix(g.Name, "namespace/")
+		want := plan.PRUnchanged
+		if ns == "blog" {
+			want = plan.PRClosed
+		}
+		if g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != want || int64(g.Git.PullRequest.Number) != numbers[ns] {
+			t.Errorf("second run, group %s: git %+v, want #%d %s", g.Name, g.Git, numbers[ns], want)
+		}
+	}
+
+	// pay's ResourceRecommend is gone: no item of the run is in its group
+	// any more, and its pull request is closed too.
+	third := shopsPlan(map[string]string{"shop": "390m"})
+	if err := writeBack(ctx, cfg, third, log); err != nil {
+		t.Fatalf("third run: %v", err)
+	}
+	if prs := openPRs(); len(prs) != 1 || prs[branch("shop")] == nil {
+		t.Fatalf("after the third run %d pull requests are open (%v), want shop's alone", len(prs), prs)
+	}
+	if len(third.Groups) != 1 || third.Groups[0].Git.PullRequest.Action != plan.PRUnchanged {
+		t.Errorf("third run groups %+v, want shop's, unchanged", third.Groups)
+	}
+}
