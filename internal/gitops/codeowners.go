@@ -3,6 +3,11 @@ package gitops
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -158,6 +163,9 @@ func codeownersPattern(p string) (*regexp.Regexp, bool) {
 // repository root): per section the last rule that matches, all sections
 // together, each owner once, in order of appearance.
 func (c *Codeowners) Owners(file string) []string {
+	if c == nil {
+		return nil
+	}
 	file = strings.TrimPrefix(path.Clean("/"+file), "/")
 	var out []string
 	for _, s := range c.sections {
@@ -185,6 +193,53 @@ func (c *Codeowners) OwnersOf(files []string) []string {
 			if !slices.Contains(out, o) {
 				out = append(out, o)
 			}
+		}
+	}
+	return out
+}
+
+// maxCodeownersBytes bounds the CODEOWNERS file read: forges stop at 3 MB
+// (GitHub); a file of the repository must not fill the run's memory.
+const maxCodeownersBytes = 3 << 20
+
+// ReadCodeowners reads the CODEOWNERS file of the checkout at dir, the
+// first of CodeownersPaths that exists, and returns it with its path; nil
+// and "" when there is none.
+func ReadCodeowners(dir string) (*Codeowners, string, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading CODEOWNERS: %w", err)
+	}
+	defer root.Close()
+	for _, name := range CodeownersPaths {
+		f, err := root.Open(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, name, fmt.Errorf("reading %s: %w", name, err)
+		}
+		data, err := io.ReadAll(io.LimitReader(f, maxCodeownersBytes+1))
+		f.Close()
+		if err != nil {
+			return nil, name, fmt.Errorf("reading %s: %w", name, err)
+		}
+		if len(data) > maxCodeownersBytes {
+			return nil, name, fmt.Errorf("reading %s: larger than %d MiB", name, maxCodeownersBytes>>20)
+		}
+		return ParseCodeowners(data), name, nil
+	}
+	return nil, "", nil
+}
+
+// Reviewers turns owners into the names a forge asks to review: users and
+// teams (@org/team) keep their form, e-mail addresses, which no forge
+// takes as a reviewer, are left out.
+func Reviewers(owners []string) []string {
+	var out []string
+	for _, o := range owners {
+		if strings.HasPrefix(o, "@") && len(o) > 1 && !slices.Contains(out, o) {
+			out = append(out, o)
 		}
 	}
 	return out

@@ -1,6 +1,8 @@
 package gitops
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -63,5 +65,30 @@ apps/shop/chart/ @carol
 	owners := ParseCodeowners([]byte(github)).OwnersOf([]string{"apps/shop/a.yaml", "apps/web/b.yaml", "apps/shop/c.yaml"})
 	if want := []string{"@org/shop", "@alice", "@apps-team"}; !slices.Equal(owners, want) {
 		t.Errorf("OwnersOf = %q, want %q", owners, want)
+	}
+}
+
+// TestReadCodeowners reads the first CODEOWNERS file forges look for, and
+// none when there is none.
+func TestReadCodeowners(t *testing.T) {
+	dir := t.TempDir()
+	if c, name, err := ReadCodeowners(dir); c != nil || name != "" || err != nil {
+		t.Fatalf("empty checkout: %v, %q, %v", c, name, err)
+	}
+	for _, f := range []struct{ name, text string }{{"CODEOWNERS", "* @root\n"}, {".github/CODEOWNERS", "* @github\n"}} {
+		p := filepath.Join(dir, filepath.FromSlash(f.name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, name, err := ReadCodeowners(dir)
+	if err != nil || name != ".github/CODEOWNERS" || !slices.Equal(c.Owners("x"), []string{"@github"}) {
+		t.Errorf("ReadCodeowners = %v, %q, %v; want .github/CODEOWNERS first", c, name, err)
+	}
+	if got := Reviewers([]string{"@a", "b@example.com", "@org/t", "@a", "@"}); !slices.Equal(got, []string{"@a", "@org/t"}) {
+		t.Errorf("Reviewers = %q", got)
 	}
 }

@@ -87,7 +87,7 @@ func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, lo
 		pr, err := gitops.SyncPullRequest(ctx, forge, gitops.NewPullRequest{
 			Head: opts.PushBranch, Base: opts.BaseBranch,
 			Title: title, Body: gitops.PullRequestBody(p),
-			Labels: opts.Forge.Labels, Reviewers: opts.Forge.Reviewers,
+			Labels: opts.Forge.Labels, Reviewers: reviewersOf(opts.Forge.Reviewers, res.owners, p.Items),
 		})
 		if pr == nil {
 			return err
@@ -119,6 +119,9 @@ type attemptResult struct {
 	// hasChanges reports that the push branch (pushed now or before)
 	// holds changes against the base.
 	hasChanges bool
+	// owners are the owners the repository's CODEOWNERS gives the
+	// changed files.
+	owners []string
 }
 
 // writeOnce is one attempt: checkout, render, commit, push.
@@ -154,6 +157,13 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 		return res, nil
 	}
 	res.hasChanges = true
+	codeowners, file, err := gitops.ReadCodeowners(ws.Dir())
+	if err != nil {
+		// The pull request goes out without them: who reviews is not
+		// worth the change.
+		log.WarnContext(ctx, "CODEOWNERS not read", "file", file, "error", err)
+	}
+	res.owners = gitops.Reviewers(codeowners.OwnersOf(out.Files))
 	if cfg.DryRun {
 		diff, err := ws.Diff(out.Files)
 		if err != nil {
