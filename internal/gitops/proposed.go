@@ -1,0 +1,130 @@
+package gitops
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/plan"
+)
+
+// proposedPrefix starts the hidden line of a pull request body that
+// records the values it proposes, so that a run can tell, once a person
+// closed the pull request, whether its recommendations moved since.
+const proposedPrefix = "<!-- recommend-job: proposed "
+
+// maxProposedLength bounds that line: with MaxBodyLength it stays under
+// GitHub's limit on descriptions. Values past it are not recorded, and a
+// value not recorded counts as moved.
+const maxProposedLength = 5000
+
+// Proposed is the values a pull request proposes, by
+// namespace/name/container/resource (and /limit for a limit).
+type Proposed map[string]resource.Quantity
+
+// ProposedOf returns the values p writes: the changed requests and limits
+// of the rendered items.
+func ProposedOf(p *plan.Plan) Proposed {
+	out := Proposed{}
+	for _, it := range p.Items {
+		if it.Source != nil && it.Source.Error != "" {
+			continue
+		}
+		for _, c := range it.Containers {
+			for _, r := range c.Resources {
+				if !r.Changed || r.Recommended == nil {
+					continue
+				}
+				key := it.Namespace + "/" + it.Name + "/" + c.Name + "/" + string(r.Resource)
+				out[key] = *r.Recommended
+				if r.RecommendedLimit != nil {
+					out[key+"/limit"] = *r.RecommendedLimit
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Line is the hidden line that records the values: "" when there are
+// none. It is encoded, so that no name from the cluster can end the
+// comment early.
+func (v Proposed) Line() string {
+	if len(v) == 0 {
+		return ""
+	}
+	values := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(v)) {
+		q := v[k]
+		values[k] = q.String()
+	}
+	data, err := json.Marshal(values)
+	if err != nil {
+		return ""
+	}
+	line := proposedPrefix + base64.RawURLEncoding.EncodeToString(data) + " -->"
+	for len(line) > maxProposedLength && len(values) > 0 {
+		// Drop the last keys until the line fits.
+		keys := slices.Sorted(maps.Keys(values))
+		delete(values, keys[len(keys)-1])
+		data, _ = json.Marshal(values)
+		line = proposedPrefix + base64.RawURLEncoding.EncodeToString(data) + " -->"
+	}
+	return line
+}
+
+// ParseProposed reads the values a pull request body records; nil when
+// it records none, or not in a form the job wrote.
+func ParseProposed(body string) Proposed {
+	for _, line := range strings.Split(body, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), proposedPrefix)
+		if !ok {
+			continue
+		}
+		data, err := base64.RawURLEncoding.DecodeString(strings.TrimSuffix(rest, " -->"))
+		if err != nil {
+			return nil
+		}
+		var values map[string]string
+		if json.Unmarshal(data, &values) != nil {
+			return nil
+		}
+		out := Proposed{}
+		for k, s := range values {
+			q, err := resource.ParseQuantity(s)
+			if err != nil {
+				return nil
+			}
+			out[k] = q
+		}
+		return out
+	}
+	return nil
+}
+
+// Moved reports whether v moved beyond threshold (a fraction) from
+// before: it holds a value before does not record, or one that differs
+// from before's by more than threshold of it.
+func (v Proposed) Moved(before Proposed, threshold float64) bool {
+	for k, q := range v {
+		old, ok := before[k]
+		if !ok {
+			return true
+		}
+		o, n := old.AsApproximateFloat64(), q.AsApproximateFloat64()
+		if o == 0 {
+			if n != 0 {
+				return true
+			}
+			continue
+		}
+		if d := (n - o) / o; d > threshold || d < -threshold {
+			return true
+		}
+	}
+	return false
+}
