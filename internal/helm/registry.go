@@ -2,6 +2,7 @@ package helm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,18 +10,22 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/registry"
 	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/errcode"
 )
 
 // fetchOCI fetches a chart from an OCI registry: the chart is
-// <registry path>/<chart>:<version>.
+// <registry path>/<chart>:<tag>, the tag being the chart's version as
+// helm push writes it, or that version with a v before it, as some
+// projects publish their charts.
 func (l *Loader) fetchOCI(ctx context.Context, ref ChartRef, u *url.URL) (*Chart, error) {
 	if u.User != nil {
 		return nil, errors.New("an oci:// URL cannot carry credentials: give them with the loader's credentials")
@@ -29,42 +34,126 @@ func (l *Loader) fetchOCI(ctx context.Context, ref ChartRef, u *url.URL) (*Chart
 		return nil, errors.New("an oci:// URL cannot have a query or a fragment")
 	}
 	repoPath := u.Host + strings.TrimSuffix(u.Path, "/") + "/" + ref.Chart
-	tag := ref.Version
 	if _, err := semver.StrictNewVersion(ref.Version); err != nil {
-		if tag, err = l.resolveTag(ctx, ref, u, repoPath); err != nil {
+		tag, err := l.resolveTag(ctx, ref, u, repoPath)
+		if err != nil {
 			return nil, err
 		}
+		return l.pullTag(ctx, ref, u, repoPath, tag)
 	}
+	// An exact version is pulled without listing the tags, as it nearly
+	// always is a tag; only when it is not are the tags asked whether the
+	// chart is published under the version with a v.
+	c, err := l.pullTag(ctx, ref, u, repoPath, ref.Version)
+	if err == nil || !errors.Is(err, ErrChartNotFound) {
+		return c, err
+	}
+	tags, tagsErr := l.listTags(ctx, ref, u, repoPath)
+	if tagsErr != nil || !slices.Contains(tags, "v"+ref.Version) {
+		return nil, err
+	}
+	return l.pullTag(ctx, ref, u, repoPath, "v"+ref.Version)
+}
+
+// pullTag pulls the chart tagged tag once for the run.
+func (l *Loader) pullTag(ctx context.Context, ref ChartRef, u *url.URL, repoPath, tag string) (*Chart, error) {
 	return l.charts.do(ctx, chartKey{registry.OCIScheme + "://" + repoPath, "", tag}, func(ctx context.Context) (*Chart, error) {
 		return l.pullOCI(ctx, ref, u, repoPath, tag)
 	})
 }
 
-// resolveTag finds the newest tag of the chart's OCI repository that
-// matches ref's version constraint.
+// resolveTag finds the tag of the chart's OCI repository that ref's
+// version names: a tag equal to it, or to it with a v before it, else
+// the tag of the newest version that matches it as a semver constraint
+// ("" matching every stable version).
 func (l *Loader) resolveTag(ctx context.Context, ref ChartRef, u *url.URL, repoPath string) (string, error) {
 	if err := checkConstraint(ref.Version); err != nil {
 		return "", err
 	}
-	tags, err := l.tags.do(ctx, repoPath, func(ctx context.Context) ([]string, error) {
-		client, err := l.registryClient(ctx, ref.RepoURL, u)
+	tags, err := l.listTags(ctx, ref, u, repoPath)
+	if err != nil {
+		return "", err
+	}
+	tag, ok := matchTag(tags, ref.Version)
+	if !ok {
+		return "", fmt.Errorf("%w: no tag of %s matches %s", ErrChartNotFound, repoPath, versionText(ref.Version))
+	}
+	return tag, nil
+}
+
+// listTags lists the tags of the chart's OCI repository once for the
+// run, each as published but for the _ that helm push writes for a +,
+// given back: 1.0.0+build.7, v1.21.1.
+//
+// Helm's registry client is not asked: it drops the tags that are not
+// strict semver, v1.21.1 among them, and writes the others as their
+// version, which loses the v the chart has to be pulled with.
+func (l *Loader) listTags(ctx context.Context, ref ChartRef, u *url.URL, repoPath string) ([]string, error) {
+	return l.tags.do(ctx, repoPath, func(ctx context.Context) ([]string, error) {
+		repository, err := remote.NewRepository(repoPath)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("list the tags of %s: %w", repoPath, err)
 		}
-		tags, err := client.Tags(repoPath)
+		repository.Client, repository.PlainHTTP = l.registryAuth(ctx, ref.RepoURL, u)
+		repository.TagListMaxPages = maxTagPages
+		var tags []string
+		err = repository.Tags(ctx, "", func(page []string) error {
+			for _, t := range page {
+				tags = append(tags, strings.ReplaceAll(t, "_", "+"))
+			}
+			return nil
+		})
 		if err != nil {
 			return nil, fmt.Errorf("list the tags of %s: %w", repoPath, ociError(err))
 		}
 		return tags, nil
 	})
-	if err != nil {
-		return "", err
+}
+
+// maxTagPages bounds the pages of a tag list read: registries answer
+// with pages of a hundred tags or more, and a chart has far fewer
+// versions than this allows.
+const maxTagPages = 100
+
+// matchTag picks the tag version names among tags: one equal to version,
+// or to version with a v before it, else the newest whose version
+// matches version as a constraint, "" matching every stable version. A
+// tag's version is the tag read as strict semver, a v before it allowed,
+// as Flux reads the tags of an OCI repository; tags that are no version
+// are passed over. Of two tags of the same version, v1.2.0 and 1.2.0,
+// the one without v is taken, as helm push writes it.
+func matchTag(tags []string, version string) (string, bool) {
+	if version != "" {
+		for _, want := range []string{version, "v" + version} {
+			if slices.Contains(tags, want) {
+				return want, true
+			}
+		}
 	}
-	tag, err := registry.GetTagMatchingVersionOrConstraint(tags, ref.Version)
+	constraint, err := semver.NewConstraint(cmp.Or(version, "*"))
 	if err != nil {
-		return "", fmt.Errorf("%w: no tag of %s matches %s", ErrChartNotFound, repoPath, versionText(ref.Version))
+		return "", false
 	}
-	return tag, nil
+	var best string
+	var bestVersion *semver.Version
+	for _, tag := range tags {
+		v, ok := tagVersion(tag)
+		if !ok || !constraint.Check(v) {
+			continue
+		}
+		if bestVersion == nil || v.GreaterThan(bestVersion) ||
+			(v.Equal(bestVersion) && strings.HasPrefix(best, "v") && !strings.HasPrefix(tag, "v")) {
+			best, bestVersion = tag, v
+		}
+	}
+	return best, bestVersion != nil
+}
+
+// tagVersion reads a tag as a chart version: strict semver, with or
+// without a v before it.
+func tagVersion(tag string) (*semver.Version, bool) {
+	v, err := semver.StrictNewVersion(strings.TrimPrefix(tag, "v"))
+	return v, err == nil
 }
 
 // pullOCI pulls the chart tagged tag and loads it.
@@ -91,21 +180,9 @@ func (l *Loader) pullOCI(ctx context.Context, ref ChartRef, u *url.URL, repoPath
 // response is bounded by MaxChartArchiveBytes. It uses the loader's
 // credentials only, never a docker or helm login of the machine.
 func (l *Loader) registryClient(ctx context.Context, rawRepoURL string, u *url.URL) (*registry.Client, error) {
-	hc := *l.client
-	base := hc.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	hc.Transport = &contextTransport{ctx: ctx, base: base, limit: MaxChartArchiveBytes}
-	authorizer := auth.Client{Client: &hc, Cache: auth.NewCache()}
-	authorizer.Credential = func(context.Context, string) (auth.Credential, error) { return auth.EmptyCredential, nil }
-	if l.credentials != nil {
-		if c, ok := l.credentials(rawRepoURL); ok {
-			authorizer.Credential = auth.StaticCredential(u.Host, auth.Credential{Username: c.Username, Password: c.Password})
-		}
-	}
-	opts := []registry.ClientOption{registry.ClientOptHTTPClient(&hc), registry.ClientOptAuthorizer(authorizer)}
-	if l.plainHTTP && isLoopback(u.Hostname()) {
+	authorizer, plainHTTP := l.registryAuth(ctx, rawRepoURL, u)
+	opts := []registry.ClientOption{registry.ClientOptHTTPClient(authorizer.Client), registry.ClientOptAuthorizer(*authorizer)}
+	if plainHTTP {
 		opts = append(opts, registry.ClientOptPlainHTTP())
 	}
 	client, err := registry.NewClient(opts...)
@@ -113,6 +190,28 @@ func (l *Loader) registryClient(ctx context.Context, rawRepoURL string, u *url.U
 		return nil, fmt.Errorf("registry client: %w", err)
 	}
 	return client, nil
+}
+
+// registryAuth returns the client that talks to the registry of u: its
+// every request carries ctx, its every response is bounded by
+// MaxChartArchiveBytes, and it logs in with the loader's credentials
+// only, never a docker or helm login of the machine. plainHTTP says
+// whether the registry is spoken to over plain HTTP.
+func (l *Loader) registryAuth(ctx context.Context, rawRepoURL string, u *url.URL) (authorizer *auth.Client, plainHTTP bool) {
+	hc := *l.client
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc.Transport = &contextTransport{ctx: ctx, base: base, limit: MaxChartArchiveBytes}
+	authorizer = &auth.Client{Client: &hc, Cache: auth.NewCache()}
+	authorizer.Credential = func(context.Context, string) (auth.Credential, error) { return auth.EmptyCredential, nil }
+	if l.credentials != nil {
+		if c, ok := l.credentials(rawRepoURL); ok {
+			authorizer.Credential = auth.StaticCredential(u.Host, auth.Credential{Username: c.Username, Password: c.Password})
+		}
+	}
+	return authorizer, l.plainHTTP && isLoopback(u.Hostname())
 }
 
 // ociError says what an OCI registry's refusal means: a missing chart

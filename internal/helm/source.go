@@ -47,7 +47,9 @@ type ChartRef struct {
 	// Chart is the chart's name.
 	Chart string
 	// Version is an exact version, a semver constraint such as ^1.2.0,
-	// or "" for the latest stable version.
+	// or "" for the latest stable version. Versions published with a v
+	// before them (v1.21.1) count as their semver version, and an exact
+	// version finds them with or without the v.
 	Version string
 }
 

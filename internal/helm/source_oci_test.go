@@ -248,3 +248,63 @@ func TestFetchOCITooLarge(t *testing.T) {
 		t.Errorf("Fetch() = %v, want ErrTooLarge", err)
 	}
 }
+
+// TestFetchOCIVPrefixedTags pulls charts published with a v before their
+// version, as cert-manager publishes its charts (tags v1.16.2, …), from
+// a registry that also holds tags without one: each version asked finds
+// the tag Flux's OCIRepository would, and the chart is pulled by its tag
+// as published.
+func TestFetchOCIVPrefixedTags(t *testing.T) {
+	r := helmtest.NewRegistry(t)
+	archives := map[string][]byte{}
+	for _, v := range []string{"v1.18.0", "1.18.0", "1.19.0", "v1.20.0", "v1.21.1", "v1.22.0-alpha.1"} {
+		archives[v] = helmtest.Package(t, "cert-manager", v, map[string]string{
+			"templates/cm.yaml": "kind: ConfigMap\nversion: " + v + "\n",
+		})
+		r.PushArchive(t, archives[v])
+	}
+	tests := []struct{ version, want string }{
+		{"1.x", "v1.21.1"},
+		{"v1.21.1", "v1.21.1"},
+		// An exact version finds its tag without the v.
+		{"1.21.1", "v1.21.1"},
+		{">=1.0.0", "v1.21.1"},
+		{"", "v1.21.1"},
+		{"~1.20", "v1.20.0"},
+		{"1.22.0-alpha.1", "v1.22.0-alpha.1"},
+		{">=1.22.0-0", "v1.22.0-alpha.1"},
+		{"<1.20", "1.19.0"},
+		{"1.19.0", "1.19.0"},
+		// Of two tags of one version, the one helm push would write.
+		{"~1.18", "1.18.0"},
+		{"v1.18.0", "v1.18.0"},
+	}
+	l := NewLoader(WithPlainHTTP())
+	for _, tt := range tests {
+		t.Run(cmp.Or(tt.version, "latest"), func(t *testing.T) {
+			c, err := l.Fetch(t.Context(), ChartRef{RepoURL: r.URL, Chart: "cert-manager", Version: tt.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Name != "cert-manager" || c.Version != tt.want {
+				t.Errorf("Fetch() = %s %s, want cert-manager %s", c.Name, c.Version, tt.want)
+			}
+			if want := r.URL + "/cert-manager:" + tt.want; c.Source != want {
+				t.Errorf("Source = %q, want %q", c.Source, want)
+			}
+			if want := sha256Hex(archives[tt.want]); c.Digest != want {
+				t.Errorf("Digest = %s, want the archive's sha256 %s", c.Digest, want)
+			}
+			if n := r.Requests("charts/cert-manager/manifests/" + tt.want); n == 0 {
+				t.Errorf("the registry served no manifest tagged %s", tt.want)
+			}
+		})
+	}
+
+	for _, version := range []string{"2.x", "1.21.2", "v1.21.2"} {
+		_, err := l.Fetch(t.Context(), ChartRef{RepoURL: r.URL, Chart: "cert-manager", Version: version})
+		if !errors.Is(err, ErrChartNotFound) {
+			t.Errorf("Fetch(%q) = %v, want ErrChartNotFound", version, err)
+		}
+	}
+}

@@ -335,3 +335,46 @@ func bigArchive(t *testing.T) []byte {
 	}
 	return archive
 }
+
+// TestFetchVPrefixedVersions fetches from a chart repository whose index
+// holds versions with a v before them, as some projects publish their
+// charts: they count as their semver version, and an exact version finds
+// them with or without the v.
+func TestFetchVPrefixedVersions(t *testing.T) {
+	r := helmtest.NewRepo(t)
+	archives := map[string][]byte{}
+	for _, v := range []string{"1.19.0", "v1.20.0", "v1.21.1", "v1.22.0-alpha.1"} {
+		archives[v] = helmtest.Package(t, "cert-manager", v, map[string]string{
+			"templates/cm.yaml": "kind: ConfigMap\nversion: " + v + "\n",
+		})
+		r.AddArchive(t, archives[v])
+	}
+	tests := []struct{ version, want string }{
+		{"1.x", "v1.21.1"},
+		{"v1.21.1", "v1.21.1"},
+		{"1.21.1", "v1.21.1"},
+		{">=1.0.0", "v1.21.1"},
+		{"", "v1.21.1"},
+		{"~1.20", "v1.20.0"},
+		{"1.22.0-alpha.1", "v1.22.0-alpha.1"},
+		{"<1.20", "1.19.0"},
+	}
+	l := NewLoader()
+	for _, tt := range tests {
+		t.Run(cmp.Or(tt.version, "latest"), func(t *testing.T) {
+			c, err := l.Fetch(t.Context(), ChartRef{RepoURL: r.URL, Chart: "cert-manager", Version: tt.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Version != tt.want {
+				t.Errorf("Fetch() = %s, want %s", c.Version, tt.want)
+			}
+			if want := sha256Hex(archives[tt.want]); c.Digest != want {
+				t.Errorf("Digest = %s, want the archive's sha256 %s", c.Digest, want)
+			}
+			if n := r.Requests(helmtest.ArchiveName("cert-manager", tt.want)); n == 0 {
+				t.Errorf("the repository served no %s", helmtest.ArchiveName("cert-manager", tt.want))
+			}
+		})
+	}
+}

@@ -354,6 +354,44 @@ func TestRedactedRaw(t *testing.T) {
 	}
 }
 
+// TestMatchTag picks among the tags of an OCI repository, listed as a
+// registry lists them (in no useful order) with the _ of a build given
+// back as +.
+func TestMatchTag(t *testing.T) {
+	tags := []string{"latest", "1.2", "sha-3f2a1c", "v1.9.0", "1.10.0", "v1.10.0", "v2.0.0-rc.1", "1.8.0+build.7", "v0.5.0", "vv1.11.0"}
+	tests := []struct {
+		version, want string
+		ok            bool
+	}{
+		{"", "1.10.0", true},
+		{"1.x", "1.10.0", true},
+		{"~1.9", "v1.9.0", true},
+		{"1.9.0", "v1.9.0", true},
+		{"v1.9.0", "v1.9.0", true},
+		{"v1.10.0", "v1.10.0", true},
+		{"<1.9", "1.8.0+build.7", true},
+		{"1.8.0+build.7", "1.8.0+build.7", true},
+		{">=2.0.0-0", "v2.0.0-rc.1", true},
+		{"2.0.0-rc.1", "v2.0.0-rc.1", true},
+		{"^0", "v0.5.0", true},
+		// Tags that are no strict version count for nothing but an exact ask.
+		{"latest", "latest", true},
+		{"1.2", "1.2", true},
+		{"1.11.0", "", false},
+		{"~1.2", "", false},
+		{"^3", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := matchTag(tags, tt.version)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("matchTag(%q) = %q, %t, want %q, %t", tt.version, got, ok, tt.want, tt.ok)
+		}
+	}
+	if got, ok := matchTag(nil, ""); ok {
+		t.Errorf("matchTag of no tags = %q, want none", got)
+	}
+}
+
 func TestIsLoopback(t *testing.T) {
 	tests := map[string]bool{
 		"127.0.0.1": true, "127.1.2.3": true, "::1": true, "localhost": true,
