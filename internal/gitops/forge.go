@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/recommend-job/recommend-job/internal/plan"
@@ -48,8 +49,22 @@ type ForgeOptions struct {
 // Enabled reports whether a pull request is wanted.
 func (o ForgeOptions) Enabled() bool { return o.Kind != "" && o.Kind != ForgeNone }
 
-// PullRequest is an open pull (merge) request as a forge reports it.
+// PullRequest is a pull (merge) request as a forge reports it.
 type PullRequest struct {
+	Number int
+	URL    string
+	Title  string
+	Body   string
+	// Head is the branch it merges from.
+	Head string
+	// Merged reports whether it was merged.
+	Merged bool
+	// ClosedAt is when it was closed or merged; zero while it is open.
+	ClosedAt time.Time
+}
+
+// Issue is an issue of the repository.
+type Issue struct {
 	Number int
 	URL    string
 	Title  string
@@ -64,13 +79,39 @@ type NewPullRequest struct {
 	Reviewers   []string
 }
 
-// Forge is the little of a forge's API the job uses. FindOpen returns nil
-// without error when no open pull request goes from head to base.
+// Forge is the little of a forge's API the job uses. Bodies go to the
+// forge and come back exactly as they are; forges may store them with
+// CRLF line ends (see sameBody). Only pull requests from branches of the
+// repository itself count: those from forks are never found or listed.
 type Forge interface {
+	// FindOpen returns the open pull request from head into base, nil
+	// when there is none.
 	FindOpen(ctx context.Context, head, base string) (*PullRequest, error)
+	// ListOpen lists the open pull requests into base whose head branch
+	// starts with headPrefix, all pages of them.
+	ListOpen(ctx context.Context, base, headPrefix string) ([]PullRequest, error)
+	// LastClosed returns the pull request from head into base closed
+	// last, if it was closed without being merged; nil when none was
+	// closed or the last one was merged.
+	LastClosed(ctx context.Context, head, base string) (*PullRequest, error)
+	// Create opens a pull request. One returned with an error was opened,
+	// but its labels or reviewers could not all be set.
 	Create(ctx context.Context, pr NewPullRequest) (*PullRequest, error)
 	Update(ctx context.Context, number int, title, body string) (*PullRequest, error)
 	Close(ctx context.Context, number int) error
+	// RequestReviewers asks reviewers to review pull request number:
+	// users by name (alice or @alice) and teams as @org/team. Those
+	// asked before stay asked. The error names the reviewers that could
+	// not be asked; the others are asked all the same.
+	RequestReviewers(ctx context.Context, number int, reviewers []string) error
+	// FindIssue returns the open issue whose body's first line (its line
+	// end and trailing white space aside) is marker, the oldest when
+	// several are; nil when there is none.
+	FindIssue(ctx context.Context, marker string) (*Issue, error)
+	// CreateIssue opens an issue. One returned with an error was opened,
+	// but its labels could not all be set.
+	CreateIssue(ctx context.Context, title, body string, labels []string) (*Issue, error)
+	UpdateIssue(ctx context.Context, number int, title, body string) (*Issue, error)
 }
 
 // NewForge returns the client for opts.Kind, for the repository at gitURL.
@@ -110,6 +151,35 @@ func (f *redactingForge) Update(ctx context.Context, number int, title, body str
 
 func (f *redactingForge) Close(ctx context.Context, number int) error {
 	return f.r.seal(f.forge.Close(ctx, number))
+}
+
+func (f *redactingForge) ListOpen(ctx context.Context, base, headPrefix string) ([]PullRequest, error) {
+	prs, err := f.forge.ListOpen(ctx, base, headPrefix)
+	return prs, f.r.seal(err)
+}
+
+func (f *redactingForge) LastClosed(ctx context.Context, head, base string) (*PullRequest, error) {
+	pr, err := f.forge.LastClosed(ctx, head, base)
+	return pr, f.r.seal(err)
+}
+
+func (f *redactingForge) RequestReviewers(ctx context.Context, number int, reviewers []string) error {
+	return f.r.seal(f.forge.RequestReviewers(ctx, number, reviewers))
+}
+
+func (f *redactingForge) FindIssue(ctx context.Context, marker string) (*Issue, error) {
+	issue, err := f.forge.FindIssue(ctx, marker)
+	return issue, f.r.seal(err)
+}
+
+func (f *redactingForge) CreateIssue(ctx context.Context, title, body string, labels []string) (*Issue, error) {
+	issue, err := f.forge.CreateIssue(ctx, title, body, labels)
+	return issue, f.r.seal(err)
+}
+
+func (f *redactingForge) UpdateIssue(ctx context.Context, number int, title, body string) (*Issue, error) {
+	issue, err := f.forge.UpdateIssue(ctx, number, title, body)
+	return issue, f.r.seal(err)
 }
 
 func newForge(opts ForgeOptions, gitURL string) (Forge, error) {
@@ -218,4 +288,102 @@ func CloseOpenPullRequest(ctx context.Context, f Forge, head, base string) (*pla
 		return nil, fmt.Errorf("closing pull request %d: %w", open.Number, err)
 	}
 	return &plan.PullRequest{URL: open.URL, Number: open.Number, Action: plan.PRClosed}, nil
+}
+
+// reviewer is one entry of RequestReviewers: a user, or a team when org
+// is set.
+type reviewer struct {
+	// name is the entry as given, for errors.
+	name string
+	// user is the user name, without its @.
+	user string
+	// org and slug name a team, @org/slug.
+	org, slug string
+}
+
+// parseReviewers splits reviewers into users (alice, @alice) and teams
+// (@org/team), skipping empty and repeated entries.
+func parseReviewers(reviewers []string) []reviewer {
+	var out []reviewer
+	seen := map[string]bool{}
+	for _, name := range reviewers {
+		s := strings.TrimPrefix(strings.TrimSpace(name), "@")
+		if s == "" || seen[strings.ToLower(s)] {
+			continue
+		}
+		seen[strings.ToLower(s)] = true
+		r := reviewer{name: name, user: s}
+		if org, slug, ok := strings.Cut(s, "/"); ok {
+			r = reviewer{name: name, org: org, slug: slug}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// isTeam reports whether r names a team.
+func (r reviewer) isTeam() bool { return r.org != "" || r.slug != "" }
+
+// unasked collects the reviewers that could not be asked, and why.
+type unasked struct {
+	names []string
+	errs  []error
+}
+
+func (u *unasked) add(r reviewer, err error) {
+	u.names = append(u.names, r.name)
+	u.errs = append(u.errs, fmt.Errorf("%s: %w", r.name, err))
+}
+
+// err names the reviewers that could not be asked, nil when there are
+// none.
+func (u *unasked) err(forge string, number int) error {
+	if len(u.names) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: could not ask %s to review pull request %d: %w", forge, strings.Join(u.names, ", "), number, errors.Join(u.errs...))
+}
+
+// lastClosedScan finds the pull request closed last in a list sorted by
+// last update, newest first. Closing a pull request updates it, so once
+// the updates fall before the latest close seen, no entry further down
+// was closed later, and the scan can stop.
+type lastClosedScan struct {
+	last *PullRequest
+}
+
+// add considers pr (nil for an entry of another head or base), last
+// updated at updated, and reports whether the scan can stop.
+func (s *lastClosedScan) add(pr *PullRequest, updated time.Time) bool {
+	if s.last != nil && !updated.IsZero() && updated.Before(s.last.ClosedAt) {
+		return true
+	}
+	if pr != nil && !pr.ClosedAt.IsZero() && (s.last == nil || pr.ClosedAt.After(s.last.ClosedAt)) {
+		s.last = pr
+	}
+	return false
+}
+
+// unmerged is the last pull request closed, nil when there is none or it
+// was merged.
+func (s *lastClosedScan) unmerged() *PullRequest {
+	if s.last == nil || s.last.Merged {
+		return nil
+	}
+	return s.last
+}
+
+// firstLineIs reports whether body's first line, its line end and
+// trailing white space aside, is marker.
+func firstLineIs(body, marker string) bool {
+	line, _, _ := strings.Cut(body, "\n")
+	return strings.TrimRightFunc(line, unicode.IsSpace) == marker
+}
+
+// timeOf is *t, the zero time for nil.
+func timeOf(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }

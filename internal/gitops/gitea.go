@@ -52,7 +52,7 @@ func (g *giteaForge) FindOpen(ctx context.Context, head, base string) (*PullRequ
 			return nil, fmt.Errorf("gitea: %w", err)
 		}
 		for _, pr := range prs {
-			if pr.Head != nil && pr.Base != nil && pr.Head.Ref == head && pr.Base.Ref == base {
+			if giteaOwnHead(pr) && pr.Head.Ref == head && pr.Base.Ref == base {
 				return convertGitea(pr), nil
 			}
 		}
@@ -143,5 +143,207 @@ func (g *giteaForge) Close(ctx context.Context, number int) error {
 }
 
 func convertGitea(pr *gitea.PullRequest) *PullRequest {
-	return &PullRequest{Number: int(pr.Index), URL: pr.HTMLURL, Title: pr.Title, Body: pr.Body}
+	out := &PullRequest{Number: int(pr.Index), URL: pr.HTMLURL, Title: pr.Title, Body: pr.Body,
+		Merged: pr.HasMerged || pr.Merged != nil, ClosedAt: timeOf(pr.Closed)}
+	if pr.Head != nil {
+		out.Head = pr.Head.Ref
+	}
+	if out.Merged && out.ClosedAt.IsZero() {
+		out.ClosedAt = timeOf(pr.Merged)
+	}
+	return out
+}
+
+// giteaOwnHead reports whether pr merges from a branch of the repository
+// itself, not of a fork.
+func giteaOwnHead(pr *gitea.PullRequest) bool {
+	return pr.Head != nil && pr.Base != nil && pr.Head.RepoID == pr.Base.RepoID
+}
+
+func (g *giteaForge) ListOpen(ctx context.Context, base, headPrefix string) ([]PullRequest, error) {
+	c, err := g.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []PullRequest
+	for page := 1; ; page++ {
+		prs, resp, err := c.ListRepoPullRequests(g.owner, g.repo, gitea.ListPullRequestsOptions{
+			ListOptions: gitea.ListOptions{Page: page, PageSize: 50}, State: gitea.StateOpen,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("gitea: %w", err)
+		}
+		for _, pr := range prs {
+			if giteaOwnHead(pr) && pr.Base.Ref == base && strings.HasPrefix(pr.Head.Ref, headPrefix) {
+				out = append(out, *convertGitea(pr))
+			}
+		}
+		if resp == nil || resp.NextPage == 0 || len(prs) == 0 {
+			return out, nil
+		}
+	}
+}
+
+func (g *giteaForge) LastClosed(ctx context.Context, head, base string) (*PullRequest, error) {
+	c, err := g.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Gitea filters closed pull requests by neither head nor base: the
+	// repository's are scanned, most recently updated first, until no
+	// later close can follow. Closed includes merged.
+	var scan lastClosedScan
+	for page := 1; ; page++ {
+		prs, resp, err := c.ListRepoPullRequests(g.owner, g.repo, gitea.ListPullRequestsOptions{
+			ListOptions: gitea.ListOptions{Page: page, PageSize: 50}, State: gitea.StateClosed, Sort: "recentupdate",
+		})
+		if err != nil {
+			return nil, fmt.Errorf("gitea: %w", err)
+		}
+		for _, pr := range prs {
+			var match *PullRequest
+			if giteaOwnHead(pr) && pr.Head.Ref == head && pr.Base.Ref == base {
+				match = convertGitea(pr)
+			}
+			if scan.add(match, timeOf(pr.Updated)) {
+				return scan.unmerged(), nil
+			}
+		}
+		if resp == nil || resp.NextPage == 0 || len(prs) == 0 {
+			return scan.unmerged(), nil
+		}
+	}
+}
+
+func (g *giteaForge) RequestReviewers(ctx context.Context, number int, reviewers []string) error {
+	var failed unasked
+	var ask []reviewer
+	teams := false
+	for _, r := range parseReviewers(reviewers) {
+		if r.isTeam() && !strings.EqualFold(r.org, g.owner) {
+			// Gitea takes team names of the repository's organization.
+			failed.add(r, fmt.Errorf("a team of another organization than %s", g.owner))
+			continue
+		}
+		teams = teams || r.isTeam()
+		ask = append(ask, r)
+	}
+	if len(ask) == 0 {
+		return failed.err("gitea", number)
+	}
+	c, err := g.client(ctx)
+	if err != nil {
+		for _, r := range ask {
+			failed.add(r, err)
+		}
+		return failed.err("gitea", number)
+	}
+	if teams {
+		// Gitea ignores team reviewers, without an error, unless the
+		// repository belongs to an organization.
+		if _, resp, err := c.GetOrg(g.owner); err != nil {
+			if resp != nil && resp.StatusCode == http.StatusNotFound {
+				err = fmt.Errorf("%s is not an organization", g.owner)
+			}
+			users := ask[:0]
+			for _, r := range ask {
+				if r.isTeam() {
+					failed.add(r, err)
+				} else {
+					users = append(users, r)
+				}
+			}
+			ask = users
+		}
+	}
+	request := func(rs []reviewer) (*gitea.Response, error) {
+		var opt gitea.PullReviewRequestOptions
+		for _, r := range rs {
+			if r.isTeam() {
+				opt.TeamReviewers = append(opt.TeamReviewers, r.slug)
+			} else {
+				opt.Reviewers = append(opt.Reviewers, r.user)
+			}
+		}
+		return c.CreateReviewRequests(g.owner, g.repo, int64(number), opt)
+	}
+	if len(ask) > 0 {
+		resp, err := request(ask)
+		switch {
+		case err == nil:
+		case len(ask) > 1 && resp != nil && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusUnprocessableEntity):
+			// Gitea stops at the first reviewer it cannot ask (no such
+			// user, one who cannot read the repository, the author):
+			// ask each alone.
+			for _, r := range ask {
+				if _, err := request([]reviewer{r}); err != nil {
+					failed.add(r, err)
+				}
+			}
+		default:
+			for _, r := range ask {
+				failed.add(r, err)
+			}
+		}
+	}
+	return failed.err("gitea", number)
+}
+
+func (g *giteaForge) FindIssue(ctx context.Context, marker string) (*Issue, error) {
+	c, err := g.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Gitea lists issues newest first, with no other order: all pages are
+	// read for the oldest match.
+	var found *gitea.Issue
+	for page := 1; ; page++ {
+		issues, resp, err := c.ListRepoIssues(g.owner, g.repo, gitea.ListIssueOption{
+			ListOptions: gitea.ListOptions{Page: page, PageSize: 50}, State: gitea.StateOpen, Type: gitea.IssueTypeIssue,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("gitea: %w", err)
+		}
+		for _, is := range issues {
+			if is.PullRequest == nil && firstLineIs(is.Body, marker) && (found == nil || is.Index < found.Index) {
+				found = is
+			}
+		}
+		if resp == nil || resp.NextPage == 0 || len(issues) == 0 {
+			break
+		}
+	}
+	if found == nil {
+		return nil, nil
+	}
+	return convertGiteaIssue(found), nil
+}
+
+func (g *giteaForge) CreateIssue(ctx context.Context, title, body string, labels []string) (*Issue, error) {
+	c, err := g.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	labelIDs, labelErr := g.labelIDs(c, labels)
+	is, _, err := c.CreateIssue(g.owner, g.repo, gitea.CreateIssueOption{Title: title, Body: body, Labels: labelIDs})
+	if err != nil {
+		return nil, fmt.Errorf("gitea: %w", err)
+	}
+	return convertGiteaIssue(is), labelErr
+}
+
+func (g *giteaForge) UpdateIssue(ctx context.Context, number int, title, body string) (*Issue, error) {
+	c, err := g.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	is, _, err := c.EditIssue(g.owner, g.repo, int64(number), gitea.EditIssueOption{Title: title, Body: &body})
+	if err != nil {
+		return nil, fmt.Errorf("gitea: %w", err)
+	}
+	return convertGiteaIssue(is), nil
+}
+
+func convertGiteaIssue(is *gitea.Issue) *Issue {
+	return &Issue{Number: int(is.Index), URL: is.HTMLURL, Title: is.Title, Body: is.Body}
 }

@@ -94,5 +94,148 @@ func (g *gitHub) Close(ctx context.Context, number int) error {
 }
 
 func (g *gitHub) convert(pr *github.PullRequest) *PullRequest {
-	return &PullRequest{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Title: pr.GetTitle(), Body: pr.GetBody()}
+	return &PullRequest{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Title: pr.GetTitle(), Body: pr.GetBody(),
+		Head: pr.GetHead().GetRef(), Merged: pr.GetMerged() || pr.MergedAt != nil, ClosedAt: pr.GetClosedAt().Time}
+}
+
+// ownHead reports whether pr merges from a branch of the repository
+// itself, not of a fork.
+func (g *gitHub) ownHead(pr *github.PullRequest) bool {
+	return strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), g.owner+"/"+g.repo)
+}
+
+func (g *gitHub) ListOpen(ctx context.Context, base, headPrefix string) ([]PullRequest, error) {
+	opts := &github.PullRequestListOptions{State: "open", Base: base, ListOptions: github.ListOptions{PerPage: 100}}
+	var out []PullRequest
+	for {
+		prs, resp, err := g.client.PullRequests.List(ctx, g.owner, g.repo, opts)
+		if err != nil {
+			return nil, fmt.Errorf("github: %w", err)
+		}
+		for _, pr := range prs {
+			if pr.GetBase().GetRef() == base && strings.HasPrefix(pr.GetHead().GetRef(), headPrefix) && g.ownHead(pr) {
+				out = append(out, *g.convert(pr))
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func (g *gitHub) LastClosed(ctx context.Context, head, base string) (*PullRequest, error) {
+	// Closed includes merged on GitHub; most recently updated first, so
+	// that the scan stops after the first page or so.
+	opts := &github.PullRequestListOptions{State: "closed", Head: g.owner + ":" + head, Base: base, Sort: "updated", Direction: "desc"}
+	var scan lastClosedScan
+	for {
+		prs, resp, err := g.client.PullRequests.List(ctx, g.owner, g.repo, opts)
+		if err != nil {
+			return nil, fmt.Errorf("github: %w", err)
+		}
+		for _, pr := range prs {
+			var match *PullRequest
+			if pr.GetHead().GetRef() == head && pr.GetBase().GetRef() == base {
+				match = g.convert(pr)
+			}
+			if scan.add(match, pr.GetUpdatedAt().Time) {
+				return scan.unmerged(), nil
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			return scan.unmerged(), nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func (g *gitHub) RequestReviewers(ctx context.Context, number int, reviewers []string) error {
+	var failed unasked
+	var ask []reviewer
+	for _, r := range parseReviewers(reviewers) {
+		if r.isTeam() && !strings.EqualFold(r.org, g.owner) {
+			// GitHub takes team slugs of the repository's organization
+			// only; another's would name a team of this one.
+			failed.add(r, fmt.Errorf("a team of another organization than %s", g.owner))
+			continue
+		}
+		ask = append(ask, r)
+	}
+	request := func(rs []reviewer) error {
+		var req github.ReviewersRequest
+		for _, r := range rs {
+			if r.isTeam() {
+				req.TeamReviewers = append(req.TeamReviewers, r.slug)
+			} else {
+				req.Reviewers = append(req.Reviewers, r.user)
+			}
+		}
+		_, _, err := g.client.PullRequests.RequestReviewers(ctx, g.owner, g.repo, number, req)
+		return err
+	}
+	if len(ask) > 0 {
+		err := request(ask)
+		var er *github.ErrorResponse
+		switch {
+		case err == nil:
+		case len(ask) > 1 && errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnprocessableEntity:
+			// GitHub refuses the whole request when one of them cannot
+			// review (not a collaborator, the author): ask each alone.
+			for _, r := range ask {
+				if err := request([]reviewer{r}); err != nil {
+					failed.add(r, err)
+				}
+			}
+		default:
+			for _, r := range ask {
+				failed.add(r, err)
+			}
+		}
+	}
+	return failed.err("github", number)
+}
+
+func (g *gitHub) FindIssue(ctx context.Context, marker string) (*Issue, error) {
+	opts := &github.IssueListByRepoOptions{State: "open", Sort: "created", Direction: "asc", ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		issues, resp, err := g.client.Issues.ListByRepo(ctx, g.owner, g.repo, opts)
+		if err != nil {
+			return nil, fmt.Errorf("github: %w", err)
+		}
+		for _, is := range issues {
+			// GitHub lists pull requests among issues.
+			if !is.IsPullRequest() && firstLineIs(is.GetBody(), marker) {
+				return convertGitHubIssue(is), nil
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			return nil, nil
+		}
+		opts.ListOptions.Page = resp.NextPage
+	}
+}
+
+func (g *gitHub) CreateIssue(ctx context.Context, title, body string, labels []string) (*Issue, error) {
+	req := &github.IssueRequest{Title: &title, Body: &body}
+	if len(labels) > 0 {
+		req.Labels = &labels
+	}
+	is, _, err := g.client.Issues.Create(ctx, g.owner, g.repo, req)
+	if err != nil {
+		return nil, fmt.Errorf("github: %w", err)
+	}
+	return convertGitHubIssue(is), nil
+}
+
+func (g *gitHub) UpdateIssue(ctx context.Context, number int, title, body string) (*Issue, error) {
+	is, _, err := g.client.Issues.Edit(ctx, g.owner, g.repo, number, &github.IssueRequest{Title: &title, Body: &body})
+	if err != nil {
+		return nil, fmt.Errorf("github: %w", err)
+	}
+	return convertGitHubIssue(is), nil
+}
+
+func convertGitHubIssue(is *github.Issue) *Issue {
+	return &Issue{Number: is.GetNumber(), URL: is.GetHTMLURL(), Title: is.GetTitle(), Body: is.GetBody()}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
@@ -35,8 +36,8 @@ func (g *gitLab) FindOpen(ctx context.Context, head, base string) (*PullRequest,
 		return nil, fmt.Errorf("gitlab: %w", err)
 	}
 	for _, mr := range mrs {
-		if mr.SourceBranch == head && mr.TargetBranch == base {
-			return &PullRequest{Number: int(mr.IID), URL: mr.WebURL, Title: mr.Title, Body: mr.Description}, nil
+		if mr.SourceBranch == head && mr.TargetBranch == base && ownSource(mr) {
+			return convertGitLab(mr), nil
 		}
 	}
 	return nil, nil
@@ -56,14 +57,11 @@ func (g *gitLab) Create(ctx context.Context, n NewPullRequest) (*PullRequest, er
 	if len(n.Reviewers) > 0 {
 		var ids []int64
 		for _, name := range n.Reviewers {
-			users, _, err := g.client.Users.ListUsers(&gitlab.ListUsersOptions{Username: gitlab.Ptr(name)}, gitlab.WithContext(ctx))
-			switch {
-			case err != nil:
-				errs = append(errs, fmt.Errorf("gitlab: looking up reviewer %s: %w", name, err))
-			case len(users) == 0:
-				errs = append(errs, fmt.Errorf("gitlab: reviewer %s: no such user", name))
-			default:
-				ids = append(ids, users[0].ID)
+			id, err := g.userID(ctx, name)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("gitlab: reviewer %s: %w", name, err))
+			} else {
+				ids = append(ids, id)
 			}
 		}
 		if len(ids) > 0 {
@@ -78,7 +76,7 @@ func (g *gitLab) Create(ctx context.Context, n NewPullRequest) (*PullRequest, er
 		}
 		return nil, fmt.Errorf("gitlab: %w", err)
 	}
-	return &PullRequest{Number: int(mr.IID), URL: mr.WebURL, Title: mr.Title, Body: mr.Description}, errors.Join(errs...)
+	return convertGitLab(&mr.BasicMergeRequest), errors.Join(errs...)
 }
 
 func (g *gitLab) Update(ctx context.Context, number int, title, body string) (*PullRequest, error) {
@@ -88,7 +86,7 @@ func (g *gitLab) Update(ctx context.Context, number int, title, body string) (*P
 	if err != nil {
 		return nil, fmt.Errorf("gitlab: %w", err)
 	}
-	return &PullRequest{Number: int(mr.IID), URL: mr.WebURL, Title: mr.Title, Body: mr.Description}, nil
+	return convertGitLab(&mr.BasicMergeRequest), nil
 }
 
 func (g *gitLab) Close(ctx context.Context, number int) error {
@@ -99,4 +97,222 @@ func (g *gitLab) Close(ctx context.Context, number int) error {
 		return fmt.Errorf("gitlab: %w", err)
 	}
 	return nil
+}
+
+// userID looks up the id of the user name; GitLab takes reviewers by id.
+func (g *gitLab) userID(ctx context.Context, name string) (int64, error) {
+	users, _, err := g.client.Users.ListUsers(&gitlab.ListUsersOptions{Username: gitlab.Ptr(name)}, gitlab.WithContext(ctx))
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("looking up the user: %w", err)
+	case len(users) == 0:
+		return 0, errors.New("no such user")
+	default:
+		return users[0].ID, nil
+	}
+}
+
+func convertGitLab(mr *gitlab.BasicMergeRequest) *PullRequest {
+	pr := &PullRequest{Number: int(mr.IID), URL: mr.WebURL, Title: mr.Title, Body: mr.Description, Head: mr.SourceBranch,
+		Merged: mr.State == "merged" || mr.MergedAt != nil, ClosedAt: timeOf(mr.ClosedAt)}
+	if pr.Merged && pr.ClosedAt.IsZero() {
+		// GitLab sets closed_at only on merge requests closed unmerged.
+		pr.ClosedAt = timeOf(mr.MergedAt)
+	}
+	return pr
+}
+
+// ownSource reports whether mr merges from a branch of the project itself,
+// not of a fork.
+func ownSource(mr *gitlab.BasicMergeRequest) bool { return mr.SourceProjectID == mr.TargetProjectID }
+
+func (g *gitLab) ListOpen(ctx context.Context, base, headPrefix string) ([]PullRequest, error) {
+	opts := &gitlab.ListProjectMergeRequestsOptions{
+		State: gitlab.Ptr("opened"), TargetBranch: &base, ListOptions: gitlab.ListOptions{PerPage: 100},
+	}
+	var out []PullRequest
+	for {
+		mrs, resp, err := g.client.MergeRequests.ListProjectMergeRequests(g.project, opts, gitlab.WithContext(ctx))
+		if err != nil {
+			return nil, fmt.Errorf("gitlab: %w", err)
+		}
+		for _, mr := range mrs {
+			if mr.TargetBranch == base && strings.HasPrefix(mr.SourceBranch, headPrefix) && ownSource(mr) {
+				out = append(out, *convertGitLab(mr))
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func (g *gitLab) LastClosed(ctx context.Context, head, base string) (*PullRequest, error) {
+	// GitLab's closed merge requests are the unmerged ones; merged ones
+	// are listed apart. The last closed counts only when none was merged
+	// after it.
+	closed, err := g.lastOf(ctx, "closed", head, base)
+	if err != nil || closed == nil {
+		return nil, err
+	}
+	merged, err := g.lastOf(ctx, "merged", head, base)
+	if err != nil {
+		return nil, err
+	}
+	if merged != nil && merged.ClosedAt.After(closed.ClosedAt) {
+		return nil, nil
+	}
+	return closed, nil
+}
+
+// lastOf returns the merge request from head into base in state closed
+// last (merged, for merged), nil when there is none.
+func (g *gitLab) lastOf(ctx context.Context, state, head, base string) (*PullRequest, error) {
+	opts := &gitlab.ListProjectMergeRequestsOptions{
+		State: &state, SourceBranch: &head, TargetBranch: &base,
+		OrderBy: gitlab.Ptr("updated_at"), Sort: gitlab.Ptr("desc"),
+	}
+	var scan lastClosedScan
+	for {
+		mrs, resp, err := g.client.MergeRequests.ListProjectMergeRequests(g.project, opts, gitlab.WithContext(ctx))
+		if err != nil {
+			return nil, fmt.Errorf("gitlab: %w", err)
+		}
+		for _, mr := range mrs {
+			var match *PullRequest
+			if mr.SourceBranch == head && mr.TargetBranch == base && mr.State == state && ownSource(mr) {
+				match = convertGitLab(mr)
+			}
+			if scan.add(match, timeOf(mr.UpdatedAt)) {
+				return scan.last, nil
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			return scan.last, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func (g *gitLab) RequestReviewers(ctx context.Context, number int, reviewers []string) error {
+	var failed unasked
+	var ids []int64
+	asked := map[int64]reviewer{}
+	for _, r := range parseReviewers(reviewers) {
+		if r.isTeam() {
+			failed.add(r, errors.New("groups cannot review merge requests through the API"))
+			continue
+		}
+		id, err := g.userID(ctx, r.user)
+		if err != nil {
+			failed.add(r, err)
+			continue
+		}
+		if _, ok := asked[id]; !ok {
+			asked[id] = r
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return failed.err("gitlab", number)
+	}
+	// reviewer_ids replaces the reviewers: keep those asked before.
+	mr, _, err := g.client.MergeRequests.GetMergeRequest(g.project, int64(number), nil, gitlab.WithContext(ctx))
+	if err != nil {
+		for _, id := range ids {
+			failed.add(asked[id], err)
+		}
+		return failed.err("gitlab", number)
+	}
+	all := make([]int64, 0, len(mr.Reviewers)+len(ids))
+	has := map[int64]bool{}
+	for _, u := range mr.Reviewers {
+		if u != nil && !has[u.ID] {
+			has[u.ID] = true
+			all = append(all, u.ID)
+		}
+	}
+	n := len(all)
+	for _, id := range ids {
+		if !has[id] {
+			has[id] = true
+			all = append(all, id)
+		}
+	}
+	if len(all) == n {
+		return failed.err("gitlab", number)
+	}
+	updated, _, err := g.client.MergeRequests.UpdateMergeRequest(g.project, int64(number), &gitlab.UpdateMergeRequestOptions{
+		ReviewerIDs: &all,
+	}, gitlab.WithContext(ctx))
+	if err != nil {
+		for _, id := range ids {
+			failed.add(asked[id], err)
+		}
+		return failed.err("gitlab", number)
+	}
+	// GitLab drops the reviewers it does not take (one only, on its free
+	// tier), without an error.
+	now := map[int64]bool{}
+	for _, u := range updated.Reviewers {
+		if u != nil {
+			now[u.ID] = true
+		}
+	}
+	for _, id := range ids {
+		if !now[id] {
+			failed.add(asked[id], errors.New("not taken as a reviewer"))
+		}
+	}
+	return failed.err("gitlab", number)
+}
+
+func (g *gitLab) FindIssue(ctx context.Context, marker string) (*Issue, error) {
+	opts := &gitlab.ListProjectIssuesOptions{
+		State: gitlab.Ptr("opened"), IssueType: gitlab.Ptr("issue"),
+		OrderBy: gitlab.Ptr("created_at"), Sort: gitlab.Ptr("asc"), ListOptions: gitlab.ListOptions{PerPage: 100},
+	}
+	for {
+		issues, resp, err := g.client.Issues.ListProjectIssues(g.project, opts, gitlab.WithContext(ctx))
+		if err != nil {
+			return nil, fmt.Errorf("gitlab: %w", err)
+		}
+		for _, is := range issues {
+			if firstLineIs(is.Description, marker) {
+				return convertGitLabIssue(is), nil
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			return nil, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func (g *gitLab) CreateIssue(ctx context.Context, title, body string, labels []string) (*Issue, error) {
+	opts := &gitlab.CreateIssueOptions{Title: &title, Description: &body}
+	if len(labels) > 0 {
+		l := gitlab.LabelOptions(labels)
+		opts.Labels = &l
+	}
+	is, _, err := g.client.Issues.CreateIssue(g.project, opts, gitlab.WithContext(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("gitlab: %w", err)
+	}
+	return convertGitLabIssue(is), nil
+}
+
+func (g *gitLab) UpdateIssue(ctx context.Context, number int, title, body string) (*Issue, error) {
+	is, _, err := g.client.Issues.UpdateIssue(g.project, int64(number), &gitlab.UpdateIssueOptions{
+		Title: &title, Description: &body,
+	}, gitlab.WithContext(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("gitlab: %w", err)
+	}
+	return convertGitLabIssue(is), nil
+}
+
+func convertGitLabIssue(is *gitlab.Issue) *Issue {
+	return &Issue{Number: int(is.IID), URL: is.WebURL, Title: is.Title, Body: is.Description}
 }

@@ -1,0 +1,277 @@
+//go:build integration
+
+package gitops
+
+import (
+	"encoding/base64"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"code.gitea.io/sdk/gitea"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
+)
+
+// giteaBed is a repository fleet on a real Gitea, with the job's client
+// and the SDK's for what the job does not do itself.
+type giteaBed struct {
+	t     *testing.T
+	owner string
+	sdk   *gitea.Client
+	forge Forge
+}
+
+func newGiteaBed(t *testing.T) *giteaBed {
+	t.Helper()
+	ctx := t.Context()
+	srv := testbedtest.Gitea(t)
+	url, err := srv.CreateRepo(ctx, "fleet", map[string]string{"web.yaml": "replicas: 1\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdk, err := gitea.NewClient(srv.APIURL(), gitea.SetToken(srv.Token()), gitea.SetContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forge, err := NewForge(ForgeOptions{Kind: ForgeGitea, APIURL: srv.APIURL(), Token: srv.Token()}, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &giteaBed{t: t, owner: srv.Username, sdk: sdk, forge: forge}
+}
+
+// branch makes branch off main with a commit of its own.
+func (b *giteaBed) branch(name string) {
+	b.t.Helper()
+	file := strings.ReplaceAll(name, "/", "-") + ".yaml"
+	_, _, err := b.sdk.CreateFile(b.owner, "fleet", file, gitea.CreateFileOptions{
+		FileOptions: gitea.FileOptions{Message: "change on " + name, BranchName: "main", NewBranchName: name},
+		Content:     base64.StdEncoding.EncodeToString([]byte("replicas: 2\n")),
+	})
+	if err != nil {
+		b.t.Fatalf("create branch %s: %v", name, err)
+	}
+}
+
+// open opens a pull request from head into main through the job's client.
+func (b *giteaBed) open(head, body string) *PullRequest {
+	b.t.Helper()
+	pr, err := b.forge.Create(b.t.Context(), NewPullRequest{Head: head, Base: "main", Title: "Right-size " + head, Body: body})
+	if err != nil {
+		b.t.Fatalf("Create(%s) error = %v", head, err)
+	}
+	if pr.Head != head || pr.Merged || !pr.ClosedAt.IsZero() {
+		b.t.Fatalf("Create(%s) = %+v, want an open pull request with its head", head, pr)
+	}
+	return pr
+}
+
+// merge merges pull request number with a merge commit, waiting while
+// Gitea still checks whether it can.
+func (b *giteaBed) merge(number int) {
+	b.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ok, resp, err := b.sdk.MergePullRequest(b.owner, "fleet", int64(number), gitea.MergePullRequestOption{Style: gitea.MergeStyleMerge})
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) || resp == nil || resp.StatusCode != http.StatusMethodNotAllowed {
+			b.t.Fatalf("merge #%d: %t, %v", number, ok, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func (b *giteaBed) reviewers(number int) []string {
+	b.t.Helper()
+	pr, _, err := b.sdk.GetPullRequest(b.owner, "fleet", int64(number))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var names []string
+	for _, u := range pr.RequestedReviewers {
+		names = append(names, u.UserName)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (b *giteaBed) user(name string) {
+	b.t.Helper()
+	_, _, err := b.sdk.AdminCreateUser(gitea.CreateUserOption{Username: name, Email: name + "@example.com",
+		Password: "pw-" + strings.Repeat(name, 2), MustChangePassword: gitea.OptionalBool(false)})
+	if err != nil {
+		b.t.Fatalf("create user %s: %v", name, err)
+	}
+}
+
+// TestGiteaPullRequestGroups lists the open pull requests of the job's
+// group branches, finds the last closed one of a branch (nil when the last
+// was merged) and asks reviewers, on a real Gitea.
+func TestGiteaPullRequestGroups(t *testing.T) {
+	ctx := t.Context()
+	b := newGiteaBed(t)
+	const prefix = "recommend-job/main-"
+	shop, blog, pay := prefix+"shop-1a2b", prefix+"blog-3c4d", prefix+"pay-5e6f"
+	for _, name := range []string{shop, blog, pay, "feature/other"} {
+		b.branch(name)
+	}
+
+	shopPR := b.open(shop, "shop\n")
+	blogPR := b.open(blog, "blog\r\n| a | b |\n")
+	b.open("feature/other", "other")
+
+	got, err := b.forge.ListOpen(ctx, "main", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]PullRequest{*shopPR, *blogPR}, got, cmp.Transformer("byNumber", func(prs []PullRequest) []PullRequest {
+		out := slices.Clone(prs)
+		slices.SortFunc(out, func(a, b PullRequest) int { return a.Number - b.Number })
+		return out
+	})); diff != "" {
+		t.Errorf("ListOpen(%s) (-want +got):\n%s", prefix, diff)
+	}
+	if found, err := b.forge.FindOpen(ctx, blog, "main"); err != nil || found == nil || found.Number != blogPR.Number || found.Head != blog {
+		t.Errorf("FindOpen(%s) = %+v, %v; want #%d with its head", blog, found, err, blogPR.Number)
+	}
+
+	// Closed without a merge: LastClosed returns it.
+	if last, err := b.forge.LastClosed(ctx, shop, "main"); last != nil || err != nil {
+		t.Errorf("LastClosed(%s) while it is open = %+v, %v; want nil", shop, last, err)
+	}
+	before := time.Now().Add(-time.Minute)
+	if err := b.forge.Close(ctx, shopPR.Number); err != nil {
+		t.Fatal(err)
+	}
+	last, err := b.forge.LastClosed(ctx, shop, "main")
+	if err != nil || last == nil {
+		t.Fatalf("LastClosed(%s) = %+v, %v; want #%d", shop, last, err, shopPR.Number)
+	}
+	if last.Number != shopPR.Number || last.Head != shop || last.Merged || last.ClosedAt.Before(before) || last.ClosedAt.After(time.Now().Add(time.Minute)) {
+		t.Errorf("LastClosed(%s) = %+v, want #%d closed unmerged just now", shop, last, shopPR.Number)
+	}
+	if got, err := b.forge.ListOpen(ctx, "main", prefix); err != nil || len(got) != 1 || got[0].Number != blogPR.Number {
+		t.Errorf("ListOpen() after the close = %+v, %v; want only #%d", got, err, blogPR.Number)
+	}
+
+	// Closed unmerged, then another from the same branch merged: the last
+	// one was merged, so nil.
+	payClosed := b.open(pay, "pay")
+	if err := b.forge.Close(ctx, payClosed.Number); err != nil {
+		t.Fatal(err)
+	}
+	if last, err := b.forge.LastClosed(ctx, pay, "main"); err != nil || last == nil || last.Number != payClosed.Number {
+		t.Fatalf("LastClosed(%s) = %+v, %v; want #%d", pay, last, err, payClosed.Number)
+	}
+	payMerged := b.open(pay, "pay again")
+	b.merge(payMerged.Number)
+	if last, err := b.forge.LastClosed(ctx, pay, "main"); last != nil || err != nil {
+		t.Errorf("LastClosed(%s) after a merge = %+v, %v; want nil", pay, last, err)
+	}
+
+	// Opened and closed again: the newer close counts.
+	shopAgain := b.open(shop, "shop again")
+	if err := b.forge.Close(ctx, shopAgain.Number); err != nil {
+		t.Fatal(err)
+	}
+	if last, err := b.forge.LastClosed(ctx, shop, "main"); err != nil || last == nil || last.Number != shopAgain.Number || last.Body != "shop again" {
+		t.Errorf("LastClosed(%s) = %+v, %v; want #%d, the newer", shop, last, err, shopAgain.Number)
+	}
+
+	// Reviewers: a second user, asked twice, stays asked; one who does not
+	// exist and a team of an owner that is no organization are named,
+	// and the others are asked all the same.
+	b.user("reviewer")
+	b.user("second")
+	if err := b.forge.RequestReviewers(ctx, blogPR.Number, []string{"@reviewer"}); err != nil {
+		t.Fatalf("RequestReviewers() error = %v", err)
+	}
+	if got := b.reviewers(blogPR.Number); !slices.Equal(got, []string{"reviewer"}) {
+		t.Errorf("reviewers = %v, want [reviewer]", got)
+	}
+	if err := b.forge.RequestReviewers(ctx, blogPR.Number, []string{"reviewer"}); err != nil {
+		t.Errorf("RequestReviewers() again error = %v", err)
+	}
+	err = b.forge.RequestReviewers(ctx, blogPR.Number, []string{"nobody-such", "second", "@" + b.owner + "/platform"})
+	if err == nil || !strings.Contains(err.Error(), "nobody-such") || !strings.Contains(err.Error(), "@"+b.owner+"/platform") ||
+		!strings.Contains(err.Error(), "not an organization") {
+		t.Errorf("RequestReviewers() error = %v, want one naming nobody-such and the team", err)
+	} else if named, _, _ := strings.Cut(err.Error(), " to review"); strings.Contains(named, "second") {
+		t.Errorf("RequestReviewers() error = %v names second, who could be asked", err)
+	}
+	if got := b.reviewers(blogPR.Number); !slices.Equal(got, []string{"reviewer", "second"}) {
+		t.Errorf("reviewers = %v, want [reviewer second]", got)
+	}
+}
+
+// TestGiteaIssues finds, creates and updates the issue that starts with a
+// marker on a real Gitea; bodies come back as they were sent, and a closed
+// issue, a pull request or an issue with the marker further down is not
+// found.
+func TestGiteaIssues(t *testing.T) {
+	ctx := t.Context()
+	b := newGiteaBed(t)
+	const marker = "<!-- recommend-job: dashboard `recommend-job` -->"
+	body := marker + "\nUpdated by every run.\n\n| group | pull request |\n| --- | --- |\n| namespace/shop | #1 |\n"
+
+	if got, err := b.forge.FindIssue(ctx, marker); got != nil || err != nil {
+		t.Fatalf("FindIssue() on a repository without issues = %+v, %v; want nil", got, err)
+	}
+	b.branch("recommend-job/main")
+	b.open("recommend-job/main", body)
+	if _, _, err := b.sdk.CreateIssue(b.owner, "fleet", gitea.CreateIssueOption{Title: "Decoy", Body: "see below\n" + marker}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.forge.FindIssue(ctx, marker); got != nil || err != nil {
+		t.Fatalf("FindIssue() with the marker only in a pull request and further down = %+v, %v; want nil", got, err)
+	}
+
+	if _, _, err := b.sdk.CreateLabel(b.owner, "fleet", gitea.CreateLabelOption{Name: "resources", Color: "#00aabb"}); err != nil {
+		t.Fatal(err)
+	}
+	created, err := b.forge.CreateIssue(ctx, "Dashboard", body, []string{"resources"})
+	if err != nil || created == nil || created.Body != body || created.Title != "Dashboard" || created.URL == "" {
+		t.Fatalf("CreateIssue() = %+v, %v; want the issue with its body", created, err)
+	}
+	onGitea, _, err := b.sdk.GetIssue(b.owner, "fleet", int64(created.Number))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(onGitea.Labels) != 1 || onGitea.Labels[0].Name != "resources" || onGitea.Body != body {
+		t.Errorf("issue on Gitea: labels %v, body %q; want resources and the body sent", onGitea.Labels, onGitea.Body)
+	}
+
+	found, err := b.forge.FindIssue(ctx, marker)
+	if err != nil || found == nil || *found != *created {
+		t.Fatalf("FindIssue() = %+v, %v; want %+v", found, err, created)
+	}
+
+	// A label that does not exist: the issue is opened, the label named.
+	other, err := b.forge.CreateIssue(ctx, "Other", "other", []string{"resources", "missing"})
+	if other == nil || err == nil || !strings.Contains(err.Error(), "missing") || strings.Contains(err.Error(), "resources") {
+		t.Errorf("CreateIssue() with a missing label = %+v, %v; want the issue and an error naming only the missing label", other, err)
+	}
+
+	updatedBody := strings.Replace(body, "#1", "#2", 1) + "\r\ntrailing  \n"
+	updated, err := b.forge.UpdateIssue(ctx, created.Number, "Dashboard 2", updatedBody)
+	if err != nil || updated.Number != created.Number || updated.Title != "Dashboard 2" || updated.Body != updatedBody {
+		t.Fatalf("UpdateIssue() = %+v, %v; want #%d with the new title and body", updated, err, created.Number)
+	}
+	if found, err := b.forge.FindIssue(ctx, marker); err != nil || found == nil || *found != *updated {
+		t.Errorf("FindIssue() after the update = %+v, %v; want %+v", found, err, updated)
+	}
+
+	closed := gitea.StateClosed
+	if _, _, err := b.sdk.EditIssue(b.owner, "fleet", int64(created.Number), gitea.EditIssueOption{State: &closed}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.forge.FindIssue(ctx, marker); got != nil || err != nil {
+		t.Errorf("FindIssue() after the close = %+v, %v; want nil", got, err)
+	}
+}
