@@ -38,5 +38,12 @@
 //
 // Prove renders a release before and after a change of its values and
 // checks that only the asked resource values of the target containers
-// differ in the whole output.
+// differ in the whole output. Test hooks (helm.sh/hook: test), which
+// only helm test creates, are left out of proofs and of key finding.
+// What a chart renders differently each time with the same values, a
+// generated password or a random name, would make every proof fail: when
+// the outputs differ, the release is rendered once more with its own
+// values, and the objects of each template whose output changed between
+// those two renders are left out of the comparison; if they hold a
+// target container, the proof fails and says so.
 package helm

@@ -207,7 +207,7 @@ func (f *Finder) load(ctx context.Context, r Release, a *analysis) error {
 	}
 	a.probing = &probing{chart: ch, values: coalesced, candidates: findCandidates(coalesced, templateReads(ch))}
 	if a.found == nil {
-		a.base = podContainers(objects)
+		a.base = podContainers(installed(objects))
 		for i := range a.base {
 			a.base[i].body = nil
 		}
@@ -313,7 +313,7 @@ func (p *probeRun) try(ctx context.Context, candidates []Path) (culprits []int, 
 	if err != nil {
 		return append([]int{}, ps.culprits(err)...), nil
 	}
-	rendered := podContainers(objects)
+	rendered := podContainers(installed(objects))
 	ids := p.a.match(rendered)
 	if !covers(ids, p.needed) {
 		return []int{}, nil

@@ -195,6 +195,34 @@ func TestKeys(t *testing.T) {
 			renders: 3,
 		},
 		{
+			// The test hook's container is sized by resources too, but
+			// helm test alone creates it: the key is the app's alone.
+			name: "a test hook sized by the same key",
+			files: func() map[string]string {
+				files := helmtest.Resources()
+				files["templates/tests/smoke-job.yaml"] = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ include "resources.fullname" . }}-smoke-{{ randAlphaNum 5 | lower }}
+  annotations:
+    "helm.sh/hook": test
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: smoke
+          image: registry.example.com/tools/smoke:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+`
+				return files
+			}(),
+			want:    []Container{{Kind: "Deployment", Name: "rel-resources", Container: "app"}},
+			found:   []wantFound{{keys: full("resources.")}},
+			renders: 2,
+		},
+		{
 			name:  "objects ranged over a mapping the probes add to",
 			files: rangedChart(),
 			want: []Container{

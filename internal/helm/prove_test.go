@@ -3,6 +3,7 @@ package helm
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,75 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
 )
+
+// testHook is a test hook as podinfo's chart writes them: a Pod with a
+// random name, run by helm test only, sized by the chart's resources key
+// like the app.
+const testHook = `apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ include "random.fullname" . }}-test-{{ randAlphaNum 5 | lower }}
+  labels:
+    {{- include "random.labels" . | nindent 4 }}
+  annotations:
+    "helm.sh/hook": test
+    "helm.sh/hook-delete-policy": before-hook-creation,hook-succeeded
+spec:
+  containers:
+    - name: wget
+      image: {{ .Values.tests.image }}
+      command: ["wget"]
+      args: ["{{ include "random.fullname" . }}:{{ .Values.service.port }}"]
+      resources:
+        {{- toYaml .Values.resources | nindent 8 }}
+  restartPolicy: Never
+`
+
+// hookedChart is the random chart, whose Secret holds a password
+// generated at each render, with a test hook of a random name, another
+// of a fixed name, as Helm 2 named test hooks, and a pre-install Job,
+// all reading their image from the values.
+func hookedChart() map[string]string {
+	files := helmtest.Random()
+	files["values.yaml"] += "tests:\n  image: busybox:1.36\nmigrate:\n  image: registry.example.com/shop/migrate:1\n"
+	files["templates/tests/test-connection.yaml"] = testHook
+	files["templates/tests/test-version.yaml"] = `apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ include "random.fullname" . }}-test-version
+  annotations:
+    "helm.sh/hook": test-success
+spec:
+  restartPolicy: Never
+  containers:
+    - name: version
+      image: {{ .Values.tests.image }}
+`
+	files["templates/migrate-job.yaml"] = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ include "random.fullname" . }}-migrate
+  annotations:
+    "helm.sh/hook": pre-install,pre-upgrade
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: migrate
+          image: {{ .Values.migrate.image }}
+`
+	return files
+}
+
+// rolledChart is the random chart whose Deployment is itself rendered
+// differently each time, as charts do to roll their pods on every
+// upgrade.
+func rolledChart() map[string]string {
+	files := helmtest.Random()
+	files["templates/deployment.yaml"] = strings.Replace(files["templates/deployment.yaml"], "    metadata:\n", "    metadata:\n      annotations:\n        rollme: {{ randAlphaNum 8 | quote }}\n", 1)
+	return files
+}
 
 func TestProve(t *testing.T) {
 	q := resource.MustParse
@@ -131,11 +201,58 @@ func TestProve(t *testing.T) {
 			fails: []string{"rendering after the change", "schema"},
 		},
 		{
-			name:  "a chart that renders differently each time",
+			// The Secret's password differs from render to render; nothing
+			// else does: it is left out.
+			name:  "a chart that generates a password",
 			chart: helmtest.Random(),
 			after: set("resources.requests.cpu", "300m"),
 			want:  []Expect{{Container: Container{Kind: "Deployment", Name: "shop-random", Container: "app"}, Requests: corev1.ResourceList{"cpu": q("300m")}}},
-			fails: []string{"chart random 0.1.0 renders differently each time with the same values", "Secret ns/shop-random: data.password"},
+		},
+		{
+			// The test hooks and the random Secret are left out, and with
+			// them the hooks' image, which the change also moves.
+			name:  "a test hook of a random name and a generated password",
+			chart: hookedChart(),
+			after: Merge(set("resources.requests.cpu", "300m"), set("tests.image", "busybox:1.37")),
+			want:  []Expect{{Container: Container{Kind: "Deployment", Name: "shop-random", Container: "app"}, Requests: corev1.ResourceList{"cpu": q("300m")}}},
+		},
+		{
+			name:  "a test hook and a generated password, and a change that also moves a label",
+			chart: hookedChart(),
+			after: Merge(set("resources.requests.cpu", "300m"), set("podLabels.team", "checkout")),
+			want:  []Expect{{Container: Container{Kind: "Deployment", Name: "shop-random", Container: "app"}, Requests: corev1.ResourceList{"cpu": q("300m")}}},
+			fails: []string{
+				`Deployment ns/shop-random: spec.template.metadata.labels.team: absent → "checkout"`,
+				"(left out as the chart renders them differently each time: templates/secret.yaml)",
+			},
+			not: []string{"data.password", "test", "is among what it renders"},
+		},
+		{
+			// Hooks other than tests are installed with the release: they
+			// are compared.
+			name:  "a test hook and a generated password, and a change that also moves a pre-install hook",
+			chart: hookedChart(),
+			after: Merge(set("resources.requests.cpu", "300m"), set("migrate.image", "registry.example.com/shop/migrate:2")),
+			want:  []Expect{{Container: Container{Kind: "Deployment", Name: "shop-random", Container: "app"}, Requests: corev1.ResourceList{"cpu": q("300m")}}},
+			fails: []string{`Job ns/shop-random-migrate: spec.template.spec.containers[0].image: "registry.example.com/shop/migrate:1" → "registry.example.com/shop/migrate:2"`},
+		},
+		{
+			name:  "a test hook and a generated password, and a change that misses the target",
+			chart: hookedChart(),
+			after: set("resource.requests.cpu", "300m"),
+			want:  []Expect{{Container: Container{Kind: "Deployment", Name: "shop-random", Container: "app"}, Requests: corev1.ResourceList{"cpu": q("300m")}}},
+			fails: []string{"Deployment ns/shop-random:app requests.cpu is not set after the change, want 300m"},
+		},
+		{
+			name:  "a target the chart renders differently each time",
+			chart: rolledChart(),
+			after: set("resources.requests.cpu", "300m"),
+			want:  []Expect{{Container: Container{Kind: "Deployment", Name: "shop-random", Container: "app"}, Requests: corev1.ResourceList{"cpu": q("300m")}}},
+			fails: []string{
+				"chart random 0.1.0 renders templates/deployment.yaml differently each time with the same values, and Deployment ns/shop-random:app is among what it renders, so no change of it can be told apart",
+				"Deployment ns/shop-random: spec.template.metadata.annotations.rollme: ",
+			},
+			not: []string{"secret"},
 		},
 	}
 	for _, tt := range tests {
@@ -185,5 +302,96 @@ func TestProveReleaseThatDoesNotRender(t *testing.T) {
 	err := Prove(context.Background(), r, map[string]any{"profile": "small"}, nil)
 	if !errors.Is(err, ErrRender) || errors.Is(err, ErrProofFailed) {
 		t.Fatalf("Prove of a release that does not render = %v, want ErrRender alone", err)
+	}
+}
+
+// TestCompare compares outputs its caller made, as a post-renderer does:
+// again is asked for another output of the release's own values only
+// when the two differ, and what it shows the chart renders differently
+// each time is left out.
+func TestCompare(t *testing.T) {
+	r := Release{Name: "shop", Namespace: "ns", Chart: testChart(t, hookedChart())}
+	output := func(values map[string]any) []Object {
+		t.Helper()
+		changed := r
+		changed.Values = values
+		objects, err := Render(context.Background(), changed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return objects
+	}
+	// untemplated drops the templates of objects, as a post-renderer that
+	// makes objects of its own would have them.
+	untemplated := func(objects []Object) []Object {
+		out := slices.Clone(objects)
+		for i := range out {
+			out[i].Template = ""
+		}
+		return out
+	}
+	before := output(nil)
+	after := output(map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "300m"}}})
+	want := []Expect{{Container: Container{Kind: "Deployment", Name: "shop-random", Container: "app"}, Requests: corev1.ResourceList{"cpu": resource.MustParse("300m")}}}
+	errPostRender := errors.New("post-renderer failed")
+	tests := []struct {
+		name          string
+		before, after []Object
+		want          []Expect
+		again         func() ([]Object, error)
+		// calls is how often again must be called.
+		calls int
+		// fails are what the error must say; none for a proof that holds.
+		fails []string
+		is    error
+	}{
+		{
+			name: "the same outputs", before: before, after: before,
+			again: func() ([]Object, error) { return output(nil), nil },
+		},
+		{
+			name: "the generated password left out", before: before, after: after, want: want,
+			again: func() ([]Object, error) { return output(nil), nil }, calls: 1,
+		},
+		{
+			name: "objects a post-renderer made", before: untemplated(before), after: untemplated(after), want: want,
+			again: func() ([]Object, error) { return untemplated(output(nil)), nil }, calls: 1,
+		},
+		{
+			name: "without again, every difference counts", before: before, after: after, want: want,
+			fails: []string{"Secret ns/shop-random: data.password: "}, is: ErrProofFailed,
+		},
+		{
+			name: "again fails", before: before, after: after, want: want,
+			again: func() ([]Object, error) { return nil, errPostRender }, calls: 1,
+			fails: []string{"rendering the release again with the same values: post-renderer failed"}, is: errPostRender,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			var again func() ([]Object, error)
+			if tt.again != nil {
+				again = func() ([]Object, error) { calls++; return tt.again() }
+			}
+			err := Compare(r, tt.before, tt.after, tt.want, again)
+			if calls != tt.calls {
+				t.Errorf("again was called %d times, want %d", calls, tt.calls)
+			}
+			if tt.is == nil {
+				if err != nil {
+					t.Fatalf("Compare: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, tt.is) {
+				t.Fatalf("Compare = %v, want %v", err, tt.is)
+			}
+			for _, s := range tt.fails {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not say %q", err, s)
+				}
+			}
+		})
 	}
 }

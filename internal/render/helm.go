@@ -604,7 +604,8 @@ func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []h
 	if err != nil {
 		return wrap(fmt.Errorf("%w: after the edit: %w", ErrProofFailed, err))
 	}
-	if err := helm.Compare(rel, before, after, expects); err != nil {
+	again := func() ([]helm.Object, error) { return output(r.before, r.post) }
+	if err := helm.Compare(rel, before, after, expects, again); err != nil {
 		return wrap(err)
 	}
 	return nil
