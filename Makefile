@@ -64,7 +64,7 @@ lint: ## Run golangci-lint (pinned) on the code.
 	.cache/bin/golangci-lint run ./...
 
 .PHONY: demo
-demo: ## Run the job end to end on the bundled demo, on a local test bed and Gitea: a pull request with its evidence.
+demo: ## Run the job end to end on the bundled demo, on a local test bed and Gitea: a pull request per team, with its evidence.
 	hack/run ./hack/cmd/demo
 
 .PHONY: step-study

@@ -160,6 +160,9 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 		Algorithm:     cfg.Algorithm(),
 		RenderOptions: cfg.RenderOptions(),
 		GroupBy:       cfg.GroupBy(),
+		PullRequests: job.PullRequestPolicy{
+			Limit: cfg.PRLimit, PerRun: cfg.PRPerRun, ClosedHold: cfg.PRClosedHold, Dashboard: cfg.Dashboard,
+		},
 
 		HistoryConcurrency: cfg.PrometheusConcurrency,
 	}}, nil

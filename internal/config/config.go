@@ -88,24 +88,28 @@ type Config struct {
 	HPAAware          bool          `mapstructure:"hpa-aware"`
 
 	// The git and pull request settings beyond the repository and branch.
-	GitSSHKeyFile     string   `mapstructure:"git-ssh-key-file"`
-	GitKnownHostsFile string   `mapstructure:"git-known-hosts-file"`
-	GitBranchTemplate string   `mapstructure:"git-branch-template"`
-	GitDirectPush     bool     `mapstructure:"git-direct-push"`
-	GitCommitTemplate string   `mapstructure:"git-commit-template"`
-	GitCommitterName  string   `mapstructure:"git-committer-name"`
-	GitCommitterEmail string   `mapstructure:"git-committer-email"`
-	GitSigningKeyFile string   `mapstructure:"git-signing-key-file"`
-	GitSigningFormat  string   `mapstructure:"git-signing-format"`
-	Forge             string   `mapstructure:"forge"`
-	ForgeAPIURL       string   `mapstructure:"forge-api-url"`
-	ForgeToken        string   `mapstructure:"forge-token"`
-	ForgeTokenFile    string   `mapstructure:"forge-token-file"`
-	ForgeRepository   string   `mapstructure:"forge-repository"`
-	PRLabels          []string `mapstructure:"pr-labels"`
-	PRReviewers       []string `mapstructure:"pr-reviewers"`
-	PRCloseWhenEmpty  bool     `mapstructure:"pr-close-when-empty"`
-	PRGroupBy         string   `mapstructure:"pr-group-by"`
+	GitSSHKeyFile     string        `mapstructure:"git-ssh-key-file"`
+	GitKnownHostsFile string        `mapstructure:"git-known-hosts-file"`
+	GitBranchTemplate string        `mapstructure:"git-branch-template"`
+	GitDirectPush     bool          `mapstructure:"git-direct-push"`
+	GitCommitTemplate string        `mapstructure:"git-commit-template"`
+	GitCommitterName  string        `mapstructure:"git-committer-name"`
+	GitCommitterEmail string        `mapstructure:"git-committer-email"`
+	GitSigningKeyFile string        `mapstructure:"git-signing-key-file"`
+	GitSigningFormat  string        `mapstructure:"git-signing-format"`
+	Forge             string        `mapstructure:"forge"`
+	ForgeAPIURL       string        `mapstructure:"forge-api-url"`
+	ForgeToken        string        `mapstructure:"forge-token"`
+	ForgeTokenFile    string        `mapstructure:"forge-token-file"`
+	ForgeRepository   string        `mapstructure:"forge-repository"`
+	PRLabels          []string      `mapstructure:"pr-labels"`
+	PRReviewers       []string      `mapstructure:"pr-reviewers"`
+	PRCloseWhenEmpty  bool          `mapstructure:"pr-close-when-empty"`
+	PRGroupBy         string        `mapstructure:"pr-group-by"`
+	PRLimit           int           `mapstructure:"pr-limit"`
+	PRPerRun          int           `mapstructure:"pr-per-run"`
+	PRClosedHold      time.Duration `mapstructure:"pr-closed-hold"`
+	Dashboard         bool          `mapstructure:"dashboard"`
 
 	// chartCredentials are those of HelmRepositoryConfig; nil without it.
 	chartCredentials *chartCredentials

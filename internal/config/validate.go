@@ -36,6 +36,9 @@ func (c *Config) complete() error {
 	if c.RunTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("run-timeout: must be positive, got %s", c.RunTimeout))
 	}
+	if c.PRLimit < 0 || c.PRPerRun < 0 || c.PRClosedHold < 0 {
+		errs = append(errs, fmt.Errorf("pr-limit, pr-per-run and pr-closed-hold: must not be negative, got %d, %d and %s", c.PRLimit, c.PRPerRun, c.PRClosedHold))
+	}
 	if _, err := gitops.ParseGroupBy(c.PRGroupBy); err != nil {
 		errs = append(errs, fmt.Errorf("pr-group-by: %w", err))
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
@@ -54,4 +56,31 @@ func groupItems(p *plan.Plan, by gitops.GroupBy) []group {
 	}
 	slices.SortFunc(out, func(x, y group) int { return strings.Compare(x.name, y.name) })
 	return out
+}
+
+// gibPerCore weighs memory against CPU when groups are ranked by what
+// they save: the memory per core of general-purpose instances.
+const gibPerCore = 4
+
+// savingsOf is what the items' changes save per replica, in cores (see
+// plan.Group.Savings).
+func savingsOf(items []plan.Item) float64 {
+	var cores float64
+	for _, it := range items {
+		for _, c := range it.Containers {
+			for _, r := range c.Resources {
+				if !r.Changed || r.Recommended == nil || r.Current == nil || r.LimitsOnly {
+					continue
+				}
+				d := r.Current.AsApproximateFloat64() - r.Recommended.AsApproximateFloat64()
+				switch r.Resource {
+				case corev1.ResourceCPU:
+					cores += d
+				case corev1.ResourceMemory:
+					cores += d / (1 << 30) / gibPerCore
+				}
+			}
+		}
+	}
+	return cores
 }

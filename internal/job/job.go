@@ -44,6 +44,23 @@ type Config struct {
 	// GroupBy splits the changes into pull requests, each on a branch of
 	// its own; the zero value, like none, opens one for the run.
 	GroupBy gitops.GroupBy
+	// PullRequests are the limits on the groups' pull requests and the
+	// dashboard.
+	PullRequests PullRequestPolicy
+}
+
+// PullRequestPolicy bounds the pull requests of a grouped run, and asks
+// for the dashboard issue.
+type PullRequestPolicy struct {
+	// Limit bounds the job's open pull requests, PerRun those a run
+	// opens; zero for no bound.
+	Limit, PerRun int
+	// ClosedHold is how long a person's closing of a group's pull request
+	// holds the group while its values do not move; zero holds nothing.
+	ClosedHold time.Duration
+	// Dashboard keeps one issue on the forge up to date with what waits
+	// for a person.
+	Dashboard bool
 }
 
 // Run performs one pass and returns its plan. Invalid ResourceRecommends,

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"strings"
 	"text/template"
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
@@ -27,10 +28,48 @@ var testHookBeforePush func(attempt int)
 // is pushed. A dry run stops before the commit and reports the diff and
 // the pull request body instead.
 func writeBack(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) error {
+	var err error
 	if cfg.GroupBy.Grouped() && !cfg.Git.Direct() {
-		return writeGroups(ctx, cfg, p, log)
+		err = writeGroups(ctx, cfg, p, log)
+	} else {
+		err = writeBranch(ctx, cfg, p, gitops.PullRequestTitle(cfg.Git.BaseBranch, cfg.Path), log)
 	}
-	return writeBranch(ctx, cfg, p, gitops.PullRequestTitle(cfg.Git.BaseBranch, cfg.Path), log)
+	if cfg.PullRequests.Dashboard && cfg.Git.Forge.Enabled() && !cfg.DryRun && ctx.Err() == nil {
+		if derr := syncDashboard(ctx, cfg, p, log); derr != nil {
+			err = errors.Join(err, derr)
+		}
+	}
+	return err
+}
+
+// syncDashboard keeps the job's one dashboard issue up to date: found by
+// its marker, created when there is none, updated when its body differs.
+func syncDashboard(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) error {
+	forge, err := gitops.NewForge(cfg.Git.Forge, cfg.Git.URL)
+	if err != nil {
+		return err
+	}
+	title := gitops.DashboardTitle(cfg.Git.BaseBranch, cfg.Path)
+	body := gitops.DashboardBody(p, cfg.Git.PushBranch)
+	issue, err := forge.FindIssue(ctx, gitops.DashboardMarker(cfg.Git.PushBranch))
+	if err != nil {
+		return fmt.Errorf("finding the dashboard issue: %w", err)
+	}
+	action := plan.PRUnchanged
+	switch {
+	case issue == nil:
+		issue, err = forge.CreateIssue(ctx, title, body, cfg.Git.Forge.Labels)
+		action = plan.PRCreated
+	case issue.Title != title || strings.TrimSpace(issue.Body) != strings.TrimSpace(body):
+		issue, err = forge.UpdateIssue(ctx, issue.Number, title, body)
+		action = plan.PRUpdated
+	}
+	if err != nil {
+		return fmt.Errorf("writing the dashboard issue: %w", err)
+	}
+	p.Dashboard = &plan.PullRequest{URL: issue.URL, Number: issue.Number, Action: action}
+	log.InfoContext(ctx, "dashboard synced", "action", action, "url", issue.URL, "number", issue.Number)
+	return nil
 }
 
 // writeBranch writes the changes of p on cfg.Git.PushBranch and syncs its
@@ -80,13 +119,13 @@ func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, lo
 	case opts.Direct():
 	case cfg.DryRun:
 		if res.hasChanges {
-			p.Git.PullRequest = &plan.PullRequest{Action: plan.PRPlanned, Body: gitops.PullRequestBody(p)}
+			p.Git.PullRequest = &plan.PullRequest{Action: plan.PRPlanned, Body: pullRequestBody(p)}
 		}
 	case forge == nil:
 	case res.hasChanges:
 		pr, err := gitops.SyncPullRequest(ctx, forge, gitops.NewPullRequest{
 			Head: opts.PushBranch, Base: opts.BaseBranch,
-			Title: title, Body: gitops.PullRequestBody(p),
+			Title: title, Body: pullRequestBody(p),
 			Labels: opts.Forge.Labels, Reviewers: reviewersOf(opts.Forge.Reviewers, res.owners, p.Items),
 		})
 		if pr == nil {
@@ -112,6 +151,17 @@ func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, lo
 		}
 	}
 	return nil
+}
+
+// pullRequestBody is the body of p's pull request, with the hidden line
+// that records the values it proposes: once a person closes it, a later
+// run reads them to tell whether its own moved since.
+func pullRequestBody(p *plan.Plan) string {
+	body := gitops.PullRequestBody(p)
+	if line := gitops.ProposedOf(p).Line(); line != "" {
+		body = strings.TrimRight(body, "\n") + "\n\n" + line + "\n"
+	}
+	return body
 }
 
 // attemptResult is what one attempt leaves for the pull request step.

@@ -1,14 +1,17 @@
 package job
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/recommend"
 )
 
 // writeGroups writes each group's changes on the group's own branch
@@ -17,8 +20,15 @@ import (
 // nothing left to change. A group without changes is not checked out; the
 // pull request of a group branch that no group of this run has any more
 // is closed too, unless the run lacked history for some items, which says
-// nothing about their groups. One group's failure does not stop the
-// others; the run's error joins them.
+// nothing about their groups.
+//
+// A group with an open pull request is always brought up to date. One
+// without waits, and says why in the plan, while a person's closing of its
+// last pull request holds (its values moved less than the change
+// threshold since, and pr-closed-hold has not passed), or while opening it
+// would pass pr-limit (open pull requests of the job) or pr-per-run (new
+// ones this run); the groups that save the most go first. One group's
+// failure does not stop the others; the run's error joins them.
 func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) error {
 	var forge gitops.Forge
 	if cfg.Git.Forge.Enabled() && !cfg.DryRun {
@@ -27,12 +37,25 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 			return err
 		}
 	}
-	var errs []error
+	open := map[string]bool{} // head branches of the job's open pull requests
+	if forge != nil {
+		prs, err := forge.ListOpen(ctx, cfg.Git.BaseBranch, cfg.Git.PushBranch+"-")
+		if err != nil {
+			return fmt.Errorf("listing the open pull requests: %w", err)
+		}
+		for _, pr := range prs {
+			open[pr.Head] = true
+		}
+	}
+	type pending struct {
+		group  group
+		sub    *plan.Plan
+		result int // index in p.Groups
+		branch string
+	}
+	var todo []pending
 	var quiet []string // branches of groups with nothing to change
 	for _, g := range groupItems(p, cfg.GroupBy) {
-		if err := ctx.Err(); err != nil {
-			return errors.Join(append(errs, err)...)
-		}
 		sub := &plan.Plan{DryRun: p.DryRun, Items: make([]plan.Item, len(g.items))}
 		keys := make([]string, len(g.items))
 		for j, i := range g.items {
@@ -40,28 +63,70 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 			sub.Items[j] = p.Items[i]
 			keys[j] = p.Items[i].Key()
 		}
-		gcfg := cfg
-		gcfg.Git.PushBranch = gitops.GroupBranch(cfg.Git.PushBranch, g.name)
-		// A group's pull request goes when its changes do.
-		gcfg.Git.Forge.CloseWhenEmpty = true
-		result := plan.Group{Name: g.name, Items: keys}
+		branch := gitops.GroupBranch(cfg.Git.PushBranch, g.name)
+		p.Groups = append(p.Groups, plan.Group{Name: g.name, Items: keys})
 		if len(changesOf(sub)) == 0 {
 			if !sub.Incomplete() {
-				quiet = append(quiet, gcfg.Git.PushBranch)
+				quiet = append(quiet, branch)
 			}
-			p.Groups = append(p.Groups, result)
 			continue
 		}
-		log := log.With("group", g.name, "branch", gcfg.Git.PushBranch)
-		err := writeBranch(ctx, gcfg, sub, gitops.GroupPullRequestTitle(cfg.Git.BaseBranch, cfg.Path, g.name), log)
-		for j, i := range g.items {
-			p.Items[i] = sub.Items[j]
+		p.Groups[len(p.Groups)-1].Savings = savingsOf(sub.Items)
+		todo = append(todo, pending{group: g, sub: sub, result: len(p.Groups) - 1, branch: branch})
+	}
+	// Open pull requests first, then by savings, largest first.
+	slices.SortStableFunc(todo, func(x, y pending) int {
+		if ox, oy := open[x.branch], open[y.branch]; ox != oy {
+			if ox {
+				return -1
+			}
+			return 1
 		}
-		result.Git = sub.Git
-		p.Groups = append(p.Groups, result)
+		return cmp.Compare(p.Groups[y.result].Savings, p.Groups[x.result].Savings)
+	})
+	var errs []error
+	opened, created := len(open), 0
+	for _, t := range todo {
+		if err := ctx.Err(); err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		result := &p.Groups[t.result]
+		log := log.With("group", t.group.name, "branch", t.branch)
+		if forge != nil && !open[t.branch] {
+			held, err := closedHold(ctx, cfg, forge, t.branch, t.sub)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("group %s: %w", t.group.name, err))
+				continue
+			}
+			result.Held = held
+			switch {
+			case held != "":
+			case cfg.PullRequests.Limit > 0 && opened >= cfg.PullRequests.Limit:
+				result.Waiting = fmt.Sprintf("pr-limit %d reached", cfg.PullRequests.Limit)
+			case cfg.PullRequests.PerRun > 0 && created >= cfg.PullRequests.PerRun:
+				result.Waiting = fmt.Sprintf("pr-per-run %d reached", cfg.PullRequests.PerRun)
+			}
+			if result.Held != "" || result.Waiting != "" {
+				log.InfoContext(ctx, "group waits", "held", result.Held, "waiting", result.Waiting)
+				continue
+			}
+		}
+		gcfg := cfg
+		gcfg.Git.PushBranch = t.branch
+		// A group's pull request goes when its changes do.
+		gcfg.Git.Forge.CloseWhenEmpty = true
+		err := writeBranch(ctx, gcfg, t.sub, gitops.GroupPullRequestTitle(cfg.Git.BaseBranch, cfg.Path, t.group.name), log)
+		for j, i := range t.group.items {
+			p.Items[i] = t.sub.Items[j]
+		}
+		result.Git = t.sub.Git
+		if g := result.Git; g != nil && g.PullRequest != nil && g.PullRequest.Action == plan.PRCreated {
+			opened++
+			created++
+		}
 		if err != nil {
 			log.ErrorContext(ctx, "group not written", "error", err)
-			errs = append(errs, fmt.Errorf("group %s: %w", g.name, err))
+			errs = append(errs, fmt.Errorf("group %s: %w", t.group.name, err))
 		}
 	}
 	if forge != nil {
@@ -70,6 +135,31 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// closedHold says why a group without an open pull request waits, or "":
+// a person closed its last one without merging it, less than
+// pr-closed-hold ago, and the values the run would propose are within the
+// change threshold of those it proposed then.
+func closedHold(ctx context.Context, cfg Config, forge gitops.Forge, branch string, sub *plan.Plan) (string, error) {
+	pr, err := forge.LastClosed(ctx, branch, cfg.Git.BaseBranch)
+	if err != nil {
+		return "", fmt.Errorf("finding its last closed pull request: %w", err)
+	}
+	hold := cfg.PullRequests.ClosedHold
+	if pr == nil || hold <= 0 || time.Since(pr.ClosedAt) > hold {
+		return "", nil
+	}
+	before := gitops.ParseProposed(pr.Body)
+	threshold := cfg.Algorithm.ChangeThreshold
+	if threshold == 0 {
+		threshold = recommend.DefaultChangeThreshold
+	}
+	if before == nil || gitops.ProposedOf(sub).Moved(before, threshold) {
+		return "", nil
+	}
+	return fmt.Sprintf("pull request #%d was closed without merging on %s; its values moved less than %.0f%% since, and it holds until %s",
+		pr.Number, pr.ClosedAt.UTC().Format(time.DateOnly), threshold*100, pr.ClosedAt.Add(hold).UTC().Format(time.DateOnly)), nil
 }
 
 // closeQuietGroups closes the open pull requests of the job's group

@@ -26,6 +26,9 @@ type Plan struct {
 	// Groups are the pull request groups of the run, by name; each has its
 	// branch, its commit and its pull request.
 	Groups []Group `json:"groups,omitempty"`
+	// Dashboard is the issue the run keeps up to date with what waits for
+	// a person, when asked for.
+	Dashboard *PullRequest `json:"dashboard,omitempty"`
 	// Interrupted says why and in which stage the run was cut short, e.g.
 	// "run deadline of 27m0s exceeded during history"; the plan holds what
 	// the run had by then.
@@ -142,6 +145,11 @@ type Resource struct {
 	// is RequestsAndLimits and the limit changes with the request.
 	CurrentLimit     *resource.Quantity `json:"currentLimit,omitempty"`
 	RecommendedLimit *resource.Quantity `json:"recommendedLimit,omitempty"`
+	// LiveLimit is the limit in the live pod template, whatever the
+	// policy, so that a reviewer sees it beside the request (CurrentLimit
+	// is set only when the limit changes with the request); nil when
+	// unset.
+	LiveLimit *resource.Quantity `json:"liveLimit,omitempty"`
 	// Reason explains a missing, adjusted or held-back recommendation.
 	Reason string `json:"reason,omitempty"`
 	// HeldBack marks a value left alone on purpose: the change is below
@@ -194,6 +202,30 @@ type Evidence struct {
 	Limit      string  `json:"limit,omitempty"`
 	// HeldBack says why the current value was kept.
 	HeldBack string `json:"heldBack,omitempty"`
+
+	// WindowDays and SpanDays are Window and Span in days, to a
+	// hundredth, for people.
+	WindowDays float64 `json:"windowDays,omitempty"`
+	SpanDays   float64 `json:"spanDays,omitempty"`
+	// UsageP50, UsageP90 and UsageMax are the usage observed in the
+	// window, as it was, neither decayed nor weighted: the median, the
+	// 90th percentile and the highest of the samples (CPU rates of every
+	// pod at every step, or memory peaks per interval). The percentiles
+	// are the upper end of the histogram bucket they fall in (buckets 5%
+	// wide, from 0.01 core or 1e7 bytes), never above UsageMax, which is
+	// exact. Nil when the window holds no sample.
+	UsageP50 *float64 `json:"usageP50,omitempty"`
+	UsageP90 *float64 `json:"usageP90,omitempty"`
+	UsageMax *float64 `json:"usageMax,omitempty"`
+	// OOMKills counts the out-of-memory kills seen in the window (memory
+	// only): per pod, the hours in which a container of it restarted
+	// after one.
+	OOMKills int `json:"oomKills,omitempty"`
+	// HPA is why the request is held back for a HorizontalPodAutoscaler:
+	// it scales the target on the resource's utilization, which is
+	// relative to the request. No value is computed then; the evidence is
+	// what was observed.
+	HPA string `json:"hpa,omitempty"`
 }
 
 // Source is the file that defines a target and what happened to it.
@@ -273,6 +305,16 @@ type Group struct {
 	// Git is what was committed, pushed and opened for the group; nil
 	// when the repository was not reached for it.
 	Git *Git `json:"git,omitempty"`
+	// Held says why the group's changes wait for their values to move: a
+	// person closed its last pull request without merging it.
+	Held string `json:"held,omitempty"`
+	// Waiting says which limit keeps the group from opening a pull
+	// request this run (pr-limit, pr-per-run).
+	Waiting string `json:"waiting,omitempty"`
+	// Savings ranks groups for the limits: the CPU cores, plus the GiB of
+	// memory divided by 4 (a general-purpose instance's memory per core),
+	// requested less per replica; negative when the group asks for more.
+	Savings float64 `json:"savings,omitempty"`
 }
 
 // SkippedFile is a repository file the run did not read, and why.

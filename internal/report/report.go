@@ -85,15 +85,24 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 		return err
 	}
 	for _, g := range p.Groups {
-		if g.Git == nil {
-			continue
+		var err error
+		switch {
+		case g.Held != "":
+			_, err = fmt.Fprintf(w, "\ngroup %s: held: %s\n", plan.Line(g.Name), plan.Line(g.Held))
+		case g.Waiting != "":
+			_, err = fmt.Fprintf(w, "\ngroup %s: waiting: %s\n", plan.Line(g.Name), plan.Line(g.Waiting))
+		case g.Git != nil:
+			if _, err = fmt.Fprintf(w, "\ngroup %s:", plan.Line(g.Name)); err == nil {
+				err = writeGit(w, p, g.Git)
+			}
 		}
-		if _, err := fmt.Fprintf(w, "\ngroup %s:", plan.Line(g.Name)); err != nil {
+		if err != nil {
 			return err
 		}
-		if err := writeGit(w, p, g.Git); err != nil {
-			return err
-		}
+	}
+	if d := p.Dashboard; d != nil {
+		_, err := fmt.Fprintf(w, "\ndashboard issue #%d %s: %s\n", d.Number, d.Action, plan.Line(d.URL))
+		return err
 	}
 	return nil
 }

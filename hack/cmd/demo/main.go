@@ -1,13 +1,15 @@
 // Command demo runs recommend-job end to end on the bundled example: it
 // starts the local test bed and a Gitea, loads a week of synthetic usage for
 // the workloads of examples/demo, creates their ResourceRecommends, pushes
-// the example GitOps repository to Gitea, runs the job with --forge gitea,
-// and shows the commit it pushed and the pull request it opened, whose
-// description holds the evidence behind each number. A second run shows
-// that nothing new changes nothing.
+// the example GitOps repository to Gitea, runs the job with --forge gitea
+// and a pull request per team (the ResourceRecommends' team label), and
+// shows each pull request it opened, the commit on its branch and its
+// description, which holds the evidence behind each number. A second run
+// shows that nothing new changes nothing.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -123,6 +126,10 @@ func run(ctx context.Context) error {
 		"--git-username", forge.Username,
 		"--forge", "gitea",
 		"--forge-api-url", forge.APIURL(),
+		// A pull request per team (the ResourceRecommends' label), and
+		// the dashboard issue.
+		"--pr-group-by", "label:team",
+		"--dashboard",
 		"--log-level", "warn",
 	}
 	step("running recommend-job " + strings.Join(args, " ") + "\n    (KUBECONFIG and RECOMMEND_GIT_TOKEN in the environment; compiled on first use)")
@@ -130,37 +137,40 @@ func run(ctx context.Context) error {
 		return err
 	}
 
-	step("the commit it pushed")
-	if err := showBranchHead(ctx, repoURL, forge.Username, forge.Token(), "recommend-job/main"); err != nil {
-		return err
-	}
-
-	step("the pull request it opened; its description shows the evidence behind each number")
-	pr, err := openPullRequest(ctx, forge, "gitops")
+	step("the pull requests it opened, one per team; each description shows the evidence behind each number")
+	prs, err := openPullRequests(ctx, forge, "gitops", 2)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s\n%s\n\n%s\n", pr.HTMLURL, pr.Title, indent(pr.Body))
+	for _, pr := range prs {
+		fmt.Printf("%s\n%s (branch %s)\n\n", pr.HTMLURL, pr.Title, pr.Head.Ref)
+		if err := showBranchHead(ctx, repoURL, forge.Username, forge.Token(), pr.Head.Ref); err != nil {
+			return err
+		}
+		fmt.Printf("\n%s\n\n", indent(pr.Body))
+	}
 
-	step("running recommend-job again: nothing changed, so no commit and the pull request stays as it is")
+	step("running recommend-job again: nothing changed, so no commit and the pull requests stay as they are")
 	if err := command(ctx, root, env, filepath.Join(root, "hack", "run"), append([]string{"./cmd/recommend-job"}, args...)...); err != nil {
 		return err
 	}
-	again, err := openPullRequest(ctx, forge, "gitops")
+	again, err := openPullRequests(ctx, forge, "gitops", 2)
 	if err != nil {
 		return err
 	}
-	if again.Index != pr.Index || !again.Updated.Equal(*pr.Updated) {
-		return fmt.Errorf("the second run changed the pull request: #%d updated %s, was #%d updated %s", again.Index, again.Updated, pr.Index, pr.Updated)
+	for i, pr := range prs {
+		if again[i].Index != pr.Index || !again[i].Updated.Equal(*pr.Updated) {
+			return fmt.Errorf("the second run changed pull request #%d: updated %s, was %s", pr.Index, again[i].Updated, pr.Updated)
+		}
+		fmt.Printf("#%d still open, last updated %s\n", pr.Index, pr.Updated.Format(time.RFC3339))
 	}
-	fmt.Printf("still one open pull request, #%d, last updated %s\n", again.Index, again.Updated.Format(time.RFC3339))
 	step("done; the test bed and Gitea stop now")
 	return nil
 }
 
-// openPullRequest returns the one open pull request of the admin's
-// repository name.
-func openPullRequest(ctx context.Context, forge *testbed.Gitea, name string) (*gitea.PullRequest, error) {
+// openPullRequests returns the open pull requests of the admin's
+// repository name, by number; there must be want of them.
+func openPullRequests(ctx context.Context, forge *testbed.Gitea, name string, want int) ([]*gitea.PullRequest, error) {
 	client, err := gitea.NewClient(forge.APIURL(), gitea.SetToken(forge.Token()), gitea.SetContext(ctx))
 	if err != nil {
 		return nil, err
@@ -169,10 +179,16 @@ func openPullRequest(ctx context.Context, forge *testbed.Gitea, name string) (*g
 	if err != nil {
 		return nil, fmt.Errorf("listing pull requests: %w", err)
 	}
-	if len(prs) != 1 || prs[0].Updated == nil {
-		return nil, fmt.Errorf("%d open pull requests on %s, want one", len(prs), name)
+	if len(prs) != want {
+		return nil, fmt.Errorf("%d open pull requests on %s, want %d", len(prs), name, want)
 	}
-	return prs[0], nil
+	slices.SortFunc(prs, func(x, y *gitea.PullRequest) int { return cmp.Compare(x.Index, y.Index) })
+	for _, pr := range prs {
+		if pr.Updated == nil {
+			return nil, fmt.Errorf("pull request #%d has no update time", pr.Index)
+		}
+	}
+	return prs, nil
 }
 
 // demoHistory is a week of usage for the demo workloads, from pods of

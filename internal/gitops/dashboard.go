@@ -1,0 +1,100 @@
+package gitops
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/recommend-job/recommend-job/internal/plan"
+)
+
+// DashboardMarker is the first line of the dashboard issue of the job
+// that pushes to pushBranch: the job finds its one issue by it.
+func DashboardMarker(pushBranch string) string {
+	return "<!-- recommend-job: dashboard " + code(pushBranch) + " -->"
+}
+
+// DashboardTitle is the dashboard issue's title.
+func DashboardTitle(base, path string) string {
+	if path == "" || path == "." {
+		return "Resource recommendations dashboard for " + base
+	}
+	return fmt.Sprintf("Resource recommendations dashboard for %s on %s", path, base)
+}
+
+// maxDashboardRows bounds each section's rows: the issue must stay under
+// the forges' size limits whatever the cluster holds.
+const maxDashboardRows = 200
+
+// DashboardBody is the dashboard issue's body, from a run's plan: the
+// groups with an open pull request, those waiting on pr-limit or
+// pr-per-run, those held by a closed pull request; then the targets that
+// could not be rendered and why, the invalid ResourceRecommends with
+// their codes, and the values without enough data. Text from the cluster
+// or the repository is escaped as in pull request bodies.
+func DashboardBody(p *plan.Plan, pushBranch string) string {
+	var b strings.Builder
+	b.WriteString(DashboardMarker(pushBranch) + "\n")
+	b.WriteString("Updated by every run of recommend-job; it lists what waits for a person.\n")
+	var open, waiting, held [][]string
+	for _, g := range p.Groups {
+		name := mdText(g.Name)
+		switch {
+		case g.Held != "":
+			held = append(held, []string{name, mdText(g.Held)})
+		case g.Waiting != "":
+			waiting = append(waiting, []string{name, fmt.Sprintf("%.2f", g.Savings), mdText(g.Waiting)})
+		case g.Git != nil && g.Git.PullRequest != nil && g.Git.PullRequest.Number > 0 && g.Git.PullRequest.Action != plan.PRClosed:
+			pr := g.Git.PullRequest
+			open = append(open, []string{name, fmt.Sprintf("[#%d](%s)", pr.Number, mdURL(pr.URL)), mdText(pr.Action)})
+		}
+	}
+	var unrendered, invalid, nodata [][]string
+	for _, it := range p.Items {
+		name := mdText(it.Namespace + "/" + it.Name)
+		target := mdText(it.Target.Kind + " " + it.Target.Name)
+		switch {
+		case it.Error != nil:
+			invalid = append(invalid, []string{name, target, code(it.Error.Code), mdText(it.Error.Message)})
+			continue
+		case it.Source != nil && it.Source.Error != "":
+			unrendered = append(unrendered, []string{name, target, mdText(it.Source.Error)})
+		}
+		for _, c := range it.Containers {
+			for _, r := range c.Resources {
+				if r.Recommended == nil && r.Reason != "" {
+					nodata = append(nodata, []string{name, mdText(c.Name), mdText(string(r.Resource)), mdText(r.Reason)})
+				}
+			}
+		}
+	}
+	section(&b, "Open pull requests", []string{"group", "pull request", "this run"}, open)
+	section(&b, "Waiting on the pull request limits", []string{"group", "savings (cores)", "waiting on"}, waiting)
+	section(&b, "Held by a closed pull request", []string{"group", "why"}, held)
+	section(&b, "Not rendered", []string{"ResourceRecommend", "target", "why"}, unrendered)
+	section(&b, "Invalid ResourceRecommends", []string{"ResourceRecommend", "target", "code", "message"}, invalid)
+	section(&b, "Not enough data", []string{"ResourceRecommend", "container", "resource", "why"}, nodata)
+	return b.String()
+}
+
+// section writes a titled table, or that there is nothing in it.
+func section(b *strings.Builder, title string, header []string, rows [][]string) {
+	fmt.Fprintf(b, "\n### %s\n\n", title)
+	if len(rows) == 0 {
+		b.WriteString("None.\n")
+		return
+	}
+	b.WriteString(row(header...) + "\n")
+	b.WriteString(row(strings.Split(strings.Repeat("---,", len(header)-1)+"---", ",")...) + "\n")
+	for i, r := range rows {
+		if i == maxDashboardRows {
+			fmt.Fprintf(b, "\nand %d more.\n", len(rows)-maxDashboardRows)
+			break
+		}
+		b.WriteString(row(r...) + "\n")
+	}
+}
+
+// mdURL keeps a forge's URL inside a Markdown link.
+func mdURL(u string) string {
+	return strings.NewReplacer("(", "%28", ")", "%29", " ", "%20", "\n", "", "\r", "").Replace(u)
+}

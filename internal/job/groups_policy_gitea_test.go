@@ -1,0 +1,140 @@
+//go:build integration
+
+package job
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"code.gitea.io/sdk/gitea"
+
+	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
+)
+
+// TestWriteBackGiteaGroupPolicies runs grouped write-backs against a real
+// Gitea with pr-limit 2 and the dashboard: the two groups that save the
+// most open pull requests and the third waits; a person closing one
+// holds that group while its values stay, and its slot goes to the one
+// that waited; once its values move past the threshold it is no longer
+// held but waits on the limit. The dashboard issue is created once and
+// kept up to date.
+func TestWriteBackGiteaGroupPolicies(t *testing.T) {
+	ctx := t.Context()
+	srv := testbedtest.Gitea(t)
+	files := map[string]string{}
+	for _, ns := range []string{"blog", "pay", "shop"} {
+		files["clusters/"+ns+"/web.yaml"] = strings.Replace(webDeployment, "namespace: shop", "namespace: "+ns, 1)
+	}
+	url, err := srv.CreateRepo(ctx, "fleet", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdk, err := gitea.NewClient(srv.APIURL(), gitea.SetToken(srv.Token()), gitea.SetContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))
+	cfg := Config{Path: "clusters", GroupBy: gitops.GroupBy{Kind: "namespace"},
+		PullRequests: PullRequestPolicy{Limit: 2, ClosedHold: 720 * time.Hour, Dashboard: true},
+		Git: gitops.Options{
+			URL: url, BaseBranch: "main", PushBranch: "recommend-job",
+			Username: srv.Username, Token: srv.Token(),
+			AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com",
+			Forge: gitops.ForgeOptions{Kind: gitops.ForgeGitea, APIURL: srv.APIURL(), Token: srv.Token()},
+		}}
+	branch := func(ns string) string { return gitops.GroupBranch("recommend-job", "namespace/"+ns) }
+	openPRs := func() map[string]*gitea.PullRequest {
+		t.Helper()
+		prs, _, err := sdk.ListRepoPullRequests(srv.Username, "fleet", gitea.ListPullRequestsOptions{State: gitea.StateOpen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byHead := map[string]*gitea.PullRequest{}
+		for _, pr := range prs {
+			byHead[pr.Head.Ref] = pr
+		}
+		return byHead
+	}
+	issues := func() []*gitea.Issue {
+		t.Helper()
+		list, _, err := sdk.ListRepoIssues(srv.Username, "fleet", gitea.ListIssueOption{State: gitea.StateOpen, Type: gitea.IssueTypeIssue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return list
+	}
+	group := func(p *plan.Plan, ns string) plan.Group {
+		t.Helper()
+		for _, g := range p.Groups {
+			if g.Name == "namespace/"+ns {
+				return g
+			}
+		}
+		t.Fatalf("no group %s in %+v", ns, p.Groups)
+		return plan.Group{}
+	}
+
+	// blog saves 200m, pay 150m, shop 110m.
+	first := shopsPlan(map[string]string{"blog": "300m", "pay": "350m", "shop": "390m"})
+	if err := writeBackPlan(t, cfg, first, log); err != nil {
+		t.Fatalf("first run: %v", err)
+	}
+	prs := openPRs()
+	if len(prs) != 2 || prs[branch("blog")] == nil || prs[branch("pay")] == nil {
+		t.Fatalf("first run opened %v, want blog's and pay's", prs)
+	}
+	if g := group(first, "shop"); g.Waiting != "pr-limit 2 reached" || g.Git != nil {
+		t.Errorf("shop: %+v, want it waiting on pr-limit", g)
+	}
+	dash := issues()
+	if len(dash) != 1 || !strings.Contains(dash[0].Body, "| namespace/shop | 0.11 | pr-limit 2 reached |") || first.Dashboard == nil || first.Dashboard.Action != plan.PRCreated {
+		t.Fatalf("dashboard after the first run: %d issues, plan %+v", len(dash), first.Dashboard)
+	}
+
+	// A person closes blog's pull request without merging it.
+	blogPR := prs[branch("blog")].Index
+	closed := gitea.StateClosed
+	if _, _, err := sdk.EditPullRequest(srv.Username, "fleet", blogPR, gitea.EditPullRequestOption{State: &closed}); err != nil {
+		t.Fatal(err)
+	}
+	second := shopsPlan(map[string]string{"blog": "300m", "pay": "350m", "shop": "390m"})
+	if err := writeBackPlan(t, cfg, second, log); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	prs = openPRs()
+	if len(prs) != 2 || prs[branch("shop")] == nil || prs[branch("blog")] != nil {
+		t.Fatalf("second run left open %v, want pay's and shop's", prs)
+	}
+	if g := group(second, "blog"); !strings.Contains(g.Held, "closed without merging") || g.Git != nil {
+		t.Errorf("blog: %+v, want it held by its closed pull request", g)
+	}
+	dash = issues()
+	if len(dash) != 1 || !strings.Contains(dash[0].Body, "### Held by a closed pull request") || !strings.Contains(dash[0].Body, "| namespace/blog | pull request") ||
+		second.Dashboard == nil || second.Dashboard.Action != plan.PRUpdated || int64(second.Dashboard.Number) != dash[0].Index {
+		t.Fatalf("dashboard after the second run: %d issues, plan %+v, body:\n%s", len(dash), second.Dashboard, dash[0].Body)
+	}
+
+	// blog's value moves past the threshold (300m to 250m): no longer
+	// held, but the limit is reached.
+	third := shopsPlan(map[string]string{"blog": "250m", "pay": "350m", "shop": "390m"})
+	if err := writeBackPlan(t, cfg, third, log); err != nil {
+		t.Fatalf("third run: %v", err)
+	}
+	if g := group(third, "blog"); g.Held != "" || g.Waiting != "pr-limit 2 reached" {
+		t.Errorf("blog after its value moved: %+v, want it waiting on the limit", g)
+	}
+	if n := len(issues()); n != 1 {
+		t.Errorf("%d dashboard issues, want one", n)
+	}
+}
+
+// writeBackPlan runs writeBack on p, as Run would.
+func writeBackPlan(t *testing.T, cfg Config, p *plan.Plan, log *slog.Logger) error {
+	t.Helper()
+	return writeBack(t.Context(), cfg, p, log)
+}
