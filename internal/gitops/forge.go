@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -231,10 +232,13 @@ func repositoryOf(repo, gitURL string) (owner, name string, err error) {
 // and someone who can edit the description can copy any marker, so only
 // the body the job would write proves that the description shows the
 // values on the branch. A Create that races another run's ("already
-// exists") finds and updates that one instead of failing. A pull request
-// returned with an error was opened, but its labels or reviewers could
-// not all be set.
+// exists") finds and updates that one instead of failing. The reviewers
+// of a pull request that was open already are asked again, so that they
+// follow its files and ResourceRecommends; those asked before stay asked.
+// A pull request returned with an error was opened or brought up to date,
+// but its labels or reviewers could not all be set.
 func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*plan.PullRequest, error) {
+	pr.Body = withReviewersLine(pr.Body, pr.Reviewers)
 	open, err := f.FindOpen(ctx, pr.Head, pr.Base)
 	if err != nil {
 		return nil, fmt.Errorf("finding the open pull request: %w", err)
@@ -256,14 +260,74 @@ func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*plan.Pul
 			return nil, fmt.Errorf("opening the pull request: %w, but none is open", ErrAlreadyExists)
 		}
 	}
+	var synced *plan.PullRequest
 	if open.Title == pr.Title && sameBody(open.Body, pr.Body) {
-		return &plan.PullRequest{URL: open.URL, Number: open.Number, Action: plan.PRUnchanged, Body: open.Body}, nil
+		synced = &plan.PullRequest{URL: open.URL, Number: open.Number, Action: plan.PRUnchanged, Body: open.Body}
+	} else {
+		updated, err := f.Update(ctx, open.Number, pr.Title, pr.Body)
+		if err != nil {
+			return nil, fmt.Errorf("updating pull request %d: %w", open.Number, err)
+		}
+		synced = &plan.PullRequest{URL: updated.URL, Number: updated.Number, Action: plan.PRUpdated, Body: pr.Body}
 	}
-	updated, err := f.Update(ctx, open.Number, pr.Title, pr.Body)
-	if err != nil {
-		return nil, fmt.Errorf("updating pull request %d: %w", open.Number, err)
+	// Owners change with the files and the ResourceRecommends: those the
+	// job has not asked yet are asked; no one is asked twice, not even
+	// after they reviewed.
+	if missing := newReviewers(pr.Reviewers, askedReviewers(open.Body)); len(missing) > 0 {
+		if err := f.RequestReviewers(ctx, synced.Number, missing); err != nil {
+			return synced, fmt.Errorf("asking the reviewers of pull request %d: %w", synced.Number, err)
+		}
 	}
-	return &plan.PullRequest{URL: updated.URL, Number: updated.Number, Action: plan.PRUpdated, Body: pr.Body}, nil
+	return synced, nil
+}
+
+// reviewersPrefix starts the hidden line of a body that records whom the
+// job asked to review it.
+const reviewersPrefix = "<!-- recommend-job: reviewers "
+
+// withReviewersLine adds to body the hidden line naming reviewers (names
+// only, so no text ends the comment early).
+func withReviewersLine(body string, reviewers []string) string {
+	var names []string
+	for _, r := range reviewers {
+		if reviewerSafe.MatchString(r) {
+			names = append(names, r)
+		}
+	}
+	if len(names) == 0 {
+		return body
+	}
+	return strings.TrimRight(body, "\n") + "\n" + reviewersPrefix + strings.Join(names, " ") + " -->\n"
+}
+
+// reviewerSafe is a user or team name, which cannot end a comment.
+var reviewerSafe = regexp.MustCompile(`^@?[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$`)
+
+// askedReviewers reads the names the job asked, from a body it wrote.
+func askedReviewers(body string) []string {
+	for _, line := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), reviewersPrefix); ok {
+			return strings.Fields(strings.TrimSuffix(rest, "-->"))
+		}
+	}
+	return nil
+}
+
+// newReviewers returns the reviewers not in asked ("@alice" is "alice").
+func newReviewers(reviewers, asked []string) []string {
+	key := func(s string) string { return strings.ToLower(strings.TrimPrefix(s, "@")) }
+	seen := map[string]bool{}
+	for _, a := range asked {
+		seen[key(a)] = true
+	}
+	var out []string
+	for _, r := range reviewers {
+		if !seen[key(r)] && reviewerSafe.MatchString(r) {
+			seen[key(r)] = true
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // sameBody reports whether the forge's body says what the job would write.

@@ -263,6 +263,8 @@ func TestForgesSyncPullRequest(t *testing.T) {
 				t.Fatal(err)
 			}
 			body := func(hash string) string { return "changes\n\n" + markerPrefix + strings.Repeat(hash, 64) + " -->\n" }
+			// What the forge holds: the body, and whom the job asked.
+			stored := func(hash string) string { return body(hash) + reviewersPrefix + "alice -->\n" }
 			pr := NewPullRequest{Head: "recommend-job/main", Base: "main", Title: "Right-size", Body: body("a"),
 				Labels: []string{"resources"}, Reviewers: []string{"alice"}}
 
@@ -273,7 +275,7 @@ func TestForgesSyncPullRequest(t *testing.T) {
 			if got.Action != plan.PRCreated || got.Number != 1 || !strings.HasSuffix(got.URL, "/1") {
 				t.Errorf("first sync = %+v, want #1 created", got)
 			}
-			want := []*fakePR{{Number: 1, Head: "recommend-job/main", Base: "main", Title: "Right-size", Body: body("a"), State: "open",
+			want := []*fakePR{{Number: 1, Head: "recommend-job/main", Base: "main", Title: "Right-size", Body: stored("a"), State: "open",
 				Labels: []string{"resources"}, Reviewers: []string{"alice"}}}
 			if diff := cmp.Diff(want, fake.prs); diff != "" {
 				t.Errorf("forge after create (-want +got):\n%s", diff)
@@ -293,7 +295,7 @@ func TestForgesSyncPullRequest(t *testing.T) {
 			if got, err := SyncPullRequest(ctx, forge, pr); err != nil || got.Action != plan.PRUpdated || got.Number != 1 {
 				t.Errorf("third sync = %+v, %v; want #1 updated", got, err)
 			}
-			if fake.prs[0].Body != body("b") {
+			if fake.prs[0].Body != stored("b") {
 				t.Errorf("body after update = %q", fake.prs[0].Body)
 			}
 
@@ -304,7 +306,7 @@ func TestForgesSyncPullRequest(t *testing.T) {
 			if got, err := SyncPullRequest(ctx, forge, pr); err != nil || got.Action != plan.PRUpdated || got.Number != 1 {
 				t.Errorf("racing sync = %+v, %v; want #1 updated", got, err)
 			}
-			if len(fake.prs) != 1 || fake.prs[0].Body != body("c") {
+			if len(fake.prs) != 1 || fake.prs[0].Body != stored("c") {
 				t.Errorf("after the race: %d pull requests, body %q; want one with the new body", len(fake.prs), fake.prs[0].Body)
 			}
 

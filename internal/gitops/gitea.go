@@ -82,8 +82,9 @@ func (g *giteaForge) Create(ctx context.Context, n NewPullRequest) (*PullRequest
 		return nil, fmt.Errorf("gitea: %w", err)
 	}
 	if len(n.Reviewers) > 0 {
-		if _, err := c.CreateReviewRequests(g.owner, g.repo, pr.Index, gitea.PullReviewRequestOptions{Reviewers: n.Reviewers}); err != nil {
-			errs = append(errs, fmt.Errorf("gitea: requesting reviewers: %w", err))
+		// As for an open one: users and teams, each named on failure.
+		if err := g.RequestReviewers(ctx, int(pr.Index), n.Reviewers); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return convertGitea(pr), errors.Join(errs...)

@@ -68,8 +68,9 @@ func (g *gitHub) Create(ctx context.Context, n NewPullRequest) (*PullRequest, er
 		}
 	}
 	if len(n.Reviewers) > 0 {
-		if _, _, err := g.client.PullRequests.RequestReviewers(ctx, g.owner, g.repo, pr.GetNumber(), github.ReviewersRequest{Reviewers: n.Reviewers}); err != nil {
-			errs = append(errs, fmt.Errorf("github: requesting reviewers: %w", err))
+		// As for an open one: users and teams, each named on failure.
+		if err := g.RequestReviewers(ctx, pr.GetNumber(), n.Reviewers); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {

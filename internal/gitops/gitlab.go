@@ -57,6 +57,11 @@ func (g *gitLab) Create(ctx context.Context, n NewPullRequest) (*PullRequest, er
 	if len(n.Reviewers) > 0 {
 		var ids []int64
 		for _, name := range n.Reviewers {
+			name = strings.TrimPrefix(name, "@")
+			if strings.Contains(name, "/") {
+				errs = append(errs, fmt.Errorf("gitlab: reviewer %s: a group, which GitLab does not take as a reviewer", name))
+				continue
+			}
 			id, err := g.userID(ctx, name)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("gitlab: reviewer %s: %w", name, err))
