@@ -146,3 +146,62 @@ func TestWriteBackGiteaGroups(t *testing.T) {
 		t.Errorf("third run groups %+v, want shop's, unchanged", third.Groups)
 	}
 }
+
+// TestWriteBackGiteaOwners opens grouped pull requests on a real Gitea
+// whose reviewers come from the repository's CODEOWNERS for the files
+// each changes, and from the ResourceRecommend's annotation.
+func TestWriteBackGiteaOwners(t *testing.T) {
+	ctx := t.Context()
+	srv := testbedtest.Gitea(t)
+	files := map[string]string{".github/CODEOWNERS": "* @platform-lead\n/clusters/pay/ @pay-lead\n"}
+	for _, ns := range []string{"pay", "shop"} {
+		files["clusters/"+ns+"/web.yaml"] = strings.Replace(webDeployment, "namespace: shop", "namespace: "+ns, 1)
+	}
+	url, err := srv.CreateRepo(ctx, "fleet", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdk, err := gitea.NewClient(srv.APIURL(), gitea.SetToken(srv.Token()), gitea.SetContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"platform-lead", "pay-lead", "shop-oncall"} {
+		if _, _, err := sdk.AdminCreateUser(gitea.CreateUserOption{Username: name, Email: name + "@example.com",
+			Password: "pw-" + name + name, MustChangePassword: gitea.OptionalBool(false)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Config{Path: "clusters", GroupBy: gitops.GroupBy{Kind: "namespace"}, Git: gitops.Options{
+		URL: url, BaseBranch: "main", PushBranch: "recommend-job",
+		Username: srv.Username, Token: srv.Token(),
+		AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com",
+		Forge: gitops.ForgeOptions{Kind: gitops.ForgeGitea, APIURL: srv.APIURL(), Token: srv.Token()},
+	}}
+	p := shopsPlan(map[string]string{"pay": "350m", "shop": "390m"})
+	for i := range p.Items {
+		if p.Items[i].Namespace == "shop" {
+			p.Items[i].Annotations = map[string]string{AnnotationReviewers: "@shop-oncall"}
+		}
+	}
+	if err := writeBack(ctx, cfg, p, slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"namespace/pay": {"pay-lead"}, "namespace/shop": {"platform-lead", "shop-oncall"}}
+	for _, g := range p.Groups {
+		if g.Git == nil || g.Git.PullRequest == nil {
+			t.Fatalf("group %s: no pull request: %+v", g.Name, g.Git)
+		}
+		pr, _, err := sdk.GetPullRequest(srv.Username, "fleet", int64(g.Git.PullRequest.Number))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, u := range pr.RequestedReviewers {
+			got = append(got, u.UserName)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want[g.Name]) {
+			t.Errorf("group %s: reviewers %q, want %q", g.Name, got, want[g.Name])
+		}
+	}
+}
