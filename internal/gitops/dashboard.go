@@ -45,7 +45,7 @@ func DashboardBody(p *plan.Plan, pushBranch string) string {
 			waiting = append(waiting, []string{name, fmt.Sprintf("%.2f", g.Savings), mdText(g.Waiting)})
 		case g.Git != nil && g.Git.PullRequest != nil && g.Git.PullRequest.Number > 0 && g.Git.PullRequest.Action != plan.PRClosed:
 			pr := g.Git.PullRequest
-			open = append(open, []string{name, fmt.Sprintf("[#%d](%s)", pr.Number, mdURL(pr.URL)), mdText(pr.Action)})
+			open = append(open, []string{name, fmt.Sprintf("[#%d](%s)", pr.Number, mdURL(pr.URL))})
 		}
 	}
 	var unrendered, invalid, nodata [][]string
@@ -67,7 +67,9 @@ func DashboardBody(p *plan.Plan, pushBranch string) string {
 			}
 		}
 	}
-	section(&b, "Open pull requests", []string{"group", "pull request", "this run"}, open)
+	// Nothing that moves from run to run without a change (such as what
+	// a run did), so that a quiet run leaves the issue alone.
+	section(&b, "Open pull requests", []string{"group", "pull request"}, open)
 	section(&b, "Waiting on the pull request limits", []string{"group", "savings (cores)", "waiting on"}, waiting)
 	section(&b, "Held by a closed pull request", []string{"group", "why"}, held)
 	section(&b, "Not rendered", []string{"ResourceRecommend", "target", "why"}, unrendered)

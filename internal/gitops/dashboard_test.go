@@ -28,7 +28,7 @@ func TestDashboardBody(t *testing.T) {
 		t.Errorf("body does not start with the marker:\n%s", body)
 	}
 	for _, want := range []string{
-		"### Open pull requests\n\n| group | pull request | this run |\n| --- | --- | --- |\n| namespace/shop | [#7](https://forge.example.com/pr/7) | created |",
+		"### Open pull requests\n\n| group | pull request |\n| --- | --- |\n| namespace/shop | [#7](https://forge.example.com/pr/7) |",
 		"| namespace/blog | 1.25 | pr-limit 1 reached |",
 		"5 closed on 2026-11-20; values within 10% |",
 		"| shop/web | Deployment web | target not found |",

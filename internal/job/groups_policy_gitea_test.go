@@ -131,6 +131,15 @@ func TestWriteBackGiteaGroupPolicies(t *testing.T) {
 	if n := len(issues()); n != 1 {
 		t.Errorf("%d dashboard issues, want one", n)
 	}
+
+	// The same run again: nothing moves, and the dashboard is left alone.
+	fourth := shopsPlan(map[string]string{"blog": "250m", "pay": "350m", "shop": "390m"})
+	if err := writeBackPlan(t, cfg, fourth, log); err != nil {
+		t.Fatalf("fourth run: %v", err)
+	}
+	if fourth.Dashboard == nil || fourth.Dashboard.Action != plan.PRUnchanged {
+		t.Errorf("fourth run dashboard %+v, want it unchanged", fourth.Dashboard)
+	}
 }
 
 // writeBackPlan runs writeBack on p, as Run would.
