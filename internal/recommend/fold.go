@@ -11,9 +11,14 @@ import (
 // histogram as the samples arrive, in any order: all that Compute needs
 // of them (how many, their first and last time, the highest) without
 // keeping them, so that a run's memory does not grow with its history.
+// Beside the decaying histogram it counts the samples per bucket of the
+// same buckets, neither decayed nor weighted, for the usage a reviewer
+// sees: 4 bytes a bucket, 704 bytes a fold, against the 1,408 of the
+// decaying histogram's weights.
 type Fold struct {
 	resource    corev1.ResourceName
 	hist        *Histogram
+	counts      []uint32
 	samples     int
 	first, last time.Time
 	peak        float64
@@ -33,7 +38,7 @@ func NewFold(res corev1.ResourceName, halfLife time.Duration, reference time.Tim
 	if halfLife > 0 && !reference.IsZero() {
 		h.reference = reference.Round(halfLife)
 	}
-	return &Fold{resource: res, hist: h}
+	return &Fold{resource: res, hist: h, counts: make([]uint32, len(h.weights))}
 }
 
 // Add folds in the sample v taken at t. A value that is not a finite,
@@ -58,7 +63,33 @@ func (f *Fold) Add(t time.Time, v float64) {
 		w = math.Max(v, minCPUWeight)
 	}
 	f.hist.Add(v, w, t)
+	f.counts[f.hist.opts.findBucket(v, len(f.counts))]++
 }
+
+// Observed is the p-quantile (p in (0, 1]) of the samples as they were
+// observed, each counted once whatever its time or value: the upper end
+// of the bucket that holds the ceil(p x n)-th smallest of the n samples,
+// so at most 5% above it (or the width of the first bucket), and never
+// above the highest sample. It is 0 without samples.
+func (f *Fold) Observed(p float64) float64 {
+	if f.samples == 0 {
+		return 0
+	}
+	// The slack keeps 0.9 x 10 the 9th sample, not the 10th.
+	rank := max(uint64(math.Ceil(p*float64(f.samples)-1e-9)), 1)
+	var seen uint64
+	for b, n := range f.counts[:len(f.counts)-1] {
+		seen += uint64(n)
+		if seen >= rank {
+			return math.Min(f.hist.opts.bucketStart(b+1), f.peak)
+		}
+	}
+	// The last bucket has no end: what lands there is at most the peak.
+	return f.peak
+}
+
+// Peak is the highest sample; 0 without samples.
+func (f *Fold) Peak() float64 { return f.peak }
 
 // Samples is how many samples were folded in.
 func (f *Fold) Samples() int { return f.samples }

@@ -91,12 +91,7 @@ func Item(item collect.Item, u usage.Usage, unavailable error, run Options) plan
 			// An HPA's utilization is relative to the request: a limit-only
 			// change does not touch what it sees.
 			case item.HeldBack[rp.Resource] != "" && rp.ControlledValues != v1alpha1.ContainerControlledValuesLimitsOnly:
-				r = plan.Resource{Resource: rp.Resource, Reason: "held back: " + item.HeldBack[rp.Resource], HeldBack: true}
-				if current != nil {
-					if q, ok := current.Requests[rp.Resource]; ok {
-						r.Current = &q
-					}
-				}
+				r = heldForAutoscaler(rp, current, u[policy.ContainerName][rp.Resource], item.HeldBack[rp.Resource], opts)
 			default:
 				r = resourceOf(rp, current, u[policy.ContainerName][rp.Resource], opts)
 			}
@@ -107,9 +102,26 @@ func Item(item collect.Item, u usage.Usage, unavailable error, run Options) plan
 	return out
 }
 
-// resourceOf recommends one resource of one container.
-func resourceOf(rp collect.ResourcePolicy, current *collect.Container, h *usage.History, opts Options) plan.Resource {
-	r := plan.Resource{Resource: rp.Resource, LimitsOnly: rp.ControlledValues == v1alpha1.ContainerControlledValuesLimitsOnly}
+// heldForAutoscaler is a resource whose request stays because an
+// autoscaler scales on it (why says which): no value, but the current
+// request and limit and what the history shows, so that a reviewer sees
+// what the autoscaler works with.
+func heldForAutoscaler(rp collect.ResourcePolicy, current *collect.Container, h *usage.History, why string, opts Options) plan.Resource {
+	in := inputOf(rp, current, h)
+	r := plan.Resource{Resource: rp.Resource, Current: in.Request, LiveLimit: in.Limit, Reason: "held back: " + why, HeldBack: true}
+	if h == nil {
+		return r
+	}
+	if ev, err := Observe(in, opts); err == nil {
+		ev.HPA = why
+		r.Evidence = &ev
+	}
+	return r
+}
+
+// inputOf is the input of Compute for one resource of one container: its
+// policy, its current values and its history.
+func inputOf(rp collect.ResourcePolicy, current *collect.Container, h *usage.History) Input {
 	in := Input{
 		Resource:         rp.Resource,
 		BufferPercent:    rp.BufferPercent,
@@ -125,12 +137,8 @@ func resourceOf(rp collect.ResourcePolicy, current *collect.Container, h *usage.
 			in.Limit = &q
 		}
 	}
-	r.Current = in.Request
-	if r.LimitsOnly {
-		r.Current = in.Limit
-	}
 	if h != nil {
-		in.Window, in.Now, in.OOMKilled = h.Window, h.End, h.OOMKilled
+		in.Window, in.Now, in.OOMKilled, in.OOMKills = h.Window, h.End, h.OOMKilled, len(h.OOMKills)
 		if f, ok := h.Fold.(*Fold); ok {
 			in.Fold = f
 		} else {
@@ -140,6 +148,17 @@ func resourceOf(rp collect.ResourcePolicy, current *collect.Container, h *usage.
 				in.Samples[i] = Sample{Time: h.Time(i), Value: v}
 			}
 		}
+	}
+	return in
+}
+
+// resourceOf recommends one resource of one container.
+func resourceOf(rp collect.ResourcePolicy, current *collect.Container, h *usage.History, opts Options) plan.Resource {
+	r := plan.Resource{Resource: rp.Resource, LimitsOnly: rp.ControlledValues == v1alpha1.ContainerControlledValuesLimitsOnly}
+	in := inputOf(rp, current, h)
+	r.Current, r.LiveLimit = in.Request, in.Limit
+	if r.LimitsOnly {
+		r.Current = in.Limit
 	}
 	out, err := Compute(in, opts)
 	if err != nil {

@@ -113,8 +113,10 @@ type Input struct {
 	ControlledValues v1alpha1.ContainerControlledValues
 	// Request and Limit are the current values; nil when unset.
 	Request, Limit *resource.Quantity
-	// OOMKilled reports an out-of-memory kill in the window.
+	// OOMKilled reports an out-of-memory kill in the window, and OOMKills
+	// how many were seen; an OOMKilled without a count counts as one.
 	OOMKilled bool
+	OOMKills  int
 }
 
 // Result is what to write. Request and Limit are nil when they stay as they
@@ -135,39 +137,19 @@ type Result struct {
 // percentile of the samples, plus the buffer, raised to the OOM floor, rounded
 // up to a friendly step, bounded by minAllowed and maxAllowed, applied to
 // the request and/or limit as controlledValues says, and held back when it
-// differs from the current value by less than the change threshold.
+// differs from the current value by less than the change threshold. The
+// evidence also shows the history as it was observed, as Observe does.
 func Compute(in Input, opts Options) (Result, error) {
 	opts = opts.WithDefaults()
-	p := opts.CPUPercentile
-	switch in.Resource {
-	case corev1.ResourceCPU:
-	case corev1.ResourceMemory:
-		p = opts.MemoryPercentile
-	default:
-		return Result{}, fmt.Errorf("unsupported resource %q", in.Resource)
+	o, err := observe(in, opts)
+	if err != nil {
+		return Result{}, err
 	}
-	if p <= 0 || p > 1 {
-		return Result{}, fmt.Errorf("percentile %v out of range (0, 1]", p)
-	}
-	f := in.Fold
-	if f == nil {
-		f = foldOf(in.Resource, opts.HalfLife, in.Samples)
-	}
-	ev := plan.Evidence{Samples: f.samples, Percentile: p, HalfLife: opts.HalfLife.String(), BufferPercent: in.BufferPercent}
-	if in.Window > 0 {
-		ev.Window = in.Window.String()
-	}
+	f, ev, p := o.fold, o.evidence, o.evidence.Percentile
 	if f.samples == 0 {
-		ev.Span = "0s"
 		return Result{Reason: "insufficient data: no samples in the window", Evidence: ev}, nil
 	}
-	first, last, peak := f.first, f.last, f.peak
-	if !in.First.IsZero() {
-		first = minTime(first, in.First)
-	}
-	last = maxTime(last, in.Last)
-	span := last.Sub(first)
-	ev.Span = span.String()
+	last, span, peak := o.last, o.span, f.peak
 	if age := in.Now.Sub(last); !in.Now.IsZero() && age > opts.MaxAge {
 		return Result{Reason: fmt.Sprintf("insufficient data: no samples in the last %s, the newest is %s old", opts.MaxAge, age.Round(time.Minute)),
 			Evidence: ev}, nil
@@ -234,6 +216,76 @@ func Compute(in Input, opts Options) (Result, error) {
 	}
 	holdBack(&res, in, opts.ChangeThreshold)
 	return res, nil
+}
+
+// Observe is the evidence of in's history alone, for a resource that is
+// held back without a value (an autoscaler scales on it): the window, the
+// samples and their span, the usage observed and the OOM kills, with the
+// settings a value would have been computed with.
+func Observe(in Input, opts Options) (plan.Evidence, error) {
+	o, err := observe(in, opts.WithDefaults())
+	return o.evidence, err
+}
+
+// observation is what Compute starts from: the samples folded, their
+// last time and span, and the evidence of them.
+type observation struct {
+	fold     *Fold
+	last     time.Time
+	span     time.Duration
+	evidence plan.Evidence
+}
+
+// observe folds in's samples, unless they come folded, and writes down
+// what they show; opts have their defaults.
+func observe(in Input, opts Options) (observation, error) {
+	p := opts.CPUPercentile
+	switch in.Resource {
+	case corev1.ResourceCPU:
+	case corev1.ResourceMemory:
+		p = opts.MemoryPercentile
+	default:
+		return observation{}, fmt.Errorf("unsupported resource %q", in.Resource)
+	}
+	if p <= 0 || p > 1 {
+		return observation{}, fmt.Errorf("percentile %v out of range (0, 1]", p)
+	}
+	f := in.Fold
+	if f == nil {
+		f = foldOf(in.Resource, opts.HalfLife, in.Samples)
+	}
+	ev := plan.Evidence{Samples: f.samples, Percentile: p, HalfLife: opts.HalfLife.String(), BufferPercent: in.BufferPercent}
+	if in.Window > 0 {
+		ev.Window, ev.WindowDays = in.Window.String(), days(in.Window)
+	}
+	if in.Resource == corev1.ResourceMemory {
+		ev.OOMKills = in.OOMKills
+		if in.OOMKilled && ev.OOMKills == 0 {
+			ev.OOMKills = 1
+		}
+	}
+	o := observation{fold: f}
+	if f.samples == 0 {
+		ev.Span = "0s"
+		o.evidence = ev
+		return o, nil
+	}
+	first, last := f.first, f.last
+	if !in.First.IsZero() {
+		first = minTime(first, in.First)
+	}
+	last = maxTime(last, in.Last)
+	o.last, o.span = last, last.Sub(first)
+	ev.Span, ev.SpanDays = o.span.String(), days(o.span)
+	p50, p90, peak := f.Observed(0.5), f.Observed(0.9), f.peak
+	ev.UsageP50, ev.UsageP90, ev.UsageMax = &p50, &p90, &peak
+	o.evidence = ev
+	return o, nil
+}
+
+// days is d in days, to a hundredth.
+func days(d time.Duration) float64 {
+	return math.Round(d.Hours()/24*100) / 100
 }
 
 // holdBack keeps the current values when the controlled one moves by less
