@@ -4,11 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/plan"
@@ -72,20 +75,32 @@ func PullRequestTitle(base, path string) string {
 	return fmt.Sprintf("Right-size resource requests in %s on %s", path, base)
 }
 
-// PullRequestBody renders the pull request description from a run's
-// plan: the hidden marker on the first line, then a table per workload
-// of the changed requests with their evidence (for a workload a Helm
-// release renders, the release, chart and values edited above it, and
-// each value's values key in it), then what was held back or
-// could not be rendered, then the invalid ResourceRecommends. Every piece
-// of text that comes from the cluster or the repository goes through
-// mdText (or code), so that no tenant can add lines, markup, comments,
-// links or mentions to the description everyone reviews.
+// PullRequestBody renders the pull request description from the plan of
+// one pull request (a run's, or one group's): the hidden marker on the
+// first line; the change in total requested CPU and memory, per replica;
+// then per workload a summary table of every resource of the containers
+// it changes (current and proposed request, the change, the limit, the
+// usage observed, the window, the OOM kills; for a workload a Helm
+// release renders, the release, chart and values edited above it and
+// each value's values key in it), with the evidence folded below it;
+// then what was held back and why, the values without a recommendation
+// (folded), and the invalid ResourceRecommends. Every piece of text that
+// comes from the cluster or the repository goes through mdText (or code),
+// so that no tenant can add lines, markup, comments, links or mentions to
+// the description everyone reviews, nor close a folded section early.
+// A body over MaxBodyLength is cut after a whole row, its open section
+// closed.
 func PullRequestBody(p *plan.Plan) string {
-	var b strings.Builder
-	b.WriteString("This pull request sets resource requests to the usage-based recommendations of the ResourceRecommends below.\n")
-	var held, invalid []string
-	changed := 0
+	return pullRequestBody(p, MaxBodyLength)
+}
+
+// pullRequestBody is the body of p, cut to at most limit characters.
+func pullRequestBody(p *plan.Plan, limit int) string {
+	w := &bodyWriter{}
+	w.line("This pull request sets resource requests to the usage-based recommendations of the ResourceRecommends below.")
+	var held, missing, invalid []string
+	var workloads []func()
+	var totals requestTotals
 	for _, e := range p.Items {
 		name := mdText(e.Namespace + "/" + e.Name)
 		target := mdText(e.Target.Kind + " " + e.Target.Name)
@@ -93,107 +108,437 @@ func PullRequestBody(p *plan.Plan) string {
 			invalid = append(invalid, row(name, target, code(e.Error.Code), mdText(e.Error.Message)))
 			continue
 		}
-		var helm *plan.Helm
-		if e.Source != nil {
-			helm = e.Source.Helm
-		}
-		var rows [][]string
+		notRendered := e.Source != nil && e.Source.Error != ""
+		var shown []plan.Container
 		for _, c := range e.Containers {
 			container := mdText(c.Name)
+			writes := false
 			for _, r := range c.Resources {
 				switch {
+				case heldBack(r):
+					held = append(held, row(name, container, valueHeld(r), quantity(r.Current), quantity(r.Recommended), mdText(whyHeld(r))))
 				case r.Recommended == nil:
-					held = append(held, row(name, container, mdText(string(r.Resource)), quantity(r.Current), mdText(r.Reason)))
+					missing = append(missing, row(name, container, mdText(string(r.Resource)), quantity(r.Current), mdText(r.Reason)))
 				case !r.Changed:
-				case e.Source != nil && e.Source.Error != "":
-					held = append(held, row(name, container, mdText(string(r.Resource)), quantity(r.Current), "not rendered: "+mdText(e.Source.Error)))
+				case notRendered:
+					held = append(held, row(name, container, valueHeld(r), quantity(r.Current), quantity(r.Recommended), "not rendered: "+mdText(e.Source.Error)))
 				default:
-					cells := changeCells(container, r)
-					if helm != nil {
-						key := c.RequestKey(r.Resource)
-						if r.LimitsOnly {
-							key = c.LimitKey(r.Resource)
-						}
-						cells = append(cells, keyCell(key))
-					}
-					rows = append(rows, cells)
-					if r.RecommendedLimit != nil && (r.CurrentLimit == nil || r.RecommendedLimit.Cmp(*r.CurrentLimit) != 0) {
-						cells := limitCells(container, r)
-						if helm != nil {
-							cells = append(cells, keyCell(c.LimitKey(r.Resource)))
-						}
-						rows = append(rows, cells)
-					}
-				}
-				if r.Recommended != nil && r.Evidence != nil && r.Evidence.HeldBack != "" {
-					held = append(held, row(name, container, mdText(string(r.Resource)), quantity(r.Current), mdText(r.Evidence.HeldBack)))
+					writes = true
+					totals.add(r)
 				}
 			}
+			if writes {
+				shown = append(shown, c)
+			}
 		}
-		if len(rows) == 0 {
-			continue
-		}
-		changed += len(rows)
-		file := ""
-		if e.Source != nil && e.Source.File != "" {
-			file = " in " + code(e.Source.File) + methodNote(e.Source.Method)
-		}
-		fmt.Fprintf(&b, "\n### %s: %s%s\n\n", name, target, file)
-		if helm != nil {
-			b.WriteString(helmLine(helm) + "\n\n")
-			b.WriteString("| Container | Resource | Current | Recommended | Change | Window | Samples | Percentile | Buffer | Caps | Values key |\n")
-			b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
-		} else {
-			b.WriteString("| Container | Resource | Current | Recommended | Change | Window | Samples | Percentile | Buffer | Caps |\n")
-			b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
-		}
-		for _, cells := range rows {
-			b.WriteString(row(cells...) + "\n")
+		if len(shown) > 0 {
+			workloads = append(workloads, func() { w.workload(e, name, target, shown) })
 		}
 	}
-	if changed == 0 {
-		b.WriteString("\nNo request changes.\n")
+	w.line("")
+	if len(workloads) == 0 {
+		w.line("No request changes.")
+	} else {
+		w.line(totals.String())
+		w.line("")
+		w.line("_Usage is what each window observed, neither decayed nor weighted: p50, p90 and max of the CPU of every pod at every step, " +
+			"and of the memory peaks per interval. The proposed values come from the decaying histograms in each workload's evidence._")
+	}
+	for _, write := range workloads {
+		write()
 	}
 	if len(held) > 0 {
-		b.WriteString("\n### Held back\n\n| ResourceRecommend | Container | Resource | Current | Reason |\n|---|---|---|---|---|\n")
-		b.WriteString(strings.Join(held, "\n") + "\n")
+		w.text("\n### Held back\n\n| ResourceRecommend | Container | Held back | Current | Recommended | Why |\n|---|---|---|---|---|---|\n")
+		w.rows(held)
+	}
+	if len(missing) > 0 {
+		w.text("\n### No recommendation\n\n")
+		w.open(fmt.Sprintf("%d %s without a recommendation", len(missing), plural(len(missing), "value", "values")))
+		w.text("| ResourceRecommend | Container | Resource | Current | Why |\n|---|---|---|---|---|\n")
+		w.rows(missing)
+		w.close()
 	}
 	if len(invalid) > 0 {
-		b.WriteString("\n### Invalid ResourceRecommends\n\n| ResourceRecommend | Target | Code | Message |\n|---|---|---|---|\n")
-		b.WriteString(strings.Join(invalid, "\n") + "\n")
+		w.text("\n### Invalid ResourceRecommends\n\n| ResourceRecommend | Target | Code | Message |\n|---|---|---|---|\n")
+		w.rows(invalid)
 	}
 	marker := markerPrefix + ChangeSetHash(p) + " -->\n"
-	body := b.String()
-	if len(marker)+len(body) > MaxBodyLength {
-		const note = "\n_Truncated: the job's report lists everything._\n"
-		// Cut after a whole line: escaped text holds no line break, so
-		// no row or heading is split.
-		cut := strings.LastIndexByte(body[:MaxBodyLength-len(marker)-len(note)], '\n')
-		body = body[:cut+1] + note
-	}
-	return marker + body
+	return marker + w.bounded(limit-len(marker))
 }
 
-// changeCells are one changed resource's table cells; container is
-// escaped already.
-func changeCells(container string, r plan.Resource) []string {
-	cols := []string{container, mdText(string(r.Resource)), quantity(r.Current), quantity(r.Recommended), changePercent(r.Current, r.Recommended), "", "", "", "", ""}
+// workload writes the section of one workload: its heading, the release
+// that renders it, the summary table of the containers it changes, and
+// their evidence, folded. name and target are escaped already.
+func (w *bodyWriter) workload(e plan.Item, name, target string, containers []plan.Container) {
+	var helm *plan.Helm
+	file := ""
+	if e.Source != nil {
+		helm = e.Source.Helm
+		if e.Source.File != "" {
+			file = " in " + code(e.Source.File) + methodNote(e.Source.Method)
+		}
+	}
+	w.text(fmt.Sprintf("\n### %s: %s%s\n\n", name, target, file))
+	header := "| Container | Resource | Current | Proposed | Change | Limit | Usage p50 / p90 / max | Window | OOM kills |"
+	if helm != nil {
+		w.text(helmLine(helm) + "\n\n")
+		header += " Values key |"
+	}
+	w.text(header + "\n" + strings.Repeat("|---", strings.Count(header, "|")-1) + "|\n")
+	var evidence []string
+	for _, c := range containers {
+		container := mdText(c.Name)
+		for _, r := range c.Resources {
+			cells := summaryCells(container, r)
+			if helm != nil {
+				cells = append(cells, valuesKeyCell(c, r))
+			}
+			w.row(row(cells...))
+			if r.Evidence != nil {
+				evidence = append(evidence, row(evidenceCells(container, r)...))
+			}
+		}
+	}
+	if len(evidence) == 0 {
+		return
+	}
+	w.line("")
+	w.open("Evidence: percentile, buffer, OOM floor, rounding, caps")
+	w.text("| Container | Resource | Decaying histogram | Percentile value | Buffer | Buffered | OOM floor | Rounded up to | Caps and limit |\n" +
+		"|---|---|---|---|---|---|---|---|---|\n")
+	w.rows(evidence)
+	w.close()
+}
+
+// summaryCells are the summary table's cells of one resource of a
+// container that changes; container is escaped already.
+func summaryCells(container string, r plan.Resource) []string {
+	res := mdText(string(r.Resource))
+	if r.LimitsOnly {
+		res += " limit"
+	}
+	proposed, change := quantity(r.Recommended), changePercent(r.Current, r.Recommended)
+	switch {
+	case heldBack(r):
+		// What a value held back proposes is to keep it.
+		proposed, change = quantity(r.Current), "held back"
+		if r.Evidence != nil && r.Evidence.HPA != "" {
+			change = "held back: HPA"
+		}
+	case r.Recommended == nil:
+		change = "no recommendation"
+	case !r.Changed:
+		change = "unchanged"
+	}
+	cells := []string{container, res, quantity(r.Current), proposed, change, limitCell(r), "-", "-", "-"}
+	ev := r.Evidence
+	if ev == nil {
+		return cells
+	}
+	if ev.UsageP50 != nil && ev.UsageP90 != nil && ev.UsageMax != nil {
+		cells[6] = usageAmount(r.Resource, *ev.UsageP50) + " / " + usageAmount(r.Resource, *ev.UsageP90) + " / " + usageAmount(r.Resource, *ev.UsageMax)
+	}
+	if ev.WindowDays > 0 {
+		cells[7] = fmt.Sprintf("%s: %d %s over %s", inDays(ev.WindowDays), ev.Samples, plural(ev.Samples, "sample", "samples"), inDays(ev.SpanDays))
+	}
+	if r.Resource == corev1.ResourceMemory {
+		cells[8] = strconv.Itoa(ev.OOMKills)
+		if ev.OOMKilled && ev.OOMFloor > ev.BufferedValue {
+			cells[8] += ", floor " + usageAmount(r.Resource, ev.OOMFloor) + " set the value"
+		}
+	}
+	return cells
+}
+
+// evidenceCells are the cells of one resource's evidence: how its value
+// came about. container is escaped already.
+func evidenceCells(container string, r plan.Resource) []string {
+	ev := r.Evidence
+	res := mdText(string(r.Resource))
+	if r.LimitsOnly {
+		res += " limit"
+	}
+	hist := fmt.Sprintf("p%s, half-life %s, %d %s over %s of %s", strconv.FormatFloat(ev.Percentile*100, 'f', -1, 64), mdText(dashed(ev.HalfLife)),
+		ev.Samples, plural(ev.Samples, "sample", "samples"), mdText(dashed(ev.Span)), mdText(dashed(ev.Window)))
+	cells := []string{container, res, hist, "-", fmt.Sprintf("+%d%%", ev.BufferPercent), "-", "-", "-", "-"}
+	// Without a rounding step no value was computed: too little history,
+	// or held back for an autoscaler before any.
+	if ev.RoundingStep == "" {
+		return cells
+	}
+	cells[3] = usageAmount(r.Resource, ev.RawValue)
+	cells[5] = usageAmount(r.Resource, ev.BufferedValue)
+	if ev.OOMKilled {
+		cells[6] = usageAmount(r.Resource, ev.OOMFloor)
+	}
+	cells[7] = mdText(ev.RoundingStep)
+	caps := slices.Clone(ev.Capped)
+	if ev.LimitRatio > 0 && ev.Limit != "" {
+		caps = append(caps, "limit "+ev.Limit+" keeps the ratio "+strconv.FormatFloat(math.Round(ev.LimitRatio*100)/100, 'f', -1, 64))
+	}
+	cells[8] = mdText(dashed(strings.Join(caps, ", ")))
+	return cells
+}
+
+// heldBack reports that r is left alone on purpose: within the change
+// threshold, a limit-only policy without a limit, or an autoscaler's.
+func heldBack(r plan.Resource) bool {
+	return r.HeldBack || r.Evidence != nil && (r.Evidence.HeldBack != "" || r.Evidence.HPA != "")
+}
+
+// valueHeld names the value of r that stays, escaped: its request, its
+// limit, or both when the limit moves with the request.
+func valueHeld(r plan.Resource) string {
+	res := mdText(string(r.Resource))
+	switch {
+	case r.LimitsOnly:
+		return res + " limit"
+	case r.RecommendedLimit != nil || r.Evidence != nil && r.Evidence.Limit != "":
+		return res + " request and limit"
+	}
+	return res + " request"
+}
+
+// whyHeld is why r is held back, as recommend put it.
+func whyHeld(r plan.Resource) string {
 	if ev := r.Evidence; ev != nil {
-		cols[5] = mdText(dashed(ev.Window))
-		cols[6] = strconv.Itoa(ev.Samples)
-		cols[7] = "p" + strconv.FormatFloat(ev.Percentile*100, 'f', -1, 64)
-		cols[8] = fmt.Sprintf("+%d%%", ev.BufferPercent)
-		cols[9] = mdText(dashed(strings.Join(ev.Capped, ", ")))
+		switch {
+		case ev.HeldBack != "":
+			return ev.HeldBack
+		case ev.HPA != "":
+			return ev.HPA
+		}
 	}
-	return cols
+	return r.Reason
 }
 
-// limitCells are the cells of a limit that changes with its request
-// (RequestsAndLimits): the limit:request ratio is kept, so the evidence is
-// the request's row above. container is escaped already.
-func limitCells(container string, r plan.Resource) []string {
-	return []string{container, mdText(string(r.Resource)) + " limit", quantity(r.CurrentLimit), quantity(r.RecommendedLimit),
-		changePercent(r.CurrentLimit, r.RecommendedLimit), "", "", "", "", "ratio kept"}
+// limitCell shows r's limit and whether it changes.
+func limitCell(r plan.Resource) string {
+	switch {
+	case r.LimitsOnly:
+		return "this row; the request stays"
+	case r.RecommendedLimit != nil && (r.CurrentLimit == nil || r.RecommendedLimit.Cmp(*r.CurrentLimit) != 0):
+		return quantity(r.CurrentLimit) + " → " + quantity(r.RecommendedLimit) + " (" + changePercent(r.CurrentLimit, r.RecommendedLimit) + ", ratio kept)"
+	}
+	live := r.LiveLimit
+	if live == nil {
+		live = r.CurrentLimit
+	}
+	if live == nil {
+		return "none"
+	}
+	return quantity(live) + ", unchanged"
+}
+
+// valuesKeyCell shows the values keys r was written at: the request's,
+// and the limit's when it changes with it, or the limit's alone.
+func valuesKeyCell(c plan.Container, r plan.Resource) string {
+	if r.LimitsOnly {
+		return keyCell(c.LimitKey(r.Resource))
+	}
+	cell := keyCell(c.RequestKey(r.Resource))
+	if r.RecommendedLimit != nil && (r.CurrentLimit == nil || r.RecommendedLimit.Cmp(*r.CurrentLimit) != 0) {
+		cell += ", limit " + keyCell(c.LimitKey(r.Resource))
+	}
+	return cell
+}
+
+// requestTotals sums the requests a pull request changes: CPU in
+// millicores and memory in bytes, current and proposed, and how many.
+type requestTotals struct {
+	cpuBefore, cpuAfter int64
+	memBefore, memAfter int64
+	cpu, mem            int
+	// fresh counts the requests set where there was none.
+	fresh int
+}
+
+// add counts r, a request to write; a limit-only change leaves the
+// request as it is.
+func (t *requestTotals) add(r plan.Resource) {
+	if r.LimitsOnly || r.Recommended == nil {
+		return
+	}
+	var before int64
+	switch r.Resource {
+	case corev1.ResourceCPU:
+		if r.Current != nil {
+			before = r.Current.MilliValue()
+		}
+		t.cpuBefore += before
+		t.cpuAfter += r.Recommended.MilliValue()
+		t.cpu++
+	case corev1.ResourceMemory:
+		if r.Current != nil {
+			before = r.Current.Value()
+		}
+		t.memBefore += before
+		t.memAfter += r.Recommended.Value()
+		t.mem++
+	default:
+		return
+	}
+	if r.Current == nil {
+		t.fresh++
+	}
+}
+
+// String is the line that tells a reviewer how much more or less the
+// pull request asks of the cluster. Requests are per pod: it is the
+// change per replica, whatever the number of replicas.
+func (t requestTotals) String() string {
+	var parts []string
+	if t.cpu > 0 {
+		parts = append(parts, fmt.Sprintf("cpu %s (%s → %s over %d %s)", signed(t.cpuAfter-t.cpuBefore, milliCores),
+			milliCores(t.cpuBefore), milliCores(t.cpuAfter), t.cpu, plural(t.cpu, "request", "requests")))
+	}
+	if t.mem > 0 {
+		parts = append(parts, fmt.Sprintf("memory %s (%s → %s over %d %s)", signed(t.memAfter-t.memBefore, byteAmount),
+			byteAmount(t.memBefore), byteAmount(t.memAfter), t.mem, plural(t.mem, "request", "requests")))
+	}
+	if len(parts) == 0 {
+		return "**Change in total requests, per replica:** none, only limits change."
+	}
+	s := "**Change in total requests, per replica:** " + strings.Join(parts, ", ") + ": the proposed minus the current requests, summed over the containers."
+	if t.fresh > 0 {
+		s += " A container without a request counts from zero."
+	}
+	return s
+}
+
+// signed shows d with its sign, formatted by format; ±0 for none.
+func signed(d int64, format func(int64) string) string {
+	switch {
+	case d > 0:
+		return "+" + format(d)
+	case d < 0:
+		return "-" + format(-d)
+	}
+	return "±0"
+}
+
+// milliCores shows m millicores as requests are written: 250m, 2, and
+// 1000 rather than Kubernetes' 1k.
+func milliCores(m int64) string {
+	if m%1000 == 0 {
+		return strconv.FormatInt(m/1000, 10)
+	}
+	return strconv.FormatInt(m, 10) + "m"
+}
+
+// byteAmount shows b bytes as requests are written, in whole GiB or MiB
+// (2Gi, 1536Mi); else from 10GiB on in GiB, below in MiB, to a tenth.
+func byteAmount(b int64) string {
+	const mi, gi = 1 << 20, 1 << 30
+	switch {
+	case b%gi == 0:
+		return strconv.FormatInt(b/gi, 10) + "Gi"
+	case b >= 10*gi:
+		return strconv.FormatFloat(math.Round(float64(b)/gi*10)/10, 'f', -1, 64) + "Gi"
+	case b%mi == 0:
+		return strconv.FormatInt(b/mi, 10) + "Mi"
+	}
+	return strconv.FormatFloat(math.Round(float64(b)/mi*10)/10, 'f', -1, 64) + "Mi"
+}
+
+// usageAmount shows v, cores for CPU and bytes otherwise, to the
+// millicore or the MiB; "&lt;1m" or "&lt;1Mi" for a trace.
+func usageAmount(res corev1.ResourceName, v float64) string {
+	if res == corev1.ResourceCPU {
+		m := math.Round(v * 1000)
+		if m == 0 && v > 0 {
+			return "&lt;1m"
+		}
+		return milliCores(int64(m))
+	}
+	mi := math.Round(v / (1 << 20))
+	if mi == 0 && v > 0 {
+		return "&lt;1Mi"
+	}
+	return byteAmount(int64(mi) << 20)
+}
+
+// inDays shows a number of days to a tenth: 7d, 1.5d.
+func inDays(d float64) string {
+	return strconv.FormatFloat(math.Round(d*10)/10, 'f', -1, 64) + "d"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// bodyWriter writes a body and remembers where it may be cut: after a
+// whole row or block, with what closes the folded section open there,
+// so that a cut leaves no table split and no section open.
+type bodyWriter struct {
+	b    strings.Builder
+	cuts []bodyCut
+	// closer closes the folded section being written; "" outside one.
+	closer string
+}
+
+// bodyCut is a place a body may be cut, and what must follow the cut.
+type bodyCut struct {
+	at     int
+	closer string
+}
+
+// text writes s, after which the body may not be cut: a heading, a
+// table's head, the start of a folded section.
+func (w *bodyWriter) text(s string) { w.b.WriteString(s) }
+
+// line writes s and a line end, after which the body may be cut.
+func (w *bodyWriter) line(s string) {
+	w.b.WriteString(s + "\n")
+	w.cuts = append(w.cuts, bodyCut{at: w.b.Len(), closer: w.closer})
+}
+
+// row writes a table row, after which the body may be cut.
+func (w *bodyWriter) row(r string) { w.line(r) }
+
+func (w *bodyWriter) rows(rows []string) {
+	for _, r := range rows {
+		w.row(r)
+	}
+}
+
+// open starts a folded section titled summary, which is the job's own
+// text: Markdown escapes do not work within HTML, so no text from the
+// cluster may go there. The blank line lets a table follow.
+func (w *bodyWriter) open(summary string) {
+	w.text("<details><summary>" + summary + "</summary>\n\n")
+	w.closer = "\n</details>\n"
+}
+
+// close ends the folded section; the blank line before the tag ends the
+// table in it.
+func (w *bodyWriter) close() {
+	w.closer = ""
+	w.line("\n</details>")
+}
+
+// truncatedNote ends a body that was cut.
+const truncatedNote = "\n_Truncated: the job's report lists everything._\n"
+
+// bounded is the body, or when it is longer than limit, the body cut at
+// the last place it may be, its folded section closed, and a note that
+// says so.
+func (w *bodyWriter) bounded(limit int) string {
+	body := w.b.String()
+	if len(body) <= limit {
+		return body
+	}
+	last := bodyCut{}
+	for _, c := range w.cuts {
+		if c.at+len(c.closer)+len(truncatedNote) > limit {
+			break
+		}
+		last = c
+	}
+	return body[:last.at] + last.closer + truncatedNote
 }
 
 // helmLine tells a reviewer that a workload's values went to a Helm

@@ -3,6 +3,8 @@ package gitops
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,30 +15,76 @@ import (
 	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
-// bodyReport has a workload with a changed and a new request, a memory
-// request without recommendation, one held back, a workload whose file
-// could not be edited, and an invalid ResourceRecommend.
+// mib is a mebibyte, for memory in a test's evidence.
+const mib = 1 << 20
+
+// usageOf is observed usage for a test's evidence.
+func usageOf(p50, p90, max float64) (*float64, *float64, *float64) { return &p50, &p90, &max }
+
+// bodyReport is a run over two workloads that change and some that do
+// not: web's app container moves its CPU request down and its memory up
+// to the OOM floor (two kills), its sidecar gains a CPU request and keeps
+// its memory within the threshold; api's memory request and limit move
+// down while an HPA holds its CPU; cart's change could not be rendered,
+// queue has too little history, and db is invalid.
 func bodyReport() *plan.Plan {
-	ev := func(capped ...string) *plan.Evidence {
-		return &plan.Evidence{Window: "168h0m0s", Samples: 2016, Percentile: 0.9, BufferPercent: 10, Capped: capped}
+	week := func(ev plan.Evidence) *plan.Evidence {
+		ev.Window, ev.WindowDays, ev.Span, ev.SpanDays, ev.HalfLife = "168h0m0s", 7, "167h55m0s", 7, "24h0m0s"
+		ev.Percentile = 0.9
+		return &ev
 	}
+	cpu := func(p50, p90, max, raw float64, buffer int32, step string) *plan.Evidence {
+		ev := plan.Evidence{Samples: 6048, RawValue: raw, BufferPercent: buffer, BufferedValue: raw * (1 + float64(buffer)/100), RoundingStep: step}
+		ev.UsageP50, ev.UsageP90, ev.UsageMax = usageOf(p50, p90, max)
+		return week(ev)
+	}
+	memory := func(p50, p90, max, raw float64, buffer int32, step string) *plan.Evidence {
+		ev := plan.Evidence{Samples: 168, RawValue: raw, BufferPercent: buffer, BufferedValue: raw * (1 + float64(buffer)/100), RoundingStep: step}
+		ev.UsageP50, ev.UsageP90, ev.UsageMax = usageOf(p50, p90, max)
+		return week(ev)
+	}
+	// app's memory: the p90 bucket ends at 455Mi, +10% is 500.5Mi; two
+	// kills at a peak of 498Mi put the floor at 598Mi, rounded up to 600Mi.
+	appMemory := memory(380*mib, 452*mib, 498*mib, 455*mib, 10, "4Mi")
+	appMemory.OOMKilled, appMemory.OOMKills, appMemory.OOMFloor = true, 2, 598*mib
+	sidecarMemory := memory(41*mib, 52*mib, 58*mib, 54.5*mib, 10, "1Mi")
+	sidecarMemory.HeldBack = "request 60Mi is 6.2% from the current 64Mi, below the 10% change threshold"
+	hpa := "HorizontalPodAutoscaler shop/api scales on cpu utilization (70%)"
+	apiCPU := week(plan.Evidence{Samples: 8064, BufferPercent: 20, HPA: hpa})
+	apiCPU.UsageP50, apiCPU.UsageP90, apiCPU.UsageMax = usageOf(0.41, 0.72, 1.8)
+	apiMemory := memory(590*mib, 640*mib, 702*mib, 640*mib, 20, "32Mi")
+	apiMemory.LimitRatio, apiMemory.Limit = 2, "1536Mi"
 	return &plan.Plan{Items: []plan.Item{
 		{Namespace: "shop", Name: "web-rec", Valid: true, Target: plan.Target{Kind: "Deployment", Name: "web"},
 			Source: &plan.Source{File: "apps/web.yaml", Changed: true},
 			Containers: []plan.Container{
 				{Name: "app", Resources: []plan.Resource{
-					{Resource: "cpu", Current: q("500m"), Recommended: q("390m"), Changed: true, Evidence: ev("maxAllowed 2")},
-					{Resource: "memory", Current: q("512Mi"), Reason: "insufficient data: 10 samples over 1h0m0s, need 24h0m0s"},
+					{Resource: "cpu", Current: q("500m"), Recommended: q("390m"), Changed: true, LiveLimit: q("1"),
+						Evidence: cpu(0.121, 0.3105, 1.24, 0.352, 10, "5m")},
+					{Resource: "memory", Current: q("512Mi"), Recommended: q("600Mi"), Changed: true, LiveLimit: q("1Gi"), Evidence: appMemory},
 				}},
 				{Name: "sidecar", Resources: []plan.Resource{
-					{Resource: "cpu", Recommended: q("50m"), Changed: true, Evidence: ev()},
-					{Resource: "memory", Current: q("64Mi"), Recommended: q("64Mi"), Evidence: &plan.Evidence{HeldBack: "change below threshold 5%"}},
+					{Resource: "cpu", Recommended: q("50m"), Changed: true, Evidence: cpu(0.018, 0.041, 0.09, 0.045, 10, "1m")},
+					{Resource: "memory", Current: q("64Mi"), Recommended: q("60Mi"), LiveLimit: q("128Mi"), HeldBack: true,
+						Reason: "held back: " + sidecarMemory.HeldBack, Evidence: sidecarMemory},
 				}},
 			}},
 		{Namespace: "shop", Name: "api-rec", Valid: true, Target: plan.Target{Kind: "Deployment", Name: "api"},
-			Source: &plan.Source{Error: "no manifest found"},
+			Source: &plan.Source{File: "apps/api.yaml", Changed: true},
 			Containers: []plan.Container{{Name: "api", Resources: []plan.Resource{
-				{Resource: "cpu", Current: q("1"), Recommended: q("800m"), Changed: true, Evidence: ev()},
+				{Resource: "cpu", Current: q("1"), LiveLimit: q("2"), HeldBack: true, Reason: "held back: " + hpa, Evidence: apiCPU},
+				{Resource: "memory", Current: q("1Gi"), Recommended: q("768Mi"), Changed: true, LiveLimit: q("2Gi"),
+					CurrentLimit: q("2Gi"), RecommendedLimit: q("1536Mi"), Evidence: apiMemory},
+			}}}},
+		{Namespace: "shop", Name: "cart-rec", Valid: true, Target: plan.Target{Kind: "Deployment", Name: "cart"},
+			Source: &plan.Source{Error: "no manifest found"},
+			Containers: []plan.Container{{Name: "cart", Resources: []plan.Resource{
+				{Resource: "cpu", Current: q("1"), Recommended: q("800m"), Changed: true, Evidence: cpu(0.3, 0.6, 0.9, 0.65, 20, "50m")},
+			}}}},
+		{Namespace: "shop", Name: "queue-rec", Valid: true, Target: plan.Target{Kind: "StatefulSet", Name: "queue"},
+			Containers: []plan.Container{{Name: "queue", Resources: []plan.Resource{
+				{Resource: "memory", Current: q("512Mi"), Reason: "insufficient data: 10 samples over 9h0m0s, need 12 over 24h0m0s",
+					Evidence: &plan.Evidence{Samples: 10, Span: "9h0m0s", Window: "168h0m0s", WindowDays: 7, SpanDays: 0.38}},
 			}}}},
 		{Namespace: "shop", Name: "db-rec", Target: plan.Target{Kind: "StatefulSet", Name: "db"},
 			Error: &plan.Error{Code: "ContainersNotFound", Message: "container main is not found"}},
@@ -44,25 +92,57 @@ func bodyReport() *plan.Plan {
 }
 
 func TestPullRequestBody(t *testing.T) {
-	// The change set: web's two changed requests; api's is not rendered.
-	preimage := "shop\x00web-rec\x00Deployment\x00web\x00app\x00cpu\x00390m\n" +
+	// The change set: web's three changed requests and api's memory with
+	// its limit; cart's is not rendered.
+	preimage := "shop\x00api-rec\x00Deployment\x00api\x00api\x00memory\x00768Mi\x00limit\x001536Mi\n" +
+		"shop\x00web-rec\x00Deployment\x00web\x00app\x00cpu\x00390m\n" +
+		"shop\x00web-rec\x00Deployment\x00web\x00app\x00memory\x00600Mi\n" +
 		"shop\x00web-rec\x00Deployment\x00web\x00sidecar\x00cpu\x0050m"
 	sum := sha256.Sum256([]byte(preimage))
 	hash := hex.EncodeToString(sum[:])
 
-	// 390m against 500m is -110/500 = -22.0%; sidecar had no request.
+	// cpu: 500m -> 390m and none -> 50m, -60m; memory: 512Mi -> 600Mi and
+	// 1Gi -> 768Mi, -168Mi. 390m against 500m is -22.0%, 600Mi against
+	// 512Mi +17.2%. Usage shows to the millicore and the MiB.
+	const evidenceHead = "<details><summary>Evidence: percentile, buffer, OOM floor, rounding, caps</summary>\n\n" +
+		"| Container | Resource | Decaying histogram | Percentile value | Buffer | Buffered | OOM floor | Rounded up to | Caps and limit |\n" +
+		"|---|---|---|---|---|---|---|---|---|\n"
+	const summaryHead = "| Container | Resource | Current | Proposed | Change | Limit | Usage p50 / p90 / max | Window | OOM kills |\n" +
+		"|---|---|---|---|---|---|---|---|---|\n"
 	want := "<!-- recommend-job: sha256=" + hash + " -->\n" +
 		"This pull request sets resource requests to the usage-based recommendations of the ResourceRecommends below.\n" +
-		"\n### shop/web-rec: Deployment web in `apps/web.yaml`\n\n" +
-		"| Container | Resource | Current | Recommended | Change | Window | Samples | Percentile | Buffer | Caps |\n" +
-		"|---|---|---|---|---|---|---|---|---|---|\n" +
-		"| app | cpu | 500m | 390m | -22.0% | 168h0m0s | 2016 | p90 | +10% | maxAllowed 2 |\n" +
-		"| sidecar | cpu | - | 50m | new | 168h0m0s | 2016 | p90 | +10% | - |\n" +
+		"\n**Change in total requests, per replica:** cpu -60m (500m → 440m over 2 requests), memory -168Mi (1536Mi → 1368Mi over 2 requests): " +
+		"the proposed minus the current requests, summed over the containers. A container without a request counts from zero.\n" +
+		"\n_Usage is what each window observed, neither decayed nor weighted: p50, p90 and max of the CPU of every pod at every step, " +
+		"and of the memory peaks per interval. The proposed values come from the decaying histograms in each workload's evidence._\n" +
+		"\n### shop/web-rec: Deployment web in `apps/web.yaml`\n\n" + summaryHead +
+		"| app | cpu | 500m | 390m | -22.0% | 1, unchanged | 121m / 311m / 1240m | 7d: 6048 samples over 7d | - |\n" +
+		"| app | memory | 512Mi | 600Mi | +17.2% | 1Gi, unchanged | 380Mi / 452Mi / 498Mi | 7d: 168 samples over 7d | 2, floor 598Mi set the value |\n" +
+		"| sidecar | cpu | - | 50m | new | none | 18m / 41m / 90m | 7d: 6048 samples over 7d | - |\n" +
+		"| sidecar | memory | 64Mi | 64Mi | held back | 128Mi, unchanged | 41Mi / 52Mi / 58Mi | 7d: 168 samples over 7d | 0 |\n" +
+		"\n" + evidenceHead +
+		"| app | cpu | p90, half-life 24h0m0s, 6048 samples over 167h55m0s of 168h0m0s | 352m | +10% | 387m | - | 5m | - |\n" +
+		"| app | memory | p90, half-life 24h0m0s, 168 samples over 167h55m0s of 168h0m0s | 455Mi | +10% | 501Mi | 598Mi | 4Mi | - |\n" +
+		"| sidecar | cpu | p90, half-life 24h0m0s, 6048 samples over 167h55m0s of 168h0m0s | 45m | +10% | 50m | - | 1m | - |\n" +
+		"| sidecar | memory | p90, half-life 24h0m0s, 168 samples over 167h55m0s of 168h0m0s | 55Mi | +10% | 60Mi | - | 1Mi | - |\n" +
+		"\n</details>\n" +
+		"\n### shop/api-rec: Deployment api in `apps/api.yaml`\n\n" + summaryHead +
+		"| api | cpu | 1 | 1 | held back: HPA | 2, unchanged | 410m / 720m / 1800m | 7d: 8064 samples over 7d | - |\n" +
+		"| api | memory | 1Gi | 768Mi | -25.0% | 2Gi → 1536Mi (-25.0%, ratio kept) | 590Mi / 640Mi / 702Mi | 7d: 168 samples over 7d | 0 |\n" +
+		"\n" + evidenceHead +
+		"| api | cpu | p90, half-life 24h0m0s, 8064 samples over 167h55m0s of 168h0m0s | - | +20% | - | - | - | - |\n" +
+		"| api | memory | p90, half-life 24h0m0s, 168 samples over 167h55m0s of 168h0m0s | 640Mi | +20% | 768Mi | - | 32Mi | limit 1536Mi keeps the ratio 2 |\n" +
+		"\n</details>\n" +
 		"\n### Held back\n\n" +
-		"| ResourceRecommend | Container | Resource | Current | Reason |\n|---|---|---|---|---|\n" +
-		"| shop/web-rec | app | memory | 512Mi | insufficient data: 10 samples over 1h0m0s, need 24h0m0s |\n" +
-		"| shop/web-rec | sidecar | memory | 64Mi | change below threshold 5% |\n" +
-		"| shop/api-rec | api | cpu | 1 | not rendered: no manifest found |\n" +
+		"| ResourceRecommend | Container | Held back | Current | Recommended | Why |\n|---|---|---|---|---|---|\n" +
+		"| shop/web-rec | sidecar | memory request | 64Mi | 60Mi | request 60Mi is 6.2% from the current 64Mi, below the 10% change threshold |\n" +
+		"| shop/api-rec | api | cpu request | 1 | - | HorizontalPodAutoscaler shop/api scales on cpu utilization \\(70%\\) |\n" +
+		"| shop/cart-rec | cart | cpu request | 1 | 800m | not rendered: no manifest found |\n" +
+		"\n### No recommendation\n\n" +
+		"<details><summary>1 value without a recommendation</summary>\n\n" +
+		"| ResourceRecommend | Container | Resource | Current | Why |\n|---|---|---|---|---|\n" +
+		"| shop/queue-rec | queue | memory | 512Mi | insufficient data: 10 samples over 9h0m0s, need 12 over 24h0m0s |\n" +
+		"\n</details>\n" +
 		"\n### Invalid ResourceRecommends\n\n" +
 		"| ResourceRecommend | Target | Code | Message |\n|---|---|---|---|\n" +
 		"| shop/db-rec | StatefulSet db | `ContainersNotFound` | container main is not found |\n"
@@ -73,6 +153,7 @@ func TestPullRequestBody(t *testing.T) {
 	if MarkerHash(got) != hash {
 		t.Errorf("MarkerHash() = %q, want %q", MarkerHash(got), hash)
 	}
+	checkBody(t, got)
 }
 
 func TestChangeSetHashFollowsValuesOnly(t *testing.T) {
@@ -216,19 +297,23 @@ func FuzzMdText(f *testing.F) {
 
 // tenantReport has a ResourceRecommend whose every text field a tenant
 // (or a file in the repository) controls, each trying to forge the job's
-// marker for hash, break the table, add a heading or ping a team.
+// marker for hash, break the table, close or open a folded section, add a
+// heading or ping a team.
 func tenantReport(hash string) *plan.Plan {
 	evil := func(what string) string {
-		return what + " " + forgedMarker(hash) + "\n\n### Approved by @org/security | x |\n<b>ok</b> `code` [link](https://evil.example)"
+		return what + " " + forgedMarker(hash) + "\n\n### Approved by @org/security | x |\n<b>ok</b> `code` [link](https://evil.example)" +
+			"\n\n</details></summary>\n\n<details><summary>ok</summary>\n\n| a | b |\n|---|---|\n"
 	}
 	return &plan.Plan{Items: []plan.Item{
 		{Namespace: "team-a", Name: "web", Valid: true, Target: plan.Target{Kind: "Deployment", Name: "web"},
 			Source: &plan.Source{File: evil("apps/web.yaml"), Changed: true},
 			Containers: []plan.Container{{Name: evil("app"), Resources: []plan.Resource{
 				{Resource: "cpu", Current: q("500m"), Recommended: q("250m"), Changed: true, CurrentLimit: q("1"), RecommendedLimit: q("500m"),
-					Evidence: &plan.Evidence{Window: "168h0m0s", Samples: 10, Percentile: 0.9, Capped: []string{evil("cap")}}},
+					Evidence: &plan.Evidence{Window: evil("168h0m0s"), Span: evil("span"), HalfLife: evil("24h"), Samples: 10, Percentile: 0.9,
+						RoundingStep: evil("5m"), Capped: []string{evil("cap")}, Limit: evil("limit"), LimitRatio: 2, HeldBack: ""}},
 				{Resource: "memory", Current: q("1Gi"), Reason: evil("reason")},
 				{Resource: "ephemeral-storage", Current: q("1Gi"), Recommended: q("1Gi"), Evidence: &plan.Evidence{HeldBack: evil("held")}},
+				{Resource: "nvidia.com/gpu", Current: q("1"), HeldBack: true, Reason: evil("hpa"), Evidence: &plan.Evidence{HPA: evil("hpa")}},
 			}}}},
 		{Namespace: "team-b", Name: "api", Valid: true, Target: plan.Target{Kind: "Deployment", Name: "api"},
 			Source: &plan.Source{Error: evil("source error")},
@@ -253,35 +338,102 @@ func TestPullRequestBodyNeutralisesTenantText(t *testing.T) {
 	if strings.Contains(body, "@org") || strings.Contains(body, "<b>") || strings.Contains(body, "](") {
 		t.Errorf("body holds a live mention, tag or link:\n%s", body)
 	}
-	// Every line is one of the job's: tenant text adds none, and every
-	// table row has its table's number of cells.
-	cells := 0
-	for i, line := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
-		switch {
-		case i == 0:
-		case line == "", strings.HasPrefix(line, "This pull request sets"):
-		case strings.HasPrefix(line, "### "):
-			if h := strings.TrimPrefix(line, "### "); h != "Held back" && h != "Invalid ResourceRecommends" &&
-				!strings.HasPrefix(h, "team-a/web: ") {
-				t.Errorf("line %d is a heading the job did not write: %q", i, line)
-			}
-		case strings.HasPrefix(line, "|---"):
-			cells = strings.Count(line, "|")
-		case strings.HasPrefix(line, "| ") && strings.HasSuffix(line, " |"):
-			if n := unescapedPipes(line); n != cells && !strings.HasPrefix(line, "| Container |") && !strings.HasPrefix(line, "| ResourceRecommend |") {
-				t.Errorf("line %d has %d cell separators, want %d: %q", i, n, cells, line)
-			}
-		default:
-			t.Errorf("line %d is not the job's: %q", i, line)
+	// Every line is one of the job's: tenant text adds none, opens or
+	// closes no folded section, and every table row has its table's
+	// number of cells. team-a's section has its evidence folded, and the
+	// values without a recommendation are: two sections, both closed by
+	// the job.
+	headings, folded := checkBody(t, body)
+	for _, h := range headings {
+		if h != "Held back" && h != "No recommendation" && h != "Invalid ResourceRecommends" && !strings.HasPrefix(h, "team-a/web: ") {
+			t.Errorf("a heading the job did not write: %q", h)
 		}
+	}
+	if folded != 2 || strings.Count(body, "<details>") != 2 || strings.Count(body, "</details>") != 2 || strings.Count(body, "<summary>") != 2 {
+		t.Errorf("body has %d folded sections, %d <details> and %d </details>, want the job's 2:\n%s",
+			folded, strings.Count(body, "<details>"), strings.Count(body, "</details>"), body)
 	}
 	// What the tenant wrote is still shown, inert.
 	for _, want := range []string{"message &lt;\\!-- recommend-job: sha256=", "#" + wordJoiner + "#" + wordJoiner + "#" + wordJoiner + " Approved by @" + wordJoiner + "org/security \\| x \\|",
-		"&lt;b&gt;ok&lt;/b&gt; \\`code\\` \\[link\\]\\(https:" + wordJoiner + "//evil.example\\)"} {
+		"&lt;b&gt;ok&lt;/b&gt; \\`code\\` \\[link\\]\\(https:" + wordJoiner + "//evil.example\\)",
+		"&lt;/details&gt;&lt;/summary&gt; &lt;details&gt;&lt;summary&gt;ok&lt;/summary&gt; \\| a \\| b \\| \\|---\\|---\\|"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("body lacks %q:\n%s", want, body)
 		}
 	}
+}
+
+// jobLines are the beginnings of the lines of text the job writes
+// outside tables and headings.
+var jobLines = []string{
+	"This pull request sets ", "**Change in total requests, per replica:** ", "_Usage is what each window observed", "No request changes.",
+	"Through Helm release ", "_Truncated: the job's report lists everything._",
+}
+
+// summaryRE is a folded section's start as the job writes it: its own
+// words only, then a blank line.
+var summaryRE = regexp.MustCompile(`^<details><summary>[A-Za-z0-9 ,:]+</summary>$`)
+
+// checkBody fails unless body is built of the job's lines only: the
+// marker, its headings, its text lines, tables whose head is followed by
+// its delimiter row and whose rows have the head's number of cells, and
+// folded sections, never nested, each opened and closed on a line of its
+// own and with blank lines around its content. It returns the headings
+// and how many sections are folded.
+func checkBody(t *testing.T, body string) (headings []string, folded int) {
+	t.Helper()
+	if !strings.HasSuffix(body, "\n") {
+		t.Errorf("body does not end with a line end: %q", body[max(0, len(body)-80):])
+	}
+	lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+	if MarkerHash(body) == "" {
+		t.Errorf("body does not start with the marker: %q", lines[0])
+	}
+	inDetails, cells := false, 0
+	for i := 1; i < len(lines); i++ {
+		line := lines[i]
+		switch {
+		case line == "":
+			cells = 0
+		case strings.HasPrefix(line, "### "):
+			if cells != 0 {
+				t.Errorf("line %d: a heading inside a table: %q", i, line)
+			}
+			headings = append(headings, strings.TrimPrefix(line, "### "))
+		case summaryRE.MatchString(line):
+			if inDetails || cells != 0 || lines[i-1] != "" || i+1 >= len(lines) || lines[i+1] != "" {
+				t.Errorf("line %d: a folded section opened inside another or a table, or without blank lines around it: %q", i, line)
+			}
+			inDetails = true
+			folded++
+		case line == "</details>":
+			if !inDetails || lines[i-1] != "" {
+				t.Errorf("line %d: a folded section closed that is not open, or right after a table row", i)
+			}
+			inDetails = false
+		case strings.HasPrefix(line, "| ") && strings.HasSuffix(line, " |"):
+			n := unescapedPipes(line)
+			switch {
+			case cells == 0:
+				// A table's head, then its delimiter row.
+				if i+1 >= len(lines) || lines[i+1] != strings.Repeat("|---", n-1)+"|" || lines[i-1] != "" {
+					t.Fatalf("line %d: a table head without its delimiter row, or not after a blank line: %q", i, line)
+				}
+				cells = n
+				i++
+			case n != cells:
+				t.Errorf("line %d has %d cell separators, want %d: %q", i, n, cells, line)
+			}
+		default:
+			if !slices.ContainsFunc(jobLines, func(p string) bool { return strings.HasPrefix(line, p) }) {
+				t.Errorf("line %d is not the job's: %q", i, line)
+			}
+		}
+	}
+	if inDetails {
+		t.Errorf("body ends inside a folded section:\n%s", body)
+	}
+	return headings, folded
 }
 
 // unescapedPipes counts the cell separators of a table row.
@@ -296,6 +448,20 @@ func unescapedPipes(line string) int {
 		}
 	}
 	return n
+}
+
+// manyWorkloads is a plan of n workloads like web-rec of bodyReport, each
+// with a value held back, a value without a recommendation and an
+// invalid ResourceRecommend beside it, so that every section is long.
+func manyWorkloads(n int) *plan.Plan {
+	base := bodyReport()
+	rep := &plan.Plan{}
+	for i := range n {
+		web, queue, db := base.Items[0], base.Items[3], base.Items[4]
+		web.Name, queue.Name, db.Name = "web-"+strconv.Itoa(i), "queue-"+strconv.Itoa(i), "db-"+strconv.Itoa(i)
+		rep.Items = append(rep.Items, web, queue, db)
+	}
+	return rep
 }
 
 // BenchmarkPullRequestBody renders the body of a run over 1,000
@@ -315,44 +481,55 @@ func BenchmarkPullRequestBody(b *testing.B) {
 }
 
 func TestPullRequestBodyIsBounded(t *testing.T) {
-	one := bodyReport().Items[0]
-	rep := &plan.Plan{}
-	for i := range 2000 {
-		e := one
-		e.Name = "web-" + strconv.Itoa(i)
-		rep.Items = append(rep.Items, e)
-	}
+	rep := manyWorkloads(2000)
 	body := PullRequestBody(rep)
 	if len(body) > MaxBodyLength {
 		t.Errorf("body is %d characters, want at most %d", len(body), MaxBodyLength)
 	}
-	if !strings.Contains(body, "_Truncated: the job's report lists everything._") || MarkerHash(body) != ChangeSetHash(rep) {
+	if !strings.HasSuffix(body, "\n_Truncated: the job's report lists everything._\n") || MarkerHash(body) != ChangeSetHash(rep) {
 		t.Errorf("a truncated body must say so and keep the marker; it ends:\n%s", body[len(body)-300:])
 	}
-	// Cut at a line end: every table line is whole.
-	for _, line := range strings.Split(body, "\n") {
-		if strings.HasPrefix(line, "|") && !strings.HasSuffix(line, "|") {
-			t.Fatalf("cut inside a table row: %q", line)
-		}
+	// The totals are the whole pull request's, though its tables are cut:
+	// 2,000 x (-110m + 50m) and 2,000 x 88Mi.
+	if !strings.Contains(body, "cpu -120 (1000 → 880 over 4000 requests), memory +171.9Gi (1000Gi → 1171.9Gi over 2000 requests)") {
+		t.Errorf("body lacks the totals of every change:\n%s", body[:1000])
 	}
+	checkBody(t, body)
 }
 
-func TestPullRequestBodyShowsLimits(t *testing.T) {
-	entry := func(limit string) *plan.Plan {
-		return &plan.Plan{Items: []plan.Item{{Namespace: "shop", Name: "web", Valid: true,
-			Target: plan.Target{Kind: "Deployment", Name: "web"},
-			Source: &plan.Source{File: "web.yaml", Changed: true},
-			Containers: []plan.Container{{Name: "app", Resources: []plan.Resource{
-				{Resource: "cpu", Current: q("500m"), Recommended: q("250m"), Changed: true, CurrentLimit: q("1"), RecommendedLimit: q(limit)},
-			}}}}}}
+// TestPullRequestBodyCutsCleanly cuts the same body at every length from
+// its marker to its whole: wherever the cut falls (in a summary table,
+// in folded evidence, in the held back, folded or invalid sections), it
+// falls after a whole row, closes the folded section it is in, and says
+// so.
+func TestPullRequestBodyCutsCleanly(t *testing.T) {
+	rep := manyWorkloads(3)
+	whole := PullRequestBody(rep)
+	minimum := len(markerPrefix) + 64 + len(" -->\n") + len(truncatedNote) + 120
+	closedIn := map[string]bool{}
+	for limit := minimum; limit <= len(whole)+1; limit++ {
+		body := pullRequestBody(rep, limit)
+		if limit >= len(whole) {
+			if body != whole {
+				t.Fatalf("limit %d: body cut though it fits", limit)
+			}
+			continue
+		}
+		if len(body) > limit || !strings.HasSuffix(body, truncatedNote) {
+			t.Fatalf("limit %d: body of %d characters, ending %q", limit, len(body), body[max(0, len(body)-80):])
+		}
+		checkBody(t, body)
+		if t.Failed() {
+			t.Fatalf("limit %d: body\n%s", limit, body)
+		}
+		rest := strings.TrimSuffix(body, truncatedNote)
+		if strings.HasSuffix(rest, "|\n\n</details>\n") {
+			// Which folded section the cut closed.
+			closedIn[rest[strings.LastIndex(rest, "<summary>"):strings.LastIndex(rest, "</summary>")]] = true
+		}
 	}
-	// The limit keeps the 2:1 ratio: 1 -> 500m is -50.0%.
-	body := PullRequestBody(entry("500m"))
-	if !strings.Contains(body, "| app | cpu limit | 1 | 500m | -50.0% |  |  |  |  | ratio kept |") {
-		t.Errorf("body lacks the limit row:\n%s", body)
-	}
-	if ChangeSetHash(entry("500m")) == ChangeSetHash(entry("600m")) {
-		t.Error("the change-set hash does not follow the limit")
+	if !closedIn["<summary>Evidence: percentile, buffer, OOM floor, rounding, caps"] || !closedIn["<summary>3 values without a recommendation"] {
+		t.Errorf("no cut closed the evidence and the values without a recommendation: %v", closedIn)
 	}
 }
 

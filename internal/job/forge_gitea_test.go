@@ -76,9 +76,10 @@ func TestWriteBackGiteaPullRequest(t *testing.T) {
 	if len(prs) != 1 || prs[0].Index != int64(pr.Number) {
 		t.Fatalf("open pull requests = %d, want exactly #%d", len(prs), pr.Number)
 	}
-	// 390m is 500m - 110m: -22.0%.
-	if body := prs[0].Body; !strings.Contains(body, "| app | cpu | 500m | 390m | -22.0% | 168h0m0s | 2016 | p90 | +10% | - |") {
-		t.Errorf("pull request body lacks the change row:\n%s", body)
+	// 390m is 500m - 110m: -22.0%; the evidence is folded below the table.
+	if body := prs[0].Body; !strings.Contains(body, "| app | cpu | 500m | 390m | -22.0% |") ||
+		!strings.Contains(body, "| app | cpu | p90, half-life -, 2016 samples over - of 168h0m0s | - | +10% |") {
+		t.Errorf("pull request body lacks the change row or its evidence:\n%s", body)
 	}
 	if len(prs[0].Labels) != 1 || prs[0].Labels[0].ID != label.ID {
 		t.Errorf("pull request labels = %v, want resources", prs[0].Labels)
