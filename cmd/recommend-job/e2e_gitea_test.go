@@ -55,6 +55,7 @@ func TestEndToEndGiteaPullRequest(t *testing.T) {
 		"--forge", "gitea",
 		"--forge-api-url", forge.APIURL(),
 		"--forge-token-file", tokenFile,
+		"--pr-group-by", "none",
 		"--output", "json",
 	}
 	// runJSON checks that the logs do not hold this variable's value; the

@@ -160,6 +160,8 @@ func bedArgs(t *testing.T, bed *testbed.Bed, repoURL string, extra ...string) []
 		"--prometheus-url", bed.Prometheus.URL,
 		"--git-url", repoURL,
 		"--git-username", bed.Git.Username,
+		// One branch and pull request for the run: these tests follow it.
+		"--pr-group-by", "none",
 		"--output", "json",
 	}, extra...)
 }

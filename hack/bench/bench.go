@@ -310,6 +310,9 @@ func (e *env) runJob(ctx context.Context) (*JobRun, error) {
 		"--git-username", e.remote.Username,
 		"--git-branch", baseBranch,
 		"--run-timeout", runTimeout.String(),
+		// The pipeline's cost, with one branch: a pull request per group
+		// is the forge's cost, not the run's.
+		"--pr-group-by", "none",
 		"--output", "json",
 		"--log-level", "info",
 	}

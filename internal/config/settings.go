@@ -83,7 +83,7 @@ var settings = []setting{
 	{"pr-per-run", 0, "most pull requests a run opens for its groups; 0 for no limit"},
 	{"pr-closed-hold", 720 * time.Hour, "how long a group's pull request that a person closed without merging holds the group while its values stay within the change threshold; 0 holds nothing"},
 	{"dashboard", false, "keep one issue on the forge up to date with the groups' pull requests, those waiting or held, and the targets that could not be rendered"},
-	{"pr-group-by", "none", "one pull request per group of changes, each on its own branch: none, namespace, application (what deploys the target), label:<key> or annotation:<key> (of the ResourceRecommend)"},
+	{"pr-group-by", "application", "one pull request per group of changes, each on its own branch: none, namespace, application (what deploys the target), label:<key> or annotation:<key> (of the ResourceRecommend)"},
 	{"dry-run", false, "render and report, but do not commit or push"},
 	{"fail-on-partial", false, "exit 1 when the run completed but some ResourceRecommend was invalid, had no history or could not be rendered"},
 	{"run-timeout", defaultRunTimeout, "deadline of the whole run; keep it below the Job's activeDeadlineSeconds, so that the run still reports"},
