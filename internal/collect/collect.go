@@ -29,7 +29,7 @@ type Item struct {
 	// Labels and Annotations are the ResourceRecommend's own: per-CR
 	// settings, and what groups its changes into pull requests.
 	Labels, Annotations map[string]string
-	Target      v1alpha1.CrossVersionObjectReference
+	Target              v1alpha1.CrossVersionObjectReference
 	// Workload is the resolved target; nil when it could not be read.
 	Workload *Workload
 	// Policies are the validated per-container policies of a valid item.
