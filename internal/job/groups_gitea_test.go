@@ -4,6 +4,7 @@ package job
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
 	"maps"
 	"slices"
@@ -133,17 +134,38 @@ func TestWriteBackGiteaGroups(t *testing.T) {
 		}
 	}
 
+	// A person commits on shop's branch: that group is left alone and
+	// says why; the others go on.
+	reader.pushAs(t, "alice", branch("shop"), "clusters/shop/web.yaml", strings.Replace(webDeployment, "500m", "450m", 1))
+	stopped := shopsPlan(map[string]string{"blog": "500m", "pay": "340m", "shop": "390m"})
+	err = writeBack(ctx, cfg, stopped, log)
+	if !errors.Is(err, gitops.ErrForeignCommit) {
+		t.Fatalf("run after a person's commit: %v, want ErrForeignCommit", err)
+	}
+	for _, g := range stopped.Groups {
+		switch g.Name {
+		case "namespace/shop":
+			if g.Git == nil || g.Git.Stopped == "" {
+				t.Errorf("shop: %+v, want it stopped", g.Git)
+			}
+		case "namespace/pay":
+			if g.Git == nil || !g.Git.Pushed || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRUpdated {
+				t.Errorf("pay: %+v, want its new value pushed and its pull request updated", g.Git)
+			}
+		}
+	}
+	if got, _ := reader.branchFile(t, branch("shop"), "clusters/shop/web.yaml"); !strings.Contains(got, "450m") {
+		t.Errorf("shop's branch lost the person's commit:\n%s", got)
+	}
+
 	// pay's ResourceRecommend is gone: no item of the run is in its group
-	// any more, and its pull request is closed too.
+	// any more, and its pull request is closed too; shop's stays, stopped.
 	third := shopsPlan(map[string]string{"shop": "390m"})
-	if err := writeBack(ctx, cfg, third, log); err != nil {
-		t.Fatalf("third run: %v", err)
+	if err := writeBack(ctx, cfg, third, log); !errors.Is(err, gitops.ErrForeignCommit) {
+		t.Fatalf("third run: %v, want shop's branch still stopped", err)
 	}
 	if prs := openPRs(); len(prs) != 1 || prs[branch("shop")] == nil {
 		t.Fatalf("after the third run %d pull requests are open (%v), want shop's alone", len(prs), prs)
-	}
-	if len(third.Groups) != 1 || third.Groups[0].Git.PullRequest.Action != plan.PRUnchanged {
-		t.Errorf("third run groups %+v, want shop's, unchanged", third.Groups)
 	}
 }
 
