@@ -64,22 +64,31 @@ type analysis struct {
 	// as a run asks for most releases once and it is the bulk of an
 	// analysis.
 	probing *probing
-	// mappingsProbed is set once every mapping was probed, for every
-	// container; scalarsProbed are the containers scalars were probed for.
+	// mappingsProbed is set once every mapping of the values was probed,
+	// for every container; scalarsProbed are the containers scalars were
+	// probed for, unsetProbed those the unset paths the templates read
+	// were probed for as mappings.
 	mappingsProbed bool
 	scalarsProbed  map[containerID]bool
+	unsetProbed    map[containerID]bool
 	found          map[containerID]map[Field]finding
 	// untried counts the candidates probing had no renders left for.
 	untried int
+	// wholeChart is set once a probe render showed that the chart needs
+	// a template probeChart leaves out.
+	wholeChart bool
 }
 
 // probing is what the probe renders of a release start from.
 type probing struct {
-	// chart is the release's chart processed for its values; values are
-	// the release's values coalesced with the chart's defaults.
-	chart      *chartv2.Chart
-	values     map[string]any
-	candidates candidates
+	// full is the release's chart processed for its values, and chart
+	// what probes render of it: full without the templates that render
+	// none of the release's containers (probeChart), or full itself once
+	// a render showed that the chart needs them. values are the release's
+	// values coalesced with the chart's defaults.
+	full, chart *chartv2.Chart
+	values      map[string]any
+	candidates  candidates
 }
 
 // finding is the key whose probe came out as one field of a container.
@@ -94,9 +103,12 @@ type finding struct {
 // values that set its requests and limits, in want's order. It renders
 // the release with its own values, then with a probe quantity under every
 // mapping of the values at once, then, for the fields still without a
-// key, with a probe in every scalar; a probe render that fails is split
-// in halves (see the package documentation). The error is for the whole
-// release: it does not render with its own values, or ctx ended.
+// key, with a probe in every scalar, then, for the containers whose
+// requests still have no key of their own, with a probe quantity under
+// every path the templates read that the values do not set; a probe
+// render that fails is split in halves (see the package documentation).
+// The error is for the whole release: it does not render with its own
+// values, or ctx ended.
 func (f *Finder) Keys(ctx context.Context, r Release, want []Container) ([]Found, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -140,7 +152,7 @@ func (f *Finder) Keys(ctx context.Context, r Release, want []Container) ([]Found
 		}
 		a.mappingsProbed = true
 	}
-	if needed := a.needScalars(located); len(needed) > 0 {
+	if needed := a.needKeys(located, a.scalarsProbed, Fields); len(needed) > 0 {
 		if err := f.ready(ctx, r, a); err != nil {
 			return nil, err
 		}
@@ -150,6 +162,24 @@ func (f *Finder) Keys(ctx context.Context, r Release, want []Container) ([]Found
 		}
 		for id := range needed {
 			a.scalarsProbed[id] = true
+		}
+	}
+	// The paths the templates read that the values do not set go last,
+	// as mappings, for the containers whose requests nothing else gave a
+	// key of their own: a mapping written where a template reads a
+	// string, as charts read nameOverride, breaks the render, and a large
+	// chart reads hundreds of such paths, while a resources mapping the
+	// values do not hold is nearly always under one they do, which the
+	// first phase wrote it into.
+	if needed := a.needKeys(located, a.unsetProbed, requestFields); len(needed) > 0 {
+		if err := f.ready(ctx, r, a); err != nil {
+			return nil, err
+		}
+		if err := f.probe(ctx, r, a, a.probing.candidates.unsetMappings, mappingProbeValues, needed); err != nil {
+			return nil, err
+		}
+		for id := range needed {
+			a.unsetProbed[id] = true
 		}
 	}
 	out := make([]Found, len(want))
@@ -205,15 +235,21 @@ func (f *Finder) load(ctx context.Context, r Release, a *analysis) error {
 	if err != nil {
 		return err
 	}
-	a.probing = &probing{chart: ch, values: coalesced, candidates: findCandidates(coalesced, templateReads(ch))}
 	if a.found == nil {
 		a.base = podContainers(installed(objects))
 		for i := range a.base {
 			a.base[i].body = nil
 		}
-		a.scalarsProbed = map[containerID]bool{}
+		a.scalarsProbed, a.unsetProbed = map[containerID]bool{}, map[containerID]bool{}
 		a.found = map[containerID]map[Field]finding{}
 	}
+	probed := ch
+	if !a.wholeChart {
+		probed = probeChart(ch, a.base)
+	}
+	// The templates left out read nothing a container of the release
+	// depends on: their reads are no candidates.
+	a.probing = &probing{full: ch, chart: probed, values: coalesced, candidates: findCandidates(coalesced, templateReads(probed))}
 	return nil
 }
 
@@ -307,6 +343,14 @@ func (p *probeRun) try(ctx context.Context, candidates []Path) (culprits []int, 
 	values, ps := p.build(p.a.probing.values, candidates)
 	p.f.renders.Add(1)
 	objects, err := render(ctx, p.r, p.a.probing.chart, values, forProbes)
+	if err != nil && p.a.probing.chart != p.a.probing.full && missingTemplate(err) && p.left > 0 {
+		// A template left out defines or is included after all: the
+		// whole chart is rendered from now on.
+		p.a.probing.chart, p.a.wholeChart = p.a.probing.full, true
+		p.left--
+		p.f.renders.Add(1)
+		objects, err = render(ctx, p.r, p.a.probing.chart, values, forProbes)
+	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, ctxErr
 	}
@@ -443,15 +487,20 @@ func (a *analysis) note(id containerID, field Field, fd finding) {
 	fields[field] = fd
 }
 
-// needScalars returns the located containers that have a field without a
-// key of their own and whose scalars were not probed yet.
-func (a *analysis) needScalars(located []*podContainer) map[containerID]bool {
+// requestFields are the fields a container must have keys for: a limit
+// that no key sets is left out without an error.
+var requestFields = []Field{RequestsCPU, RequestsMemory}
+
+// needKeys returns the located containers that have one of fields
+// without a key of their own, and that are not in probed, the
+// containers a phase probed for.
+func (a *analysis) needKeys(located []*podContainer, probed map[containerID]bool, fields []Field) map[containerID]bool {
 	needed := map[containerID]bool{}
 	for _, c := range located {
-		if c == nil || a.scalarsProbed[c.id] {
+		if c == nil || probed[c.id] {
 			continue
 		}
-		for _, field := range Fields {
+		for _, field := range fields {
 			if fd, ok := a.found[c.id][field]; !ok || len(fd.also) > 0 {
 				needed[c.id] = true
 				break
@@ -497,7 +546,7 @@ func (a *analysis) result(r Release, w Container, c *podContainer) Found {
 			out.Keys[field] = fd.key
 		case ok:
 			errs = append(errs, fmt.Errorf("%s: %w: %s also sets %s", field, ErrSharedKey, fd.key, containerList(fd.also)))
-		case field == RequestsCPU || field == RequestsMemory:
+		case slices.Contains(requestFields, field):
 			noKey = append(noKey, string(field))
 		}
 	}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 
 	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
 )
@@ -55,6 +58,116 @@ spec:
 `,
 	}
 }
+
+// overridesChart is an umbrella chart as large charts are written: it
+// and its subcharts name their objects from nameOverride,
+// fullnameOverride and namespaceOverride, which their values do not set,
+// through default and trunc, which fail on a mapping; its Deployment and
+// its subchart db's StatefulSet are sized by resources mappings, {} in
+// the values, and its subchart cache renders a ConfigMap only.
+func overridesChart() map[string]string {
+	helpers := func(name string) string {
+		return strings.ReplaceAll(`{{- define "CHART.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- define "CHART.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name (include "CHART.name" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- define "CHART.namespace" -}}
+{{- default .Release.Namespace .Values.namespaceOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+`, "CHART", name)
+	}
+	return map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: stack\nversion: 1.0.0\n",
+		"values.yaml": `image:
+  repository: registry.example.com/stack/app
+  tag: "1.0"
+resources: {}
+db:
+  image: registry.example.com/stack/db:16
+  resources: {}
+`,
+		"templates/_helpers.tpl": helpers("stack"),
+		"templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "stack.fullname" . }}
+  namespace: {{ include "stack.namespace" . }}
+  labels:
+    app.kubernetes.io/name: {{ include "stack.name" . }}
+    app.kubernetes.io/part-of: {{ default "stack" .Values.partOfOverride | trunc 63 }}
+spec:
+  template:
+    spec:
+      containers:
+        - name: app
+          image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+`,
+		"charts/db/Chart.yaml":             "apiVersion: v2\nname: db\nversion: 16.0.0\n",
+		"charts/db/values.yaml":            "image: registry.example.com/db:15\nresources: {}\n",
+		"charts/db/templates/_helpers.tpl": helpers("db"),
+		"charts/db/templates/statefulset.yaml": `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {{ include "db.fullname" . }}
+  namespace: {{ include "db.namespace" . }}
+spec:
+  serviceName: {{ include "db.fullname" . }}
+  template:
+    spec:
+      containers:
+        - name: db
+          image: {{ .Values.image }}
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+`,
+		"charts/cache/Chart.yaml":             "apiVersion: v2\nname: cache\nversion: 7.0.0\n",
+		"charts/cache/templates/_helpers.tpl": helpers("cache"),
+		"charts/cache/templates/configmap.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ include "cache.fullname" . }}
+  namespace: {{ include "cache.namespace" . }}
+data:
+  maxmemory: {{ default "64mb" .Values.maxMemory | trunc 16 | quote }}
+`,
+	}
+}
+
+// withTemplates is the resources chart with more templates, and its
+// Deployment annotated with annotation, a template line, when it is not
+// empty.
+func withTemplates(annotation string, templates map[string]string) map[string]string {
+	files := helmtest.Resources()
+	if annotation != "" {
+		files["templates/deployment.yaml"] = strings.Replace(files["templates/deployment.yaml"],
+			"  labels:\n", "  annotations:\n    "+annotation+"\n  labels:\n", 1)
+	}
+	maps.Copy(files, templates)
+	return files
+}
+
+// extraSecret is a Secret written from the values' extraSecret.data, as
+// kube-prometheus-stack writes its own: a probe mapping given to b64enc
+// fails the render, and the error quotes no probe.
+const extraSecret = `{{- if .Values.extraSecret.data }}
+apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ .Release.Name }}-extra
+data:
+  {{- range $key, $value := .Values.extraSecret.data }}
+  {{ $key }}: {{ $value | b64enc | quote }}
+  {{- end }}
+{{- end }}
+`
 
 func TestKeys(t *testing.T) {
 	full := func(prefix string) map[Field]string {
@@ -223,6 +336,62 @@ spec:
 			renders: 2,
 		},
 		{
+			// The unset paths the templates read break the render as
+			// mappings; the keys are found without them.
+			name:  "unset paths read as nameOverride is, in subcharts too",
+			files: overridesChart(),
+			want: []Container{
+				{Kind: "Deployment", Name: "rel-stack", Container: "app"},
+				{Kind: "StatefulSet", Name: "rel-db", Container: "db"},
+			},
+			found:   []wantFound{{keys: full("resources.")}, {keys: full("db.resources.")}},
+			renders: 2,
+		},
+		{
+			// The Secret holds no container: probes render without it.
+			name: "a template without containers that probes break",
+			files: func() map[string]string {
+				files := withTemplates("", map[string]string{"templates/extrasecret.yaml": extraSecret})
+				files["values.yaml"] += "extraSecret:\n  data: {}\n"
+				return files
+			}(),
+			want:    []Container{{Kind: "Deployment", Name: "rel-resources", Container: "app"}},
+			found:   []wantFound{{keys: full("resources.")}},
+			renders: 2,
+		},
+		{
+			// The ConfigMap holds no container, but the Deployment includes
+			// it by the name it quotes: probes render it.
+			name: "a template included whole for a checksum",
+			files: withTemplates(`checksum/config: {{ include (print $.Template.BasePath "/configmap.yaml") . | sha256sum }}`, map[string]string{
+				"templates/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\n",
+			}),
+			want:    []Container{{Kind: "Deployment", Name: "rel-resources", Container: "app"}},
+			found:   []wantFound{{keys: full("resources.")}},
+			renders: 2,
+		},
+		{
+			// The name is put together at render time: the first probe
+			// render fails without the ConfigMap, and the probes render the
+			// whole chart from then on.
+			name: "a template included by a name built at render time",
+			files: withTemplates(`checksum/config: {{ include (print $.Template.BasePath "/config" "map" ".yaml") . | sha256sum }}`, map[string]string{
+				"templates/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\n",
+			}),
+			want:    []Container{{Kind: "Deployment", Name: "rel-resources", Container: "app"}},
+			found:   []wantFound{{keys: full("resources.")}},
+			renders: 3,
+		},
+		{
+			name: "a named template defined outside a partial",
+			files: withTemplates(`team: {{ include "resources.team" . }}`, map[string]string{
+				"templates/team.yaml": "{{- define \"resources.team\" }}checkout{{ end }}\n",
+			}),
+			want:    []Container{{Kind: "Deployment", Name: "rel-resources", Container: "app"}},
+			found:   []wantFound{{keys: full("resources.")}},
+			renders: 2,
+		},
+		{
 			name:  "objects ranged over a mapping the probes add to",
 			files: rangedChart(),
 			want: []Container{
@@ -380,6 +549,41 @@ func TestKeysAnotherContainerLater(t *testing.T) {
 	}
 }
 
+// TestKeysWholeChartKept asks for the two containers of a release one
+// after the other, the chart including a template by a name it builds at
+// render time: the first call learns that probes need the whole chart,
+// and the second, which readies the probing again, renders it whole at
+// once.
+func TestKeysWholeChartKept(t *testing.T) {
+	files := helmtest.Shared()
+	files["templates/deployment.yaml"] = strings.Replace(files["templates/deployment.yaml"], "  labels:\n",
+		"  annotations:\n    checksum/config: {{ include (print $.Template.BasePath \"/config\" \"map\" \".yaml\") . | sha256sum }}\n  labels:\n", 1)
+	files["templates/configmap.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\n"
+	f := NewFinder()
+	r := Release{Name: "rel", Namespace: "ns", Chart: testChart(t, files)}
+	steps := []struct {
+		want    Container
+		renders int
+	}{
+		// own, mappings twice (without the ConfigMap, then whole), scalars
+		{Container{Kind: "Deployment", Name: "rel-shared", Container: "app"}, 4},
+		// own again, scalars for proxy
+		{Container{Kind: "Deployment", Name: "rel-shared", Container: "proxy"}, 6},
+	}
+	for i, s := range steps {
+		found, err := f.Keys(context.Background(), r, []Container{s.want})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(found[0].Err, ErrSharedKey) {
+			t.Errorf("call %d, %v: error %v, want ErrSharedKey", i+1, s.want, found[0].Err)
+		}
+		if got := f.Renders(); got != s.renders {
+			t.Errorf("after call %d: %d renders, want %d", i+1, got, s.renders)
+		}
+	}
+}
+
 func TestKeysReleaseErrors(t *testing.T) {
 	f := NewFinder()
 	r := Release{Name: "api", Namespace: "shop", Chart: testChart(t, helmtest.Profiles()), Values: map[string]any{"profile": "huge"}}
@@ -477,5 +681,81 @@ func TestKeysConcurrent(t *testing.T) {
 	}
 	if got := f.Renders(); got != 2 {
 		t.Errorf("four concurrent Keys rendered %d times, want 2", got)
+	}
+}
+
+// TestProbeChart checks which templates probe renders keep: those that
+// render the release's containers, partials, those that define named
+// templates, and those a template of their own chart quotes.
+func TestProbeChart(t *testing.T) {
+	deployment := func(name, quoted string) string {
+		return `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-` + name + `
+  annotations:
+    checksum: {{ include (print $.Template.BasePath "` + quoted + `") . | sha256sum }}
+spec:
+  template:
+    spec:
+      containers:
+        - name: ` + name + `
+          image: registry.example.com/` + name + `:1
+`
+	}
+	object := func(kind string) string {
+		return "apiVersion: v1\nkind: " + kind + "\nmetadata:\n  name: {{ .Release.Name }}-" + strings.ToLower(kind) + "\n"
+	}
+	files := map[string]string{
+		"Chart.yaml":                          "apiVersion: v2\nname: stack\nversion: 1.0.0\n",
+		"templates/_helpers.tpl":              `{{- define "stack.name" }}stack{{ end }}`,
+		"templates/defs.yaml":                 `{{- define "stack.team" }}checkout{{ end }}`,
+		"templates/deployment.yaml":           deployment("api", "/configmap.yaml"),
+		"templates/configmap.yaml":            object("ConfigMap"),
+		"templates/alertmanager/secret.yaml":  object("Secret"),
+		"templates/NOTES.txt":                 "Installed {{ .Release.Name }}.\n",
+		"charts/ui/Chart.yaml":                "apiVersion: v2\nname: ui\nversion: 2.0.0\n",
+		"charts/ui/templates/deployment.yaml": deployment("ui", "/secret.yaml"),
+		"charts/ui/templates/secret.yaml":     object("Secret"),
+		"charts/ui/templates/service.yaml":    object("Service"),
+	}
+	r := Release{Name: "rel", Namespace: "ns", Chart: testChart(t, files)}
+	objects, err := Render(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(ch *chartv2.Chart) []string {
+		var out []string
+		var walk func(c *chartv2.Chart, prefix string)
+		walk = func(c *chartv2.Chart, prefix string) {
+			for _, tpl := range c.Templates {
+				out = append(out, prefix+tpl.Name)
+			}
+			for _, d := range c.Dependencies() {
+				walk(d, prefix+"charts/"+d.Name()+"/")
+			}
+		}
+		walk(ch, "")
+		slices.Sort(out)
+		return out
+	}
+	loaded := names(r.Chart.chart)
+	got := probeChart(r.Chart.chart, podContainers(objects))
+	want := []string{
+		"charts/ui/templates/deployment.yaml", "charts/ui/templates/secret.yaml",
+		"templates/_helpers.tpl", "templates/configmap.yaml", "templates/defs.yaml", "templates/deployment.yaml",
+	}
+	if diff := cmp.Diff(want, names(got)); diff != "" {
+		t.Errorf("templates kept (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(loaded, names(r.Chart.chart)); diff != "" {
+		t.Errorf("the loaded chart changed (-before +after):\n%s", diff)
+	}
+	if ch := testChart(t, helmtest.Resources()).chart; probeChart(ch, nil) == ch {
+		t.Error("a chart whose templates render no container of the release was kept whole")
+	}
+	whole := testChart(t, map[string]string{"Chart.yaml": files["Chart.yaml"], "templates/deployment.yaml": deployment("api", "/none.yaml")})
+	if got := probeChart(whole.chart, []podContainer{{id: containerID{template: "templates/deployment.yaml"}}}); got != whole.chart {
+		t.Error("a chart that leaves out no template was copied")
 	}
 }

@@ -3,6 +3,7 @@ package helm
 import (
 	"fmt"
 	"math"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"helm.sh/helm/v4/pkg/chart/common"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 )
 
@@ -224,11 +226,93 @@ func templateReads(ch *chartv2.Chart) []Path {
 	return out
 }
 
+// definesTemplate matches a template that defines named templates.
+var definesTemplate = regexp.MustCompile(`\{\{-?\s*define\s`)
+
+// quotedFile matches a file name quoted in a template, as a template that
+// includes another whole writes it: (print $.Template.BasePath
+// "/configmap.yaml").
+var quotedFile = regexp.MustCompile(`"[^"\n]*\.(?:yaml|yml|json|tpl|txt)"`)
+
+// probeChart returns ch without the templates that render none of the
+// containers of base, the release's own: no probe needs what they
+// render, and they are where most probes break a render (a mapping given
+// to b64enc in a Secret, to a field of a custom resource), each costing
+// renders to find. Partials are kept, and so are templates that define
+// named templates or that a template of their chart quotes by their path
+// under templates/, as others use them. ch itself is returned when no
+// template goes, else a copy: the loaded chart is shared.
+func probeChart(ch *chartv2.Chart, base []podContainer) *chartv2.Chart {
+	holds := map[string]bool{}
+	for _, c := range base {
+		holds[c.id.template] = true
+	}
+	// quoted holds, by path in the release's chart, the templates that a
+	// template of their chart quotes, as "/x.yaml" or
+	// "<chart>/templates/x.yaml".
+	quoted := map[string]bool{}
+	var scan func(c *chartv2.Chart, prefix string)
+	scan = func(c *chartv2.Chart, prefix string) {
+		for _, t := range c.Templates {
+			for _, q := range quotedFile.FindAllString(string(t.Data), -1) {
+				q = strings.Trim(q, `"`)
+				if _, under, ok := strings.Cut(q, "templates/"); ok {
+					q = under
+				}
+				quoted[prefix+"templates/"+strings.TrimPrefix(q, "/")] = true
+			}
+		}
+		for _, d := range c.Dependencies() {
+			scan(d, prefix+"charts/"+d.Name()+"/")
+		}
+	}
+	scan(ch, "")
+	keep := func(name string, t *common.File) bool {
+		return holds[name] || quoted[name] || strings.HasPrefix(path.Base(t.Name), "_") || definesTemplate.Match(t.Data)
+	}
+	if !dropsTemplates(ch, "", keep) {
+		return ch
+	}
+	out := cloneChart(ch)
+	dropTemplates(out, "", keep)
+	return out
+}
+
+// dropsTemplates reports whether keep refuses a template of ch or of its
+// subcharts; prefix is where ch's files are in the release's chart.
+func dropsTemplates(ch *chartv2.Chart, prefix string, keep func(name string, t *common.File) bool) bool {
+	for _, t := range ch.Templates {
+		if !keep(prefix+t.Name, t) {
+			return true
+		}
+	}
+	return slices.ContainsFunc(ch.Dependencies(), func(d *chartv2.Chart) bool {
+		return dropsTemplates(d, prefix+"charts/"+d.Name()+"/", keep)
+	})
+}
+
+// dropTemplates leaves out of ch, a copy, and of its subcharts the
+// templates keep refuses.
+func dropTemplates(ch *chartv2.Chart, prefix string, keep func(name string, t *common.File) bool) {
+	ch.Templates = slices.DeleteFunc(slices.Clone(ch.Templates), func(t *common.File) bool { return !keep(prefix+t.Name, t) })
+	for _, d := range ch.Dependencies() {
+		dropTemplates(d, prefix+"charts/"+d.Name()+"/", keep)
+	}
+}
+
+// missingTemplate reports whether a render failed for want of a template
+// a probe chart left out: one the chart includes after all.
+func missingTemplate(err error) bool {
+	return strings.Contains(err.Error(), "no template ") || strings.Contains(err.Error(), " not defined")
+}
+
 // candidates are the keys probed in each phase.
 type candidates struct {
-	// mappings are every mapping of the values, and every path, with its
-	// prefixes, that the templates read and the values do not set.
+	// mappings are every mapping of the values.
 	mappings []Path
+	// unsetMappings are every path, with its prefixes, that the templates
+	// read and the values do not set.
+	unsetMappings []Path
 	// scalars are every string and number of the values.
 	scalars []Path
 	// unsetReads are the paths the templates read and the values do not
@@ -240,9 +324,6 @@ type candidates struct {
 func findCandidates(values map[string]any, reads []Path) candidates {
 	c := candidates{mappings: mappingPaths(values), scalars: scalarPaths(values)}
 	seen := map[string]bool{}
-	for _, p := range c.mappings {
-		seen[p.String()] = true
-	}
 	for _, r := range reads {
 		for i := 1; i <= len(r); i++ {
 			_, state := lookup(values, r[:i])
@@ -255,7 +336,7 @@ func findCandidates(values map[string]any, reads []Path) candidates {
 			q := slices.Clone(r[:i])
 			if !seen[q.String()] {
 				seen[q.String()] = true
-				c.mappings = append(c.mappings, q)
+				c.unsetMappings = append(c.unsetMappings, q)
 			}
 			if i == len(r) {
 				c.unsetReads = append(c.unsetReads, q)

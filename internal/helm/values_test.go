@@ -132,9 +132,13 @@ func TestFindCandidates(t *testing.T) {
 		}
 		return out
 	}
-	wantMappings := []string{"", "image", "sidecars[0]", "sidecars[0].resources", "web", "web.resources", "web.resources.limits", "image.digest"}
+	wantMappings := []string{"", "image", "sidecars[0]", "sidecars[0].resources"}
 	if diff := cmp.Diff(wantMappings, strs(c.mappings)); diff != "" {
 		t.Errorf("mappings (-want +got):\n%s", diff)
+	}
+	wantUnsetMappings := []string{"web", "web.resources", "web.resources.limits", "image.digest"}
+	if diff := cmp.Diff(wantUnsetMappings, strs(c.unsetMappings)); diff != "" {
+		t.Errorf("unset mappings (-want +got):\n%s", diff)
 	}
 	wantScalars := []string{"flat", "image.pullSecrets[0]", "image.tag", "replicas", "sidecars[0].name"}
 	if diff := cmp.Diff(wantScalars, strs(c.scalars)); diff != "" {
