@@ -16,6 +16,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
@@ -31,18 +32,25 @@ func shopsPlan(cpus map[string]string) *plan.Plan {
 	return p
 }
 
-// TestWriteBackGiteaGroups runs the write-back grouped by namespace
-// against a real Gitea: three groups open three pull requests, each on
-// its own branch and listing only its own change; when one group's change
-// is gone, only its pull request is closed, and the others stay as they
-// are.
-func TestWriteBackGiteaGroups(t *testing.T) {
+// groupsBed is a fleet repository on a real Gitea with a web Deployment
+// per namespace, and a grouped run's configuration for it.
+type groupsBed struct {
+	srv    *testbed.Gitea
+	url    string
+	sdk    *gitea.Client
+	cfg    Config
+	reader *fixture
+}
+
+func newGroupsBed(t *testing.T, namespaces []string, extra map[string]string) *groupsBed {
+	t.Helper()
 	ctx := t.Context()
 	srv := testbedtest.Gitea(t)
 	files := map[string]string{}
-	for _, ns := range []string{"blog", "pay", "shop"} {
+	for _, ns := range namespaces {
 		files["clusters/"+ns+"/web.yaml"] = strings.Replace(webDeployment, "namespace: shop", "namespace: "+ns, 1)
 	}
+	maps.Copy(files, extra)
 	url, err := srv.CreateRepo(ctx, "fleet", files)
 	if err != nil {
 		t.Fatal(err)
@@ -51,30 +59,47 @@ func TestWriteBackGiteaGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &bytes.Buffer{}
-	log := slog.New(slog.NewJSONHandler(logs, nil))
 	cfg := Config{Path: "clusters", GroupBy: gitops.GroupBy{Kind: "namespace"}, Git: gitops.Options{
 		URL: url, BaseBranch: "main", PushBranch: "recommend-job",
 		Username: srv.Username, Token: srv.Token(),
 		AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com",
 		Forge: gitops.ForgeOptions{Kind: gitops.ForgeGitea, APIURL: srv.APIURL(), Token: srv.Token()},
 	}}
-	openPRs := func() map[string]*gitea.PullRequest {
-		t.Helper()
-		prs, _, err := sdk.ListRepoPullRequests(srv.Username, "fleet", gitea.ListPullRequestsOptions{State: gitea.StateOpen})
-		if err != nil {
-			t.Fatal(err)
-		}
-		byHead := map[string]*gitea.PullRequest{}
-		for _, pr := range prs {
-			byHead[pr.Head.Ref] = pr
-		}
-		return byHead
+	reader := &fixture{url: url, auth: &githttp.BasicAuth{Username: srv.Username, Password: srv.Password()}}
+	return &groupsBed{srv: srv, url: url, sdk: sdk, cfg: cfg, reader: reader}
+}
+
+// openPRs returns the open pull requests by head branch.
+func (b *groupsBed) openPRs(t *testing.T) map[string]*gitea.PullRequest {
+	t.Helper()
+	prs, _, err := b.sdk.ListRepoPullRequests(b.srv.Username, "fleet", gitea.ListPullRequestsOptions{State: gitea.StateOpen})
+	if err != nil {
+		t.Fatal(err)
 	}
-	branch := func(ns string) string { return gitops.GroupBranch("recommend-job", "namespace/"+ns) }
+	byHead := map[string]*gitea.PullRequest{}
+	for _, pr := range prs {
+		byHead[pr.Head.Ref] = pr
+	}
+	return byHead
+}
+
+// groupBranch is the branch of the group of namespace ns.
+func groupBranch(ns string) string { return gitops.GroupBranch("recommend-job", "namespace/"+ns) }
+
+// TestWriteBackGiteaGroups runs the write-back grouped by namespace
+// against a real Gitea: three groups open three pull requests, each on
+// its own branch and listing only its own change; when one group's change
+// is gone, only its pull request is closed, and the others stay as they
+// are.
+func TestWriteBackGiteaGroups(t *testing.T) {
+	ctx := t.Context()
+	b := newGroupsBed(t, []string{"blog", "pay", "shop"}, nil)
+	cfg, reader := b.cfg, b.reader
+	log := slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))
+	openPRs := func() map[string]*gitea.PullRequest { return b.openPRs(t) }
+	branch := groupBranch
 
 	cpus := map[string]string{"blog": "300m", "pay": "350m", "shop": "390m"}
-	reader := &fixture{url: url, auth: &githttp.BasicAuth{Username: srv.Username, Password: srv.Password()}}
 	first := shopsPlan(cpus)
 	if err := writeBack(ctx, cfg, first, log); err != nil {
 		t.Fatalf("first run: %v", err)
@@ -138,7 +163,7 @@ func TestWriteBackGiteaGroups(t *testing.T) {
 	// says why; the others go on.
 	reader.pushAs(t, "alice", branch("shop"), "clusters/shop/web.yaml", strings.Replace(webDeployment, "500m", "450m", 1))
 	stopped := shopsPlan(map[string]string{"blog": "500m", "pay": "340m", "shop": "390m"})
-	err = writeBack(ctx, cfg, stopped, log)
+	err := writeBack(ctx, cfg, stopped, log)
 	if !errors.Is(err, gitops.ErrForeignCommit) {
 		t.Fatalf("run after a person's commit: %v, want ErrForeignCommit", err)
 	}
@@ -174,31 +199,14 @@ func TestWriteBackGiteaGroups(t *testing.T) {
 // each changes, and from the ResourceRecommend's annotation.
 func TestWriteBackGiteaOwners(t *testing.T) {
 	ctx := t.Context()
-	srv := testbedtest.Gitea(t)
-	files := map[string]string{".github/CODEOWNERS": "* @platform-lead\n/clusters/pay/ @pay-lead\n"}
-	for _, ns := range []string{"pay", "shop"} {
-		files["clusters/"+ns+"/web.yaml"] = strings.Replace(webDeployment, "namespace: shop", "namespace: "+ns, 1)
-	}
-	url, err := srv.CreateRepo(ctx, "fleet", files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sdk, err := gitea.NewClient(srv.APIURL(), gitea.SetToken(srv.Token()), gitea.SetContext(ctx))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newGroupsBed(t, []string{"pay", "shop"}, map[string]string{".github/CODEOWNERS": "* @platform-lead\n/clusters/pay/ @pay-lead\n"})
+	sdk, srv, cfg := b.sdk, b.srv, b.cfg
 	for _, name := range []string{"platform-lead", "pay-lead", "shop-oncall"} {
 		if _, _, err := sdk.AdminCreateUser(gitea.CreateUserOption{Username: name, Email: name + "@example.com",
 			Password: "pw-" + name + name, MustChangePassword: gitea.OptionalBool(false)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfg := Config{Path: "clusters", GroupBy: gitops.GroupBy{Kind: "namespace"}, Git: gitops.Options{
-		URL: url, BaseBranch: "main", PushBranch: "recommend-job",
-		Username: srv.Username, Token: srv.Token(),
-		AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com",
-		Forge: gitops.ForgeOptions{Kind: gitops.ForgeGitea, APIURL: srv.APIURL(), Token: srv.Token()},
-	}}
 	p := shopsPlan(map[string]string{"pay": "350m", "shop": "390m"})
 	for i := range p.Items {
 		if p.Items[i].Namespace == "shop" {

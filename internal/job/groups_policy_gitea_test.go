@@ -11,9 +11,7 @@ import (
 
 	"code.gitea.io/sdk/gitea"
 
-	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
-	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
 // TestWriteBackGiteaGroupPolicies runs grouped write-backs against a real
@@ -24,42 +22,12 @@ import (
 // held but waits on the limit. The dashboard issue is created once and
 // kept up to date.
 func TestWriteBackGiteaGroupPolicies(t *testing.T) {
-	ctx := t.Context()
-	srv := testbedtest.Gitea(t)
-	files := map[string]string{}
-	for _, ns := range []string{"blog", "pay", "shop"} {
-		files["clusters/"+ns+"/web.yaml"] = strings.Replace(webDeployment, "namespace: shop", "namespace: "+ns, 1)
-	}
-	url, err := srv.CreateRepo(ctx, "fleet", files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sdk, err := gitea.NewClient(srv.APIURL(), gitea.SetToken(srv.Token()), gitea.SetContext(ctx))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newGroupsBed(t, []string{"blog", "pay", "shop"}, nil)
+	sdk, srv, cfg := b.sdk, b.srv, b.cfg
+	cfg.PullRequests = PullRequestPolicy{Limit: 2, ClosedHold: 720 * time.Hour, Dashboard: true}
 	log := slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))
-	cfg := Config{Path: "clusters", GroupBy: gitops.GroupBy{Kind: "namespace"},
-		PullRequests: PullRequestPolicy{Limit: 2, ClosedHold: 720 * time.Hour, Dashboard: true},
-		Git: gitops.Options{
-			URL: url, BaseBranch: "main", PushBranch: "recommend-job",
-			Username: srv.Username, Token: srv.Token(),
-			AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com",
-			Forge: gitops.ForgeOptions{Kind: gitops.ForgeGitea, APIURL: srv.APIURL(), Token: srv.Token()},
-		}}
-	branch := func(ns string) string { return gitops.GroupBranch("recommend-job", "namespace/"+ns) }
-	openPRs := func() map[string]*gitea.PullRequest {
-		t.Helper()
-		prs, _, err := sdk.ListRepoPullRequests(srv.Username, "fleet", gitea.ListPullRequestsOptions{State: gitea.StateOpen})
-		if err != nil {
-			t.Fatal(err)
-		}
-		byHead := map[string]*gitea.PullRequest{}
-		for _, pr := range prs {
-			byHead[pr.Head.Ref] = pr
-		}
-		return byHead
-	}
+	branch := groupBranch
+	openPRs := func() map[string]*gitea.PullRequest { return b.openPRs(t) }
 	issues := func() []*gitea.Issue {
 		t.Helper()
 		list, _, err := sdk.ListRepoIssues(srv.Username, "fleet", gitea.ListIssueOption{State: gitea.StateOpen, Type: gitea.IssueTypeIssue})
