@@ -29,7 +29,10 @@ type Item struct {
 	// Labels and Annotations are the ResourceRecommend's own: per-CR
 	// settings, and what groups its changes into pull requests.
 	Labels, Annotations map[string]string
-	Target              v1alpha1.CrossVersionObjectReference
+	// NamespaceLabels and NamespaceAnnotations are its namespace's (who
+	// reviews its changes); nil when namespaces could not be listed.
+	NamespaceLabels, NamespaceAnnotations map[string]string
+	Target                                v1alpha1.CrossVersionObjectReference
 	// Workload is the resolved target; nil when it could not be read.
 	Workload *Workload
 	// Policies are the validated per-container policies of a valid item.
@@ -160,6 +163,10 @@ func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
+	namespaces, err := c.readNamespaces(ctx, recs)
+	if err != nil {
+		return nil, err
+	}
 	var holds map[targetKey]map[corev1.ResourceName]string
 	if c.hpa && len(recs) > 0 {
 		if holds, err = c.readHPAs(ctx); err != nil {
@@ -171,6 +178,8 @@ func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
 	items = append(items, undecodable...)
 	for _, rec := range recs {
 		item := c.item(ctx, rec, targets)
+		ns := namespaces[rec.Namespace]
+		item.NamespaceLabels, item.NamespaceAnnotations = ns.labels, ns.annotations
 		if item.Invalid == nil && item.Workload != nil {
 			item.HeldBack = holds[targets.keyOf(rec)]
 		}

@@ -431,6 +431,14 @@ func TestCollectReadsOnlyNamespacesHoldingTargets(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		})
 	}
+	// ns-7 names its reviewers; ns-1 does not.
+	for _, ns := range []string{"ns-1", "ns-7"} {
+		m := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		if ns == "ns-7" {
+			m.Annotations = map[string]string{"recommend-job.io/reviewers": "@org/seven"}
+		}
+		metas = append(metas, m)
+	}
 	// app-1 is in ns-1, app-17 in ns-7; app-99 does not exist.
 	objs = append(objs, recommendObj("ns-1", "a", "Deployment", "app-1"), recommendObj("ns-7", "b", "Deployment", "app-17"),
 		recommendObj("ns-7", "c", "Deployment", "app-99"))
@@ -454,6 +462,15 @@ func TestCollectReadsOnlyNamespacesHoldingTargets(t *testing.T) {
 	if d := cmp.Diff([]string{"ns-1/a", "ns-7/b", "ns-7/c WorkloadNotFound"}, got); d != "" {
 		t.Errorf("items (-want +got):\n%s", d)
 	}
+	for _, it := range items {
+		want := ""
+		if it.Namespace == "ns-7" {
+			want = "@org/seven"
+		}
+		if got := it.NamespaceAnnotations["recommend-job.io/reviewers"]; got != want {
+			t.Errorf("%s/%s: namespace reviewers %q, want %q", it.Namespace, it.Name, got, want)
+		}
+	}
 	var lists []string
 	for _, a := range client.Actions() {
 		if a.GetVerb() == "list" {
@@ -468,7 +485,9 @@ func TestCollectReadsOnlyNamespacesHoldingTargets(t *testing.T) {
 	for _, a := range meta.Actions() {
 		metaLists = append(metaLists, a.GetVerb()+" "+a.GetResource().Resource+" in "+a.GetNamespace())
 	}
-	if d := cmp.Diff([]string{"list deployments in "}, metaLists); d != "" {
+	// One list of the namespaces (their reviewers), one of the targets'
+	// kind; no object is read on its own.
+	if d := cmp.Diff([]string{"list deployments in ", "list namespaces in "}, metaLists); d != "" {
 		t.Errorf("metadata requests (-want +got):\n%s", d)
 	}
 }

@@ -51,6 +51,7 @@ func ruleSummary(t *testing.T, role *unstructured.Unstructured) []string {
 
 func TestChartRBACRules(t *testing.T) {
 	readOnly := []string{
+		"/namespaces:list",
 		"apps/daemonsets:list", "apps/deployments:list", "apps/replicasets:list", "apps/statefulsets:list",
 		"argoproj.io/rollouts:list",
 		"autoscaling/horizontalpodautoscalers:list",

@@ -8,9 +8,10 @@ import (
 	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
-// AnnotationReviewers on a ResourceRecommend names who reviews the pull
-// request that holds its changes: users and teams, comma- or
-// space-separated (@alice, @org/payments).
+// AnnotationReviewers on a ResourceRecommend, or on its namespace, names
+// who reviews the pull request that holds its changes: users and teams,
+// comma- or space-separated (@alice, @org/payments). A label of that key
+// names one user, as label values allow (alice).
 const AnnotationReviewers = "recommend-job.io/reviewers"
 
 // maxItemReviewers bounds the reviewers one ResourceRecommend adds: a
@@ -22,9 +23,9 @@ var reviewerName = regexp.MustCompile(`^@?[A-Za-z0-9][A-Za-z0-9._-]{0,62}(/[A-Za
 
 // reviewersOf returns who reviews a pull request: the run's reviewers,
 // the owners the repository's CODEOWNERS gives the changed files, and
-// those the items' annotation names, each once ("@alice" and "alice" are
-// one), in that order. Names that are not user or team names are left
-// out.
+// those the items' and their namespaces' annotations and labels name;
+// each once ("@alice" and "alice" are one), in that order. Names that are
+// not user or team names are left out.
 func reviewersOf(run, owners []string, items []plan.Item) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -42,9 +43,12 @@ func reviewersOf(run, owners []string, items []plan.Item) []string {
 		add(o)
 	}
 	for _, it := range items {
-		names := strings.FieldsFunc(it.Annotations[AnnotationReviewers], func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
-		for _, n := range names[:min(len(names), maxItemReviewers)] {
-			add(n)
+		for _, text := range []string{it.Annotations[AnnotationReviewers], it.Labels[AnnotationReviewers],
+			it.NamespaceAnnotations[AnnotationReviewers], it.NamespaceLabels[AnnotationReviewers]} {
+			names := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
+			for _, n := range names[:min(len(names), maxItemReviewers)] {
+				add(n)
+			}
 		}
 	}
 	return slices.Clip(out)

@@ -60,6 +60,9 @@ type Item struct {
 	// which pull request holds them).
 	Labels      map[string]string `json:"-"`
 	Annotations map[string]string `json:"-"`
+	// NamespaceLabels and NamespaceAnnotations are its namespace's.
+	NamespaceLabels      map[string]string `json:"-"`
+	NamespaceAnnotations map[string]string `json:"-"`
 	// Group is the pull request group the item's changes go to ("" when
 	// the run does not group them).
 	Group string `json:"group,omitempty"`

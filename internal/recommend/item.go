@@ -70,6 +70,9 @@ func Item(item collect.Item, u usage.Usage, unavailable error, run Options) plan
 		Valid:       item.Invalid == nil,
 		Labels:      item.Labels,
 		Annotations: item.Annotations,
+
+		NamespaceLabels:      item.NamespaceLabels,
+		NamespaceAnnotations: item.NamespaceAnnotations,
 	}
 	if item.Invalid != nil {
 		out.Error = &plan.Error{Code: item.Invalid.Code, Message: item.Invalid.Message}
