@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // GroupBy says how a run groups its changes into pull requests.
@@ -123,7 +125,15 @@ func isGroupBranch(pushBranch, name string) bool {
 }
 
 // GroupPullRequestTitle is the title of a group's pull request: the run's
-// title, for the group.
+// title, for the group. A group's name may come from a tenant's label or
+// annotation: it is kept to one line, and cut, in the title.
 func GroupPullRequestTitle(base, path, group string) string {
-	return PullRequestTitle(base, path) + " for " + group
+	name := plan.Line(group)
+	if r := []rune(name); len(r) > maxTitleGroup {
+		name = string(r[:maxTitleGroup]) + "…"
+	}
+	return PullRequestTitle(base, path) + " for " + name
 }
+
+// maxTitleGroup bounds the group's part of a title.
+const maxTitleGroup = 80

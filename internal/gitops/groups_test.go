@@ -58,3 +58,15 @@ func validRefName(name string) error {
 }
 
 var errBadRef = errors.New("not a valid branch name")
+
+// TestGroupPullRequestTitle keeps a tenant's group name to one bounded
+// line in the title.
+func TestGroupPullRequestTitle(t *testing.T) {
+	got := GroupPullRequestTitle("main", ".", "team=pay\nments\r\u202e"+strings.Repeat("x", 200))
+	if strings.ContainsAny(got, "\n\r\u202e") || !strings.HasPrefix(got, "Right-size resource requests on main for team=pay ments") || len([]rune(got)) > 140 {
+		t.Errorf("title %q", got)
+	}
+	if got := GroupPullRequestTitle("main", ".", "namespace/shop"); got != "Right-size resource requests on main for namespace/shop" {
+		t.Errorf("title %q", got)
+	}
+}
