@@ -32,7 +32,13 @@ func TestEndToEndGiteaPullRequest(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	now := time.Now().Truncate(time.Minute)
-	bed := testbedtest.Start(t, testbed.Options{History: webHistory(now)})
+	// The evidence in the body must not move between runs a minute apart,
+	// or the third run would rightly rewrite it: the history lies inside
+	// the job's 7-day window, clear of both its ends while the test runs,
+	// and the CPU step is the scrape interval, so that each pod's samples
+	// fill whole steps however the run's clock falls.
+	end := now.Add(-10 * time.Minute)
+	bed := testbedtest.Start(t, testbed.Options{History: webHistoryFrom(end.Add(-7*24*time.Hour+time.Hour), end)})
 	forge := testbedtest.Gitea(t)
 
 	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), shopObjects(t, true)...); err != nil {
@@ -56,6 +62,7 @@ func TestEndToEndGiteaPullRequest(t *testing.T) {
 		"--forge-api-url", forge.APIURL(),
 		"--forge-token-file", tokenFile,
 		"--pr-group-by", "none",
+		"--prometheus-step", "1m",
 		"--output", "json",
 	}
 	// runJSON checks that the logs do not hold this variable's value; the

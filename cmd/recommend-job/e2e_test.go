@@ -131,7 +131,11 @@ spec:
 //   - sidecar CPU 0.02 cores: bucket end 0.0205 x 1.3 = 0.02665: 27m;
 //     sidecar memory 50Mi: bucket end 52.70Mi x 1.3 = 68.5Mi: 69Mi.
 func webHistory(end time.Time) []testbed.Series {
-	start := end.Add(-7 * 24 * time.Hour)
+	return webHistoryFrom(end.Add(-7*24*time.Hour), end)
+}
+
+// webHistoryFrom is webHistory over [start, end].
+func webHistoryFrom(start, end time.Time) []testbed.Series {
 	var containers []history.Container
 	for _, span := range history.Rollouts("web", 2, 3, start, end) {
 		for _, pod := range span.Pods {
