@@ -306,36 +306,15 @@ func (r *Reader) Read(ctx context.Context, namespace string, workloads []Workloa
 }
 
 func (r *Reader) read(ctx context.Context, namespace string, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
-	patterns := make([]string, 0, len(workloads))
-	matchers := make([]podMatcher, 0, len(workloads))
-	for _, w := range workloads {
-		if w.Namespace != namespace {
-			return nil, fmt.Errorf("workload %s/%s is not in namespace %s", w.Namespace, w.Name, namespace)
-		}
-		p := PodNamePattern(w.Kind, w.Name)
-		patterns = append(patterns, p)
-		matchers = append(matchers, podMatcher{workload: w, re: regexp.MustCompile("^(?:" + p + ")$")})
-	}
-	sort.Strings(patterns)
-	sort.SliceStable(matchers, func(i, j int) bool { return len(matchers[i].workload.Name) > len(matchers[j].workload.Name) })
-	pods := fmt.Sprintf(`namespace=%s,pod=~%s`, strconv.Quote(namespace), strconv.Quote(strings.Join(patterns, "|")))
-	if r.filter != "" {
-		pods += "," + r.filter
-	}
-	selector := `container!="",container!="POD",` + pods
-	a := &attributor{matchers: matchers}
-	if r.owners {
-		owned, err := r.ownership(ctx, namespace, workloads)
-		if err != nil {
-			return nil, err
-		}
-		a.owned = owned
+	pods, selector, a, err := r.attribution(ctx, namespace, workloads)
+	if err != nil {
+		return nil, err
 	}
 
 	out := make(map[WorkloadRef]Usage, len(workloads))
 	cpu := fmt.Sprintf(`max by (pod, container) (rate(container_cpu_usage_seconds_total{%s}[%s]))`,
 		selector, model.Duration(r.rateWindow))
-	err := r.eachSeries(ctx, namespace, corev1.ResourceCPU, cpu, r.window, r.step, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+	err = r.eachSeries(ctx, namespace, corev1.ResourceCPU, cpu, r.window, r.step, a, func(w WorkloadRef, container string, series *model.SampleStream) {
 		if r.folding != nil {
 			r.folding.add(w, container, series)
 			return
@@ -369,16 +348,8 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 		return nil, err
 	}
 
-	// A container counts as OOM-killed at a time when its last
-	// termination was an OOM kill and it restarted within the hour before:
-	// the reason alone stays set long after the kill. Each hour looks back
-	// a rate window more, which holds two scrapes, so that a restart
-	// between the last scrape of one hour and the first of the next is
-	// seen. The times let a shorter window count only its own kills.
-	rng := model.Duration(oomResolution + r.rateWindow)
-	oom := fmt.Sprintf(`max by (pod, container) (max_over_time(kube_pod_container_status_last_terminated_reason{reason="OOMKilled",%s}[%s]) > 0)`+
-		` and on (pod, container) max by (pod, container) (changes(kube_pod_container_status_restarts_total{%s}[%s]) > 0)`, pods, rng, pods, rng)
-	err = r.eachSeries(ctx, namespace, "oom", oom, r.window, oomResolution, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+	// The times of the OOM kills let a shorter window count only its own.
+	err = r.eachSeries(ctx, namespace, "oom", r.oomQuery(pods), r.window, oomResolution, a, func(w WorkloadRef, container string, series *model.SampleStream) {
 		h := r.history(out, w, container, corev1.ResourceMemory)
 		for _, s := range series.Values {
 			h.OOMKills = append(h.OOMKills, s.Timestamp.Time())
@@ -396,6 +367,48 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 		}
 	}
 	return out, nil
+}
+
+// attribution returns the selectors of the pods of workloads, which must
+// all be in namespace: pods matches the pods (for kube-state-metrics'
+// series), selector their containers (for cAdvisor's); and the
+// attributor that tells the workload of each pod.
+func (r *Reader) attribution(ctx context.Context, namespace string, workloads []WorkloadRef) (pods, selector string, a *attributor, err error) {
+	patterns := make([]string, 0, len(workloads))
+	matchers := make([]podMatcher, 0, len(workloads))
+	for _, w := range workloads {
+		if w.Namespace != namespace {
+			return "", "", nil, fmt.Errorf("workload %s/%s is not in namespace %s", w.Namespace, w.Name, namespace)
+		}
+		p := PodNamePattern(w.Kind, w.Name)
+		patterns = append(patterns, p)
+		matchers = append(matchers, podMatcher{workload: w, re: regexp.MustCompile("^(?:" + p + ")$")})
+	}
+	sort.Strings(patterns)
+	sort.SliceStable(matchers, func(i, j int) bool { return len(matchers[i].workload.Name) > len(matchers[j].workload.Name) })
+	pods = fmt.Sprintf(`namespace=%s,pod=~%s`, strconv.Quote(namespace), strconv.Quote(strings.Join(patterns, "|")))
+	if r.filter != "" {
+		pods += "," + r.filter
+	}
+	selector = `container!="",container!="POD",` + pods
+	a = &attributor{matchers: matchers}
+	if r.owners {
+		if a.owned, err = r.ownership(ctx, namespace, workloads); err != nil {
+			return "", "", nil, err
+		}
+	}
+	return pods, selector, a, nil
+}
+
+// oomQuery counts a container as OOM-killed at a time when its last
+// termination was an OOM kill and it restarted within the hour before:
+// the reason alone stays set long after the kill. Each hour looks back a
+// rate window more, which holds two scrapes, so that a restart between
+// the last scrape of one hour and the first of the next is seen.
+func (r *Reader) oomQuery(pods string) string {
+	rng := model.Duration(oomResolution + r.rateWindow)
+	return fmt.Sprintf(`max by (pod, container) (max_over_time(kube_pod_container_status_last_terminated_reason{reason="OOMKilled",%s}[%s]) > 0)`+
+		` and on (pod, container) max by (pod, container) (changes(kube_pod_container_status_restarts_total{%s}[%s]) > 0)`, pods, rng, pods, rng)
 }
 
 // oomResolution is the resolution of the times of OOM kills.
