@@ -226,6 +226,9 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 	if err != nil {
 		return attemptResult{}, err
 	}
+	// Whatever the template says, the trailers record the changes for the
+	// runs that verify them once merged.
+	msg = gitops.WithTrailers(msg, gitops.ChangeTrailers(p))
 	hash, committed, err := ws.Commit(out.Files, msg)
 	if err != nil || !committed {
 		return res, err

@@ -11,6 +11,8 @@
 package plan
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -66,6 +68,22 @@ type Item struct {
 	// Group is the pull request group the item's changes go to ("" when
 	// the run does not group them).
 	Group string `json:"group,omitempty"`
+	// Watches are the job's changes to the target that reached the base
+	// branch recently: whether each took effect in the cluster, and what
+	// followed.
+	Watches []Watch `json:"watches,omitempty"`
+}
+
+// Regressed reports whether a change of the item regressed and its
+// correction is proposed: its changes then go to a pull request of their
+// own.
+func (it *Item) Regressed() bool {
+	for _, w := range it.Watches {
+		if w.State == WatchRegressed && w.Correction != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Key names the item uniquely in a run: namespace/name.
@@ -168,6 +186,9 @@ type Resource struct {
 	// LimitsOnly marks a policy that controls only the limit: Current and
 	// Recommended are the limit's.
 	LimitsOnly bool `json:"-"`
+	// Correction marks a request that undoes a change of the job's that
+	// regressed (see Watch); Recommended is then the corrected value.
+	Correction bool `json:"correction,omitempty"`
 }
 
 // ReasonHistoryUnavailable starts the reason of a resource whose history
@@ -345,3 +366,71 @@ const (
 	PRClosed    = "closed"
 	PRPlanned   = "planned"
 )
+
+// Watch states.
+const (
+	// WatchPending: the change is on the base branch, but no pod of the
+	// target has run with it yet.
+	WatchPending = "pending"
+	// WatchWatching: the change took effect less than the watch period ago
+	// and nothing regressed so far.
+	WatchWatching = "watching"
+	// WatchVerified: the watch period passed without a regression.
+	WatchVerified = "verified"
+	// WatchRegressed: the container did worse after the change.
+	WatchRegressed = "regressed"
+)
+
+// Watch is one change of the job's, to one container's request, that
+// reached the base branch: when it took effect in the cluster, and how the
+// container did in the watch period after it against as long a period
+// before it.
+type Watch struct {
+	Container string              `json:"container"`
+	Resource  corev1.ResourceName `json:"resource"`
+	// From and To are the request before and after; From is nil when the
+	// request was unset.
+	From *resource.Quantity `json:"from,omitempty"`
+	To   resource.Quantity  `json:"to"`
+	// Commit is the job's commit that made the change, CommitURL where a
+	// person reads it, and Committed when it was made.
+	Commit    string    `json:"commit"`
+	CommitURL string    `json:"commitURL,omitempty"`
+	Committed time.Time `json:"committed"`
+	// Corrective reports that the change was itself the correction of a
+	// regression.
+	Corrective bool `json:"corrective,omitempty"`
+	// Effective is when a pod of the target first ran with To; nil while
+	// none has.
+	Effective *time.Time `json:"effective,omitempty"`
+	// State is pending, watching, verified or regressed.
+	State string `json:"state"`
+	// Before and After are what the container did in the period before the
+	// change took effect and in the watch period after it (or the part of
+	// it that has passed).
+	Before *Observed `json:"before,omitempty"`
+	After  *Observed `json:"after,omitempty"`
+	// Regression says what got worse, e.g. "2 OOM kills after, none
+	// before".
+	Regression string `json:"regression,omitempty"`
+	// Correction is the request proposed to undo a regression.
+	Correction *resource.Quantity `json:"correction,omitempty"`
+	// Queries are the PromQL queries the observations come from.
+	Queries []string `json:"queries,omitempty"`
+}
+
+// Observed is how a container did over a period, summed or taken over all
+// pods of its target.
+type Observed struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// OOMKills counts the hours in which a pod's container restarted after
+	// an out-of-memory kill; Restarts the restarts.
+	OOMKills int `json:"oomKills"`
+	Restarts int `json:"restarts"`
+	// Throttled is the share of CPU periods in which the container was
+	// throttled; nil without CFS counters.
+	Throttled *float64 `json:"throttled,omitempty"`
+	// MemoryPeak is the highest working set in bytes; nil without samples.
+	MemoryPeak *float64 `json:"memoryPeak,omitempty"`
+}
