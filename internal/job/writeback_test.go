@@ -141,8 +141,10 @@ func TestWriteBackPushesOnceOverHTTP(t *testing.T) {
 	if commit.Hash.String() != first.Git.Commit {
 		t.Errorf("branch tip = %s, want the reported %s", commit.Hash, first.Git.Commit)
 	}
-	// The default template: a title, the workload and the change.
-	wantMsg := "Right-size resource requests\n\nshop/web-rec: Deployment web (clusters/prod/web.yaml)\n  app: cpu 500m -> 390m\n"
+	// The default template: a title, the workload and the change; then
+	// the trailer that lets a later run find the change once merged.
+	wantMsg := "Right-size resource requests\n\nshop/web-rec: Deployment web (clusters/prod/web.yaml)\n  app: cpu 500m -> 390m\n" +
+		"\nRecommend-Job-Change: shop/web-rec app cpu 500m 390m\n"
 	if commit.Message != wantMsg {
 		t.Errorf("commit message = %q, want %q", commit.Message, wantMsg)
 	}
@@ -296,7 +298,8 @@ func TestCommitTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, commit := f.branchFile(t, "recommend-job/main", "README.md")
-	if commit.Message != "chore(clusters): right-size web for main\n" {
+	// The trailers follow whatever the template says.
+	if commit.Message != "chore(clusters): right-size web for main\n\nRecommend-Job-Change: shop/web-rec app cpu 500m 390m\n" {
 		t.Errorf("message = %q", commit.Message)
 	}
 	if commit.Author.Email != "recommend-job@example.com" || commit.Committer.Email != "ci@example.com" {
