@@ -374,6 +374,21 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 // series), selector their containers (for cAdvisor's); and the
 // attributor that tells the workload of each pod.
 func (r *Reader) attribution(ctx context.Context, namespace string, workloads []WorkloadRef) (pods, selector string, a *attributor, err error) {
+	pods, selector, a, err = r.selectors(namespace, workloads)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if r.owners {
+		if a.owned, err = r.ownership(ctx, namespace, workloads); err != nil {
+			return "", "", nil, err
+		}
+	}
+	return pods, selector, a, nil
+}
+
+// selectors is attribution without ownership: the pods' selectors, and an
+// attributor by naming patterns alone.
+func (r *Reader) selectors(namespace string, workloads []WorkloadRef) (pods, selector string, a *attributor, err error) {
 	patterns := make([]string, 0, len(workloads))
 	matchers := make([]podMatcher, 0, len(workloads))
 	for _, w := range workloads {
@@ -391,13 +406,7 @@ func (r *Reader) attribution(ctx context.Context, namespace string, workloads []
 		pods += "," + r.filter
 	}
 	selector = `container!="",container!="POD",` + pods
-	a = &attributor{matchers: matchers}
-	if r.owners {
-		if a.owned, err = r.ownership(ctx, namespace, workloads); err != nil {
-			return "", "", nil, err
-		}
-	}
-	return pods, selector, a, nil
+	return pods, selector, &attributor{matchers: matchers}, nil
 }
 
 // oomQuery counts a container as OOM-killed at a time when its last
