@@ -160,6 +160,7 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 		Algorithm:     cfg.Algorithm(),
 		RenderOptions: cfg.RenderOptions(),
 		GroupBy:       cfg.GroupBy(),
+		Verify:        cfg.Verify(),
 		PullRequests: job.PullRequestPolicy{
 			Limit: cfg.PRLimit, PerRun: cfg.PRPerRun, ClosedHold: cfg.PRClosedHold, Dashboard: cfg.Dashboard,
 		},

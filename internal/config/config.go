@@ -111,6 +111,12 @@ type Config struct {
 	PRClosedHold      time.Duration `mapstructure:"pr-closed-hold"`
 	Dashboard         bool          `mapstructure:"dashboard"`
 
+	VerifyPeriod          time.Duration `mapstructure:"verify-period"`
+	VerifyOOMKills        int           `mapstructure:"verify-oom-kills"`
+	VerifyRestarts        int           `mapstructure:"verify-restarts"`
+	VerifyThrottledAfter  float64       `mapstructure:"verify-throttled-after"`
+	VerifyThrottledBefore float64       `mapstructure:"verify-throttled-before"`
+
 	// chartCredentials are those of HelmRepositoryConfig; nil without it.
 	chartCredentials *chartCredentials
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/render"
+	"github.com/recommend-job/recommend-job/internal/verify"
 )
 
 // CollectOptions are the settings of the collector: which
@@ -40,6 +41,12 @@ func (c *Config) RenderOptions() []render.Option {
 // repository the credentials helm-repository-config gives it.
 func (c *Config) chartLoader(opts ...helm.LoaderOption) *helm.Loader {
 	return helm.NewLoader(append([]helm.LoaderOption{helm.WithCredentials(c.chartCredentials.lookup)}, opts...)...)
+}
+
+// Verify are the thresholds that watch the job's merged changes.
+func (c *Config) Verify() verify.Thresholds {
+	return verify.Thresholds{Period: c.VerifyPeriod, OOMKills: c.VerifyOOMKills, Restarts: c.VerifyRestarts,
+		ThrottledAfter: c.VerifyThrottledAfter, ThrottledBefore: c.VerifyThrottledBefore}
 }
 
 // GroupBy is how the run groups its changes into pull requests, which

@@ -39,6 +39,14 @@ func (c *Config) complete() error {
 	if c.PRLimit < 0 || c.PRPerRun < 0 || c.PRClosedHold < 0 {
 		errs = append(errs, fmt.Errorf("pr-limit, pr-per-run and pr-closed-hold: must not be negative, got %d, %d and %s", c.PRLimit, c.PRPerRun, c.PRClosedHold))
 	}
+	if c.VerifyPeriod < 0 || c.VerifyOOMKills < 1 || c.VerifyRestarts < 1 {
+		errs = append(errs, fmt.Errorf("verify-period, verify-oom-kills and verify-restarts: want a period of 0 or more and counts of 1 or more, got %s, %d and %d",
+			c.VerifyPeriod, c.VerifyOOMKills, c.VerifyRestarts))
+	}
+	if !(c.VerifyThrottledBefore > 0 && c.VerifyThrottledBefore <= c.VerifyThrottledAfter && c.VerifyThrottledAfter <= 1) {
+		errs = append(errs, fmt.Errorf("verify-throttled-before and verify-throttled-after: want 0 < before <= after <= 1, got %g and %g",
+			c.VerifyThrottledBefore, c.VerifyThrottledAfter))
+	}
 	if _, err := gitops.ParseGroupBy(c.PRGroupBy); err != nil {
 		errs = append(errs, fmt.Errorf("pr-group-by: %w", err))
 	}

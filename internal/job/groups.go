@@ -11,10 +11,14 @@ import (
 	"github.com/recommend-job/recommend-job/internal/render"
 )
 
-// groupOf names the group of an item: what deploys its target for
+// groupOf names the group of an item: a group of its own for the
+// correction of a regressed change; else what deploys its target for
 // application, the ResourceRecommend's label or annotation; the
 // namespace when that names nothing, and for namespace.
 func groupOf(g gitops.GroupBy, it *plan.Item) string {
+	if it.Regressed() {
+		return regressionGroupPrefix + it.Key()
+	}
 	var name string
 	switch g.Kind {
 	case "application":

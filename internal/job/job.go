@@ -13,6 +13,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/usage"
+	"github.com/recommend-job/recommend-job/internal/verify"
 )
 
 // Collector lists the ResourceRecommends and their targets, and writes
@@ -47,6 +48,9 @@ type Config struct {
 	// PullRequests are the limits on the groups' pull requests and the
 	// dashboard.
 	PullRequests PullRequestPolicy
+	// Verify are the thresholds that watch the job's merged changes; a
+	// zero Period watches none.
+	Verify verify.Thresholds
 }
 
 // PullRequestPolicy bounds the pull requests of a grouped run, and asks
@@ -90,6 +94,15 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 	}
 	stage.done(ctx, "history", "workloads", history.Workloads())
 
+	if wr, ok := reader.(WatchReader); ok && cfg.Verify.Period > 0 && cfg.Git.URL != "" && ctx.Err() == nil {
+		// What was merged is checked before anything is written, so that
+		// a regressed change is corrected instead of proposed again.
+		if err := verifyMerged(ctx, cfg, p, wr, log); err != nil {
+			log.WarnContext(ctx, "cannot verify the merged changes", "error", err)
+		} else {
+			stage.done(ctx, "verify", "watches", watchesOf(p))
+		}
+	}
 	if !cfg.DryRun {
 		writeStatuses(ctx, collector, p, log)
 	}
@@ -190,4 +203,13 @@ func writeStatuses(ctx context.Context, collector Collector, p *plan.Plan, log *
 			log.WarnContext(ctx, "cannot write status", "resourceRecommend", it.Key(), "error", err)
 		}
 	}
+}
+
+// watchesOf counts the watched changes of p.
+func watchesOf(p *plan.Plan) int {
+	n := 0
+	for _, it := range p.Items {
+		n += len(it.Watches)
+	}
+	return n
 }

@@ -29,9 +29,12 @@ var testHookBeforePush func(attempt int)
 // the pull request body instead.
 func writeBack(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) error {
 	var err error
-	if cfg.GroupBy.Grouped() && !cfg.Git.Direct() {
+	switch {
+	case cfg.GroupBy.Grouped() && !cfg.Git.Direct():
 		err = writeGroups(ctx, cfg, p, log)
-	} else {
+	case hasRegression(p) && !cfg.Git.Direct():
+		err = writeApart(ctx, cfg, p, gitops.PullRequestTitle(cfg.Git.BaseBranch, cfg.Path), log)
+	default:
 		err = writeBranch(ctx, cfg, p, gitops.PullRequestTitle(cfg.Git.BaseBranch, cfg.Path), log)
 	}
 	if cfg.PullRequests.Dashboard && cfg.Git.Forge.Enabled() && !cfg.DryRun && ctx.Err() == nil {

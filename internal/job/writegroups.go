@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
@@ -101,6 +102,9 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 			result.Held = held
 			switch {
 			case held != "":
+			case strings.HasPrefix(t.group.name, regressionGroupPrefix):
+				// A correction of what regressed in production waits for
+				// no limit.
 			case cfg.PullRequests.Limit > 0 && opened >= cfg.PullRequests.Limit:
 				result.Waiting = fmt.Sprintf("pr-limit %d reached", cfg.PullRequests.Limit)
 			case cfg.PullRequests.PerRun > 0 && created >= cfg.PullRequests.PerRun:
@@ -115,7 +119,11 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 		gcfg.Git.PushBranch = t.branch
 		// A group's pull request goes when its changes do.
 		gcfg.Git.Forge.CloseWhenEmpty = true
-		err := writeBranch(ctx, gcfg, t.sub, gitops.GroupPullRequestTitle(cfg.Git.BaseBranch, cfg.Path, t.group.name), log)
+		title := gitops.GroupPullRequestTitle(cfg.Git.BaseBranch, cfg.Path, t.group.name)
+		if strings.HasPrefix(t.group.name, regressionGroupPrefix) {
+			title = "Regression: " + title
+		}
+		err := writeBranch(ctx, gcfg, t.sub, title, log)
 		for j, i := range t.group.items {
 			p.Items[i] = t.sub.Items[j]
 		}

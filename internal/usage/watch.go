@@ -27,7 +27,7 @@ type Watched struct {
 	// value a pod had at each step, in time order.
 	Requests map[corev1.ResourceName][]Point
 	// OOMKills are the hours in which a pod's container restarted after an
-	// out-of-memory kill.
+	// out-of-memory kill, a pod's kills in consecutive hours counted once.
 	OOMKills []time.Time
 	// Restarts, Throttled and Periods are per hour, summed over the pods:
 	// the restarts, and the CFS periods in which the container was
@@ -103,7 +103,13 @@ func (r *Reader) ReadWatch(ctx context.Context, namespace string, workloads []Wo
 				res := corev1.ResourceName(series.Metric["resource"])
 				wd.Requests[res] = addRequests(wd.Requests[res], seen, series.Values)
 			case "oom":
-				for _, s := range series.Values {
+				// Each hour looks back a little further than an hour, so a
+				// kill may show in two hours in a row: a pod's kills in
+				// consecutive hours count once.
+				for i, s := range series.Values {
+					if i > 0 && s.Timestamp.Sub(series.Values[i-1].Timestamp) <= watchStep {
+						continue
+					}
 					wd.OOMKills = append(wd.OOMKills, s.Timestamp.Time())
 				}
 			case "restarts":

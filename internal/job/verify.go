@@ -1,0 +1,250 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/usage"
+	"github.com/recommend-job/recommend-job/internal/verify"
+)
+
+// WatchReader reads what the containers of a namespace's workloads did
+// since a time; usage.Reader is one.
+type WatchReader interface {
+	ReadWatch(ctx context.Context, namespace string, workloads []usage.WorkloadRef, since time.Time) (map[usage.WorkloadRef]map[string]*usage.Watched, error)
+}
+
+// correctionsStay is how long a merged correction keeps a container's
+// recommendations from going below it: longer than a window of history,
+// whose OOM kills alone would keep them up only while they are in it.
+const correctionsStay = 30 * 24 * time.Hour
+
+// regressionGroupPrefix starts the group of an item whose change
+// regressed: its correction goes to a pull request of its own.
+const regressionGroupPrefix = "regression/"
+
+// verifyMerged finds the job's changes on the base branch, watches those
+// the cluster runs, and puts into p what it saw: each item's watches, the
+// correction of a regressed change in place of the container's
+// recommendations, and, for a container whose correction was merged,
+// recommendations no lower than it. Changes older than the watch period
+// and the history window are not watched; corrections are kept for
+// correctionsStay. A namespace whose history cannot be read is logged
+// and its changes are left pending; nothing else is held by it.
+func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchReader, log *slog.Logger) error {
+	window := usage.DefaultWindow
+	th := cfg.Verify.WithDefaults()
+	now := time.Now()
+	merged, err := gitops.ReadMerged(ctx, cfg.Git, now.Add(-max(correctionsStay, th.Period+window)), 0)
+	if err != nil {
+		return fmt.Errorf("reading the merged changes: %w", err)
+	}
+	latest := verify.Latest(merged)
+	byItem := map[string][]gitops.RecordedChange{}
+	watchFrom := now.Add(-(th.Period + window))
+	since := map[string]time.Time{} // per namespace, the oldest change watched
+	for _, c := range latest {
+		byItem[c.Item] = append(byItem[c.Item], c)
+	}
+	workloads := map[string][]usage.WorkloadRef{}
+	for i := range p.Items {
+		it := &p.Items[i]
+		if !it.Valid || len(byItem[it.Key()]) == 0 {
+			continue
+		}
+		ref := usage.WorkloadRef{Kind: it.Target.Kind, Namespace: it.Namespace, Name: it.Target.Name}
+		for _, c := range byItem[it.Key()] {
+			if c.Time.Before(watchFrom) {
+				continue
+			}
+			if s, ok := since[it.Namespace]; !ok || c.Time.Before(s) {
+				since[it.Namespace] = c.Time
+			}
+			if !slices.Contains(workloads[it.Namespace], ref) {
+				workloads[it.Namespace] = append(workloads[it.Namespace], ref)
+			}
+		}
+	}
+	watched := map[usage.WorkloadRef]map[string]*usage.Watched{}
+	for _, ns := range slices.Sorted(maps.Keys(workloads)) {
+		// A period before the oldest change is compared against.
+		got, err := reader.ReadWatch(ctx, ns, workloads[ns], since[ns].Add(-th.Period-time.Hour))
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			log.WarnContext(ctx, "cannot read what followed the merged changes", "namespace", ns, "error", err)
+			continue
+		}
+		for ref, containers := range got {
+			watched[ref] = containers
+		}
+	}
+	for i := range p.Items {
+		it := &p.Items[i]
+		if !it.Valid {
+			continue
+		}
+		ref := usage.WorkloadRef{Kind: it.Target.Kind, Namespace: it.Namespace, Name: it.Target.Name}
+		for _, c := range byItem[it.Key()] {
+			r := resourceOf(it, c.Container, c.Resource)
+			if r == nil {
+				continue
+			}
+			if c.Time.Before(watchFrom) {
+				if c.Correction && now.Sub(c.Time) < correctionsStay {
+					keepAbove(r, c)
+				}
+				continue
+			}
+			var w *usage.Watched
+			if containers, ok := watched[ref]; ok {
+				w = containers[c.Container]
+				if w == nil {
+					w = &usage.Watched{}
+				}
+			}
+			watch := verify.Check(c, verify.Live{Request: r.Current, Limit: r.LiveLimit}, w, now, th)
+			it.Watches = append(it.Watches, watch)
+			switch {
+			case watch.State == plan.WatchRegressed && watch.Correction != nil:
+				correct(it, c, r, watch)
+			case c.Correction && watch.State != plan.WatchPending:
+				keepAbove(r, c)
+			}
+		}
+		if it.Regressed() {
+			it.Group = regressionGroupPrefix + it.Key()
+		}
+	}
+	return nil
+}
+
+// resourceOf is the resource of the named container of it, nil when the
+// item does not recommend it.
+func resourceOf(it *plan.Item, container string, name corev1.ResourceName) *plan.Resource {
+	for i := range it.Containers {
+		if it.Containers[i].Name != container {
+			continue
+		}
+		for j := range it.Containers[i].Resources {
+			if r := &it.Containers[i].Resources[j]; r.Resource == name && !r.LimitsOnly {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// correct puts the correction of the regressed change c in place of r's
+// recommendation, and holds the container's other recommendations until it
+// is merged: the job never proposes the value that regressed, nor changes
+// the container in other ways meanwhile.
+func correct(it *plan.Item, c gitops.RecordedChange, r *plan.Resource, w plan.Watch) {
+	for i := range it.Containers {
+		if it.Containers[i].Name != c.Container {
+			continue
+		}
+		for j := range it.Containers[i].Resources {
+			other := &it.Containers[i].Resources[j]
+			if other == r || other.Correction {
+				continue
+			}
+			hold(other, fmt.Sprintf("held back: the correction of a regression of the %s request waits to be merged", c.Resource))
+		}
+	}
+	v := *w.Correction
+	r.Recommended, r.Request, r.Correction, r.HeldBack = &v, &v, true, false
+	r.Changed = r.Current == nil || r.Current.Cmp(v) != 0
+	r.Reason = fmt.Sprintf("correction of commit %s: %s", short(c.Commit), w.Regression)
+	r.RecommendedLimit, r.Limit = nil, nil
+	if r.LiveLimit != nil && r.LiveLimit.Cmp(v) < 0 {
+		// A request above the limit is invalid: the limit goes up with it.
+		r.Limit, r.RecommendedLimit, r.CurrentLimit = &v, &v, r.LiveLimit
+	}
+}
+
+// keepAbove keeps r's recommendation from going below the merged
+// correction c: the history alone would let it drop back to the value
+// that regressed once the OOM kills have left the window.
+func keepAbove(r *plan.Resource, c gitops.RecordedChange) {
+	if r.Request == nil || r.Request.Cmp(c.To) >= 0 {
+		return
+	}
+	hold(r, fmt.Sprintf("held back: the correction of commit %s set %s after a regression; recommendations stay at or above it for %d days",
+		short(c.Commit), c.To.String(), int(correctionsStay.Hours()/24)))
+}
+
+// hold keeps r's current value, saying why.
+func hold(r *plan.Resource, why string) {
+	if r.Request == nil && r.Limit == nil {
+		return
+	}
+	r.Request, r.Limit, r.Changed, r.HeldBack, r.Reason = nil, nil, false, true, why
+	r.RecommendedLimit, r.CurrentLimit = nil, nil
+}
+
+// short is a commit's hash as people quote it.
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
+}
+
+// writeApart writes the changes of a run that does not group them: the
+// corrections of regressed items each on a group branch and pull request
+// of their own, flagged as such, and everything else on the run's branch.
+func writeApart(ctx context.Context, cfg Config, p *plan.Plan, title string, log *slog.Logger) error {
+	var rest, regressed []int
+	for i := range p.Items {
+		if p.Items[i].Regressed() {
+			regressed = append(regressed, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	sub := func(indices []int) *plan.Plan {
+		s := &plan.Plan{DryRun: p.DryRun, Items: make([]plan.Item, len(indices))}
+		for j, i := range indices {
+			s.Items[j] = p.Items[i]
+		}
+		return s
+	}
+	back := func(s *plan.Plan, indices []int) {
+		for j, i := range indices {
+			p.Items[i] = s.Items[j]
+		}
+	}
+	main, apart := sub(rest), sub(regressed)
+	err := writeBranch(ctx, cfg, main, title, log)
+	back(main, rest)
+	p.Git = main.Git
+	if ctx.Err() != nil {
+		return err
+	}
+	gerr := writeGroups(ctx, cfg, apart, log)
+	back(apart, regressed)
+	p.Groups = apart.Groups
+	return errors.Join(err, gerr)
+}
+
+// hasRegression reports whether an item of p has a regressed change to
+// correct.
+func hasRegression(p *plan.Plan) bool {
+	for i := range p.Items {
+		if p.Items[i].Regressed() {
+			return true
+		}
+	}
+	return false
+}
