@@ -208,8 +208,8 @@ func TestEndToEndVerifiesMergedChanges(t *testing.T) {
 	var titles []string
 	for _, pr := range prs {
 		titles = append(titles, pr.Title)
-		if !strings.HasPrefix(pr.Title, "Regression: ") {
-			t.Errorf("pull request %q is not flagged as a regression", pr.Title)
+		if !strings.HasPrefix(pr.Title, "Regression: ") || !strings.Contains(pr.Body, "\n## Regression\n") || !strings.Contains(pr.Body, "/commit/") {
+			t.Errorf("pull request %q is not flagged as a regression with a link to the change:\n%s", pr.Title, pr.Body)
 		}
 	}
 	if len(prs) != 2 {

@@ -97,6 +97,7 @@ func PullRequestBody(p *plan.Plan) string {
 // pullRequestBody is the body of p, cut to at most limit characters.
 func pullRequestBody(p *plan.Plan, limit int) string {
 	w := &bodyWriter{}
+	regressions(w, p)
 	w.line("This pull request sets resource requests to the usage-based recommendations of the ResourceRecommends below.")
 	var held, missing, invalid []string
 	var workloads []func()
@@ -680,4 +681,76 @@ func methodNote(method string) string {
 		return " (a new patch file)"
 	}
 	return ""
+}
+
+// regressions flags a body that corrects changes of the job's that
+// regressed: per change, the commit that made it, when it took effect,
+// what got worse and the correction, then how the container did before
+// and after.
+func regressions(w *bodyWriter, p *plan.Plan) {
+	var changes, observed []string
+	for _, it := range p.Items {
+		name := mdText(it.Namespace + "/" + it.Name)
+		for _, wt := range it.Watches {
+			if wt.State != plan.WatchRegressed || wt.Correction == nil {
+				continue
+			}
+			container := mdText(wt.Container)
+			effective := "-"
+			if wt.Effective != nil {
+				effective = wt.Effective.UTC().Format("2006-01-02 15:04 UTC")
+			}
+			changes = append(changes, row(name, container, mdText(string(wt.Resource))+" "+quantity(wt.From)+" → "+quantity(&wt.To),
+				commitLink(wt.Commit, wt.CommitURL), effective, mdText(wt.Regression), quantity(wt.Correction)))
+			for _, o := range []struct {
+				when string
+				obs  *plan.Observed
+			}{{"before", wt.Before}, {"after", wt.After}} {
+				if o.obs == nil {
+					continue
+				}
+				throttled, peak := "-", "-"
+				if o.obs.Throttled != nil {
+					throttled = fmt.Sprintf("%.0f%%", *o.obs.Throttled*100)
+				}
+				if o.obs.MemoryPeak != nil {
+					peak = usageAmount(corev1.ResourceMemory, *o.obs.MemoryPeak)
+				}
+				observed = append(observed, row(name, container, fmt.Sprintf("%s (%s)", o.when, inDays(o.obs.To.Sub(o.obs.From).Hours()/24)),
+					fmt.Sprint(o.obs.OOMKills), fmt.Sprint(o.obs.Restarts), throttled, peak))
+			}
+		}
+	}
+	if len(changes) == 0 {
+		return
+	}
+	w.line("## Regression")
+	w.line("")
+	w.line("**This pull request undoes a change of recommend-job that made things worse in production.** " +
+		"Until it is merged, the job proposes nothing else for these containers.")
+	w.line("")
+	w.line(row("ResourceRecommend", "Container", "Change", "Commit", "Took effect", "Regression", "Correction"))
+	w.line("|---|---|---|---|---|---|---|")
+	w.rows(changes)
+	w.line("")
+	w.line(row("ResourceRecommend", "Container", "Period", "OOM kills", "Restarts", "Throttled", "Memory peak"))
+	w.line("|---|---|---|---|---|---|---|")
+	w.rows(observed)
+	w.line("")
+}
+
+// plainURL is a link target the body may show as it is: one the job made
+// from its own git URL, with nothing that could end the link early.
+var plainURL = regexp.MustCompile(`^https?://[A-Za-z0-9._~:/-]+$`)
+
+// commitLink shows a commit as its short hash, linked when url is plain.
+func commitLink(hash, url string) string {
+	short := hash
+	if len(short) > 12 {
+		short = short[:12]
+	}
+	if plainURL.MatchString(url) && codeSafe.MatchString(short) {
+		return "[`" + short + "`](" + url + ")"
+	}
+	return code(short)
 }
