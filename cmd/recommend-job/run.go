@@ -181,6 +181,7 @@ func (w *wiring) doctor(cfg *config.Config, log *slog.Logger) doctor.Config {
 		Prometheus:    w.prometheus,
 		ReaderOptions: cfg.UsageOptions(log),
 		Git:           w.job.Git,
+		Verify:        w.job.Verify,
 		Log:           log,
 	}
 }

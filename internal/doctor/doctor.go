@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/usage"
+	"github.com/recommend-job/recommend-job/internal/verify"
 )
 
 // Collector lists the ResourceRecommends in scope and their targets.
@@ -48,6 +50,12 @@ type Config struct {
 	ReaderOptions []usage.Option
 	// Git is the repository as a run clones it; no URL skips the check.
 	Git gitops.Options
+	// Verify are the thresholds a run watches its merged changes with; a
+	// zero Period, as verify-period 0, watches nothing.
+	Verify verify.Thresholds
+	// Now is the time the merged changes are checked at; time.Now when
+	// nil.
+	Now func() time.Time
 	// Log receives what the stages log; none when nil.
 	Log *slog.Logger
 }
@@ -68,6 +76,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 
 	d.section("repository " + redactedURL(cfg.Git.URL))
 	d.repository(ctx, cfg.Git)
+
+	if cfg.Git.URL != "" && cfg.Prometheus != nil {
+		d.section("merged changes")
+		d.merged(ctx, cfg, items)
+	}
 	return errors.Join(d.failures...)
 }
 
