@@ -81,6 +81,9 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := writeWatches(w, p); err != nil {
+		return err
+	}
 	if err := writeGit(w, p, p.Git); err != nil {
 		return err
 	}
@@ -105,6 +108,69 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 		return err
 	}
 	return nil
+}
+
+// watchOrder is the order in which the merged changes are listed: what
+// needs a person first.
+var watchOrder = []string{plan.WatchRegressed, plan.WatchWatching, plan.WatchPending, plan.WatchVerified}
+
+// writeWatches prints the job's merged changes the run watched, a row per
+// container resource, regressed ones first; nothing when there are none.
+func writeWatches(w io.Writer, p *plan.Plan) error {
+	var rows []string
+	for _, state := range watchOrder {
+		for _, it := range p.Items {
+			name := plan.Line(it.Namespace + "/" + it.Name)
+			for _, wt := range it.Watches {
+				if wt.State != state {
+					continue
+				}
+				change := dash(wt.From) + " -> " + wt.To.String()
+				if wt.Corrective {
+					change += " (a correction)"
+				}
+				rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, plan.Line(wt.Container), plan.Line(string(wt.Resource)),
+					change, plan.Line(short(wt.Commit)), wt.State, plan.Line(watchDetail(it, wt))))
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintf(w, "\nmerged changes of the job:\n"); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RESOURCERECOMMEND\tCONTAINER\tRESOURCE\tCHANGE\tCOMMIT\tSTATE\tDETAIL")
+	for _, r := range rows {
+		fmt.Fprint(tw, r)
+	}
+	return tw.Flush()
+}
+
+// watchDetail says what a watch found: when the change took effect and,
+// for a regression, why and its correction.
+func watchDetail(it plan.Item, w plan.Watch) string {
+	const layout = "2006-01-02 15:04 UTC"
+	switch {
+	case w.State == plan.WatchPending:
+		return "committed " + w.Committed.UTC().Format(layout) + "; not yet what the cluster runs"
+	case w.Effective == nil:
+		return ""
+	case w.State == plan.WatchRegressed:
+		s := w.Regression
+		if w.Correction != nil {
+			s += "; correction " + w.Correction.String()
+		}
+		if it.Group != "" {
+			s += " in group " + it.Group
+		}
+		return s + " (took effect " + w.Effective.UTC().Format(layout) + ")"
+	case w.State == plan.WatchVerified:
+		return "took effect " + w.Effective.UTC().Format(layout) + "; nothing worse in the period"
+	default:
+		return "took effect " + w.Effective.UTC().Format(layout) + "; nothing worse so far"
+	}
 }
 
 // writeGit prints what the run did on one branch: pushed, up to date,
