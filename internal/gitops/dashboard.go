@@ -29,7 +29,9 @@ const maxDashboardRows = 200
 // groups with an open pull request, those waiting on pr-limit or
 // pr-per-run, those held by a closed pull request; then the targets that
 // could not be rendered and why, the invalid ResourceRecommends with
-// their codes, and the values without enough data. Text from the cluster
+// their codes, and the values without enough data; then the job's merged
+// changes that regressed (with the pull request that corrects them), those
+// under watch, and those verified. Text from the cluster
 // or the repository is escaped as in pull request bodies.
 func DashboardBody(p *plan.Plan, pushBranch string) string {
 	var b strings.Builder
@@ -49,6 +51,7 @@ func DashboardBody(p *plan.Plan, pushBranch string) string {
 		}
 	}
 	var unrendered, invalid, nodata [][]string
+	regressed, watching, verified := dashboardWatches(p)
 	for _, it := range p.Items {
 		name := mdText(it.Namespace + "/" + it.Name)
 		target := mdText(it.Target.Kind + " " + it.Target.Name)
@@ -75,7 +78,55 @@ func DashboardBody(p *plan.Plan, pushBranch string) string {
 	section(&b, "Not rendered", []string{"ResourceRecommend", "target", "why"}, unrendered)
 	section(&b, "Invalid ResourceRecommends", []string{"ResourceRecommend", "target", "code", "message"}, invalid)
 	section(&b, "Not enough data", []string{"ResourceRecommend", "container", "resource", "why"}, nodata)
+	section(&b, "Regressed changes", []string{"ResourceRecommend", "container", "change", "commit", "regression", "correction", "pull request"}, regressed)
+	section(&b, "Changes under watch", []string{"ResourceRecommend", "container", "change", "commit", "state", "took effect"}, watching)
+	section(&b, "Verified changes", []string{"ResourceRecommend", "container", "change", "commit", "took effect"}, verified)
 	return b.String()
+}
+
+// dashboardWatches are the rows of the job's merged changes: those that
+// regressed, with the pull request that corrects them (its group's, or
+// the group's name before it has one); those pending or watched; and
+// those verified within the runs' history.
+func dashboardWatches(p *plan.Plan) (regressed, watching, verified [][]string) {
+	prs := map[string]string{}
+	for _, g := range p.Groups {
+		if g.Git != nil && g.Git.PullRequest != nil && g.Git.PullRequest.Number > 0 && g.Git.PullRequest.Action != plan.PRClosed {
+			prs[g.Name] = fmt.Sprintf("[#%d](%s)", g.Git.PullRequest.Number, mdURL(g.Git.PullRequest.URL))
+		}
+	}
+	for _, it := range p.Items {
+		name := mdText(it.Namespace + "/" + it.Name)
+		for _, w := range it.Watches {
+			change := mdText(string(w.Resource)) + " " + quantity(w.From) + " → " + quantity(&w.To)
+			if w.Corrective {
+				change += " (correction)"
+			}
+			commit := commitLink(w.Commit, w.CommitURL)
+			effective := "-"
+			if w.Effective != nil {
+				effective = w.Effective.UTC().Format("2006-01-02 15:04 UTC")
+			}
+			switch w.State {
+			case plan.WatchRegressed:
+				pr := prs[it.Group]
+				switch {
+				case pr != "":
+					pr += " (" + code(it.Group) + ")"
+				case it.Group != "":
+					pr = code(it.Group)
+				default:
+					pr = "-"
+				}
+				regressed = append(regressed, []string{name, mdText(w.Container), change, commit, mdText(w.Regression), quantity(w.Correction), pr})
+			case plan.WatchVerified:
+				verified = append(verified, []string{name, mdText(w.Container), change, commit, effective})
+			default:
+				watching = append(watching, []string{name, mdText(w.Container), change, commit, mdText(w.State), effective})
+			}
+		}
+	}
+	return regressed, watching, verified
 }
 
 // section writes a titled table, or that there is nothing in it.

@@ -3,6 +3,10 @@ package gitops
 import (
 	"strings"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/plan"
 )
@@ -44,5 +48,89 @@ func TestDashboardBody(t *testing.T) {
 	}
 	if strings.Contains(body, "<b>") || strings.Contains(body, "\n@everyone") {
 		t.Errorf("a tenant's text is not escaped:\n%s", body)
+	}
+}
+
+// TestDashboardWatches checks the sections of the job's merged changes:
+// each change under the heading of its state, a regression with the pull
+// request that corrects it, and tenants' text escaped.
+func TestDashboardWatches(t *testing.T) {
+	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
+	effective := time.Date(2026, 11, 22, 1, 16, 0, 0, time.UTC)
+	watch := func(state, from, to string) plan.Watch {
+		w := plan.Watch{Container: "app", Resource: corev1.ResourceMemory, From: q(from), To: *q(to), State: state,
+			Commit: "d29e36b61cfb0cefdea1ba2c9c2ba43175fae59e", CommitURL: "https://forge.example.com/acme/gitops/commit/d29e36b61cfb0cefdea1ba2c9c2ba43175fae59e"}
+		if state != plan.WatchPending {
+			w.Effective = &effective
+		}
+		return w
+	}
+	regressed := watch(plan.WatchRegressed, "512Mi", "256Mi")
+	regressed.Regression, regressed.Correction = "2 OOM kills after, 0 before", q("512Mi")
+	link := "[`d29e36b61cfb`](https://forge.example.com/acme/gitops/commit/d29e36b61cfb0cefdea1ba2c9c2ba43175fae59e)"
+	tests := []struct {
+		name   string
+		plan   *plan.Plan
+		want   []string
+		lack   []string
+		titled map[string]string // section title to a row it must hold, "" for none
+	}{
+		{name: "each state under its heading",
+			plan: &plan.Plan{Items: []plan.Item{
+				{Namespace: "shop", Name: "api", Valid: true, Watches: []plan.Watch{
+					watch(plan.WatchWatching, "1Gi", "768Mi"), watch(plan.WatchPending, "2Gi", "1Gi"), watch(plan.WatchVerified, "4Gi", "2Gi")}},
+				{Namespace: "shop", Name: "web", Valid: true, Group: "regression/shop/web", Watches: []plan.Watch{regressed}},
+			}, Groups: []plan.Group{{Name: "regression/shop/web", Git: &plan.Git{PullRequest: &plan.PullRequest{Number: 9, URL: "https://forge.example.com/pr/9", Action: plan.PRCreated}}}}},
+			titled: map[string]string{
+				"Regressed changes": "| shop/web | app | memory 512Mi → 256Mi | " + link + " | 2 OOM kills after, 0 before | 512Mi | [#9](https://forge.example.com/pr/9) (`regression/shop/web`) |",
+				"Changes under watch": "| shop/api | app | memory 1Gi → 768Mi | " + link + " | watching | 2026-11-22 01:16 UTC |\n" +
+					"| shop/api | app | memory 2Gi → 1Gi | " + link + " | pending | - |",
+				"Verified changes": "| shop/api | app | memory 4Gi → 2Gi | " + link + " | 2026-11-22 01:16 UTC |",
+			}},
+		{name: "a regression whose pull request is not open yet names its group",
+			plan:   &plan.Plan{Items: []plan.Item{{Namespace: "shop", Name: "web", Valid: true, Group: "regression/shop/web", Watches: []plan.Watch{regressed}}}},
+			titled: map[string]string{"Regressed changes": "| 512Mi | `regression/shop/web` |", "Changes under watch": "", "Verified changes": ""}},
+		{name: "a tenant's text is escaped",
+			plan: &plan.Plan{Items: []plan.Item{{Namespace: "shop", Name: "web|<!-- x -->", Valid: true, Group: "regression/shop/web|<!-- x -->",
+				Watches: []plan.Watch{func() plan.Watch {
+					w := regressed
+					w.Container = "app\n@everyone"
+					w.CommitURL = "https://x/a) [click](https://evil"
+					return w
+				}()}}}},
+			want: []string{"| shop/web\\|&lt;\\!-- x --&gt; | app @\u2060everyone | memory 512Mi → 256Mi | `d29e36b61cfb` |"},
+			lack: []string{"<!-- x", "evil", "\n@everyone"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := DashboardBody(tt.plan, "recommend-job")
+			for title, want := range tt.titled {
+				at := strings.Index(body, "\n### "+title+"\n")
+				if at < 0 {
+					t.Errorf("body lacks the section %q:\n%s", title, body)
+					continue
+				}
+				sec := body[at+1:]
+				if end := strings.Index(sec[1:], "\n### "); end >= 0 {
+					sec = sec[:end+1]
+				}
+				if want == "" {
+					want = "None."
+				}
+				if !strings.Contains(sec, want) {
+					t.Errorf("section %q lacks %q:\n%s", title, want, sec)
+				}
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(body, want) {
+					t.Errorf("body lacks %q:\n%s", want, body)
+				}
+			}
+			for _, lack := range tt.lack {
+				if strings.Contains(body, lack) {
+					t.Errorf("body holds %q:\n%s", lack, body)
+				}
+			}
+		})
 	}
 }
