@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +63,35 @@ func TestPullRequestBodyFlagsARegression(t *testing.T) {
 	}
 	if body := PullRequestBody(&plan.Plan{Items: []plan.Item{{Namespace: "shop", Name: "web", Valid: true}}}); strings.Contains(body, "Regression") {
 		t.Errorf("a body without regressions is flagged:\n%s", body)
+	}
+}
+
+// TestPullRequestBodyRegressionsBounded checks that a body with more
+// regressions than fit stays under the limit, opens with the flag, and is
+// cut after a whole row.
+func TestPullRequestBodyRegressionsBounded(t *testing.T) {
+	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
+	effective := time.Date(2026, 11, 22, 1, 16, 0, 0, time.UTC)
+	var items []plan.Item
+	for i := range 400 {
+		items = append(items, plan.Item{Namespace: "shop", Name: fmt.Sprintf("web-%03d", i), Target: plan.Target{Kind: "Deployment", Name: "web"}, Valid: true,
+			Watches: []plan.Watch{{Container: "app", Resource: corev1.ResourceMemory, From: q("512Mi"), To: *q("256Mi"),
+				Commit: "d29e36b61cfb0cefdea1ba2c9c2ba43175fae59e", Effective: &effective, State: plan.WatchRegressed,
+				Before:     &plan.Observed{From: effective.Add(-72 * time.Hour), To: effective},
+				After:      &plan.Observed{From: effective, To: effective.Add(72 * time.Hour), OOMKills: 3},
+				Regression: "3 OOM kills after, 0 before", Correction: q("512Mi")}}})
+	}
+	for _, limit := range []int{4000, 20000} {
+		body := pullRequestBody(&plan.Plan{Items: items}, limit)
+		if len(body) > limit {
+			t.Errorf("limit %d: body of %d characters", limit, len(body))
+		}
+		if !strings.Contains(body, "\n## Regression\n") || !strings.HasSuffix(body, truncatedNote) {
+			t.Errorf("limit %d: body lacks the flag or the note that it was cut:\n%s", limit, body)
+		}
+		cut := strings.TrimSuffix(body, truncatedNote)
+		if last := cut[strings.LastIndex(strings.TrimSuffix(cut, "\n"), "\n")+1:]; !strings.HasSuffix(last, "|\n") && last != "\n" {
+			t.Errorf("limit %d: body cut within a row: %q", limit, last)
+		}
 	}
 }
