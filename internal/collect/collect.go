@@ -44,6 +44,9 @@ type Item struct {
 	// the reason: a HorizontalPodAutoscaler scales the target on that
 	// resource's utilisation, which is relative to the request.
 	HeldBack map[corev1.ResourceName]string
+	// Autoscalers are, in HPA mode adjust, the HorizontalPodAutoscaler
+	// whose utilisation targets change with the requests instead.
+	Autoscalers []Autoscaler
 	// Invalid says why the item was rejected; nil when it is valid.
 	Invalid *ValidationError
 	// Cause is what lay behind a rejection whose katalyst message says
@@ -69,6 +72,7 @@ type Collector struct {
 	shardCount  int
 	pageSize    int64
 	hpa         bool
+	hpaMode     string
 	writeStatus bool
 	log         *slog.Logger
 	// listed are the items of the last Collect by namespace/name, whose
@@ -123,6 +127,10 @@ func WithMetadataClient(m metadata.Interface) Option {
 // on by utilisation are held back (Item.HeldBack). On by default.
 func WithHPAAwareness(on bool) Option { return func(c *Collector) { c.hpa = on } }
 
+// WithHPAMode sets what happens to a resource an HPA scales on by
+// utilisation: HPAHold (the default) or HPAAdjust.
+func WithHPAMode(mode string) Option { return func(c *Collector) { c.hpaMode = mode } }
+
 // WithStatusWriting enables WriteStatus. Off by default, so that the job
 // needs no write permission.
 func WithStatusWriting(on bool) Option { return func(c *Collector) { c.writeStatus = on } }
@@ -167,9 +175,9 @@ func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	var holds map[targetKey]map[corev1.ResourceName]string
+	var hpas hpaRead
 	if c.hpa && len(recs) > 0 {
-		if holds, err = c.readHPAs(ctx); err != nil {
+		if hpas, err = c.readHPAs(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -181,7 +189,7 @@ func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
 		ns := namespaces[rec.Namespace]
 		item.NamespaceLabels, item.NamespaceAnnotations = ns.labels, ns.annotations
 		if item.Invalid == nil && item.Workload != nil {
-			item.HeldBack = holds[targets.keyOf(rec)]
+			item.HeldBack, item.Autoscalers = hpas.of(targets.keyOf(rec), c.hpaMode)
 		}
 		items = append(items, item)
 	}

@@ -3,6 +3,7 @@ package collect
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,13 +18,51 @@ var hpaGVR = schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Re
 // metrics gets: 80% average CPU utilisation.
 const defaultHPAUtilization = 80
 
+// HPA modes: what the run does with a resource a HorizontalPodAutoscaler
+// scales the target on by utilisation.
+const (
+	// HPAHold leaves the request alone (Item.HeldBack).
+	HPAHold = "hold"
+	// HPAAdjust changes the request and the HPA's utilisation target
+	// together, so that the HPA scales at the same usage per pod
+	// (Item.Autoscalers).
+	HPAAdjust = "adjust"
+)
+
+// Autoscaler is a HorizontalPodAutoscaler that scales a target on the
+// utilisation of a resource, which is relative to the request.
+type Autoscaler struct {
+	ObjectRef
+	// Utilization are its utilisation targets, in spec.metrics order.
+	Utilization []Utilization
+}
+
+// Utilization is one metric of an HPA that targets a resource's average
+// utilisation.
+type Utilization struct {
+	// Index is the metric's position in spec.metrics.
+	Index    int
+	Resource corev1.ResourceName
+	// Container is the container of a ContainerResource metric; "" for a
+	// Resource metric, whose utilisation is of the pod's summed requests.
+	Container string
+	Percent   int32
+}
+
+// hpaRead is what the HorizontalPodAutoscalers in scope say about each
+// target: the resources to hold, with the reason, and the HPAs.
+type hpaRead struct {
+	holds       map[targetKey]map[corev1.ResourceName]string
+	autoscalers map[targetKey][]Autoscaler
+}
+
 // readHPAs lists the HorizontalPodAutoscalers in scope, one paged list, and
 // returns for each target the resources it scales on by utilisation. A
 // utilisation target is relative to the request: changing the request
-// changes the scaling, so that resource is left to the HPA. Value and
-// AverageValue targets do not depend on the request and hold nothing back.
-func (c *Collector) readHPAs(ctx context.Context) (map[targetKey]map[corev1.ResourceName]string, error) {
-	holds := map[targetKey]map[corev1.ResourceName]string{}
+// changes the scaling. Value and AverageValue targets do not depend on the
+// request and hold nothing back.
+func (c *Collector) readHPAs(ctx context.Context) (hpaRead, error) {
+	read := hpaRead{holds: map[targetKey]map[corev1.ResourceName]string{}, autoscalers: map[targetKey][]Autoscaler{}}
 	err := c.eachObject(ctx, hpaGVR, c.scope.namespaces(), "", func(u *unstructured.Unstructured) error {
 		ref, _, _ := unstructured.NestedStringMap(u.Object, "spec", "scaleTargetRef")
 		if ref["kind"] == "" || ref["name"] == "" {
@@ -34,34 +73,74 @@ func (c *Collector) readHPAs(ctx context.Context) (map[targetKey]map[corev1.Reso
 			namespace: u.GetNamespace(),
 			name:      ref["name"],
 		}
-		for res, reason := range utilizationResources(u) {
-			if holds[key] == nil {
-				holds[key] = map[corev1.ResourceName]string{}
+		reasons, utilization := utilizationResources(u)
+		for res, reason := range reasons {
+			if read.holds[key] == nil {
+				read.holds[key] = map[corev1.ResourceName]string{}
 			}
-			if _, seen := holds[key][res]; !seen {
-				holds[key][res] = reason
+			if _, seen := read.holds[key][res]; !seen {
+				read.holds[key][res] = reason
 			}
+		}
+		if len(reasons) > 0 {
+			read.autoscalers[key] = append(read.autoscalers[key], Autoscaler{ObjectRef: objectRefOf(u), Utilization: utilization})
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return hpaRead{}, err
 	}
-	return holds, nil
+	for _, as := range read.autoscalers {
+		sort.Slice(as, func(i, j int) bool { return as[i].Name < as[j].Name })
+	}
+	return read, nil
+}
+
+// of returns, for the target key, the resources to hold and the HPAs to
+// adjust in mode: in adjust mode, a resource is adjusted instead of held
+// when exactly one HPA scales the target and it names the resource's
+// utilisation target in its metrics.
+func (r hpaRead) of(key targetKey, mode string) (map[corev1.ResourceName]string, []Autoscaler) {
+	holds, autoscalers := r.holds[key], r.autoscalers[key]
+	if mode != HPAAdjust || len(holds) == 0 {
+		return holds, nil
+	}
+	if len(autoscalers) != 1 {
+		more := map[corev1.ResourceName]string{}
+		for res, why := range holds {
+			more[res] = fmt.Sprintf("%s; %d HorizontalPodAutoscalers scale the target, so none is adjusted", why, len(autoscalers))
+		}
+		return more, nil
+	}
+	left := map[corev1.ResourceName]string{}
+	for res, why := range holds {
+		explicit := false
+		for _, m := range autoscalers[0].Utilization {
+			explicit = explicit || m.Resource == res
+		}
+		if !explicit {
+			left[res] = why + "; it sets no metrics, so there is no target to adjust"
+		}
+	}
+	if len(left) == 0 {
+		left = nil
+	}
+	return left, autoscalers
 }
 
 // utilizationResources returns the resources hpa scales on by utilisation,
-// with a reason naming the HPA.
-func utilizationResources(hpa *unstructured.Unstructured) map[corev1.ResourceName]string {
+// with a reason naming the HPA, and its utilisation metrics.
+func utilizationResources(hpa *unstructured.Unstructured) (map[corev1.ResourceName]string, []Utilization) {
 	name := fmt.Sprintf("HorizontalPodAutoscaler %s/%s", hpa.GetNamespace(), hpa.GetName())
 	metrics, found, _ := unstructured.NestedSlice(hpa.Object, "spec", "metrics")
 	if !found || len(metrics) == 0 {
 		return map[corev1.ResourceName]string{
 			corev1.ResourceCPU: fmt.Sprintf("%s scales on cpu utilization (%d%%, the default without metrics)", name, defaultHPAUtilization),
-		}
+		}, nil
 	}
 	out := map[corev1.ResourceName]string{}
-	for _, m := range metrics {
+	var utilization []Utilization
+	for i, m := range metrics {
 		metric, ok := m.(map[string]any)
 		if !ok {
 			continue
@@ -82,14 +161,19 @@ func utilizationResources(hpa *unstructured.Unstructured) map[corev1.ResourceNam
 			continue
 		}
 		reason := fmt.Sprintf("%s scales on %s utilization", name, res)
+		var container string
 		if field == "containerResource" {
-			container, _, _ := unstructured.NestedString(metric, field, "container")
+			container, _, _ = unstructured.NestedString(metric, field, "container")
 			reason = fmt.Sprintf("%s scales on %s utilization of container %s", name, res, container)
 		}
-		if pct, ok, _ := unstructured.NestedInt64(metric, field, "target", "averageUtilization"); ok {
+		pct, ok, _ := unstructured.NestedInt64(metric, field, "target", "averageUtilization")
+		if ok {
 			reason += fmt.Sprintf(" (%d%%)", pct)
+			utilization = append(utilization, Utilization{Index: i, Resource: corev1.ResourceName(res), Container: container, Percent: int32(pct)})
 		}
-		out[corev1.ResourceName(res)] = reason
+		if _, seen := out[corev1.ResourceName(res)]; !seen {
+			out[corev1.ResourceName(res)] = reason
+		}
 	}
-	return out
+	return out, utilization
 }

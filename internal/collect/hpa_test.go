@@ -37,6 +37,8 @@ func TestUtilizationResources(t *testing.T) {
 		name string
 		hpa  *unstructured.Unstructured
 		want map[corev1.ResourceName]string
+		// wantUtil are the metrics an adjustment changes.
+		wantUtil []Utilization
 	}{
 		{name: "no metrics means 80% cpu", hpa: hpa(),
 			want: map[corev1.ResourceName]string{"cpu": "HorizontalPodAutoscaler shop/web scales on cpu utilization (80%, the default without metrics)"}},
@@ -44,18 +46,64 @@ func TestUtilizationResources(t *testing.T) {
 			want: map[corev1.ResourceName]string{
 				"cpu":    "HorizontalPodAutoscaler shop/web scales on cpu utilization (70%)",
 				"memory": "HorizontalPodAutoscaler shop/web scales on memory utilization (70%)",
-			}},
+			},
+			wantUtil: []Utilization{{Index: 0, Resource: "cpu", Percent: 70}, {Index: 1, Resource: "memory", Percent: 70}}},
 		{name: "average value does not depend on the request", hpa: hpa(resource("Resource", "cpu", "AverageValue", nil)),
 			want: map[corev1.ResourceName]string{}},
 		{name: "container resource", hpa: hpa(resource("ContainerResource", "cpu", "Utilization", map[string]any{"container": "app"})),
-			want: map[corev1.ResourceName]string{"cpu": "HorizontalPodAutoscaler shop/web scales on cpu utilization of container app (70%)"}},
+			want:     map[corev1.ResourceName]string{"cpu": "HorizontalPodAutoscaler shop/web scales on cpu utilization of container app (70%)"},
+			wantUtil: []Utilization{{Index: 0, Resource: "cpu", Container: "app", Percent: 70}}},
+		{name: "the index is the metric's place among all", hpa: hpa(map[string]any{"type": "Pods"}, resource("Resource", "cpu", "Utilization", nil)),
+			want:     map[corev1.ResourceName]string{"cpu": "HorizontalPodAutoscaler shop/web scales on cpu utilization (70%)"},
+			wantUtil: []Utilization{{Index: 1, Resource: "cpu", Percent: 70}}},
 		{name: "pods and external metrics hold nothing back", hpa: hpa(map[string]any{"type": "Pods"}, map[string]any{"type": "External"}),
 			want: map[corev1.ResourceName]string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, utilizationResources(tt.hpa)); d != "" {
-				t.Errorf("utilizationResources() (-want +got):\n%s", d)
+			reasons, util := utilizationResources(tt.hpa)
+			if d := cmp.Diff(tt.want, reasons); d != "" {
+				t.Errorf("utilizationResources() reasons (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tt.wantUtil, util); d != "" {
+				t.Errorf("utilizationResources() metrics (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestHPAModes(t *testing.T) {
+	key := targetKey{name: "web"}
+	web := Autoscaler{ObjectRef: ObjectRef{Name: "web"}, Utilization: []Utilization{{Resource: "cpu", Percent: 40}}}
+	other := Autoscaler{ObjectRef: ObjectRef{Name: "other"}}
+	cpuHeld := map[corev1.ResourceName]string{"cpu": "scales on cpu utilization (40%)"}
+	tests := []struct {
+		name      string
+		read      hpaRead
+		mode      string
+		wantHolds map[corev1.ResourceName]string
+		wantHPAs  []Autoscaler
+	}{
+		{name: "hold holds", mode: HPAHold, wantHolds: cpuHeld,
+			read: hpaRead{holds: map[targetKey]map[corev1.ResourceName]string{key: cpuHeld}, autoscalers: map[targetKey][]Autoscaler{key: {web}}}},
+		{name: "adjust adjusts one HPA's explicit target", mode: HPAAdjust, wantHPAs: []Autoscaler{web},
+			read: hpaRead{holds: map[targetKey]map[corev1.ResourceName]string{key: cpuHeld}, autoscalers: map[targetKey][]Autoscaler{key: {web}}}},
+		{name: "adjust holds what two HPAs scale", mode: HPAAdjust,
+			wantHolds: map[corev1.ResourceName]string{"cpu": "scales on cpu utilization (40%); 2 HorizontalPodAutoscalers scale the target, so none is adjusted"},
+			read:      hpaRead{holds: map[targetKey]map[corev1.ResourceName]string{key: cpuHeld}, autoscalers: map[targetKey][]Autoscaler{key: {other, web}}}},
+		{name: "adjust holds the default target of an HPA without metrics", mode: HPAAdjust, wantHPAs: []Autoscaler{other},
+			wantHolds: map[corev1.ResourceName]string{"cpu": "scales on cpu utilization (40%); it sets no metrics, so there is no target to adjust"},
+			read:      hpaRead{holds: map[targetKey]map[corev1.ResourceName]string{key: cpuHeld}, autoscalers: map[targetKey][]Autoscaler{key: {other}}}},
+		{name: "no HPA", mode: HPAAdjust, read: hpaRead{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			holds, hpas := tt.read.of(key, tt.mode)
+			if d := cmp.Diff(tt.wantHolds, holds); d != "" {
+				t.Errorf("holds (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tt.wantHPAs, hpas); d != "" {
+				t.Errorf("autoscalers (-want +got):\n%s", d)
 			}
 		})
 	}

@@ -86,6 +86,7 @@ type Config struct {
 	KubeTimeout       time.Duration `mapstructure:"kube-timeout"`
 	WriteStatus       bool          `mapstructure:"write-status"`
 	HPAAware          bool          `mapstructure:"hpa-aware"`
+	HPAMode           string        `mapstructure:"hpa-mode"`
 
 	// The git and pull request settings beyond the repository and branch.
 	GitSSHKeyFile     string        `mapstructure:"git-ssh-key-file"`

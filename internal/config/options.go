@@ -21,6 +21,7 @@ func (c *Config) CollectOptions(log *slog.Logger) []collect.Option {
 		collect.WithShard(c.ShardIndex, c.ShardCount),
 		collect.WithStatusWriting(c.WriteStatus),
 		collect.WithHPAAwareness(c.HPAAware),
+		collect.WithHPAMode(c.HPAMode),
 		collect.WithLogger(log),
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
@@ -46,6 +47,9 @@ func (c *Config) complete() error {
 	if !(c.VerifyThrottledBefore > 0 && c.VerifyThrottledBefore <= c.VerifyThrottledAfter && c.VerifyThrottledAfter <= 1) {
 		errs = append(errs, fmt.Errorf("verify-throttled-before and verify-throttled-after: want 0 < before <= after <= 1, got %g and %g",
 			c.VerifyThrottledBefore, c.VerifyThrottledAfter))
+	}
+	if c.HPAMode != collect.HPAHold && c.HPAMode != collect.HPAAdjust {
+		errs = append(errs, fmt.Errorf("hpa-mode: %q is neither %s nor %s", c.HPAMode, collect.HPAHold, collect.HPAAdjust))
 	}
 	if _, err := gitops.ParseGroupBy(c.PRGroupBy); err != nil {
 		errs = append(errs, fmt.Errorf("pr-group-by: %w", err))

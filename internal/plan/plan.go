@@ -72,6 +72,9 @@ type Item struct {
 	// branch recently: whether each took effect in the cluster, and what
 	// followed.
 	Watches []Watch `json:"watches,omitempty"`
+	// Autoscalers are the HorizontalPodAutoscalers whose utilisation
+	// targets change with the requests (HPA mode adjust).
+	Autoscalers []Autoscaler `json:"autoscalers,omitempty"`
 }
 
 // Regressed reports whether a change of the item regressed and its
@@ -251,6 +254,51 @@ type Evidence struct {
 	// what was observed.
 	HPA string `json:"hpa,omitempty"`
 }
+
+// Autoscaler is a HorizontalPodAutoscaler that scales the target on the
+// utilisation of a resource. Utilisation is usage over request: when the
+// request changes, the target changes by the inverse ratio, so that the
+// HPA adds pods at the same usage per pod as before.
+type Autoscaler struct {
+	Name    string              `json:"name"`
+	Targets []UtilizationTarget `json:"targets"`
+	// File is the file edited for it, and Changed whether its bytes
+	// changed; empty until rendering looked.
+	File    string `json:"file,omitempty"`
+	Changed bool   `json:"changed,omitempty"`
+
+	// Object is the live HPA, whose labels lead to its manifest.
+	Object Object `json:"-"`
+}
+
+// UtilizationTarget is one utilisation metric of an HPA.
+type UtilizationTarget struct {
+	// Index is the metric's position in the HPA's spec.metrics.
+	Index    int                 `json:"index"`
+	Resource corev1.ResourceName `json:"resource"`
+	// Container is the container of a ContainerResource metric; "" for a
+	// Resource metric, whose utilisation is of the pod's summed requests.
+	Container string `json:"container,omitempty"`
+	// From and To are the target in percent, now and with the requests of
+	// the plan; To equals From when the requests stay.
+	From int32 `json:"from"`
+	To   int32 `json:"to"`
+	// RequestFrom and RequestTo are the request the utilisation is of (the
+	// container's, or the sum of the pod's), now and with the plan's.
+	RequestFrom *resource.Quantity `json:"requestFrom,omitempty"`
+	RequestTo   *resource.Quantity `json:"requestTo,omitempty"`
+
+	// Live are the live requests of every container of the pod for the
+	// resource, including native sidecars; a container without one is
+	// absent.
+	Live map[string]resource.Quantity `json:"-"`
+	// Containers names every container of the pod, so that one without a
+	// request is seen.
+	Containers []string `json:"-"`
+}
+
+// Changes reports whether the target moves.
+func (u *UtilizationTarget) Changes() bool { return u.To != u.From }
 
 // Source is the file that defines a target and what happened to it.
 type Source struct {

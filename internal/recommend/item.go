@@ -102,6 +102,7 @@ func Item(item collect.Item, u usage.Usage, unavailable error, run Options) plan
 		}
 		out.Containers = append(out.Containers, c)
 	}
+	out.Autoscalers = autoscalersOf(item)
 	return out
 }
 
