@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/recommend-job/recommend-job/internal/helm"
 )
 
@@ -61,6 +63,27 @@ type goldenChange struct {
 	ErrHas []string `yaml:"errHas"`
 	// Helm is what Result.Helm must say of a target a chart renders.
 	Helm *goldenHelm `yaml:"helm"`
+	// Autoscaler is the change's HPA, and where its targets must land.
+	Autoscaler *goldenAutoscaler `yaml:"autoscaler"`
+}
+
+// goldenAutoscaler is a change's Autoscaler, and what Result.Autoscaler
+// must say.
+type goldenAutoscaler struct {
+	Target struct {
+		APIVersion string `yaml:"apiVersion"`
+		Namespace  string `yaml:"namespace"`
+		Name       string `yaml:"name"`
+	} `yaml:"target"`
+	Utilization []struct {
+		Index     int    `yaml:"index"`
+		Resource  string `yaml:"resource"`
+		Container string `yaml:"container"`
+		Percent   int32  `yaml:"percent"`
+	} `yaml:"utilization"`
+
+	File    string `yaml:"file"`
+	Changed bool   `yaml:"changed"`
 }
 
 // goldenHelm is the part of Result.Helm a case checks: where the values
@@ -84,7 +107,7 @@ var sentinels = map[string]error{
 }
 
 func (g goldenChange) change() Change {
-	return Change{
+	c := Change{
 		Target: Target{
 			APIVersion: g.Target.APIVersion, Kind: g.Target.Kind, Namespace: g.Target.Namespace, Name: g.Target.Name,
 			Labels: g.Target.Labels, Annotations: g.Target.Annotations,
@@ -95,6 +118,14 @@ func (g goldenChange) change() Change {
 		Mode:      Mode(g.Mode),
 		Path:      g.Path,
 	}
+	if g.Autoscaler != nil {
+		t := g.Autoscaler.Target
+		c.Autoscaler = &Autoscaler{Target: Target{APIVersion: t.APIVersion, Kind: "HorizontalPodAutoscaler", Namespace: t.Namespace, Name: t.Name}}
+		for _, u := range g.Autoscaler.Utilization {
+			c.Autoscaler.Utilization = append(c.Autoscaler.Utilization, Utilization{Index: u.Index, Resource: corev1.ResourceName(u.Resource), Container: u.Container, Percent: u.Percent})
+		}
+	}
+	return c
 }
 
 // TestGolden applies each testdata/<case>/changes.yaml to a copy of
@@ -234,6 +265,16 @@ func checkResult(t *testing.T, original string, i int, want goldenChange, got Re
 		if diff := cmp.Diff(want.Helm.Keys, got.Helm.Keys, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("change %d: Helm.Keys (-want +got):\n%s", i, diff)
 		}
+	}
+	switch a := want.Autoscaler; {
+	case a == nil || a.File == "":
+		if got.Autoscaler != nil {
+			t.Errorf("change %d: Autoscaler = %+v, want none", i, got.Autoscaler)
+		}
+	case got.Autoscaler == nil:
+		t.Errorf("change %d: no Autoscaler result, want %s", i, a.File)
+	case got.Autoscaler.File != a.File || got.Autoscaler.Changed != a.Changed:
+		t.Errorf("change %d: Autoscaler = %+v, want file %s changed %v", i, *got.Autoscaler, a.File, a.Changed)
 	}
 	for _, text := range want.ErrHas {
 		if got.Err == nil || !strings.Contains(got.Err.Error(), text) {

@@ -207,8 +207,12 @@ var plainKey = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`)
 // patchHeader is the first lines of a new strategic-merge patch: a note
 // and the object's identity.
 func patchHeader(apiVersion, kind, ns, name string, l layout) []string {
+	note := "# Resources recommended by recommend-job."
+	if kind == "HorizontalPodAutoscaler" {
+		note = "# Utilization targets set by recommend-job with the requests they are relative to."
+	}
 	lines := []string{
-		"# Resources recommended by recommend-job.",
+		note,
 		"apiVersion: " + apiVersion,
 		"kind: " + kind,
 		"metadata:",

@@ -66,6 +66,7 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 		var exps []expectation
 		for _, i := range proofs[dir] {
 			exps = append(exps, changes[i])
+			exps = append(exps, changes[i].also...)
 		}
 		err := a.checkExternal(dir)
 		if err == nil {
@@ -323,6 +324,9 @@ type expectation struct {
 	// HelmRelease's post-renderers).
 	sets []assignment
 	free []helm.Path
+	// also are other objects the change edits with its target: its
+	// HorizontalPodAutoscaler.
+	also []expectation
 }
 
 func (e expectation) String() string {

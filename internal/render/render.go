@@ -86,6 +86,11 @@ type Change struct {
 	// Owner is the caller's name for what asked for the change, handed
 	// back in its Result; render does not read it.
 	Owner string
+	// Autoscaler, when set, is a HorizontalPodAutoscaler whose utilisation
+	// targets change with the requests: its manifest is found like the
+	// target's, in the environment that renders the target, and edited
+	// with it. The change stands or falls with that edit.
+	Autoscaler *Autoscaler
 }
 
 // Method says how a file was edited.
@@ -122,6 +127,9 @@ type Result struct {
 	// Helm says, for a target a Helm release renders, which release,
 	// chart and values keys the change went through; nil otherwise.
 	Helm *HelmSource
+	// Autoscaler says where the change's Autoscaler targets were set; nil
+	// when it had none or the change was not applied.
+	Autoscaler *AutoscalerResult
 }
 
 // Outcome is what Apply did.
@@ -213,6 +221,12 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		w.pointers = w.pointers || c.Target.Annotations[ArgoTrackingID] != "" ||
 			c.Target.Labels[InstanceLabel] != "" || c.Target.Labels[FluxNameLabel] != ""
 		w.helm = w.helm || mayBeHelm(c.Target)
+		if as := c.Autoscaler; as != nil {
+			w.objects[keyOf(as.Target)] = true
+			names[as.Target.Name] = true
+			names[as.Target.Labels[InstanceLabel]] = true
+			names[as.Target.Labels[FluxNameLabel]] = true
+		}
 	}
 	w.paths = slices.AppendSeq(w.paths, maps.Values(o.paths))
 	delete(names, "")
@@ -268,6 +282,14 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			pending = append(pending, i)
 		}
 	}
+	pending = slices.DeleteFunc(pending, func(i int) bool {
+		if changes[i].Autoscaler == nil {
+			return false
+		}
+		out.Results[i].Err = fmt.Errorf("%w: %s: no manifest defines it, so a Helm chart may render it and its HorizontalPodAutoscaler %s, whose values are not adjusted: %w",
+			ErrUnsafeFile, changes[i].Target, changes[i].Autoscaler.Target.Name, out.Results[i].Err)
+		return true
+	})
 	hp := &helmPhase{a: a, dir: dir, mode: o.mode, proofs: proofs, exps: exps, touched: touched}
 	held := hp.apply(ctx, changes, pending, out.Results)
 	for i, c := range changes {
@@ -306,6 +328,10 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			}
 		}
 		var files []string
+		var before checkpoint
+		if c.Autoscaler != nil {
+			before = a.checkpoint()
+		}
 		switch {
 		case find != nil && ref.chain != nil && (mode == ModePatch || ref.shared != ""):
 			// A marker in a file other environments render: a patch of
@@ -330,6 +356,21 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			res.Method = fe.method
 			if fe.created {
 				res.Method = MethodNewFile
+			}
+		}
+		if res.Err == nil && c.Autoscaler != nil {
+			ar, more, exp, err := a.autoscale(c, ref, dir, mode == ModePatch || res.File != ref.file)
+			if err != nil {
+				// The requests must not land without the HPA's targets.
+				a.restore(before)
+				res.Changed, res.Method = false, ""
+				res.Err = fmt.Errorf("%s: the target's HorizontalPodAutoscaler %s: %w", res.File, c.Autoscaler.Target.Name, err)
+				continue
+			}
+			res.Autoscaler = &ar
+			files = append(files, more...)
+			if exp != nil {
+				exps[i].also = append(exps[i].also, *exp)
 			}
 		}
 		if res.Err == nil && ref.chain != nil {

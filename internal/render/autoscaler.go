@@ -1,0 +1,284 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/helm"
+)
+
+// Autoscaler asks that a HorizontalPodAutoscaler's utilisation targets be
+// set along with a change's requests.
+type Autoscaler struct {
+	Target      Target
+	Utilization []Utilization
+}
+
+// Utilization is the averageUtilization of metric Index of the HPA's
+// spec.metrics: a ContainerResource metric of Container when it is set, a
+// Resource metric otherwise. An autoscaling/v1 manifest holds one Resource
+// metric of cpu, as targetCPUUtilizationPercentage.
+type Utilization struct {
+	Index     int
+	Resource  corev1.ResourceName
+	Container string
+	Percent   int32
+}
+
+// AutoscalerResult says where an Autoscaler's targets were set.
+type AutoscalerResult struct {
+	File    string
+	Changed bool
+}
+
+// autoscale sets the targets of c.Autoscaler in the environment that
+// renders the target (ref): in the HPA's manifest, or, where the target's
+// values went to a patch or the HPA's file is shared with another
+// environment, with a patch of the HPA next to the target's. It returns
+// what it did, the files touched, and what the proof must find.
+func (a *applier) autoscale(c Change, ref docRef, dir string, patch bool) (AutoscalerResult, []string, *expectation, error) {
+	as := c.Autoscaler
+	hc := Change{Target: as.Target, Path: c.Path}
+	hr, _, err := a.idx.resolve(hc, dir)
+	if err != nil {
+		return AutoscalerResult{}, nil, nil, err
+	}
+	if (ref.chain == nil) != (hr.chain == nil) || ref.chain != nil && ref.chain.root() != hr.chain.root() {
+		return AutoscalerResult{File: hr.file}, nil, nil, fmt.Errorf("%w: %s is rendered %s, the target %s", ErrUnsafeFile, as.Target, renderedBy(hr), renderedBy(ref))
+	}
+	var exp *expectation
+	if hr.chain != nil {
+		exp = &expectation{change: hc, object: as.Target.buildID(), sets: utilizationSets(as.Utilization)}
+	}
+	hr.shared = a.idx.sharedFor(hr)
+	if hr.chain == nil || !patch && hr.shared == "" {
+		fe, err := a.file(hr.file)
+		if err != nil {
+			return AutoscalerResult{File: hr.file}, nil, nil, err
+		}
+		if fe.unsafe != nil {
+			return AutoscalerResult{File: hr.file}, nil, nil, fmt.Errorf("%s: %w", hr.file, fe.unsafe)
+		}
+		changed, err := a.setUtilization(fe, hr.doc, as)
+		return AutoscalerResult{File: hr.file, Changed: changed}, []string{hr.file}, exp, err
+	}
+	pf, fe, d, err := a.objectPatch(hr)
+	if err != nil {
+		return AutoscalerResult{File: pf}, nil, nil, err
+	}
+	if fe != nil {
+		docs, err := fe.currentDocs()
+		if err != nil {
+			return AutoscalerResult{File: pf}, nil, nil, err
+		}
+		_, spec, _ := lookup(docRoot(docs[d]), "spec")
+		if _, metrics, _ := lookup(spec, "metrics"); metrics != nil {
+			// The patch's list replaces the base's: it is the one to edit.
+			changed, err := a.setUtilization(fe, d, as)
+			return AutoscalerResult{File: pf, Changed: changed}, []string{pf}, exp, err
+		}
+	}
+	base, err := a.doc(hr.file, hr.doc)
+	if err != nil {
+		return AutoscalerResult{File: hr.file}, nil, nil, err
+	}
+	lines, err := metricsPatch(base, as)
+	if err != nil {
+		return AutoscalerResult{File: hr.file}, nil, nil, fmt.Errorf("%s: %w", hr.file, err)
+	}
+	file, changed, files, err := a.newObjectPatch(hr, lines)
+	return AutoscalerResult{File: file, Changed: changed}, files, exp, err
+}
+
+// renderedBy says what renders the document r points at.
+func renderedBy(r docRef) string {
+	if r.chain == nil {
+		return "from " + r.file + " by no kustomization"
+	}
+	return "by " + r.chain.root().file
+}
+
+// buildID is the id of the target in a kustomize build's output.
+func (t Target) buildID() string {
+	return group(t.APIVersion) + "/" + t.Kind + "/" + t.Namespace + "/" + t.Name
+}
+
+// utilizationSets are the values the proof must find in the rendered HPA.
+func utilizationSets(us []Utilization) []assignment {
+	var sets []assignment
+	for _, u := range us {
+		sets = append(sets, assignment{path: utilizationPath(u), q: *resource.NewQuantity(int64(u.Percent), resource.DecimalSI)})
+	}
+	return sets
+}
+
+// utilizationPath is where an autoscaling/v2 HPA holds u.
+func utilizationPath(u Utilization) helm.Path {
+	field := "resource"
+	if u.Container != "" {
+		field = "containerResource"
+	}
+	return helm.Path{helm.Key("spec"), helm.Key("metrics"), helm.Index(u.Index), helm.Key(field), helm.Key("target"), helm.Key("averageUtilization")}
+}
+
+// setUtilization splices the targets of as into document doc of fe.
+func (a *applier) setUtilization(fe *fileEdit, doc int, as *Autoscaler) (bool, error) {
+	docs, err := fe.currentDocs()
+	if err != nil {
+		return false, err
+	}
+	changed, err := fe.edit(docs, doc, Change{}, func(p *planner, d *yaml.Node, _ Change) error {
+		root := docRoot(d)
+		p.step = indentStep(root)
+		p.scopes = []*yaml.Node{root}
+		for _, u := range as.Utilization {
+			k, v, err := utilizationNode(root, u)
+			if err != nil {
+				return err
+			}
+			if want := strconv.Itoa(int(u.Percent)); v.Value != want {
+				p.replace(k, v, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", fe.name, err)
+	}
+	return changed, nil
+}
+
+// utilizationNode finds the key and scalar that hold u in an HPA's
+// manifest, checking that the metric there is the one u names: the
+// manifest may list its metrics differently from the live object.
+func utilizationNode(root *yaml.Node, u Utilization) (k, v *yaml.Node, err error) {
+	apiVersion, _ := scalarField(root, "apiVersion")
+	_, spec, _ := lookup(root, "spec")
+	if err := unsafeNode(spec, "spec"); err != nil {
+		return nil, nil, err
+	}
+	if apiVersion == "autoscaling/v1" {
+		if u.Index != 0 || u.Resource != corev1.ResourceCPU || u.Container != "" {
+			return nil, nil, fmt.Errorf("%w: an autoscaling/v1 HorizontalPodAutoscaler has no metric %d of %s", ErrUnsafeFile, u.Index, u.Resource)
+		}
+		k, v, _ := lookup(spec, "targetCPUUtilizationPercentage")
+		if k == nil || v.Kind != yaml.ScalarNode {
+			return nil, nil, fmt.Errorf("%w: sets no spec.targetCPUUtilizationPercentage (the default 80%%); set it to let it be adjusted", ErrUnsafeFile)
+		}
+		return k, v, nil
+	}
+	_, metrics, _ := lookup(spec, "metrics")
+	if metrics == nil || metrics.Kind != yaml.SequenceNode {
+		return nil, nil, fmt.Errorf("%w: sets no spec.metrics (the default 80%% cpu); set them to let them be adjusted", ErrUnsafeFile)
+	}
+	if u.Index >= len(metrics.Content) {
+		return nil, nil, fmt.Errorf("%w: spec.metrics has no item %d, which the live object scales on", ErrUnsafeFile, u.Index)
+	}
+	m := metrics.Content[u.Index]
+	field := "resource"
+	if u.Container != "" {
+		field = "containerResource"
+	}
+	where := fmt.Sprintf("spec.metrics[%d].%s", u.Index, field)
+	_, src, _ := lookup(m, field)
+	name, _ := scalarField(src, "name")
+	container, _ := scalarField(src, "container")
+	if src == nil || name != string(u.Resource) || container != u.Container {
+		return nil, nil, fmt.Errorf("%w: %s is not the %s utilization the live object scales on", ErrUnsafeFile, where, u.Resource)
+	}
+	_, target, _ := lookup(src, "target")
+	k, v, dup := lookup(target, "averageUtilization")
+	if k == nil || dup || v.Kind != yaml.ScalarNode {
+		return nil, nil, fmt.Errorf("%w: %s.target.averageUtilization is not a single number", ErrUnsafeFile, where)
+	}
+	return k, v, nil
+}
+
+// metricsPatch is the body of a strategic-merge patch that sets the HPA's
+// metrics: its list is replaced whole, so the patch holds every metric of
+// base with the new targets.
+func metricsPatch(base *yaml.Node, as *Autoscaler) (func(step int) []string, error) {
+	root := yaml.CopyYNode(docRoot(base))
+	for _, u := range as.Utilization {
+		_, v, err := utilizationNode(root, u)
+		if err != nil {
+			return nil, err
+		}
+		v.Value, v.Tag, v.Style = strconv.Itoa(int(u.Percent)), "", 0
+	}
+	_, spec, _ := lookup(root, "spec")
+	mk, metrics, _ := lookup(spec, "metrics")
+	// The patch indents its list as the base does.
+	wide := len(metrics.Content) > 0 && metrics.Content[0].Column > mk.Column
+	doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+		{Kind: yaml.ScalarNode, Value: "spec"},
+		{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: "metrics"}, metrics}},
+	}}
+	encode := func(step int) ([]string, error) {
+		var buf bytes.Buffer
+		enc := yaml.NewEncoder(&buf)
+		enc.SetIndent(step)
+		if wide {
+			enc.DefaultSeqIndent()
+		}
+		if err := enc.Encode(doc); err != nil {
+			return nil, err
+		}
+		if err := enc.Close(); err != nil {
+			return nil, err
+		}
+		return strings.Split(strings.TrimRight(buf.String(), "\n"), "\n"), nil
+	}
+	if _, err := encode(2); err != nil {
+		return nil, fmt.Errorf("writing the HPA's metrics: %w", err)
+	}
+	return func(step int) []string {
+		lines, _ := encode(step) // encodes as it did above, at another step
+		return lines
+	}, nil
+}
+
+// checkpoint is the state of an applier's edits at one point, to go back to.
+type checkpoint map[string]fileEdit
+
+// checkpoint records the edits made so far.
+func (a *applier) checkpoint() checkpoint {
+	s := make(checkpoint, len(a.files))
+	for name, fe := range a.files {
+		s[name] = *fe
+	}
+	return s
+}
+
+// restore undoes the edits made since s: files edited since are as they
+// were, and patches written since are gone, from their kustomizations too.
+func (a *applier) restore(s checkpoint) {
+	var gone []string
+	for name, fe := range a.files {
+		was, ok := s[name]
+		if !ok {
+			delete(a.files, name)
+			a.recent = slices.DeleteFunc(a.recent, func(r *fileEdit) bool { return r == fe })
+			gone = append(gone, name)
+			continue
+		}
+		if !bytes.Equal(was.data, fe.data) {
+			*fe = was
+			fe.docs = nil
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	for _, k := range a.idx.graph.byDir {
+		k.patches = slices.DeleteFunc(k.patches, func(f string) bool { return slices.Contains(gone, f) })
+	}
+}
