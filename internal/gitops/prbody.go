@@ -200,6 +200,7 @@ func (w *bodyWriter) workload(e plan.Item, name, target string, containers []pla
 			}
 		}
 	}
+	w.autoscalers(e.Autoscalers)
 	if len(evidence) == 0 {
 		return
 	}
@@ -209,6 +210,30 @@ func (w *bodyWriter) workload(e plan.Item, name, target string, containers []pla
 		"|---|---|---|---|---|---|---|---|---|\n")
 	w.rows(evidence)
 	w.close()
+}
+
+// autoscalers writes, for each HPA target that moves with the requests,
+// the arithmetic: the usage per pod at which the HPA adds pods stays.
+func (w *bodyWriter) autoscalers(as []plan.Autoscaler) {
+	for _, a := range as {
+		for _, t := range a.Targets {
+			if !t.Changes() || t.RequestFrom == nil || t.RequestTo == nil {
+				continue
+			}
+			file := ""
+			if a.File != "" {
+				file = " in " + code(a.File)
+			}
+			of := "per pod"
+			if t.Container != "" {
+				of = "per container " + mdText(t.Container)
+			}
+			res := mdText(string(t.Resource))
+			at := t.RequestFrom.AsApproximateFloat64() * float64(t.From) / 100
+			w.line(fmt.Sprintf("\nHorizontalPodAutoscaler %s%s: %s utilization target **%d%% → %d%%** = round(%d%% × %s / %s), so that it still adds pods at %s of %s %s.",
+				code(a.Name), file, res, t.From, t.To, t.From, quantity(t.RequestFrom), quantity(t.RequestTo), usageAmount(t.Resource, at), res, of))
+		}
+	}
 }
 
 // summaryCells are the summary table's cells of one resource of a

@@ -367,7 +367,7 @@ func TestPullRequestBodyNeutralisesTenantText(t *testing.T) {
 // outside tables and headings.
 var jobLines = []string{
 	"This pull request sets ", "**Change in total requests, per replica:** ", "_Usage is what each window observed", "No request changes.",
-	"Through Helm release ", "_Truncated: the job's report lists everything._",
+	"Through Helm release ", "_Truncated: the job's report lists everything._", "HorizontalPodAutoscaler ",
 }
 
 // summaryRE is a folded section's start as the job writes it: its own
@@ -537,4 +537,28 @@ func TestPullRequestBodyCutsCleanly(t *testing.T) {
 func q(s string) *resource.Quantity {
 	v := resource.MustParse(s)
 	return &v
+}
+
+func TestPullRequestBodyShowsHPAArithmetic(t *testing.T) {
+	p := &plan.Plan{Items: []plan.Item{{
+		Namespace: "shop", Name: "web-rec", Valid: true, Target: plan.Target{Kind: "Deployment", Name: "web"},
+		Source: &plan.Source{File: "apps/web.yaml", Changed: true},
+		Containers: []plan.Container{{Name: "app", Resources: []plan.Resource{
+			{Resource: "cpu", Current: q("500m"), Recommended: q("250m"), Changed: true},
+		}}},
+		Autoscalers: []plan.Autoscaler{{Name: "web", File: "apps/hpa.yaml", Changed: true, Targets: []plan.UtilizationTarget{
+			{Index: 1, Resource: "cpu", From: 40, To: 80, RequestFrom: q("500m"), RequestTo: q("250m")},
+			{Index: 2, Resource: "memory", Container: "app", From: 70, To: 70, RequestFrom: q("1Gi"), RequestTo: q("1Gi")},
+		}}},
+	}}}
+	body := PullRequestBody(p)
+	want := "\nHorizontalPodAutoscaler `web` in `apps/hpa.yaml`: cpu utilization target **40% → 80%** = round(40% × 500m / 250m), " +
+		"so that it still adds pods at 200m of cpu per pod.\n"
+	if !strings.Contains(body, want) {
+		t.Errorf("body lacks the HPA's arithmetic %q:\n%s", want, body)
+	}
+	if strings.Contains(body, "memory utilization target") {
+		t.Errorf("body shows a target that does not move:\n%s", body)
+	}
+	checkBody(t, body)
 }

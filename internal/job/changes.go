@@ -43,8 +43,31 @@ func changesOf(p *plan.Plan) []render.Change {
 					rc.Limits[r.Resource] = *r.Limit
 				}
 			}
+			rc.Autoscaler = autoscalerOf(it, rc.Requests)
 			changes = append(changes, rc)
 		}
 	}
 	return changes
+}
+
+// autoscalerOf is the HPA whose targets move with requests, a container's
+// requests in it; nil when none moves. The targets of an HPA that scales
+// on the pod's summed requests go with each container's change.
+func autoscalerOf(it *plan.Item, requests corev1.ResourceList) *render.Autoscaler {
+	for _, a := range it.Autoscalers {
+		as := &render.Autoscaler{Target: render.Target{
+			APIVersion: a.Object.APIVersion, Kind: a.Object.Kind, Namespace: a.Object.Namespace, Name: a.Object.Name,
+			Labels: a.Object.Labels, Annotations: a.Object.Annotations,
+		}}
+		moves := false
+		for _, t := range a.Targets {
+			_, sets := requests[t.Resource]
+			moves = moves || sets && t.Changes()
+			as.Utilization = append(as.Utilization, render.Utilization{Index: t.Index, Resource: t.Resource, Container: t.Container, Percent: t.To})
+		}
+		if moves {
+			return as
+		}
+	}
+	return nil
 }

@@ -103,6 +103,10 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 			stage.done(ctx, "verify", "watches", watchesOf(p))
 		}
 	}
+	for i := range p.Items {
+		// The requests are final, corrections included.
+		recommend.Autoscale(&p.Items[i])
+	}
 	if !cfg.DryRun {
 		writeStatuses(ctx, collector, p, log)
 	}

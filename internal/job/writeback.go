@@ -312,6 +312,14 @@ func recordRendering(ctx context.Context, p *plan.Plan, results []render.Result,
 			// Of an item's containers, the method that rewrote the most.
 			it.Source.Method = m
 		}
+		if ar := r.Autoscaler; ar != nil {
+			for i := range it.Autoscalers {
+				if it.Autoscalers[i].Name == r.Change.Autoscaler.Target.Name {
+					it.Autoscalers[i].File = ar.File
+					it.Autoscalers[i].Changed = it.Autoscalers[i].Changed || ar.Changed
+				}
+			}
+		}
 		for i := range it.Containers {
 			if it.Containers[i].Name == r.Change.Container {
 				it.Containers[i].Landed = r.Changed
@@ -332,6 +340,9 @@ func recordRendering(ctx context.Context, p *plan.Plan, results []render.Result,
 func forgetRendering(p *plan.Plan) {
 	for i := range p.Items {
 		p.Items[i].Source = nil
+		for j := range p.Items[i].Autoscalers {
+			p.Items[i].Autoscalers[j].File, p.Items[i].Autoscalers[j].Changed = "", false
+		}
 		for j := range p.Items[i].Containers {
 			p.Items[i].Containers[j].Landed = false
 			p.Items[i].Containers[j].ValuesKeys = nil
