@@ -195,6 +195,9 @@ func utilizationNode(root *yaml.Node, u Utilization) (k, v *yaml.Node, err error
 		return nil, nil, fmt.Errorf("%w: %s is not the %s utilization the live object scales on", ErrUnsafeFile, where, u.Resource)
 	}
 	_, target, _ := lookup(src, "target")
+	if typ, _ := scalarField(target, "type"); typ != "Utilization" {
+		return nil, nil, fmt.Errorf("%w: %s.target is of type %q, not the utilization the live object scales on", ErrUnsafeFile, where, typ)
+	}
 	k, v, dup := lookup(target, "averageUtilization")
 	if k == nil || dup || v.Kind != yaml.ScalarNode {
 		return nil, nil, fmt.Errorf("%w: %s.target.averageUtilization is not a single number", ErrUnsafeFile, where)

@@ -109,7 +109,7 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 			}
 		}
 		for _, i := range proofs[dir] {
-			results[i].Changed, results[i].Method = false, ""
+			results[i].Changed, results[i].Method, results[i].Autoscaler = false, "", nil
 			results[i].Err = fmt.Errorf("%s: %w", results[i].File, err)
 		}
 	}
