@@ -56,7 +56,9 @@ func (a *applier) autoscale(c Change, ref docRef, dir string, patch bool) (Autos
 	}
 	var exp *expectation
 	if hr.chain != nil {
-		exp = &expectation{change: hc, object: as.Target.buildID(), sets: utilizationSets(as.Utilization)}
+		// As rendered: a manifest without a namespace renders without one.
+		id := group(as.Target.APIVersion) + "/" + as.Target.Kind + "/" + hr.namespace + "/" + hr.key.name
+		exp = &expectation{change: hc, object: id, sets: utilizationSets(as.Utilization)}
 	}
 	hr.shared = a.idx.sharedFor(hr)
 	if hr.chain == nil || !patch && hr.shared == "" {
@@ -104,11 +106,6 @@ func renderedBy(r docRef) string {
 		return "from " + r.file + " by no kustomization"
 	}
 	return "by " + r.chain.root().file
-}
-
-// buildID is the id of the target in a kustomize build's output.
-func (t Target) buildID() string {
-	return group(t.APIVersion) + "/" + t.Kind + "/" + t.Namespace + "/" + t.Name
 }
 
 // utilizationSets are the values the proof must find in the rendered HPA.
@@ -220,7 +217,7 @@ func metricsPatch(base *yaml.Node, as *Autoscaler) (func(step int) []string, err
 	_, spec, _ := lookup(root, "spec")
 	mk, metrics, _ := lookup(spec, "metrics")
 	// The patch indents its list as the base does.
-	wide := len(metrics.Content) > 0 && metrics.Content[0].Column > mk.Column
+	wide := metrics.Column > mk.Column
 	doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
 		{Kind: yaml.ScalarNode, Value: "spec"},
 		{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: "metrics"}, metrics}},
