@@ -81,6 +81,9 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := writeAutoscalers(w, p); err != nil {
+		return err
+	}
 	if err := writeWatches(w, p); err != nil {
 		return err
 	}
@@ -108,6 +111,39 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 		return err
 	}
 	return nil
+}
+
+// writeAutoscalers prints the HPA targets that move with the requests
+// (hpa-mode adjust), a row per utilization metric; nothing when none does.
+func writeAutoscalers(w io.Writer, p *plan.Plan) error {
+	var rows []string
+	for _, it := range p.Items {
+		for _, a := range it.Autoscalers {
+			for _, t := range a.Targets {
+				if !t.Changes() {
+					continue
+				}
+				of := "pod"
+				if t.Container != "" {
+					of = "container " + t.Container
+				}
+				rows = append(rows, fmt.Sprintf("%s\t%s\t%s\t%s\t%d%% -> %d%%\t%s -> %s\t%s\n", plan.Line(it.Namespace+"/"+it.Name), plan.Line(a.Name),
+					plan.Line(string(t.Resource)), plan.Line(of), t.From, t.To, dash(t.RequestFrom), dash(t.RequestTo), plan.Line(a.File)))
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintf(w, "\nautoscaler targets moved with the requests:\n"); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RESOURCERECOMMEND\tHPA\tRESOURCE\tOF\tTARGET\tREQUEST\tFILE")
+	for _, r := range rows {
+		fmt.Fprint(tw, r)
+	}
+	return tw.Flush()
 }
 
 // watchOrder is the order in which the merged changes are listed: what

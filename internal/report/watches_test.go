@@ -128,3 +128,29 @@ func TestWriteJSONWatches(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTableAutoscalers checks the section of HPA targets that move
+// with the requests: a row per moving target, none for one that stays.
+func TestWriteTableAutoscalers(t *testing.T) {
+	p := &plan.Plan{Items: []plan.Item{{Namespace: "shop", Name: "web", Valid: true, Autoscalers: []plan.Autoscaler{{
+		Name: "web", File: "apps/hpa.yaml", Targets: []plan.UtilizationTarget{
+			{Resource: "cpu", From: 40, To: 80, RequestFrom: q("500m"), RequestTo: q("250m")},
+			{Resource: "memory", Container: "app", From: 70, To: 70, RequestFrom: q("1Gi"), RequestTo: q("1Gi")},
+		}}}}}}
+	var out bytes.Buffer
+	if err := Write(&out, p, FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"autoscaler targets moved with the requests:\n",
+		"RESOURCERECOMMEND  HPA  RESOURCE  OF   TARGET      REQUEST       FILE\n",
+		"shop/web           web  cpu       pod  40% -> 80%  500m -> 250m  apps/hpa.yaml\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "70% -> 70%") {
+		t.Errorf("report lists a target that stays:\n%s", out.String())
+	}
+}
