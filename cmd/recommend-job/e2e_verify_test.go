@@ -237,6 +237,35 @@ func TestEndToEndVerifiesMergedChanges(t *testing.T) {
 			t.Errorf("second run: group %s = %+v, want its pull request as it was", g.Name, g.Git)
 		}
 	}
+
+	// People put the values back by hand: nothing regresses any more, and
+	// the run, which groups nothing, closes both regression pull requests.
+	fixed := verifyDeployment("web", "1", "512Mi", "512Mi") + "---\n" + verifyDeployment("worker", "1", "128Mi", "256Mi")
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), []byte(fixed)); err != nil {
+		t.Fatalf("applying the fixed Deployments: %v", err)
+	}
+	third := runJSON(t, ctx, args)
+	if third.Unverified != "" {
+		t.Fatalf("third run: unverified: %s", third.Unverified)
+	}
+	closed := map[string]bool{}
+	for _, g := range third.Groups {
+		if g.Git != nil && g.Git.PullRequest != nil && g.Git.PullRequest.Action == plan.PRClosed {
+			closed[g.Name] = true
+		}
+	}
+	if !closed["regression/shop/web"] || !closed["regression/shop/worker"] || len(third.Groups) != 2 {
+		t.Errorf("third run: groups = %+v, want both regression pull requests closed", third.Groups)
+	}
+	if prs, _, err := sdk.ListRepoPullRequests(forge.Username, "verified", gitea.ListPullRequestsOptions{State: gitea.StateOpen}); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, pr := range prs {
+			if strings.HasPrefix(pr.Title, "Regression: ") {
+				t.Errorf("third run: %q is still open", pr.Title)
+			}
+		}
+	}
 }
 
 // watchOf is the watch of an item's app container's resource.

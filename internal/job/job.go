@@ -99,6 +99,7 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 		// a regressed change is corrected instead of proposed again.
 		if err := verifyMerged(ctx, cfg, p, wr, log); err != nil {
 			log.WarnContext(ctx, "cannot verify the merged changes", "error", err)
+			p.Unverified = err.Error()
 		} else {
 			stage.done(ctx, "verify", "watches", watchesOf(p))
 		}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,6 +76,12 @@ func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchRea
 		}
 	}
 	watched := map[usage.WorkloadRef]map[string]*usage.Watched{}
+	var unread []string
+	defer func() {
+		if len(unread) > 0 {
+			p.Unverified = "cannot read what followed the merged changes in namespaces " + strings.Join(unread, ", ")
+		}
+	}()
 	for _, ns := range slices.Sorted(maps.Keys(workloads)) {
 		// A period before the oldest change is compared against.
 		got, err := reader.ReadWatch(ctx, ns, workloads[ns], since[ns].Add(-th.Period-time.Hour))
@@ -83,6 +90,7 @@ func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchRea
 				return err
 			}
 			log.WarnContext(ctx, "cannot read what followed the merged changes", "namespace", ns, "error", err)
+			unread = append(unread, ns)
 			continue
 		}
 		for ref, containers := range got {
@@ -214,7 +222,7 @@ func writeApart(ctx context.Context, cfg Config, p *plan.Plan, title string, log
 		}
 	}
 	sub := func(indices []int) *plan.Plan {
-		s := &plan.Plan{DryRun: p.DryRun, Items: make([]plan.Item, len(indices))}
+		s := &plan.Plan{DryRun: p.DryRun, Unverified: p.Unverified, Items: make([]plan.Item, len(indices))}
 		for j, i := range indices {
 			s.Items[j] = p.Items[i]
 		}
@@ -236,6 +244,51 @@ func writeApart(ctx context.Context, cfg Config, p *plan.Plan, title string, log
 	back(apart, regressed)
 	p.Groups = apart.Groups
 	return errors.Join(err, gerr)
+}
+
+// closeSettledRegressions closes the pull requests of the regression
+// groups of the plan's items in a run that has no regression to correct,
+// when it checked every merged change: what they correct no longer
+// regressed (the live request moved, or the change left the watch), and a
+// run that groups nothing would otherwise never look at their branches
+// again. A branch is matched by the exact group of an item, never by a
+// prefix another group's name could share. Each closed pull request is a
+// group of the plan.
+func closeSettledRegressions(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) error {
+	if p.Incomplete() {
+		return nil
+	}
+	branches, err := gitops.GroupBranches(ctx, cfg.Git, cfg.Git.PushBranch)
+	if err != nil {
+		return fmt.Errorf("listing the group branches: %w", err)
+	}
+	names := map[string]string{}
+	for i := range p.Items {
+		name := regressionGroupPrefix + p.Items[i].Key()
+		names[gitops.GroupBranch(cfg.Git.PushBranch, name)] = name
+	}
+	var forge gitops.Forge
+	for _, b := range branches {
+		name, ok := names[b]
+		if !ok {
+			continue
+		}
+		if forge == nil {
+			if forge, err = gitops.NewForge(cfg.Git.Forge, cfg.Git.URL); err != nil {
+				return err
+			}
+		}
+		pr, err := gitops.CloseOpenPullRequest(ctx, forge, b, cfg.Git.BaseBranch)
+		if err != nil {
+			return fmt.Errorf("closing the pull request of %s: %w", b, err)
+		}
+		if pr == nil {
+			continue
+		}
+		log.InfoContext(ctx, "the regression is settled: closed its pull request", "group", name, "url", pr.URL, "number", pr.Number)
+		p.Groups = append(p.Groups, plan.Group{Name: name, Git: &plan.Git{Branch: b, PullRequest: pr}})
+	}
+	return nil
 }
 
 // hasRegression reports whether an item of p has a regressed change to

@@ -36,6 +36,9 @@ func writeBack(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) 
 		err = writeApart(ctx, cfg, p, gitops.PullRequestTitle(cfg.Git.BaseBranch, cfg.Path), log)
 	default:
 		err = writeBranch(ctx, cfg, p, gitops.PullRequestTitle(cfg.Git.BaseBranch, cfg.Path), log)
+		if err == nil && cfg.Git.Forge.Enabled() && !cfg.Git.Direct() && !cfg.DryRun && ctx.Err() == nil {
+			err = closeSettledRegressions(ctx, cfg, p, log)
+		}
 	}
 	if cfg.PullRequests.Dashboard && cfg.Git.Forge.Enabled() && !cfg.DryRun && ctx.Err() == nil {
 		if derr := syncDashboard(ctx, cfg, p, log); derr != nil {

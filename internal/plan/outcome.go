@@ -15,10 +15,11 @@ func (p *Plan) Partial() bool {
 
 // Incomplete reports whether this run could not do everything it usually
 // would: a run cut short, an invalid ResourceRecommend, history that could
-// not be read, or a change that could not be rendered. Such a run proves
-// nothing about changes it did not make.
+// not be read, merged changes that could not be checked, or a change that
+// could not be rendered. Such a run proves nothing about changes it did
+// not make.
 func (p *Plan) Incomplete() bool {
-	return p.lacks(func(r Resource) bool { return strings.HasPrefix(r.Reason, ReasonHistoryUnavailable) })
+	return p.Unverified != "" || p.lacks(func(r Resource) bool { return strings.HasPrefix(r.Reason, ReasonHistoryUnavailable) })
 }
 
 // NothingRendered reports whether the run had values to write and none of

@@ -39,16 +39,19 @@ func TestIncomplete(t *testing.T) {
 		res    Resource
 		err    *Error
 		source *Source
-		want   bool
+		// unverified is the plan's Unverified.
+		unverified string
+		want       bool
 	}{
 		{name: "too little history is a steady state", res: Resource{Reason: "insufficient data: 3 samples over 2h0m0s, need 24h0m0s"}, want: false},
 		{name: "history unavailable this run", res: Resource{Reason: ReasonHistoryUnavailable + "connection refused"}, want: true},
 		{name: "invalid", err: &Error{Code: "WorkloadNotFound"}, want: true},
 		{name: "not rendered", source: &Source{Error: "target not found"}, want: true},
+		{name: "merged changes not all checked", unverified: "cannot read what followed the merged changes in namespaces shop", want: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Plan{Items: []Item{{Error: tt.err, Source: tt.source, Containers: []Container{{Resources: []Resource{tt.res}}}}}}
+			r := &Plan{Unverified: tt.unverified, Items: []Item{{Error: tt.err, Source: tt.source, Containers: []Container{{Resources: []Resource{tt.res}}}}}}
 			if got := r.Incomplete(); got != tt.want {
 				t.Errorf("Incomplete() = %v, want %v", got, tt.want)
 			}

@@ -38,6 +38,11 @@ type Plan struct {
 	// Failed is the error that ended the run when it failed (exit code 1
 	// or 3); the plan holds what the run had computed by then.
 	Failed string `json:"failed,omitempty"`
+	// Unverified says why the job's merged changes could not all be
+	// checked this run: the repository's history could not be read, or
+	// what followed the changes in a namespace. A regression there may go
+	// unseen, so no correction is taken back because of it.
+	Unverified string `json:"unverified,omitempty"`
 }
 
 // Item is one ResourceRecommend.

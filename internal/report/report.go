@@ -87,6 +87,11 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 	if err := writeWatches(w, p); err != nil {
 		return err
 	}
+	if p.Unverified != "" {
+		if _, err := fmt.Fprintf(w, "\nmerged changes not all checked: %s\n", plan.Line(p.Unverified)); err != nil {
+			return err
+		}
+	}
 	if err := writeGit(w, p, p.Git); err != nil {
 		return err
 	}

@@ -154,3 +154,17 @@ func TestWriteTableAutoscalers(t *testing.T) {
 		t.Errorf("report lists a target that stays:\n%s", out.String())
 	}
 }
+
+// TestWriteTableUnverified checks that a run that could not check every
+// merged change says so, on one line.
+func TestWriteTableUnverified(t *testing.T) {
+	var out bytes.Buffer
+	p := &plan.Plan{Unverified: "cannot read what followed the merged changes in namespaces shop\n\x1b[2Jx"}
+	if err := Write(&out, p, FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "\nmerged changes not all checked: cannot read what followed the merged changes in namespaces shop") ||
+		strings.Contains(out.String(), "\x1b") {
+		t.Errorf("report:\n%q", out.String())
+	}
+}
