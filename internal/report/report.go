@@ -137,14 +137,20 @@ func writeAutoscalers(w io.Writer, p *plan.Plan) error {
 			}
 		}
 	}
+	return writeSection(w, "autoscaler targets moved with the requests", "RESOURCERECOMMEND\tHPA\tRESOURCE\tOF\tTARGET\tREQUEST\tFILE", rows)
+}
+
+// writeSection prints a titled table of tab-separated rows under header;
+// nothing when there are no rows.
+func writeSection(w io.Writer, title, header string, rows []string) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if _, err := fmt.Fprintf(w, "\nautoscaler targets moved with the requests:\n"); err != nil {
+	if _, err := fmt.Fprintf(w, "\n%s:\n", title); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RESOURCERECOMMEND\tHPA\tRESOURCE\tOF\tTARGET\tREQUEST\tFILE")
+	fmt.Fprintln(tw, header)
 	for _, r := range rows {
 		fmt.Fprint(tw, r)
 	}
@@ -175,18 +181,7 @@ func writeWatches(w io.Writer, p *plan.Plan) error {
 			}
 		}
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	if _, err := fmt.Fprintf(w, "\nmerged changes of the job:\n"); err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RESOURCERECOMMEND\tCONTAINER\tRESOURCE\tCHANGE\tCOMMIT\tSTATE\tDETAIL")
-	for _, r := range rows {
-		fmt.Fprint(tw, r)
-	}
-	return tw.Flush()
+	return writeSection(w, "merged changes of the job", "RESOURCERECOMMEND\tCONTAINER\tRESOURCE\tCHANGE\tCOMMIT\tSTATE\tDETAIL", rows)
 }
 
 // watchDetail says what a watch found: when the change took effect and,
