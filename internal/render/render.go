@@ -286,7 +286,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		if changes[i].Autoscaler == nil {
 			return false
 		}
-		out.Results[i].Err = fmt.Errorf("%w: %s: no manifest defines it, so a Helm chart may render it and its HorizontalPodAutoscaler %s, whose values are not adjusted: %w",
+		out.Results[i].Err = fmt.Errorf("%w: %s: its HorizontalPodAutoscaler %s must be adjusted with it (hpa-mode adjust), which is done only in manifests, and no manifest defines the target: %w",
 			ErrUnsafeFile, changes[i].Target, changes[i].Autoscaler.Target.Name, out.Results[i].Err)
 		return true
 	})
