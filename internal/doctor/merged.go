@@ -135,6 +135,9 @@ func (d *checks) watch(head string, w plan.Watch, live verify.Live, queries func
 	case plan.WatchPending:
 		d.info("%s: pending: the cluster runs %s, not the change", head, orNone(live.Request))
 		return
+	case plan.WatchSuperseded:
+		d.info("%s: superseded: the cluster runs %s, neither the change's value nor the one before it; not watched", head, orNone(live.Request))
+		return
 	case plan.WatchWatching:
 		d.info("%s: watching since %s, nothing worse so far", head, w.Effective.UTC().Format(timeLayout))
 	case plan.WatchVerified:

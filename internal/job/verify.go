@@ -126,7 +126,9 @@ func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchRea
 			switch {
 			case watch.State == plan.WatchRegressed && watch.Correction != nil:
 				correct(it, c, r, watch)
-			case c.Correction && watch.State != plan.WatchPending:
+			case c.Correction && watch.State != plan.WatchPending && watch.State != plan.WatchSuperseded:
+				// A correction the cluster runs; one changed since by hand
+				// is the person's call.
 				keepAbove(r, c)
 			}
 		}

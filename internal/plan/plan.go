@@ -422,9 +422,13 @@ const (
 
 // Watch states.
 const (
-	// WatchPending: the change is on the base branch, but no pod of the
-	// target has run with it yet.
+	// WatchPending: the change is on the base branch, but the target's
+	// pod template still has the request from before it: not synced yet.
 	WatchPending = "pending"
+	// WatchSuperseded: the pod template has a request that is neither the
+	// change's nor the one before it: someone or something changed it
+	// since. The change is not watched.
+	WatchSuperseded = "superseded"
 	// WatchWatching: the change took effect less than the watch period ago
 	// and nothing regressed so far.
 	WatchWatching = "watching"
@@ -456,8 +460,11 @@ type Watch struct {
 	// Effective is when a pod of the target first ran with To; nil while
 	// none has.
 	Effective *time.Time `json:"effective,omitempty"`
-	// State is pending, watching, verified or regressed.
+	// State is pending, superseded, watching, verified or regressed.
 	State string `json:"state"`
+	// Live is the request the pod template has when it is not To; nil
+	// when it has none.
+	Live *resource.Quantity `json:"live,omitempty"`
 	// Before and After are what the container did in the period before the
 	// change took effect and in the watch period after it (or the part of
 	// it that has passed).

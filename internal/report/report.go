@@ -159,7 +159,7 @@ func writeSection(w io.Writer, title, header string, rows []string) error {
 
 // watchOrder is the order in which the merged changes are listed: what
 // needs a person first.
-var watchOrder = []string{plan.WatchRegressed, plan.WatchWatching, plan.WatchPending, plan.WatchVerified}
+var watchOrder = []string{plan.WatchRegressed, plan.WatchWatching, plan.WatchPending, plan.WatchSuperseded, plan.WatchVerified}
 
 // writeWatches prints the job's merged changes the run watched, a row per
 // container resource, regressed ones first; nothing when there are none.
@@ -191,6 +191,8 @@ func watchDetail(it plan.Item, w plan.Watch) string {
 	switch {
 	case w.State == plan.WatchPending:
 		return "committed " + w.Committed.UTC().Format(layout) + "; not yet what the cluster runs"
+	case w.State == plan.WatchSuperseded:
+		return "committed " + w.Committed.UTC().Format(layout) + "; the cluster runs " + dash(w.Live) + " since, neither value: not watched"
 	case w.Effective == nil:
 		return ""
 	case w.State == plan.WatchRegressed:

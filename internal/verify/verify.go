@@ -102,7 +102,12 @@ func Check(ch gitops.RecordedChange, live Live, watched *usage.Watched, now time
 	w := plan.Watch{Container: ch.Container, Resource: ch.Resource, From: ch.From, To: ch.To,
 		Commit: ch.Commit, CommitURL: ch.URL, Committed: ch.Time, Corrective: ch.Correction, State: plan.WatchPending}
 	if live.Request == nil || live.Request.Cmp(ch.To) != 0 {
-		return w // not (or no longer) what the cluster runs
+		// Not what the cluster runs: not yet, or no longer.
+		w.Live = live.Request
+		if !sameRequest(live.Request, ch.From) {
+			w.State = plan.WatchSuperseded
+		}
+		return w
 	}
 	effective := ch.Time
 	if watched != nil {
@@ -213,3 +218,11 @@ func observe(w *usage.Watched, from, to time.Time) *plan.Observed {
 
 // percent shows a share as a whole percentage.
 func percent(v float64) string { return fmt.Sprintf("%.0f%%", v*100) }
+
+// sameRequest reports whether two requests are equal, nil being unset.
+func sameRequest(a, b *resource.Quantity) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Cmp(*b) == 0
+}

@@ -56,8 +56,14 @@ func TestCheck(t *testing.T) {
 		correction string
 		why        string
 	}{
-		{name: "not what the cluster runs", change: memoryCut, live: Live{Request: q("512Mi")},
+		{name: "not yet what the cluster runs", change: memoryCut, live: Live{Request: q("512Mi")},
 			watched: &usage.Watched{Requests: memoryRequests}, now: now, state: plan.WatchPending},
+		{name: "changed since by someone else", change: memoryCut, live: Live{Request: q("384Mi")},
+			watched: &usage.Watched{Requests: memoryRequests}, now: now, state: plan.WatchSuperseded},
+		{name: "request removed since", change: memoryCut, live: Live{},
+			watched: &usage.Watched{Requests: memoryRequests}, now: now, state: plan.WatchSuperseded},
+		{name: "a request first set, not yet synced", change: gitops.RecordedChange{Item: "shop/web", Container: "app", Resource: corev1.ResourceCPU,
+			To: *q("250m"), Commit: "c0ffee", Time: committed}, live: Live{}, now: now, state: plan.WatchPending},
 		{name: "no harm within the period", change: memoryCut, live: Live{Request: q("256Mi")},
 			watched: &usage.Watched{Requests: memoryRequests, MemoryPeaks: hourly(effective, now, 200<<20)}, now: now, state: plan.WatchWatching},
 		{name: "no harm past the period", change: memoryCut, live: Live{Request: q("256Mi")},
@@ -101,7 +107,10 @@ func TestCheck(t *testing.T) {
 			if w.Regression != tc.why {
 				t.Errorf("regression = %q, want %q", w.Regression, tc.why)
 			}
-			if tc.state != plan.WatchPending && tc.change.Resource == corev1.ResourceMemory && tc.watched.Requests != nil &&
+			if (tc.state == plan.WatchPending || tc.state == plan.WatchSuperseded) && !sameRequest(w.Live, tc.live.Request) {
+				t.Errorf("live = %v, want %v", w.Live, tc.live.Request)
+			}
+			if tc.state != plan.WatchPending && tc.state != plan.WatchSuperseded && tc.change.Resource == corev1.ResourceMemory && tc.watched.Requests != nil &&
 				(w.Effective == nil || !w.Effective.Equal(effective)) {
 				t.Errorf("effective = %v, want %v, when a pod first ran with the new request", w.Effective, effective)
 			}
