@@ -121,6 +121,8 @@ func dashboardWatches(p *plan.Plan) (regressed, watching, verified [][]string) {
 				regressed = append(regressed, []string{name, mdText(w.Container), change, commit, mdText(w.Regression), quantity(w.Correction), pr})
 			case plan.WatchVerified:
 				verified = append(verified, []string{name, mdText(w.Container), change, commit, effective})
+			case plan.WatchSuperseded:
+				// Not under watch: the cluster runs another value since.
 			default:
 				watching = append(watching, []string{name, mdText(w.Container), change, commit, mdText(w.State), effective})
 			}

@@ -78,7 +78,7 @@ func TestDashboardWatches(t *testing.T) {
 		{name: "each state under its heading",
 			plan: &plan.Plan{Items: []plan.Item{
 				{Namespace: "shop", Name: "api", Valid: true, Watches: []plan.Watch{
-					watch(plan.WatchWatching, "1Gi", "768Mi"), watch(plan.WatchPending, "2Gi", "1Gi"), watch(plan.WatchVerified, "4Gi", "2Gi")}},
+					watch(plan.WatchWatching, "1Gi", "768Mi"), watch(plan.WatchPending, "2Gi", "1Gi"), watch(plan.WatchVerified, "4Gi", "2Gi"), watch(plan.WatchSuperseded, "8Gi", "4Gi")}},
 				{Namespace: "shop", Name: "web", Valid: true, Group: "regression/shop/web", Watches: []plan.Watch{regressed}},
 			}, Groups: []plan.Group{{Name: "regression/shop/web", Git: &plan.Git{PullRequest: &plan.PullRequest{Number: 9, URL: "https://forge.example.com/pr/9", Action: plan.PRCreated}}}}},
 			titled: map[string]string{
@@ -86,7 +86,8 @@ func TestDashboardWatches(t *testing.T) {
 				"Changes under watch": "| shop/api | app | memory 1Gi → 768Mi | " + link + " | watching | 2026-11-22 01:16 UTC |\n" +
 					"| shop/api | app | memory 2Gi → 1Gi | " + link + " | pending | - |",
 				"Verified changes": "| shop/api | app | memory 4Gi → 2Gi | " + link + " | 2026-11-22 01:16 UTC |",
-			}},
+			},
+			lack: []string{"8Gi", "superseded"}},
 		{name: "a regression whose pull request is not open yet names its group",
 			plan:   &plan.Plan{Items: []plan.Item{{Namespace: "shop", Name: "web", Valid: true, Group: "regression/shop/web", Watches: []plan.Watch{regressed}}}},
 			titled: map[string]string{"Regressed changes": "| 512Mi | `regression/shop/web` |", "Changes under watch": "", "Verified changes": ""}},
