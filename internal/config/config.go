@@ -71,6 +71,7 @@ type Config struct {
 	Percentile         float64       `mapstructure:"percentile"`
 	HalfLife           time.Duration `mapstructure:"half-life"`
 	MemoryPeakInterval time.Duration `mapstructure:"memory-peak-interval"`
+	StartupWindow      time.Duration `mapstructure:"startup-window"`
 	MinSamples         int           `mapstructure:"min-samples"`
 	ChangeThreshold    float64       `mapstructure:"change-threshold"`
 

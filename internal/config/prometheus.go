@@ -66,6 +66,10 @@ func (c *Config) completePrometheus() []error {
 	if err := collect.CheckPeakInterval(c.MemoryPeakInterval); err != nil {
 		errs = append(errs, fmt.Errorf("memory-peak-interval: %w", err))
 	}
+	// Startup peaks are read per hour: a longer window is no startup.
+	if c.StartupWindow < 0 || c.StartupWindow > time.Hour {
+		errs = append(errs, fmt.Errorf("startup-window: must be between 0 and 1h, got %s", c.StartupWindow))
+	}
 	if err := collect.CheckPercentile(c.Percentile); err != nil {
 		errs = append(errs, fmt.Errorf("percentile: %w", err))
 	}
@@ -147,6 +151,7 @@ func (c *Config) UsageOptions(log *slog.Logger) []usage.Option {
 		usage.WithStep(c.PrometheusStep),
 		usage.WithRateWindow(c.PrometheusRateWindow),
 		usage.WithPeakInterval(c.MemoryPeakInterval),
+		usage.WithStartupWindow(c.StartupWindow),
 		usage.WithLabelFilter(c.PrometheusLabelFilter),
 		usage.WithOwnership(c.PrometheusOwnership),
 		usage.WithQueryTimeout(c.PrometheusTimeout),

@@ -9,7 +9,7 @@ import (
 func TestCompletePrometheus(t *testing.T) {
 	valid := func() Config {
 		return Config{PrometheusURL: "https://prometheus.example", Window: 7 * 24 * time.Hour, PrometheusStep: time.Minute, PrometheusRateWindow: 5 * time.Minute, PrometheusTimeout: 2 * time.Minute, HalfLife: 24 * time.Hour,
-			PrometheusConcurrency: 4, MemoryPeakInterval: time.Hour, Percentile: 0.9, MinSamples: 12, ChangeThreshold: 0.1}
+			PrometheusConcurrency: 4, MemoryPeakInterval: time.Hour, StartupWindow: 5 * time.Minute, Percentile: 0.9, MinSamples: 12, ChangeThreshold: 0.1}
 	}
 	tests := []struct {
 		name   string
@@ -37,6 +37,9 @@ func TestCompletePrometheus(t *testing.T) {
 		{"peak interval", func(c *Config) { c.MemoryPeakInterval = 0 }, "memory-peak-interval: must be a whole number of minutes between 1m and 24h, got 0s"},
 		{"peak interval not whole minutes", func(c *Config) { c.MemoryPeakInterval = 90 * time.Second },
 			"memory-peak-interval: must be a whole number of minutes between 1m and 24h, got 1m30s"},
+		{"startup window off", func(c *Config) { c.StartupWindow = 0 }, ""},
+		{"startup window negative", func(c *Config) { c.StartupWindow = -time.Minute }, "startup-window: must be between 0 and 1h, got -1m0s"},
+		{"startup window past an hour", func(c *Config) { c.StartupWindow = 2 * time.Hour }, "startup-window: must be between 0 and 1h, got 2h0m0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -48,6 +48,7 @@ var settings = []setting{
 	{"percentile", 0.9, "usage percentile recommendations start from, in [0.5, 1]"},
 	{"half-life", 24 * time.Hour, "age at which a usage sample weighs half as much, 1h to 720h"},
 	{"memory-peak-interval", usage.DefaultPeakInterval, "memory enters the histogram as one peak per interval, whole minutes from 1m to 24h"},
+	{"startup-window", usage.DefaultStartupWindow, "memory is never recommended below the highest working set of a container within this long after it started (startup peaks, warm-up), up to 1h; 0 turns the floor off"},
 	{"min-samples", 12, "fewest samples a recommendation is made from"},
 	{"change-threshold", 0.1, "relative change below which the current value is kept; 0 writes every change"},
 	{"git-url", "", "URL of the GitOps repository (file://, http://, https://, ssh:// or user@host:path)"},

@@ -40,7 +40,8 @@ func (u Usage) Cut(window, peakInterval time.Duration) (Usage, error) {
 // Cut returns the history a read with window at step would have returned:
 // the samples from End - window on, merged into the peaks of step (the
 // highest sample of each step counted back from End) when step is a
-// multiple of h.Step, and the OOM kills seen in the window. It is nil when
+// multiple of h.Step, and the OOM kills and startup peaks seen in the
+// window. It is nil when
 // neither a sample nor a kill is left. The window must not reach further
 // back than h's, nor need a sample from before it to fill its oldest peak.
 func (h *History) Cut(window, step time.Duration) (*History, error) {
@@ -57,6 +58,13 @@ func (h *History) Cut(window, step time.Duration) (*History, error) {
 		}
 	}
 	c.OOMKilled = len(c.OOMKills) > 0
+	// Startup peaks stand on their own hourly grid from End, as a read of
+	// window alone would have them.
+	for _, p := range h.StartupPeaks {
+		if !p.Time.Before(h.End.Add(-span(window, startupResolution))) {
+			c.StartupPeaks = append(c.StartupPeaks, p)
+		}
+	}
 	oldest := h.End.Add(-span(window, step))
 	if step == h.Step {
 		// CPU keeps a sample per pod and step.
@@ -88,6 +96,7 @@ func (h *History) Cut(window, step time.Duration) (*History, error) {
 // other ranges give the same History.
 func (h *History) sortByTime() {
 	slices.SortFunc(h.OOMKills, time.Time.Compare)
+	slices.SortFunc(h.StartupPeaks, func(a, b Point) int { return a.Time.Compare(b.Time) })
 	switch {
 	case h.Times == nil && len(h.at) == len(h.Values) && !slices.IsSorted(h.at):
 		// A later place on the grid is a later time, Step being positive.

@@ -25,7 +25,8 @@ type simPod struct {
 // simAPI answers the reader's queries from per-minute samples as
 // Prometheus would: CPU at each point, memory as the highest sample within
 // the query's range before each point, and an OOM kill at each point whose
-// range holds the kill.
+// range holds the kill; startup peaks as the highest sample of the first
+// five minutes of a pod within the hour before each point.
 type simAPI struct {
 	pods    []simPod
 	queries int
@@ -55,6 +56,12 @@ func (s *simAPI) QueryRange(_ context.Context, q string, rng promv1.Range, _ ...
 			case strings.Contains(q, "OOMKilled"):
 				ok = !p.oomAt.IsZero() && p.oomAt.After(t.Add(-lookback)) && !p.oomAt.After(t)
 				v = 1
+			case strings.Contains(q, "container_start_time_seconds"):
+				for m := t.Truncate(time.Minute); m.After(t.Add(-time.Hour)); m = m.Add(-time.Minute) {
+					if !m.Before(p.from) && m.Before(p.from.Add(5*time.Minute)) && !m.After(p.to) && (!ok || p.mem(m) > v) {
+						v, ok = p.mem(m), true
+					}
+				}
 			case strings.Contains(q, "working_set"):
 				for m := t.Truncate(time.Minute); m.After(t.Add(-lookback)); m = m.Add(-time.Minute) {
 					if !m.Before(p.from) && !m.After(p.to) && (!ok || p.mem(m) > v) {
@@ -116,14 +123,15 @@ func TestReadEachReadsOnceAndCutsEachGroupAsIfReadAlone(t *testing.T) {
 	}
 	// As many queries as one read of the longest window, 10 days, at the
 	// finest peak interval, 10 minutes: ownership, 2 ranges of CPU (14,401
-	// points), memory (1,565 points back to the oldest 7h10m peak), OOM.
+	// points), memory (1,565 points back to the oldest 7h10m peak), OOM,
+	// startup peaks.
 	shared := sim.queries
 	sim.queries = 0
 	if _, err := NewReader(sim, clock, minute, WithWindow(10*day), WithPeakInterval(10*time.Minute)).Read(context.Background(), "shop", []WorkloadRef{web, api}); err != nil {
 		t.Fatal(err)
 	}
-	if shared != 5 || shared != sim.queries {
-		t.Errorf("ReadEach() made %d queries, want 5, those of one read of 10 days at 10m peaks (%d)", shared, sim.queries)
+	if shared != 6 || shared != sim.queries {
+		t.Errorf("ReadEach() made %d queries, want 6, those of one read of 10 days at 10m peaks (%d)", shared, sim.queries)
 	}
 
 	for s, ws := range groups {
@@ -155,6 +163,16 @@ func TestReadEachReadsOnceAndCutsEachGroupAsIfReadAlone(t *testing.T) {
 	}
 	if mem := got[Settings{Window: 100*time.Hour + 30*time.Minute, PeakInterval: 7*time.Hour + 10*time.Minute}][web]["app"][corev1.ResourceMemory]; len(mem.Values) != 15 || mem.Time(1).Sub(mem.Time(0)) != 7*time.Hour+10*time.Minute {
 		t.Errorf("web's 7h10m peaks = %d, %v apart; want 15, 7h10m apart", len(mem.Values), mem.Time(1).Sub(mem.Time(0)))
+	}
+	// api started five days ago: its first minutes are within a week and
+	// within 10 days, not within 100h30m; web's pods started before all.
+	for s, want := range map[Settings]bool{{}: true, {Window: 10 * day}: true, {Window: 100*time.Hour + 30*time.Minute, PeakInterval: 7*time.Hour + 10*time.Minute}: false} {
+		if got := got[s][api]["app"][corev1.ResourceMemory].StartupPeak() > 0; got != want {
+			t.Errorf("group %+v: api has a startup peak %v, want %v", s, got, want)
+		}
+		if peak := got[s][web]["app"][corev1.ResourceMemory].StartupPeak(); peak != 0 {
+			t.Errorf("group %+v: web's startup peak = %v, want none", s, peak)
+		}
 	}
 }
 
@@ -225,12 +243,12 @@ func seq(from, to float64) []float64 {
 	return out
 }
 
-func TestReadEachCostsAtMostElevenQueries(t *testing.T) {
+func TestReadEachCostsAtMostTwelveQueries(t *testing.T) {
 	// The most a namespace's extensions can ask for: the longest window,
 	// with peaks of a minute and of a day. CPU over 30 days at 1m is 43,201
 	// points, 4 ranges; memory at 1m back to the oldest day's peak, 31 days
-	// less a minute, is 44,640 points, 5 ranges; then ownership and OOM
-	// kills (721 hours).
+	// less a minute, is 44,640 points, 5 ranges; then ownership, OOM kills
+	// and startup peaks (721 hours each).
 	api := &recordingAPI{answer: func(string) model.Matrix { return nil }}
 	web := WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
 	groups := map[Settings][]WorkloadRef{
@@ -241,7 +259,7 @@ func TestReadEachCostsAtMostElevenQueries(t *testing.T) {
 	if _, err := NewReader(api, WithStep(time.Minute)).ReadEach(context.Background(), "shop", groups, nil); err != nil {
 		t.Fatal(err)
 	}
-	if len(api.queries) != 11 {
-		t.Errorf("ReadEach() made %d queries, want 11", len(api.queries))
+	if len(api.queries) != 12 {
+		t.Errorf("ReadEach() made %d queries, want 12", len(api.queries))
 	}
 }

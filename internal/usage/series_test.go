@@ -241,8 +241,8 @@ func TestReaderListsOwnership(t *testing.T) {
 			t.Errorf("ownership query %s sent, want only the listing", q)
 		}
 	}
-	if len(api.queries) != 3 {
-		t.Errorf("queries = %d, want CPU, memory and OOM kills", len(api.queries))
+	if len(api.queries) != 4 {
+		t.Errorf("queries = %d, want CPU, memory, OOM kills and startup peaks", len(api.queries))
 	}
 
 	// Its failure is the read's, as a query's is.

@@ -31,6 +31,9 @@ const (
 	// DefaultQueryTimeout bounds one range query, its answer's body
 	// included.
 	DefaultQueryTimeout = 2 * time.Minute
+	// DefaultStartupWindow is how long after a container starts its working
+	// set counts as its startup peak: JVM warm-up, caches filled on start.
+	DefaultStartupWindow = 5 * time.Minute
 )
 
 // RangeQuerier is the part of the Prometheus HTTP API a run uses.
@@ -81,6 +84,11 @@ type History struct {
 	// OOMKills are the times at which the kills were seen, to the hour
 	// (oomResolution), so that a shorter window counts only its own.
 	OOMKills []time.Time
+	// StartupPeaks are the highest working set of the pods within the
+	// startup window after each start of the container, per hour
+	// (startupResolution) in which one was seen: the hour ending at Time,
+	// so that a shorter window keeps only its own (memory only).
+	StartupPeaks []Point
 	// Window is how far back the history was read, and End when it ended.
 	Window time.Duration
 	End    time.Time
@@ -126,7 +134,8 @@ func (h *History) Equal(o *History) bool {
 	}
 	if len(h.Values) != len(o.Values) || !h.First.Equal(o.First) || !h.Last.Equal(o.Last) || h.OOMKilled != o.OOMKilled ||
 		h.Window != o.Window || !h.End.Equal(o.End) || h.Step != o.Step ||
-		!slices.EqualFunc(h.OOMKills, o.OOMKills, time.Time.Equal) {
+		!slices.EqualFunc(h.OOMKills, o.OOMKills, time.Time.Equal) ||
+		!slices.EqualFunc(h.StartupPeaks, o.StartupPeaks, func(a, b Point) bool { return a.Time.Equal(b.Time) && a.Value == b.Value }) {
 		return false
 	}
 	for i, v := range h.Values {
@@ -135,6 +144,19 @@ func (h *History) Equal(o *History) bool {
 		}
 	}
 	return true
+}
+
+// StartupPeak is the highest working set seen within the startup window
+// after a start of the container, in bytes; zero when none was seen.
+func (h *History) StartupPeak() float64 {
+	if h == nil {
+		return 0
+	}
+	peak := 0.0
+	for _, p := range h.StartupPeaks {
+		peak = max(peak, p.Value)
+	}
+	return peak
 }
 
 func (h *History) add(t time.Time, v float64) {
@@ -236,6 +258,7 @@ type Reader struct {
 	filter       string
 	owners       bool
 	timeout      time.Duration // of one query; none when zero
+	startup      time.Duration // the startup window; no startup peaks when zero
 	memoryWindow time.Duration // how far back memory peaks are read, when further than window
 	end          time.Time     // of the window one Read reads
 	folding      *folding      // of the read, when its CPU samples are folded
@@ -276,6 +299,12 @@ func WithOwnership(on bool) Option { return func(r *Reader) { r.owners = on } }
 // means no bound.
 func WithQueryTimeout(d time.Duration) Option { return func(r *Reader) { r.timeout = d } }
 
+// WithStartupWindow sets how long after a container starts its working
+// set counts towards its startup peak, read with one more query per
+// namespace; zero reads no startup peaks. It must not exceed an hour, the
+// resolution of the peaks.
+func WithStartupWindow(d time.Duration) Option { return func(r *Reader) { r.startup = d } }
+
 // WithLogger sets the logger, which receives Prometheus's warnings.
 func WithLogger(l *slog.Logger) Option { return func(r *Reader) { r.log = l } }
 
@@ -285,7 +314,7 @@ func WithClock(now func() time.Time) Option { return func(r *Reader) { r.now = n
 // NewReader returns a Reader querying api.
 func NewReader(api RangeQuerier, opts ...Option) *Reader {
 	r := &Reader{api: api, window: DefaultWindow, step: DefaultStep, rateWindow: DefaultRateWindow,
-		peakInterval: DefaultPeakInterval, owners: true, timeout: DefaultQueryTimeout, now: time.Now, log: slog.New(slog.DiscardHandler)}
+		peakInterval: DefaultPeakInterval, owners: true, timeout: DefaultQueryTimeout, startup: DefaultStartupWindow, now: time.Now, log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -296,7 +325,8 @@ func NewReader(api RangeQuerier, opts ...Option) *Reader {
 // with a fixed number of queries for the whole namespace, never one per
 // workload or container: CPU rates at the step (split in time when the
 // window holds more points than Prometheus returns per series), memory
-// peaks per interval, and OOM kills per hour. Series are attributed to
+// peaks per interval, OOM kills per hour and, unless the startup window is
+// zero, startup peaks per hour. Series are attributed to
 // workloads by ownership when known, else by the pod naming pattern of
 // each workload's kind; a pod that fits several patterns goes to the
 // workload with the longest name, the most specific.
@@ -358,6 +388,20 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	})
 	if err != nil {
 		return nil, err
+	}
+
+	// The startup peaks, also per hour, so that a shorter window keeps
+	// only its own.
+	if r.startup > 0 {
+		err = r.eachSeries(ctx, namespace, "startup", r.startupQuery(selector), r.window, startupResolution, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+			h := r.history(out, w, container, corev1.ResourceMemory)
+			for _, s := range series.Values {
+				h.addStartupPeak(s.Timestamp.Time(), float64(s.Value))
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	for _, u := range out {
 		for _, resources := range u {
@@ -422,6 +466,47 @@ func (r *Reader) oomQuery(pods string) string {
 
 // oomResolution is the resolution of the times of OOM kills.
 const oomResolution = time.Hour
+
+// startupResolution is the resolution of the times of startup peaks: each
+// is the highest of the hour before it.
+const startupResolution = time.Hour
+
+// startupQuery is the highest working set of each pod's container in the
+// hour before each step, of the samples taken within the startup window
+// after the container started (container_start_time_seconds; the latest
+// start when it restarted). The subquery evaluates its expression at a
+// fine step, at which time() is that step's time; each step takes the
+// highest sample since the previous one, so none is missed whatever the
+// scrape interval, and a sample counts as taken at the step after it,
+// which is as precise as the startup window is cut.
+func (r *Reader) startupQuery(selector string) string {
+	res := startupStep(r.startup)
+	return fmt.Sprintf(`max by (pod, container) (max_over_time((max by (pod, container) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`+
+		` and on (pod, container) (time() - max by (pod, container) (container_start_time_seconds{%s}) < %s))[%s:%s]))`,
+		selector, model.Duration(res), selector, strconv.FormatFloat(r.startup.Seconds(), 'f', -1, 64),
+		model.Duration(startupResolution), model.Duration(res))
+}
+
+// startupStep is the step at which the startup window is looked at: a
+// tenth of it, so that where a sample falls is known to 10% of the window,
+// but no finer than 30s, which bounds the steps Prometheus evaluates to
+// 20,160 a week. A window of at most an hour keeps it within the hour of
+// each startup peak.
+func startupStep(window time.Duration) time.Duration {
+	return max(window/10/time.Second*time.Second, 30*time.Second)
+}
+
+// addStartupPeak adds v as the startup peak of the hour ending at t, or
+// raises that hour's to v.
+func (h *History) addStartupPeak(t time.Time, v float64) {
+	for i, p := range h.StartupPeaks {
+		if p.Time.Equal(t) {
+			h.StartupPeaks[i].Value = max(p.Value, v)
+			return
+		}
+	}
+	h.StartupPeaks = append(h.StartupPeaks, Point{Time: t, Value: v})
+}
 
 // Settings override a Reader's window and memory peak interval for some
 // workloads, those of ResourceRecommends whose extensions set their own; a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,8 +99,8 @@ func TestReaderBatchesPerNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Read() error = %v", err)
 	}
-	if len(api.queries) != 4 {
-		t.Errorf("Read() made %d queries, want 4 (ownership, cpu, memory and OOM kills for the namespace)", len(api.queries))
+	if len(api.queries) != 5 {
+		t.Errorf("Read() made %d queries, want 5 (ownership, cpu, memory, OOM kills and startup peaks for the namespace)", len(api.queries))
 	}
 	for i, q := range api.queries {
 		if !strings.Contains(q, `namespace="shop"`) {
@@ -160,9 +161,9 @@ func TestReaderSplitsLongWindows(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Ownership, 2 ranges of cpu, 1 of hourly memory peaks (337 points),
-	// OOM kills.
-	if len(api.ranges) != 5 {
-		t.Fatalf("made %d queries, want 5", len(api.ranges))
+	// OOM kills, startup peaks.
+	if len(api.ranges) != 6 {
+		t.Fatalf("made %d queries, want 6", len(api.ranges))
 	}
 	if api.ranges[3].Step != time.Hour || !api.ranges[3].Start.Equal(now.Add(-14*24*time.Hour)) || !api.ranges[3].End.Equal(now) {
 		t.Errorf("memory range = %+v, want the whole window at 1h", api.ranges[3])
@@ -259,5 +260,56 @@ func TestReaderOwnership(t *testing.T) {
 	}
 	if h := got[web]["c"][corev1.ResourceCPU]; h == nil || !slices.Equal(h.Values, []float64{2, 3}) {
 		t.Errorf("web cpu = %+v, want [2 3]: its own pod and the unowned one, not web-db's", h)
+	}
+}
+
+func TestReaderReadsStartupPeaks(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	web := WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
+	sel := `container!="",container!="POD",namespace="shop",pod=~` + strconv.Quote(PodNamePattern("Deployment", "web"))
+	tests := []struct {
+		name        string
+		window      time.Duration
+		wantQueries int
+		wantQuery   string
+		wantPeak    float64
+	}{
+		{name: "default window", window: DefaultStartupWindow, wantQueries: 4, wantPeak: 700,
+			wantQuery: `max by (pod, container) (max_over_time((max by (pod, container) (max_over_time(container_memory_working_set_bytes{` + sel + `}[30s]))` +
+				` and on (pod, container) (time() - max by (pod, container) (container_start_time_seconds{` + sel + `}) < 300))[1h:30s]))`},
+		{name: "an hour, looked at every 6m", window: time.Hour, wantQueries: 4, wantPeak: 700, wantQuery: `< 3600))[1h:6m]))`},
+		{name: "off", window: 0, wantQueries: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := &recordingAPI{answer: func(q string) model.Matrix {
+				switch {
+				case strings.Contains(q, "container_start_time_seconds"):
+					// Two pods' first minutes, in two hours.
+					return model.Matrix{series("web-bbbb-22222", "app", 500, 700), series("web-cccc-44444", "app", 600)}
+				case strings.Contains(q, "working_set"):
+					return model.Matrix{series("web-bbbb-22222", "app", 200)}
+				}
+				return nil
+			}}
+			r := NewReader(api, WithWindow(48*time.Hour), WithOwnership(false), WithStartupWindow(tt.window), WithClock(func() time.Time { return now }))
+			got, err := r.Read(context.Background(), "shop", []WorkloadRef{web})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(api.queries) != tt.wantQueries {
+				t.Errorf("Read() made %d queries, want %d", len(api.queries), tt.wantQueries)
+			}
+			if tt.wantQuery != "" && !strings.HasSuffix(api.queries[len(api.queries)-1], tt.wantQuery) {
+				t.Errorf("startup query = %s, want it to end in %s", api.queries[len(api.queries)-1], tt.wantQuery)
+			}
+			mem := got[web]["app"][corev1.ResourceMemory]
+			if peak := mem.StartupPeak(); peak != tt.wantPeak {
+				t.Errorf("StartupPeak() = %v, want %v", peak, tt.wantPeak)
+			}
+			if tt.wantPeak > 0 && len(mem.StartupPeaks) != 2 {
+				t.Errorf("StartupPeaks = %v, want the highest of each hour, 2", mem.StartupPeaks)
+			}
+		})
 	}
 }
