@@ -272,6 +272,9 @@ func summaryCells(container string, r plan.Resource) []string {
 		if ev.OOMKilled && ev.OOMFloor > ev.BufferedValue {
 			cells[8] += ", floor " + usageAmount(r.Resource, ev.OOMFloor) + " set the value"
 		}
+		if ev.StartupFloor {
+			cells[8] += ", startup peak " + usageAmount(r.Resource, ev.StartupPeak) + " set the value"
+		}
 	}
 	return cells
 }
@@ -294,7 +297,12 @@ func evidenceCells(container string, r plan.Resource) []string {
 	}
 	cells[3] = usageAmount(r.Resource, ev.RawValue)
 	cells[5] = usageAmount(r.Resource, ev.BufferedValue)
-	if ev.OOMKilled {
+	// The floor that set the value is the one shown: the startup peak
+	// only sets it above the OOM floor.
+	switch {
+	case ev.StartupFloor:
+		cells[6] = "startup peak " + usageAmount(r.Resource, ev.StartupPeak)
+	case ev.OOMKilled:
 		cells[6] = usageAmount(r.Resource, ev.OOMFloor)
 	}
 	cells[7] = mdText(ev.RoundingStep)

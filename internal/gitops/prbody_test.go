@@ -562,3 +562,47 @@ func TestPullRequestBodyShowsHPAArithmetic(t *testing.T) {
 	}
 	checkBody(t, body)
 }
+
+// TestPullRequestBodyShowsStartupPeak: a memory request raised to the
+// startup peak says so in the summary and the evidence; one whose peak
+// stayed below the buffered value shows nothing of it.
+func TestPullRequestBodyShowsStartupPeak(t *testing.T) {
+	memory := func(startup float64, floor bool, capped ...string) *plan.Evidence {
+		ev := &plan.Evidence{Samples: 168, Span: "167h0m0s", Window: "168h0m0s", WindowDays: 7, SpanDays: 6.96, Percentile: 0.9,
+			HalfLife: "24h0m0s", RawValue: 206 * mib, BufferPercent: 30, BufferedValue: 267.5 * mib, RoundingStep: "4Mi",
+			StartupPeak: startup, StartupFloor: floor, Capped: capped}
+		ev.UsageP50, ev.UsageP90, ev.UsageMax = usageOf(200*mib, 200*mib, 700*mib)
+		return ev
+	}
+	tests := []struct {
+		name        string
+		evidence    *plan.Evidence
+		recommended string
+		wantSummary string
+		wantCells   string
+	}{
+		{name: "floor set the value", evidence: memory(700*mib, true), recommended: "700Mi",
+			wantSummary: "| 7d: 168 samples over 7d | 0, startup peak 700Mi set the value |\n",
+			wantCells:   "| 206Mi | +30% | 268Mi | startup peak 700Mi | 4Mi | - |\n"},
+		{name: "capped below it", evidence: memory(700*mib, true, "maxAllowed 512Mi, below the startup peak 700Mi"), recommended: "512Mi",
+			wantSummary: "| 0, startup peak 700Mi set the value |\n",
+			wantCells:   "| startup peak 700Mi | 4Mi | maxAllowed 512Mi, below the startup peak 700Mi |\n"},
+		{name: "peak below the buffered value", evidence: memory(150*mib, false), recommended: "268Mi",
+			wantSummary: "| 7d: 168 samples over 7d | 0 |\n",
+			wantCells:   "| 206Mi | +30% | 268Mi | - | 4Mi | - |\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &plan.Plan{Items: []plan.Item{{Namespace: "shop", Name: "jvm", Valid: true, Target: plan.Target{Kind: "Deployment", Name: "jvm"},
+				Source: &plan.Source{File: "apps/jvm.yaml", Changed: true},
+				Containers: []plan.Container{{Name: "app", Resources: []plan.Resource{
+					{Resource: "memory", Current: q("256Mi"), Recommended: q(tt.recommended), Changed: true, Evidence: tt.evidence},
+				}}}}}}
+			got := PullRequestBody(p)
+			if !strings.Contains(got, tt.wantSummary) || !strings.Contains(got, tt.wantCells) {
+				t.Errorf("PullRequestBody() =\n%s\nwant it to hold %q and %q", got, tt.wantSummary, tt.wantCells)
+			}
+			checkBody(t, got)
+		})
+	}
+}

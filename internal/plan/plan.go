@@ -224,6 +224,13 @@ type Evidence struct {
 	// OOMFloor is max(peak + 100Mi, peak x 1.2) after an OOM kill.
 	OOMKilled bool    `json:"oomKilled,omitempty"`
 	OOMFloor  float64 `json:"oomFloor,omitempty"`
+	// StartupPeak is the highest working set seen within the startup
+	// window after a start of the container's pods in the window, in bytes
+	// (memory only); StartupFloor says it set the value, being above the
+	// buffered value and the OOM floor. A cap (maxAllowed, the limit) still
+	// wins over it, and Capped says so.
+	StartupPeak  float64 `json:"startupPeak,omitempty"`
+	StartupFloor bool    `json:"startupFloor,omitempty"`
 	// RoundingStep is the step the value was rounded up to.
 	RoundingStep string `json:"roundingStep,omitempty"`
 	// Capped lists the bounds applied, e.g. "maxAllowed 2Gi".

@@ -30,6 +30,12 @@ func hourlyHistory(v float64) *usage.History {
 	return h
 }
 
+// withStartup is h with a startup peak of v, seen an hour before its end.
+func withStartup(h *usage.History, v float64) *usage.History {
+	h.StartupPeaks = []usage.Point{{Time: h.Last.Add(-time.Hour), Value: v}}
+	return h
+}
+
 func TestResourceOf(t *testing.T) {
 	container := &collect.Container{
 		Name:     "app",
@@ -76,6 +82,12 @@ func TestResourceOf(t *testing.T) {
 		// 95Mi: bucket 8, ends at 105.16Mi, x 1.3 = 136.70Mi, up to the 4Mi
 		// step: 140Mi.
 		{name: "memory change", policy: mem, history: hourlyHistory(95 << 20), wantCurrent: "100Mi", wantRecommended: "140Mi", wantChanged: true, wantRequest: "140Mi"},
+		// The same 95Mi, but the pods reached 150Mi in their first minutes.
+		{name: "startup peak floors memory", policy: mem, history: withStartup(hourlyHistory(95<<20), 150<<20), wantCurrent: "100Mi",
+			wantRecommended: "152Mi", wantChanged: true, wantRequest: "152Mi"},
+		// Past the 200Mi limit, the limit wins, and the reason says so.
+		{name: "startup peak capped at the limit", policy: mem, history: withStartup(hourlyHistory(95<<20), 300<<20), wantCurrent: "100Mi",
+			wantRecommended: "200Mi", wantChanged: true, wantRequest: "200Mi", wantReason: "capped at limit 200Mi, below the startup peak 300Mi"},
 		{name: "no samples", policy: mem, wantCurrent: "100Mi", wantReason: "insufficient data: no samples in the window"},
 		{name: "too short a span", policy: cpu, wantCurrent: "145m",
 			history:    &usage.History{Values: []float64{1, 1, 1}, First: time.Unix(0, 0), Last: time.Unix(120, 0)},

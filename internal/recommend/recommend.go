@@ -3,6 +3,7 @@ package recommend
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -117,6 +118,10 @@ type Input struct {
 	// how many were seen; an OOMKilled without a count counts as one.
 	OOMKilled bool
 	OOMKills  int
+	// StartupPeak is the highest working set within the startup window
+	// after a start of one of the pods, in bytes (memory only): the value
+	// is never below it, but for a cap. Zero when none was seen.
+	StartupPeak float64
 }
 
 // Result is what to write. Request and Limit are nil when they stay as they
@@ -134,8 +139,9 @@ type Result struct {
 }
 
 // Compute recommends one container resource: the decaying histogram's
-// percentile of the samples, plus the buffer, raised to the OOM floor, rounded
-// up to a friendly step, bounded by minAllowed and maxAllowed, applied to
+// percentile of the samples, plus the buffer, raised to the OOM floor and
+// to the startup peak, rounded up to a friendly step, bounded by
+// minAllowed and maxAllowed, applied to
 // the request and/or limit as controlledValues says, and held back when it
 // differs from the current value by less than the change threshold. The
 // evidence also shows the history as it was observed, as Observe does.
@@ -167,6 +173,11 @@ func Compute(in Input, opts Options) (Result, error) {
 		ev.OOMFloor = math.Max(peak+oomMinBump, peak*oomBumpRatio)
 		value = math.Max(value, ev.OOMFloor)
 	}
+	// A pod must survive its first minutes to reach its steady usage: the
+	// peak of a startup, rare among hourly peaks, is a floor, not a sample.
+	if ev.StartupPeak > value {
+		value, ev.StartupFloor = ev.StartupPeak, true
+	}
 	q, step := Round(in.Resource, value)
 	ev.RoundingStep = step
 	if in.MinAllowed != nil && q.Cmp(*in.MinAllowed) < 0 {
@@ -175,7 +186,7 @@ func Compute(in Input, opts Options) (Result, error) {
 	}
 	if in.MaxAllowed != nil && q.Cmp(*in.MaxAllowed) > 0 {
 		q = in.MaxAllowed.DeepCopy()
-		ev.Capped = append(ev.Capped, "maxAllowed "+q.String())
+		ev.Capped = append(ev.Capped, "maxAllowed "+q.String()+belowStartup(q, ev))
 	}
 
 	res := Result{Evidence: ev}
@@ -184,7 +195,7 @@ func Compute(in Input, opts Options) (Result, error) {
 		// A request above the limit would make the pod template invalid.
 		if in.Limit != nil && q.Cmp(*in.Limit) > 0 {
 			q = in.Limit.DeepCopy()
-			res.Evidence.Capped = append(res.Evidence.Capped, "limit "+q.String())
+			res.Evidence.Capped = append(res.Evidence.Capped, "limit "+q.String()+belowStartup(q, res.Evidence))
 		}
 		res.Request = &q
 	case v1alpha1.ContainerControlledValuesRequestsAndLimits:
@@ -259,6 +270,7 @@ func observe(in Input, opts Options) (observation, error) {
 		ev.Window, ev.WindowDays = in.Window.String(), days(in.Window)
 	}
 	if in.Resource == corev1.ResourceMemory {
+		ev.StartupPeak = in.StartupPeak
 		ev.OOMKills = in.OOMKills
 		if in.OOMKilled && ev.OOMKills == 0 {
 			ev.OOMKills = 1
@@ -281,6 +293,16 @@ func observe(in Input, opts Options) (observation, error) {
 	ev.UsageP50, ev.UsageP90, ev.UsageMax = &p50, &p90, &peak
 	o.evidence = ev
 	return o, nil
+}
+
+// belowStartup notes that a cap at q undercuts the startup peak the value
+// was raised to, so that a reviewer sees the pods may not survive their
+// start; empty otherwise.
+func belowStartup(q resource.Quantity, ev plan.Evidence) string {
+	if !ev.StartupFloor || q.AsApproximateFloat64() >= ev.StartupPeak {
+		return ""
+	}
+	return ", below the startup peak " + strconv.FormatFloat(math.Round(ev.StartupPeak/(1<<20)*10)/10, 'f', -1, 64) + "Mi"
 }
 
 // days is d in days, to a hundredth.

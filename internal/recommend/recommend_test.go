@@ -306,3 +306,58 @@ func foldInt(v, limit int64) int64 {
 	}
 	return v
 }
+
+// TestComputeStartupFloor: memory is never below the startup peak, which
+// is rounded up like any value, and only a cap undercuts it.
+func TestComputeStartupFloor(t *testing.T) {
+	mem := func(startup float64) Input {
+		return Input{Resource: corev1.ResourceMemory, Samples: hourly(t0, 200*mib, 25), BufferPercent: 30, StartupPeak: startup}
+	}
+	with := func(in Input, f func(*Input)) Input { f(&in); return in }
+	tests := []struct {
+		name       string
+		in         Input
+		wantValue  string
+		wantPeak   float64
+		wantFloor  bool
+		wantCapped []string
+	}{
+		// 700Mi, above 268Mi, on the 4Mi step already.
+		{name: "startup peak above the buffered p90", in: mem(700 * mib), wantValue: "700Mi", wantPeak: 700 * mib, wantFloor: true},
+		// 701.5Mi, up to the 4Mi step: 704Mi.
+		{name: "startup peak rounded up", in: mem(701.5 * mib), wantValue: "704Mi", wantPeak: 701.5 * mib, wantFloor: true},
+		// 150Mi is below 267.5Mi: shown, not applied.
+		{name: "startup peak below the buffered p90", in: mem(150 * mib), wantValue: "268Mi", wantPeak: 150 * mib},
+		{name: "no startup seen", in: mem(0), wantValue: "268Mi"},
+		// An OOM kill at 200Mi floors at 300Mi, above the 250Mi startup.
+		{name: "OOM floor above the startup peak", in: with(mem(250*mib), func(i *Input) { i.OOMKilled = true }),
+			wantValue: "300Mi", wantPeak: 250 * mib},
+		{name: "maxAllowed still caps", in: with(mem(700*mib), func(i *Input) { i.MaxAllowed = q("512Mi") }),
+			wantValue: "512Mi", wantPeak: 700 * mib, wantFloor: true, wantCapped: []string{"maxAllowed 512Mi, below the startup peak 700Mi"}},
+		{name: "maxAllowed above the startup peak", in: with(mem(700*mib), func(i *Input) { i.MaxAllowed = q("1Gi") }),
+			wantValue: "700Mi", wantPeak: 700 * mib, wantFloor: true},
+		{name: "the limit caps the request", in: with(mem(700*mib), func(i *Input) { i.Limit = q("600Mi") }),
+			wantValue: "600Mi", wantPeak: 700 * mib, wantFloor: true, wantCapped: []string{"limit 600Mi, below the startup peak 700Mi"}},
+		// CPU has no startup floor: 0.110266 x 1.3 up to 145m.
+		{name: "cpu ignores it", in: Input{Resource: corev1.ResourceCPU, Samples: hourly(t0, 0.1, 25), BufferPercent: 30, StartupPeak: 700 * mib},
+			wantValue: "145m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Compute(tt.in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if str(got.Value) != tt.wantValue || str(got.Request) != tt.wantValue {
+				t.Errorf("Compute() value %s request %s, want %s", str(got.Value), str(got.Request), tt.wantValue)
+			}
+			ev := got.Evidence
+			if ev.StartupPeak != tt.wantPeak || ev.StartupFloor != tt.wantFloor {
+				t.Errorf("evidence startup peak %v floor %v, want %v %v", ev.StartupPeak, ev.StartupFloor, tt.wantPeak, tt.wantFloor)
+			}
+			if !slices.Equal(ev.Capped, tt.wantCapped) {
+				t.Errorf("evidence capped %q, want %q", ev.Capped, tt.wantCapped)
+			}
+		})
+	}
+}
