@@ -14,9 +14,9 @@ import (
 
 // queriesPerNamespace is how many range queries the job sends per
 // namespace for a week at its defaults: CPU (one range: 2,017 points at
-// 5m), memory peaks and OOM kills; kube-state-metrics ownership is one
-// series listing more.
-const queriesPerNamespace = 3
+// 5m), memory peaks, OOM kills and startup peaks; kube-state-metrics
+// ownership is one series listing more.
+const queriesPerNamespace = 4
 
 // maxAPIRequests bounds the apiserver requests of a run below 500 of each
 // object (one page): discovery, the ResourceRecommends, per kind its

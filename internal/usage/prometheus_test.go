@@ -205,8 +205,8 @@ func TestPrometheusListsOwnership(t *testing.T) {
 		return got, client
 	}
 	week, client := read(t, 7*24*time.Hour, true)
-	if len(client.listings) != 1 || client.queries != 3 {
-		t.Fatalf("Read() sent %d queries and %d series listings, want 3 and 1", client.queries, len(client.listings))
+	if len(client.listings) != 1 || client.queries != 4 {
+		t.Fatalf("Read() sent %d queries and %d series listings, want 4 and 1", client.queries, len(client.listings))
 	}
 	for _, q := range client.sent {
 		if strings.Contains(q, "owner") {
@@ -264,9 +264,9 @@ func TestPrometheusWeek(t *testing.T) {
 		t.Fatalf("Read() error = %v", err)
 	}
 	// One namespace: ownership listed, and CPU (2,017 points at 5m, one
-	// range), memory peaks, OOM kills queried.
-	if promAPI.Queries != 3 || promAPI.Listings != 1 {
-		t.Errorf("Read() made %d queries and %d series listings, want 3 and 1", promAPI.Queries, promAPI.Listings)
+	// range), memory peaks, OOM kills, startup peaks queried.
+	if promAPI.Queries != 4 || promAPI.Listings != 1 {
+		t.Errorf("Read() made %d queries and %d series listings, want 4 and 1", promAPI.Queries, promAPI.Listings)
 	}
 
 	t.Run("rollouts", func(t *testing.T) {
@@ -372,10 +372,10 @@ func TestPrometheusReadEachCutsAsIfReadAlone(t *testing.T) {
 		t.Fatalf("ReadEach() error = %v", err)
 	}
 	// One read of the week at 30m peaks: ownership listed, CPU (2,017
-	// points), memory (337 peaks), OOM kills; as many as a week at the
-	// run's settings, not one read per group.
-	if promAPI.Queries != 3 || promAPI.Listings != 1 {
-		t.Errorf("ReadEach() made %d queries and %d series listings, want 3 and 1", promAPI.Queries, promAPI.Listings)
+	// points), memory (337 peaks), OOM kills, startup peaks; as many as a
+	// week at the run's settings, not one read per group.
+	if promAPI.Queries != 4 || promAPI.Listings != 1 {
+		t.Errorf("ReadEach() made %d queries and %d series listings, want 4 and 1", promAPI.Queries, promAPI.Listings)
 	}
 	for s, ws := range groups {
 		opts := []usage.Option{clock}

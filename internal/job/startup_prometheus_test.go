@@ -1,0 +1,124 @@
+//go:build integration
+
+package job
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
+	"github.com/recommend-job/recommend-job/internal/collect"
+	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/testbed"
+	synthetic "github.com/recommend-job/recommend-job/internal/testbed/history"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
+	"github.com/recommend-job/recommend-job/internal/usage"
+)
+
+// TestRunFloorsMemoryAtTheStartupPeak runs on a real Prometheus holding a
+// week of namespace shop, two Deployments of two pods rolled out three
+// times, at 0.1 cores and a steady 200Mi: jvm's pods reach 700Mi in the
+// first 2 minutes after each start, web's do not. jvm's memory is raised
+// to its startup peak, with the evidence; web's stays at 200Mi's p90 plus
+// the buffer, 268Mi, and so does jvm's with the startup window off,
+// whose hourly peaks hold the 700Mi too rarely to move the p90.
+func TestRunFloorsMemoryAtTheStartupPeak(t *testing.T) {
+	const mib = 1 << 20
+	now := time.Now().UTC().Truncate(time.Minute)
+	start := now.Add(-7 * 24 * time.Hour)
+	var containers []synthetic.Container
+	for _, name := range []string{"jvm", "web"} {
+		for _, span := range synthetic.Rollouts(name, 2, 3, start, now) {
+			for _, pod := range span.Pods {
+				c := synthetic.Container{Namespace: "shop", Pod: pod, Container: "app", Start: span.Start, End: span.End,
+					CPU: synthetic.Constant(0.1), Memory: synthetic.Constant(200 * mib)}
+				if name == "jvm" {
+					c = synthetic.WithStartupSpike(c, 700*mib, 2*time.Minute)
+				}
+				containers = append(containers, c)
+			}
+		}
+	}
+	series := append(synthetic.Series(containers, 30*time.Second), synthetic.StartTimes(containers, 30*time.Second)...)
+	root, err := testbed.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := testbed.EnsureTools(t.Context(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom, err := testbed.StartPrometheusWithHistory(t.Context(), tools, t.TempDir(), series)
+	if err != nil {
+		t.Fatalf("start prometheus: %v", err)
+	}
+	t.Cleanup(func() { _ = prom.Stop() })
+	promAPI := testbedtest.NewCountingAPI(t, prom.URL)
+
+	item := func(name string) collect.Item {
+		return collect.Item{Namespace: "shop", Name: name,
+			Target: v1alpha1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+			Workload: &collect.Workload{ObjectRef: collect.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: name},
+				Containers: []collect.Container{{Name: "app"}}},
+			Policies: []collect.ContainerPolicy{{ContainerName: "app", Resources: []collect.ResourcePolicy{
+				{Resource: corev1.ResourceCPU, BufferPercent: 30}, {Resource: corev1.ResourceMemory, BufferPercent: 30}}}},
+		}
+	}
+	run := func(opts ...usage.Option) (*plan.Plan, map[string]plan.Resource, int) {
+		t.Helper()
+		promAPI.Queries, promAPI.Listings = 0, 0
+		opts = append(opts, usage.WithClock(func() time.Time { return now }))
+		rep, err := Run(t.Context(), Config{DryRun: true}, itemsCollector{item("jvm"), item("web")}, usage.NewReader(promAPI, opts...), slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatalf("Run() error = %v", err)
+		}
+		memory := map[string]plan.Resource{}
+		for _, e := range rep.Items {
+			memory[e.Name] = e.Containers[0].Resources[1]
+		}
+		return rep, memory, promAPI.Queries + promAPI.Listings
+	}
+
+	rep, memory, requests := run()
+	// Ownership (a listing), CPU, memory peaks, OOM kills and the startup
+	// peaks: one query more than without them, for both workloads.
+	if requests != 5 {
+		t.Errorf("a run made %d requests, want 5", requests)
+	}
+	jvm := memory["jvm"]
+	if jvm.Recommended == nil || jvm.Recommended.Value() < 700*mib || jvm.Evidence == nil ||
+		jvm.Evidence.StartupPeak != 700*mib || !jvm.Evidence.StartupFloor {
+		t.Errorf("jvm memory = %s, evidence %+v; want at least 700Mi, set by the 700Mi startup peak", quantity(jvm.Recommended), jvm.Evidence)
+	}
+	web := memory["web"]
+	t.Logf("jvm memory %s, web memory %s, in %d requests", quantity(jvm.Recommended), quantity(web.Recommended), requests)
+	if quantity(web.Recommended) != "268Mi" || web.Evidence == nil || web.Evidence.StartupFloor || web.Evidence.StartupPeak != 200*mib {
+		t.Errorf("web memory = %s, evidence %+v; want 268Mi, its startup at its steady 200Mi", quantity(web.Recommended), web.Evidence)
+	}
+	if body := gitops.PullRequestBody(rep); !strings.Contains(body, "| 0, startup peak 700Mi set the value |") || strings.Count(body, "startup peak") != 2 {
+		t.Errorf("the pull request body does not show jvm's startup peak, once in the summary and once in the evidence:\n%s", body)
+	}
+
+	// The startup window off: one query fewer, and jvm's memory as web's.
+	_, memory, requests = run(usage.WithStartupWindow(0))
+	if requests != 4 {
+		t.Errorf("a run without the startup window made %d requests, want 4", requests)
+	}
+	if jvm := memory["jvm"]; quantity(jvm.Recommended) != "268Mi" || jvm.Evidence == nil || jvm.Evidence.StartupPeak != 0 {
+		t.Errorf("jvm memory without the startup window = %s, evidence %+v; want 268Mi and no startup peak", quantity(jvm.Recommended), jvm.Evidence)
+	}
+}
+
+// quantity shows q, or "" for none.
+func quantity(q *resource.Quantity) string {
+	if q == nil {
+		return ""
+	}
+	return q.String()
+}
