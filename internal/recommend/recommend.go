@@ -141,10 +141,10 @@ type Result struct {
 // Compute recommends one container resource: the decaying histogram's
 // percentile of the samples, plus the buffer, raised to the OOM floor and
 // to the startup peak, rounded up to a friendly step, bounded by
-// minAllowed and maxAllowed, applied to
-// the request and/or limit as controlledValues says, and held back when it
-// differs from the current value by less than the change threshold. The
-// evidence also shows the history as it was observed, as Observe does.
+// minAllowed and maxAllowed, applied to the request and/or limit as
+// controlledValues says, and held back when it differs from the current
+// value by less than the change threshold. The evidence also shows the
+// history as it was observed, as Observe does.
 func Compute(in Input, opts Options) (Result, error) {
 	opts = opts.WithDefaults()
 	o, err := observe(in, opts)

@@ -41,9 +41,9 @@ func (u Usage) Cut(window, peakInterval time.Duration) (Usage, error) {
 // the samples from End - window on, merged into the peaks of step (the
 // highest sample of each step counted back from End) when step is a
 // multiple of h.Step, and the OOM kills and startup peaks seen in the
-// window. It is nil when
-// neither a sample nor a kill is left. The window must not reach further
-// back than h's, nor need a sample from before it to fill its oldest peak.
+// window. It is nil when neither a sample nor a kill is left. The window
+// must not reach further back than h's, nor need a sample from before it
+// to fill its oldest peak.
 func (h *History) Cut(window, step time.Duration) (*History, error) {
 	if h.Step <= 0 || step <= 0 || step%h.Step != 0 {
 		return nil, fmt.Errorf("cannot cut samples %s apart into steps of %s", h.Step, step)
