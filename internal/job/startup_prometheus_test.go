@@ -22,24 +22,32 @@ import (
 )
 
 // TestRunFloorsMemoryAtTheStartupPeak runs on a real Prometheus holding a
-// week of namespace shop, two Deployments of two pods rolled out three
+// week of namespace shop, three Deployments of two pods rolled out three
 // times, at 0.1 cores and a steady 200Mi: jvm's pods reach 700Mi in the
-// first 2 minutes after each start, web's do not. jvm's memory is raised
-// to its startup peak, with the evidence; web's stays at 200Mi's p90 plus
-// the buffer, 268Mi, and so does jvm's with the startup window off,
-// whose hourly peaks hold the 700Mi too rarely to move the p90.
+// first 2 minutes after each start, batch's reach 900Mi for 10 minutes an
+// hour after, web's do neither. jvm's memory is raised to its startup
+// peak, with the evidence; web's and batch's stay at 200Mi's p90 plus the
+// buffer, 268Mi, their starts at 200Mi, and so does jvm's with the
+// startup window off: the hourly peaks hold 700Mi or 900Mi too rarely to
+// move the p90.
 func TestRunFloorsMemoryAtTheStartupPeak(t *testing.T) {
 	const mib = 1 << 20
 	now := time.Now().UTC().Truncate(time.Minute)
 	start := now.Add(-7 * 24 * time.Hour)
 	var containers []synthetic.Container
-	for _, name := range []string{"jvm", "web"} {
+	for _, name := range []string{"jvm", "web", "batch"} {
 		for _, span := range synthetic.Rollouts(name, 2, 3, start, now) {
 			for _, pod := range span.Pods {
 				c := synthetic.Container{Namespace: "shop", Pod: pod, Container: "app", Start: span.Start, End: span.End,
 					CPU: synthetic.Constant(0.1), Memory: synthetic.Constant(200 * mib)}
-				if name == "jvm" {
+				switch name {
+				case "jvm":
 					c = synthetic.WithStartupSpike(c, 700*mib, 2*time.Minute)
+				case "batch":
+					// The spike of a start an hour later, started now.
+					c.Start = span.Start.Add(time.Hour)
+					c = synthetic.WithStartupSpike(c, 900*mib, 10*time.Minute)
+					c.Start = span.Start
 				}
 				containers = append(containers, c)
 			}
@@ -74,7 +82,7 @@ func TestRunFloorsMemoryAtTheStartupPeak(t *testing.T) {
 		t.Helper()
 		promAPI.Queries, promAPI.Listings = 0, 0
 		opts = append(opts, usage.WithClock(func() time.Time { return now }))
-		rep, err := Run(t.Context(), Config{DryRun: true}, itemsCollector{item("jvm"), item("web")}, usage.NewReader(promAPI, opts...), slog.New(slog.DiscardHandler))
+		rep, err := Run(t.Context(), Config{DryRun: true}, itemsCollector{item("jvm"), item("web"), item("batch")}, usage.NewReader(promAPI, opts...), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatalf("Run() error = %v", err)
 		}
@@ -87,7 +95,7 @@ func TestRunFloorsMemoryAtTheStartupPeak(t *testing.T) {
 
 	rep, memory, requests := run()
 	// Ownership (a listing), CPU, memory peaks, OOM kills and the startup
-	// peaks: one query more than without them, for both workloads.
+	// peaks: one query more than without them, for all three workloads.
 	if requests != 5 {
 		t.Errorf("a run made %d requests, want 5", requests)
 	}
@@ -96,10 +104,12 @@ func TestRunFloorsMemoryAtTheStartupPeak(t *testing.T) {
 		jvm.Evidence.StartupPeak != 700*mib || !jvm.Evidence.StartupFloor {
 		t.Errorf("jvm memory = %s, evidence %+v; want at least 700Mi, set by the 700Mi startup peak", quantity(jvm.Recommended), jvm.Evidence)
 	}
-	web := memory["web"]
-	t.Logf("jvm memory %s, web memory %s, in %d requests", quantity(jvm.Recommended), quantity(web.Recommended), requests)
-	if quantity(web.Recommended) != "268Mi" || web.Evidence == nil || web.Evidence.StartupFloor || web.Evidence.StartupPeak != 200*mib {
-		t.Errorf("web memory = %s, evidence %+v; want 268Mi, its startup at its steady 200Mi", quantity(web.Recommended), web.Evidence)
+	t.Logf("memory: jvm %s, web %s, batch %s, in %d requests", quantity(jvm.Recommended), quantity(memory["web"].Recommended), quantity(memory["batch"].Recommended), requests)
+	for _, name := range []string{"web", "batch"} {
+		r := memory[name]
+		if quantity(r.Recommended) != "268Mi" || r.Evidence == nil || r.Evidence.StartupFloor || r.Evidence.StartupPeak != 200*mib {
+			t.Errorf("%s memory = %s, evidence %+v; want 268Mi, its starts at its steady 200Mi", name, quantity(r.Recommended), r.Evidence)
+		}
 	}
 	if body := gitops.PullRequestBody(rep); !strings.Contains(body, "| 0, startup peak 700Mi set the value |") || strings.Count(body, "startup peak") != 2 {
 		t.Errorf("the pull request body does not show jvm's startup peak, once in the summary and once in the evidence:\n%s", body)
@@ -110,8 +120,10 @@ func TestRunFloorsMemoryAtTheStartupPeak(t *testing.T) {
 	if requests != 4 {
 		t.Errorf("a run without the startup window made %d requests, want 4", requests)
 	}
-	if jvm := memory["jvm"]; quantity(jvm.Recommended) != "268Mi" || jvm.Evidence == nil || jvm.Evidence.StartupPeak != 0 {
-		t.Errorf("jvm memory without the startup window = %s, evidence %+v; want 268Mi and no startup peak", quantity(jvm.Recommended), jvm.Evidence)
+	for _, name := range []string{"jvm", "web", "batch"} {
+		if r := memory[name]; quantity(r.Recommended) != "268Mi" || r.Evidence == nil || r.Evidence.StartupPeak != 0 {
+			t.Errorf("%s memory without the startup window = %s, evidence %+v; want 268Mi and no startup peak", name, quantity(r.Recommended), r.Evidence)
+		}
 	}
 }
 

@@ -474,26 +474,28 @@ const startupResolution = time.Hour
 // startupQuery is the highest working set of each pod's container in the
 // hour before each step, of the samples taken within the startup window
 // after the container started (container_start_time_seconds; the latest
-// start when it restarted). The subquery evaluates its expression at a
-// fine step, at which time() is that step's time; each step takes the
-// highest sample since the previous one, so none is missed whatever the
-// scrape interval, and a sample counts as taken at the step after it,
-// which is as precise as the startup window is cut.
+// start when it restarted). The subquery looks at the working set once a
+// startupStep, at which time() is that step's time, and each look takes
+// the highest sample since the previous one: none is missed whatever the
+// scrape interval, and the looks from the container's start to a step
+// past the window hold the whole window, and at most a step more on
+// either side (before the start, only a restarted container's previous
+// run has samples). A step past the window adds steady samples, which lie
+// below the hourly peaks a floor has to beat.
 func (r *Reader) startupQuery(selector string) string {
-	res := startupStep(r.startup)
+	step := startupStep(r.startup)
 	return fmt.Sprintf(`max by (pod, container) (max_over_time((max by (pod, container) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`+
 		` and on (pod, container) (time() - max by (pod, container) (container_start_time_seconds{%s}) < %s))[%s:%s]))`,
-		selector, model.Duration(res), selector, strconv.FormatFloat(r.startup.Seconds(), 'f', -1, 64),
-		model.Duration(startupResolution), model.Duration(res))
+		selector, model.Duration(step), selector, strconv.FormatFloat((r.startup+step).Seconds(), 'f', -1, 64),
+		model.Duration(startupResolution), model.Duration(step))
 }
 
-// startupStep is the step at which the startup window is looked at: a
-// tenth of it, so that where a sample falls is known to 10% of the window,
-// but no finer than 30s, which bounds the steps Prometheus evaluates to
-// 20,160 a week. A window of at most an hour keeps it within the hour of
-// each startup peak.
+// startupStep is the step at which the working set is looked at for
+// startup peaks: the startup window itself, but at least a minute, so
+// that the query evaluates no more steps than the CPU query at its 5m
+// default (2,016 a week), and at most the hour of a startup peak.
 func startupStep(window time.Duration) time.Duration {
-	return max(window/10/time.Second*time.Second, 30*time.Second)
+	return min(max(window, time.Minute), startupResolution)
 }
 
 // addStartupPeak adds v as the startup peak of the hour ending at t, or
