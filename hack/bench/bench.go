@@ -41,6 +41,7 @@ const runTimeout = 3 * time.Hour
 var Metrics = []string{
 	history.CPUMetric,
 	history.MemoryMetric,
+	history.StartTimeMetric,
 	history.PodOwnerMetric,
 	history.ReplicaSetOwnerMetric,
 	"kube_job_owner",

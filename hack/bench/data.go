@@ -18,7 +18,7 @@ import (
 
 // dataVersion names what writeData writes; a cache of another version is
 // written again. Bump it whenever the fleet or the series change.
-const dataVersion = 1
+const dataVersion = 2
 
 // Defaults of DataOptions.
 const (
@@ -228,7 +228,7 @@ func (g *generator) emit(s testbed.Series, yield func(testbed.Series) bool) bool
 }
 
 // podSeries returns the series of pod p within [from, to): per container
-// its CPU counter and working set, and its kube_pod_owner.
+// its CPU counter, working set and start time, and its kube_pod_owner.
 func (g *generator) podSeries(w Workload, p Pod, from, to time.Time) []testbed.Series {
 	first, last, ok := grid(g.data.Start, latest(p.Start, from), earliest(p.End, to))
 	if !ok {
@@ -241,13 +241,15 @@ func (g *generator) podSeries(w Workload, p Pod, from, to time.Time) []testbed.S
 		total := g.counters[key]
 		cpu := testbed.Series{Name: history.CPUMetric, Labels: labels}
 		memory := testbed.Series{Name: history.MemoryMetric, Labels: labels}
+		started := testbed.Series{Name: history.StartTimeMetric, Labels: labels}
 		for t := first; !t.After(last); t = t.Add(scrapeInterval) {
 			cpu.Samples = append(cpu.Samples, testbed.Sample{Time: t, Value: total})
 			total += c.CPU(t) * scrapeInterval.Seconds()
 			memory.Samples = append(memory.Samples, testbed.Sample{Time: t, Value: c.Memory(t)})
+			started.Samples = append(started.Samples, testbed.Sample{Time: t, Value: float64(p.Start.Unix())})
 		}
 		g.counters[key] = total
-		out = append(out, cpu, memory)
+		out = append(out, cpu, memory, started)
 	}
 	if g.data.KubeStateMetrics {
 		out = append(out, history.PodOwner(w.Namespace, p.Name, p.OwnerKind, p.OwnerName, first, last, scrapeInterval))
