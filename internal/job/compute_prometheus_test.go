@@ -49,20 +49,7 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 		}
 	}
 	series = append(series, synthetic.Series(containers, time.Minute)...)
-	root, err := testbed.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools, err := testbed.EnsureTools(t.Context(), root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prom, err := testbed.StartPrometheusWithHistory(t.Context(), tools, t.TempDir(), series)
-	if err != nil {
-		t.Fatalf("start prometheus: %v", err)
-	}
-	t.Cleanup(func() { _ = prom.Stop() })
-	promAPI := testbedtest.NewCountingAPI(t, prom.URL)
+	promAPI := testbedtest.Prometheus(t, series)
 	clock := usage.WithClock(func() time.Time { return now })
 
 	item := func(name, extensions string) collect.Item {

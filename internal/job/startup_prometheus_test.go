@@ -15,7 +15,6 @@ import (
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
-	"github.com/recommend-job/recommend-job/internal/testbed"
 	synthetic "github.com/recommend-job/recommend-job/internal/testbed/history"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 	"github.com/recommend-job/recommend-job/internal/usage"
@@ -54,20 +53,7 @@ func TestRunFloorsMemoryAtTheStartupPeak(t *testing.T) {
 		}
 	}
 	series := append(synthetic.Series(containers, 30*time.Second), synthetic.StartTimes(containers, 30*time.Second)...)
-	root, err := testbed.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools, err := testbed.EnsureTools(t.Context(), root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prom, err := testbed.StartPrometheusWithHistory(t.Context(), tools, t.TempDir(), series)
-	if err != nil {
-		t.Fatalf("start prometheus: %v", err)
-	}
-	t.Cleanup(func() { _ = prom.Stop() })
-	promAPI := testbedtest.NewCountingAPI(t, prom.URL)
+	promAPI := testbedtest.Prometheus(t, series)
 
 	item := func(name string) collect.Item {
 		return collect.Item{Namespace: "shop", Name: name,

@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/api"
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/recommend-job/recommend-job/internal/testbed"
 )
 
 // CountingAPI is Prometheus's client library, counting the range queries
@@ -46,4 +48,25 @@ func (c *CountingAPI) Series(ctx context.Context, matches []string, start, end t
 	c.Listings++
 	c.mu.Unlock()
 	return c.API.Series(ctx, matches, start, end, opts...)
+}
+
+// Prometheus starts a Prometheus of its own holding series, stopped when
+// the test ends, and returns a CountingAPI of it; it fails the test when
+// the tools or the server cannot be had.
+func Prometheus(tb testing.TB, series []testbed.Series) *CountingAPI {
+	tb.Helper()
+	root, err := testbed.RepoRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tools, err := testbed.EnsureTools(tb.Context(), root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	prom, err := testbed.StartPrometheusWithHistory(tb.Context(), tools, tb.TempDir(), series)
+	if err != nil {
+		tb.Fatalf("start prometheus: %v", err)
+	}
+	tb.Cleanup(func() { _ = prom.Stop() })
+	return NewCountingAPI(tb, prom.URL)
 }
