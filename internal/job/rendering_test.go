@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
@@ -136,5 +138,36 @@ func TestMethodsAgree(t *testing.T) {
 		if string(r) != p {
 			t.Errorf("render's %q is the plan's %q", r, p)
 		}
+	}
+}
+
+// TestRecordRenderingHoldsWhatAnUnadjustedHPAScalesOn checks that a
+// resource render held for an HPA it could not adjust stays in the plan,
+// with the reason, in every container, its HPA's target with it, while the
+// container's other values go on.
+func TestRecordRenderingHoldsWhatAnUnadjustedHPAScalesOn(t *testing.T) {
+	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
+	p := &plan.Plan{Items: []plan.Item{{Namespace: "shop", Name: "web",
+		Containers: []plan.Container{{Name: "app", Resources: []plan.Resource{
+			{Resource: "cpu", Current: q("500m"), Recommended: q("250m"), Request: q("250m"), Changed: true},
+			{Resource: "memory", Current: q("1Gi"), Recommended: q("512Mi"), Request: q("512Mi"), Changed: true},
+		}}},
+		Autoscalers: []plan.Autoscaler{{Name: "web", Targets: []plan.UtilizationTarget{{Resource: "cpu", From: 40, To: 80,
+			Containers: []string{"app"}, Live: map[string]resource.Quantity{"app": *q("500m")}}}}},
+	}}}
+	recordRendering(context.Background(), p, []render.Result{{
+		Change: render.Change{Owner: "shop/web", Container: "app"},
+		Held:   []corev1.ResourceName{"cpu"}, HeldReason: "a Helm chart renders its HorizontalPodAutoscaler web",
+	}}, slog.New(slog.DiscardHandler))
+	it := p.Items[0]
+	if cpu := it.Containers[0].Resources[0]; !cpu.HeldBack || cpu.Request != nil || cpu.Changed ||
+		cpu.Reason != "held back: a Helm chart renders its HorizontalPodAutoscaler web" {
+		t.Errorf("cpu = %+v, want held with the reason", cpu)
+	}
+	if memory := it.Containers[0].Resources[1]; memory.HeldBack || memory.Request == nil || !memory.Changed {
+		t.Errorf("memory = %+v, want it still changed", memory)
+	}
+	if target := it.Autoscalers[0].Targets[0]; target.To != 40 {
+		t.Errorf("HPA target = %d%%, want 40%%, as the cpu request stays", target.To)
 	}
 }

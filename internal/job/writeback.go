@@ -12,6 +12,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/render"
 )
 
@@ -314,6 +315,11 @@ func recordRendering(ctx context.Context, p *plan.Plan, results []render.Result,
 		if m := string(r.Method); r.Changed && (it.Source.Method == "" || it.Source.Method == plan.MethodSplice) {
 			// Of an item's containers, the method that rewrote the most.
 			it.Source.Method = m
+		}
+		for _, res := range r.Held {
+			// Where the HPA could not be adjusted, the request it scales on
+			// stays, in every container; the plan says why.
+			recommend.HoldAutoscaled(it, res, r.HeldReason)
 		}
 		if ar := r.Autoscaler; ar != nil {
 			for i := range it.Autoscalers {

@@ -77,6 +77,19 @@ func Autoscale(it *plan.Item) {
 	for res, why := range held {
 		holdResource(it, res, why)
 	}
+	retarget(it)
+}
+
+// HoldAutoscaled keeps the live request of res in every container of it,
+// saying why, and the targets of its HPAs on res as they are: for when
+// the HPA cannot be adjusted where it is defined (a chart renders it).
+func HoldAutoscaled(it *plan.Item, res corev1.ResourceName, why string) {
+	holdResource(it, res, why)
+	retarget(it)
+}
+
+// retarget works out each HPA target of it for the requests it holds.
+func retarget(it *plan.Item) {
 	for i := range it.Autoscalers {
 		for j := range it.Autoscalers[i].Targets {
 			t := &it.Autoscalers[i].Targets[j]

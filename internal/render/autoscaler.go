@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -281,4 +282,23 @@ func (a *applier) restore(s checkpoint) {
 	for _, k := range a.idx.graph.byDir {
 		k.patches = slices.DeleteFunc(k.patches, func(f string) bool { return slices.Contains(gone, f) })
 	}
+}
+
+// withoutAutoscaled is c without the requests and limits of the resources
+// its Autoscaler scales on, and without the Autoscaler: those resources,
+// and whether nothing is left to set.
+func withoutAutoscaled(c Change) (Change, []corev1.ResourceName, bool) {
+	var held []corev1.ResourceName
+	requests, limits := maps.Clone(c.Requests), maps.Clone(c.Limits)
+	for _, u := range c.Autoscaler.Utilization {
+		_, inRequests := requests[u.Resource]
+		_, inLimits := limits[u.Resource]
+		if (inRequests || inLimits) && !slices.Contains(held, u.Resource) {
+			held = append(held, u.Resource)
+		}
+		delete(requests, u.Resource)
+		delete(limits, u.Resource)
+	}
+	c.Requests, c.Limits, c.Autoscaler = requests, limits, nil
+	return c, held, len(requests) == 0 && len(limits) == 0
 }

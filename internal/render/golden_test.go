@@ -65,6 +65,10 @@ type goldenChange struct {
 	Helm *goldenHelm `yaml:"helm"`
 	// Autoscaler is the change's HPA, and where its targets must land.
 	Autoscaler *goldenAutoscaler `yaml:"autoscaler"`
+	// Held are the resources Result.Held must name, and HeldHas a text
+	// its HeldReason must contain.
+	Held    []string `yaml:"held"`
+	HeldHas string   `yaml:"heldHas"`
 }
 
 // goldenAutoscaler is a change's Autoscaler, and what Result.Autoscaler
@@ -275,6 +279,16 @@ func checkResult(t *testing.T, original string, i int, want goldenChange, got Re
 		t.Errorf("change %d: no Autoscaler result, want %s", i, a.File)
 	case got.Autoscaler.File != a.File || got.Autoscaler.Changed != a.Changed:
 		t.Errorf("change %d: Autoscaler = %+v, want file %s changed %v", i, *got.Autoscaler, a.File, a.Changed)
+	}
+	var held []string
+	for _, r := range got.Held {
+		held = append(held, string(r))
+	}
+	if diff := cmp.Diff(want.Held, held, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("change %d: Held (-want +got):\n%s", i, diff)
+	}
+	if !strings.Contains(got.HeldReason, want.HeldHas) || (len(want.Held) == 0) != (got.HeldReason == "") {
+		t.Errorf("change %d: HeldReason = %q, want one saying %q", i, got.HeldReason, want.HeldHas)
 	}
 	for _, text := range want.ErrHas {
 		if got.Err == nil || !strings.Contains(got.Err.Error(), text) {

@@ -130,6 +130,11 @@ type Result struct {
 	// Autoscaler says where the change's Autoscaler targets were set; nil
 	// when it had none or the change was not applied.
 	Autoscaler *AutoscalerResult
+	// Held are the resources of the change left as they are because its
+	// Autoscaler could not be adjusted with them, and HeldReason why; the
+	// change's other values were applied as usual.
+	Held       []corev1.ResourceName
+	HeldReason string
 }
 
 // Outcome is what Apply did.
@@ -282,13 +287,23 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			pending = append(pending, i)
 		}
 	}
+	var settled []int // changes with nothing left to set
 	pending = slices.DeleteFunc(pending, func(i int) bool {
 		if changes[i].Autoscaler == nil {
 			return false
 		}
-		out.Results[i].Err = fmt.Errorf("%w: %s: its HorizontalPodAutoscaler %s must be adjusted with it (hpa-mode adjust), which is done only in manifests, and no manifest defines the target: %w",
-			ErrUnsafeFile, changes[i].Target, changes[i].Autoscaler.Target.Name, out.Results[i].Err)
-		return true
+		// An HPA a chart renders is not adjusted: the resources it scales
+		// on stay, and the rest goes through the release as usual.
+		var nothingLeft bool
+		changes[i], out.Results[i].Held, nothingLeft = withoutAutoscaled(changes[i])
+		out.Results[i].HeldReason = fmt.Sprintf("no manifest defines the target, so a Helm chart may render it, and its HorizontalPodAutoscaler %s "+
+			"would have to be adjusted through the chart's values, which hpa-mode adjust does not do", changes[i].Target.Name)
+		if nothingLeft {
+			out.Results[i].Err = nil
+			settled = append(settled, i)
+			return true
+		}
+		return false
 	})
 	hp := &helmPhase{a: a, dir: dir, mode: o.mode, proofs: proofs, exps: exps, touched: touched}
 	held := hp.apply(ctx, changes, pending, out.Results)
@@ -297,7 +312,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			return nil, err
 		}
 		res := &out.Results[i]
-		if res.Err != nil || slices.Contains(pending, i) {
+		if res.Err != nil || slices.Contains(pending, i) || slices.Contains(settled, i) {
 			continue
 		}
 		ref, find := refs[i], finds[i]
