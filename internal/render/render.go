@@ -294,10 +294,11 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		}
 		// An HPA a chart renders is not adjusted: the resources it scales
 		// on stay, and the rest goes through the release as usual.
+		hpa := changes[i].Autoscaler.Target.Name
 		var nothingLeft bool
 		changes[i], out.Results[i].Held, nothingLeft = withoutAutoscaled(changes[i])
 		out.Results[i].HeldReason = fmt.Sprintf("no manifest defines the target, so a Helm chart may render it, and its HorizontalPodAutoscaler %s "+
-			"would have to be adjusted through the chart's values, which hpa-mode adjust does not do", changes[i].Target.Name)
+			"would have to be adjusted through the chart's values, which hpa-mode adjust does not do", hpa)
 		if nothingLeft {
 			out.Results[i].Err = nil
 			settled = append(settled, i)
