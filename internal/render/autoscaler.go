@@ -247,35 +247,48 @@ func metricsPatch(base *yaml.Node, as *Autoscaler) (func(step int) []string, err
 	}, nil
 }
 
-// checkpoint is the state of an applier's edits at one point, to go back to.
-type checkpoint map[string]fileEdit
+// journal holds, while an edit may still be undone, the state of each
+// file before it: a.file records a file the first time it hands it out,
+// newPatch a file it creates (nil). Only the files the edit touched are
+// kept, however many the run has edited.
+type journal map[string]*fileEdit
 
-// checkpoint records the edits made so far.
-func (a *applier) checkpoint() checkpoint {
-	s := make(checkpoint, len(a.files))
-	for name, fe := range a.files {
-		s[name] = *fe
+// record keeps fe's state in the journal, if one is open and fe is not in
+// it yet.
+func (a *applier) record(name string, fe *fileEdit) {
+	if a.journal == nil {
+		return
 	}
-	return s
+	if _, seen := a.journal[name]; seen {
+		return
+	}
+	if fe == nil {
+		a.journal[name] = nil
+		return
+	}
+	before := *fe
+	a.journal[name] = &before
 }
 
-// restore undoes the edits made since s: files edited since are as they
-// were, and patches written since are gone, from their kustomizations too.
-func (a *applier) restore(s checkpoint) {
+// undo puts every file the journal recorded back as it was, and drops
+// the patches written since, from their kustomizations too. It closes the
+// journal.
+func (a *applier) undo() {
 	var gone []string
-	for name, fe := range a.files {
-		was, ok := s[name]
-		if !ok {
+	for name, before := range a.journal {
+		fe := a.files[name]
+		switch {
+		case fe == nil:
+		case before == nil:
 			delete(a.files, name)
 			a.recent = slices.DeleteFunc(a.recent, func(r *fileEdit) bool { return r == fe })
 			gone = append(gone, name)
-			continue
-		}
-		if !bytes.Equal(was.data, fe.data) {
-			*fe = was
+		default:
+			*fe = *before
 			fe.docs = nil
 		}
 	}
+	a.journal = nil
 	if len(gone) == 0 {
 		return
 	}

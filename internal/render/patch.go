@@ -87,6 +87,7 @@ func (a *applier) newPatch(k *kustomization, want identKey, name string, base *y
 	if err := addPatchEntry(kfe, path.Base(file), style); err != nil {
 		return k.file, false, nil, fmt.Errorf("%s: %w", k.file, err)
 	}
+	a.record(file, nil)
 	a.files[file] = &fileEdit{name: file, data: []byte(body), mode: 0o644, created: true}
 	k.patches = append(k.patches, file)
 	return file, true, []string{file, k.file}, nil

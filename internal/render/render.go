@@ -344,9 +344,8 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			}
 		}
 		var files []string
-		var before checkpoint
 		if c.Autoscaler != nil {
-			before = a.checkpoint()
+			a.journal = journal{}
 		}
 		switch {
 		case find != nil && ref.chain != nil && (mode == ModePatch || ref.shared != ""):
@@ -378,7 +377,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			ar, more, exp, err := a.autoscale(c, ref, dir, mode == ModePatch || res.File != ref.file)
 			if err != nil {
 				// The requests must not land without the HPA's targets.
-				a.restore(before)
+				a.undo()
 				res.Changed, res.Method = false, ""
 				res.Err = fmt.Errorf("%s: the target's HorizontalPodAutoscaler %s: %w", res.File, c.Autoscaler.Target.Name, err)
 				continue
@@ -389,6 +388,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 				exps[i].also = append(exps[i].also, *exp)
 			}
 		}
+		a.journal = nil
 		if res.Err == nil && ref.chain != nil {
 			k := ref.chain.root()
 			proofs[k.dir] = append(proofs[k.dir], i)
@@ -447,6 +447,9 @@ type applier struct {
 	// recent are the files whose parsed documents are kept, the most
 	// recently used last.
 	recent []*fileEdit
+	// journal, when not nil, records the files an edit touches so that
+	// it can be undone (undo).
+	journal journal
 	// abs is the repository root as an absolute path without symlinks.
 	abs string
 
@@ -472,6 +475,7 @@ func (a *applier) file(name string) (*fileEdit, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.record(name, fe)
 	if i := slices.Index(a.recent, fe); i >= 0 {
 		a.recent = slices.Delete(a.recent, i, i+1)
 	} else if len(a.recent) == parsedFiles {
