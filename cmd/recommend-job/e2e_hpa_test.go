@@ -68,25 +68,7 @@ spec:
 // hpaRecommend is a ResourceRecommend of name whose CPU is never below
 // 250m: the request halves from 500m, whatever the history's rounding.
 func hpaRecommend(name string) string {
-	return `apiVersion: recommendation.katalyst.kubewharf.io/v1alpha1
-kind: ResourceRecommend
-metadata:
-  name: ` + name + `
-  namespace: shop
-spec:
-  targetRef:
-    apiVersion: apps/v1
-    kind: Deployment
-    name: ` + name + `
-  resourcePolicy:
-    algorithmPolicy: {}
-    containerPolicies:
-      - containerName: app
-        controlledResourcesPolicies:
-          - resourceName: cpu
-            minAllowed: 250m
-          - resourceName: memory
-`
+	return strings.Replace(layoutsRecommend("shop", name), "- resourceName: cpu\n", "- resourceName: cpu\n            minAllowed: 250m\n", 1)
 }
 
 // hpaRepo is a base shared by staging and production (the cluster's shop
