@@ -3,8 +3,10 @@ package doctor
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,9 +90,11 @@ func TestMergedChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	series := func(labels model.Metric, points map[time.Time]float64) *model.SampleStream {
+		// In time order, as Prometheus answers: the watch counts an OOM
+		// kill in consecutive hours once, by comparing neighbours.
 		s := &model.SampleStream{Metric: labels}
-		for at, v := range points {
-			s.Values = append(s.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(at.UnixNano()), Value: model.SampleValue(v)})
+		for _, at := range slices.SortedFunc(maps.Keys(points), time.Time.Compare) {
+			s.Values = append(s.Values, model.SamplePair{Timestamp: model.TimeFromUnixNano(at.UnixNano()), Value: model.SampleValue(points[at])})
 		}
 		return s
 	}
