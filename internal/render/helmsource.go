@@ -1,11 +1,13 @@
 package render
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -153,7 +155,7 @@ func (a *applier) findRelease(c Change, dir string) (*release, error) {
 	}
 	app := argoApp(t)
 	if app == "" {
-		return nil, errNotHelm
+		return a.releaseNamed(c, dir)
 	}
 	ns, name, ok := strings.Cut(app, "_")
 	if !ok {
@@ -173,13 +175,95 @@ func (a *applier) findRelease(c Change, dir string) (*release, error) {
 	}
 	switch len(refs) {
 	case 0:
-		return nil, errNotHelm
+		// app.kubernetes.io/instance is also a chart's label of its
+		// release, whatever installed it.
+		return a.releaseNamed(c, dir)
 	case 1:
 	default:
 		return nil, fmt.Errorf("%w: %w: %s is tracked by the Argo CD application %s, defined in %s", ErrHelm, ErrAmbiguousTarget, t, app, renderersOf(refs))
 	}
 	r := &release{kind: "Application", ref: refs[0], name: name, source: -1}
 	return r, nil
+}
+
+// releaseNamed finds the HelmRelease whose Helm release Helm's own
+// annotations on c's target name, for a target without helm-controller's
+// labels (helm-controller before it set them, or a label a post-renderer
+// dropped): the HelmRelease whose release name and namespace, as
+// helm-controller works them out, are those.
+func (a *applier) releaseNamed(c Change, dir string) (*release, error) {
+	t := c.Target
+	name, ns := t.Annotations[helmReleaseName], t.Annotations[helmReleaseNS]
+	if name == "" {
+		return nil, errNotHelm
+	}
+	if ns == "" {
+		ns = t.Namespace
+	}
+	var refs []docRef
+	for _, n := range a.releasesNamed()[name] {
+		if n.namespace == "" || n.namespace == ns {
+			refs = append(refs, n.ref)
+		}
+	}
+	if c.Path != "" {
+		refs = a.idx.selectedBy([]string{cleanRepoPath(c.Path)}, refs)
+	}
+	if len(refs) > 1 {
+		refs = a.idx.preferEnvs(refs)
+	}
+	switch len(refs) {
+	case 0:
+		return nil, errNotHelm
+	case 1:
+	default:
+		return nil, fmt.Errorf("%w: %w: %s is installed by the Helm release %s/%s, which the HelmReleases in %s all name",
+			ErrHelm, ErrAmbiguousTarget, t, ns, name, renderersOf(refs))
+	}
+	return &release{kind: "HelmRelease", ref: refs[0], name: name, namespace: ns, source: -1}, nil
+}
+
+// namedRelease is a HelmRelease and the namespace of the Helm release it
+// installs ("" when neither it nor its environment sets one).
+type namedRelease struct {
+	ref       docRef
+	namespace string
+}
+
+// releasesNamed maps the name of the Helm release each HelmRelease of the
+// index installs, as helm-controller works it out, to the HelmReleases;
+// worked out once per run, in the order of their files.
+func (a *applier) releasesNamed() map[string][]namedRelease {
+	if a.releaseNames != nil {
+		return a.releaseNames
+	}
+	a.releaseNames = map[string][]namedRelease{}
+	for k, refs := range a.idx.refs {
+		if k.group != fluxHelmGroup || k.kind != "HelmRelease" {
+			continue
+		}
+		for _, ref := range refs {
+			obj, ok := a.decoded(ref)
+			if !ok {
+				continue
+			}
+			var hr fluxHelmRelease
+			if convert(obj, &hr) != nil {
+				continue
+			}
+			// The identity as rendered: an overlay may set the namespace
+			// or prefix the name.
+			hr.Metadata.Name, hr.Metadata.Namespace = ref.key.name, ref.namespace
+			name := hr.releaseName()
+			a.releaseNames[name] = append(a.releaseNames[name], namedRelease{ref: ref, namespace: or(hr.Spec.TargetNamespace, ref.namespace)})
+		}
+	}
+	for _, named := range a.releaseNames {
+		slices.SortFunc(named, func(x, y namedRelease) int {
+			return cmp.Or(strings.Compare(x.ref.file, y.ref.file), cmp.Compare(x.ref.doc, y.ref.doc), strings.Compare(x.ref.renderedFrom(), y.ref.renderedFrom()))
+		})
+	}
+	return a.releaseNames
 }
 
 // object returns the release's object as its environment renders it

@@ -460,6 +460,8 @@ type applier struct {
 	repoURL     string
 	localCharts map[string]*helm.Chart
 	builds      map[string]map[string]map[string]any
+	// releaseNames are the HelmReleases by the release they install.
+	releaseNames map[string][]namedRelease
 }
 
 // parsedFiles bounds the files whose parsed documents are kept between
