@@ -802,7 +802,7 @@ type helmCase struct {
 	helmLine string
 }
 
-// TestE2EHelm runs the job on a Flux and an Argo CD repository whose
+// TestEndToEndHelm runs the job on a Flux and an Argo CD repository whose
 // production workloads a Helm release renders from a chart of the
 // repository, staging rendering the same chart with its own values: the
 // values of production's release get the recommended requests at the keys
@@ -812,7 +812,7 @@ type helmCase struct {
 // The report, the commit message and the pull request body name the
 // release, its chart and the values keys. A Flux run that does not say
 // which cluster it sizes edits nothing, and a second run pushes nothing.
-func TestE2EHelm(t *testing.T) {
+func TestEndToEndHelm(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	now := time.Now().Truncate(time.Minute)
