@@ -50,10 +50,13 @@ func (g GroupBy) String() string {
 func (g GroupBy) Grouped() bool { return g.Kind != "" && g.Kind != "none" }
 
 // GroupBranch is the branch of one pull request group: the push branch,
-// the group's name made safe for a ref, and a hash of the name, so that
-// two groups never share a branch and a group keeps its branch from run to
-// run. A "/" would make the push branch a directory of refs, which a
-// branch of that name forbids: the parts are joined with "-".
+// the group's name made safe for a ref, a hash of the name, so that two
+// groups never share a branch and a group keeps its branch from run to
+// run, and a check of the push branch, so that the job tells its own group
+// branches from those of a job whose push branch starts with its own
+// (recommend-job/main-shard-1 and recommend-job/main-shard-10). A "/"
+// would make the push branch a directory of refs, which a branch of that
+// name forbids: the parts are joined with "-".
 func GroupBranch(pushBranch, group string) string {
 	sum := sha256.Sum256([]byte(group))
 	var b strings.Builder
@@ -72,12 +75,23 @@ func GroupBranch(pushBranch, group string) string {
 			break
 		}
 	}
-	slug := strings.Trim(b.String(), "-.")
-	if slug == "" {
-		return pushBranch + "-" + hex.EncodeToString(sum[:4])
+	name := hex.EncodeToString(sum[:4])
+	if slug := strings.Trim(b.String(), "-."); slug != "" {
+		name = slug + "-" + name
 	}
-	return pushBranch + "-" + slug + "-" + hex.EncodeToString(sum[:4])
+	return pushBranch + "-" + name + branchCheck(pushBranch, name)
 }
+
+// branchCheck is the check of a group branch: hex digits of a hash of the
+// push branch and the rest of the name.
+func branchCheck(pushBranch, name string) string {
+	sum := sha256.Sum256([]byte(pushBranch + "\x00" + name))
+	return hex.EncodeToString(sum[:branchCheckBytes])
+}
+
+// branchCheckBytes is the length of the check: another job's branch passes
+// for one of this job's one time in 2^24.
+const branchCheckBytes = 3
 
 // maxGroupSlug bounds the readable part of a group's branch name.
 const maxGroupSlug = 48
@@ -102,7 +116,7 @@ func GroupBranches(ctx context.Context, opts Options, pushBranch string) ([]stri
 	}
 	var out []string
 	for _, r := range refs {
-		if name := r.Name().Short(); r.Name().IsBranch() && isGroupBranch(pushBranch, name) {
+		if name := r.Name().Short(); r.Name().IsBranch() && IsGroupBranch(pushBranch, name) {
 			out = append(out, name)
 		}
 	}
@@ -110,18 +124,25 @@ func GroupBranches(ctx context.Context, opts Options, pushBranch string) ([]stri
 	return out, nil
 }
 
-// isGroupBranch reports whether name is a GroupBranch of pushBranch: the
-// push branch, "-", a slug, and 8 hex digits.
-func isGroupBranch(pushBranch, name string) bool {
+// IsGroupBranch reports whether name is a GroupBranch of pushBranch: the
+// push branch, "-", a slug and "-" (unless the slug is empty), 8 hex
+// digits of the group, and the check of the push branch and what comes
+// before it.
+func IsGroupBranch(pushBranch, name string) bool {
 	rest, ok := strings.CutPrefix(name, pushBranch+"-")
-	if !ok || len(rest) < 8 {
+	n := 8 + 2*branchCheckBytes
+	if !ok || len(rest) < n {
 		return false
 	}
-	hash := rest[len(rest)-8:]
-	if _, err := hex.DecodeString(hash); err != nil || strings.ToLower(hash) != hash {
+	digits := rest[len(rest)-n:]
+	if _, err := hex.DecodeString(digits); err != nil || strings.ToLower(digits) != digits {
 		return false
 	}
-	return len(rest) == 8 || rest[len(rest)-9] == '-'
+	if len(rest) > n && rest[len(rest)-n-1] != '-' {
+		return false
+	}
+	named := rest[:len(rest)-2*branchCheckBytes]
+	return rest[len(named):] == branchCheck(pushBranch, named)
 }
 
 // GroupPullRequestTitle is the title of a group's pull request: the run's

@@ -24,19 +24,32 @@ func TestGroupBranch(t *testing.T) {
 		if err := validRefName(b); err != nil {
 			t.Errorf("%q: branch %q: %v", g, b, err)
 		}
-		if len(b) > len("recommend-job-")+maxGroupSlug+9 {
+		if len(b) > len("recommend-job-")+maxGroupSlug+9+2*branchCheckBytes {
 			t.Errorf("%q: branch %q is too long", g, b)
 		}
-		if !isGroupBranch("recommend-job", b) {
+		if !IsGroupBranch("recommend-job", b) {
 			t.Errorf("%q: %s is not recognised as a group branch", g, b)
 		}
 	}
 	if got := GroupBranch("recommend-job", "argocd/shop-production"); !strings.HasPrefix(got, "recommend-job-argocd-shop-production-") {
 		t.Errorf("branch %s does not read as its group", got)
 	}
-	for _, name := range []string{"recommend-job", "recommend-job-x", "recommend-job-shop-ABCDEF12", "other-shop-1a2b3c4d", "recommend-jobx-1a2b3c4d"} {
-		if isGroupBranch("recommend-job", name) {
+	for _, name := range []string{"recommend-job", "recommend-job-x", "recommend-job-shop-ABCDEF12", "other-shop-1a2b3c4d", "recommend-jobx-1a2b3c4d",
+		"recommend-job-shop-1a2b3c4d", "recommend-job-shop-1a2b3c4d000000"} {
+		if IsGroupBranch("recommend-job", name) {
 			t.Errorf("%s is taken for a group branch", name)
+		}
+	}
+	// The branches of a job whose push branch starts with this one's are
+	// not its own: shard 1 leaves shard 10's alone, and the other way round.
+	for _, g := range groups {
+		for _, push := range [][2]string{{"recommend-job/main-shard-1", "recommend-job/main-shard-10"}, {"recommend-job/prod", "recommend-job/prod-eu"}} {
+			if b := GroupBranch(push[1], g); IsGroupBranch(push[0], b) {
+				t.Errorf("%q: %s of %s is taken for a group branch of %s", g, b, push[1], push[0])
+			}
+			if b := GroupBranch(push[0], g); IsGroupBranch(push[1], b) {
+				t.Errorf("%q: %s of %s is taken for a group branch of %s", g, b, push[0], push[1])
+			}
 		}
 	}
 }

@@ -45,7 +45,11 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 			return fmt.Errorf("listing the open pull requests: %w", err)
 		}
 		for _, pr := range prs {
-			open[pr.Head] = true
+			// The prefix is also that of a job whose push branch starts
+			// with this one's.
+			if gitops.IsGroupBranch(cfg.Git.PushBranch, pr.Head) {
+				open[pr.Head] = true
+			}
 		}
 	}
 	type pending struct {
