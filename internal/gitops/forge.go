@@ -342,16 +342,34 @@ func sameBody(forge, job string) bool {
 }
 
 // CloseOpenPullRequest closes the open pull request from head to base,
-// if any, and returns what it did; nil when none was open.
-func CloseOpenPullRequest(ctx context.Context, f Forge, head, base string) (*plan.PullRequest, error) {
+// if any, and returns what it did; nil when none was open. Its body first
+// says why the job closed it, and loses the line of the values it
+// proposed: a later run takes a pull request closed with those values for
+// a person's "not now" (see ParseProposed), which this one is not.
+func CloseOpenPullRequest(ctx context.Context, f Forge, head, base, why string) (*plan.PullRequest, error) {
 	open, err := f.FindOpen(ctx, head, base)
 	if err != nil || open == nil {
 		return nil, err
+	}
+	if _, err := f.Update(ctx, open.Number, open.Title, closedBody(open.Body, why)); err != nil {
+		return nil, fmt.Errorf("updating pull request %d before closing it: %w", open.Number, err)
 	}
 	if err := f.Close(ctx, open.Number); err != nil {
 		return nil, fmt.Errorf("closing pull request %d: %w", open.Number, err)
 	}
 	return &plan.PullRequest{URL: open.URL, Number: open.Number, Action: plan.PRClosed}, nil
+}
+
+// closedBody is body without the line of proposed values, ending with why
+// the job closed it.
+func closedBody(body, why string) string {
+	var kept []string
+	for _, line := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), proposedPrefix) {
+			kept = append(kept, line)
+		}
+	}
+	return strings.TrimRight(strings.Join(kept, "\n"), "\n") + "\n\n---\n\n**Closed by recommend-job:** " + mdText(why) + "\n"
 }
 
 // reviewer is one entry of RequestReviewers: a user, or a team when org

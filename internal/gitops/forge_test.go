@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-github/v89/github"
 	gitlab "gitlab.com/gitlab-org/api/client-go"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/plan"
 )
@@ -310,11 +311,21 @@ func TestForgesSyncPullRequest(t *testing.T) {
 				t.Errorf("after the race: %d pull requests, body %q; want one with the new body", len(fake.prs), fake.prs[0].Body)
 			}
 
-			closed, err := CloseOpenPullRequest(ctx, forge, "recommend-job/main", "main")
+			// The job closes it: the body says why, and no longer records
+			// the values, which would hold them as a person's closing does.
+			pr.Body = body("d") + "\n" + Proposed{"shop/web/app/cpu": resource.MustParse("100m")}.Line() + "\n"
+			if _, err := SyncPullRequest(ctx, forge, pr); err != nil || ParseProposed(fake.prs[0].Body) == nil {
+				t.Fatalf("sync with values = %v, body %q; want the values recorded", err, fake.prs[0].Body)
+			}
+			closed, err := CloseOpenPullRequest(ctx, forge, "recommend-job/main", "main", "nothing <b>left</b>.")
 			if err != nil || closed == nil || closed.Action != plan.PRClosed || fake.prs[0].State != "closed" {
 				t.Errorf("close = %+v, %v, state %s; want #1 closed", closed, err, fake.prs[0].State)
 			}
-			if again, err := CloseOpenPullRequest(ctx, forge, "recommend-job/main", "main"); again != nil || err != nil {
+			if got := fake.prs[0].Body; ParseProposed(got) != nil || !strings.HasPrefix(got, body("d")) ||
+				!strings.HasSuffix(got, "\n\n---\n\n**Closed by recommend-job:** nothing &lt;b&gt;left&lt;/b&gt;.\n") {
+				t.Errorf("body of the closed pull request = %q; want its changes, no values, and why it was closed", got)
+			}
+			if again, err := CloseOpenPullRequest(ctx, forge, "recommend-job/main", "main", "done"); again != nil || err != nil {
 				t.Errorf("second close = %+v, %v; want nothing to close", again, err)
 			}
 		})
@@ -471,7 +482,7 @@ func TestForgeErrorsRedactEchoedToken(t *testing.T) {
 			return err
 		}},
 		{"CloseOpenPullRequest", func(ctx context.Context, f Forge) error {
-			_, err := CloseOpenPullRequest(ctx, f, "h", "main")
+			_, err := CloseOpenPullRequest(ctx, f, "h", "main", "done")
 			return err
 		}},
 	}

@@ -20,7 +20,9 @@ import (
 // holds that group while its values stay, and its slot goes to the one
 // that waited; once its values move past the threshold it is no longer
 // held but waits on the limit. The dashboard issue is created once and
-// kept up to date.
+// kept up to date. Groups the job's own closing left without changes
+// free their slots in the same run, and are not held once their values
+// come back; pr-per-run bounds the pull requests a run opens.
 func TestWriteBackGiteaGroupPolicies(t *testing.T) {
 	b := newGroupsBed(t, []string{"blog", "pay", "shop"}, nil)
 	sdk, srv, cfg := b.sdk, b.srv, b.cfg
@@ -107,6 +109,52 @@ func TestWriteBackGiteaGroupPolicies(t *testing.T) {
 	}
 	if fourth.Dashboard == nil || fourth.Dashboard.Action != plan.PRUnchanged {
 		t.Errorf("fourth run dashboard %+v, want it unchanged", fourth.Dashboard)
+	}
+
+	// pay and shop have nothing left to change: the job closes their pull
+	// requests, saying why, and blog takes a freed slot in the same run.
+	fifth := shopsPlan(map[string]string{"blog": "250m", "pay": "500m", "shop": "500m"})
+	if err := writeBackPlan(t, cfg, fifth, log); err != nil {
+		t.Fatalf("fifth run: %v", err)
+	}
+	prs = openPRs()
+	if len(prs) != 1 || prs[branch("blog")] == nil {
+		t.Fatalf("fifth run left open %v, want blog's alone; groups %+v", prs, fifth.Groups)
+	}
+	if g := group(fifth, "blog"); g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRCreated {
+		t.Errorf("blog in the fifth run: %+v, want its pull request opened in the slot pay's and shop's left", g)
+	}
+	for _, ns := range []string{"pay", "shop"} {
+		g := group(fifth, ns)
+		if g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRClosed {
+			t.Fatalf("%s in the fifth run: %+v, want its pull request closed", ns, g)
+		}
+		pr, _, err := sdk.GetPullRequest(srv.Username, "fleet", int64(g.Git.PullRequest.Number))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(pr.Body, "**Closed by recommend-job:** nothing in it is left to change") {
+			t.Errorf("%s's closed pull request does not say why the job closed it:\n%s", ns, pr.Body)
+		}
+	}
+
+	// Their values come back, without pr-limit and with pr-per-run 1. A
+	// pull request the job closed holds nothing: pay, which saves more,
+	// opens one, and shop waits on pr-per-run, not on a closed pull request.
+	cfg.PullRequests = PullRequestPolicy{PerRun: 1, ClosedHold: 720 * time.Hour, Dashboard: true}
+	sixth := shopsPlan(map[string]string{"blog": "250m", "pay": "350m", "shop": "390m"})
+	if err := writeBackPlan(t, cfg, sixth, log); err != nil {
+		t.Fatalf("sixth run: %v", err)
+	}
+	prs = openPRs()
+	if len(prs) != 2 || prs[branch("blog")] == nil || prs[branch("pay")] == nil {
+		t.Fatalf("sixth run left open %v, want blog's and pay's", prs)
+	}
+	if g := group(sixth, "pay"); g.Held != "" || g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRCreated {
+		t.Errorf("pay in the sixth run: %+v, want a new pull request", g)
+	}
+	if g := group(sixth, "shop"); g.Held != "" || g.Waiting != "pr-per-run 1 reached" || g.Git != nil {
+		t.Errorf("shop in the sixth run: %+v, want it waiting on pr-per-run", g)
 	}
 }
 

@@ -280,7 +280,7 @@ func closeSettledRegressions(ctx context.Context, cfg Config, p *plan.Plan, log 
 				return err
 			}
 		}
-		pr, err := gitops.CloseOpenPullRequest(ctx, forge, b, cfg.Git.BaseBranch)
+		pr, err := gitops.CloseOpenPullRequest(ctx, forge, b, cfg.Git.BaseBranch, whySettled)
 		if err != nil {
 			return fmt.Errorf("closing the pull request of %s: %w", b, err)
 		}
@@ -292,6 +292,9 @@ func closeSettledRegressions(ctx context.Context, cfg Config, p *plan.Plan, log 
 	}
 	return nil
 }
+
+// whySettled is what the body of a closed regression pull request says.
+const whySettled = "the regression is settled: no merged change of the job needs this correction any more."
 
 // hasRegression reports whether an item of p has a regressed change to
 // correct.

@@ -148,7 +148,7 @@ func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, lo
 		// or validated this time: that says nothing about the open pull
 		// request, which stays.
 	case opts.Forge.CloseWhenEmpty:
-		pr, err := gitops.CloseOpenPullRequest(ctx, forge, opts.PushBranch, opts.BaseBranch)
+		pr, err := gitops.CloseOpenPullRequest(ctx, forge, opts.PushBranch, opts.BaseBranch, whyNothingLeft)
 		if err != nil {
 			return err
 		}
@@ -159,6 +159,10 @@ func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, lo
 	}
 	return nil
 }
+
+// whyNothingLeft is what the body of a pull request closed for having
+// nothing left to change says.
+const whyNothingLeft = "nothing in it is left to change: the base branch has its values, or the recommendations are back within the change threshold of what the base branch has."
 
 // pullRequestBody is the body of p's pull request, with the hidden line
 // that records the values it proposes: once a person closes it, a later

@@ -90,6 +90,19 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 		return cmp.Compare(p.Groups[y.result].Savings, p.Groups[x.result].Savings)
 	})
 	var errs []error
+	if forge != nil {
+		// Quiet groups go first, so that the slots their pull requests
+		// held are free for the groups that wait.
+		closed, err := closeQuietGroups(ctx, cfg, p, forge, quiet, log)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, b := range closed {
+			delete(open, b)
+		}
+	}
+	// Open ones come first in todo: those whose branches end up without
+	// changes are closed, and free their slots, before any group waits.
 	opened, created := len(open), 0
 	for _, t := range todo {
 		if err := ctx.Err(); err != nil {
@@ -132,18 +145,18 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 			p.Items[i] = t.sub.Items[j]
 		}
 		result.Git = t.sub.Git
-		if g := result.Git; g != nil && g.PullRequest != nil && g.PullRequest.Action == plan.PRCreated {
-			opened++
-			created++
+		if g := result.Git; g != nil && g.PullRequest != nil {
+			switch g.PullRequest.Action {
+			case plan.PRCreated:
+				opened++
+				created++
+			case plan.PRClosed:
+				opened--
+			}
 		}
 		if err != nil {
 			log.ErrorContext(ctx, "group not written", "error", err)
 			errs = append(errs, fmt.Errorf("group %s: %w", t.group.name, err))
-		}
-	}
-	if forge != nil {
-		if err := closeQuietGroups(ctx, cfg, p, forge, quiet, log); err != nil {
-			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
@@ -177,12 +190,14 @@ func closedHold(ctx context.Context, cfg Config, forge gitops.Forge, branch stri
 // closeQuietGroups closes the open pull requests of the job's group
 // branches on the remote whose groups have nothing to change: groups of
 // this run without changes, and, when every item had its history, groups
-// no item of this run belongs to any more.
-func closeQuietGroups(ctx context.Context, cfg Config, p *plan.Plan, forge gitops.Forge, quiet []string, log *slog.Logger) error {
+// no item of this run belongs to any more. It returns the branches whose
+// pull requests it closed.
+func closeQuietGroups(ctx context.Context, cfg Config, p *plan.Plan, forge gitops.Forge, quiet []string, log *slog.Logger) ([]string, error) {
 	branches, err := gitops.GroupBranches(ctx, cfg.Git, cfg.Git.PushBranch)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var closed []string
 	active := map[string]bool{}
 	for _, g := range p.Groups {
 		active[gitops.GroupBranch(cfg.Git.PushBranch, g.Name)] = true
@@ -192,13 +207,18 @@ func closeQuietGroups(ctx context.Context, cfg Config, p *plan.Plan, forge gitop
 		if !gone && !slices.Contains(quiet, b) {
 			continue
 		}
-		pr, err := gitops.CloseOpenPullRequest(ctx, forge, b, cfg.Git.BaseBranch)
+		why := whyNothingLeft
+		if gone {
+			why = "no ResourceRecommend of the run belongs to this group any more."
+		}
+		pr, err := gitops.CloseOpenPullRequest(ctx, forge, b, cfg.Git.BaseBranch, why)
 		if err != nil {
-			return fmt.Errorf("closing the pull request of %s: %w", b, err)
+			return closed, fmt.Errorf("closing the pull request of %s: %w", b, err)
 		}
 		if pr == nil {
 			continue
 		}
+		closed = append(closed, b)
 		log.InfoContext(ctx, "nothing to change in the group: closed its pull request", "branch", b, "url", pr.URL, "number", pr.Number)
 		for i := range p.Groups {
 			if gitops.GroupBranch(cfg.Git.PushBranch, p.Groups[i].Name) == b {
@@ -206,5 +226,5 @@ func closeQuietGroups(ctx context.Context, cfg Config, p *plan.Plan, forge gitop
 			}
 		}
 	}
-	return nil
+	return closed, nil
 }
