@@ -18,8 +18,8 @@ import (
 // Gitea with pr-limit 2 and the dashboard: the two groups that save the
 // most open pull requests and the third waits; a person closing one
 // holds that group while its values stay, and its slot goes to the one
-// that waited; once its values move past the threshold it is no longer
-// held but waits on the limit. The dashboard issue is created once and
+// that waited; once pr-closed-hold passes, or its values move past the
+// threshold, it is no longer held but waits on the limit. The dashboard issue is created once and
 // kept up to date. Groups the job's own closing left without changes
 // free their slots in the same run, and are not held once their values
 // come back; pr-per-run bounds the pull requests a run opens.
@@ -87,6 +87,18 @@ func TestWriteBackGiteaGroupPolicies(t *testing.T) {
 	if len(dash) != 1 || !strings.Contains(dash[0].Body, "### Held by a closed pull request") || !strings.Contains(dash[0].Body, "| namespace/blog | pull request") ||
 		second.Dashboard == nil || second.Dashboard.Action != plan.PRUpdated || int64(second.Dashboard.Number) != dash[0].Index {
 		t.Fatalf("dashboard after the second run: %d issues, plan %+v, body:\n%s", len(dash), second.Dashboard, dash[0].Body)
+	}
+
+	// Once pr-closed-hold has passed, the closing holds no more, values
+	// unmoved: blog waits on the limit alone.
+	expired := cfg
+	expired.PullRequests.ClosedHold = time.Millisecond
+	afterHold := shopsPlan(map[string]string{"blog": "300m", "pay": "350m", "shop": "390m"})
+	if err := writeBackPlan(t, expired, afterHold, log); err != nil {
+		t.Fatalf("run after the hold: %v", err)
+	}
+	if g := group(afterHold, "blog"); g.Held != "" || g.Waiting != "pr-limit 2 reached" {
+		t.Errorf("blog after pr-closed-hold passed: %+v, want it waiting on the limit", g)
 	}
 
 	// blog's value moves past the threshold (300m to 250m): no longer
