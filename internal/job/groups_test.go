@@ -17,6 +17,10 @@ func TestGroupOf(t *testing.T) {
 	helm := plan.Object{Namespace: "shop", Labels: map[string]string{
 		"helm.toolkit.fluxcd.io/name": "web", "helm.toolkit.fluxcd.io/namespace": "flux-apps", "app.kubernetes.io/instance": "web",
 	}}
+	// Installed by Helm without helm-controller's labels: the chart's
+	// instance label is the release's, not an Argo CD application's.
+	helmOnly := plan.Object{Namespace: "shop", Labels: map[string]string{"app.kubernetes.io/instance": "shop-web"},
+		Annotations: map[string]string{"meta.helm.sh/release-name": "shop-web", "meta.helm.sh/release-namespace": "shop"}}
 	flux := plan.Object{Namespace: "shop", Labels: map[string]string{"kustomize.toolkit.fluxcd.io/name": "apps", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}}
 	tests := []struct {
 		by   string
@@ -26,6 +30,7 @@ func TestGroupOf(t *testing.T) {
 		{"namespace", item(nil, nil, argo), "namespace/shop"},
 		{"application", item(nil, nil, argo), "argocd/shop-prod"},
 		{"application", item(nil, nil, helm), "helmrelease/flux-apps/web"},
+		{"application", item(nil, nil, helmOnly), "helm/shop/shop-web"},
 		{"application", item(nil, nil, flux), "kustomization/flux-system/apps"},
 		{"application", item(nil, nil, plan.Object{Namespace: "shop"}), "namespace/shop"},
 		{"label:team", item(map[string]string{"team": "payments"}, nil, argo), "team=payments"},

@@ -68,8 +68,9 @@ func argoApp(t Target) string {
 // Flux HelmRelease whose helm-controller installed it
 // (helmrelease/<namespace>/<name>), the Argo CD application that tracks
 // it (argocd/<application>), or the Flux Kustomization that applied it
-// (kustomization/<namespace>/<name>); "" when its metadata names none.
-// Helm's own instance label, which charts also set, counts last.
+// (kustomization/<namespace>/<name>), else the Helm release that Helm's
+// annotations name (helm/<namespace>/<release>); "" when its metadata
+// names none. The instance label, which charts also set, counts last.
 func Deployer(t Target) string {
 	if name := t.Labels[fluxHelmName]; name != "" {
 		return "helmrelease/" + or(t.Labels[fluxHelmNamespace], t.Namespace) + "/" + name
@@ -80,6 +81,11 @@ func Deployer(t Target) string {
 	}
 	if name := t.Labels[FluxNameLabel]; name != "" {
 		return "kustomization/" + t.Labels[FluxNamespaceLabel] + "/" + name
+	}
+	if name := t.Annotations[helmReleaseName]; name != "" {
+		// Helm installed it; Argo CD renders charts without installing
+		// them, so the instance label is the release's, no application's.
+		return "helm/" + or(t.Annotations[helmReleaseNS], t.Namespace) + "/" + name
 	}
 	if app := t.Labels[InstanceLabel]; app != "" {
 		return "argocd/" + app
