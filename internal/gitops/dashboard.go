@@ -21,9 +21,16 @@ func DashboardTitle(base, path string) string {
 	return fmt.Sprintf("Resource recommendations dashboard for %s on %s", path, base)
 }
 
-// maxDashboardRows bounds each section's rows: the issue must stay under
-// the forges' size limits whatever the cluster holds.
-const maxDashboardRows = 200
+// The issue must stay under the forges' size limits whatever the cluster
+// holds: each section shows at most maxDashboardRows rows, a reason or
+// message at most maxDashboardCell characters, and rows stop where the
+// body would pass MaxBodyLength, less the room kept for the sections
+// still to come.
+const (
+	maxDashboardRows = 200
+	maxDashboardCell = 300
+	sectionReserve   = 200
+)
 
 // DashboardBody is the dashboard issue's body, from a run's plan: the
 // groups with an open pull request, those waiting on pr-limit or
@@ -42,9 +49,9 @@ func DashboardBody(p *plan.Plan, pushBranch string) string {
 		name := mdText(g.Name)
 		switch {
 		case g.Held != "":
-			held = append(held, []string{name, mdText(g.Held)})
+			held = append(held, []string{name, mdCell(g.Held)})
 		case g.Waiting != "":
-			waiting = append(waiting, []string{name, fmt.Sprintf("%.2f", g.Savings), mdText(g.Waiting)})
+			waiting = append(waiting, []string{name, fmt.Sprintf("%.2f", g.Savings), mdCell(g.Waiting)})
 		case g.Git != nil && g.Git.PullRequest != nil && g.Git.PullRequest.Number > 0 && g.Git.PullRequest.Action != plan.PRClosed:
 			pr := g.Git.PullRequest
 			open = append(open, []string{name, fmt.Sprintf("[#%d](%s)", pr.Number, mdURL(pr.URL))})
@@ -57,31 +64,48 @@ func DashboardBody(p *plan.Plan, pushBranch string) string {
 		target := mdText(it.Target.Kind + " " + it.Target.Name)
 		switch {
 		case it.Error != nil:
-			invalid = append(invalid, []string{name, target, code(it.Error.Code), mdText(it.Error.Message)})
+			invalid = append(invalid, []string{name, target, code(it.Error.Code), mdCell(it.Error.Message)})
 			continue
 		case it.Source != nil && it.Source.Error != "":
-			unrendered = append(unrendered, []string{name, target, mdText(it.Source.Error)})
+			unrendered = append(unrendered, []string{name, target, mdCell(it.Source.Error)})
 		}
 		for _, c := range it.Containers {
 			for _, r := range c.Resources {
 				if r.Recommended == nil && r.Reason != "" {
-					nodata = append(nodata, []string{name, mdText(c.Name), mdText(string(r.Resource)), mdText(r.Reason)})
+					nodata = append(nodata, []string{name, mdText(c.Name), mdText(string(r.Resource)), mdCell(r.Reason)})
 				}
 			}
 		}
 	}
 	// Nothing that moves from run to run without a change (such as what
 	// a run did), so that a quiet run leaves the issue alone.
-	section(&b, "Open pull requests", []string{"group", "pull request"}, open)
-	section(&b, "Waiting on the pull request limits", []string{"group", "savings (cores)", "waiting on"}, waiting)
-	section(&b, "Held by a closed pull request", []string{"group", "why"}, held)
-	section(&b, "Not rendered", []string{"ResourceRecommend", "target", "why"}, unrendered)
-	section(&b, "Invalid ResourceRecommends", []string{"ResourceRecommend", "target", "code", "message"}, invalid)
-	section(&b, "Not enough data", []string{"ResourceRecommend", "container", "resource", "why"}, nodata)
-	section(&b, "Regressed changes", []string{"ResourceRecommend", "container", "change", "commit", "regression", "correction", "pull request"}, regressed)
-	section(&b, "Changes under watch", []string{"ResourceRecommend", "container", "change", "commit", "state", "took effect"}, watching)
-	section(&b, "Verified changes", []string{"ResourceRecommend", "container", "change", "commit", "took effect"}, verified)
+	sections := []struct {
+		title  string
+		header []string
+		rows   [][]string
+	}{
+		{"Open pull requests", []string{"group", "pull request"}, open},
+		{"Waiting on the pull request limits", []string{"group", "savings (cores)", "waiting on"}, waiting},
+		{"Held by a closed pull request", []string{"group", "why"}, held},
+		{"Not rendered", []string{"ResourceRecommend", "target", "why"}, unrendered},
+		{"Invalid ResourceRecommends", []string{"ResourceRecommend", "target", "code", "message"}, invalid},
+		{"Not enough data", []string{"ResourceRecommend", "container", "resource", "why"}, nodata},
+		{"Regressed changes", []string{"ResourceRecommend", "container", "change", "commit", "regression", "correction", "pull request"}, regressed},
+		{"Changes under watch", []string{"ResourceRecommend", "container", "change", "commit", "state", "took effect"}, watching},
+		{"Verified changes", []string{"ResourceRecommend", "container", "change", "commit", "took effect"}, verified},
+	}
+	for i, s := range sections {
+		section(&b, s.title, s.header, s.rows, MaxBodyLength-(len(sections)-i)*sectionReserve)
+	}
 	return b.String()
+}
+
+// mdCell is mdText of s cut to maxDashboardCell characters.
+func mdCell(s string) string {
+	if r := []rune(s); len(r) > maxDashboardCell {
+		s = string(r[:maxDashboardCell]) + "…"
+	}
+	return mdText(s)
 }
 
 // dashboardWatches are the rows of the job's merged changes: those that
@@ -118,7 +142,7 @@ func dashboardWatches(p *plan.Plan) (regressed, watching, verified [][]string) {
 				default:
 					pr = "-"
 				}
-				regressed = append(regressed, []string{name, mdText(w.Container), change, commit, mdText(w.Regression), quantity(w.Correction), pr})
+				regressed = append(regressed, []string{name, mdText(w.Container), change, commit, mdCell(w.Regression), quantity(w.Correction), pr})
 			case plan.WatchVerified:
 				verified = append(verified, []string{name, mdText(w.Container), change, commit, effective})
 			case plan.WatchSuperseded:
@@ -131,8 +155,9 @@ func dashboardWatches(p *plan.Plan) (regressed, watching, verified [][]string) {
 	return regressed, watching, verified
 }
 
-// section writes a titled table, or that there is nothing in it.
-func section(b *strings.Builder, title string, header []string, rows [][]string) {
+// section writes a titled table, or that there is nothing in it; its
+// rows stop at maxDashboardRows, or before the body passes limit.
+func section(b *strings.Builder, title string, header []string, rows [][]string, limit int) {
 	fmt.Fprintf(b, "\n### %s\n\n", title)
 	if len(rows) == 0 {
 		b.WriteString("None.\n")
@@ -141,11 +166,12 @@ func section(b *strings.Builder, title string, header []string, rows [][]string)
 	b.WriteString(row(header...) + "\n")
 	b.WriteString(row(strings.Split(strings.Repeat("---,", len(header)-1)+"---", ",")...) + "\n")
 	for i, r := range rows {
-		if i == maxDashboardRows {
-			fmt.Fprintf(b, "\nand %d more.\n", len(rows)-maxDashboardRows)
+		line := row(r...) + "\n"
+		if i == maxDashboardRows || b.Len()+len(line) > limit {
+			fmt.Fprintf(b, "\nand %d more.\n", len(rows)-i)
 			break
 		}
-		b.WriteString(row(r...) + "\n")
+		b.WriteString(line)
 	}
 }
 

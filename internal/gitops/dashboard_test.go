@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,35 @@ func TestDashboardWatches(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDashboardBodyIsBounded fills every section with long tenant text:
+// the body stays within MaxBodyLength, each section still shows, and says
+// how many rows did not fit.
+func TestDashboardBodyIsBounded(t *testing.T) {
+	long := strings.Repeat("why <x> ", 400)
+	p := &plan.Plan{}
+	for i := range 400 {
+		p.Groups = append(p.Groups, plan.Group{Name: fmt.Sprintf("namespace/held-%d", i), Held: long})
+		p.Items = append(p.Items,
+			plan.Item{Namespace: "shop", Name: fmt.Sprintf("bad-%d", i), Target: plan.Target{Kind: "Deployment", Name: "x"}, Error: &plan.Error{Code: "WorkloadNotFound", Message: long}},
+			plan.Item{Namespace: "shop", Name: fmt.Sprintf("web-%d", i), Target: plan.Target{Kind: "Deployment", Name: "web"}, Valid: true, Source: &plan.Source{Error: long},
+				Containers: []plan.Container{{Name: "app", Resources: []plan.Resource{{Resource: "memory", Reason: long}}}}})
+	}
+	body := DashboardBody(p, "recommend-job")
+	if len(body) > MaxBodyLength {
+		t.Errorf("body is %d bytes, over %d", len(body), MaxBodyLength)
+	}
+	for _, title := range []string{"### Held by a closed pull request", "### Not rendered", "### Invalid ResourceRecommends", "### Not enough data", "### Verified changes"} {
+		if !strings.Contains(body, title) {
+			t.Errorf("body lacks the section %q", title)
+		}
+	}
+	if n := strings.Count(body, " more.\n"); n != 4 {
+		t.Errorf("%d sections say how many rows did not fit, want 4:\n%s", n, body[len(body)-2000:])
+	}
+	if strings.Contains(body, strings.Repeat("why &lt;x&gt; ", 80)) {
+		t.Error("a reason is shown whole, not cut")
 	}
 }

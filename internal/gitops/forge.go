@@ -285,13 +285,19 @@ func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*plan.Pul
 // job asked to review it.
 const reviewersPrefix = "<!-- recommend-job: reviewers "
 
+// maxReviewersLine bounds the line of reviewers (see MaxBodyLength): the
+// names past it are not recorded, and are asked again on each update.
+const maxReviewersLine = 1000
+
 // withReviewersLine adds to body the hidden line naming reviewers (names
 // only, so no text ends the comment early).
 func withReviewersLine(body string, reviewers []string) string {
 	var names []string
+	n := len(reviewersPrefix) + len(" -->\n")
 	for _, r := range reviewers {
-		if reviewerSafe.MatchString(r) {
+		if reviewerSafe.MatchString(r) && n+len(r)+1 <= maxReviewersLine {
 			names = append(names, r)
+			n += len(r) + 1
 		}
 	}
 	if len(names) == 0 {
@@ -360,9 +366,15 @@ func CloseOpenPullRequest(ctx context.Context, f Forge, head, base, why string) 
 	return &plan.PullRequest{URL: open.URL, Number: open.Number, Action: plan.PRClosed}, nil
 }
 
+// maxClosedNote bounds why a closing says (see MaxBodyLength).
+const maxClosedNote = 300
+
 // closedBody is body without the line of proposed values, ending with why
 // the job closed it.
 func closedBody(body, why string) string {
+	if r := []rune(why); len(r) > maxClosedNote {
+		why = string(r[:maxClosedNote]) + "…"
+	}
 	var kept []string
 	for _, line := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n") {
 		if !strings.HasPrefix(strings.TrimSpace(line), proposedPrefix) {

@@ -24,9 +24,15 @@ import (
 // comparing whole bodies (see SyncPullRequest), never by the marker.
 const markerPrefix = "<!-- recommend-job: sha256="
 
-// MaxBodyLength bounds the body: GitHub refuses descriptions over 65,536
-// characters, and a review that long is not read anyway.
-const MaxBodyLength = 60000
+// forgeBodyLimit is the most a forge takes in a description: GitHub's
+// 65,536 characters, the least of the three forges'.
+const forgeBodyLimit = 65536
+
+// MaxBodyLength bounds the body a plan shows (a review that long is not
+// read anyway), so that with the hidden lines the job adds after it (the
+// values it proposes, whom it asked) and the note a closing adds, a
+// description stays under forgeBodyLimit.
+const MaxBodyLength = 52000
 
 var markerRE = regexp.MustCompile(`^<!-- recommend-job: sha256=([0-9a-f]{64}) -->$`)
 

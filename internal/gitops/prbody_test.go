@@ -3,12 +3,14 @@ package gitops
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -495,6 +497,36 @@ func TestPullRequestBodyIsBounded(t *testing.T) {
 		t.Errorf("body lacks the totals of every change:\n%s", body[:1000])
 	}
 	checkBody(t, body)
+}
+
+// TestDescriptionStaysUnderTheForgeLimit puts together the longest
+// description the job writes, as it writes them: a body cut at
+// MaxBodyLength, the line of the values it proposes, the line of
+// reviewers, and, when the job closes it, the note that says why. Each
+// stays under GitHub's limit, the least of the forges'.
+func TestDescriptionStaysUnderTheForgeLimit(t *testing.T) {
+	rep := manyWorkloads(2000)
+	body := PullRequestBody(rep)
+	values := ProposedOf(rep).Line()
+	if len(body) < MaxBodyLength-2000 || len(values) < maxProposedLength-200 {
+		t.Fatalf("body %d and values line %d characters: the case does not fill them", len(body), len(values))
+	}
+	var reviewers []string
+	for i := range 300 {
+		reviewers = append(reviewers, fmt.Sprintf("@org/team-with-a-long-name-%03d", i))
+	}
+	// As the job composes it (writeback's pullRequestBody, then
+	// SyncPullRequest).
+	full := withReviewersLine(strings.TrimRight(body, "\n")+"\n\n"+values+"\n", reviewers)
+	closed := closedBody(full, strings.Repeat("nothing left. ", 100))
+	for name, d := range map[string]string{"open": full, "closed": closed} {
+		if n := utf8.RuneCountInString(d); n > forgeBodyLimit {
+			t.Errorf("%s description is %d characters, over %d", name, n, forgeBodyLimit)
+		}
+	}
+	if got := ParseProposed(full); len(got) < 150 {
+		t.Errorf("the values line records %d values, want the first 150 or more", len(got))
+	}
 }
 
 // TestPullRequestBodyCutsCleanly cuts the same body at every length from

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -17,10 +18,10 @@ import (
 // closed the pull request, whether its recommendations moved since.
 const proposedPrefix = "<!-- recommend-job: proposed "
 
-// maxProposedLength bounds that line: with MaxBodyLength it stays under
-// GitHub's limit on descriptions. Values past it are not recorded, and a
-// value not recorded counts as moved.
-const maxProposedLength = 5000
+// maxProposedLength bounds that line (see MaxBodyLength). Values past it
+// are not recorded, and a value not recorded counts as moved: a group of
+// more than about 200 changed values is not held by a person's closing.
+const maxProposedLength = 12000
 
 // Proposed is the values a pull request proposes, by
 // namespace/name/container/resource (and /limit for a limit).
@@ -57,24 +58,25 @@ func (v Proposed) Line() string {
 	if len(v) == 0 {
 		return ""
 	}
-	values := map[string]string{}
-	for _, k := range slices.Sorted(maps.Keys(v)) {
-		q := v[k]
-		values[k] = q.String()
+	keys := slices.Sorted(maps.Keys(v))
+	line := func(n int) string {
+		values := make(map[string]string, n)
+		for _, k := range keys[:n] {
+			q := v[k]
+			values[k] = q.String()
+		}
+		data, err := json.Marshal(values)
+		if err != nil {
+			return ""
+		}
+		return proposedPrefix + base64.RawURLEncoding.EncodeToString(data) + " -->"
 	}
-	data, err := json.Marshal(values)
-	if err != nil {
+	// The most keys, in order, whose line fits.
+	n := sort.Search(len(keys), func(n int) bool { return len(line(n+1)) > maxProposedLength })
+	if n == 0 {
 		return ""
 	}
-	line := proposedPrefix + base64.RawURLEncoding.EncodeToString(data) + " -->"
-	for len(line) > maxProposedLength && len(values) > 0 {
-		// Drop the last keys until the line fits.
-		keys := slices.Sorted(maps.Keys(values))
-		delete(values, keys[len(keys)-1])
-		data, _ = json.Marshal(values)
-		line = proposedPrefix + base64.RawURLEncoding.EncodeToString(data) + " -->"
-	}
-	return line
+	return line(n)
 }
 
 // ParseProposed reads the values a pull request body records; nil when
