@@ -105,14 +105,14 @@ type Forge interface {
 	// asked before stay asked. The error names the reviewers that could
 	// not be asked; the others are asked all the same.
 	RequestReviewers(ctx context.Context, number int, reviewers []string) error
-	// FindIssue returns the open issue whose body's first line (its line
-	// end and trailing white space aside) is marker, the oldest when
-	// several are; nil when there is none.
-	FindIssue(ctx context.Context, marker string) (*Issue, error)
+	// FindIssues returns the open issues whose body's first line (its
+	// line end and trailing white space aside) is marker, oldest first.
+	FindIssues(ctx context.Context, marker string) ([]Issue, error)
 	// CreateIssue opens an issue. One returned with an error was opened,
 	// but its labels could not all be set.
 	CreateIssue(ctx context.Context, title, body string, labels []string) (*Issue, error)
 	UpdateIssue(ctx context.Context, number int, title, body string) (*Issue, error)
+	CloseIssue(ctx context.Context, number int) error
 }
 
 // NewForge returns the client for opts.Kind, for the repository at gitURL.
@@ -168,9 +168,9 @@ func (f *redactingForge) RequestReviewers(ctx context.Context, number int, revie
 	return f.r.seal(f.forge.RequestReviewers(ctx, number, reviewers))
 }
 
-func (f *redactingForge) FindIssue(ctx context.Context, marker string) (*Issue, error) {
-	issue, err := f.forge.FindIssue(ctx, marker)
-	return issue, f.r.seal(err)
+func (f *redactingForge) FindIssues(ctx context.Context, marker string) ([]Issue, error) {
+	issues, err := f.forge.FindIssues(ctx, marker)
+	return issues, f.r.seal(err)
 }
 
 func (f *redactingForge) CreateIssue(ctx context.Context, title, body string, labels []string) (*Issue, error) {
@@ -181,6 +181,10 @@ func (f *redactingForge) CreateIssue(ctx context.Context, title, body string, la
 func (f *redactingForge) UpdateIssue(ctx context.Context, number int, title, body string) (*Issue, error) {
 	issue, err := f.forge.UpdateIssue(ctx, number, title, body)
 	return issue, f.r.seal(err)
+}
+
+func (f *redactingForge) CloseIssue(ctx context.Context, number int) error {
+	return f.r.seal(f.forge.CloseIssue(ctx, number))
 }
 
 func newForge(opts ForgeOptions, gitURL string) (Forge, error) {

@@ -411,17 +411,20 @@ func TestGitHubIssues(t *testing.T) {
 				ghIssue(9, marker, false),
 			}},
 		)
-		got, err := forge.FindIssue(context.Background(), marker)
-		want := &Issue{Number: 4, URL: "https://github.example.com/org/fleet/issues/4", Title: "Issue 4", Body: body}
+		got, err := forge.FindIssues(context.Background(), marker)
+		want := []Issue{
+			{Number: 4, URL: "https://github.example.com/org/fleet/issues/4", Title: "Issue 4", Body: body},
+			{Number: 9, URL: "https://github.example.com/org/fleet/issues/9", Title: "Issue 9", Body: marker},
+		}
 		if err != nil || !cmp.Equal(want, got) {
-			t.Errorf("FindIssue() = %+v, %v; want %+v", got, err, want)
+			t.Errorf("FindIssues() = %+v, %v; want %+v", got, err, want)
 		}
 	})
 	t.Run("none", func(t *testing.T) {
 		forge := newScriptedForge(t, ForgeGitHub,
 			exchange{method: http.MethodGet, path: ghIssues, query: q, status: http.StatusOK, answer: []map[string]any{ghIssue(2, "other", false)}})
-		if got, err := forge.FindIssue(context.Background(), marker); got != nil || err != nil {
-			t.Errorf("FindIssue() = %+v, %v; want none", got, err)
+		if got, err := forge.FindIssues(context.Background(), marker); got != nil || err != nil {
+			t.Errorf("FindIssues() = %+v, %v; want none", got, err)
 		}
 	})
 	t.Run("create and update", func(t *testing.T) {
@@ -432,6 +435,8 @@ func TestGitHubIssues(t *testing.T) {
 				body: map[string]any{"title": "Plain", "body": "plain"}},
 			exchange{method: http.MethodPatch, path: ghIssues + "/7", status: http.StatusOK, answer: ghIssue(7, body+"more\n", false),
 				body: map[string]any{"title": "Dashboard 2", "body": body + "more\n"}},
+			exchange{method: http.MethodPatch, path: ghIssues + "/8", status: http.StatusOK, answer: ghIssue(8, "plain", false),
+				body: map[string]any{"state": "closed"}},
 		)
 		ctx := context.Background()
 		got, err := forge.CreateIssue(ctx, "Dashboard", body, []string{"resources", "cost"})
@@ -444,6 +449,9 @@ func TestGitHubIssues(t *testing.T) {
 		got, err = forge.UpdateIssue(ctx, 7, "Dashboard 2", body+"more\n")
 		if err != nil || got.Number != 7 || got.Body != body+"more\n" {
 			t.Errorf("UpdateIssue() = %+v, %v; want #7 with the new body", got, err)
+		}
+		if err := forge.CloseIssue(ctx, 8); err != nil {
+			t.Errorf("CloseIssue() = %v", err)
 		}
 	})
 }
@@ -697,17 +705,20 @@ func TestGitLabIssues(t *testing.T) {
 			exchange{method: http.MethodGet, path: glIssues, query: q2, status: http.StatusOK,
 				answer: []map[string]any{glIssue(4, body), glIssue(9, marker)}},
 		)
-		got, err := forge.FindIssue(context.Background(), marker)
-		want := &Issue{Number: 4, URL: "https://gitlab.example.com/org/fleet/-/issues/4", Title: "Issue 4", Body: body}
+		got, err := forge.FindIssues(context.Background(), marker)
+		want := []Issue{
+			{Number: 4, URL: "https://gitlab.example.com/org/fleet/-/issues/4", Title: "Issue 4", Body: body},
+			{Number: 9, URL: "https://gitlab.example.com/org/fleet/-/issues/9", Title: "Issue 9", Body: marker},
+		}
 		if err != nil || !cmp.Equal(want, got) {
-			t.Errorf("FindIssue() = %+v, %v; want %+v", got, err, want)
+			t.Errorf("FindIssues() = %+v, %v; want %+v", got, err, want)
 		}
 	})
 	t.Run("none", func(t *testing.T) {
 		forge := newScriptedForge(t, ForgeGitLab,
 			exchange{method: http.MethodGet, path: glIssues, query: q, status: http.StatusOK, answer: []map[string]any{}})
-		if got, err := forge.FindIssue(context.Background(), marker); got != nil || err != nil {
-			t.Errorf("FindIssue() = %+v, %v; want none", got, err)
+		if got, err := forge.FindIssues(context.Background(), marker); got != nil || err != nil {
+			t.Errorf("FindIssues() = %+v, %v; want none", got, err)
 		}
 	})
 	t.Run("create and update", func(t *testing.T) {
@@ -716,6 +727,8 @@ func TestGitLabIssues(t *testing.T) {
 				body: map[string]any{"title": "Dashboard", "description": body, "labels": "resources,cost"}},
 			exchange{method: http.MethodPut, path: glIssues + "/7", status: http.StatusOK, answer: glIssue(7, body+"more\n"),
 				body: map[string]any{"title": "Dashboard 2", "description": body + "more\n"}},
+			exchange{method: http.MethodPut, path: glIssues + "/8", status: http.StatusOK, answer: glIssue(8, "plain"),
+				body: map[string]any{"state_event": "close"}},
 		)
 		ctx := context.Background()
 		got, err := forge.CreateIssue(ctx, "Dashboard", body, []string{"resources", "cost"})
@@ -725,6 +738,9 @@ func TestGitLabIssues(t *testing.T) {
 		got, err = forge.UpdateIssue(ctx, 7, "Dashboard 2", body+"more\n")
 		if err != nil || got.Number != 7 || got.Body != body+"more\n" {
 			t.Errorf("UpdateIssue() = %+v, %v; want #7 with the new body", got, err)
+		}
+		if err := forge.CloseIssue(ctx, 8); err != nil {
+			t.Errorf("CloseIssue() = %v", err)
 		}
 	})
 }
@@ -772,7 +788,8 @@ func TestForgeNewMethodsSealErrors(t *testing.T) {
 		{"RequestReviewers", func(ctx context.Context, f Forge) error {
 			return f.RequestReviewers(ctx, 1, []string{"alice"})
 		}},
-		{"FindIssue", func(ctx context.Context, f Forge) error { _, err := f.FindIssue(ctx, "m"); return err }},
+		{"FindIssues", func(ctx context.Context, f Forge) error { _, err := f.FindIssues(ctx, "m"); return err }},
+		{"CloseIssue", func(ctx context.Context, f Forge) error { return f.CloseIssue(ctx, 1) }},
 		{"CreateIssue", func(ctx context.Context, f Forge) error {
 			_, err := f.CreateIssue(ctx, "t", "b", []string{"l"})
 			return err

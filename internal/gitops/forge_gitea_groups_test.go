@@ -220,16 +220,16 @@ func TestGiteaIssues(t *testing.T) {
 	const marker = "<!-- recommend-job: dashboard `recommend-job` -->"
 	body := marker + "\nUpdated by every run.\n\n| group | pull request |\n| --- | --- |\n| namespace/shop | #1 |\n"
 
-	if got, err := b.forge.FindIssue(ctx, marker); got != nil || err != nil {
-		t.Fatalf("FindIssue() on a repository without issues = %+v, %v; want nil", got, err)
+	if got, err := b.forge.FindIssues(ctx, marker); got != nil || err != nil {
+		t.Fatalf("FindIssues() on a repository without issues = %+v, %v; want none", got, err)
 	}
 	b.branch("recommend-job/main")
 	b.open("recommend-job/main", body)
 	if _, _, err := b.sdk.CreateIssue(b.owner, "fleet", gitea.CreateIssueOption{Title: "Decoy", Body: "see below\n" + marker}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := b.forge.FindIssue(ctx, marker); got != nil || err != nil {
-		t.Fatalf("FindIssue() with the marker only in a pull request and further down = %+v, %v; want nil", got, err)
+	if got, err := b.forge.FindIssues(ctx, marker); got != nil || err != nil {
+		t.Fatalf("FindIssues() with the marker only in a pull request and further down = %+v, %v; want none", got, err)
 	}
 
 	if _, _, err := b.sdk.CreateLabel(b.owner, "fleet", gitea.CreateLabelOption{Name: "resources", Color: "#00aabb"}); err != nil {
@@ -247,9 +247,9 @@ func TestGiteaIssues(t *testing.T) {
 		t.Errorf("issue on Gitea: labels %v, body %q; want resources and the body sent", onGitea.Labels, onGitea.Body)
 	}
 
-	found, err := b.forge.FindIssue(ctx, marker)
-	if err != nil || found == nil || *found != *created {
-		t.Fatalf("FindIssue() = %+v, %v; want %+v", found, err, created)
+	found, err := b.forge.FindIssues(ctx, marker)
+	if err != nil || len(found) != 1 || found[0] != *created {
+		t.Fatalf("FindIssues() = %+v, %v; want %+v", found, err, created)
 	}
 
 	// A label that does not exist: the issue is opened, the label named.
@@ -263,15 +263,24 @@ func TestGiteaIssues(t *testing.T) {
 	if err != nil || updated.Number != created.Number || updated.Title != "Dashboard 2" || updated.Body != updatedBody {
 		t.Fatalf("UpdateIssue() = %+v, %v; want #%d with the new title and body", updated, err, created.Number)
 	}
-	if found, err := b.forge.FindIssue(ctx, marker); err != nil || found == nil || *found != *updated {
-		t.Errorf("FindIssue() after the update = %+v, %v; want %+v", found, err, updated)
-	}
-
-	closed := gitea.StateClosed
-	if _, _, err := b.sdk.EditIssue(b.owner, "fleet", int64(created.Number), gitea.EditIssueOption{State: &closed}); err != nil {
+	// A second issue with the marker comes after the first.
+	second, err := b.forge.CreateIssue(ctx, "Dashboard copy", body, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := b.forge.FindIssue(ctx, marker); got != nil || err != nil {
-		t.Errorf("FindIssue() after the close = %+v, %v; want nil", got, err)
+	if found, err := b.forge.FindIssues(ctx, marker); err != nil || len(found) != 2 || found[0] != *updated || found[1] != *second {
+		t.Errorf("FindIssues() after the update and a copy = %+v, %v; want %+v then %+v", found, err, updated, second)
+	}
+
+	for _, n := range []int{created.Number, second.Number} {
+		if err := b.forge.CloseIssue(ctx, n); err != nil {
+			t.Fatalf("CloseIssue(%d): %v", n, err)
+		}
+		if is, _, err := b.sdk.GetIssue(b.owner, "fleet", int64(n)); err != nil || is.State != gitea.StateClosed {
+			t.Errorf("issue %d after CloseIssue: %+v, %v; want it closed", n, is, err)
+		}
+	}
+	if got, err := b.forge.FindIssues(ctx, marker); got != nil || err != nil {
+		t.Errorf("FindIssues() after the close = %+v, %v; want none", got, err)
 	}
 }

@@ -1,10 +1,12 @@
 package gitops
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"code.gitea.io/sdk/gitea"
@@ -290,14 +292,14 @@ func (g *giteaForge) RequestReviewers(ctx context.Context, number int, reviewers
 	return failed.err("gitea", number)
 }
 
-func (g *giteaForge) FindIssue(ctx context.Context, marker string) (*Issue, error) {
+func (g *giteaForge) FindIssues(ctx context.Context, marker string) ([]Issue, error) {
 	c, err := g.client(ctx)
 	if err != nil {
 		return nil, err
 	}
 	// Gitea lists issues newest first, with no other order: all pages are
-	// read for the oldest match.
-	var found *gitea.Issue
+	// read, and the matches sorted.
+	var found []Issue
 	for page := 1; ; page++ {
 		issues, resp, err := c.ListRepoIssues(g.owner, g.repo, gitea.ListIssueOption{
 			ListOptions: gitea.ListOptions{Page: page, PageSize: 50}, State: gitea.StateOpen, Type: gitea.IssueTypeIssue,
@@ -306,18 +308,16 @@ func (g *giteaForge) FindIssue(ctx context.Context, marker string) (*Issue, erro
 			return nil, fmt.Errorf("gitea: %w", err)
 		}
 		for _, is := range issues {
-			if is.PullRequest == nil && firstLineIs(is.Body, marker) && (found == nil || is.Index < found.Index) {
-				found = is
+			if is.PullRequest == nil && firstLineIs(is.Body, marker) {
+				found = append(found, *convertGiteaIssue(is))
 			}
 		}
 		if resp == nil || resp.NextPage == 0 || len(issues) == 0 {
 			break
 		}
 	}
-	if found == nil {
-		return nil, nil
-	}
-	return convertGiteaIssue(found), nil
+	slices.SortFunc(found, func(a, b Issue) int { return cmp.Compare(a.Number, b.Number) })
+	return found, nil
 }
 
 func (g *giteaForge) CreateIssue(ctx context.Context, title, body string, labels []string) (*Issue, error) {
@@ -343,6 +343,18 @@ func (g *giteaForge) UpdateIssue(ctx context.Context, number int, title, body st
 		return nil, fmt.Errorf("gitea: %w", err)
 	}
 	return convertGiteaIssue(is), nil
+}
+
+func (g *giteaForge) CloseIssue(ctx context.Context, number int) error {
+	c, err := g.client(ctx)
+	if err != nil {
+		return err
+	}
+	closed := gitea.StateClosed
+	if _, _, err := c.EditIssue(g.owner, g.repo, int64(number), gitea.EditIssueOption{State: &closed}); err != nil {
+		return fmt.Errorf("gitea: %w", err)
+	}
+	return nil
 }
 
 func convertGiteaIssue(is *gitea.Issue) *Issue {

@@ -197,8 +197,9 @@ func (g *gitHub) RequestReviewers(ctx context.Context, number int, reviewers []s
 	return failed.err("github", number)
 }
 
-func (g *gitHub) FindIssue(ctx context.Context, marker string) (*Issue, error) {
+func (g *gitHub) FindIssues(ctx context.Context, marker string) ([]Issue, error) {
 	opts := &github.IssueListByRepoOptions{State: "open", Sort: "created", Direction: "asc", ListOptions: github.ListOptions{PerPage: 100}}
+	var found []Issue
 	for {
 		issues, resp, err := g.client.Issues.ListByRepo(ctx, g.owner, g.repo, opts)
 		if err != nil {
@@ -207,11 +208,11 @@ func (g *gitHub) FindIssue(ctx context.Context, marker string) (*Issue, error) {
 		for _, is := range issues {
 			// GitHub lists pull requests among issues.
 			if !is.IsPullRequest() && firstLineIs(is.GetBody(), marker) {
-				return convertGitHubIssue(is), nil
+				found = append(found, *convertGitHubIssue(is))
 			}
 		}
 		if resp == nil || resp.NextPage == 0 {
-			return nil, nil
+			return found, nil
 		}
 		opts.ListOptions.Page = resp.NextPage
 	}
@@ -235,6 +236,13 @@ func (g *gitHub) UpdateIssue(ctx context.Context, number int, title, body string
 		return nil, fmt.Errorf("github: %w", err)
 	}
 	return convertGitHubIssue(is), nil
+}
+
+func (g *gitHub) CloseIssue(ctx context.Context, number int) error {
+	if _, _, err := g.client.Issues.Edit(ctx, g.owner, g.repo, number, &github.IssueRequest{State: github.Ptr("closed")}); err != nil {
+		return fmt.Errorf("github: %w", err)
+	}
+	return nil
 }
 
 func convertGitHubIssue(is *github.Issue) *Issue {

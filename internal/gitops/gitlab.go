@@ -273,11 +273,12 @@ func (g *gitLab) RequestReviewers(ctx context.Context, number int, reviewers []s
 	return failed.err("gitlab", number)
 }
 
-func (g *gitLab) FindIssue(ctx context.Context, marker string) (*Issue, error) {
+func (g *gitLab) FindIssues(ctx context.Context, marker string) ([]Issue, error) {
 	opts := &gitlab.ListProjectIssuesOptions{
 		State: gitlab.Ptr("opened"), IssueType: gitlab.Ptr("issue"),
 		OrderBy: gitlab.Ptr("created_at"), Sort: gitlab.Ptr("asc"), ListOptions: gitlab.ListOptions{PerPage: 100},
 	}
+	var found []Issue
 	for {
 		issues, resp, err := g.client.Issues.ListProjectIssues(g.project, opts, gitlab.WithContext(ctx))
 		if err != nil {
@@ -285,11 +286,11 @@ func (g *gitLab) FindIssue(ctx context.Context, marker string) (*Issue, error) {
 		}
 		for _, is := range issues {
 			if firstLineIs(is.Description, marker) {
-				return convertGitLabIssue(is), nil
+				found = append(found, *convertGitLabIssue(is))
 			}
 		}
 		if resp == nil || resp.NextPage == 0 {
-			return nil, nil
+			return found, nil
 		}
 		opts.Page = resp.NextPage
 	}
@@ -316,6 +317,14 @@ func (g *gitLab) UpdateIssue(ctx context.Context, number int, title, body string
 		return nil, fmt.Errorf("gitlab: %w", err)
 	}
 	return convertGitLabIssue(is), nil
+}
+
+func (g *gitLab) CloseIssue(ctx context.Context, number int) error {
+	_, _, err := g.client.Issues.UpdateIssue(g.project, int64(number), &gitlab.UpdateIssueOptions{StateEvent: gitlab.Ptr("close")}, gitlab.WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("gitlab: %w", err)
+	}
+	return nil
 }
 
 func convertGitLabIssue(is *gitlab.Issue) *Issue {

@@ -19,10 +19,11 @@ import (
 // most open pull requests and the third waits; a person closing one
 // holds that group while its values stay, and its slot goes to the one
 // that waited; once pr-closed-hold passes, or its values move past the
-// threshold, it is no longer held but waits on the limit. The dashboard issue is created once and
-// kept up to date. Groups the job's own closing left without changes
-// free their slots in the same run, and are not held once their values
-// come back; pr-per-run bounds the pull requests a run opens.
+// threshold, it is no longer held but waits on the limit. The dashboard
+// issue is created once and kept up to date, and a second one is closed.
+// Groups the job's own closing left without changes free their slots in
+// the same run, and are not held once their values come back; pr-per-run
+// bounds the pull requests a run opens.
 func TestWriteBackGiteaGroupPolicies(t *testing.T) {
 	b := newGroupsBed(t, []string{"blog", "pay", "shop"}, nil)
 	sdk, srv, cfg := b.sdk, b.srv, b.cfg
@@ -114,13 +115,21 @@ func TestWriteBackGiteaGroupPolicies(t *testing.T) {
 		t.Errorf("%d dashboard issues, want one", n)
 	}
 
-	// The same run again: nothing moves, and the dashboard is left alone.
+	// The same run again: nothing moves, and the dashboard is left alone;
+	// a copy of it (two runs that raced) is closed.
+	dash = issues()
+	if _, _, err := sdk.CreateIssue(srv.Username, "fleet", gitea.CreateIssueOption{Title: dash[0].Title, Body: dash[0].Body}); err != nil {
+		t.Fatal(err)
+	}
 	fourth := shopsPlan(map[string]string{"blog": "250m", "pay": "350m", "shop": "390m"})
 	if err := writeBackPlan(t, cfg, fourth, log); err != nil {
 		t.Fatalf("fourth run: %v", err)
 	}
-	if fourth.Dashboard == nil || fourth.Dashboard.Action != plan.PRUnchanged {
-		t.Errorf("fourth run dashboard %+v, want it unchanged", fourth.Dashboard)
+	if fourth.Dashboard == nil || fourth.Dashboard.Action != plan.PRUnchanged || int64(fourth.Dashboard.Number) != dash[0].Index {
+		t.Errorf("fourth run dashboard %+v, want #%d unchanged", fourth.Dashboard, dash[0].Index)
+	}
+	if after := issues(); len(after) != 1 || after[0].Index != dash[0].Index {
+		t.Errorf("after the fourth run %d dashboard issues are open, want #%d alone", len(after), dash[0].Index)
 	}
 
 	// pay and shop have nothing left to change: the job closes their pull

@@ -51,6 +51,8 @@ func writeBack(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) 
 
 // syncDashboard keeps the job's one dashboard issue up to date: found by
 // its marker, created when there is none, updated when its body differs.
+// Any later issue with the marker (two runs that raced, a copy) is closed,
+// so that there is never more than one.
 func syncDashboard(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) error {
 	forge, err := gitops.NewForge(cfg.Git.Forge, cfg.Git.URL)
 	if err != nil {
@@ -58,25 +60,36 @@ func syncDashboard(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logg
 	}
 	title := gitops.DashboardTitle(cfg.Git.BaseBranch, cfg.Path)
 	body := gitops.DashboardBody(p, cfg.Git.PushBranch)
-	issue, err := forge.FindIssue(ctx, gitops.DashboardMarker(cfg.Git.PushBranch))
+	found, err := forge.FindIssues(ctx, gitops.DashboardMarker(cfg.Git.PushBranch))
 	if err != nil {
 		return fmt.Errorf("finding the dashboard issue: %w", err)
 	}
+	var errs []error
+	for _, extra := range found[min(1, len(found)):] {
+		if err := forge.CloseIssue(ctx, extra.Number); err != nil {
+			errs = append(errs, fmt.Errorf("closing dashboard issue %d, a second one: %w", extra.Number, err))
+			continue
+		}
+		log.InfoContext(ctx, "closed a second dashboard issue", "url", extra.URL, "number", extra.Number)
+	}
+	var issue *gitops.Issue
 	action := plan.PRUnchanged
 	switch {
-	case issue == nil:
+	case len(found) == 0:
 		issue, err = forge.CreateIssue(ctx, title, body, cfg.Git.Forge.Labels)
 		action = plan.PRCreated
-	case issue.Title != title || strings.TrimSpace(issue.Body) != strings.TrimSpace(body):
-		issue, err = forge.UpdateIssue(ctx, issue.Number, title, body)
+	case found[0].Title != title || strings.TrimSpace(found[0].Body) != strings.TrimSpace(body):
+		issue, err = forge.UpdateIssue(ctx, found[0].Number, title, body)
 		action = plan.PRUpdated
+	default:
+		issue = &found[0]
 	}
 	if err != nil {
-		return fmt.Errorf("writing the dashboard issue: %w", err)
+		return errors.Join(append(errs, fmt.Errorf("writing the dashboard issue: %w", err))...)
 	}
 	p.Dashboard = &plan.PullRequest{URL: issue.URL, Number: issue.Number, Action: action}
 	log.InfoContext(ctx, "dashboard synced", "action", action, "url", issue.URL, "number", issue.Number)
-	return nil
+	return errors.Join(errs...)
 }
 
 // writeBranch writes the changes of p on cfg.Git.PushBranch and syncs its
