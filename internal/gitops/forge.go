@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -242,7 +243,8 @@ func repositoryOf(repo, gitURL string) (owner, name string, err error) {
 // A pull request returned with an error was opened or brought up to date,
 // but its labels or reviewers could not all be set.
 func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*plan.PullRequest, error) {
-	pr.Body = withReviewersLine(pr.Body, pr.Reviewers)
+	body := pr.Body
+	pr.Body = withReviewersLine(body, pr.Reviewers)
 	open, err := f.FindOpen(ctx, pr.Head, pr.Base)
 	if err != nil {
 		return nil, fmt.Errorf("finding the open pull request: %w", err)
@@ -264,6 +266,10 @@ func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*plan.Pul
 			return nil, fmt.Errorf("opening the pull request: %w, but none is open", ErrAlreadyExists)
 		}
 	}
+	// The line keeps those asked before who are no owners now, so that
+	// they are not asked again should they come back.
+	asked := askedReviewers(open.Body)
+	pr.Body = withReviewersLine(body, append(slices.Clone(pr.Reviewers), newReviewers(asked, pr.Reviewers)...))
 	var synced *plan.PullRequest
 	if open.Title == pr.Title && sameBody(open.Body, pr.Body) {
 		synced = &plan.PullRequest{URL: open.URL, Number: open.Number, Action: plan.PRUnchanged, Body: open.Body}
@@ -277,7 +283,7 @@ func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*plan.Pul
 	// Owners change with the files and the ResourceRecommends: those the
 	// job has not asked yet are asked; no one is asked twice, not even
 	// after they reviewed.
-	if missing := newReviewers(pr.Reviewers, askedReviewers(open.Body)); len(missing) > 0 {
+	if missing := newReviewers(pr.Reviewers, asked); len(missing) > 0 {
 		if err := f.RequestReviewers(ctx, synced.Number, missing); err != nil {
 			return synced, fmt.Errorf("asking the reviewers of pull request %d: %w", synced.Number, err)
 		}

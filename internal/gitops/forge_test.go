@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -170,11 +171,16 @@ func (f *fakeForge) hasOpen(head, base string) bool {
 // gitlabHandler serves the documented merge request and user endpoints of
 // GitLab's REST API v4 for the project org/fleet.
 func (f *fakeForge) gitlabHandler() http.Handler {
+	ids := map[string]int{"alice": 7, "bob": 8}
 	mr := func(p *fakePR) map[string]any {
 		state := map[string]string{"open": "opened", "closed": "closed"}[p.State]
+		reviewers := []map[string]any{}
+		for _, name := range p.Reviewers {
+			reviewers = append(reviewers, map[string]any{"id": ids[name], "username": name})
+		}
 		return map[string]any{"iid": p.Number, "id": 1000 + p.Number, "state": state, "title": p.Title, "description": p.Body,
 			"web_url":       fmt.Sprintf("https://gitlab.example.com/org/fleet/-/merge_requests/%d", p.Number),
-			"source_branch": p.Head, "target_branch": p.Base}
+			"source_branch": p.Head, "target_branch": p.Base, "reviewers": reviewers}
 	}
 	const project = "/api/v4/projects/org%2Ffleet/merge_requests"
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -192,7 +198,6 @@ func (f *fakeForge) gitlabHandler() http.Handler {
 		path := r.URL.EscapedPath()
 		switch {
 		case path == "/api/v4/users" && r.Method == http.MethodGet:
-			ids := map[string]int{"alice": 7, "bob": 8}
 			if id, ok := ids[r.URL.Query().Get("username")]; ok {
 				writeJSON(w, http.StatusOK, []map[string]any{{"id": id, "username": r.URL.Query().Get("username")}})
 			} else {
@@ -225,9 +230,19 @@ func (f *fakeForge) gitlabHandler() http.Handler {
 			}
 			f.prs = append(f.prs, p)
 			writeJSON(w, http.StatusCreated, mr(p))
+		case strings.HasPrefix(path, project+"/") && r.Method == http.MethodGet:
+			n, _ := strconv.Atoi(strings.TrimPrefix(path, project+"/"))
+			writeJSON(w, http.StatusOK, mr(f.find(n)))
 		case strings.HasPrefix(path, project+"/") && r.Method == http.MethodPut:
 			n, _ := strconv.Atoi(strings.TrimPrefix(path, project+"/"))
 			p := f.find(n)
+			if rv, ok := body["reviewer_ids"].([]any); ok {
+				f.writes[len(f.writes)-1] += " reviewers"
+				p.Reviewers = nil
+				for _, id := range rv {
+					p.Reviewers = append(p.Reviewers, map[float64]string{7: "alice", 8: "bob"}[id.(float64)])
+				}
+			}
 			if t, ok := body["title"].(string); ok {
 				p.Title = t
 			}
@@ -309,6 +324,26 @@ func TestForgesSyncPullRequest(t *testing.T) {
 			}
 			if len(fake.prs) != 1 || fake.prs[0].Body != stored("c") {
 				t.Errorf("after the race: %d pull requests, body %q; want one with the new body", len(fake.prs), fake.prs[0].Body)
+			}
+
+			// Owners change: a new one is asked, and one who left and
+			// comes back is not asked again.
+			pr.Body, pr.Reviewers = body("e"), []string{"bob"}
+			if _, err := SyncPullRequest(ctx, forge, pr); err != nil {
+				t.Fatal(err)
+			}
+			if got := askedReviewers(fake.prs[0].Body); !slices.Equal(got, []string{"bob", "alice"}) {
+				t.Errorf("reviewers recorded after bob came: %q, want bob, then alice", got)
+			}
+			writes = len(fake.writes)
+			pr.Reviewers = []string{"alice"}
+			if _, err := SyncPullRequest(ctx, forge, pr); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range fake.writes[writes:] {
+				if strings.Contains(w, "reviewers") {
+					t.Errorf("alice, asked before, was asked again: %s", w)
+				}
 			}
 
 			// The job closes it: the body says why, and no longer records
