@@ -161,7 +161,7 @@ func (a *applier) findRelease(c Change, dir string) (*release, error) {
 	}
 	app := argoApp(t)
 	if app == "" {
-		return a.releaseNamed(c, dir)
+		return a.releaseNamed(c)
 	}
 	ns, name, ok := strings.Cut(app, "_")
 	if !ok {
@@ -173,17 +173,12 @@ func (a *applier) findRelease(c Change, dir string) (*release, error) {
 			refs = append(refs, r)
 		}
 	}
-	if c.Path != "" {
-		refs = a.idx.selectedBy([]string{cleanRepoPath(c.Path)}, refs)
-	}
-	if len(refs) > 1 {
-		refs = a.idx.preferEnvs(refs)
-	}
+	refs = a.idx.narrow(c, refs)
 	switch len(refs) {
 	case 0:
 		// app.kubernetes.io/instance is also a chart's label of its
 		// release, whatever installed it.
-		return a.releaseNamed(c, dir)
+		return a.releaseNamed(c)
 	case 1:
 	default:
 		return nil, fmt.Errorf("%w: %w: %s is tracked by the Argo CD application %s, defined in %s", ErrHelm, ErrAmbiguousTarget, t, app, renderersOf(refs))
@@ -197,7 +192,7 @@ func (a *applier) findRelease(c Change, dir string) (*release, error) {
 // labels (helm-controller before it set them, or a label a post-renderer
 // dropped): the HelmRelease whose release name and namespace, as
 // helm-controller works them out, are those.
-func (a *applier) releaseNamed(c Change, dir string) (*release, error) {
+func (a *applier) releaseNamed(c Change) (*release, error) {
 	t := c.Target
 	name, ns := t.Annotations[helmReleaseName], t.Annotations[helmReleaseNS]
 	if name == "" {
@@ -212,12 +207,7 @@ func (a *applier) releaseNamed(c Change, dir string) (*release, error) {
 			refs = append(refs, n.ref)
 		}
 	}
-	if c.Path != "" {
-		refs = a.idx.selectedBy([]string{cleanRepoPath(c.Path)}, refs)
-	}
-	if len(refs) > 1 {
-		refs = a.idx.preferEnvs(refs)
-	}
+	refs = a.idx.narrow(c, refs)
 	switch len(refs) {
 	case 0:
 		return nil, errNotHelm
@@ -227,6 +217,19 @@ func (a *applier) releaseNamed(c Change, dir string) (*release, error) {
 			ErrHelm, ErrAmbiguousTarget, t, ns, name, renderersOf(refs))
 	}
 	return &release{kind: "HelmRelease", ref: refs[0], name: name, namespace: ns, source: -1}, nil
+}
+
+// narrow keeps of refs, the objects that may render c's target's
+// release, those the directory c names renders, then, of several, those
+// of environments.
+func (idx *index) narrow(c Change, refs []docRef) []docRef {
+	if c.Path != "" {
+		refs = idx.selectedBy([]string{cleanRepoPath(c.Path)}, refs)
+	}
+	if len(refs) > 1 {
+		refs = idx.preferEnvs(refs)
+	}
+	return refs
 }
 
 // namedRelease is a HelmRelease and the namespace of the Helm release it
