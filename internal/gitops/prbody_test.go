@@ -524,8 +524,8 @@ func TestDescriptionStaysUnderTheForgeLimit(t *testing.T) {
 			t.Errorf("%s description is %d characters, over %d", name, n, forgeBodyLimit)
 		}
 	}
-	if got := ParseProposed(full); len(got) < 150 {
-		t.Errorf("the values line records %d values, want the first 150 or more", len(got))
+	if got := ParseProposed(full); len(got) < 1000 {
+		t.Errorf("the values line records %d values, want the first 1,000 or more", len(got))
 	}
 }
 

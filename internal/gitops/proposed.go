@@ -1,8 +1,11 @@
 package gitops
 
 import (
+	"bytes"
+	"compress/flate"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"maps"
 	"slices"
 	"sort"
@@ -20,8 +23,13 @@ const proposedPrefix = "<!-- recommend-job: proposed "
 
 // maxProposedLength bounds that line (see MaxBodyLength). Values past it
 // are not recorded, and a value not recorded counts as moved: a group of
-// more than about 200 changed values is not held by a person's closing.
+// more than about a thousand changed values is not held by a person's
+// closing.
 const maxProposedLength = 12000
+
+// maxProposedData bounds what a line inflates to when read: a body is
+// anyone's to edit.
+const maxProposedData = 1 << 20
 
 // Proposed is the values a pull request proposes, by
 // namespace/name/container/resource (and /limit for a limit).
@@ -52,8 +60,8 @@ func ProposedOf(p *plan.Plan) Proposed {
 }
 
 // Line is the hidden line that records the values: "" when there are
-// none. It is encoded, so that no name from the cluster can end the
-// comment early.
+// none. They are JSON, deflated (the names repeat) and base64-encoded, so
+// that no name from the cluster can end the comment early.
 func (v Proposed) Line() string {
 	if len(v) == 0 {
 		return ""
@@ -69,7 +77,12 @@ func (v Proposed) Line() string {
 		if err != nil {
 			return ""
 		}
-		return proposedPrefix + base64.RawURLEncoding.EncodeToString(data) + " -->"
+		var b bytes.Buffer
+		w, _ := flate.NewWriter(&b, flate.BestCompression)
+		if _, err := w.Write(data); err != nil || w.Close() != nil {
+			return ""
+		}
+		return proposedPrefix + proposedDeflated + base64.RawURLEncoding.EncodeToString(b.Bytes()) + " -->"
 	}
 	// The most keys, in order, whose line fits.
 	n := sort.Search(len(keys), func(n int) bool { return len(line(n+1)) > maxProposedLength })
@@ -79,6 +92,10 @@ func (v Proposed) Line() string {
 	return line(n)
 }
 
+// proposedDeflated starts a line whose values are deflated; a line
+// without it holds them as plain JSON, as earlier versions wrote them.
+const proposedDeflated = "z:"
+
 // ParseProposed reads the values a pull request body records; nil when
 // it records none, or not in a form the job wrote.
 func ParseProposed(body string) Proposed {
@@ -87,9 +104,17 @@ func ParseProposed(body string) Proposed {
 		if !ok {
 			continue
 		}
-		data, err := base64.RawURLEncoding.DecodeString(strings.TrimSuffix(rest, " -->"))
+		encoded, deflated := strings.CutPrefix(strings.TrimSuffix(rest, " -->"), proposedDeflated)
+		data, err := base64.RawURLEncoding.DecodeString(encoded)
 		if err != nil {
 			return nil
+		}
+		if deflated {
+			r := flate.NewReader(bytes.NewReader(data))
+			data, err = io.ReadAll(io.LimitReader(r, maxProposedData+1))
+			if err != nil || len(data) > maxProposedData {
+				return nil
+			}
 		}
 		var values map[string]string
 		if json.Unmarshal(data, &values) != nil {

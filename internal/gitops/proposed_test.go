@@ -1,6 +1,9 @@
 package gitops
 
 import (
+	"bytes"
+	"compress/flate"
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -42,6 +45,21 @@ func TestProposedRoundTrip(t *testing.T) {
 	}
 	if ParseProposed("no marker here") != nil || ParseProposed(proposedPrefix+"!!! -->") != nil {
 		t.Error("read values from a body without a valid line")
+	}
+
+	// A line of plain JSON, as earlier versions wrote it, reads the same.
+	plain := proposedPrefix + base64.RawURLEncoding.EncodeToString([]byte(`{"shop/web/app/cpu":"390m"}`)) + " -->"
+	if got, want := ParseProposed(plain), resource.MustParse("390m"); len(got) != 1 || want.Cmp(got["shop/web/app/cpu"]) != 0 {
+		t.Errorf("plain line read as %v, want shop/web/app/cpu 390m", got)
+	}
+	// Anyone may edit a body: a line that inflates past the bound is not
+	// read.
+	var b bytes.Buffer
+	w, _ := flate.NewWriter(&b, flate.BestCompression)
+	_, _ = w.Write([]byte(`{"` + strings.Repeat("k", maxProposedData) + `":"1"}`))
+	_ = w.Close()
+	if bomb := proposedPrefix + proposedDeflated + base64.RawURLEncoding.EncodeToString(b.Bytes()) + " -->"; len(bomb) > maxProposedLength || ParseProposed(bomb) != nil {
+		t.Errorf("a line of %d characters that inflates past %d bytes was read", len(bomb), maxProposedData)
 	}
 }
 
