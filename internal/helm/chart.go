@@ -49,11 +49,8 @@ func (c *Chart) WithDefaults(values map[string]any) (*Chart, error) {
 	}
 	ch := *c.chart
 	ch.Values = deepCopyMap(values)
-	out := *c
-	out.chart = &ch
 	sum := sha256.Sum256(append([]byte(c.Digest+"\x00"), data...))
-	out.Digest = hex.EncodeToString(sum[:])
-	return &out, nil
+	return &Chart{Name: c.Name, Version: c.Version, Source: c.Source, Digest: hex.EncodeToString(sum[:]), chart: &ch}, nil
 }
 
 // File returns a file of the chart by its path in the chart

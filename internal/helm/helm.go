@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 )
@@ -40,6 +41,8 @@ type Chart struct {
 	Digest string
 
 	chart *chartv2.Chart
+	// stalled is set once a render of the chart ran past MaxRenderTime.
+	stalled atomic.Pointer[error]
 }
 
 // Release is one Helm release to render.

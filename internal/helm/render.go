@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/common/util"
@@ -165,8 +166,7 @@ func renderFiles(ctx context.Context, r Release, ch *chartv2.Chart, values map[s
 	if err != nil {
 		return nil, renderError(r, "", err)
 	}
-	var e engine.Engine
-	out, err := e.RenderWithContext(ctx, ch, top)
+	out, err := runEngine(ctx, r, ch, top)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, ctxErr
 	}
@@ -183,6 +183,51 @@ func renderFiles(ctx context.Context, r Release, ch *chartv2.Chart, values map[s
 		files[strings.TrimPrefix(name, prefix)] = text
 	}
 	return files, nil
+}
+
+// MaxRenderTime bounds one render of a chart. Helm's engine does not stop
+// for a context while a template runs, and a chart's templates may take
+// as long as they like (an include that calls itself twice doubles with
+// each level): a render past it is left to finish on its own, its release
+// is reported, and the chart is not rendered again in the run, so that
+// one release's chart never holds up the others.
+var MaxRenderTime = 30 * time.Second
+
+// errStalled means a render of the chart ran past MaxRenderTime.
+var errStalled = errors.New("a render took longer than the limit")
+
+// runEngine runs Helm's template engine on ch within MaxRenderTime,
+// unless a render of the same chart ran past it before.
+func runEngine(ctx context.Context, r Release, ch *chartv2.Chart, top common.Values) (map[string]string, error) {
+	if r.Chart != nil {
+		if err := r.Chart.stalled.Load(); err != nil {
+			return nil, *err
+		}
+	}
+	type result struct {
+		out map[string]string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var e engine.Engine
+		out, err := e.RenderWithContext(ctx, ch, top)
+		done <- result{out, err}
+	}()
+	timer := time.NewTimer(MaxRenderTime)
+	defer timer.Stop()
+	select {
+	case res := <-done:
+		return res.out, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timer.C:
+		err := fmt.Errorf("%w (%s): the chart is not rendered again in this run", errStalled, MaxRenderTime)
+		if r.Chart != nil {
+			r.Chart.stalled.Store(&err)
+		}
+		return nil, err
+	}
 }
 
 // documentSeparator splits a template's output into documents as Helm

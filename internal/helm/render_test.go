@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -184,5 +185,33 @@ func TestRenderContext(t *testing.T) {
 	_, err := Render(ctx, r)
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrRender) {
 		t.Fatalf("Render with an ended context = %v, want context.Canceled and not ErrRender", err)
+	}
+}
+
+// TestRenderStalls renders a chart whose template includes itself twice
+// per level, seconds of work, with MaxRenderTime far below that: the
+// render is given up on with an error of the chart, the chart is not
+// rendered again, and another chart renders as before.
+func TestRenderStalls(t *testing.T) {
+	defer func(d time.Duration) { MaxRenderTime = d }(MaxRenderTime)
+	MaxRenderTime = 200 * time.Millisecond
+	files := helmtest.Resources()
+	files["templates/_bomb.tpl"] = `{{- define "bomb" -}}{{- if lt (len .) 19 -}}{{ include "bomb" (append . 1) }}{{ include "bomb" (append . 2) }}{{- else -}}x{{- end -}}{{- end -}}`
+	files["templates/bomb.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n  x: {{ include \"bomb\" (list) | len | quote }}\n"
+	stalling := Release{Name: "web", Namespace: "shop", Chart: testChart(t, files)}
+	start := time.Now()
+	_, err := Render(context.Background(), stalling)
+	if !errors.Is(err, ErrRender) || !errors.Is(err, errStalled) || !strings.Contains(err.Error(), "release shop/web, chart") {
+		t.Fatalf("Render of the stalling chart = %v, want ErrRender naming the release and the limit", err)
+	}
+	if took := time.Since(start); took > 5*MaxRenderTime {
+		t.Errorf("Render took %s, far past the limit of %s", took, MaxRenderTime)
+	}
+	start = time.Now()
+	if _, err := Render(context.Background(), Release{Name: "api", Namespace: "shop", Chart: stalling.Chart}); !errors.Is(err, errStalled) || time.Since(start) > MaxRenderTime/2 {
+		t.Errorf("Render of the same chart again = %v after %s, want the stall at once", err, time.Since(start))
+	}
+	if _, err := Render(context.Background(), Release{Name: "web", Namespace: "shop", Chart: testChart(t, helmtest.Resources())}); err != nil {
+		t.Errorf("Render of another chart: %v", err)
 	}
 }
