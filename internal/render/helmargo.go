@@ -203,15 +203,22 @@ func (a *applier) valueFile(app *argoApplication, src *argoSource, vf string) (s
 }
 
 // ownValueFile reports whether a values file belongs to r alone: no other
-// Application of the repository reads it, and it is not a chart's own
-// values.yaml.
+// Application of the repository reads it, nor does r's own document as
+// another environment deploys it (a base Application that staging and
+// production both render), and it is not a chart's own values.yaml.
 func (a *applier) ownValueFile(r *release, file string) bool {
 	if path.Base(file) == "values.yaml" && a.idx.charts[path.Dir(file)] {
 		return false
 	}
 	for _, refs := range a.idx.refs {
 		for _, ref := range refs {
-			if ref.key.group != argoGroup || ref.file == r.ref.file && ref.doc == r.ref.doc {
+			if ref.key.group != argoGroup {
+				continue
+			}
+			// The same document is another reader as another environment
+			// deploys it, with the values files it names as written.
+			if ref.file == r.ref.file && ref.doc == r.ref.doc &&
+				(ref.renderedFrom() == r.ref.renderedFrom() || ref.chain != nil && !a.idx.isEnv(ref.chain.root())) {
 				continue
 			}
 			obj, ok := a.decoded(ref)
