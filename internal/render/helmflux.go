@@ -101,8 +101,9 @@ func (a *applier) loadFlux(ctx context.Context, r *release, obj map[string]any, 
 		}
 		r.chart = ch
 	}
-	// Entries with a targetPath are set last, over the inline values too.
-	var layers, targeted []layer
+	// valuesFrom in order, a targetPath entry setting its one value where
+	// it comes; spec.values over them all.
+	var layers []layer
 	for _, vf := range hr.Spec.ValuesFrom {
 		l, err := valuesFrom(vf.Kind, vf.Name, vf.ValuesKey, vf.TargetPath, hr.Metadata.Namespace, out)
 		switch {
@@ -110,12 +111,10 @@ func (a *applier) loadFlux(ctx context.Context, r *release, obj map[string]any, 
 			continue
 		case err != nil:
 			return loaded{}, fmt.Errorf("%s: %w", r, err)
-		case vf.TargetPath != "":
-			targeted = append(targeted, l)
-		default:
+		case vf.TargetPath == "":
 			a.generatedFrom(r, &l, vf.Name, or(vf.ValuesKey, "values.yaml"))
-			layers = append(layers, l)
 		}
+		layers = append(layers, l)
 	}
 	layers = append(layers, layer{
 		what:     "spec.values of " + r.String(),
@@ -123,7 +122,7 @@ func (a *applier) loadFlux(ctx context.Context, r *release, obj map[string]any, 
 		prefix:   keysPath("spec", "values"),
 		writable: true,
 	})
-	return loaded{layers: append(layers, targeted...), post: hr.Spec.PostRenderers}, nil
+	return loaded{layers: layers, post: hr.Spec.PostRenderers}, nil
 }
 
 // valuesFrom reads the values a HelmRelease takes from a ConfigMap the
@@ -152,8 +151,13 @@ func valuesFrom(kind, name, key, targetPath, ns string, out map[string]map[strin
 		return layer{}, fmt.Errorf("%s: the ConfigMap has no such key", what)
 	}
 	if targetPath != "" {
+		// As helm-controller sets it: a quoted value is a string.
+		parse := strvals.ParseInto
+		if len(text) >= 2 && (text[0] == '"' || text[0] == '\'') && text[len(text)-1] == text[0] {
+			parse, text = strvals.ParseIntoString, text[1:len(text)-1]
+		}
 		vals := map[string]any{}
-		if err := strvals.ParseInto(targetPath+"="+text, vals); err != nil {
+		if err := parse(targetPath+"="+text, vals); err != nil {
 			return layer{}, fmt.Errorf("%s: targetPath %q: %w", what, targetPath, err)
 		}
 		return layer{what: what, values: vals}, nil
