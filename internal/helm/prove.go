@@ -29,12 +29,13 @@ const proofLines = 5
 // checks that the output is the same but for the requests and limits want
 // names, which must be the expected quantities. Test hooks are left out,
 // as an install does not apply them. When the outputs differ otherwise,
-// the release is rendered once more with its own values, and the objects
-// of every template whose output differs between those two renders are
-// left out of the comparison, before and after: the chart renders them
-// differently each time (a generated password, a random name), so no
-// change can be told apart in them. If one of them holds a target
-// container, the proof fails and says so.
+// the release is rendered once more with its own values, and what differs
+// between those two renders is not compared, before and after: the
+// fields that differ in objects both renders make (a generated password,
+// a checksum of it, a random annotation), and the objects of a template
+// that makes other objects each time (a random name). If a target
+// container is among those objects, or its resources among those fields,
+// the proof fails and says so.
 //
 // Its errors wrap ErrProofFailed and list what changed: object, path,
 // before and after. A release that does not render with its own values
@@ -74,15 +75,18 @@ func prove(r Release, before, after []Object, want []Expect, again func() ([]Obj
 		}
 		second = installed(second)
 		unstable := unstableParts(before, second, r.Namespace)
-		if len(unstable.order) > 0 {
+		if len(unstable.order) > 0 || len(unstable.fields) > 0 {
 			if err := unstable.holdTarget(r, want, before, second, after); err != nil {
 				return err
 			}
-			before, after = unstable.without(before), unstable.without(after)
+			before, after = unstable.masked(unstable.without(before)), unstable.masked(unstable.without(after))
 			if problems = compareRenders(before, after, want, r.Namespace); len(problems) == 0 {
 				return nil
 			}
 			leftOut = unstable.order
+			for _, key := range slices.Sorted(maps.Keys(unstable.fields)) {
+				leftOut = append(leftOut, "fields of "+key)
+			}
 		}
 	}
 	err := fmt.Errorf("%w: release %s/%s (chart %s %s): %s", ErrProofFailed, r.Namespace, r.Name, r.Chart.Name, r.Chart.Version, boundedJoin(problems, proofLines, "; "))
@@ -121,14 +125,23 @@ func part(o Object) string {
 	return o.Kind + " " + o.Namespace + "/" + o.Name
 }
 
-// unstable are the parts whose output differs between two renders of the
-// same values.
+// unstable is what differs between two renders of the same values.
 type unstable struct {
-	// order lists the parts as they first appear; differences says, for
-	// each, how the second render differs from the first.
+	// order lists the parts whose objects differ, in their set or order,
+	// as they first appear; differences says, for each, how the second
+	// render differs from the first. They are left out.
 	order       []string
 	differences map[string][]string
+	// fields are, by object (indexObjects's key), the paths whose values
+	// differ in the parts that render the same objects both times (a
+	// checksum of a generated password, a random annotation): they are
+	// masked, and the rest of each object compared.
+	fields map[string][]Path
 }
+
+// variesMask stands, in both outputs, for a value that differs from render
+// to render.
+const variesMask = "(differs from render to render)"
 
 // unstableParts finds the parts of which two outputs of the same values,
 // first and second, differ: in their objects, their order or their
@@ -141,16 +154,84 @@ func unstableParts(first, second []Object, namespace string) unstable {
 			order = append(order, p)
 		}
 	}
-	out := unstable{differences: map[string][]string{}}
+	out := unstable{differences: map[string][]string{}, fields: map[string][]Path{}}
 	for _, p := range order {
 		a, b := firstParts[p], secondParts[p]
-		if len(a) == len(b) && slices.EqualFunc(a, b, sameObject) {
-			continue
+		if len(a) == len(b) && slices.EqualFunc(a, b, sameIdentity) {
+			continue // the same objects: their fields are compared below
 		}
 		out.order = append(out.order, p)
 		out.differences[p] = compareRenders(a, b, nil, namespace)
 	}
+	firstByKey, firstOrder := indexObjects(first)
+	secondByKey, _ := indexObjects(second)
+	for _, key := range firstOrder {
+		a := firstByKey[key]
+		if _, left := out.differences[part(a)]; left {
+			continue
+		}
+		if paths := diffPaths(a.Body, secondByKey[key].Body, nil, nil); len(paths) > 0 {
+			out.fields[key] = paths
+		}
+	}
 	return out
+}
+
+// masked returns objects with the unstable fields of each set to
+// variesMask, in copies of their bodies.
+func (u unstable) masked(objects []Object) []Object {
+	if len(u.fields) == 0 {
+		return objects
+	}
+	_, keys := indexObjects(objects)
+	out := slices.Clone(objects)
+	for i, key := range keys {
+		paths := u.fields[key]
+		if len(paths) == 0 {
+			continue
+		}
+		out[i].Body = deepCopyMap(out[i].Body)
+		for _, p := range paths {
+			setAt(out[i].Body, p, variesMask)
+		}
+	}
+	return out
+}
+
+// setAt sets the value at p in body, where p's parent is; else nothing.
+func setAt(body any, p Path, v any) {
+	if len(p) == 0 {
+		return
+	}
+	for _, step := range p[:len(p)-1] {
+		switch node := body.(type) {
+		case map[string]any:
+			body = node[step.Key]
+		case []any:
+			if step.Index < 0 || step.Index >= len(node) {
+				return
+			}
+			body = node[step.Index]
+		default:
+			return
+		}
+	}
+	last := p[len(p)-1]
+	switch node := body.(type) {
+	case map[string]any:
+		if last.Index < 0 {
+			node[last.Key] = v
+		}
+	case []any:
+		if last.Index >= 0 && last.Index < len(node) {
+			node[last.Index] = v
+		}
+	}
+}
+
+// sameIdentity reports whether a and b are renders of the same object.
+func sameIdentity(a, b Object) bool {
+	return a.APIVersion == b.APIVersion && a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
 }
 
 // byPart groups objects by part, keeping their order.
@@ -167,11 +248,6 @@ func byPart(objects []Object) (map[string][]Object, []string) {
 	return out, order
 }
 
-// sameObject reports whether two renders of an object are the same.
-func sameObject(a, b Object) bool {
-	return a.APIVersion == b.APIVersion && a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name && reflect.DeepEqual(a.Body, b.Body)
-}
-
 // without leaves out of objects those of the unstable parts.
 func (u unstable) without(objects []Object) []Object {
 	out := make([]Object, 0, len(objects))
@@ -184,13 +260,29 @@ func (u unstable) without(objects []Object) []Object {
 }
 
 // holdTarget fails the proof when an unstable part renders a container
-// of want, in any of the outputs: its change cannot be told apart from
-// what the chart changes by itself.
+// of want, in any of the outputs, or the resources of a target object
+// differ from render to render: its change cannot be told apart from what
+// the chart changes by itself.
 func (u unstable) holdTarget(r Release, want []Expect, outputs ...[]Object) error {
 	for _, w := range want {
 		target := w.Container
 		if target.Namespace == "" {
 			target.Namespace = r.Namespace
+		}
+		if len(outputs) > 0 {
+			byKey, order := indexObjects(outputs[0])
+			for _, key := range order {
+				o := byKey[key]
+				if !w.Container.matches(Container{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Container: w.Container.Container}, r.Namespace) {
+					continue
+				}
+				for _, p := range u.fields[key] {
+					if slices.ContainsFunc(p, func(s Step) bool { return s.Key == "resources" }) {
+						return fmt.Errorf("%w: release %s/%s: chart %s %s renders %s of %s differently each time with the same values, so no change of it can be told apart",
+							ErrProofFailed, r.Namespace, r.Name, r.Chart.Name, r.Chart.Version, p, key)
+					}
+				}
+			}
 		}
 		for _, objects := range outputs {
 			for _, o := range objects {
@@ -372,6 +464,40 @@ func quantityOf(v any) (resource.Quantity, error) {
 		return *resource.NewQuantity(t, resource.DecimalSI), nil
 	}
 	return resource.Quantity{}, fmt.Errorf("%v is not a quantity", v)
+}
+
+// diffPaths lists the paths at which b differs from a: where a value
+// differs, is in one only, or a list differs in length.
+func diffPaths(a, b any, at Path, out []Path) []Path {
+	am, aIsMap := a.(map[string]any)
+	bm, bIsMap := b.(map[string]any)
+	if aIsMap && bIsMap {
+		for _, k := range slices.Sorted(maps.Keys(am)) {
+			if bv, ok := bm[k]; ok {
+				out = diffPaths(am[k], bv, at.child(Key(k)), out)
+			} else {
+				out = append(out, at.child(Key(k)))
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(bm)) {
+			if _, ok := am[k]; !ok {
+				out = append(out, at.child(Key(k)))
+			}
+		}
+		return out
+	}
+	al, aIsList := a.([]any)
+	bl, bIsList := b.([]any)
+	if aIsList && bIsList && len(al) == len(bl) {
+		for i := range al {
+			out = diffPaths(al[i], bl[i], at.child(Index(i)), out)
+		}
+		return out
+	}
+	if !reflect.DeepEqual(a, b) {
+		out = append(out, at)
+	}
+	return out
 }
 
 // diffValues lists where b differs from a, as "path: a → b".
