@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -184,6 +185,62 @@ spec:
 	}
 	if r := out.Results[1]; r.Err != nil || !r.Changed {
 		t.Errorf("the plain manifest: changed %v, err %v; want it edited", r.Changed, r.Err)
+	}
+}
+
+// TestApplyArgoChartValueFiles renders Applications whose valueFiles are
+// files of a chart from a chart repository: one the chart holds is read,
+// one it does not hold fails the release, unless the Application ignores
+// missing values files.
+func TestApplyArgoChartValueFiles(t *testing.T) {
+	repo := helmtest.NewRepo(t)
+	files := chartFiles(t)
+	files["values-tuned.yaml"] = "web:\n  replicas: 4\n"
+	repo.Add(t, "shop", "1.4.0", files)
+	app := func(name, valueFile string, ignore bool) string {
+		return `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: ` + name + `
+  namespace: argocd
+spec:
+  source:
+    repoURL: ` + repo.URL + `
+    chart: shop
+    targetRevision: 1.4.0
+    helm:
+      ignoreMissingValueFiles: ` + strconv.FormatBool(ignore) + `
+      valueFiles:
+        - ` + valueFile + `
+  destination:
+    namespace: ` + name + `
+`
+	}
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"apps/tuned.yaml":   app("tuned", "values-tuned.yaml", false),
+		"apps/missing.yaml": app("missing", "values-missing.yaml", false),
+		"apps/ignored.yaml": app("ignored", "values-missing.yaml", true),
+	})
+	change := func(ns string) Change {
+		return Change{
+			Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: ns + "-web",
+				Annotations: map[string]string{ArgoTrackingID: ns + ":apps/Deployment:" + ns + "/" + ns + "-web"}},
+			Container: "web",
+			Requests:  quantities(map[string]string{"cpu": "300m"}),
+		}
+	}
+	out, err := Apply(context.Background(), root, ".", []Change{change("tuned"), change("missing"), change("ignored")}, WithCharts(helm.NewLoader()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 2} {
+		if r := out.Results[i]; r.Err != nil || !r.Changed || r.Helm == nil || !strings.Contains(r.Helm.Layer, "helm.valuesObject") {
+			t.Errorf("change %d: changed %v, err %v, helm %+v; want the value in helm.valuesObject", i, r.Changed, r.Err, r.Helm)
+		}
+	}
+	if err := out.Results[1].Err; !errors.Is(err, ErrHelm) || !strings.Contains(err.Error(), "chart shop 1.4.0 has no file values-missing.yaml") {
+		t.Errorf("a values file the chart does not hold: %v, want it named", err)
 	}
 }
 

@@ -125,7 +125,22 @@ func (a *applier) loadArgo(ctx context.Context, r *release, obj map[string]any) 
 			return nil, fmt.Errorf("%s: valueFiles %q: %w", r, vf, err)
 		}
 		if file == "" {
-			continue // a file of a chart from a chart repository
+			// A file of the chart from a chart repository: read, never
+			// written.
+			name := path.Clean(strings.TrimPrefix(vf, "/"))
+			data, ok := r.chart.File(name)
+			if !ok && src.Helm.IgnoreMissingValueFiles {
+				continue
+			}
+			if !ok {
+				return nil, fmt.Errorf("%s: valueFiles %q: chart %s %s has no file %s", r, vf, r.chart.Name, r.chart.Version, name)
+			}
+			var vals map[string]any
+			if err := sigsyaml.Unmarshal(data, &vals); err != nil {
+				return nil, fmt.Errorf("%s: %s of chart %s: %w", r, name, r.chart.Name, err)
+			}
+			layers = append(layers, layer{what: fmt.Sprintf("the values file %s of chart %s %s", name, r.chart.Name, r.chart.Version), values: vals})
+			continue
 		}
 		data, err := a.fileData(file, true)
 		if errors.Is(err, fs.ErrNotExist) && src.Helm.IgnoreMissingValueFiles {
