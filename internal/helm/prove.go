@@ -170,7 +170,7 @@ func unstableParts(first, second []Object, namespace string) unstable {
 		if _, left := out.differences[part(a)]; left {
 			continue
 		}
-		if paths := diffPaths(a.Body, secondByKey[key].Body, nil, nil); len(paths) > 0 {
+		if paths := diffPaths(a.Body, secondByKey[key].Body); len(paths) > 0 {
 			out.fields[key] = paths
 		}
 	}
@@ -328,7 +328,7 @@ func compareRenders(before, after []Object, want []Expect, namespace string) []s
 			met[i] = true
 			problems = append(problems, expectOn(w, a, ab, bb)...)
 		}
-		for _, d := range diffValues(bb, ab, nil, nil) {
+		for _, d := range diffValues(bb, ab) {
 			problems = append(problems, key+": "+d)
 		}
 	}
@@ -466,42 +466,33 @@ func quantityOf(v any) (resource.Quantity, error) {
 	return resource.Quantity{}, fmt.Errorf("%v is not a quantity", v)
 }
 
-// diffPaths lists the paths at which b differs from a: where a value
-// differs, is in one only, or a list differs in length.
-func diffPaths(a, b any, at Path, out []Path) []Path {
-	am, aIsMap := a.(map[string]any)
-	bm, bIsMap := b.(map[string]any)
-	if aIsMap && bIsMap {
-		for _, k := range slices.Sorted(maps.Keys(am)) {
-			if bv, ok := bm[k]; ok {
-				out = diffPaths(am[k], bv, at.child(Key(k)), out)
-			} else {
-				out = append(out, at.child(Key(k)))
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(bm)) {
-			if _, ok := am[k]; !ok {
-				out = append(out, at.child(Key(k)))
-			}
-		}
-		return out
-	}
-	al, aIsList := a.([]any)
-	bl, bIsList := b.([]any)
-	if aIsList && bIsList && len(al) == len(bl) {
-		for i := range al {
-			out = diffPaths(al[i], bl[i], at.child(Index(i)), out)
-		}
-		return out
-	}
-	if !reflect.DeepEqual(a, b) {
-		out = append(out, at)
-	}
+// diffPaths lists the paths at which b differs from a.
+func diffPaths(a, b any) []Path {
+	var out []Path
+	walkDiff(a, b, nil, func(at Path, _, _ any, _, _ bool) { out = append(out, at) })
 	return out
 }
 
 // diffValues lists where b differs from a, as "path: a → b".
-func diffValues(a, b any, at Path, out []string) []string {
+func diffValues(a, b any) []string {
+	var out []string
+	walkDiff(a, b, nil, func(at Path, av, bv any, aok, bok bool) {
+		switch {
+		case !aok:
+			out = append(out, fmt.Sprintf("%s: absent → %s", at, brief(bv)))
+		case !bok:
+			out = append(out, fmt.Sprintf("%s: %s → absent", at, brief(av)))
+		default:
+			out = append(out, fmt.Sprintf("%s: %s → %s", at, brief(av), brief(bv)))
+		}
+	})
+	return out
+}
+
+// walkDiff calls differ, in key order, at each path below at where b
+// differs from a: where a value differs, is in one only (aok or bok
+// false), or a list differs in length.
+func walkDiff(a, b any, at Path, differ func(at Path, av, bv any, aok, bok bool)) {
 	am, aIsMap := a.(map[string]any)
 	bm, bIsMap := b.(map[string]any)
 	if aIsMap && bIsMap {
@@ -514,29 +505,25 @@ func diffValues(a, b any, at Path, out []string) []string {
 		for _, k := range keys {
 			av, aok := am[k]
 			bv, bok := bm[k]
-			switch {
-			case !aok:
-				out = append(out, fmt.Sprintf("%s: absent → %s", at.child(Key(k)), brief(bv)))
-			case !bok:
-				out = append(out, fmt.Sprintf("%s: %s → absent", at.child(Key(k)), brief(av)))
-			default:
-				out = diffValues(av, bv, at.child(Key(k)), out)
+			if aok && bok {
+				walkDiff(av, bv, at.child(Key(k)), differ)
+			} else {
+				differ(at.child(Key(k)), av, bv, aok, bok)
 			}
 		}
-		return out
+		return
 	}
 	al, aIsList := a.([]any)
 	bl, bIsList := b.([]any)
 	if aIsList && bIsList && len(al) == len(bl) {
 		for i := range al {
-			out = diffValues(al[i], bl[i], at.child(Index(i)), out)
+			walkDiff(al[i], bl[i], at.child(Index(i)), differ)
 		}
-		return out
+		return
 	}
 	if !reflect.DeepEqual(a, b) {
-		out = append(out, fmt.Sprintf("%s: %s → %s", at, brief(a), brief(b)))
+		differ(at, a, b, true, true)
 	}
-	return out
 }
 
 // brief writes a value as compact JSON, cut to a readable length.
