@@ -101,12 +101,7 @@ func DashboardBody(p *plan.Plan, pushBranch string) string {
 }
 
 // mdCell is mdText of s cut to maxDashboardCell characters.
-func mdCell(s string) string {
-	if r := []rune(s); len(r) > maxDashboardCell {
-		s = string(r[:maxDashboardCell]) + "…"
-	}
-	return mdText(s)
-}
+func mdCell(s string) string { return mdText(cutText(s, maxDashboardCell)) }
 
 // dashboardWatches are the rows of the job's merged changes: those that
 // regressed, with the pull request that corrects them (its group's, or

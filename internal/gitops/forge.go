@@ -382,9 +382,7 @@ const maxClosedNote = 300
 // closedBody is body without the line of proposed values, ending with why
 // the job closed it.
 func closedBody(body, why string) string {
-	if r := []rune(why); len(r) > maxClosedNote {
-		why = string(r[:maxClosedNote]) + "…"
-	}
+	why = cutText(why, maxClosedNote)
 	var kept []string
 	for _, line := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n") {
 		if !strings.HasPrefix(strings.TrimSpace(line), proposedPrefix) {

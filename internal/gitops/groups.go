@@ -149,11 +149,15 @@ func IsGroupBranch(pushBranch, name string) bool {
 // title, for the group. A group's name may come from a tenant's label or
 // annotation: it is kept to one line, and cut, in the title.
 func GroupPullRequestTitle(base, path, group string) string {
-	name := plan.Line(group)
-	if r := []rune(name); len(r) > maxTitleGroup {
-		name = string(r[:maxTitleGroup]) + "…"
+	return PullRequestTitle(base, path) + " for " + cutText(plan.Line(group), maxTitleGroup)
+}
+
+// cutText cuts s to n characters, marking the cut with an ellipsis.
+func cutText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
 	}
-	return PullRequestTitle(base, path) + " for " + name
+	return s
 }
 
 // maxTitleGroup bounds the group's part of a title.
