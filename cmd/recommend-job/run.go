@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
@@ -25,6 +27,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/job"
 	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/record"
 	"github.com/recommend-job/recommend-job/internal/report"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
@@ -118,6 +121,8 @@ type wiring struct {
 	collector  *collect.Collector
 	prometheus usage.RangeQuerier
 	job        job.Config
+	// record is the job's record; nil when it keeps none.
+	record *record.Store
 }
 
 // wire builds the clients and settings of a run.
@@ -151,9 +156,17 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 	if err != nil {
 		return nil, err
 	}
+	var rec *record.Store
+	if ns := recordNamespace(cfg.RecordNamespace); ns != "" {
+		core, err := corev1client.NewForConfig(restCfg)
+		if err != nil {
+			return nil, fmt.Errorf("creating core client: %w", err)
+		}
+		rec = record.New(core.ConfigMaps(ns), ns, cfg.RecordName)
+	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
 	collector := collect.New(dyn, mapper, append(cfg.CollectOptions(log), collect.WithMetadataClient(metaClient))...)
-	return &wiring{rest: restCfg, discovery: disco, access: authz.SelfSubjectAccessReviews(), collector: collector, prometheus: promAPI, job: job.Config{
+	w := &wiring{rest: restCfg, discovery: disco, access: authz.SelfSubjectAccessReviews(), collector: collector, prometheus: promAPI, job: job.Config{
 		Git:           cfg.GitOptions(),
 		Path:          cfg.GitPath,
 		DryRun:        cfg.DryRun,
@@ -166,12 +179,33 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 		},
 
 		HistoryConcurrency: cfg.PrometheusConcurrency,
-	}}, nil
+	}}
+	if rec != nil {
+		// A nil *Store in the interface would read as a record.
+		w.job.Record, w.record = rec, rec
+	}
+	return w, nil
+}
+
+// serviceAccountNamespace is where a pod finds its own namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// recordNamespace is the namespace of the job's record: the setting, else
+// the pod's own; "" outside a pod.
+func recordNamespace(setting string) string {
+	if setting != "" {
+		return setting
+	}
+	data, err := os.ReadFile(serviceAccountNamespace)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
 }
 
 // doctor is what doctor checks: the run's clients, reader and repository.
 func (w *wiring) doctor(cfg *config.Config, log *slog.Logger) doctor.Config {
-	return doctor.Config{
+	d := doctor.Config{
 		APIServer:     w.rest.Host,
 		Version:       w.discovery,
 		Access:        w.access,
@@ -184,6 +218,10 @@ func (w *wiring) doctor(cfg *config.Config, log *slog.Logger) doctor.Config {
 		Verify:        w.job.Verify,
 		Log:           log,
 	}
+	if w.record != nil {
+		d.Record = w.record
+	}
+	return d
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {

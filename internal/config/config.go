@@ -118,6 +118,8 @@ type Config struct {
 	VerifyRestarts        int           `mapstructure:"verify-restarts"`
 	VerifyThrottledAfter  float64       `mapstructure:"verify-throttled-after"`
 	VerifyThrottledBefore float64       `mapstructure:"verify-throttled-before"`
+	RecordNamespace       string        `mapstructure:"record-namespace"`
+	RecordName            string        `mapstructure:"record-name"`
 
 	// chartCredentials are those of HelmRepositoryConfig; nil without it.
 	chartCredentials *chartCredentials

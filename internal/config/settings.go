@@ -86,6 +86,8 @@ var settings = []setting{
 	{"pr-closed-hold", 720 * time.Hour, "how long a group's pull request that a person closed without merging holds the group while its values stay within the change threshold; 0 holds nothing"},
 	{"dashboard", false, "keep one issue on the forge up to date with the groups' pull requests, those waiting or held, and the targets that could not be rendered"},
 	{"verify-period", 72 * time.Hour, "how long each merged change of the job is watched after it took effect, against as long a period before; 0 watches nothing"},
+	{"record-namespace", "", "namespace of the ConfigMap that records the commits the job pushed, which verification, corrections and holds trust alone; the job's own namespace when it runs in a pod"},
+	{"record-name", "recommend-job-record", "name of that ConfigMap"},
 	{"verify-oom-kills", 1, "OOM kills after a memory cut, more than before, that make it a regression"},
 	{"verify-restarts", 3, "restarts after a cut, more than before, that make it a regression"},
 	{"verify-throttled-after", 0.2, "share of CPU periods throttled after a CPU cut above which, from below verify-throttled-before, it regressed"},

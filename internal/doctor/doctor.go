@@ -53,6 +53,11 @@ type Config struct {
 	// Verify are the thresholds a run watches its merged changes with; a
 	// zero Period, as verify-period 0, watches nothing.
 	Verify verify.Thresholds
+	// Record is the job's record of what it pushed, which verification
+	// trusts alone; nil when the job keeps none.
+	Record interface {
+		Load(ctx context.Context) ([]gitops.Pushed, error)
+	}
 	// Now is the time the merged changes are checked at; time.Now when
 	// nil.
 	Now func() time.Time

@@ -42,17 +42,33 @@ func (d *checks) merged(ctx context.Context, cfg Config, items []collect.Item) {
 	// change stays in.
 	span := th.Period + usage.DefaultWindow
 	days := int(span.Hours() / 24)
-	changes, err := gitops.ReadMerged(ctx, cfg.Git, now.Add(-span), 0)
+	if cfg.Record == nil {
+		d.info("no record of the job's pushes is kept (record-namespace): merged changes are not verified")
+		return
+	}
+	pushed, err := cfg.Record.Load(ctx)
+	if err != nil {
+		d.fail("reading the job's record", err)
+		return
+	}
+	var forge gitops.PullRequestGetter
+	if cfg.Git.Forge.Enabled() && !cfg.Git.Direct() {
+		if forge, err = gitops.NewForge(cfg.Git.Forge, cfg.Git.URL); err != nil {
+			d.fail("reading the merged changes", err)
+			return
+		}
+	}
+	merged, err := gitops.ReadMerged(ctx, cfg.Git, forge, pushed, now.Add(-span), 0)
 	if err != nil {
 		d.fail("reading the merged changes", err)
 		return
 	}
-	latest := verify.Latest(changes)
+	for _, err := range merged.Unresolved {
+		d.fail("telling whether a pull request of the job's was merged", err)
+	}
+	latest := verify.Latest(merged.Changes)
 	if len(latest) == 0 {
-		d.ok("no merged changes of the job in the last %d days", days)
-		if cfg.Git.AuthorEmail == "" {
-			d.info("no git-author-email set: no commit counts as the job's")
-		}
+		d.ok("no merged changes of the job in the last %d days (%d %s in its record)", days, len(pushed), plural(len(pushed), "commit", "commits"))
 		return
 	}
 	d.ok("%d merged %s of the job in the last %d days", len(latest), plural(len(latest), "change", "changes"), days)

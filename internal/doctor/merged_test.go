@@ -55,6 +55,11 @@ func commitAs(t *testing.T, url, message string, author *object.Signature) strin
 	return h.String()
 }
 
+// record is the job's record, holding pushed.
+type record struct{ pushed []gitops.Pushed }
+
+func (r *record) Load(context.Context) ([]gitops.Pushed, error) { return r.pushed, nil }
+
 // watchPrometheus answers the queries of a watch from answers, by query,
 // and every other query as prometheus does.
 type watchPrometheus struct {
@@ -115,11 +120,13 @@ func TestMergedChanges(t *testing.T) {
 		name    string
 		message string
 		author  *object.Signature
-		verify  verify.Thresholds
-		want    []string
-		lack    []string
+		// recorded puts the commit in the job's record.
+		recorded bool
+		verify   verify.Thresholds
+		want     []string
+		lack     []string
 	}{
-		{name: "a regression explained", author: job,
+		{name: "a regression explained", author: job, recorded: true,
 			message: "Right-size resource requests\n\nRecommend-Job-Change: shop/web app memory 512Mi 256Mi\n",
 			want: []string{
 				"\nmerged changes\n",
@@ -141,6 +148,10 @@ func TestMergedChanges(t *testing.T) {
 		{name: "someone else's trailer is not the job's change", author: person,
 			message: "Copy\n\nRecommend-Job-Change: shop/web app memory 512Mi 256Mi\n",
 			want:    []string{"ok    no merged changes of the job in the last 10 days"}, lack: []string{"REGRESSED"}},
+		// The job's author and a co-author line are anyone's to write.
+		{name: "a commit dressed as the job's is not the job's change", author: job,
+			message: "Right-size resource requests\n\nRecommend-Job-Change: shop/web app memory 512Mi 256Mi\n\nCo-authored-by: recommend-job <recommend-job@example.com>\n",
+			want:    []string{"ok    no merged changes of the job in the last 10 days"}, lack: []string{"REGRESSED"}},
 		{name: "verify-period 0", author: job, verify: verify.Thresholds{},
 			message: "Right-size resource requests\n\nRecommend-Job-Change: shop/web app memory 512Mi 256Mi\n",
 			want:    []string{"verify-period 0: merged changes are not verified"}, lack: []string{"REGRESSED"}},
@@ -148,7 +159,12 @@ func TestMergedChanges(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			url := testbedtest.FileRemote(t, map[string]string{"apps/web.yaml": "memory: 512Mi\n"})
-			commitAs(t, url, tt.message, tt.author)
+			hash := commitAs(t, url, tt.message, tt.author)
+			rec := &record{}
+			if tt.recorded {
+				rec.pushed = []gitops.Pushed{{Commit: hash, Branch: "main", Time: committed,
+					Changes: "Recommend-Job-Change: shop/web app memory 512Mi 256Mi\n"}}
+			}
 			th := tt.verify
 			if tt.name != "verify-period 0" {
 				th = verify.Thresholds{Period: verify.DefaultPeriod}
@@ -157,7 +173,7 @@ func TestMergedChanges(t *testing.T) {
 			err := Run(context.Background(), Config{Version: &apiserver{}, Access: &apiserver{}, Collector: collector{items: []collect.Item{web}},
 				Prometheus: watchPrometheus{prometheus: &prometheus{pods: pods}, answers: answers}, ReaderOptions: options,
 				Git:    gitops.Options{URL: url, BaseBranch: "main", PushBranch: "recommend-job/main", AuthorEmail: "recommend-job@example.com"},
-				Verify: th, Now: func() time.Time { return now }}, &out)
+				Verify: th, Record: rec, Now: func() time.Time { return now }}, &out)
 			if err != nil {
 				t.Errorf("Run() error = %v, want none: a regression is a finding\n%s", err, out.String())
 			}

@@ -59,6 +59,13 @@ type PullRequest struct {
 	Body   string
 	// Head is the branch it merges from.
 	Head string
+	// Author is the login of the account that opened it.
+	Author string
+	// HeadCommit is the commit it merges; MergeCommit the commit that
+	// brought it onto the base branch (a merge, a squash or, for a
+	// fast-forward, the head itself), "" until it is merged. Only Get
+	// fills them.
+	HeadCommit, MergeCommit string
 	// Merged reports whether it was merged.
 	Merged bool
 	// ClosedAt is when it was closed or merged; zero while it is open.
@@ -92,10 +99,18 @@ type Forge interface {
 	// ListOpen lists the open pull requests into base whose head branch
 	// starts with headPrefix, all pages of them.
 	ListOpen(ctx context.Context, base, headPrefix string) ([]PullRequest, error)
-	// LastClosed returns the pull request from head into base closed
-	// last, if it was closed without being merged; nil when none was
-	// closed or the last one was merged.
-	LastClosed(ctx context.Context, head, base string) (*PullRequest, error)
+	// LastClosed returns the pull request from head into base opened by
+	// author closed last, if it was closed without being merged; nil when
+	// none was closed or the last one was merged. Pull requests anyone
+	// else opened from the branch are passed over.
+	LastClosed(ctx context.Context, head, base, author string) (*PullRequest, error)
+	// Get returns pull request number with its head and merge commits.
+	Get(ctx context.Context, number int) (*PullRequest, error)
+	// Self is the login of the account the token acts for: the job's.
+	Self(ctx context.Context) (string, error)
+	// Closer returns who closed pull request number, and whether that
+	// account may write to the repository.
+	Closer(ctx context.Context, number int) (login string, writer bool, err error)
 	// Create opens a pull request. One returned with an error was opened,
 	// but its labels or reviewers could not all be set.
 	Create(ctx context.Context, pr NewPullRequest) (*PullRequest, error)
@@ -134,6 +149,8 @@ func NewForge(opts ForgeOptions, gitURL string) (Forge, error) {
 type redactingForge struct {
 	forge Forge
 	r     *redactor
+	// self is the token's account, once asked.
+	self string
 }
 
 func (f *redactingForge) FindOpen(ctx context.Context, head, base string) (*PullRequest, error) {
@@ -160,9 +177,36 @@ func (f *redactingForge) ListOpen(ctx context.Context, base, headPrefix string) 
 	return prs, f.r.seal(err)
 }
 
-func (f *redactingForge) LastClosed(ctx context.Context, head, base string) (*PullRequest, error) {
-	pr, err := f.forge.LastClosed(ctx, head, base)
+func (f *redactingForge) LastClosed(ctx context.Context, head, base, author string) (*PullRequest, error) {
+	pr, err := f.forge.LastClosed(ctx, head, base, author)
 	return pr, f.r.seal(err)
+}
+
+func (f *redactingForge) Get(ctx context.Context, number int) (*PullRequest, error) {
+	pr, err := f.forge.Get(ctx, number)
+	return pr, f.r.seal(err)
+}
+
+// Self asks the forge once per client: the token's account does not
+// change within a run.
+func (f *redactingForge) Self(ctx context.Context) (string, error) {
+	if f.self != "" {
+		return f.self, nil
+	}
+	login, err := f.forge.Self(ctx)
+	if err != nil {
+		return "", f.r.seal(err)
+	}
+	if login == "" {
+		return "", errors.New("the forge names no account for the token")
+	}
+	f.self = login
+	return login, nil
+}
+
+func (f *redactingForge) Closer(ctx context.Context, number int) (string, bool, error) {
+	login, writer, err := f.forge.Closer(ctx, number)
+	return login, writer, f.r.seal(err)
 }
 
 func (f *redactingForge) RequestReviewers(ctx context.Context, number int, reviewers []string) error {

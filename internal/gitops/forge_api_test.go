@@ -157,6 +157,9 @@ func ts(t time.Time) any {
 	return t.Format(time.RFC3339)
 }
 
+// jobLogin is the job's account on the scripted forges.
+const jobLogin = "recommend-job"
+
 const (
 	ghPulls  = "/api/v3/repos/org/fleet/pulls"
 	ghIssues = "/api/v3/repos/org/fleet/issues"
@@ -169,6 +172,8 @@ const (
 type ghPR struct {
 	number                  int
 	head, base, state, repo string
+	// author opened it; the job's account (jobLogin) unless given.
+	author                  string
 	closed, merged, updated time.Time
 	title, body             string
 }
@@ -184,8 +189,11 @@ func (p ghPR) json() map[string]any {
 	if p.title == "" {
 		p.title = fmt.Sprintf("Right-size %d", p.number)
 	}
+	if p.author == "" {
+		p.author = jobLogin
+	}
 	return map[string]any{
-		"number": p.number, "state": p.state, "title": p.title, "body": p.body,
+		"number": p.number, "state": p.state, "title": p.title, "body": p.body, "user": map[string]any{"login": p.author},
 		"html_url":  fmt.Sprintf("https://github.example.com/org/fleet/pull/%d", p.number),
 		"head":      map[string]any{"ref": p.head, "label": strings.Split(repo, "/")[0] + ":" + p.head, "repo": map[string]any{"full_name": repo}},
 		"base":      map[string]any{"ref": p.base, "repo": map[string]any{"full_name": "org/fleet"}},
@@ -227,8 +235,8 @@ func TestGitHubListOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []PullRequest{
-		{Number: 1, URL: "https://github.example.com/org/fleet/pull/1", Title: "Right-size 1", Body: "shop\r\n", Head: "recommend-job/main-shop-1a2b"},
-		{Number: 5, URL: "https://github.example.com/org/fleet/pull/5", Title: "Right-size 5", Body: "blog", Head: "recommend-job/main-blog-5e6f"},
+		{Number: 1, URL: "https://github.example.com/org/fleet/pull/1", Title: "Right-size 1", Body: "shop\r\n", Head: "recommend-job/main-shop-1a2b", Author: jobLogin},
+		{Number: 5, URL: "https://github.example.com/org/fleet/pull/5", Title: "Right-size 5", Body: "blog", Head: "recommend-job/main-blog-5e6f", Author: jobLogin},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ListOpen() (-want +got):\n%s", diff)
@@ -249,7 +257,9 @@ func TestGitHubLastClosed(t *testing.T) {
 	}
 	closed4 := ghPR{number: 4, head: head, base: "main", state: "closed", closed: day(3, 2, 10), updated: day(3, 2, 10), body: "held"}
 	want4 := &PullRequest{Number: 4, URL: "https://github.example.com/org/fleet/pull/4", Title: "Right-size 4", Body: "held",
-		Head: head, ClosedAt: day(3, 2, 10)}
+		Head: head, Author: jobLogin, ClosedAt: day(3, 2, 10)}
+	// Someone else's pull request from the job's branch, closed last.
+	foreign9 := ghPR{number: 9, head: head, base: "main", state: "closed", author: "mallory", closed: day(3, 9, 0), updated: day(3, 9, 0), body: "held"}
 	merged6 := ghPR{number: 6, head: head, base: "main", state: "closed", closed: day(3, 5, 9), merged: day(3, 5, 9), updated: day(3, 5, 9)}
 	merged2 := ghPR{number: 2, head: head, base: "main", state: "closed", closed: day(1, 1, 9), merged: day(1, 1, 9), updated: day(1, 1, 9)}
 	commented4 := closed4
@@ -265,6 +275,10 @@ func TestGitHubLastClosed(t *testing.T) {
 		}},
 		{name: "merged last", script: []exchange{
 			{method: http.MethodGet, path: ghPulls, query: q(""), status: http.StatusOK, answer: ghPRs(merged6, closed4)},
+		}},
+		// Another account's pull request neither releases nor holds.
+		{name: "another account's closed last", want: want4, script: []exchange{
+			{method: http.MethodGet, path: ghPulls, query: q(""), status: http.StatusOK, answer: ghPRs(foreign9, closed4, merged2)},
 		}},
 		{name: "merged last, the closed one updated later", script: []exchange{
 			{method: http.MethodGet, path: ghPulls, query: q(""), status: http.StatusOK, answer: ghPRs(commented4, merged6, merged2)},
@@ -285,7 +299,7 @@ func TestGitHubLastClosed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			forge := newScriptedForge(t, ForgeGitHub, tt.script...)
-			got, err := forge.LastClosed(context.Background(), head, "main")
+			got, err := forge.LastClosed(context.Background(), head, "main", jobLogin)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -487,8 +501,10 @@ func TestGitHubHead(t *testing.T) {
 // glMR is a merge request as GitLab's API writes it, of project 1 unless
 // from a fork.
 type glMR struct {
-	iid                     int
-	head, base, state       string
+	iid               int
+	head, base, state string
+	// author opened it; the job's account (jobLogin) unless given.
+	author                  string
 	fork                    bool
 	closed, merged, updated time.Time
 	body                    string
@@ -503,6 +519,9 @@ func (m glMR) json() map[string]any {
 	if m.fork {
 		source = 99
 	}
+	if m.author == "" {
+		m.author = jobLogin
+	}
 	reviewers := []map[string]any{}
 	for _, id := range m.reviewers {
 		reviewers = append(reviewers, map[string]any{"id": id, "username": fmt.Sprintf("user%d", id)})
@@ -512,6 +531,7 @@ func (m glMR) json() map[string]any {
 		"web_url":       fmt.Sprintf("https://gitlab.example.com/org/fleet/-/merge_requests/%d", m.iid),
 		"source_branch": m.head, "target_branch": m.base, "source_project_id": source, "target_project_id": 1,
 		"closed_at": ts(m.closed), "merged_at": ts(m.merged), "updated_at": ts(m.updated), "reviewers": reviewers,
+		"author": map[string]any{"id": 7, "username": m.author},
 	}
 }
 
@@ -544,8 +564,8 @@ func TestGitLabListOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []PullRequest{
-		{Number: 1, URL: "https://gitlab.example.com/org/fleet/-/merge_requests/1", Title: "Right-size 1", Body: "shop\r\n", Head: "recommend-job/main-shop-1a2b"},
-		{Number: 5, URL: "https://gitlab.example.com/org/fleet/-/merge_requests/5", Title: "Right-size 5", Body: "blog", Head: "recommend-job/main-blog-5e6f"},
+		{Number: 1, URL: "https://gitlab.example.com/org/fleet/-/merge_requests/1", Title: "Right-size 1", Body: "shop\r\n", Head: "recommend-job/main-shop-1a2b", Author: jobLogin},
+		{Number: 5, URL: "https://gitlab.example.com/org/fleet/-/merge_requests/5", Title: "Right-size 5", Body: "blog", Head: "recommend-job/main-blog-5e6f", Author: jobLogin},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ListOpen() (-want +got):\n%s", diff)
@@ -561,7 +581,8 @@ func TestGitLabLastClosed(t *testing.T) {
 	}
 	closed4 := glMR{iid: 4, head: head, base: "main", state: "closed", closed: day(3, 2, 10), updated: day(3, 2, 10), body: "held"}
 	want4 := &PullRequest{Number: 4, URL: "https://gitlab.example.com/org/fleet/-/merge_requests/4", Title: "Right-size 4", Body: "held",
-		Head: head, ClosedAt: day(3, 2, 10)}
+		Head: head, Author: jobLogin, ClosedAt: day(3, 2, 10)}
+	foreign9 := glMR{iid: 9, head: head, base: "main", state: "closed", author: "mallory", closed: day(3, 9, 0), updated: day(3, 9, 0)}
 	closed1 := glMR{iid: 1, head: head, base: "main", state: "closed", closed: day(1, 2, 10), updated: day(1, 2, 10)}
 	fork7 := glMR{iid: 7, head: head, base: "main", state: "closed", fork: true, closed: day(3, 9, 0), updated: day(3, 9, 0)}
 	merged6 := glMR{iid: 6, head: head, base: "main", state: "merged", merged: day(3, 5, 9), updated: day(3, 5, 9)}
@@ -580,6 +601,10 @@ func TestGitLabLastClosed(t *testing.T) {
 			{method: http.MethodGet, path: glMRs, query: q("closed"), status: http.StatusOK, answer: glList(closed4)},
 			{method: http.MethodGet, path: glMRs, query: q("merged"), status: http.StatusOK, answer: glList(merged6, merged2)},
 		}},
+		{name: "another account's closed last", want: want4, script: []exchange{
+			{method: http.MethodGet, path: glMRs, query: q("closed"), status: http.StatusOK, answer: glList(foreign9, closed4)},
+			{method: http.MethodGet, path: glMRs, query: q("merged"), status: http.StatusOK, answer: glList(merged2)},
+		}},
 		// Without a closed one, merged ones do not matter: one request.
 		{name: "none closed", script: []exchange{
 			{method: http.MethodGet, path: glMRs, query: q("closed"), status: http.StatusOK, answer: glList(fork7)},
@@ -588,7 +613,7 @@ func TestGitLabLastClosed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			forge := newScriptedForge(t, ForgeGitLab, tt.script...)
-			got, err := forge.LastClosed(context.Background(), head, "main")
+			got, err := forge.LastClosed(context.Background(), head, "main", jobLogin)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -784,7 +809,10 @@ func TestForgeNewMethodsSealErrors(t *testing.T) {
 		call func(context.Context, Forge) error
 	}{
 		{"ListOpen", func(ctx context.Context, f Forge) error { _, err := f.ListOpen(ctx, "main", "h"); return err }},
-		{"LastClosed", func(ctx context.Context, f Forge) error { _, err := f.LastClosed(ctx, "h", "main"); return err }},
+		{"LastClosed", func(ctx context.Context, f Forge) error {
+			_, err := f.LastClosed(ctx, "h", "main", jobLogin)
+			return err
+		}},
 		{"RequestReviewers", func(ctx context.Context, f Forge) error {
 			return f.RequestReviewers(ctx, 1, []string{"alice"})
 		}},

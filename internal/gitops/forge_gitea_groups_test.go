@@ -142,14 +142,14 @@ func TestGiteaPullRequestGroups(t *testing.T) {
 	}
 
 	// Closed without a merge: LastClosed returns it.
-	if last, err := b.forge.LastClosed(ctx, shop, "main"); last != nil || err != nil {
+	if last, err := b.forge.LastClosed(ctx, shop, "main", b.owner); last != nil || err != nil {
 		t.Errorf("LastClosed(%s) while it is open = %+v, %v; want nil", shop, last, err)
 	}
 	before := time.Now().Add(-time.Minute)
 	if err := b.forge.Close(ctx, shopPR.Number); err != nil {
 		t.Fatal(err)
 	}
-	last, err := b.forge.LastClosed(ctx, shop, "main")
+	last, err := b.forge.LastClosed(ctx, shop, "main", b.owner)
 	if err != nil || last == nil {
 		t.Fatalf("LastClosed(%s) = %+v, %v; want #%d", shop, last, err, shopPR.Number)
 	}
@@ -166,12 +166,12 @@ func TestGiteaPullRequestGroups(t *testing.T) {
 	if err := b.forge.Close(ctx, payClosed.Number); err != nil {
 		t.Fatal(err)
 	}
-	if last, err := b.forge.LastClosed(ctx, pay, "main"); err != nil || last == nil || last.Number != payClosed.Number {
+	if last, err := b.forge.LastClosed(ctx, pay, "main", b.owner); err != nil || last == nil || last.Number != payClosed.Number {
 		t.Fatalf("LastClosed(%s) = %+v, %v; want #%d", pay, last, err, payClosed.Number)
 	}
 	payMerged := b.open(pay, "pay again")
 	b.merge(payMerged.Number)
-	if last, err := b.forge.LastClosed(ctx, pay, "main"); last != nil || err != nil {
+	if last, err := b.forge.LastClosed(ctx, pay, "main", b.owner); last != nil || err != nil {
 		t.Errorf("LastClosed(%s) after a merge = %+v, %v; want nil", pay, last, err)
 	}
 
@@ -180,7 +180,7 @@ func TestGiteaPullRequestGroups(t *testing.T) {
 	if err := b.forge.Close(ctx, shopAgain.Number); err != nil {
 		t.Fatal(err)
 	}
-	if last, err := b.forge.LastClosed(ctx, shop, "main"); err != nil || last == nil || last.Number != shopAgain.Number || last.Body != "shop again" {
+	if last, err := b.forge.LastClosed(ctx, shop, "main", b.owner); err != nil || last == nil || last.Number != shopAgain.Number || last.Body != "shop again" {
 		t.Errorf("LastClosed(%s) = %+v, %v; want #%d, the newer", shop, last, err, shopAgain.Number)
 	}
 

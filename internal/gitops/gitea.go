@@ -149,7 +149,13 @@ func convertGitea(pr *gitea.PullRequest) *PullRequest {
 	out := &PullRequest{Number: int(pr.Index), URL: pr.HTMLURL, Title: pr.Title, Body: pr.Body,
 		Merged: pr.HasMerged || pr.Merged != nil, ClosedAt: timeOf(pr.Closed)}
 	if pr.Head != nil {
-		out.Head = pr.Head.Ref
+		out.Head, out.HeadCommit = pr.Head.Ref, pr.Head.Sha
+	}
+	if pr.Poster != nil {
+		out.Author = pr.Poster.UserName
+	}
+	if pr.HasMerged && pr.MergedCommitID != nil {
+		out.MergeCommit = *pr.MergedCommitID
 	}
 	if out.Merged && out.ClosedAt.IsZero() {
 		out.ClosedAt = timeOf(pr.Merged)
@@ -187,7 +193,7 @@ func (g *giteaForge) ListOpen(ctx context.Context, base, headPrefix string) ([]P
 	}
 }
 
-func (g *giteaForge) LastClosed(ctx context.Context, head, base string) (*PullRequest, error) {
+func (g *giteaForge) LastClosed(ctx context.Context, head, base, author string) (*PullRequest, error) {
 	c, err := g.client(ctx)
 	if err != nil {
 		return nil, err
@@ -205,7 +211,7 @@ func (g *giteaForge) LastClosed(ctx context.Context, head, base string) (*PullRe
 		}
 		for _, pr := range prs {
 			var match *PullRequest
-			if giteaOwnHead(pr) && pr.Head.Ref == head && pr.Base.Ref == base {
+			if giteaOwnHead(pr) && pr.Head.Ref == head && pr.Base.Ref == base && pr.Poster != nil && strings.EqualFold(pr.Poster.UserName, author) {
 				match = convertGitea(pr)
 			}
 			if scan.add(match, timeOf(pr.Updated)) {
@@ -216,6 +222,75 @@ func (g *giteaForge) LastClosed(ctx context.Context, head, base string) (*PullRe
 			return scan.unmerged(), nil
 		}
 	}
+}
+
+func (g *giteaForge) Get(ctx context.Context, number int) (*PullRequest, error) {
+	c, err := g.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pr, _, err := c.GetPullRequest(g.owner, g.repo, int64(number))
+	if err != nil {
+		return nil, fmt.Errorf("gitea: %w", err)
+	}
+	return convertGitea(pr), nil
+}
+
+func (g *giteaForge) Self(ctx context.Context) (string, error) {
+	c, err := g.client(ctx)
+	if err != nil {
+		return "", err
+	}
+	u, _, err := c.GetMyUserInfo()
+	if err != nil {
+		return "", fmt.Errorf("gitea: %w", err)
+	}
+	return u.UserName, nil
+}
+
+// maxTimelinePages bounds the timeline Closer reads: a thousand events,
+// far more than a pull request of the job's gathers.
+const maxTimelinePages = 20
+
+// Closer reads the pull request's timeline: Gitea's pull request has no
+// closed_by, but its last "close" event names who closed it.
+func (g *giteaForge) Closer(ctx context.Context, number int) (string, bool, error) {
+	c, err := g.client(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	var login string
+	for page := 1; ; page++ {
+		events, resp, err := c.ListIssueTimeline(g.owner, g.repo, int64(number), gitea.ListIssueCommentOptions{
+			ListOptions: gitea.ListOptions{Page: page, PageSize: 50},
+		})
+		if err != nil {
+			return "", false, fmt.Errorf("gitea: reading the timeline of pull request %d: %w", number, err)
+		}
+		for _, e := range events {
+			if e.Type == "close" && e.Poster != nil {
+				login = e.Poster.UserName
+			}
+		}
+		if resp == nil || resp.NextPage == 0 || len(events) == 0 || page == maxTimelinePages {
+			break
+		}
+	}
+	if login == "" {
+		return "", false, nil
+	}
+	perm, _, err := c.CollaboratorPermission(g.owner, g.repo, login)
+	if err != nil {
+		return login, false, fmt.Errorf("gitea: reading the permission of %s: %w", login, err)
+	}
+	if perm == nil {
+		return login, false, nil
+	}
+	switch perm.Permission {
+	case "owner", "admin", "write":
+		return login, true, nil
+	}
+	return login, false, nil
 }
 
 func (g *giteaForge) RequestReviewers(ctx context.Context, number int, reviewers []string) error {

@@ -95,8 +95,13 @@ func (g *gitHub) Close(ctx context.Context, number int) error {
 }
 
 func (g *gitHub) convert(pr *github.PullRequest) *PullRequest {
-	return &PullRequest{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Title: pr.GetTitle(), Body: pr.GetBody(),
-		Head: pr.GetHead().GetRef(), Merged: pr.GetMerged() || pr.MergedAt != nil, ClosedAt: pr.GetClosedAt().Time}
+	out := &PullRequest{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Title: pr.GetTitle(), Body: pr.GetBody(),
+		Head: pr.GetHead().GetRef(), Author: pr.GetUser().GetLogin(), HeadCommit: pr.GetHead().GetSHA(),
+		Merged: pr.GetMerged() || pr.MergedAt != nil, ClosedAt: pr.GetClosedAt().Time}
+	if out.Merged {
+		out.MergeCommit = pr.GetMergeCommitSHA()
+	}
+	return out
 }
 
 // ownHead reports whether pr merges from a branch of the repository
@@ -125,7 +130,7 @@ func (g *gitHub) ListOpen(ctx context.Context, base, headPrefix string) ([]PullR
 	}
 }
 
-func (g *gitHub) LastClosed(ctx context.Context, head, base string) (*PullRequest, error) {
+func (g *gitHub) LastClosed(ctx context.Context, head, base, author string) (*PullRequest, error) {
 	// Closed includes merged on GitHub; most recently updated first, so
 	// that the scan stops after the first page or so.
 	opts := &github.PullRequestListOptions{State: "closed", Head: g.owner + ":" + head, Base: base, Sort: "updated", Direction: "desc"}
@@ -137,7 +142,7 @@ func (g *gitHub) LastClosed(ctx context.Context, head, base string) (*PullReques
 		}
 		for _, pr := range prs {
 			var match *PullRequest
-			if pr.GetHead().GetRef() == head && pr.GetBase().GetRef() == base {
+			if pr.GetHead().GetRef() == head && pr.GetBase().GetRef() == base && strings.EqualFold(pr.GetUser().GetLogin(), author) {
 				match = g.convert(pr)
 			}
 			if scan.add(match, pr.GetUpdatedAt().Time) {
@@ -149,6 +154,45 @@ func (g *gitHub) LastClosed(ctx context.Context, head, base string) (*PullReques
 		}
 		opts.Page = resp.NextPage
 	}
+}
+
+func (g *gitHub) Get(ctx context.Context, number int) (*PullRequest, error) {
+	pr, _, err := g.client.PullRequests.Get(ctx, g.owner, g.repo, number)
+	if err != nil {
+		return nil, fmt.Errorf("github: %w", err)
+	}
+	return g.convert(pr), nil
+}
+
+func (g *gitHub) Self(ctx context.Context) (string, error) {
+	u, _, err := g.client.Users.Get(ctx, "")
+	if err != nil {
+		return "", fmt.Errorf("github: %w", err)
+	}
+	return u.GetLogin(), nil
+}
+
+// Closer reads closed_by from the Issues API, which the pull request
+// object lacks, and the closer's permission: write, maintain and admin
+// may write (maintain reads as write).
+func (g *gitHub) Closer(ctx context.Context, number int) (string, bool, error) {
+	is, _, err := g.client.Issues.Get(ctx, g.owner, g.repo, number)
+	if err != nil {
+		return "", false, fmt.Errorf("github: %w", err)
+	}
+	login := is.GetClosedBy().GetLogin()
+	if login == "" {
+		return "", false, nil
+	}
+	perm, _, err := g.client.Repositories.GetPermissionLevel(ctx, g.owner, g.repo, login)
+	if err != nil {
+		return login, false, fmt.Errorf("github: reading the permission of %s: %w", login, err)
+	}
+	switch perm.GetPermission() {
+	case "admin", "write":
+		return login, true, nil
+	}
+	return login, false, nil
 }
 
 func (g *gitHub) RequestReviewers(ctx context.Context, number int, reviewers []string) error {

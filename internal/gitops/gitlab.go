@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -119,7 +120,15 @@ func (g *gitLab) userID(ctx context.Context, name string) (int64, error) {
 
 func convertGitLab(mr *gitlab.BasicMergeRequest) *PullRequest {
 	pr := &PullRequest{Number: int(mr.IID), URL: mr.WebURL, Title: mr.Title, Body: mr.Description, Head: mr.SourceBranch,
-		Merged: mr.State == "merged" || mr.MergedAt != nil, ClosedAt: timeOf(mr.ClosedAt)}
+		HeadCommit: mr.SHA, Merged: mr.State == "merged" || mr.MergedAt != nil, ClosedAt: timeOf(mr.ClosedAt)}
+	if mr.Author != nil {
+		pr.Author = mr.Author.Username
+	}
+	if pr.Merged {
+		// A merge commit when there is one; else the squash commit; else
+		// a fast-forward put the head itself on the target branch.
+		pr.MergeCommit = cmp.Or(mr.MergeCommitSHA, mr.SquashCommitSHA, mr.SHA)
+	}
 	if pr.Merged && pr.ClosedAt.IsZero() {
 		// GitLab sets closed_at only on merge requests closed unmerged.
 		pr.ClosedAt = timeOf(mr.MergedAt)
@@ -153,15 +162,15 @@ func (g *gitLab) ListOpen(ctx context.Context, base, headPrefix string) ([]PullR
 	}
 }
 
-func (g *gitLab) LastClosed(ctx context.Context, head, base string) (*PullRequest, error) {
+func (g *gitLab) LastClosed(ctx context.Context, head, base, author string) (*PullRequest, error) {
 	// GitLab's closed merge requests are the unmerged ones; merged ones
 	// are listed apart. The last closed counts only when none was merged
 	// after it.
-	closed, err := g.lastOf(ctx, "closed", head, base)
+	closed, err := g.lastOf(ctx, "closed", head, base, author)
 	if err != nil || closed == nil {
 		return nil, err
 	}
-	merged, err := g.lastOf(ctx, "merged", head, base)
+	merged, err := g.lastOf(ctx, "merged", head, base, author)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +182,7 @@ func (g *gitLab) LastClosed(ctx context.Context, head, base string) (*PullReques
 
 // lastOf returns the merge request from head into base in state closed
 // last (merged, for merged), nil when there is none.
-func (g *gitLab) lastOf(ctx context.Context, state, head, base string) (*PullRequest, error) {
+func (g *gitLab) lastOf(ctx context.Context, state, head, base, author string) (*PullRequest, error) {
 	opts := &gitlab.ListProjectMergeRequestsOptions{
 		State: &state, SourceBranch: &head, TargetBranch: &base,
 		OrderBy: gitlab.Ptr("updated_at"), Sort: gitlab.Ptr("desc"),
@@ -186,7 +195,8 @@ func (g *gitLab) lastOf(ctx context.Context, state, head, base string) (*PullReq
 		}
 		for _, mr := range mrs {
 			var match *PullRequest
-			if mr.SourceBranch == head && mr.TargetBranch == base && mr.State == state && ownSource(mr) {
+			if mr.SourceBranch == head && mr.TargetBranch == base && mr.State == state && ownSource(mr) &&
+				mr.Author != nil && strings.EqualFold(mr.Author.Username, author) {
 				match = convertGitLab(mr)
 			}
 			if scan.add(match, timeOf(mr.UpdatedAt)) {
@@ -198,6 +208,44 @@ func (g *gitLab) lastOf(ctx context.Context, state, head, base string) (*PullReq
 		}
 		opts.Page = resp.NextPage
 	}
+}
+
+func (g *gitLab) Get(ctx context.Context, number int) (*PullRequest, error) {
+	mr, _, err := g.client.MergeRequests.GetMergeRequest(g.project, int64(number), nil, gitlab.WithContext(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("gitlab: %w", err)
+	}
+	return convertGitLab(&mr.BasicMergeRequest), nil
+}
+
+func (g *gitLab) Self(ctx context.Context) (string, error) {
+	u, _, err := g.client.Users.CurrentUser(gitlab.WithContext(ctx))
+	if err != nil {
+		return "", fmt.Errorf("gitlab: %w", err)
+	}
+	return u.Username, nil
+}
+
+// Closer reads closed_by of the merge request and the closer's access to
+// the project, inherited from groups included: Developer and above may
+// push.
+func (g *gitLab) Closer(ctx context.Context, number int) (string, bool, error) {
+	mr, _, err := g.client.MergeRequests.GetMergeRequest(g.project, int64(number), nil, gitlab.WithContext(ctx))
+	if err != nil {
+		return "", false, fmt.Errorf("gitlab: %w", err)
+	}
+	if mr.ClosedBy == nil || mr.ClosedBy.Username == "" {
+		return "", false, nil
+	}
+	login := mr.ClosedBy.Username
+	member, resp, err := g.client.ProjectMembers.GetInheritedProjectMember(g.project, mr.ClosedBy.ID, gitlab.WithContext(ctx))
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return login, false, nil
+	}
+	if err != nil {
+		return login, false, fmt.Errorf("gitlab: reading the access of %s: %w", login, err)
+	}
+	return login, member.AccessLevel >= gitlab.DeveloperPermissions, nil
 }
 
 func (g *gitLab) RequestReviewers(ctx context.Context, number int, reviewers []string) error {

@@ -252,6 +252,15 @@ func (w *Workspace) Branch() string { return w.opts.PushBranch }
 // BaseHead is the commit of the base branch the checkout starts from.
 func (w *Workspace) BaseHead() string { return w.baseHead.String() }
 
+// PushTip is the commit at the tip of the remote push branch at
+// Checkout, "" when the branch does not exist there.
+func (w *Workspace) PushTip() string {
+	if w.pushHead.IsZero() {
+		return ""
+	}
+	return w.pushHead.String()
+}
+
 // PushBranchExists reports whether the push branch was on the remote at
 // Checkout.
 func (w *Workspace) PushBranchExists() bool { return !w.pushHead.IsZero() }

@@ -1,19 +1,12 @@
 package gitops
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/memory"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -121,96 +114,6 @@ func ParseChanges(message string) []RecordedChange {
 		}
 	}
 	return out
-}
-
-// DefaultMergedDepth is how many commits of the base branch ReadMerged
-// reads at most.
-const DefaultMergedDepth = 500
-
-// ReadMerged returns the request changes of the job's commits on the base
-// branch made since since, newest first, reading at most depth commits
-// back (DefaultMergedDepth when zero) with a clone into memory. A commit
-// counts as the job's when the job is its author or a co-author (a
-// squash merge on a forge may credit the person who merged): trailers in
-// anyone else's commits are not the job's changes.
-func ReadMerged(ctx context.Context, opts Options, since time.Time, depth int) ([]RecordedChange, error) {
-	cleanURL, auth, err := authFor(opts)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Timeout == 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	if depth <= 0 {
-		depth = DefaultMergedDepth
-	}
-	if strings.HasPrefix(cleanURL, "file:") {
-		depth = 0 // the file transport does not serve shallow clones
-	}
-	cloneCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	repo, err := git.CloneContext(cloneCtx, memory.NewStorage(), nil, &git.CloneOptions{
-		URL:           cleanURL,
-		Auth:          auth,
-		ReferenceName: plumbing.NewBranchReferenceName(opts.BaseBranch),
-		SingleBranch:  true,
-		Depth:         depth,
-		Tags:          git.NoTags,
-		NoCheckout:    true,
-	})
-	if err != nil {
-		return nil, redact(fmt.Errorf("reading the history of %s branch %s: %w", cleanURL, opts.BaseBranch, err), opts)
-	}
-	head, err := repo.Head()
-	if err != nil {
-		return nil, fmt.Errorf("reading the history of branch %s: %w", opts.BaseBranch, err)
-	}
-	commits, err := repo.Log(&git.LogOptions{From: head.Hash(), Since: &since})
-	if err != nil {
-		return nil, fmt.Errorf("reading the history of branch %s: %w", opts.BaseBranch, err)
-	}
-	web := webURL(cleanURL)
-	var out []RecordedChange
-	n := 0
-	err = commits.ForEach(func(c *object.Commit) error {
-		if n++; n > max(depth, DefaultMergedDepth) {
-			return storer.ErrStop
-		}
-		if !byJob(c, opts.AuthorEmail) {
-			return nil
-		}
-		for _, rc := range ParseChanges(c.Message) {
-			rc.Commit, rc.Time = c.Hash.String(), c.Committer.When
-			if web != "" {
-				rc.URL = web + "/commit/" + rc.Commit
-			}
-			out = append(out, rc)
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, plumbing.ErrObjectNotFound) {
-		return nil, fmt.Errorf("reading the history of branch %s: %w", opts.BaseBranch, err)
-	}
-	return out, nil
-}
-
-// byJob reports whether the job, whose author email is email, wrote c or
-// is credited in it.
-func byJob(c *object.Commit, email string) bool {
-	if email == "" {
-		return false
-	}
-	if strings.EqualFold(c.Author.Email, email) {
-		return true
-	}
-	for line := range strings.Lines(c.Message) {
-		line = strings.TrimSpace(line)
-		if len(line) > len("co-authored-by:") && strings.EqualFold(line[:len("co-authored-by:")], "co-authored-by:") &&
-			strings.HasSuffix(strings.ToLower(line), "<"+strings.ToLower(email)+">") {
-			return true
-		}
-	}
-	return false
 }
 
 // webURL is the web address of the repository at cleanURL, for links to

@@ -51,6 +51,20 @@ type Config struct {
 	// Verify are the thresholds that watch the job's merged changes; a
 	// zero Period watches none.
 	Verify verify.Thresholds
+	// Record keeps the job's own record of the commits it pushed, the
+	// only evidence of its changes that verification, corrections and
+	// holds trust. Without one, nothing is recorded or verified.
+	Record Record
+
+	// ledger is what this run learns of the record and adds to it.
+	ledger *ledger
+}
+
+// Record reads and writes the job's record of what it pushed;
+// record.Store is one.
+type Record interface {
+	Load(ctx context.Context) ([]gitops.Pushed, error)
+	Update(ctx context.Context, change func([]gitops.Pushed) []gitops.Pushed) error
 }
 
 // PullRequestPolicy bounds the pull requests of a grouped run, and asks
@@ -77,6 +91,7 @@ type PullRequestPolicy struct {
 // ResourceRecommends were collected.
 func Run(ctx context.Context, cfg Config, collector Collector, reader usage.NamespaceReader, log *slog.Logger) (*plan.Plan, error) {
 	p := &plan.Plan{DryRun: cfg.DryRun, Items: []plan.Item{}}
+	cfg.ledger = &ledger{}
 	stage := newProgress(log)
 	items, err := collector.Collect(ctx)
 	if err != nil {
@@ -94,7 +109,10 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 	}
 	stage.done(ctx, "history", "workloads", history.Workloads())
 
-	if wr, ok := reader.(WatchReader); ok && cfg.Verify.Period > 0 && cfg.Git.URL != "" && ctx.Err() == nil {
+	if cfg.Record == nil && cfg.Verify.Period > 0 && cfg.Git.URL != "" {
+		log.InfoContext(ctx, "merged changes are not verified: the job keeps no record of what it pushed (record-namespace)")
+	}
+	if wr, ok := reader.(WatchReader); ok && cfg.Record != nil && cfg.Verify.Period > 0 && cfg.Git.URL != "" && ctx.Err() == nil {
 		// What was merged is checked before anything is written, so that
 		// a regressed change is corrected instead of proposed again.
 		if err := verifyMerged(ctx, cfg, p, wr, log); err != nil {
@@ -123,6 +141,12 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 		return p, nil
 	}
 	err = writeBack(ctx, cfg, p, log)
+	if !cfg.DryRun {
+		if rerr := saveRecord(ctx, cfg, log); rerr != nil {
+			log.ErrorContext(ctx, "cannot write the job's record: this run's changes will not be verified once merged", "error", rerr)
+			p.Unrecorded = rerr.Error()
+		}
+	}
 	if err == nil && p.Git != nil {
 		stage.done(ctx, "git", "files", len(p.Git.Files), "pushed", p.Git.Pushed)
 	}

@@ -33,7 +33,8 @@ const correctionsStay = 30 * 24 * time.Hour
 // regressed: its correction goes to a pull request of its own.
 const regressionGroupPrefix = "regression/"
 
-// verifyMerged finds the job's changes on the base branch, watches those
+// verifyMerged finds the job's recorded changes on the base branch (see
+// gitops.ReadMerged: the record is the only evidence), watches those
 // the cluster runs, and puts into p what it saw: each item's watches, the
 // correction of a regressed change in place of the container's
 // recommendations, and, for a container whose correction was merged,
@@ -45,11 +46,22 @@ func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchRea
 	window := usage.DefaultWindow
 	th := cfg.Verify.WithDefaults()
 	now := time.Now()
-	merged, err := gitops.ReadMerged(ctx, cfg.Git, now.Add(-max(correctionsStay, th.Period+window)), 0)
+	pushed, err := cfg.Record.Load(ctx)
+	if err != nil {
+		return err
+	}
+	var forge gitops.PullRequestGetter
+	if cfg.Git.Forge.Enabled() && !cfg.Git.Direct() {
+		if forge, err = gitops.NewForge(cfg.Git.Forge, cfg.Git.URL); err != nil {
+			return err
+		}
+	}
+	merged, err := gitops.ReadMerged(ctx, cfg.Git, forge, pushed, now.Add(-max(correctionsStay, th.Period+window)), 0)
 	if err != nil {
 		return fmt.Errorf("reading the merged changes: %w", err)
 	}
-	latest := verify.Latest(merged)
+	cfg.ledger.learnt(pushed, merged.Kept)
+	latest := verify.Latest(merged.Changes)
 	byItem := map[string][]gitops.RecordedChange{}
 	watchFrom := now.Add(-(th.Period + window))
 	since := map[string]time.Time{} // per namespace, the oldest change watched
@@ -78,9 +90,14 @@ func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchRea
 	watched := map[usage.WorkloadRef]map[string]*usage.Watched{}
 	var unread []string
 	defer func() {
-		if len(unread) > 0 {
-			p.Unverified = "cannot read what followed the merged changes in namespaces " + strings.Join(unread, ", ")
+		var why []string
+		if len(merged.Unresolved) > 0 {
+			why = append(why, "cannot tell whether some of the job's pull requests were merged: "+errors.Join(merged.Unresolved...).Error())
 		}
+		if len(unread) > 0 {
+			why = append(why, "cannot read what followed the merged changes in namespaces "+strings.Join(unread, ", "))
+		}
+		p.Unverified = strings.Join(why, "; ")
 	}()
 	for _, ns := range slices.Sorted(maps.Keys(workloads)) {
 		// A period before the oldest change is compared against.

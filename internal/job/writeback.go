@@ -149,6 +149,8 @@ func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, lo
 			Labels: opts.Forge.Labels, Reviewers: reviewersOf(opts.Forge.Reviewers, res.owners, p.Items),
 		})
 		if pr == nil {
+			// Pushed all the same: a person may merge the branch.
+			cfg.ledger.pushed(res.commit, opts.PushBranch, nil, p)
 			return err
 		}
 		p.Git.PullRequest = pr
@@ -169,6 +171,9 @@ func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, lo
 			p.Git.PullRequest = pr
 			log.InfoContext(ctx, "nothing to change: closed the pull request", "url", pr.URL, "number", pr.Number)
 		}
+	}
+	if !cfg.DryRun && res.hasChanges {
+		cfg.ledger.pushed(res.commit, opts.PushBranch, p.Git.PullRequest, p)
 	}
 	return nil
 }
@@ -196,6 +201,9 @@ type attemptResult struct {
 	// owners are the owners the repository's CODEOWNERS gives the
 	// changed files.
 	owners []string
+	// commit is the push branch's commit that holds the changes: pushed
+	// now, or there already with the same tree.
+	commit string
 }
 
 // writeOnce is one attempt: checkout, render, commit, push.
@@ -263,6 +271,7 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 	}
 	if upToDate {
 		log.InfoContext(ctx, "push branch already up to date", "branch", ws.Branch())
+		res.commit = ws.PushTip()
 		return res, nil
 	}
 	if testHookBeforePush != nil {
@@ -276,6 +285,7 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 		return attemptResult{}, err
 	}
 	p.Git.Commit, p.Git.Pushed = hash, true
+	res.commit = hash
 	log.InfoContext(ctx, "pushed", "branch", ws.Branch(), "commit", hash, "files", len(out.Files), "attempt", attempt)
 	return res, nil
 }

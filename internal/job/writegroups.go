@@ -163,28 +163,49 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 }
 
 // closedHold says why a group without an open pull request waits, or "":
-// a person closed its last one without merging it, less than
-// pr-closed-hold ago, and the values the run would propose are within the
-// change threshold of those it proposed then.
+// a person who may write to the repository closed the job's last pull
+// request of the group without merging it, less than pr-closed-hold ago,
+// and the values the run would propose are within the change threshold
+// of those it proposed then. Pull requests that another account opened
+// from the group's branch neither hold the group nor release it, and a
+// closing by someone without write access holds nothing.
 func closedHold(ctx context.Context, cfg Config, forge gitops.Forge, branch string, sub *plan.Plan) (string, error) {
-	pr, err := forge.LastClosed(ctx, branch, cfg.Git.BaseBranch)
+	hold := cfg.PullRequests.ClosedHold
+	if hold <= 0 {
+		return "", nil
+	}
+	self, err := forge.Self(ctx)
+	if err != nil {
+		return "", fmt.Errorf("finding the job's account on the forge: %w", err)
+	}
+	pr, err := forge.LastClosed(ctx, branch, cfg.Git.BaseBranch, self)
 	if err != nil {
 		return "", fmt.Errorf("finding its last closed pull request: %w", err)
 	}
-	hold := cfg.PullRequests.ClosedHold
-	if pr == nil || hold <= 0 || time.Since(pr.ClosedAt) > hold {
+	if pr == nil || time.Since(pr.ClosedAt) > hold {
 		return "", nil
 	}
 	before := gitops.ParseProposed(pr.Body)
+	if before == nil {
+		// The job's own closing drops the values: nothing to hold.
+		return "", nil
+	}
+	closer, writer, err := forge.Closer(ctx, pr.Number)
+	if err != nil {
+		return "", fmt.Errorf("finding who closed pull request %d: %w", pr.Number, err)
+	}
+	if !writer {
+		return "", nil
+	}
 	threshold := cfg.Algorithm.ChangeThreshold
 	if threshold == 0 {
 		threshold = recommend.DefaultChangeThreshold
 	}
-	if before == nil || gitops.ProposedOf(sub).Moved(before, threshold) {
+	if gitops.ProposedOf(sub).Moved(before, threshold) {
 		return "", nil
 	}
-	return fmt.Sprintf("pull request #%d was closed without merging on %s; its values moved less than %.0f%% since, and it holds until %s",
-		pr.Number, pr.ClosedAt.UTC().Format(time.DateOnly), threshold*100, pr.ClosedAt.Add(hold).UTC().Format(time.DateOnly)), nil
+	return fmt.Sprintf("pull request #%d was closed without merging by %s on %s; its values moved less than %.0f%% since, and it holds until %s",
+		pr.Number, closer, pr.ClosedAt.UTC().Format(time.DateOnly), threshold*100, pr.ClosedAt.Add(hold).UTC().Format(time.DateOnly)), nil
 }
 
 // closeQuietGroups closes the open pull requests of the job's group

@@ -43,6 +43,9 @@ type Plan struct {
 	// what followed the changes in a namespace. A regression there may go
 	// unseen, so no correction is taken back because of it.
 	Unverified string `json:"unverified,omitempty"`
+	// Unrecorded says why the job's record of the commits it pushed
+	// could not be written: they will not be verified once merged.
+	Unrecorded string `json:"unrecorded,omitempty"`
 }
 
 // Item is one ResourceRecommend.

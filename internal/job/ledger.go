@@ -1,0 +1,85 @@
+package job
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/record"
+)
+
+// recordKept is how long the record keeps a commit: as long as a merged
+// correction holds recommendations up, plus a window of history and a
+// watch period for a change merged late.
+const recordKept = correctionsStay + 14*24*time.Hour
+
+// recordTimeout bounds the record's write at the end of a run, which
+// goes on after the run's deadline: a push that went out must be
+// recorded, or it is never verified.
+const recordTimeout = 20 * time.Second
+
+// ledger is what a run learns of the job's record (which commits were
+// merged as what, which never will be) and what it adds to it (the
+// commits it pushed).
+type ledger struct {
+	mu sync.Mutex
+	// checked are the commits the verification looked at, kept those of
+	// them still worth keeping.
+	checked []string
+	kept    []gitops.Pushed
+	added   []gitops.Pushed
+}
+
+// learnt notes what a verification found of the recorded commits
+// pushed: kept are those still worth keeping.
+func (l *ledger) learnt(pushed, kept []gitops.Pushed) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range pushed {
+		l.checked = append(l.checked, e.Commit)
+	}
+	l.kept = append(l.kept, kept...)
+}
+
+// pushed notes that the branch of p holds commit, for its pull request
+// (nil when none), with p's changes.
+func (l *ledger) pushed(commit, branch string, pr *plan.PullRequest, p *plan.Plan) {
+	changes := gitops.ChangeTrailers(p)
+	if l == nil || commit == "" || changes == "" {
+		return
+	}
+	e := gitops.Pushed{Commit: commit, Branch: branch, Time: time.Now().UTC(), Changes: changes}
+	if pr != nil {
+		e.PullRequest = pr.Number
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.added = append(l.added, e)
+}
+
+// saveRecord writes what the run learnt and pushed into the job's
+// record, in one update.
+func saveRecord(ctx context.Context, cfg Config, log *slog.Logger) error {
+	l := cfg.ledger
+	if cfg.Record == nil || l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.checked) == 0 && len(l.added) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	now := time.Now()
+	err := cfg.Record.Update(ctx, func(current []gitops.Pushed) []gitops.Pushed {
+		return record.Merge(current, l.kept, l.added, l.checked, recordKept, now)
+	})
+	if err == nil {
+		log.InfoContext(ctx, "recorded the pushed commits", "added", len(l.added), "checked", len(l.checked))
+	}
+	return err
+}
