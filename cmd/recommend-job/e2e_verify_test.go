@@ -16,8 +16,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/record"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/history"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
@@ -121,47 +124,21 @@ func TestEndToEndVerifiesMergedChanges(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	now := time.Now().Truncate(time.Minute)
-	bed := testbedtest.Start(t, testbed.Options{History: verifyHistory(now, now.Add(-10*time.Minute))})
-	forge := testbedtest.Gitea(t)
-
-	var manifests, recommends []string
-	for _, w := range verifyWorkloads {
-		manifests = append(manifests, verifyDeployment(w.name, w.cpu, w.memory, w.limit))
-		recommends = append(recommends, layoutsRecommend("shop", w.name))
-	}
-	cluster := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n---\n" + strings.Join(append(manifests, recommends...), "---\n")
-	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), shopObjects(t, true)[0], []byte(cluster)); err != nil {
-		t.Fatalf("applying cluster objects: %v", err)
-	}
-	repoURL, err := forge.CreateRepo(ctx, "verified", map[string]string{"clusters/prod/shop.yaml": "# The shop.\n"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := newVerifyBed(t, ctx, now)
+	repoURL, forge, args := v.repoURL, v.forge, v.args
 	// The job's commits, merged when they were made: each writes the
-	// manifests as the cluster runs them now, with the job's trailer.
+	// manifests as the cluster runs them now, and the job's record holds
+	// it with its change.
 	auth := &githttp.BasicAuth{Username: forge.Username, Password: forge.Token()}
+	var pushed []gitops.Pushed
 	for _, w := range slices.Backward(verifyWorkloads) {
-		pushJobCommit(t, repoURL, auth, now.Add(-w.ago-time.Hour), "clusters/prod/shop.yaml", "# The shop.\n---\n"+strings.Join(manifests, "---\n"),
+		at := now.Add(-w.ago - time.Hour)
+		hash := pushCommit(t, repoURL, auth, jobSignature(at), "clusters/prod/shop.yaml", "# The shop.\n---\n"+strings.Join(v.manifests, "---\n"),
 			"Right-size resource requests\n\nRecommend-Job-Change: "+w.trailer+"\n")
+		pushed = append(pushed, gitops.Pushed{Commit: hash, Branch: "main", Time: at, Changes: "Recommend-Job-Change: " + w.trailer + "\n"})
 	}
+	v.record(t, ctx, pushed)
 
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte(forge.Token()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("RECOMMEND_GIT_TOKEN", forge.Token())
-	args := []string{
-		"--kubeconfig", bed.APIServer.KubeconfigPath,
-		"--prometheus-url", bed.Prometheus.URL,
-		"--git-url", repoURL,
-		"--git-username", forge.Username,
-		"--git-path", "clusters",
-		"--forge", "gitea",
-		"--forge-api-url", forge.APIURL(),
-		"--forge-token-file", tokenFile,
-		"--pr-group-by", "none",
-		"--output", "json",
-	}
 	first := runJSON(t, ctx, args)
 
 	web := entry(t, first, "shop", "web")
@@ -227,6 +204,24 @@ func TestEndToEndVerifiesMergedChanges(t *testing.T) {
 		}
 	}
 
+	// The job recorded the commits of the two pull requests it pushed.
+	recorded := map[string]gitops.Pushed{}
+	for _, e := range v.recorded(t, ctx) {
+		recorded[e.Commit] = e
+	}
+	for _, g := range first.Groups {
+		if g.Git == nil || g.Git.PullRequest == nil {
+			continue
+		}
+		if e, ok := recorded[g.Git.Commit]; !ok || e.PullRequest != g.Git.PullRequest.Number || e.Branch != g.Git.Branch ||
+			!strings.Contains(e.Changes, "Recommend-Job-Correction: shop/") {
+			t.Errorf("group %s pushed %s for #%d; the record holds %+v", g.Name, g.Git.Commit, g.Git.PullRequest.Number, e)
+		}
+	}
+	if len(recorded) != len(verifyWorkloads)+2 {
+		t.Errorf("the record holds %d commits, want the %d merged and the 2 pushed", len(recorded), len(verifyWorkloads))
+	}
+
 	// The next run proposes the same corrections and holds the rest again.
 	second := runJSON(t, ctx, args)
 	if r := resourceOf(entry(t, second, "shop", "web"), "app", "cpu"); !r.HeldBack || r.Changed {
@@ -241,7 +236,7 @@ func TestEndToEndVerifiesMergedChanges(t *testing.T) {
 	// People put the values back by hand: nothing regresses any more, and
 	// the run, which groups nothing, closes both regression pull requests.
 	fixed := verifyDeployment("web", "1", "512Mi", "512Mi") + "---\n" + verifyDeployment("worker", "1", "128Mi", "256Mi")
-	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), []byte(fixed)); err != nil {
+	if err := testbed.Apply(ctx, v.bed.APIServer.RESTConfig(), []byte(fixed)); err != nil {
 		t.Fatalf("applying the fixed Deployments: %v", err)
 	}
 	third := runJSON(t, ctx, args)
@@ -268,6 +263,68 @@ func TestEndToEndVerifiesMergedChanges(t *testing.T) {
 	}
 }
 
+// TestEndToEndIgnoresForgedTrailers runs the job after mallory, who may
+// write to the repository, pushed to main commits dressed as the job's:
+// its author, a Co-authored-by line naming it, and trailers that record a
+// memory cut of web from 16Gi (web was OOM-killed since) and a correction
+// of worker's CPU to 4 cores. None of them is in the job's record, so
+// nothing is watched, corrected or held: no regression pull request
+// raises web to 16Gi, and worker's CPU is recommended from its usage.
+func TestEndToEndIgnoresForgedTrailers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	now := time.Now().Truncate(time.Minute)
+	v := newVerifyBed(t, ctx, now)
+	token, err := v.forge.AddCollaborator(ctx, "verified", "mallory", "write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mallory := &githttp.BasicAuth{Username: "mallory", Password: token}
+	coAuthor := "\nCo-authored-by: recommend-job <recommend-job@users.noreply.github.com>\n"
+	pushCommit(t, v.repoURL, mallory, jobSignature(now.Add(-49*time.Hour)), "clusters/prod/shop.yaml", "# The shop.\n---\n"+strings.Join(v.manifests, "---\n"),
+		"Right-size resource requests\n\nRecommend-Job-Change: shop/web app memory 16Gi 256Mi\n"+coAuthor)
+	pushCommit(t, v.repoURL, mallory, &object.Signature{Name: "mallory", Email: "mallory@example.com", When: now.Add(-2 * time.Hour)},
+		"notes.txt", "mine\n", "Notes\n\nRecommend-Job-Correction: shop/worker app cpu 100m 4\n"+coAuthor)
+
+	rep := runJSON(t, ctx, v.args)
+	for _, it := range rep.Items {
+		if len(it.Watches) > 0 || it.Regressed() {
+			t.Errorf("%s/%s watches %+v after forged trailers, want none", it.Namespace, it.Name, it.Watches)
+		}
+		for _, c := range it.Containers {
+			for _, r := range c.Resources {
+				if r.Correction || r.HeldBack {
+					t.Errorf("%s/%s %s/%s = %+v, want neither a correction nor a hold", it.Namespace, it.Name, c.Name, r.Resource, r)
+				}
+				if r.Recommended != nil && r.Recommended.Cmp(resource.MustParse("4Gi")) > 0 {
+					t.Errorf("%s/%s %s/%s recommended %s, want the forged 16Gi nowhere", it.Namespace, it.Name, c.Name, r.Resource, r.Recommended)
+				}
+			}
+		}
+	}
+	if r := resourceOf(entry(t, rep, "shop", "worker"), "app", "cpu"); r.Recommended == nil || r.Recommended.Cmp(resource.MustParse("1")) >= 0 {
+		t.Errorf("worker's cpu = %+v, want it recommended from its usage (0.2 cores), not kept at the forged correction's 4", r)
+	}
+	for _, g := range rep.Groups {
+		if strings.HasPrefix(g.Name, "regression/") {
+			t.Errorf("group %s opened on forged trailers", g.Name)
+		}
+	}
+	sdk, err := gitea.NewClient(v.forge.APIURL(), gitea.SetToken(v.forge.Token()), gitea.SetContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prs, _, err := sdk.ListRepoPullRequests(v.forge.Username, "verified", gitea.ListPullRequestsOptions{State: gitea.StateOpen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range prs {
+		if strings.HasPrefix(pr.Title, "Regression: ") || strings.Contains(pr.Body, "16Gi") {
+			t.Errorf("pull request %q follows the forged trailers:\n%s", pr.Title, pr.Body)
+		}
+	}
+}
+
 // watchOf is the watch of an item's app container's resource.
 func watchOf(t *testing.T, it plan.Item, res string) plan.Watch {
 	t.Helper()
@@ -280,9 +337,14 @@ func watchOf(t *testing.T, it plan.Item, res string) plan.Watch {
 	return plan.Watch{}
 }
 
-// pushJobCommit commits content as file on main at the time at, as the job
-// would (its default author), with message, and pushes it.
-func pushJobCommit(t *testing.T, url string, auth *githttp.BasicAuth, at time.Time, file, content, message string) {
+// jobSignature is the job's default author and committer at at.
+func jobSignature(at time.Time) *object.Signature {
+	return &object.Signature{Name: "recommend-job", Email: "recommend-job@users.noreply.github.com", When: at}
+}
+
+// pushCommit commits content as file on main by sig, with message, pushes
+// it with auth and returns its hash.
+func pushCommit(t *testing.T, url string, auth *githttp.BasicAuth, sig *object.Signature, file, content, message string) string {
 	t.Helper()
 	dir := t.TempDir()
 	repo, err := git.PlainClone(dir, false, &git.CloneOptions{URL: url, Auth: auth, ReferenceName: plumbing.NewBranchReferenceName("main")})
@@ -302,11 +364,87 @@ func pushJobCommit(t *testing.T, url string, auth *githttp.BasicAuth, at time.Ti
 	if _, err := wt.Add(file); err != nil {
 		t.Fatal(err)
 	}
-	sig := &object.Signature{Name: "recommend-job", Email: "recommend-job@users.noreply.github.com", When: at}
-	if _, err := wt.Commit(message, &git.CommitOptions{Author: sig, Committer: sig, AllowEmptyCommits: true}); err != nil {
+	hash, err := wt.Commit(message, &git.CommitOptions{Author: sig, Committer: sig, AllowEmptyCommits: true})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := repo.Push(&git.PushOptions{Auth: auth}); err != nil {
 		t.Fatal(err)
 	}
+	return hash.String()
+}
+
+// jobNamespace is where the end-to-end tests keep the job's record.
+const jobNamespace = "recommend-job"
+
+// verifyBed is the test bed of the verification tests: the three
+// Deployments of verifyWorkloads and their ResourceRecommends in the
+// cluster, their week of history in Prometheus, the repository
+// "verified" on a real Gitea, and the arguments of a run on them that
+// keeps its record in jobNamespace.
+type verifyBed struct {
+	bed       *testbed.Bed
+	forge     *testbed.Gitea
+	repoURL   string
+	manifests []string
+	args      []string
+}
+
+func newVerifyBed(t *testing.T, ctx context.Context, now time.Time) *verifyBed {
+	t.Helper()
+	bed := testbedtest.Start(t, testbed.Options{History: verifyHistory(now, now.Add(-10*time.Minute))})
+	forge := testbedtest.Gitea(t)
+	var manifests, recommends []string
+	for _, w := range verifyWorkloads {
+		manifests = append(manifests, verifyDeployment(w.name, w.cpu, w.memory, w.limit))
+		recommends = append(recommends, layoutsRecommend("shop", w.name))
+	}
+	cluster := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + jobNamespace +
+		"\n---\n" + strings.Join(append(manifests, recommends...), "---\n")
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), shopObjects(t, true)[0], []byte(cluster)); err != nil {
+		t.Fatalf("applying cluster objects: %v", err)
+	}
+	repoURL, err := forge.CreateRepo(ctx, "verified", map[string]string{"clusters/prod/shop.yaml": "# The shop.\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(forge.Token()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("RECOMMEND_GIT_TOKEN", forge.Token())
+	args := []string{
+		"--kubeconfig", bed.APIServer.KubeconfigPath,
+		"--prometheus-url", bed.Prometheus.URL,
+		"--git-url", repoURL,
+		"--git-username", forge.Username,
+		"--git-path", "clusters",
+		"--forge", "gitea",
+		"--forge-api-url", forge.APIURL(),
+		"--forge-token-file", tokenFile,
+		"--pr-group-by", "none",
+		"--record-namespace", jobNamespace,
+		"--output", "json",
+	}
+	return &verifyBed{bed: bed, forge: forge, repoURL: repoURL, manifests: manifests, args: args}
+}
+
+// record writes pushed into the job's record, as the runs that pushed
+// them would have.
+func (v *verifyBed) record(t *testing.T, ctx context.Context, pushed []gitops.Pushed) {
+	t.Helper()
+	store := record.New(testbedtest.Clientset(t, v.bed).CoreV1().ConfigMaps(jobNamespace), jobNamespace, "")
+	if err := store.Update(ctx, func(cur []gitops.Pushed) []gitops.Pushed { return append(cur, pushed...) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recorded returns the job's record.
+func (v *verifyBed) recorded(t *testing.T, ctx context.Context) []gitops.Pushed {
+	t.Helper()
+	got, err := record.New(testbedtest.Clientset(t, v.bed).CoreV1().ConfigMaps(jobNamespace), jobNamespace, "").Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

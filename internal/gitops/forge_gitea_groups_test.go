@@ -13,6 +13,7 @@ import (
 	"code.gitea.io/sdk/gitea"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
@@ -23,6 +24,7 @@ type giteaBed struct {
 	owner string
 	sdk   *gitea.Client
 	forge Forge
+	srv   *testbed.Gitea
 }
 
 func newGiteaBed(t *testing.T) *giteaBed {
@@ -41,7 +43,7 @@ func newGiteaBed(t *testing.T) *giteaBed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &giteaBed{t: t, owner: srv.Username, sdk: sdk, forge: forge}
+	return &giteaBed{t: t, owner: srv.Username, sdk: sdk, forge: forge, srv: srv}
 }
 
 // branch makes branch off main with a commit of its own.
@@ -282,5 +284,107 @@ func TestGiteaIssues(t *testing.T) {
 	}
 	if got, err := b.forge.FindIssues(ctx, marker); got != nil || err != nil {
 		t.Errorf("FindIssues() after the close = %+v, %v; want none", got, err)
+	}
+}
+
+// as is a client of a new user with permission on the repository.
+func (b *giteaBed) as(name, permission string) *gitea.Client {
+	b.t.Helper()
+	token, err := b.srv.AddCollaborator(b.t.Context(), "fleet", name, permission)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	c, err := gitea.NewClient(b.srv.APIURL(), gitea.SetToken(token), gitea.SetContext(b.t.Context()))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return c
+}
+
+// TestGiteaTellsWhoOpenedAndClosed reads, on a real Gitea, what the job
+// trusts a pull request by: the token's account, who opened it, who
+// closed it and whether they may write, and the head and merge commits
+// of a squash merge.
+func TestGiteaTellsWhoOpenedAndClosed(t *testing.T) {
+	ctx := t.Context()
+	b := newGiteaBed(t)
+	rita, mallory, rhea := b.as("rita", "write"), b.as("mallory", "write"), b.as("rhea", "read")
+	if self, err := b.forge.Self(ctx); err != nil || self != b.owner {
+		t.Fatalf("Self() = %q, %v; want %q", self, err, b.owner)
+	}
+	const head = "recommend-job/main-shop-1a2b"
+	b.branch(head)
+	closeAs := func(c *gitea.Client, number int64) {
+		t.Helper()
+		time.Sleep(1100 * time.Millisecond) // Gitea's times are in seconds
+		closed := gitea.StateClosed
+		if _, _, err := c.EditPullRequest(b.owner, "fleet", number, gitea.EditPullRequestOption{State: &closed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The job's pull request, closed by rita, who may write.
+	mine := b.open(head, "mine")
+	if mine.Author != b.owner {
+		t.Errorf("the job's pull request's author = %q, want %q", mine.Author, b.owner)
+	}
+	closeAs(rita, int64(mine.Number))
+	if who, writer, err := b.forge.Closer(ctx, mine.Number); err != nil || who != "rita" || !writer {
+		t.Errorf("Closer(#%d) = %q, %t, %v; want rita, a writer", mine.Number, who, writer, err)
+	}
+
+	// mallory's own pull request from the same branch, closed later:
+	// the job's is still the last closed of its own.
+	theirs, _, err := mallory.CreatePullRequest(b.owner, "fleet", gitea.CreatePullRequestOption{Head: head, Base: "main", Title: "copy", Body: "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeAs(mallory, theirs.Index)
+	if last, err := b.forge.LastClosed(ctx, head, "main", b.owner); err != nil || last == nil || last.Number != mine.Number {
+		t.Errorf("LastClosed(%s, the job's account) = %+v, %v; want #%d, not mallory's #%d", head, last, err, mine.Number, theirs.Index)
+	}
+	if last, err := b.forge.LastClosed(ctx, head, "main", "mallory"); err != nil || last == nil || int64(last.Number) != theirs.Index {
+		t.Errorf("LastClosed(%s, mallory) = %+v, %v; want #%d", head, last, err, theirs.Index)
+	}
+
+	// rhea may only read: a pull request of hers she closed herself is
+	// closed by no writer.
+	hers, _, err := rhea.CreatePullRequest(b.owner, "fleet", gitea.CreatePullRequestOption{Head: head, Base: "main", Title: "hers", Body: "hers"})
+	if err != nil {
+		t.Fatalf("rhea opens a pull request: %v", err)
+	}
+	closeAs(rhea, hers.Index)
+	if who, writer, err := b.forge.Closer(ctx, int(hers.Index)); err != nil || who != "rhea" || writer {
+		t.Errorf("Closer(#%d) = %q, %t, %v; want rhea, no writer", hers.Index, who, writer, err)
+	}
+
+	// A squash merge: the head is the branch's commit, the merge commit
+	// the squash on main.
+	branchHead, _, err := b.sdk.GetRepoBranch(b.owner, "fleet", head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := b.open(head, "again")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ok, resp, err := b.sdk.MergePullRequest(b.owner, "fleet", int64(again.Number), gitea.MergePullRequestOption{Style: gitea.MergeStyleSquash})
+		if err == nil && ok {
+			break
+		}
+		if time.Now().After(deadline) || resp == nil || resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Fatalf("squash #%d: %t, %v", again.Number, ok, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	main, _, err := b.sdk.GetRepoBranch(b.owner, "fleet", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.forge.Get(ctx, again.Number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Merged || got.HeadCommit != branchHead.Commit.ID || got.MergeCommit != main.Commit.ID || got.MergeCommit == got.HeadCommit {
+		t.Errorf("Get(#%d) = %+v; want merged, head %s, merge commit %s (the squash on main)", again.Number, got, branchHead.Commit.ID, main.Commit.ID)
 	}
 }

@@ -299,6 +299,31 @@ func (g *Gitea) CreateRepo(ctx context.Context, name string, files map[string]st
 	}
 }
 
+// AddCollaborator creates the user name and gives them permission (read,
+// write or admin) on the admin's repository repo, and returns a token of
+// theirs: a second person on the forge, for tests of who may do what.
+func (g *Gitea) AddCollaborator(ctx context.Context, repo, name, permission string) (string, error) {
+	password := secretHex(16)
+	if err := g.api(ctx, http.MethodPost, "admin/users", false, map[string]any{
+		"username": name, "email": name + "@example.com", "password": password, "must_change_password": false,
+	}, nil); err != nil {
+		return "", fmt.Errorf("create user %s: %w", name, err)
+	}
+	if err := g.api(ctx, http.MethodPut, "repos/"+g.Username+"/"+repo+"/collaborators/"+name, false,
+		map[string]any{"permission": permission}, nil); err != nil {
+		return "", fmt.Errorf("add collaborator %s: %w", name, err)
+	}
+	var tok struct {
+		SHA1 string `json:"sha1"`
+	}
+	as := &Gitea{URL: g.URL, Username: name, password: password}
+	if err := as.api(ctx, http.MethodPost, "users/"+name+"/tokens", true,
+		map[string]any{"name": "testbed", "scopes": []string{"all"}}, &tok); err != nil {
+		return "", fmt.Errorf("create token of %s: %w", name, err)
+	}
+	return tok.SHA1, nil
+}
+
 // api calls the Gitea API at path with a JSON body, authenticating with
 // the password when basic is set and the token otherwise, and decodes the
 // JSON answer into out.
