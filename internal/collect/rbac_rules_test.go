@@ -11,8 +11,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// chartRules renders the chart's RBAC template and returns its documents
-// (the ClusterRole first) and the ClusterRole's rules.
+// chartRBAC renders the chart's RBAC template and returns its documents:
+// the ClusterRole and its binding, then the Role of the job's record and
+// its binding.
 func chartRBAC(t *testing.T, set map[string]any) []*unstructured.Unstructured {
 	t.Helper()
 	var docs []*unstructured.Unstructured
@@ -23,8 +24,12 @@ func chartRBAC(t *testing.T, set map[string]any) []*unstructured.Unstructured {
 		}
 		docs = append(docs, u)
 	}
-	if len(docs) != 2 || docs[0].GetKind() != "ClusterRole" || docs[1].GetKind() != "ClusterRoleBinding" {
-		t.Fatalf("rendered RBAC has %d documents, want a ClusterRole and a ClusterRoleBinding", len(docs))
+	var kinds []string
+	for _, d := range docs {
+		kinds = append(kinds, d.GetKind())
+	}
+	if !slices.Equal(kinds, []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}) {
+		t.Fatalf("rendered RBAC holds %v, want a ClusterRole, a Role and their bindings", kinds)
 	}
 	return docs
 }
@@ -76,6 +81,16 @@ func TestChartRBACRules(t *testing.T) {
 			docs := chartRBAC(t, tt.set)
 			if d := cmp.Diff(tt.want, ruleSummary(t, docs[0])); d != "" {
 				t.Errorf("ClusterRole rules (-want +got):\n%s", d)
+			}
+			// The record: read and written by name, in the job's namespace
+			// alone.
+			if d := cmp.Diff([]string{"/configmaps:create", "/configmaps:get,update"}, ruleSummary(t, docs[2])); d != "" {
+				t.Errorf("Role rules (-want +got):\n%s", d)
+			}
+			rules, _, _ := unstructured.NestedSlice(docs[2].Object, "rules")
+			names, _, _ := unstructured.NestedStringSlice(rules[0].(map[string]any), "resourceNames")
+			if !slices.Equal(names, []string{"recommend-job-record"}) {
+				t.Errorf("the Role gets and updates %v, want the record alone", names)
 			}
 		})
 	}
