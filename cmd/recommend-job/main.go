@@ -13,9 +13,19 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	helmrender "github.com/recommend-job/recommend-job/internal/helm"
 )
 
+// renderCommand is the hidden command that makes the binary a render
+// process, in which a run renders each chart within limits
+// (helmrender.Isolate). It is not for people: it reads its request from stdin.
+const renderCommand = "__render-chart"
+
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == renderCommand {
+		os.Exit(helmrender.ServeRender(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -25,6 +25,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/config"
 	"github.com/recommend-job/recommend-job/internal/doctor"
 	"github.com/recommend-job/recommend-job/internal/gitops"
+	helmrender "github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/job"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/record"
@@ -84,6 +85,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 
+	// A chart's render runs in a child process of this binary, whose
+	// limits stop a chart that would take the run's memory or time.
+	exe, err := os.Executable()
+	if err != nil {
+		log.ErrorContext(ctx, "cannot find the job's binary to render charts with", "error", err)
+		return exitFailed
+	}
+	helmrender.Isolate(exe, []string{renderCommand}, cfg.RenderLimits())
 	rep, err := job.Run(runCtx, w.job, w.collector, usage.NewReader(w.prometheus, cfg.UsageOptions(log)...), log)
 	if err != nil {
 		rep.Failed = err.Error()

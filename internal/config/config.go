@@ -35,6 +35,11 @@ type Config struct {
 	RenderMode    string        `mapstructure:"render-mode"`
 	RenderPaths   []string      `mapstructure:"render-paths"`
 	MaxFileSize   string        `mapstructure:"max-file-size"`
+	// HelmRenderMemory, HelmRenderCPU and HelmRenderOutput bound each
+	// render of a chart, in its own process.
+	HelmRenderMemory string        `mapstructure:"helm-render-memory"`
+	HelmRenderCPU    time.Duration `mapstructure:"helm-render-cpu"`
+	HelmRenderOutput string        `mapstructure:"helm-render-output"`
 	// HelmRepositoryConfig is a Helm repositories file giving the
 	// credentials of chart repositories; Load reads it into
 	// chartCredentials.

@@ -38,6 +38,18 @@ func (c *Config) RenderOptions() []render.Option {
 		render.WithCharts(c.chartLoader()), render.WithRepositoryURL(withoutUserInfo(c.GitURL))}
 }
 
+// minRenderMemory is the least helm-render-memory: the data segment Go's
+// runtime takes before a render starts is some 80 MiB.
+const minRenderMemory = 128 << 20
+
+// RenderLimits are the limits of each render of a chart in its own
+// process, which Load validated.
+func (c *Config) RenderLimits() helm.Limits {
+	memory, _ := render.ParseFileSize(c.HelmRenderMemory)
+	output, _ := render.ParseFileSize(c.HelmRenderOutput)
+	return helm.Limits{Memory: memory, CPU: c.HelmRenderCPU, Output: output}
+}
+
 // chartLoader is a run's loader of remote charts, which sends each
 // repository the credentials helm-repository-config gives it.
 func (c *Config) chartLoader(opts ...helm.LoaderOption) *helm.Loader {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/labels"
@@ -62,6 +63,17 @@ func (c *Config) complete() error {
 	}
 	if _, err := render.ParseFileSize(c.MaxFileSize); err != nil {
 		errs = append(errs, fmt.Errorf("max-file-size: %w", err))
+	}
+	if n, err := render.ParseFileSize(c.HelmRenderMemory); err != nil {
+		errs = append(errs, fmt.Errorf("helm-render-memory: %w", err))
+	} else if n < minRenderMemory {
+		errs = append(errs, fmt.Errorf("helm-render-memory: %q is below %s, which Go's runtime alone takes", c.HelmRenderMemory, "128Mi"))
+	}
+	if c.HelmRenderCPU < time.Second {
+		errs = append(errs, fmt.Errorf("helm-render-cpu: must be at least 1s, got %s", c.HelmRenderCPU))
+	}
+	if _, err := render.ParseFileSize(c.HelmRenderOutput); err != nil {
+		errs = append(errs, fmt.Errorf("helm-render-output: %w", err))
 	}
 	switch report.Format(c.Output) {
 	case report.FormatTable, report.FormatJSON, report.FormatYAML, OutputMarkdown:

@@ -10,15 +10,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -28,6 +32,42 @@ import (
 // clones, which a local repository does not need.
 func init() {
 	client.InstallProtocol("file", server.DefaultServer)
+}
+
+// largeObjectThreshold is the size above which go-git streams an object
+// from its pack rather than reading it whole, and objectCacheSize bounds
+// the objects it keeps decoded: a tenant's file, however large (a few KB
+// once packed may be gigabytes), then costs the run no more than these.
+const (
+	largeObjectThreshold = 1 << 20
+	objectCacheSize      = 8 << 20
+)
+
+// diskStorage is a repository's storage in the .git directory of dir,
+// whose objects are never read whole above largeObjectThreshold. A
+// memory storage, which a clone would fill with every object inflated,
+// is for refs alone.
+func diskStorage(dir string) (*filesystem.Storage, error) {
+	dot, err := osfs.New(dir).Chroot(git.GitDirName)
+	if err != nil {
+		return nil, err
+	}
+	return filesystem.NewStorageWithOptions(dot, cache.NewObjectLRU(objectCacheSize),
+		filesystem.Options{LargeObjectThreshold: largeObjectThreshold}), nil
+}
+
+// cloneToDisk clones into dir, objects kept packed in its .git directory
+// (see diskStorage), and checks out the files unless opts say not to.
+func cloneToDisk(ctx context.Context, dir string, opts *git.CloneOptions) (*git.Repository, error) {
+	storage, err := diskStorage(dir)
+	if err != nil {
+		return nil, err
+	}
+	var worktree billy.Filesystem
+	if !opts.NoCheckout {
+		worktree = osfs.New(dir)
+	}
+	return git.CloneContext(ctx, storage, worktree, opts)
 }
 
 // DefaultTimeout bounds each network operation: listing, cloning, pushing.
@@ -171,7 +211,7 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 
 	cloneCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	w.repo, err = git.PlainCloneContext(cloneCtx, dir, false, &git.CloneOptions{
+	w.repo, err = cloneToDisk(cloneCtx, dir, &git.CloneOptions{
 		URL:           cleanURL,
 		Auth:          auth,
 		ReferenceName: base,
@@ -200,12 +240,17 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 }
 
 // readTip reads the tip commit of branch with a separate shallow clone
-// into memory: fetching it into the checkout would negotiate against a
-// history the shallow checkout does not have.
+// into a temporary directory: fetching it into the checkout would
+// negotiate against a history the shallow checkout does not have.
 func (w *Workspace) readTip(ctx context.Context, branch string) (*object.Commit, error) {
 	fetchCtx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
 	defer cancel()
-	remote, err := git.CloneContext(fetchCtx, memory.NewStorage(), nil, &git.CloneOptions{
+	tmp, err := os.MkdirTemp("", "recommend-job-tip-")
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", branch, err)
+	}
+	defer func() { _ = os.RemoveAll(tmp) }() // a temporary clone: nothing to lose
+	remote, err := cloneToDisk(fetchCtx, tmp, &git.CloneOptions{
 		URL:           w.url,
 		Auth:          w.auth,
 		ReferenceName: plumbing.NewBranchReferenceName(branch),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -13,7 +14,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // Pushed is a commit the job pushed, as the job's own record keeps it.
@@ -172,7 +172,14 @@ func baseCommits(ctx context.Context, opts Options, since time.Time, depth int) 
 	}
 	cloneCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	repo, err := git.CloneContext(cloneCtx, memory.NewStorage(), nil, &git.CloneOptions{
+	// On disk: a clone into memory would hold every file of every commit
+	// read, inflated.
+	tmp, err := os.MkdirTemp("", "recommend-job-history-")
+	if err != nil {
+		return nil, fmt.Errorf("reading the history of branch %s: %w", opts.BaseBranch, err)
+	}
+	defer func() { _ = os.RemoveAll(tmp) }() // a temporary clone: nothing to lose
+	repo, err := cloneToDisk(cloneCtx, tmp, &git.CloneOptions{
 		URL:           cleanURL,
 		Auth:          auth,
 		ReferenceName: plumbing.NewBranchReferenceName(opts.BaseBranch),

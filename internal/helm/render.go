@@ -162,11 +162,7 @@ func renderFiles(ctx context.Context, r Release, ch *chartv2.Chart, values map[s
 		values = map[string]any{}
 	}
 	options := common.ReleaseOptions{Name: r.Name, Namespace: r.Namespace, Revision: 1, IsInstall: true}
-	top, err := util.ToRenderValuesWithSchemaValidation(ch, values, options, common.DefaultCapabilities, !validate)
-	if err != nil {
-		return nil, renderError(r, "", err)
-	}
-	out, err := runEngine(ctx, r, ch, top)
+	out, err := runEngine(ctx, r, ch, values, options, validate)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, ctxErr
 	}
@@ -185,33 +181,65 @@ func renderFiles(ctx context.Context, r Release, ch *chartv2.Chart, values map[s
 	return files, nil
 }
 
+// engineOutput is Helm's values of the release, values over the chart's
+// defaults (checked against its schema when validate is set), rendered
+// by its template engine.
+func engineOutput(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool) (map[string]string, error) {
+	top, err := util.ToRenderValuesWithSchemaValidation(ch, values, options, common.DefaultCapabilities, !validate)
+	if err != nil {
+		return nil, err
+	}
+	var e engine.Engine
+	return e.RenderWithContext(ctx, ch, top)
+}
+
 // MaxRenderTime bounds one render of a chart. Helm's engine does not stop
 // for a context while a template runs, and a chart's templates may take
 // as long as they like (an include that calls itself twice doubles with
-// each level): a render past it is left to finish on its own, its release
-// is reported, and the chart is not rendered again in the run, so that
-// one release's chart never holds up the others.
+// each level): a render past it is killed in its render process
+// (Isolate), or left to finish on its own in this one; its release is
+// reported, and the chart is not rendered again in the run, so that one
+// release's chart never holds up the others.
 var MaxRenderTime = 30 * time.Second
 
 // errStalled means a render of the chart ran past MaxRenderTime.
-var errStalled = errors.New("a render took longer than the limit")
+var errStalled = fmt.Errorf("%w: a render took longer than the limit", errLimit)
 
-// runEngine runs Helm's template engine on ch within MaxRenderTime,
-// unless a render of the same chart ran past it before.
-func runEngine(ctx context.Context, r Release, ch *chartv2.Chart, top common.Values) (map[string]string, error) {
+// runEngine renders ch within its limits, in a render process when
+// Isolate says so, unless a render of the same chart reached a limit
+// before; a chart that reaches one is not rendered again.
+func runEngine(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool) (map[string]string, error) {
 	if r.Chart != nil {
 		if err := r.Chart.stalled.Load(); err != nil {
 			return nil, *err
 		}
 	}
+	var out map[string]string
+	var err error
+	if c := isolated.Load(); c != nil {
+		out, err = c.render(ctx, ch, values, options, validate)
+	} else {
+		out, err = runInProcess(ctx, ch, values, options, validate)
+	}
+	if errors.Is(err, errLimit) && ctx.Err() == nil {
+		err = fmt.Errorf("%w: the chart is not rendered again in this run", err)
+		if r.Chart != nil {
+			r.Chart.stalled.Store(&err)
+		}
+	}
+	return out, err
+}
+
+// runInProcess renders ch in this process within MaxRenderTime, after
+// which the render is left to finish on its own.
+func runInProcess(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool) (map[string]string, error) {
 	type result struct {
 		out map[string]string
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		var e engine.Engine
-		out, err := e.RenderWithContext(ctx, ch, top)
+		out, err := engineOutput(ctx, ch, values, options, validate)
 		done <- result{out, err}
 	}()
 	timer := time.NewTimer(MaxRenderTime)
@@ -222,11 +250,7 @@ func runEngine(ctx context.Context, r Release, ch *chartv2.Chart, top common.Val
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-timer.C:
-		err := fmt.Errorf("%w (%s): the chart is not rendered again in this run", errStalled, MaxRenderTime)
-		if r.Chart != nil {
-			r.Chart.stalled.Store(&err)
-		}
-		return nil, err
+		return nil, fmt.Errorf("%w (%s)", errStalled, MaxRenderTime)
 	}
 }
 
