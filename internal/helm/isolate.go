@@ -186,7 +186,10 @@ func (c *child) render(ctx context.Context, ch *chartv2.Chart, values map[string
 // what Go's runtime writes when its memory runs out and from the
 // processor time the kernel counted, or else how it ended.
 func (c *child) failure(state *os.ProcessState, err error, stderr string) error {
-	if strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") {
+	// A thread's stack counts in the data limit too: a thread that cannot
+	// be started ran out of the same memory.
+	if strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") ||
+		strings.Contains(stderr, "pthread_create failed") || strings.Contains(stderr, "failed to create new OS thread") {
 		return fmt.Errorf("%w: its memory, %s", errLimit, quantity(c.limits.Memory))
 	}
 	if state != nil && c.limits.CPU > 0 && state.UserTime()+state.SystemTime() >= c.limits.CPU-time.Second/2 {
