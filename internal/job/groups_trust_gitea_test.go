@@ -4,13 +4,16 @@ package job
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"code.gitea.io/sdk/gitea"
 
+	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
@@ -120,5 +123,70 @@ func TestWriteBackGiteaHoldsOnlyTheJobsPullRequests(t *testing.T) {
 	fifth := run("fifth", values)
 	if g := group(fifth, "shop"); g.Held != "" || g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRCreated {
 		t.Errorf("shop after mallory closed a copy of its pull request: %+v, want a new pull request, not a hold", g)
+	}
+}
+
+// memoryRecord is a record kept in memory.
+type memoryRecord struct{ pushed []gitops.Pushed }
+
+func (r *memoryRecord) Load(context.Context) ([]gitops.Pushed, error) { return r.pushed, nil }
+
+func (r *memoryRecord) Update(_ context.Context, change func([]gitops.Pushed) []gitops.Pushed) error {
+	r.pushed = change(r.pushed)
+	return nil
+}
+
+// TestWriteBackGiteaSquashMergeIsVerified pushes a group's change and
+// records it, then a person squash-merges its pull request on a real
+// Gitea: the squash commit's message is Gitea's, yet the record and the
+// forge's word that the pull request merged the recorded commit find the
+// change on main, at the squash commit.
+func TestWriteBackGiteaSquashMergeIsVerified(t *testing.T) {
+	ctx := t.Context()
+	b := newGroupsBed(t, []string{"shop"}, nil)
+	cfg := b.cfg
+	rec := &memoryRecord{}
+	cfg.Record, cfg.ledger = rec, &ledger{}
+	log := slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))
+	p := shopsPlan(map[string]string{"shop": "390m"})
+	if err := writeBackPlan(t, cfg, p, log); err != nil {
+		t.Fatal(err)
+	}
+	if err := saveRecord(ctx, cfg, log); err != nil {
+		t.Fatal(err)
+	}
+	pr := b.openPRs(t)[groupBranch("shop")]
+	if pr == nil || len(rec.pushed) != 1 || rec.pushed[0].PullRequest != int(pr.Index) || rec.pushed[0].Commit != pr.Head.Sha {
+		t.Fatalf("recorded %+v for pull request %+v, want its head commit and number", rec.pushed, pr)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ok, resp, err := b.sdk.MergePullRequest(b.srv.Username, "fleet", pr.Index, gitea.MergePullRequestOption{
+			Style: gitea.MergeStyleSquash, Title: "Squashed by a person", Message: "no trailers here"})
+		if err == nil && ok {
+			break
+		}
+		if time.Now().After(deadline) || resp == nil || resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Fatalf("squash #%d: %t, %v", pr.Index, ok, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	main, _, err := b.sdk.GetRepoBranch(b.srv.Username, "fleet", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	forge, err := gitops.NewForge(cfg.Git.Forge, cfg.Git.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := gitops.ReadMerged(ctx, cfg.Git, forge, rec.pushed, time.Now().Add(-time.Hour), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(merged.Changes) != 1 || merged.Changes[0].Commit != main.Commit.ID || merged.Changes[0].Item != "shop/web-rec" || merged.Changes[0].To.String() != "390m" {
+		t.Errorf("merged changes = %+v, want shop/web-rec's 390m at the squash commit %s", merged.Changes, main.Commit.ID)
+	}
+	if len(merged.Kept) != 1 || merged.Kept[0].MergedAs != main.Commit.ID {
+		t.Errorf("kept %+v, want the recorded commit merged as %s", merged.Kept, main.Commit.ID)
 	}
 }
