@@ -131,12 +131,12 @@ type Workspace struct {
 // file of the base it can: an entry whose name git or the file system
 // refuses (a control character, a ".." or .git component, a name too long)
 // is left out and listed by Skipped, and the job's commits keep it as the
-// base has it. Every run starts
-// from the base branch, so the push branch never goes stale: it is the
-// base plus this run's changes. When the remote push branch exists, its
-// tip must be a commit of the job's (author and committer are the job's
-// identity, one parent): otherwise someone else pushed to it, and
-// Checkout returns ErrForeignCommit rather than let the run replace it.
+// base has it. Every run starts from the base branch, so the push branch
+// never goes stale: it is the base plus this run's changes. When the
+// remote push branch exists, its tip must be a commit of the job's (author
+// and committer are the job's identity, one parent): otherwise someone
+// else pushed to it, and Checkout returns ErrForeignCommit rather than let
+// the run replace it.
 func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error) {
 	cleanURL, auth, err := authFor(opts)
 	if err != nil {
