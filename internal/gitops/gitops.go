@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -17,7 +17,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
@@ -163,15 +162,21 @@ type Workspace struct {
 	baseHead, pushHead plumbing.Hash
 	// pushTip is the remote push branch's tip commit, nil when none.
 	pushTip *object.Commit
+	// skipped are the entries of the base's tree left out of the checkout.
+	skipped []Skip
 }
 
 // Checkout clones the base branch into dir (shallow, single branch, no
-// tags) and creates the push branch locally on top of it. Every run starts
-// from the base branch, so the push branch never goes stale: it is the
-// base plus this run's changes. When the remote push branch exists, its
-// tip must be a commit of the job's (author and committer are the job's
-// identity, one parent): otherwise someone else pushed to it, and
-// Checkout returns ErrForeignCommit rather than let the run replace it.
+// tags) and creates the push branch locally on top of it. It writes every
+// file of the base it can: an entry whose name git or the file system
+// refuses (a control character, a ".." or .git component, a name too long)
+// is left out and listed by Skipped, and the job's commits keep it as the
+// base has it. Every run starts from the base branch, so the push branch
+// never goes stale: it is the base plus this run's changes. When the
+// remote push branch exists, its tip must be a commit of the job's (author
+// and committer are the job's identity, one parent): otherwise someone
+// else pushed to it, and Checkout returns ErrForeignCommit rather than let
+// the run replace it.
 func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error) {
 	cleanURL, auth, err := authFor(opts)
 	if err != nil {
@@ -218,6 +223,7 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 		SingleBranch:  true,
 		Depth:         w.depth,
 		Tags:          git.NoTags,
+		NoCheckout:    true,
 	})
 	if err != nil {
 		return nil, redact(fmt.Errorf("cloning %s branch %s: %w", cleanURL, opts.BaseBranch, err), opts)
@@ -228,13 +234,15 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 		return nil, fmt.Errorf("base branch %s moved during checkout: %w", opts.BaseBranch, ErrStale)
 	}
 	if !opts.Direct() {
-		wt, err := w.repo.Worktree()
-		if err != nil {
-			return nil, fmt.Errorf("opening worktree: %w", err)
-		}
-		if err := wt.Checkout(&git.CheckoutOptions{Branch: push, Create: true, Keep: true}); err != nil {
+		if err := w.repo.Storer.SetReference(plumbing.NewHashReference(push, w.baseHead)); err != nil {
 			return nil, fmt.Errorf("creating branch %s: %w", opts.PushBranch, err)
 		}
+		if err := w.repo.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, push)); err != nil {
+			return nil, fmt.Errorf("creating branch %s: %w", opts.PushBranch, err)
+		}
+	}
+	if err := w.materialize(w.baseHead); err != nil {
+		return nil, err
 	}
 	return w, nil
 }
@@ -310,117 +318,149 @@ func (w *Workspace) PushTip() string {
 // Checkout.
 func (w *Workspace) PushBranchExists() bool { return !w.pushHead.IsZero() }
 
-// Commit stages files (slash-separated, relative to Dir) and commits them
-// with message. It returns false and makes no commit when nothing changed.
+// Commit commits files (slash-separated, relative to Dir) as the checkout
+// holds them, with message: each file's content, or its removal when it is
+// gone. The commit's tree is HEAD's with those files changed and nothing
+// else, so an entry the checkout left out (see Skipped) stays as it is. It
+// returns false and makes no commit when nothing changed.
 func (w *Workspace) Commit(files []string, message string) (string, bool, error) {
-	wt, err := w.repo.Worktree()
+	head, err := w.repo.Head()
 	if err != nil {
-		return "", false, fmt.Errorf("opening worktree: %w", err)
+		return "", false, fmt.Errorf("reading HEAD: %w", err)
 	}
-	if err := w.stage(wt, files); err != nil {
+	parent, err := w.repo.CommitObject(head.Hash())
+	if err != nil {
+		return "", false, fmt.Errorf("reading HEAD: %w", err)
+	}
+	edits, err := w.stage(files)
+	if err != nil {
 		return "", false, err
+	}
+	tree, err := w.editTree(parent.TreeHash, edits)
+	if err != nil {
+		return "", false, fmt.Errorf("writing the tree: %w", err)
+	}
+	if tree == parent.TreeHash {
+		return "", false, nil
 	}
 	now := time.Now()
 	committerName, committerEmail := w.opts.Committer()
-	hash, err := wt.Commit(message, &git.CommitOptions{
-		Author:    &object.Signature{Name: w.opts.AuthorName, Email: w.opts.AuthorEmail, When: now},
-		Committer: &object.Signature{Name: committerName, Email: committerEmail, When: now},
-		Signer:    w.signer,
-	})
-	if errors.Is(err, git.ErrEmptyCommit) {
-		return "", false, nil
+	commit := &object.Commit{
+		Author:       signature(w.opts.AuthorName, w.opts.AuthorEmail, now),
+		Committer:    signature(committerName, committerEmail, now),
+		Message:      message,
+		TreeHash:     tree,
+		ParentHashes: []plumbing.Hash{head.Hash()},
 	}
+	if w.signer != nil {
+		unsigned := &plumbing.MemoryObject{}
+		if err := commit.EncodeWithoutSignature(unsigned); err != nil {
+			return "", false, fmt.Errorf("committing: %w", err)
+		}
+		r, err := unsigned.Reader()
+		if err != nil {
+			return "", false, fmt.Errorf("committing: %w", err)
+		}
+		sig, err := w.signer.Sign(r)
+		if err != nil {
+			return "", false, fmt.Errorf("signing the commit: %w", err)
+		}
+		commit.PGPSignature = string(sig)
+	}
+	obj := w.repo.Storer.NewEncodedObject()
+	if err := commit.Encode(obj); err != nil {
+		return "", false, fmt.Errorf("committing: %w", err)
+	}
+	hash, err := w.repo.Storer.SetEncodedObject(obj)
 	if err != nil {
+		return "", false, fmt.Errorf("committing: %w", err)
+	}
+	if err := w.repo.Storer.SetReference(plumbing.NewHashReference(head.Name(), hash)); err != nil {
 		return "", false, fmt.Errorf("committing: %w", err)
 	}
 	return hash.String(), true, nil
 }
 
-// stage writes each file's content as a blob and records it in the index,
-// or removes the file from the index when it is gone from the worktree,
-// reading and writing the index once. Worktree.Add computes the status of
-// the whole worktree for every file it adds, and reads and writes the whole
-// index each time: staging n files of an n-file repository that way takes
-// time in n squared.
-func (w *Workspace) stage(wt *git.Worktree, files []string) error {
-	idx, err := w.repo.Storer.Index()
-	if err != nil {
-		return fmt.Errorf("reading the index: %w", err)
-	}
-	entries := make(map[string]*index.Entry, len(idx.Entries))
-	for _, e := range idx.Entries {
-		entries[e.Name] = e
-	}
-	gone := map[string]bool{}
+// signature is an identity as git writes it: without the characters that
+// would end its name or email early.
+func signature(name, email string, when time.Time) object.Signature {
+	drop := strings.NewReplacer("<", "", ">", "", "\n", "")
+	return object.Signature{Name: drop.Replace(name), Email: drop.Replace(email), When: when}
+}
+
+// stage writes each file's content as a blob and returns the tree entry
+// of each, nil for a file gone from the checkout. It refuses a path git
+// refuses, one the checkout left out, and one below a symbolic link.
+func (w *Workspace) stage(files []string) (map[string]*object.TreeEntry, error) {
+	edits := make(map[string]*object.TreeEntry, len(files))
 	for _, name := range files {
 		name = filepath.ToSlash(filepath.Clean(filepath.FromSlash(name)))
 		if err := validPath(name); err != nil {
-			return fmt.Errorf("staging %s: %w", name, err)
+			return nil, fmt.Errorf("staging %q: %w", name, err)
 		}
-		info, err := wt.Filesystem.Lstat(name)
+		if s, ok := w.skippedAt(name); ok {
+			return nil, fmt.Errorf("staging %q: %q was left out of the checkout: %s", name, s.Path, s.Reason)
+		}
+		if err := w.noLinkOnTheWay(name); err != nil {
+			return nil, fmt.Errorf("staging %q: %w", name, err)
+		}
+		full := filepath.Join(w.dir, filepath.FromSlash(name))
+		info, err := os.Lstat(full)
 		if errors.Is(err, os.ErrNotExist) {
-			gone[name] = true
+			edits[name] = nil
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("staging %s: %w", name, err)
+			return nil, fmt.Errorf("staging %q: %w", name, err)
 		}
 		if info.IsDir() {
-			return fmt.Errorf("staging %s: is a directory", name)
+			return nil, fmt.Errorf("staging %q: is a directory", name)
 		}
 		mode, err := filemode.NewFromOSFileMode(info.Mode())
 		if err != nil {
-			return fmt.Errorf("staging %s: %w", name, err)
+			return nil, fmt.Errorf("staging %q: %w", name, err)
 		}
-		hash, err := w.writeBlob(wt, name, info)
+		hash, err := w.writeBlob(full, info)
 		if err != nil {
-			return fmt.Errorf("staging %s: %w", name, err)
+			return nil, fmt.Errorf("staging %q: %w", name, err)
 		}
-		e := entries[name]
-		if e == nil {
-			e = idx.Add(name)
-			entries[name] = e
-		}
-		// Size and modification time are what a status compares before
-		// it hashes a file again.
-		e.Hash, e.Mode, e.Size, e.ModifiedAt = hash, mode, uint32(info.Size()), info.ModTime()
+		edits[name] = &object.TreeEntry{Name: path.Base(name), Mode: mode, Hash: hash}
 	}
-	if len(gone) > 0 {
-		kept := idx.Entries[:0]
-		for _, e := range idx.Entries {
-			if !gone[e.Name] {
-				kept = append(kept, e)
-			}
+	return edits, nil
+}
+
+// noLinkOnTheWay refuses a path whose directories include a symbolic
+// link: the file committed would be one outside the directory it names.
+func (w *Workspace) noLinkOnTheWay(name string) error {
+	for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+		info, err := os.Lstat(filepath.Join(w.dir, filepath.FromSlash(dir)))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
 		}
-		idx.Entries = kept
-	}
-	if err := w.repo.Storer.SetIndex(idx); err != nil {
-		return fmt.Errorf("writing the index: %w", err)
+		if err != nil {
+			return err
+		}
+		if info.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%q is a symbolic link", dir)
+		}
 	}
 	return nil
 }
 
-// writeBlob stores the content of the file name, or a symbolic link's
+// writeBlob stores the content of the file full, or a symbolic link's
 // target, as a blob.
-func (w *Workspace) writeBlob(wt *git.Worktree, name string, info os.FileInfo) (plumbing.Hash, error) {
-	fs := wt.Filesystem
+func (w *Workspace) writeBlob(full string, info os.FileInfo) (plumbing.Hash, error) {
 	var data []byte
+	var err error
 	if info.Mode()&os.ModeSymlink != 0 {
-		target, err := fs.Readlink(name)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
+		var target string
+		target, err = os.Readlink(full)
 		data = []byte(target)
 	} else {
-		f, err := fs.Open(name)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		data, err = io.ReadAll(f)
-		f.Close()
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
+		data, err = os.ReadFile(full)
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
 	}
 	obj := w.repo.Storer.NewEncodedObject()
 	obj.SetType(plumbing.BlobObject)

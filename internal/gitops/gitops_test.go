@@ -318,20 +318,6 @@ func TestCommitStagesTheFilesGiven(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("committed tree = %v, want %v", got, want)
 	}
-
-	// The index is the commit's, so the worktree's status shows only the
-	// change left out.
-	wt, err := ws.repo.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	status, err := wt.Status()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(status) != 1 || status.File("apps/note.yaml").Worktree != git.Modified || status.File("apps/note.yaml").Staging != git.Unmodified {
-		t.Errorf("status after the commit = %v, want only apps/note.yaml modified and unstaged", status)
-	}
 }
 
 func TestCommitRefusesPathsGitRefuses(t *testing.T) {

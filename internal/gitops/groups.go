@@ -56,13 +56,17 @@ func (g GroupBy) Grouped() bool { return g.Kind != "" && g.Kind != "none" }
 // branches from those of a job whose push branch starts with its own
 // (recommend-job/main-shard-1 and recommend-job/main-shard-10). A "/"
 // would make the push branch a directory of refs, which a branch of that
-// name forbids: the parts are joined with "-".
+// name forbids: the parts are joined with "-". The slug keeps letters,
+// digits and single dots, so that no group name (a label value "a..b", an
+// annotation "../x") makes a name git check-ref-format refuses.
 func GroupBranch(pushBranch, group string) string {
 	sum := sha256.Sum256([]byte(group))
 	var b strings.Builder
 	dash := false
+	var last rune
 	for _, r := range strings.ToLower(group) {
-		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.'
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' && last != '.'
+		last = r
 		switch {
 		case ok:
 			b.WriteRune(r)

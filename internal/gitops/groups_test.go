@@ -4,13 +4,18 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // TestGroupBranch checks group branches: stable, distinct for distinct
 // groups, valid as refs whatever the group's name, and recognised as the
 // job's own.
 func TestGroupBranch(t *testing.T) {
-	groups := []string{"argocd/shop-production", "argocd/Shop Production", "flux/apps/web", "team:payments", "", "ÄÖÜ", strings.Repeat("x", 300)}
+	groups := []string{"argocd/shop-production", "argocd/Shop Production", "flux/apps/web", "team:payments", "", "ÄÖÜ", strings.Repeat("x", 300),
+		// A label value git takes for no ref, annotations a tenant chose.
+		"team=a..b", "team=a.-b", "team=a.b", "team=a...b", "x=../x", "x=.lock", "x=a.lock", "x=@{u}", "x=@", "x=" + strings.Repeat(".", 60),
+		"x=" + strings.Repeat("a.", 30), "x=a\nb", "x=a\x00b", "x=~^:?*[\\ \t"}
 	seen := map[string]string{}
 	for _, g := range groups {
 		b := GroupBranch("recommend-job", g)
@@ -23,6 +28,9 @@ func TestGroupBranch(t *testing.T) {
 		seen[b] = g
 		if err := validRefName(b); err != nil {
 			t.Errorf("%q: branch %q: %v", g, b, err)
+		}
+		if err := plumbing.NewBranchReferenceName(b).Validate(); err != nil {
+			t.Errorf("%q: branch %q: go-git: %v", g, b, err)
 		}
 		if len(b) > len("recommend-job-")+maxGroupSlug+9+2*branchCheckBytes {
 			t.Errorf("%q: branch %q is too long", g, b)

@@ -105,6 +105,11 @@ func pullRequestBody(p *plan.Plan, limit int) string {
 	w := &bodyWriter{}
 	regressions(w, p)
 	w.line("This pull request sets resource requests to the usage-based recommendations of the ResourceRecommends below.")
+	if g := groupName(p); g != "" {
+		// The branch holds only a slug of the name: here it is whole.
+		w.line("")
+		w.line("Group: " + code(cutText(plan.Line(g), maxBodyGroup)))
+	}
 	var held, missing, invalid []string
 	var workloads []func()
 	var totals requestTotals
@@ -172,6 +177,23 @@ func pullRequestBody(p *plan.Plan, limit int) string {
 	marker := markerPrefix + ChangeSetHash(p) + " -->\n"
 	return marker + w.bounded(limit-len(marker))
 }
+
+// groupName is the pull request group all of p's items are in, or "".
+func groupName(p *plan.Plan) string {
+	if len(p.Items) == 0 {
+		return ""
+	}
+	g := p.Items[0].Group
+	for _, it := range p.Items[1:] {
+		if it.Group != g {
+			return ""
+		}
+	}
+	return g
+}
+
+// maxBodyGroup bounds a group's name in a body; a title cuts it shorter.
+const maxBodyGroup = 256
 
 // workload writes the section of one workload: its heading, the release
 // that renders it, the summary table of the containers it changes, and

@@ -218,6 +218,12 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 		return attemptResult{}, fmt.Errorf("checking out the repository: %w", err)
 	}
 	p.Git = &plan.Git{Branch: cfg.Git.PushBranch, Attempts: attempt}
+	var skipped []plan.SkippedFile
+	for _, s := range ws.Skipped() {
+		skipped = append(skipped, plan.SkippedFile{File: s.Path, Reason: "not checked out: " + s.Reason})
+		log.WarnContext(ctx, "path not checked out", "file", s.Path, "reason", s.Reason)
+	}
+	p.Git.Skipped = skipped
 	if len(changes) == 0 {
 		log.InfoContext(ctx, "no changes to render")
 		return attemptResult{}, nil
@@ -229,7 +235,6 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 	var res attemptResult
 	recordRendering(ctx, p, out.Results, log)
 	p.Git.Files = out.Files
-	var skipped []plan.SkippedFile
 	for _, s := range out.Skipped {
 		skipped = append(skipped, plan.SkippedFile{File: s.File, Reason: s.Err.Error()})
 		log.WarnContext(ctx, "file not read", "file", s.File, "bytes", s.Size, "error", s.Err)

@@ -379,7 +379,9 @@ type Git struct {
 	// PullRequest is the pull request for the branch, when a forge is set.
 	PullRequest *PullRequest `json:"pullRequest,omitempty"`
 	// Skipped lists the repository files the run did not read: those above
-	// max-file-size.
+	// max-file-size, and those the checkout left out because git or the
+	// file system refuses their paths (the job's commit keeps them as the
+	// base has them).
 	Skipped []SkippedFile `json:"skipped,omitempty"`
 }
 
