@@ -104,6 +104,7 @@ type Config struct {
 	ForgeToken        string        `mapstructure:"forge-token"`
 	ForgeTokenFile    string        `mapstructure:"forge-token-file"`
 	ForgeRepository   string        `mapstructure:"forge-repository"`
+	ForgeTimeout      time.Duration `mapstructure:"forge-timeout"`
 	PRLabels          []string      `mapstructure:"pr-labels"`
 	PRReviewers       []string      `mapstructure:"pr-reviewers"`
 	PRCloseWhenEmpty  bool          `mapstructure:"pr-close-when-empty"`
@@ -118,6 +119,9 @@ type Config struct {
 	VerifyRestarts        int           `mapstructure:"verify-restarts"`
 	VerifyThrottledAfter  float64       `mapstructure:"verify-throttled-after"`
 	VerifyThrottledBefore float64       `mapstructure:"verify-throttled-before"`
+
+	// ChartFetchTimeout bounds each fetch of a remote chart.
+	ChartFetchTimeout time.Duration `mapstructure:"chart-fetch-timeout"`
 
 	// chartCredentials are those of HelmRepositoryConfig; nil without it.
 	chartCredentials *chartCredentials
