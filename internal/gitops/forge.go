@@ -159,7 +159,8 @@ func call[T any](ctx context.Context, f *redactingForge, do func(context.Context
 	callCtx, cancel := context.WithTimeoutCause(ctx, f.timeout, fmt.Errorf("%w of %s", ErrForgeTimeout, f.timeout))
 	defer cancel()
 	v, err := do(callCtx)
-	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), ErrForgeTimeout) {
+	// The HTTP client reports the cause itself; not every client does.
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), ErrForgeTimeout) && !errors.Is(err, ErrForgeTimeout) {
 		err = fmt.Errorf("%w: %w", context.Cause(callCtx), err)
 	}
 	return v, f.r.seal(err)

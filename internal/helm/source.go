@@ -190,7 +190,8 @@ func bounded[V any](l *Loader, work func(context.Context) (V, error)) func(conte
 		fetchCtx, cancel := context.WithTimeoutCause(ctx, l.timeout, fmt.Errorf("%w of %s", ErrFetchTimeout, l.timeout))
 		defer cancel()
 		v, err := work(fetchCtx)
-		if err != nil && ctx.Err() == nil && errors.Is(context.Cause(fetchCtx), ErrFetchTimeout) {
+		// The HTTP client reports the cause itself; not every client does.
+		if err != nil && ctx.Err() == nil && errors.Is(context.Cause(fetchCtx), ErrFetchTimeout) && !errors.Is(err, ErrFetchTimeout) {
 			err = fmt.Errorf("%w: %w", context.Cause(fetchCtx), err)
 		}
 		return v, err
