@@ -491,3 +491,44 @@ func TestCollectReadsOnlyNamespacesHoldingTargets(t *testing.T) {
 		t.Errorf("metadata requests (-want +got):\n%s", d)
 	}
 }
+
+func TestCollectUnreadableNamespaceFailsOnlyItsItems(t *testing.T) {
+	// The job may list Deployments in one of its two namespaces only, as
+	// with a RoleBinding per namespace.
+	for _, denied := range []string{"dup", "shop"} {
+		t.Run("denied in "+denied, func(t *testing.T) {
+			c, client := newFakeCollector(t,
+				deployment("dup", "web", container("app", "1", "1Gi")), recommendObj("dup", "web", "Deployment", "web"),
+				deployment("shop", "web", container("app", "1", "1Gi")), recommendObj("shop", "web", "Deployment", "web"))
+			WithNamespaces("dup", "shop")(c)
+			WithHPAAwareness(false)(c)
+			client.PrependReactor("list", "deployments", func(a clienttesting.Action) (bool, runtime.Object, error) {
+				if a.GetNamespace() == denied {
+					return true, nil, apierrors.NewForbidden(deploymentsGVR.GroupResource(), "", errors.New("no rule"))
+				}
+				return false, nil, nil
+			})
+			items, err := c.Collect(context.Background())
+			if err != nil {
+				t.Fatalf("Collect() error = %v, want the run to go on", err)
+			}
+			if len(items) != 2 {
+				t.Fatalf("items = %+v, want dup/web and shop/web", items)
+			}
+			for _, it := range items {
+				if it.Namespace != denied {
+					if it.Invalid != nil {
+						t.Errorf("%s/%s = %v (cause %v), want it read: its namespace can be listed", it.Namespace, it.Name, it.Invalid, it.Cause)
+					}
+					continue
+				}
+				if it.Invalid == nil || it.Invalid.Code != CodeWorkloadMatchError {
+					t.Fatalf("%s/%s invalid = %v, want %s", it.Namespace, it.Name, it.Invalid, CodeWorkloadMatchError)
+				}
+				if want := "listing deployments.apps in namespace " + denied + ":"; it.Cause == nil || !strings.Contains(it.Cause.Error(), want) {
+					t.Errorf("%s/%s cause = %v, want it to name its own namespace: %q", it.Namespace, it.Name, it.Cause, want)
+				}
+			}
+		})
+	}
+}

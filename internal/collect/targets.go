@@ -129,7 +129,7 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 			dependent
 		}
 		var pend []pending
-		err := c.listTargets(ctx, gvr, wanted[gvr], func(key targetKey, obj *unstructured.Unstructured) {
+		denied, err := c.listTargets(ctx, gvr, wanted[gvr], func(key targetKey, obj *unstructured.Unstructured) {
 			if gvk, name, ok := workloadRefOf(obj); ok {
 				dep, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 				if err != nil {
@@ -147,16 +147,21 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 			}
 			got[key] = w
 		})
-		if unreadable(err) {
-			t.failAll(wanted[gvr], err)
-			continue
-		}
 		if err != nil {
 			return nil, err
+		}
+		for key := range wanted[gvr] {
+			if err, ok := denied.of(key); ok {
+				delete(got, key)
+				errs[key] = fmt.Errorf("%w: %w", ErrWorkloadUnreadable, err)
+			}
 		}
 		maps.Copy(t.workloads, got)
 		maps.Copy(t.errs, errs)
 		for _, p := range pend {
+			if _, ok := denied.of(p.key); ok {
+				continue
+			}
 			if deps[p.gvr] == nil {
 				deps[p.gvr] = map[targetKey][]dependent{}
 			}
@@ -171,25 +176,23 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 		}
 		found := map[targetKey]*Workload{}
 		failed := map[targetKey]error{}
-		err := c.listTargets(ctx, gvr, keys, func(key targetKey, obj *unstructured.Unstructured) {
+		denied, err := c.listTargets(ctx, gvr, keys, func(key targetKey, obj *unstructured.Unstructured) {
 			if w, err := workloadFrom(obj); err != nil {
 				failed[key] = err
 			} else {
 				found[key] = w
 			}
 		})
-		if unreadable(err) {
-			for _, dependents := range byDep {
-				for _, d := range dependents {
-					t.errs[d.key] = fmt.Errorf("%s: spec.workloadRef: %w: %w", d.key, ErrWorkloadUnreadable, err)
-				}
-			}
-			continue
-		}
 		if err != nil {
 			return nil, err
 		}
 		for depKey, dependents := range byDep {
+			if err, ok := denied.of(depKey); ok {
+				for _, d := range dependents {
+					t.errs[d.key] = fmt.Errorf("%s: spec.workloadRef: %w: %w", d.key, ErrWorkloadUnreadable, err)
+				}
+				continue
+			}
 			w, err := found[depKey], failed[depKey]
 			if w == nil && err == nil {
 				err = fmt.Errorf("spec.workloadRef %s not found: %w", depKey, ErrNoPodTemplate)
@@ -220,11 +223,17 @@ func unreadable(err error) bool {
 	return apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err)
 }
 
-// failAll records err as the error of every key.
-func (t *targetSet) failAll(keys map[targetKey]bool, err error) {
-	for key := range keys {
-		t.errs[key] = fmt.Errorf("%w: %w", ErrWorkloadUnreadable, err)
+// deniedLists are the lists of a kind that were unreadable, by namespace;
+// metav1.NamespaceAll for a list across all namespaces.
+type deniedLists map[string]error
+
+// of is the error of the list that should have found key.
+func (d deniedLists) of(key targetKey) (error, bool) {
+	if err, ok := d[key.namespace]; ok {
+		return err, true
 	}
+	err, ok := d[metav1.NamespaceAll]
+	return err, ok
 }
 
 // resolve maps a targetRef to its resource through discovery. apiVersion
@@ -313,40 +322,61 @@ func describeRef(ref v1alpha1.CrossVersionObjectReference) string {
 // page by page, so that no list is held whole. With a metadata client it
 // first lists metadata, which tells existence cheaply, and then reads full
 // objects only from the namespaces holding wanted targets, one list each
-// when they are few.
-func (c *Collector) listTargets(ctx context.Context, gvr schema.GroupVersionResource, keys map[targetKey]bool, each func(targetKey, *unstructured.Unstructured)) error {
+// when they are few. A namespace whose list is unreadable is passed over
+// and returned in denied, so that it fails only its own targets, with its
+// own error; objects handed out of it before its list failed do not
+// count.
+func (c *Collector) listTargets(ctx context.Context, gvr schema.GroupVersionResource, keys map[targetKey]bool, each func(targetKey, *unstructured.Unstructured)) (denied deniedLists, err error) {
 	gk := schema.GroupKind{}
 	for k := range keys {
 		gk = k.gk
 		break
 	}
+	denied = deniedLists{}
 	namespaces := c.scope.namespaces()
 	if len(namespaces) == 0 {
-		return nil
+		return denied, nil
 	}
 	if c.meta != nil {
 		present := map[string]bool{}
-		err := c.eachMeta(ctx, gvr, namespaces, func(m *metav1.PartialObjectMetadata) {
-			if keys[targetKey{gk: gk, namespace: m.Namespace, name: m.Name}] {
-				present[m.Namespace] = true
+		for _, ns := range namespaces {
+			err := c.eachMeta(ctx, gvr, []string{ns}, func(m *metav1.PartialObjectMetadata) {
+				if keys[targetKey{gk: gk, namespace: m.Namespace, name: m.Name}] {
+					present[m.Namespace] = true
+				}
+			})
+			switch {
+			case unreadable(err):
+				denied[ns] = err
+			case err != nil:
+				return nil, err
 			}
-		})
-		if err != nil {
-			return err
 		}
 		if len(present) == 0 {
-			return nil
+			return denied, nil
 		}
 		if len(present) <= maxNamespaceLists || namespaces[0] != metav1.NamespaceAll {
 			namespaces = slices.Sorted(maps.Keys(present))
 		}
 	}
-	return c.eachObject(ctx, gvr, namespaces, "", func(u *unstructured.Unstructured) error {
-		if key := (targetKey{gk: gk, namespace: u.GetNamespace(), name: u.GetName()}); keys[key] {
-			each(key, u)
+	for _, ns := range namespaces {
+		if _, ok := denied[ns]; ok {
+			continue
 		}
-		return nil
-	})
+		err := c.eachObject(ctx, gvr, []string{ns}, "", func(u *unstructured.Unstructured) error {
+			if key := (targetKey{gk: gk, namespace: u.GetNamespace(), name: u.GetName()}); keys[key] {
+				each(key, u)
+			}
+			return nil
+		})
+		switch {
+		case unreadable(err):
+			denied[ns] = err
+		case err != nil:
+			return nil, err
+		}
+	}
+	return denied, nil
 }
 
 func sortedGVRs[V any](m map[schema.GroupVersionResource]V) []schema.GroupVersionResource {

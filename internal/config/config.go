@@ -109,6 +109,7 @@ type Config struct {
 	ForgeToken        string        `mapstructure:"forge-token"`
 	ForgeTokenFile    string        `mapstructure:"forge-token-file"`
 	ForgeRepository   string        `mapstructure:"forge-repository"`
+	ForgeTimeout      time.Duration `mapstructure:"forge-timeout"`
 	PRLabels          []string      `mapstructure:"pr-labels"`
 	PRReviewers       []string      `mapstructure:"pr-reviewers"`
 	PRCloseWhenEmpty  bool          `mapstructure:"pr-close-when-empty"`
@@ -125,6 +126,9 @@ type Config struct {
 	VerifyThrottledBefore float64       `mapstructure:"verify-throttled-before"`
 	RecordNamespace       string        `mapstructure:"record-namespace"`
 	RecordName            string        `mapstructure:"record-name"`
+
+	// ChartFetchTimeout bounds each fetch of a remote chart.
+	ChartFetchTimeout time.Duration `mapstructure:"chart-fetch-timeout"`
 
 	// chartCredentials are those of HelmRepositoryConfig; nil without it.
 	chartCredentials *chartCredentials

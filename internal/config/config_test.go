@@ -116,8 +116,10 @@ func TestLoadConfigErrorsNameTheKey(t *testing.T) {
 		{name: "prometheus without scheme", args: []string{"--prometheus-url=prometheus:9090", "--git-url=file:///r"}, want: []string{"prometheus-url: scheme must be one of http, https"}},
 		{name: "max file size not positive", args: []string{"--prometheus-url=http://p", "--git-url=file:///r", "--max-file-size=0"}, want: []string{`max-file-size: "0": must be positive`}},
 		{name: "max file size not a size", args: []string{"--prometheus-url=http://p", "--git-url=file:///r", "--max-file-size=4MB"}, want: []string{`max-file-size: "4MB": want a size`}},
-		{name: "timeouts not positive", args: []string{"--prometheus-url=http://p", "--git-url=file:///r", "--run-timeout=0s", "--kube-timeout=-1s", "--prometheus-timeout=0s"},
-			want: []string{"run-timeout: must be positive, got 0s", "kube-timeout: must be positive, got -1s", "prometheus-timeout: must be positive, got 0s"}},
+		{name: "timeouts not positive", args: []string{"--prometheus-url=http://p", "--git-url=file:///r", "--run-timeout=0s", "--kube-timeout=-1s", "--prometheus-timeout=0s",
+			"--chart-fetch-timeout=0s", "--forge-timeout=-1s"},
+			want: []string{"run-timeout: must be positive, got 0s", "kube-timeout: must be positive, got -1s", "prometheus-timeout: must be positive, got 0s",
+				"chart-fetch-timeout: must be positive, got 0s", "forge-timeout: must be positive, got -1s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

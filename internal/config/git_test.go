@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/recommend-job/recommend-job/internal/gitops"
 )
 
 func TestCompleteGitDerivesThePushBranch(t *testing.T) {
@@ -145,5 +148,25 @@ func TestGitURLAndBranches(t *testing.T) {
 				t.Errorf("error %q quotes the credential", err)
 			}
 		})
+	}
+}
+
+func TestForgeTimeoutReachesTheForge(t *testing.T) {
+	base := []string{"--prometheus-url=http://prom.example:9090", "--git-url=https://git.example/org/fleet.git", "--forge=gitea",
+		"--forge-api-url=https://git.example", "--forge-token=ftok"}
+	for _, tt := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, gitops.DefaultForgeTimeout},
+		{[]string{"--forge-timeout=5s"}, 5 * time.Second},
+	} {
+		cfg, err := Parse(append(base, tt.args...), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.GitOptions().Forge.Timeout; got != tt.want {
+			t.Errorf("%v: the forge's timeout = %s, want %s", tt.args, got, tt.want)
+		}
 	}
 }

@@ -51,9 +51,10 @@ func (c *Config) RenderLimits() helm.Limits {
 }
 
 // chartLoader is a run's loader of remote charts, which sends each
-// repository the credentials helm-repository-config gives it.
+// repository the credentials helm-repository-config gives it and gives
+// each fetch chart-fetch-timeout.
 func (c *Config) chartLoader(opts ...helm.LoaderOption) *helm.Loader {
-	return helm.NewLoader(append([]helm.LoaderOption{helm.WithCredentials(c.chartCredentials.lookup)}, opts...)...)
+	return helm.NewLoader(append([]helm.LoaderOption{helm.WithCredentials(c.chartCredentials.lookup), helm.WithFetchTimeout(c.ChartFetchTimeout)}, opts...)...)
 }
 
 // Verify are the thresholds that watch the job's merged changes.
@@ -92,6 +93,7 @@ func (c *Config) GitOptions() gitops.Options {
 			APIURL:         c.ForgeAPIURL,
 			Token:          c.ForgeToken,
 			Repository:     c.ForgeRepository,
+			Timeout:        c.ForgeTimeout,
 			Labels:         c.PRLabels,
 			Reviewers:      c.PRReviewers,
 			CloseWhenEmpty: c.PRCloseWhenEmpty,

@@ -3,6 +3,8 @@ package config
 import (
 	"time"
 
+	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
@@ -64,6 +66,7 @@ var settings = []setting{
 	{"helm-render-cpu", 30 * time.Second, "processor time of one render of a chart, after which its process is killed and its release fails"},
 	{"helm-render-output", "8Mi", "most bytes one render of a chart may output (a quantity); a release whose chart renders more fails"},
 	{"helm-repository-config", "", "Helm repositories file (repositories.yaml, as helm repo add writes it) whose entries give the user name and password of chart repositories and OCI registries by URL"},
+	{"chart-fetch-timeout", helm.DefaultFetchTimeout, "bound of each fetch from a chart repository or OCI registry (an index, a tag list, a chart), its answer included; a release whose chart did not come in time is reported, the others go on"},
 	{"git-username", "", "user name for HTTP(S) authentication"},
 	{"git-token", "", "token or password for HTTP(S) authentication"},
 	{"git-token-file", "", "file holding the token (e.g. a mounted Secret); used when git-token is empty"},
@@ -80,6 +83,7 @@ var settings = []setting{
 	{"forge-api-url", "", "API base URL of the forge; github.com's and gitlab.com's when empty, required for gitea"},
 	{"forge-token", "", "token for the forge's API; git-token when empty"},
 	{"forge-token-file", "", "file holding the forge token; used when forge-token is empty"},
+	{"forge-timeout", gitops.DefaultForgeTimeout, "bound of each call to the forge's API; a call past it fails only its group's pull request or the dashboard"},
 	{"forge-repository", "", "owner/name of the repository on the forge; from git-url's path when empty"},
 	{"pr-labels", []string{}, "labels of the pull request (comma-separated)"},
 	{"pr-reviewers", []string{}, "user names asked to review the pull request (comma-separated)"},

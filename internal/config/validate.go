@@ -38,6 +38,12 @@ func (c *Config) complete() error {
 	if c.RunTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("run-timeout: must be positive, got %s", c.RunTimeout))
 	}
+	if c.ChartFetchTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("chart-fetch-timeout: must be positive, got %s", c.ChartFetchTimeout))
+	}
+	if c.ForgeTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("forge-timeout: must be positive, got %s", c.ForgeTimeout))
+	}
 	if c.PRLimit < 0 || c.PRPerRun < 0 || c.PRClosedHold < 0 {
 		errs = append(errs, fmt.Errorf("pr-limit, pr-per-run and pr-closed-hold: must not be negative, got %d, %d and %s", c.PRLimit, c.PRPerRun, c.PRClosedHold))
 	}

@@ -46,7 +46,18 @@ type ForgeOptions struct {
 	// CloseWhenEmpty closes the open pull request when a run finds nothing
 	// to change; it is left alone otherwise.
 	CloseWhenEmpty bool
+	// Timeout bounds each call of a Forge's methods, the requests it
+	// sends included; DefaultForgeTimeout when zero.
+	Timeout time.Duration
 }
+
+// DefaultForgeTimeout bounds each forge call when ForgeOptions.Timeout is
+// zero. A call is a few requests that a forge answers within seconds; one
+// that stalls (a forge choking on a CODEOWNERS file) must not hold the run.
+const DefaultForgeTimeout = 30 * time.Second
+
+// ErrForgeTimeout means a forge call did not end within the forge timeout.
+var ErrForgeTimeout = errors.New("the forge did not answer within the forge timeout")
 
 // Enabled reports whether a pull request is wanted.
 func (o ForgeOptions) Enabled() bool { return o.Kind != "" && o.Kind != ForgeNone }
@@ -132,59 +143,78 @@ type Forge interface {
 }
 
 // NewForge returns the client for opts.Kind, for the repository at gitURL.
-// Every error out of it, and out of the client's methods, has the token
-// (and any credentials in the API or git URL) taken out, and unwraps to
-// nothing that holds the HTTP request: forges echo the request's headers
-// in error bodies.
+// Every call of the client's methods ends within opts.Timeout, failing
+// with ErrForgeTimeout past it. Every error out of it, and out of the
+// client's methods, has the token (and any credentials in the API or git
+// URL) taken out, and unwraps to nothing that holds the HTTP request:
+// forges echo the request's headers in error bodies.
 func NewForge(opts ForgeOptions, gitURL string) (Forge, error) {
 	r := forgeRedactor(opts, gitURL)
 	f, err := newForge(opts, gitURL)
 	if err != nil {
 		return nil, r.seal(err)
 	}
-	return &redactingForge{forge: f, r: r}, nil
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultForgeTimeout
+	}
+	return &redactingForge{forge: f, r: r, timeout: timeout}, nil
 }
 
-// redactingForge passes every error of forge through r.
+// redactingForge bounds every call of forge by timeout and passes its
+// errors through r.
 type redactingForge struct {
-	forge Forge
-	r     *redactor
+	forge   Forge
+	r       *redactor
+	timeout time.Duration
 	// self is the token's account, once asked.
 	self string
 }
 
+// call runs one call of the forge within f.timeout, and seals its error.
+func call[T any](ctx context.Context, f *redactingForge, do func(context.Context) (T, error)) (T, error) {
+	callCtx, cancel := context.WithTimeoutCause(ctx, f.timeout, fmt.Errorf("%w of %s", ErrForgeTimeout, f.timeout))
+	defer cancel()
+	v, err := do(callCtx)
+	// The HTTP client reports the cause itself; not every client does.
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), ErrForgeTimeout) && !errors.Is(err, ErrForgeTimeout) {
+		err = fmt.Errorf("%w: %w", context.Cause(callCtx), err)
+	}
+	return v, f.r.seal(err)
+}
+
+// callErr is call for a method that returns only an error.
+func callErr(ctx context.Context, f *redactingForge, do func(context.Context) error) error {
+	_, err := call(ctx, f, func(ctx context.Context) (struct{}, error) { return struct{}{}, do(ctx) })
+	return err
+}
+
 func (f *redactingForge) FindOpen(ctx context.Context, head, base string) (*PullRequest, error) {
-	pr, err := f.forge.FindOpen(ctx, head, base)
-	return pr, f.r.seal(err)
+	return call(ctx, f, func(ctx context.Context) (*PullRequest, error) { return f.forge.FindOpen(ctx, head, base) })
 }
 
 func (f *redactingForge) Create(ctx context.Context, pr NewPullRequest) (*PullRequest, error) {
-	created, err := f.forge.Create(ctx, pr)
-	return created, f.r.seal(err)
+	return call(ctx, f, func(ctx context.Context) (*PullRequest, error) { return f.forge.Create(ctx, pr) })
 }
 
 func (f *redactingForge) Update(ctx context.Context, number int, title, body string) (*PullRequest, error) {
-	pr, err := f.forge.Update(ctx, number, title, body)
-	return pr, f.r.seal(err)
+	return call(ctx, f, func(ctx context.Context) (*PullRequest, error) { return f.forge.Update(ctx, number, title, body) })
 }
 
 func (f *redactingForge) Close(ctx context.Context, number int) error {
-	return f.r.seal(f.forge.Close(ctx, number))
+	return callErr(ctx, f, func(ctx context.Context) error { return f.forge.Close(ctx, number) })
 }
 
 func (f *redactingForge) ListOpen(ctx context.Context, base, headPrefix string) ([]PullRequest, error) {
-	prs, err := f.forge.ListOpen(ctx, base, headPrefix)
-	return prs, f.r.seal(err)
+	return call(ctx, f, func(ctx context.Context) ([]PullRequest, error) { return f.forge.ListOpen(ctx, base, headPrefix) })
 }
 
 func (f *redactingForge) LastClosed(ctx context.Context, head, base, author string) (*PullRequest, error) {
-	pr, err := f.forge.LastClosed(ctx, head, base, author)
-	return pr, f.r.seal(err)
+	return call(ctx, f, func(ctx context.Context) (*PullRequest, error) { return f.forge.LastClosed(ctx, head, base, author) })
 }
 
 func (f *redactingForge) Get(ctx context.Context, number int) (*PullRequest, error) {
-	pr, err := f.forge.Get(ctx, number)
-	return pr, f.r.seal(err)
+	return call(ctx, f, func(ctx context.Context) (*PullRequest, error) { return f.forge.Get(ctx, number) })
 }
 
 // Self asks the forge once per client: the token's account does not
@@ -193,9 +223,9 @@ func (f *redactingForge) Self(ctx context.Context) (string, error) {
 	if f.self != "" {
 		return f.self, nil
 	}
-	login, err := f.forge.Self(ctx)
+	login, err := call(ctx, f, f.forge.Self)
 	if err != nil {
-		return "", f.r.seal(err)
+		return "", err
 	}
 	if login == "" {
 		return "", errors.New("the forge names no account for the token")
@@ -205,31 +235,35 @@ func (f *redactingForge) Self(ctx context.Context) (string, error) {
 }
 
 func (f *redactingForge) Closer(ctx context.Context, number int) (string, bool, error) {
-	login, writer, err := f.forge.Closer(ctx, number)
-	return login, writer, f.r.seal(err)
+	type closer struct {
+		login  string
+		writer bool
+	}
+	c, err := call(ctx, f, func(ctx context.Context) (closer, error) {
+		login, writer, err := f.forge.Closer(ctx, number)
+		return closer{login, writer}, err
+	})
+	return c.login, c.writer, err
 }
 
 func (f *redactingForge) RequestReviewers(ctx context.Context, number int, reviewers []string) error {
-	return f.r.seal(f.forge.RequestReviewers(ctx, number, reviewers))
+	return callErr(ctx, f, func(ctx context.Context) error { return f.forge.RequestReviewers(ctx, number, reviewers) })
 }
 
 func (f *redactingForge) FindIssues(ctx context.Context, marker string) ([]Issue, error) {
-	issues, err := f.forge.FindIssues(ctx, marker)
-	return issues, f.r.seal(err)
+	return call(ctx, f, func(ctx context.Context) ([]Issue, error) { return f.forge.FindIssues(ctx, marker) })
 }
 
 func (f *redactingForge) CreateIssue(ctx context.Context, title, body string, labels []string) (*Issue, error) {
-	issue, err := f.forge.CreateIssue(ctx, title, body, labels)
-	return issue, f.r.seal(err)
+	return call(ctx, f, func(ctx context.Context) (*Issue, error) { return f.forge.CreateIssue(ctx, title, body, labels) })
 }
 
 func (f *redactingForge) UpdateIssue(ctx context.Context, number int, title, body string) (*Issue, error) {
-	issue, err := f.forge.UpdateIssue(ctx, number, title, body)
-	return issue, f.r.seal(err)
+	return call(ctx, f, func(ctx context.Context) (*Issue, error) { return f.forge.UpdateIssue(ctx, number, title, body) })
 }
 
 func (f *redactingForge) CloseIssue(ctx context.Context, number int) error {
-	return f.r.seal(f.forge.CloseIssue(ctx, number))
+	return callErr(ctx, f, func(ctx context.Context) error { return f.forge.CloseIssue(ctx, number) })
 }
 
 func newForge(opts ForgeOptions, gitURL string) (Forge, error) {

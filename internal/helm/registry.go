@@ -57,9 +57,9 @@ func (l *Loader) fetchOCI(ctx context.Context, ref ChartRef, u *url.URL) (*Chart
 
 // pullTag pulls the chart tagged tag once for the run.
 func (l *Loader) pullTag(ctx context.Context, ref ChartRef, u *url.URL, repoPath, tag string) (*Chart, error) {
-	return l.charts.do(ctx, chartKey{registry.OCIScheme + "://" + repoPath, "", tag}, func(ctx context.Context) (*Chart, error) {
+	return l.charts.do(ctx, chartKey{registry.OCIScheme + "://" + repoPath, "", tag}, bounded(l, func(ctx context.Context) (*Chart, error) {
 		return l.pullOCI(ctx, ref, u, repoPath, tag)
-	})
+	}))
 }
 
 // resolveTag finds the tag of the chart's OCI repository that ref's
@@ -89,7 +89,7 @@ func (l *Loader) resolveTag(ctx context.Context, ref ChartRef, u *url.URL, repoP
 // strict semver, v1.21.1 among them, and writes the others as their
 // version, which loses the v the chart has to be pulled with.
 func (l *Loader) listTags(ctx context.Context, ref ChartRef, u *url.URL, repoPath string) ([]string, error) {
-	return l.tags.do(ctx, repoPath, func(ctx context.Context) ([]string, error) {
+	return l.tags.do(ctx, repoPath, bounded(l, func(ctx context.Context) ([]string, error) {
 		repository, err := remote.NewRepository(repoPath)
 		if err != nil {
 			return nil, fmt.Errorf("list the tags of %s: %w", repoPath, err)
@@ -107,7 +107,7 @@ func (l *Loader) listTags(ctx context.Context, ref ChartRef, u *url.URL, repoPat
 			return nil, fmt.Errorf("list the tags of %s: %w", repoPath, ociError(err))
 		}
 		return tags, nil
-	})
+	}))
 }
 
 // maxTagPages bounds the pages of a tag list read: registries answer

@@ -21,9 +21,9 @@ import (
 // fetchHTTP fetches a chart from a chart repository served over HTTP.
 func (l *Loader) fetchHTTP(ctx context.Context, ref ChartRef, repoURL *url.URL) (*Chart, error) {
 	key := strings.TrimSuffix(repoURL.String(), "/")
-	idx, err := l.indexes.do(ctx, key, func(ctx context.Context) (*repo.IndexFile, error) {
+	idx, err := l.indexes.do(ctx, key, bounded(l, func(ctx context.Context) (*repo.IndexFile, error) {
 		return l.fetchIndex(ctx, ref.RepoURL, repoURL)
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
@@ -31,9 +31,9 @@ func (l *Loader) fetchHTTP(ctx context.Context, ref ChartRef, repoURL *url.URL) 
 	if err != nil {
 		return nil, err
 	}
-	return l.charts.do(ctx, chartKey{key, ref.Chart, cv.Version}, func(ctx context.Context) (*Chart, error) {
+	return l.charts.do(ctx, chartKey{key, ref.Chart, cv.Version}, bounded(l, func(ctx context.Context) (*Chart, error) {
 		return l.fetchArchive(ctx, ref.RepoURL, repoURL, ref.Chart, cv)
-	})
+	}))
 }
 
 // fetchIndex downloads and parses a repository's index.yaml.

@@ -34,6 +34,10 @@ const (
 // index is over its size limit.
 var ErrTooLarge = errors.New("too large")
 
+// ErrFetchTimeout means a repository or registry did not answer a fetch
+// within the Loader's fetch timeout.
+var ErrFetchTimeout = errors.New("no answer within the chart fetch timeout")
+
 // Credentials are a user name and password for a chart repository: basic
 // auth for an HTTP repository, the login of an OCI registry.
 type Credentials struct{ Username, Password string }
@@ -83,6 +87,24 @@ func WithCredentials(creds func(repoURL string) (Credentials, bool)) LoaderOptio
 	return func(l *Loader) { l.credentials = creds }
 }
 
+// WithFetchTimeout bounds each fetch from a repository or registry: an
+// index, a tag list or a chart archive, its body included. A fetch past
+// it fails, and the failure is kept for the run like any other, so that a
+// repository that accepts connections and never answers costs the run
+// one timeout, not one per release. DefaultFetchTimeout without it.
+func WithFetchTimeout(d time.Duration) LoaderOption {
+	return func(l *Loader) {
+		if d > 0 {
+			l.timeout = d
+		}
+	}
+}
+
+// DefaultFetchTimeout is a Loader's fetch timeout without
+// WithFetchTimeout: a chart archive or an index of tens of MiB arrives
+// in seconds from any live repository.
+const DefaultFetchTimeout = 30 * time.Second
+
 // WithPlainHTTP lets the Loader talk plain HTTP to OCI registries on
 // loopback addresses, as test registries are; any other registry is
 // still reached over HTTPS.
@@ -101,6 +123,7 @@ type Loader struct {
 	client      *http.Client
 	credentials func(repoURL string) (Credentials, bool)
 	plainHTTP   bool
+	timeout     time.Duration
 
 	indexes flight[string, *repo.IndexFile]
 	tags    flight[string, []string]
@@ -110,11 +133,11 @@ type Loader struct {
 // chartKey identifies a chart version in a repository.
 type chartKey struct{ repo, chart, version string }
 
-// NewLoader returns a Loader for one run. Without WithHTTPClient its
-// requests time out after five minutes, so that a stalled server cannot
-// hold the run.
+// NewLoader returns a Loader for one run. Each fetch ends after its fetch
+// timeout (WithFetchTimeout), whatever client sends it, so that a stalled
+// server cannot hold the run.
 func NewLoader(opts ...LoaderOption) *Loader {
-	l := &Loader{client: &http.Client{Timeout: 5 * time.Minute}}
+	l := &Loader{client: &http.Client{}, timeout: DefaultFetchTimeout}
 	for _, opt := range opts {
 		opt(l)
 	}
@@ -156,6 +179,22 @@ func (l *Loader) fetch(ctx context.Context, ref ChartRef) (*Chart, error) {
 		return l.fetchOCI(ctx, ref, u)
 	default:
 		return nil, fmt.Errorf("the repository URL's scheme %q is none of http, https and oci", u.Scheme)
+	}
+}
+
+// bounded is work within the loader's fetch timeout. Work cut short by
+// it fails with ErrFetchTimeout, which flight keeps for the run, while
+// work ended by its caller's context is forgotten, as flight forgets it.
+func bounded[V any](l *Loader, work func(context.Context) (V, error)) func(context.Context) (V, error) {
+	return func(ctx context.Context) (V, error) {
+		fetchCtx, cancel := context.WithTimeoutCause(ctx, l.timeout, fmt.Errorf("%w of %s", ErrFetchTimeout, l.timeout))
+		defer cancel()
+		v, err := work(fetchCtx)
+		// The HTTP client reports the cause itself; not every client does.
+		if err != nil && ctx.Err() == nil && errors.Is(context.Cause(fetchCtx), ErrFetchTimeout) && !errors.Is(err, ErrFetchTimeout) {
+			err = fmt.Errorf("%w: %w", context.Cause(fetchCtx), err)
+		}
+		return v, err
 	}
 }
 

@@ -147,6 +147,12 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 			p.Unrecorded = rerr.Error()
 		}
 	}
+	if err == nil && ctx.Err() != nil {
+		// A push that started finishes within its grace, and may succeed
+		// after the signal or the deadline: the run was cut short all
+		// the same, and says so.
+		err = fmt.Errorf("writing back: %w", context.Cause(ctx))
+	}
 	if err == nil && p.Git != nil {
 		stage.done(ctx, "git", "files", len(p.Git.Files), "pushed", p.Git.Pushed)
 	}

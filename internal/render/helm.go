@@ -96,6 +96,7 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 		}
 		byRef[key].changes = append(byRef[key].changes, i)
 	}
+	h.fetchCharts(ctx, rels)
 	var held []heldRelease
 	for _, r := range rels {
 		if err := ctx.Err(); err != nil {

@@ -375,11 +375,19 @@ func (a *applier) fetchChart(ctx context.Context, r *release, ref helm.ChartRef)
 	if a.charts == nil {
 		return nil, fmt.Errorf("%s: its chart %s is in %s, and no chart repository is configured", r, ref.Chart, redactURL(ref.RepoURL))
 	}
-	ch, err := a.charts.Fetch(ctx, ref)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r, err)
+	f, ok := a.fetched[ref]
+	switch {
+	case ok:
+	case a.wanted != nil:
+		a.wanted[ref] = true
+		return nil, errChartWanted
+	default:
+		f.chart, f.err = a.charts.Fetch(ctx, ref)
 	}
-	return ch, nil
+	if f.err != nil {
+		return nil, fmt.Errorf("%s: %w", r, f.err)
+	}
+	return f.chart, nil
 }
 
 // localChart loads a chart directory of this repository, once per run; a

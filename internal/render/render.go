@@ -258,6 +258,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize, abs: abs,
 		charts: o.charts, keys: o.keys, repoURL: o.repoURL,
 		localCharts: map[string]*helm.Chart{}, builds: map[string]map[string]map[string]any{},
+		fetched: map[helm.ChartRef]fetchedChart{},
 	}
 	if a.keys == nil {
 		a.keys = helm.NewFinder()
@@ -460,6 +461,10 @@ type applier struct {
 	repoURL     string
 	localCharts map[string]*helm.Chart
 	builds      map[string]map[string]map[string]any
+	// fetched are the remote charts fetchCharts fetched, or failed to;
+	// wanted, while it surveys the releases, the charts they need.
+	fetched map[helm.ChartRef]fetchedChart
+	wanted  map[helm.ChartRef]bool
 	// releaseNames are the HelmReleases by the release they install.
 	releaseNames map[string][]namedRelease
 }

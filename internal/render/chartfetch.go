@@ -1,0 +1,71 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/recommend-job/recommend-job/internal/helm"
+)
+
+// chartFetches bounds the remote charts fetched at the same time: enough
+// that a few repositories that hang cost the run one fetch timeout
+// together, few enough not to flood a registry.
+const chartFetches = 8
+
+// fetchedChart is the outcome of one chart's fetch.
+type fetchedChart struct {
+	chart *helm.Chart
+	err   error
+}
+
+// errChartWanted ends a release's load during fetchCharts' survey, once
+// its remote chart is noted.
+var errChartWanted = errors.New("remote chart noted")
+
+// fetchCharts fetches the remote charts of rels at the same time, at
+// most chartFetches at once, and keeps each outcome for fetchChart: a
+// release's load then finds its chart, or its chart's error, at once. So
+// repositories that never answer cost the run one fetch timeout, not one
+// each, and fail only their own releases.
+func (h *helmPhase) fetchCharts(ctx context.Context, rels []*release) {
+	if h.a.charts == nil {
+		return
+	}
+	// The survey loads each release as the real load does, up to its
+	// chart, which fetchChart notes instead of fetching.
+	h.a.wanted = map[helm.ChartRef]bool{}
+	for _, r := range rels {
+		_, _ = h.a.load(ctx, r, false)
+	}
+	wanted := h.a.wanted
+	h.a.wanted = nil
+
+	refs := make([]helm.ChartRef, 0, len(wanted))
+	for ref := range wanted {
+		refs = append(refs, ref)
+	}
+	out := make([]fetchedChart, len(refs))
+	slots := make(chan struct{}, chartFetches)
+	var wg sync.WaitGroup
+	for i, ref := range refs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				out[i].err = ctx.Err()
+				return
+			}
+			defer func() { <-slots }()
+			out[i].chart, out[i].err = h.a.charts.Fetch(ctx, ref)
+		}()
+	}
+	wg.Wait()
+	for i, ref := range refs {
+		if ctx.Err() == nil {
+			h.a.fetched[ref] = out[i]
+		}
+	}
+}

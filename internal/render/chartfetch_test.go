@@ -1,0 +1,99 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/recommend-job/recommend-job/internal/helm"
+)
+
+// silentRepository accepts connections on loopback and never answers, as
+// a chart repository behind a stalled proxy. It returns its URL.
+func silentRepository(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String() + "/charts"
+}
+
+// TestApplyHungChartRepositories renders three releases whose chart
+// repositories never answer next to a plain manifest: their charts are
+// fetched at the same time, so Apply costs one fetch timeout, not three;
+// each release fails with the timeout, and the manifest is edited.
+func TestApplyHungChartRepositories(t *testing.T) {
+	const timeout = time.Second
+	apps := []string{"blog", "pay", "shop"}
+	files := map[string]string{"apps/web.yaml": simple}
+	var changes []Change
+	for _, name := range apps {
+		files["apps/"+name+".yaml"] = `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: ` + name + `
+  namespace: argocd
+spec:
+  source:
+    repoURL: ` + silentRepository(t) + `
+    chart: ` + name + `
+    targetRevision: 1.0.0
+  destination:
+    namespace: ` + name + `
+`
+		changes = append(changes, Change{
+			Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: name, Name: name + "-web",
+				Annotations: map[string]string{ArgoTrackingID: name + ":apps/Deployment:" + name + "/" + name + "-web"}},
+			Container: "web",
+			Requests:  quantities(map[string]string{"cpu": "300m"}),
+		})
+	}
+	plain := requests("app", "cpu", "2")
+	plain.Target.Namespace = "ns"
+	changes = append(changes, plain)
+	root := t.TempDir()
+	writeFiles(t, root, files)
+
+	start := time.Now()
+	out, err := Apply(context.Background(), root, ".", changes, WithCharts(helm.NewLoader(helm.WithFetchTimeout(timeout))))
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit := time.Duration(len(apps)) * timeout; took < timeout || took >= limit {
+		t.Errorf("Apply() took %s, want one fetch timeout (%s), less than one per repository (%s)", took, timeout, limit)
+	}
+	for i, name := range apps {
+		if err := out.Results[i].Err; !errors.Is(err, ErrHelm) || !errors.Is(err, helm.ErrFetchTimeout) {
+			t.Errorf("%s: %v, want ErrHelm wrapping ErrFetchTimeout", name, err)
+		}
+	}
+	if r := out.Results[len(apps)]; r.Err != nil || !r.Changed {
+		t.Errorf("the plain manifest: changed %v, err %v; want it edited", r.Changed, r.Err)
+	}
+}
