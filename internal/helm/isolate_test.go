@@ -74,7 +74,8 @@ func TestIsolatedLimits(t *testing.T) {
 		time     time.Duration
 		want     string
 	}{
-		{name: "memory", template: `{{ $s := repeat 20000000 "x" }}{{ range until 40 }}{{ $s = printf "%s%d" $s . }}{{ end }}x: {{ len $s }}`,
+		// Forty strings of 20 MB, all kept: no collection makes room.
+		{name: "memory", template: `{{ $s := repeat 20000000 "x" }}{{ $l := list }}{{ range until 40 }}{{ $l = append $l (printf "%s%d" $s .) }}{{ end }}x: {{ len $l }}`,
 			want: "render limit reached: its memory, 192Mi"},
 		{name: "output", template: `x: {{ repeat 2000000 "x" }}`, want: "render limit reached: its output, above 1Mi"},
 		{name: "processor time", template: `{{- define "spin" -}}{{- if lt (len .) 40 -}}{{ include "spin" (append . 1) }}{{ include "spin" (append . 2) }}{{- end -}}{{- end -}}x: {{ include "spin" (list) | len }}`,
