@@ -95,7 +95,7 @@ func TestEndToEndHungChartRepositories(t *testing.T) {
 	files := map[string]string{"clusters/prod/web.yaml": webManifest}
 	for _, ns := range hungTenants {
 		// A repository of its own each, on a listener of its own.
-		files["argocd/"+ns+".yaml"] = hungApplication(ns, "http://"+silentListener(t)+"/charts")
+		files["argocd/"+ns+".yaml"] = hungApplication(ns, "http://"+testbedtest.SilentListener(t)+"/charts")
 	}
 	repoURL := testbedtest.CreateRepo(t, bed, "gitops", files)
 	t.Setenv("RECOMMEND_CHART_FETCH_TIMEOUT", fetchTimeout.String())

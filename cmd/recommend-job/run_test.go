@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
 func TestRunExitCodes(t *testing.T) {
@@ -57,39 +57,6 @@ func TestRunExitCodes(t *testing.T) {
 	}
 }
 
-// silentListener accepts TCP connections and never says a word: a hung
-// server, whose TLS handshake never completes and whose HTTP requests are
-// never answered. It returns the listener's address.
-func silentListener(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
 // TestRunHungAPIServer runs against an apiserver that accepts TCP and never
 // completes the TLS handshake: the run must end on its own, as unreachable
 // (exit 3), whichever timeout ends it first.
@@ -100,7 +67,7 @@ kind: Config
 clusters:
   - name: hung
     cluster:
-      server: https://`+silentListener(t)+`
+      server: https://`+testbedtest.SilentListener(t)+`
       insecure-skip-tls-verify: true
 users:
   - name: nobody

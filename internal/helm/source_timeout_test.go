@@ -2,50 +2,18 @@ package helm
 
 import (
 	"errors"
-	"net"
-	"sync"
 	"testing"
 	"time"
-)
 
-// hangingServer accepts connections on loopback and never answers, as a
-// chart repository behind a stalled proxy does. It returns its address.
-func hangingServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
+)
 
 // TestFetchTimeoutIsKeptForTheRun proves that a fetch from a repository
 // that never answers ends after the fetch timeout, and that a later fetch
 // from it in the same run fails at once instead of waiting again.
 func TestFetchTimeoutIsKeptForTheRun(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	addr := hangingServer(t)
+	addr := testbedtest.SilentListener(t)
 	tests := []struct {
 		name string
 		refs []ChartRef

@@ -83,6 +83,18 @@ func (b *groupsBed) openPRs(t *testing.T) map[string]*gitea.PullRequest {
 	return byHead
 }
 
+// namespaceGroup is p's group of namespace ns.
+func namespaceGroup(t *testing.T, p *plan.Plan, ns string) plan.Group {
+	t.Helper()
+	for _, g := range p.Groups {
+		if g.Name == "namespace/"+ns {
+			return g
+		}
+	}
+	t.Fatalf("no group %s in %+v", ns, p.Groups)
+	return plan.Group{}
+}
+
 // groupBranch is the branch of the group of namespace ns.
 func groupBranch(ns string) string { return gitops.GroupBranch("recommend-job", "namespace/"+ns) }
 

@@ -39,16 +39,6 @@ func TestWriteBackGiteaGroupPolicies(t *testing.T) {
 		}
 		return list
 	}
-	group := func(p *plan.Plan, ns string) plan.Group {
-		t.Helper()
-		for _, g := range p.Groups {
-			if g.Name == "namespace/"+ns {
-				return g
-			}
-		}
-		t.Fatalf("no group %s in %+v", ns, p.Groups)
-		return plan.Group{}
-	}
 
 	// blog saves 200m, pay 150m, shop 110m.
 	first := shopsPlan(map[string]string{"blog": "300m", "pay": "350m", "shop": "390m"})
@@ -59,7 +49,7 @@ func TestWriteBackGiteaGroupPolicies(t *testing.T) {
 	if len(prs) != 2 || prs[branch("blog")] == nil || prs[branch("pay")] == nil {
 		t.Fatalf("first run opened %v, want blog's and pay's", prs)
 	}
-	if g := group(first, "shop"); g.Waiting != "pr-limit 2 reached" || g.Git != nil {
+	if g := namespaceGroup(t, first, "shop"); g.Waiting != "pr-limit 2 reached" || g.Git != nil {
 		t.Errorf("shop: %+v, want it waiting on pr-limit", g)
 	}
 	dash := issues()
@@ -81,7 +71,7 @@ func TestWriteBackGiteaGroupPolicies(t *testing.T) {
 	if len(prs) != 2 || prs[branch("shop")] == nil || prs[branch("blog")] != nil {
 		t.Fatalf("second run left open %v, want pay's and shop's", prs)
 	}
-	if g := group(second, "blog"); !strings.Contains(g.Held, "closed without merging") || g.Git != nil {
+	if g := namespaceGroup(t, second, "blog"); !strings.Contains(g.Held, "closed without merging") || g.Git != nil {
 		t.Errorf("blog: %+v, want it held by its closed pull request", g)
 	}
 	dash = issues()
@@ -98,7 +88,7 @@ func TestWriteBackGiteaGroupPolicies(t *testing.T) {
 	if err := writeBackPlan(t, expired, afterHold, log); err != nil {
 		t.Fatalf("run after the hold: %v", err)
 	}
-	if g := group(afterHold, "blog"); g.Held != "" || g.Waiting != "pr-limit 2 reached" {
+	if g := namespaceGroup(t, afterHold, "blog"); g.Held != "" || g.Waiting != "pr-limit 2 reached" {
 		t.Errorf("blog after pr-closed-hold passed: %+v, want it waiting on the limit", g)
 	}
 
@@ -108,7 +98,7 @@ func TestWriteBackGiteaGroupPolicies(t *testing.T) {
 	if err := writeBackPlan(t, cfg, third, log); err != nil {
 		t.Fatalf("third run: %v", err)
 	}
-	if g := group(third, "blog"); g.Held != "" || g.Waiting != "pr-limit 2 reached" {
+	if g := namespaceGroup(t, third, "blog"); g.Held != "" || g.Waiting != "pr-limit 2 reached" {
 		t.Errorf("blog after its value moved: %+v, want it waiting on the limit", g)
 	}
 	if n := len(issues()); n != 1 {
@@ -142,11 +132,11 @@ func TestWriteBackGiteaGroupPolicies(t *testing.T) {
 	if len(prs) != 1 || prs[branch("blog")] == nil {
 		t.Fatalf("fifth run left open %v, want blog's alone; groups %+v", prs, fifth.Groups)
 	}
-	if g := group(fifth, "blog"); g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRCreated {
+	if g := namespaceGroup(t, fifth, "blog"); g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRCreated {
 		t.Errorf("blog in the fifth run: %+v, want its pull request opened in the slot pay's and shop's left", g)
 	}
 	for _, ns := range []string{"pay", "shop"} {
-		g := group(fifth, ns)
+		g := namespaceGroup(t, fifth, ns)
 		if g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRClosed {
 			t.Fatalf("%s in the fifth run: %+v, want its pull request closed", ns, g)
 		}
@@ -171,10 +161,10 @@ func TestWriteBackGiteaGroupPolicies(t *testing.T) {
 	if len(prs) != 2 || prs[branch("blog")] == nil || prs[branch("pay")] == nil {
 		t.Fatalf("sixth run left open %v, want blog's and pay's", prs)
 	}
-	if g := group(sixth, "pay"); g.Held != "" || g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRCreated {
+	if g := namespaceGroup(t, sixth, "pay"); g.Held != "" || g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRCreated {
 		t.Errorf("pay in the sixth run: %+v, want a new pull request", g)
 	}
-	if g := group(sixth, "shop"); g.Held != "" || g.Waiting != "pr-per-run 1 reached" || g.Git != nil {
+	if g := namespaceGroup(t, sixth, "shop"); g.Held != "" || g.Waiting != "pr-per-run 1 reached" || g.Git != nil {
 		t.Errorf("shop in the sixth run: %+v, want it waiting on pr-per-run", g)
 	}
 }

@@ -64,16 +64,6 @@ func TestWriteBackGiteaHoldsOnlyTheJobsPullRequests(t *testing.T) {
 		}
 		closePR(mallory, pr.Index)
 	}
-	group := func(p *plan.Plan, ns string) plan.Group {
-		t.Helper()
-		for _, g := range p.Groups {
-			if g.Name == "namespace/"+ns {
-				return g
-			}
-		}
-		t.Fatalf("no group %s in %+v", ns, p.Groups)
-		return plan.Group{}
-	}
 	run := func(name string, cpus map[string]string) *plan.Plan {
 		t.Helper()
 		p := shopsPlan(cpus)
@@ -97,7 +87,7 @@ func TestWriteBackGiteaHoldsOnlyTheJobsPullRequests(t *testing.T) {
 	// rita, who may write, closes blog's pull request: blog is held.
 	closePR(rita, prs[groupBranch("blog")].Index)
 	second := run("second", values)
-	if g := group(second, "blog"); !strings.Contains(g.Held, "closed without merging by rita") || g.Git != nil {
+	if g := namespaceGroup(t, second, "blog"); !strings.Contains(g.Held, "closed without merging by rita") || g.Git != nil {
 		t.Fatalf("blog after rita closed its pull request: %+v, want it held, naming her", g)
 	}
 
@@ -105,7 +95,7 @@ func TestWriteBackGiteaHoldsOnlyTheJobsPullRequests(t *testing.T) {
 	// closing, releases nothing.
 	forge("blog", "nothing to see")
 	third := run("third", values)
-	if g := group(third, "blog"); !strings.Contains(g.Held, "closed without merging by rita") || g.Git != nil {
+	if g := namespaceGroup(t, third, "blog"); !strings.Contains(g.Held, "closed without merging by rita") || g.Git != nil {
 		t.Errorf("blog after mallory closed a pull request of her own: %+v, want it held by rita's closing still", g)
 	}
 	if pr := b.openPRs(t)[groupBranch("blog")]; pr != nil {
@@ -116,12 +106,12 @@ func TestWriteBackGiteaHoldsOnlyTheJobsPullRequests(t *testing.T) {
 	// mallory opens one from shop's branch with the values line of the
 	// job's, and closes it: shop's values come back and are proposed.
 	fourth := run("fourth", map[string]string{"blog": "300m", "shop": "500m"})
-	if g := group(fourth, "shop"); g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRClosed {
+	if g := namespaceGroup(t, fourth, "shop"); g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRClosed {
 		t.Fatalf("shop in the fourth run: %+v, want its pull request closed", g)
 	}
 	forge("shop", shopBody)
 	fifth := run("fifth", values)
-	if g := group(fifth, "shop"); g.Held != "" || g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRCreated {
+	if g := namespaceGroup(t, fifth, "shop"); g.Held != "" || g.Git == nil || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRCreated {
 		t.Errorf("shop after mallory closed a copy of its pull request: %+v, want a new pull request, not a hold", g)
 	}
 }
