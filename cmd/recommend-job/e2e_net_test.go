@@ -140,7 +140,7 @@ func TestEndToEndHungChartRepositories(t *testing.T) {
 
 // TestEndToEndSignalDuringPush sends the run's SIGTERM while the git
 // server takes its push: the push finishes within its grace period, and
-// the run still says it was interrupted and exits 1, as the README says.
+// the run still says it was interrupted and exits 1, as docs/tenants-and-security.md says.
 func TestEndToEndSignalDuringPush(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

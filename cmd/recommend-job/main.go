@@ -35,7 +35,7 @@ func main() {
 // version is stamped at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// Exit codes, documented in the README.
+// Exit codes, documented in docs/configuration.md.
 const (
 	exitOK          = 0
 	exitFailed      = 1

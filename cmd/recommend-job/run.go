@@ -252,7 +252,7 @@ func writeReport(w io.Writer, rep *plan.Plan, format string) error {
 // settingsHelp says where settings come from.
 const settingsHelp = `Settings come from flags, ` + config.EnvPrefix + `_* environment variables (--git-url is
 ` + config.EnvPrefix + `_GIT_URL) and a YAML file of the same keys given with --config or
-` + config.EnvPrefix + `_CONFIG, in that order of precedence. README.md describes every key.
+` + config.EnvPrefix + `_CONFIG, in that order of precedence. docs/configuration.md describes every key.
 `
 
 // writeHelp writes the help of the command, or of doctor.

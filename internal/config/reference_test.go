@@ -10,21 +10,21 @@ import (
 	"time"
 )
 
-// TestEveryKeyIsDocumentedAndSettable keeps the README's configuration
-// reference, the flags and the environment variables in step with the
-// settings list: each key must have a row in the README table, and setting
-// it by flag or by environment variable must reach the Config field of the
-// same name.
+// configurationDoc is the page that holds the settings table.
+const configurationDoc = "../../docs/configuration.md"
+
+// TestEveryKeyIsDocumentedAndSettable keeps the configuration reference in
+// docs/configuration.md, the flags and the environment variables in step
+// with the settings list: each key must have a row in the settings table,
+// and setting it by flag or by environment variable must reach the Config
+// field of the same name.
 func TestEveryKeyIsDocumentedAndSettable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	documented := documentedKeys(t)
 	fields := configFields(t)
 	for _, s := range settings {
 		t.Run(s.key, func(t *testing.T) {
-			if !strings.Contains(string(readme), "| `"+s.key+"` |") {
-				t.Errorf("README.md has no reference row for %q", s.key)
+			if !documented[s.key] {
+				t.Errorf("%s has no row for %q in its settings table", configurationDoc, s.key)
 			}
 			field, ok := fields[s.key]
 			if !ok {
@@ -56,6 +56,54 @@ func TestEveryKeyIsDocumentedAndSettable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEveryDocumentedKeyIsASetting is the other way round: a row of the
+// settings table names a key the job accepts, so the page documents no
+// setting that was renamed or removed.
+func TestEveryDocumentedKeyIsASetting(t *testing.T) {
+	known := map[string]bool{}
+	for _, s := range settings {
+		known[s.key] = true
+	}
+	for key := range documentedKeys(t) {
+		if !known[key] {
+			t.Errorf("%s documents %q, which is no setting", configurationDoc, key)
+		}
+	}
+}
+
+// documentedKeys reads the first column of the settings table of
+// docs/configuration.md: the table whose header is "| key | default |
+// meaning |", down to its first line that is not a row.
+func documentedKeys(t *testing.T) map[string]bool {
+	t.Helper()
+	doc, err := os.ReadFile(configurationDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{}
+	in := false
+	for _, line := range strings.Split(string(doc), "\n") {
+		switch {
+		case strings.HasPrefix(line, "| key | default | meaning |"):
+			in = true
+		case in && strings.HasPrefix(line, "| --- |"):
+		case in && strings.HasPrefix(line, "|"):
+			cell, _, _ := strings.Cut(strings.TrimPrefix(line, "|"), "|")
+			key := strings.Trim(strings.TrimSpace(cell), "`")
+			if keys[key] {
+				t.Errorf("%s documents %q twice", configurationDoc, key)
+			}
+			keys[key] = true
+		case in:
+			in = false
+		}
+	}
+	if len(keys) == 0 {
+		t.Fatalf("%s has no settings table (a header \"| key | default | meaning |\")", configurationDoc)
+	}
+	return keys
 }
 
 // requiredArgs satisfies the required keys other than key.

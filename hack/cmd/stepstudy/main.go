@@ -11,7 +11,7 @@
 // scanned for them (its stats=all query statistics) against the samples
 // stored. It takes about a minute on two cores.
 //
-//	make step-study                    # the table, and the README's summary
+//	make step-study                    # the table, and the summary in docs/metrics.md
 //	hack/run ./hack/cmd/stepstudy -h   # the flags
 package main
 
@@ -75,7 +75,7 @@ func parse(args []string, stderr io.Writer) (settings, error) {
 	fs.IntVar(&s.repeat, "repeat", 3, "reads of each way, of which the fastest is reported")
 	scrapes := fs.String("scrapes", "15s,60s", "scrape intervals, comma-separated")
 	only := fs.String("shapes", "", "only these shapes, comma-separated (default all)")
-	fs.BoolVar(&s.markdown, "markdown", false, "also print the README's summary tables")
+	fs.BoolVar(&s.markdown, "markdown", false, "also print the summary tables of docs/metrics.md")
 	if err := fs.Parse(args); err != nil {
 		return s, err
 	}

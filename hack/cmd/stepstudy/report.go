@@ -43,7 +43,7 @@ func versus(o, ref outcome) string {
 	return fmt.Sprintf("%s %+db, req %s", signed(percent(o.raw, ref.raw)), bucket(o.raw)-bucket(ref.raw), signed(percent(o.request, ref.request)))
 }
 
-// printMarkdown writes the README's summary: per scrape interval, a row
+// printMarkdown writes the summary in docs/metrics.md: per scrape interval, a row
 // per way of reading, with its cost and, per shape, its p90's distance
 // from the default's and from the truth's, the farthest over the seeds.
 func printMarkdown(w io.Writer, studies []*study) {
