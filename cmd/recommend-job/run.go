@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, exitConfigured, err)
 	}
 
-	log := newLogger(stderr, cfg.LogLevel)
+	log := newLogger(stderr, cfg.Parsed.LogLevel)
 	// client-go logs through klog, kustomize through the standard log
 	// package: send both to the same JSON lines.
 	klog.SetSlogLogger(log)
@@ -92,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.ErrorContext(ctx, "cannot find the job's binary to render charts with", "error", err)
 		return exitFailed
 	}
-	helmrender.Isolate(exe, []string{renderCommand}, cfg.RenderLimits())
+	helmrender.Isolate(exe, []string{renderCommand}, cfg.Parsed.RenderLimits)
 	rep, err := job.Run(runCtx, w.job, w.collector, usage.NewReader(w.prometheus, cfg.UsageOptions(log)...), log)
 	if err != nil {
 		rep.Failed = err.Error()
@@ -181,7 +181,7 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 		DryRun:        cfg.DryRun,
 		Algorithm:     cfg.Algorithm(),
 		RenderOptions: cfg.RenderOptions(),
-		GroupBy:       cfg.GroupBy(),
+		GroupBy:       cfg.Parsed.GroupBy,
 		Verify:        cfg.Verify(),
 		PullRequests: job.PullRequestPolicy{
 			Limit: cfg.PRLimit, PerRun: cfg.PRPerRun, ClosedHold: cfg.PRClosedHold, Dashboard: cfg.Dashboard,
@@ -233,12 +233,8 @@ func (w *wiring) doctor(cfg *config.Config, log *slog.Logger) doctor.Config {
 	return d
 }
 
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
 func writeReport(w io.Writer, rep *plan.Plan, format string) error {

@@ -72,7 +72,7 @@ type Collector struct {
 	shardCount  int
 	pageSize    int64
 	hpa         bool
-	hpaMode     string
+	hpaMode     HPAMode
 	writeStatus bool
 	log         *slog.Logger
 	// listed are the items of the last Collect by namespace/name, whose
@@ -129,7 +129,7 @@ func WithHPAAwareness(on bool) Option { return func(c *Collector) { c.hpa = on }
 
 // WithHPAMode sets what happens to a resource an HPA scales on by
 // utilisation: HPAHold (the default) or HPAAdjust.
-func WithHPAMode(mode string) Option { return func(c *Collector) { c.hpaMode = mode } }
+func WithHPAMode(mode HPAMode) Option { return func(c *Collector) { c.hpaMode = mode } }
 
 // WithStatusWriting enables WriteStatus. Off by default, so that the job
 // needs no write permission.

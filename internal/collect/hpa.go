@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // hpaGVR is autoscaling/v2, the version that says what a
@@ -18,15 +20,18 @@ var hpaGVR = schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Re
 // metrics gets: 80% average CPU utilisation.
 const defaultHPAUtilization = 80
 
-// HPA modes: what the run does with a resource a HorizontalPodAutoscaler
-// scales the target on by utilisation.
+// HPAMode is what the run does with a resource a HorizontalPodAutoscaler
+// scales the target on by utilisation: HPAHold or HPAAdjust.
+type HPAMode string
+
+// HPA modes.
 const (
 	// HPAHold leaves the request alone (Item.HeldBack).
-	HPAHold = "hold"
+	HPAHold HPAMode = "hold"
 	// HPAAdjust changes the request and the HPA's utilisation target
 	// together, so that the HPA scales at the same usage per pod
 	// (Item.Autoscalers).
-	HPAAdjust = "adjust"
+	HPAAdjust HPAMode = "adjust"
 )
 
 // Autoscaler is a HorizontalPodAutoscaler that scales a target on the
@@ -34,19 +39,7 @@ const (
 type Autoscaler struct {
 	ObjectRef
 	// Utilization are its utilisation targets, in spec.metrics order.
-	Utilization []Utilization
-}
-
-// Utilization is one metric of an HPA that targets a resource's average
-// utilisation.
-type Utilization struct {
-	// Index is the metric's position in spec.metrics.
-	Index    int
-	Resource corev1.ResourceName
-	// Container is the container of a ContainerResource metric; "" for a
-	// Resource metric, whose utilisation is of the pod's summed requests.
-	Container string
-	Percent   int32
+	Utilization []plan.Utilization
 }
 
 // hpaRead is what the HorizontalPodAutoscalers in scope say about each
@@ -100,7 +93,7 @@ func (c *Collector) readHPAs(ctx context.Context) (hpaRead, error) {
 // adjust in mode: in adjust mode, a resource is adjusted instead of held
 // when exactly one HPA scales the target and it names the resource's
 // utilisation target in its metrics.
-func (r hpaRead) of(key targetKey, mode string) (map[corev1.ResourceName]string, []Autoscaler) {
+func (r hpaRead) of(key targetKey, mode HPAMode) (map[corev1.ResourceName]string, []Autoscaler) {
 	holds, autoscalers := r.holds[key], r.autoscalers[key]
 	if mode != HPAAdjust || len(holds) == 0 {
 		return holds, nil
@@ -130,7 +123,7 @@ func (r hpaRead) of(key targetKey, mode string) (map[corev1.ResourceName]string,
 
 // utilizationResources returns the resources hpa scales on by utilisation,
 // with a reason naming the HPA, and its utilisation metrics.
-func utilizationResources(hpa *unstructured.Unstructured) (map[corev1.ResourceName]string, []Utilization) {
+func utilizationResources(hpa *unstructured.Unstructured) (map[corev1.ResourceName]string, []plan.Utilization) {
 	name := fmt.Sprintf("HorizontalPodAutoscaler %s/%s", hpa.GetNamespace(), hpa.GetName())
 	metrics, found, _ := unstructured.NestedSlice(hpa.Object, "spec", "metrics")
 	if !found || len(metrics) == 0 {
@@ -139,7 +132,7 @@ func utilizationResources(hpa *unstructured.Unstructured) (map[corev1.ResourceNa
 		}, nil
 	}
 	out := map[corev1.ResourceName]string{}
-	var utilization []Utilization
+	var utilization []plan.Utilization
 	for i, m := range metrics {
 		metric, ok := m.(map[string]any)
 		if !ok {
@@ -169,7 +162,7 @@ func utilizationResources(hpa *unstructured.Unstructured) (map[corev1.ResourceNa
 		pct, ok, _ := unstructured.NestedInt64(metric, field, "target", "averageUtilization")
 		if ok {
 			reason += fmt.Sprintf(" (%d%%)", pct)
-			utilization = append(utilization, Utilization{Index: i, Resource: corev1.ResourceName(res), Container: container, Percent: int32(pct)})
+			utilization = append(utilization, plan.Utilization{Index: i, Resource: corev1.ResourceName(res), Container: container, Percent: int32(pct)})
 		}
 		if _, seen := out[corev1.ResourceName(res)]; !seen {
 			out[corev1.ResourceName(res)] = reason

@@ -6,6 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 func TestUtilizationResources(t *testing.T) {
@@ -38,7 +40,7 @@ func TestUtilizationResources(t *testing.T) {
 		hpa  *unstructured.Unstructured
 		want map[corev1.ResourceName]string
 		// wantUtil are the metrics an adjustment changes.
-		wantUtil []Utilization
+		wantUtil []plan.Utilization
 	}{
 		{name: "no metrics means 80% cpu", hpa: hpa(),
 			want: map[corev1.ResourceName]string{"cpu": "HorizontalPodAutoscaler shop/web scales on cpu utilization (80%, the default without metrics)"}},
@@ -47,15 +49,15 @@ func TestUtilizationResources(t *testing.T) {
 				"cpu":    "HorizontalPodAutoscaler shop/web scales on cpu utilization (70%)",
 				"memory": "HorizontalPodAutoscaler shop/web scales on memory utilization (70%)",
 			},
-			wantUtil: []Utilization{{Index: 0, Resource: "cpu", Percent: 70}, {Index: 1, Resource: "memory", Percent: 70}}},
+			wantUtil: []plan.Utilization{{Index: 0, Resource: "cpu", Percent: 70}, {Index: 1, Resource: "memory", Percent: 70}}},
 		{name: "average value does not depend on the request", hpa: hpa(resource("Resource", "cpu", "AverageValue", nil)),
 			want: map[corev1.ResourceName]string{}},
 		{name: "container resource", hpa: hpa(resource("ContainerResource", "cpu", "Utilization", map[string]any{"container": "app"})),
 			want:     map[corev1.ResourceName]string{"cpu": "HorizontalPodAutoscaler shop/web scales on cpu utilization of container app (70%)"},
-			wantUtil: []Utilization{{Index: 0, Resource: "cpu", Container: "app", Percent: 70}}},
+			wantUtil: []plan.Utilization{{Index: 0, Resource: "cpu", Container: "app", Percent: 70}}},
 		{name: "the index is the metric's place among all", hpa: hpa(map[string]any{"type": "Pods"}, resource("Resource", "cpu", "Utilization", nil)),
 			want:     map[corev1.ResourceName]string{"cpu": "HorizontalPodAutoscaler shop/web scales on cpu utilization (70%)"},
-			wantUtil: []Utilization{{Index: 1, Resource: "cpu", Percent: 70}}},
+			wantUtil: []plan.Utilization{{Index: 1, Resource: "cpu", Percent: 70}}},
 		{name: "pods and external metrics hold nothing back", hpa: hpa(map[string]any{"type": "Pods"}, map[string]any{"type": "External"}),
 			want: map[corev1.ResourceName]string{}},
 	}
@@ -74,13 +76,13 @@ func TestUtilizationResources(t *testing.T) {
 
 func TestHPAModes(t *testing.T) {
 	key := targetKey{name: "web"}
-	web := Autoscaler{ObjectRef: ObjectRef{Name: "web"}, Utilization: []Utilization{{Resource: "cpu", Percent: 40}}}
+	web := Autoscaler{ObjectRef: ObjectRef{Name: "web"}, Utilization: []plan.Utilization{{Resource: "cpu", Percent: 40}}}
 	other := Autoscaler{ObjectRef: ObjectRef{Name: "other"}}
 	cpuHeld := map[corev1.ResourceName]string{"cpu": "scales on cpu utilization (40%)"}
 	tests := []struct {
 		name      string
 		read      hpaRead
-		mode      string
+		mode      HPAMode
 		wantHolds map[corev1.ResourceName]string
 		wantHPAs  []Autoscaler
 	}{

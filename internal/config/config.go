@@ -4,14 +4,21 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sort"
 	"strings"
+	"text/template"
 	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"sigs.k8s.io/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/collect"
+	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/render"
 )
 
 // EnvPrefix prefixes every environment variable: git-url is
@@ -132,6 +139,22 @@ type Config struct {
 
 	// chartCredentials are those of HelmRepositoryConfig; nil without it.
 	chartCredentials *chartCredentials
+
+	// Parsed are the settings above that are written as text, as Load
+	// parsed them: nothing after Load parses their text again.
+	Parsed Parsed `mapstructure:"-"`
+}
+
+// Parsed are the settings that are written as text, parsed once by Load.
+type Parsed struct {
+	HPAMode        collect.HPAMode
+	RenderMode     render.Mode
+	RenderPaths    map[string]string
+	MaxFileSize    int64
+	RenderLimits   helm.Limits
+	GroupBy        gitops.GroupBy
+	CommitTemplate *template.Template
+	LogLevel       slog.Level
 }
 
 // NewFlagSet returns a flag set with a flag for every key and FileFlag,

@@ -73,7 +73,8 @@ func (c *Config) completeGit() []error {
 			errs = append(errs, errors.New("git-known-hosts-file: required for an ssh git-url; host keys are never trusted unchecked"))
 		}
 	}
-	if _, err := gitops.ParseCommitTemplate(c.GitCommitTemplate); err != nil {
+	var err error
+	if c.Parsed.CommitTemplate, err = gitops.ParseCommitTemplate(c.GitCommitTemplate); err != nil {
 		errs = append(errs, fmt.Errorf("git-commit-template: %w", err))
 	}
 	switch c.GitSigningFormat {

@@ -21,34 +21,23 @@ func (c *Config) CollectOptions(log *slog.Logger) []collect.Option {
 		collect.WithShard(c.ShardIndex, c.ShardCount),
 		collect.WithStatusWriting(c.WriteStatus),
 		collect.WithHPAAwareness(c.HPAAware),
-		collect.WithHPAMode(c.HPAMode),
+		collect.WithHPAMode(c.Parsed.HPAMode),
 		collect.WithLogger(log),
 	}
 }
 
-// RenderOptions are the settings of render, which Load validated, and the
+// RenderOptions are the settings of render, as Load parsed them, and the
 // loader of the charts that Helm releases take from chart repositories
 // and OCI registries, with the credentials of helm-repository-config. Call
 // it once per run: the loader keeps what it fetched for the run.
 func (c *Config) RenderOptions() []render.Option {
-	mode, _ := render.ParseMode(c.RenderMode)
-	paths, _ := render.ParsePaths(c.RenderPaths)
-	maxSize, _ := render.ParseFileSize(c.MaxFileSize)
-	return []render.Option{render.WithMode(mode), render.WithPaths(paths), render.WithMaxFileSize(maxSize),
-		render.WithCharts(c.chartLoader()), render.WithRepositoryURL(withoutUserInfo(c.GitURL))}
+	return []render.Option{render.WithMode(c.Parsed.RenderMode), render.WithPaths(c.Parsed.RenderPaths),
+		render.WithMaxFileSize(c.Parsed.MaxFileSize), render.WithCharts(c.chartLoader()), render.WithRepositoryURL(withoutUserInfo(c.GitURL))}
 }
 
 // minRenderMemory is the least helm-render-memory: the data segment Go's
 // runtime takes before a render starts is some 80 MiB.
 const minRenderMemory = 128 << 20
-
-// RenderLimits are the limits of each render of a chart in its own
-// process, which Load validated.
-func (c *Config) RenderLimits() helm.Limits {
-	memory, _ := render.ParseFileSize(c.HelmRenderMemory)
-	output, _ := render.ParseFileSize(c.HelmRenderOutput)
-	return helm.Limits{Memory: memory, CPU: c.HelmRenderCPU, Output: output}
-}
 
 // chartLoader is a run's loader of remote charts, which sends each
 // repository the credentials helm-repository-config gives it and gives
@@ -61,13 +50,6 @@ func (c *Config) chartLoader(opts ...helm.LoaderOption) *helm.Loader {
 func (c *Config) Verify() verify.Thresholds {
 	return verify.Thresholds{Period: c.VerifyPeriod, OOMKills: c.VerifyOOMKills, Restarts: c.VerifyRestarts,
 		ThrottledAfter: c.VerifyThrottledAfter, ThrottledBefore: c.VerifyThrottledBefore}
-}
-
-// GroupBy is how the run groups its changes into pull requests, which
-// Load validated.
-func (c *Config) GroupBy() gitops.GroupBy {
-	g, _ := gitops.ParseGroupBy(c.PRGroupBy)
-	return g
 }
 
 // GitOptions are the repository, its branches, credentials, commits and
@@ -87,7 +69,7 @@ func (c *Config) GitOptions() gitops.Options {
 		CommitterEmail: c.GitCommitterEmail,
 		SigningKeyFile: c.GitSigningKeyFile,
 		SigningFormat:  c.GitSigningFormat,
-		CommitTemplate: c.GitCommitTemplate,
+		CommitTemplate: c.Parsed.CommitTemplate,
 		Forge: gitops.ForgeOptions{
 			Kind:           c.Forge,
 			APIURL:         c.ForgeAPIURL,

@@ -55,30 +55,35 @@ func (c *Config) complete() error {
 		errs = append(errs, fmt.Errorf("verify-throttled-before and verify-throttled-after: want 0 < before <= after <= 1, got %g and %g",
 			c.VerifyThrottledBefore, c.VerifyThrottledAfter))
 	}
-	if c.HPAMode != collect.HPAHold && c.HPAMode != collect.HPAAdjust {
+	switch mode := collect.HPAMode(c.HPAMode); mode {
+	case collect.HPAHold, collect.HPAAdjust:
+		c.Parsed.HPAMode = mode
+	default:
 		errs = append(errs, fmt.Errorf("hpa-mode: %q is neither %s nor %s", c.HPAMode, collect.HPAHold, collect.HPAAdjust))
 	}
-	if _, err := gitops.ParseGroupBy(c.PRGroupBy); err != nil {
+	if c.Parsed.GroupBy, err = gitops.ParseGroupBy(c.PRGroupBy); err != nil {
 		errs = append(errs, fmt.Errorf("pr-group-by: %w", err))
 	}
-	if _, err := render.ParseMode(c.RenderMode); err != nil {
+	if c.Parsed.RenderMode, err = render.ParseMode(c.RenderMode); err != nil {
 		errs = append(errs, fmt.Errorf("render-mode: %w", err))
 	}
-	if _, err := render.ParsePaths(c.RenderPaths); err != nil {
+	if c.Parsed.RenderPaths, err = render.ParsePaths(c.RenderPaths); err != nil {
 		errs = append(errs, fmt.Errorf("render-paths: %w", err))
 	}
-	if _, err := render.ParseFileSize(c.MaxFileSize); err != nil {
+	if c.Parsed.MaxFileSize, err = render.ParseFileSize(c.MaxFileSize); err != nil {
 		errs = append(errs, fmt.Errorf("max-file-size: %w", err))
 	}
-	if n, err := render.ParseFileSize(c.HelmRenderMemory); err != nil {
+	limits := &c.Parsed.RenderLimits
+	if limits.Memory, err = render.ParseFileSize(c.HelmRenderMemory); err != nil {
 		errs = append(errs, fmt.Errorf("helm-render-memory: %w", err))
-	} else if n < minRenderMemory {
+	} else if limits.Memory < minRenderMemory {
 		errs = append(errs, fmt.Errorf("helm-render-memory: %q is below %s, which Go's runtime alone takes", c.HelmRenderMemory, "128Mi"))
 	}
+	limits.CPU = c.HelmRenderCPU
 	if c.HelmRenderCPU < time.Second {
 		errs = append(errs, fmt.Errorf("helm-render-cpu: must be at least 1s, got %s", c.HelmRenderCPU))
 	}
-	if _, err := render.ParseFileSize(c.HelmRenderOutput); err != nil {
+	if limits.Output, err = render.ParseFileSize(c.HelmRenderOutput); err != nil {
 		errs = append(errs, fmt.Errorf("helm-render-output: %w", err))
 	}
 	switch report.Format(c.Output) {
@@ -88,6 +93,9 @@ func (c *Config) complete() error {
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
+		if err := c.Parsed.LogLevel.UnmarshalText([]byte(c.LogLevel)); err != nil {
+			errs = append(errs, fmt.Errorf("log-level: %w", err))
+		}
 	default:
 		errs = append(errs, fmt.Errorf("log-level: must be debug, info, warn or error, got %q", c.LogLevel))
 	}

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"text/template"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
@@ -115,9 +116,10 @@ type Options struct {
 	// (SigningFormat "ssh"). The key must not be passphrase-protected.
 	SigningKeyFile string
 	SigningFormat  string
-	// CommitTemplate is a text/template for the commit message; see
-	// MessageData. DefaultCommitTemplate when empty.
-	CommitTemplate string
+	// CommitTemplate is the template of the commit message, as
+	// ParseCommitTemplate parsed it; see MessageData.
+	// DefaultCommitTemplate when nil.
+	CommitTemplate *template.Template
 	// Attempts bounds how often a run that finds the remote moved starts
 	// again from a fresh clone; DefaultAttempts when zero.
 	Attempts int

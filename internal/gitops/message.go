@@ -73,6 +73,18 @@ func ParseCommitTemplate(text string) (*template.Template, error) {
 	return t, nil
 }
 
+// defaultCommitTemplate is DefaultCommitTemplate, parsed.
+var defaultCommitTemplate = template.Must(ParseCommitTemplate(""))
+
+// CommitMessageTemplate is the template of o's commit messages:
+// CommitTemplate, or DefaultCommitTemplate when it is nil.
+func (o Options) CommitMessageTemplate() *template.Template {
+	if o.CommitTemplate != nil {
+		return o.CommitTemplate
+	}
+	return defaultCommitTemplate
+}
+
 // CommitMessage renders t with data. Every field goes through plan.Line
 // first: names come from the cluster and file paths from the repository,
 // and a line break in one (git allows it in a path) would let a tenant add

@@ -63,7 +63,7 @@ func autoscalerOf(it *plan.Item, requests corev1.ResourceList) *render.Autoscale
 		for _, t := range a.Targets {
 			_, sets := requests[t.Resource]
 			moves = moves || sets && t.Changes()
-			as.Utilization = append(as.Utilization, render.Utilization{Index: t.Index, Resource: t.Resource, Container: t.Container, Percent: t.To})
+			as.Utilization = append(as.Utilization, plan.Utilization{Index: t.Index, Resource: t.Resource, Container: t.Container, Percent: t.To})
 		}
 		if moves {
 			return as

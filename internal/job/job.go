@@ -174,7 +174,7 @@ func recommendAll(ctx context.Context, p *plan.Plan, items []collect.Item, reade
 	byNamespace := map[string][]int{}
 	for i, item := range items {
 		if item.Invalid != nil || item.Workload == nil {
-			p.Items[i] = recommend.Item(item, nil, nil, cfg.Algorithm)
+			p.Items[i] = recommend.ForItem(item, nil, nil, cfg.Algorithm)
 			continue
 		}
 		w := recommend.WantOf(item)
@@ -194,7 +194,7 @@ func recommendAll(ctx context.Context, p *plan.Plan, items []collect.Item, reade
 	each := func(namespace string, h *usage.Histories) {
 		for _, i := range byNamespace[namespace] {
 			u, unavailable := h.Of(recommend.WantOf(items[i]))
-			p.Items[i] = recommend.Item(items[i], u, unavailable, cfg.Algorithm)
+			p.Items[i] = recommend.ForItem(items[i], u, unavailable, cfg.Algorithm)
 		}
 	}
 	return usage.ReadAll(ctx, reader, wants, log, usage.WithConcurrency(cfg.HistoryConcurrency), usage.WithFolds(fold), usage.WithEach(each))

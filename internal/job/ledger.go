@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/recommend-job/recommend-job/internal/corrections"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/record"
@@ -14,7 +15,7 @@ import (
 // recordKept is how long the record keeps a commit: as long as a merged
 // correction holds recommendations up, plus a window of history and a
 // watch period for a change merged late.
-const recordKept = correctionsStay + 14*24*time.Hour
+const recordKept = corrections.Stay + 14*24*time.Hour
 
 // recordTimeout bounds the record's write at the end of a run, which
 // goes on after the run's deadline: a push that went out must be

@@ -10,8 +10,7 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
+	"github.com/recommend-job/recommend-job/internal/corrections"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/usage"
@@ -24,11 +23,6 @@ type WatchReader interface {
 	ReadWatch(ctx context.Context, namespace string, workloads []usage.WorkloadRef, since time.Time) (map[usage.WorkloadRef]map[string]*usage.Watched, error)
 }
 
-// correctionsStay is how long a merged correction keeps a container's
-// recommendations from going below it: longer than a window of history,
-// whose OOM kills alone would keep them up only while they are in it.
-const correctionsStay = 30 * 24 * time.Hour
-
 // regressionGroupPrefix starts the group of an item whose change
 // regressed: its correction goes to a pull request of its own.
 const regressionGroupPrefix = "regression/"
@@ -40,7 +34,7 @@ const regressionGroupPrefix = "regression/"
 // recommendations, and, for a container whose correction was merged,
 // recommendations no lower than it. Changes older than the watch period
 // and the history window are not watched; corrections are kept for
-// correctionsStay. A namespace whose history cannot be read is logged
+// corrections.Stay. A namespace whose history cannot be read is logged
 // and its changes are left pending; nothing else is held by it.
 func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchReader, log *slog.Logger) error {
 	window := usage.DefaultWindow
@@ -56,7 +50,7 @@ func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchRea
 			return err
 		}
 	}
-	merged, err := gitops.ReadMerged(ctx, cfg.Git, forge, pushed, now.Add(-max(correctionsStay, th.Period+window)), 0)
+	merged, err := gitops.ReadMerged(ctx, cfg.Git, forge, pushed, now.Add(-max(corrections.Stay, th.Period+window)), 0)
 	if err != nil {
 		return fmt.Errorf("reading the merged changes: %w", err)
 	}
@@ -121,14 +115,12 @@ func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchRea
 		}
 		ref := usage.WorkloadRef{Kind: it.Target.Kind, Namespace: it.Namespace, Name: it.Target.Name}
 		for _, c := range byItem[it.Key()] {
-			r := resourceOf(it, c.Container, c.Resource)
+			r := corrections.Resource(it, c.Container, c.Resource)
 			if r == nil {
 				continue
 			}
 			if c.Time.Before(watchFrom) {
-				if c.Correction && now.Sub(c.Time) < correctionsStay {
-					keepAbove(r, c)
-				}
+				corrections.Unwatched(r, c, now)
 				continue
 			}
 			var w *usage.Watched
@@ -140,92 +132,13 @@ func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchRea
 			}
 			watch := verify.Check(c, verify.Live{Request: r.Current, Limit: r.LiveLimit}, w, now, th)
 			it.Watches = append(it.Watches, watch)
-			switch {
-			case watch.State == plan.WatchRegressed && watch.Correction != nil:
-				correct(it, c, r, watch)
-			case c.Correction && watch.State != plan.WatchPending && watch.State != plan.WatchSuperseded:
-				// A correction the cluster runs; one changed since by hand
-				// is the person's call.
-				keepAbove(r, c)
-			}
+			corrections.Watched(it, c, r, watch)
 		}
 		if it.Regressed() {
 			it.Group = regressionGroupPrefix + it.Key()
 		}
 	}
 	return nil
-}
-
-// resourceOf is the resource of the named container of it, nil when the
-// item does not recommend it.
-func resourceOf(it *plan.Item, container string, name corev1.ResourceName) *plan.Resource {
-	for i := range it.Containers {
-		if it.Containers[i].Name != container {
-			continue
-		}
-		for j := range it.Containers[i].Resources {
-			if r := &it.Containers[i].Resources[j]; r.Resource == name && !r.LimitsOnly {
-				return r
-			}
-		}
-	}
-	return nil
-}
-
-// correct puts the correction of the regressed change c in place of r's
-// recommendation, and holds the container's other recommendations until it
-// is merged: the job never proposes the value that regressed, nor changes
-// the container in other ways meanwhile.
-func correct(it *plan.Item, c gitops.RecordedChange, r *plan.Resource, w plan.Watch) {
-	for i := range it.Containers {
-		if it.Containers[i].Name != c.Container {
-			continue
-		}
-		for j := range it.Containers[i].Resources {
-			other := &it.Containers[i].Resources[j]
-			if other == r || other.Correction {
-				continue
-			}
-			hold(other, fmt.Sprintf("held back: the correction of a regression of the %s request waits to be merged", c.Resource))
-		}
-	}
-	v := *w.Correction
-	r.Recommended, r.Request, r.Correction, r.HeldBack = &v, &v, true, false
-	r.Changed = r.Current == nil || r.Current.Cmp(v) != 0
-	r.Reason = fmt.Sprintf("correction of commit %s: %s", short(c.Commit), w.Regression)
-	r.RecommendedLimit, r.Limit = nil, nil
-	if r.LiveLimit != nil && r.LiveLimit.Cmp(v) < 0 {
-		// A request above the limit is invalid: the limit goes up with it.
-		r.Limit, r.RecommendedLimit, r.CurrentLimit = &v, &v, r.LiveLimit
-	}
-}
-
-// keepAbove keeps r's recommendation from going below the merged
-// correction c: the history alone would let it drop back to the value
-// that regressed once the OOM kills have left the window.
-func keepAbove(r *plan.Resource, c gitops.RecordedChange) {
-	if r.Request == nil || r.Request.Cmp(c.To) >= 0 {
-		return
-	}
-	hold(r, fmt.Sprintf("held back: the correction of commit %s set %s after a regression; recommendations stay at or above it for %d days",
-		short(c.Commit), c.To.String(), int(correctionsStay.Hours()/24)))
-}
-
-// hold keeps r's current value, saying why.
-func hold(r *plan.Resource, why string) {
-	if r.Request == nil && r.Limit == nil {
-		return
-	}
-	r.Request, r.Limit, r.Changed, r.HeldBack, r.Reason = nil, nil, false, true, why
-	r.RecommendedLimit, r.CurrentLimit = nil, nil
-}
-
-// short is a commit's hash as people quote it.
-func short(hash string) string {
-	if len(hash) > 12 {
-		return hash[:12]
-	}
-	return hash
 }
 
 // writeApart writes the changes of a run that does not group them: the

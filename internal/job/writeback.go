@@ -100,11 +100,9 @@ func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, lo
 	if attempts <= 0 {
 		attempts = gitops.DefaultAttempts
 	}
-	tmpl, err := gitops.ParseCommitTemplate(opts.CommitTemplate)
-	if err != nil {
-		return err
-	}
+	tmpl := opts.CommitMessageTemplate()
 	var forge gitops.Forge
+	var err error
 	if opts.Forge.Enabled() && !opts.Direct() && !cfg.DryRun {
 		if forge, err = gitops.NewForge(opts.Forge, opts.URL); err != nil {
 			return err

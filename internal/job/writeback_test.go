@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"text/template"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -292,7 +293,7 @@ func remoteBranches(t *testing.T, f *fixture) []string {
 func TestCommitTemplate(t *testing.T) {
 	f := newFixture(t)
 	cfg := f.config()
-	cfg.Git.CommitTemplate = "chore({{.Path}}): right-size{{range .Workloads}} {{.Target}}{{end}} for {{.Base}}\n"
+	cfg.Git.CommitTemplate = template.Must(gitops.ParseCommitTemplate("chore({{.Path}}): right-size{{range .Workloads}} {{.Target}}{{end}} for {{.Base}}\n"))
 	cfg.Git.CommitterName, cfg.Git.CommitterEmail = "ci", "ci@example.com"
 	if _, err := f.run(t, cfg, "390m"); err != nil {
 		t.Fatal(err)

@@ -286,7 +286,23 @@ type Autoscaler struct {
 	Object Object `json:"-"`
 }
 
-// UtilizationTarget is one utilisation metric of an HPA.
+// Utilization is one metric of a HorizontalPodAutoscaler's spec.metrics
+// that targets a resource's average utilisation, and that target: as
+// collect read it from the cluster, or as render sets it in the
+// manifest. An autoscaling/v1 manifest holds one Resource metric of cpu,
+// as targetCPUUtilizationPercentage.
+type Utilization struct {
+	// Index is the metric's position in spec.metrics.
+	Index    int
+	Resource corev1.ResourceName
+	// Container is the container of a ContainerResource metric; "" for a
+	// Resource metric, whose utilisation is of the pod's summed requests.
+	Container string
+	Percent   int32
+}
+
+// UtilizationTarget is the plan of one utilisation metric of an HPA: its
+// target now and with the plan's requests.
 type UtilizationTarget struct {
 	// Index is the metric's position in the HPA's spec.metrics.
 	Index    int                 `json:"index"`

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
@@ -19,32 +18,6 @@ const (
 	MinUtilization = 10
 	MaxUtilization = 100
 )
-
-// autoscalersOf is the plan of the HPAs that item's requests co-tune with:
-// their targets now, and the live requests of every container of the pod.
-func autoscalersOf(item collect.Item) []plan.Autoscaler {
-	var out []plan.Autoscaler
-	for _, a := range item.Autoscalers {
-		pa := plan.Autoscaler{
-			Name: a.Name,
-			Object: plan.Object{APIVersion: a.APIVersion, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name,
-				Labels: a.Labels, Annotations: a.Annotations},
-		}
-		for _, u := range a.Utilization {
-			t := plan.UtilizationTarget{Index: u.Index, Resource: u.Resource, Container: u.Container, From: u.Percent, To: u.Percent,
-				Live: map[string]resource.Quantity{}}
-			for _, c := range item.Workload.Containers {
-				t.Containers = append(t.Containers, c.Name)
-				if q, ok := c.Requests[u.Resource]; ok {
-					t.Live[c.Name] = q
-				}
-			}
-			pa.Targets = append(pa.Targets, t)
-		}
-		out = append(out, pa)
-	}
-	return out
-}
 
 // Autoscale works out the utilisation targets of the item's HPAs for the
 // requests it now holds, corrections included, so that each HPA scales at

@@ -178,7 +178,7 @@ func TestItemHeldForAutoscaler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := Item(it, u, nil, Options{})
+	p := ForItem(it, u, nil, Options{})
 	cpu, mem := p.Containers[0].Resources[0], p.Containers[0].Resources[1]
 	if cpu.Recommended != nil || cpu.Request != nil || !cpu.HeldBack || s(cpu.Current) != "100m" || s(cpu.LiveLimit) != "1" {
 		t.Errorf("cpu: %+v, want 100m held back with its limit 1 and no value", cpu)

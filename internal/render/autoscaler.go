@@ -14,24 +14,17 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // Autoscaler asks that a HorizontalPodAutoscaler's utilisation targets be
 // set along with a change's requests.
 type Autoscaler struct {
-	Target      Target
-	Utilization []Utilization
-}
-
-// Utilization is the averageUtilization of metric Index of the HPA's
-// spec.metrics: a ContainerResource metric of Container when it is set, a
-// Resource metric otherwise. An autoscaling/v1 manifest holds one Resource
-// metric of cpu, as targetCPUUtilizationPercentage.
-type Utilization struct {
-	Index     int
-	Resource  corev1.ResourceName
-	Container string
-	Percent   int32
+	Target Target
+	// Utilization are the targets to set, each the averageUtilization of
+	// metric Index of the HPA's spec.metrics: a ContainerResource metric of
+	// Container when it is set, a Resource metric otherwise.
+	Utilization []plan.Utilization
 }
 
 // AutoscalerResult says where an Autoscaler's targets were set.
@@ -110,7 +103,7 @@ func renderedBy(r docRef) string {
 }
 
 // utilizationSets are the values the proof must find in the rendered HPA.
-func utilizationSets(us []Utilization) []assignment {
+func utilizationSets(us []plan.Utilization) []assignment {
 	var sets []assignment
 	for _, u := range us {
 		sets = append(sets, assignment{path: utilizationPath(u), q: *resource.NewQuantity(int64(u.Percent), resource.DecimalSI)})
@@ -119,7 +112,7 @@ func utilizationSets(us []Utilization) []assignment {
 }
 
 // utilizationPath is where an autoscaling/v2 HPA holds u.
-func utilizationPath(u Utilization) helm.Path {
+func utilizationPath(u plan.Utilization) helm.Path {
 	field := "resource"
 	if u.Container != "" {
 		field = "containerResource"
@@ -157,7 +150,7 @@ func (a *applier) setUtilization(fe *fileEdit, doc int, as *Autoscaler) (bool, e
 // utilizationNode finds the key and scalar that hold u in an HPA's
 // manifest, checking that the metric there is the one u names: the
 // manifest may list its metrics differently from the live object.
-func utilizationNode(root *yaml.Node, u Utilization) (k, v *yaml.Node, err error) {
+func utilizationNode(root *yaml.Node, u plan.Utilization) (k, v *yaml.Node, err error) {
 	apiVersion, _ := scalarField(root, "apiVersion")
 	_, spec, _ := lookup(root, "spec")
 	if err := unsafeNode(spec, "spec"); err != nil {

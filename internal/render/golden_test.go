@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // goldenSpec is a case's changes.yaml: the changes to apply and what each
@@ -126,7 +127,7 @@ func (g goldenChange) change() Change {
 		t := g.Autoscaler.Target
 		c.Autoscaler = &Autoscaler{Target: Target{APIVersion: t.APIVersion, Kind: "HorizontalPodAutoscaler", Namespace: t.Namespace, Name: t.Name}}
 		for _, u := range g.Autoscaler.Utilization {
-			c.Autoscaler.Utilization = append(c.Autoscaler.Utilization, Utilization{Index: u.Index, Resource: corev1.ResourceName(u.Resource), Container: u.Container, Percent: u.Percent})
+			c.Autoscaler.Utilization = append(c.Autoscaler.Utilization, plan.Utilization{Index: u.Index, Resource: corev1.ResourceName(u.Resource), Container: u.Container, Percent: u.Percent})
 		}
 	}
 	return c

@@ -50,15 +50,26 @@ const (
 	FluxNamespaceLabel = "kustomize.toolkit.fluxcd.io/namespace"
 )
 
-// ParseMode checks a mode's spelling; "" is ModeAuto.
+// ParseMode reads a mode as the render-mode setting or AnnotationMode
+// spells it; "" is ModeAuto.
 func ParseMode(s string) (Mode, error) {
-	switch m := Mode(s); m {
-	case "":
-		return ModeAuto, nil
-	case ModeAuto, ModeInPlace, ModePatch:
-		return m, nil
+	m := Mode(s)
+	if err := m.check(); err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("mode %q: want auto, inplace or patch", s)
+	if m == "" {
+		return ModeAuto, nil
+	}
+	return m, nil
+}
+
+// check refuses a mode that is none of the modes; "" stands for ModeAuto.
+func (m Mode) check() error {
+	switch m {
+	case "", ModeAuto, ModeInPlace, ModePatch:
+		return nil
+	}
+	return fmt.Errorf("mode %q: want auto, inplace or patch", string(m))
 }
 
 // Option tunes Apply.

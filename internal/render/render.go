@@ -175,7 +175,8 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if _, err := ParseMode(string(o.mode)); err != nil {
+	// The mode came parsed (WithMode); one made up in code may be none.
+	if err := o.mode.check(); err != nil {
 		return nil, err
 	}
 	dir, err := localDir(path)

@@ -40,7 +40,7 @@ func recommendCPU(in recommend.Input) (outcome, error) {
 	return outcome{raw: res.Evidence.RawValue, request: res.Value.AsApproximateFloat64(), samples: len(in.Samples)}, nil
 }
 
-// fromHistory is the algorithm's input for h, as recommend.Item makes it.
+// fromHistory is the algorithm's input for h, as recommend.ForItem makes it.
 func fromHistory(h *usage.History) recommend.Input {
 	in := recommend.Input{Window: h.Window, Now: h.End, First: h.First, Last: h.Last}
 	in.Samples = make([]recommend.Sample, len(h.Values))

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 	"github.com/recommend-job/recommend-job/internal/collect"
@@ -58,11 +59,11 @@ func OptionsFor(run Options, ext collect.Extensions) Options {
 	return opts.WithDefaults()
 }
 
-// Item makes the plan of one collected ResourceRecommend: an invalid one
-// with its code, a valid one with a recommendation per container and
+// ForItem makes the plan of one collected ResourceRecommend: an invalid
+// one with its code, a valid one with a recommendation per container and
 // resource from its workload's history u, or the reason there is none.
 // unavailable is why the history could not be read, if it could not.
-func Item(item collect.Item, u usage.Usage, unavailable error, run Options) plan.Item {
+func ForItem(item collect.Item, u usage.Usage, unavailable error, run Options) plan.Item {
 	out := plan.Item{
 		Namespace:   item.Namespace,
 		Name:        item.Name,
@@ -218,4 +219,30 @@ func objectOf(w *collect.Workload) plan.Object {
 		Labels:      ref.Labels,
 		Annotations: ref.Annotations,
 	}
+}
+
+// autoscalersOf is the plan of the HPAs that item's requests co-tune with:
+// their targets now, and the live requests of every container of the pod.
+func autoscalersOf(item collect.Item) []plan.Autoscaler {
+	var out []plan.Autoscaler
+	for _, a := range item.Autoscalers {
+		pa := plan.Autoscaler{
+			Name: a.Name,
+			Object: plan.Object{APIVersion: a.APIVersion, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name,
+				Labels: a.Labels, Annotations: a.Annotations},
+		}
+		for _, u := range a.Utilization {
+			t := plan.UtilizationTarget{Index: u.Index, Resource: u.Resource, Container: u.Container, From: u.Percent, To: u.Percent,
+				Live: map[string]resource.Quantity{}}
+			for _, c := range item.Workload.Containers {
+				t.Containers = append(t.Containers, c.Name)
+				if q, ok := c.Requests[u.Resource]; ok {
+					t.Live[c.Name] = q
+				}
+			}
+			pa.Targets = append(pa.Targets, t)
+		}
+		out = append(out, pa)
+	}
+	return out
 }

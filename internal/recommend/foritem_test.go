@@ -182,7 +182,7 @@ func TestItem(t *testing.T) {
 	}
 	of := func(it collect.Item) plan.Item {
 		u, err := h.Of(WantOf(it))
-		return Item(it, u, err, Options{})
+		return ForItem(it, u, err, Options{})
 	}
 
 	// 0.1 cores -> 145m; the limit keeps 200m:100m, 290m.
@@ -220,7 +220,7 @@ func TestItem(t *testing.T) {
 		t.Errorf("p50: evidence %+v, want percentile 0.5 and half-life 12h", ev)
 	}
 	// History that could not be read: every resource says why.
-	down := Item(plain, nil, errors.New("connection refused"), Options{})
+	down := ForItem(plain, nil, errors.New("connection refused"), Options{})
 	if r := down.Containers[0].Resources[0]; r.Reason != plan.ReasonHistoryUnavailable+"connection refused" || r.Recommended != nil {
 		t.Errorf("unreadable history: resource %+v, want the reason", r)
 	}
@@ -229,7 +229,7 @@ func TestItem(t *testing.T) {
 		it.Invalid = &collect.ValidationError{Code: collect.CodeWorkloadMatchError, Message: "workload matched err"}
 		it.Cause = errors.New("forbidden")
 	})
-	if p := Item(bad, nil, nil, Options{}); p.Valid || p.Error == nil || p.Error.Cause != "forbidden" || len(p.Containers) != 0 {
+	if p := ForItem(bad, nil, nil, Options{}); p.Valid || p.Error == nil || p.Error.Cause != "forbidden" || len(p.Containers) != 0 {
 		t.Errorf("invalid: %+v, want its code and cause only", p)
 	}
 }
