@@ -86,7 +86,11 @@ func ReadMerged(ctx context.Context, opts Options, forge PullRequestGetter, push
 	for _, e := range pushed {
 		merged, keep, err := resolve(ctx, e, onBase, forge, prs)
 		if err != nil {
+			// A forge that failed once is not asked again in this read: a
+			// hung one would cost a timeout per pull request. What it was
+			// not asked stays for a later run.
 			out.Unresolved = append(out.Unresolved, err)
+			forge = nil
 		}
 		if !keep {
 			continue

@@ -196,6 +196,17 @@ func TestReadMergedTrustsOnlyTheRecord(t *testing.T) {
 	if !slices.Equal(forge.asked, []int{3, 4, 5, 6, 7}) {
 		t.Errorf("asked the forge for %v; want each pull request once, and none for a commit on the base branch", forge.asked)
 	}
+
+	// A forge that fails is asked once: the rest wait for a later run.
+	down := &prGetter{fail: map[int]bool{3: true, 4: true, 5: true, 6: true, 7: true}}
+	got, err = ReadMerged(ctx, opts, down, pushed, now.Add(-7*24*time.Hour), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(down.asked) != 1 || len(got.Unresolved) != 1 || len(got.Kept) != len(pushed) || len(got.Changes) != 1 {
+		t.Errorf("with the forge down: asked %v, unresolved %v, kept %d, %d changes; want one question, one error, every commit kept and the one on main found",
+			down.asked, got.Unresolved, len(got.Kept), len(got.Changes))
+	}
 }
 
 func TestWebURL(t *testing.T) {
