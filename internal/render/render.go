@@ -193,19 +193,98 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	}
 
 	out := &Outcome{Results: make([]Result, len(changes))}
+	changes, w := wantsOf(changes, o.paths, dir, out.Results)
+	abs, err := filepath.Abs(root)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resolve repository root: %w", err)
+	}
+
+	idx, err := buildIndex(ctx, r.FS(), dir, w, o.maxFileSize)
+	if err != nil {
+		return nil, err
+	}
+	out.Skipped = idx.skipped
+	a := &applier{
+		fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize, abs: abs,
+		charts: o.charts, keys: o.keys, repoURL: o.repoURL,
+		localCharts: map[string]*helm.Chart{}, builds: map[string]map[string]map[string]any{},
+		fetched: map[helm.ChartRef]fetchedChart{},
+	}
+	if a.keys == nil {
+		a.keys = helm.NewFinder()
+	}
+	refs, finds, pending, err := resolveAll(ctx, idx, changes, dir, out.Results)
+	if err != nil {
+		return nil, err
+	}
+	pending, settled := holdChartAutoscaled(changes, pending, out.Results)
+	pl := placement{
+		proofs:  map[string][]int{},
+		touched: make([][]string, len(changes)),
+		exps:    make([]expectation, len(changes)),
+	}
+	hp := &helmPhase{a: a, dir: dir, mode: o.mode, proofs: pl.proofs, exps: pl.exps, touched: pl.touched}
+	held := hp.apply(ctx, changes, pending, out.Results)
+	for i, c := range changes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res := &out.Results[i]
+		if res.Err != nil || slices.Contains(pending, i) || slices.Contains(settled, i) {
+			continue
+		}
+		mode := c.Mode
+		if mode == "" {
+			mode = o.mode
+		}
+		var files []string
+		pl.exps[i], files = a.place(c, refs[i], finds[i], mode, dir, res)
+		if res.Err == nil && refs[i].chain != nil {
+			k := refs[i].chain.root()
+			pl.proofs[k.dir] = append(pl.proofs[k.dir], i)
+			pl.touched[i] = files
+		}
+	}
+
+	if err := a.prove(ctx, root, pl.proofs, pl.exps, pl.touched, out.Results); err != nil {
+		return nil, err
+	}
+	if err := hp.proveHelm(ctx, held, changes, out.Results); err != nil {
+		return nil, err
+	}
+	if out.Files, err = a.write(r); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// placement is what placing the changes leaves for proving them: per
+// kustomization directory the changes it renders, and per change what
+// its build must show and the files its edit touched.
+type placement struct {
+	proofs  map[string][]int
+	touched [][]string
+	exps    []expectation
+}
+
+// wantsOf fills in the changes' paths from the run's mapping (results keep
+// the changes as given), records in results the changes that are not
+// valid, and returns the changes with what the index must hold for them.
+func wantsOf(changes []Change, paths map[string]string, dir string, results []Result) ([]Change, wants) {
 	w := wants{objects: map[identKey]bool{}, dir: dir}
 	names := map[string]bool{}
-	// The run's path mapping fills in the changes' paths; results keep the
-	// changes as given.
 	changes = slices.Clone(changes)
 	for i, c := range changes {
-		out.Results[i].Change = c
+		results[i].Change = c
 		if c.Path == "" {
-			changes[i].Path = o.paths[c.Target.Namespace]
+			changes[i].Path = paths[c.Target.Namespace]
 			c = changes[i]
 		}
 		if err := c.validate(); err != nil {
-			out.Results[i].Err = err
+			results[i].Err = err
 			continue
 		}
 		w.objects[keyOf(c.Target)] = true
@@ -233,7 +312,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			names[as.Target.Labels[FluxNameLabel]] = true
 		}
 	}
-	w.paths = slices.AppendSeq(w.paths, maps.Values(o.paths))
+	w.paths = slices.AppendSeq(w.paths, maps.Values(paths))
 	delete(names, "")
 	if len(names) <= maxPrefilterNames {
 		w.names = [][]byte{}
@@ -241,41 +320,22 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			w.names = append(w.names, []byte(n))
 		}
 	}
-	abs, err := filepath.Abs(root)
-	if err == nil {
-		abs, err = filepath.EvalSymlinks(abs)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("resolve repository root: %w", err)
-	}
+	return changes, w
+}
 
-	idx, err := buildIndex(ctx, r.FS(), dir, w, o.maxFileSize)
-	if err != nil {
-		return nil, err
-	}
-	out.Skipped = idx.skipped
-	a := &applier{
-		fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize, abs: abs,
-		charts: o.charts, keys: o.keys, repoURL: o.repoURL,
-		localCharts: map[string]*helm.Chart{}, builds: map[string]map[string]map[string]any{},
-		fetched: map[helm.ChartRef]fetchedChart{},
-	}
-	if a.keys == nil {
-		a.keys = helm.NewFinder()
-	}
-	proofs := map[string][]int{} // kustomization directory -> changes it renders
-	touched := make([][]string, len(changes))
-	// Every target is resolved first: the kustomization that renders one
-	// is an environment, whose output another change must not alter.
+// resolveAll finds the source of every valid change's target before any
+// is edited: the kustomization that renders one is an environment, whose
+// output another change must not alter. It returns, with the sources,
+// the changes no manifest defines but a Helm release may render.
+func resolveAll(ctx context.Context, idx *index, changes []Change, dir string, results []Result) ([]docRef, []finder, []int, error) {
 	refs := make([]docRef, len(changes))
 	finds := make([]finder, len(changes))
-	exps := make([]expectation, len(changes))
-	var pending []int // changes whose targets a Helm release may render
+	var pending []int
 	for i, c := range changes {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
-		res := &out.Results[i]
+		res := &results[i]
 		if res.Err != nil {
 			continue
 		}
@@ -288,129 +348,136 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			pending = append(pending, i)
 		}
 	}
-	var settled []int // changes with nothing left to set
-	pending = slices.DeleteFunc(pending, func(i int) bool {
+	return refs, finds, pending, nil
+}
+
+// holdChartAutoscaled holds the autoscaled resources of the pending
+// changes: an HPA a chart renders is not adjusted, so the resources it
+// scales on stay, and the rest goes through the release as usual. It
+// returns the changes still pending and those with nothing left to set.
+func holdChartAutoscaled(changes []Change, pending []int, results []Result) (left, settled []int) {
+	left = slices.DeleteFunc(pending, func(i int) bool {
 		if changes[i].Autoscaler == nil {
 			return false
 		}
-		// An HPA a chart renders is not adjusted: the resources it scales
-		// on stay, and the rest goes through the release as usual.
 		hpa := changes[i].Autoscaler.Target.Name
 		var nothingLeft bool
-		changes[i], out.Results[i].Held, nothingLeft = withoutAutoscaled(changes[i])
-		out.Results[i].HeldReason = fmt.Sprintf("no manifest defines the target, so a Helm chart may render it, and its HorizontalPodAutoscaler %s "+
+		changes[i], results[i].Held, nothingLeft = withoutAutoscaled(changes[i])
+		results[i].HeldReason = fmt.Sprintf("no manifest defines the target, so a Helm chart may render it, and its HorizontalPodAutoscaler %s "+
 			"would have to be adjusted through the chart's values, which hpa-mode adjust does not do", hpa)
 		if nothingLeft {
-			out.Results[i].Err = nil
+			results[i].Err = nil
 			settled = append(settled, i)
 			return true
 		}
 		return false
 	})
-	hp := &helmPhase{a: a, dir: dir, mode: o.mode, proofs: proofs, exps: exps, touched: touched}
-	held := hp.apply(ctx, changes, pending, out.Results)
-	for i, c := range changes {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		res := &out.Results[i]
-		if res.Err != nil || slices.Contains(pending, i) || slices.Contains(settled, i) {
-			continue
-		}
-		ref, find := refs[i], finds[i]
-		ref.shared = idx.sharedFor(ref)
-		mode := c.Mode
-		if mode == "" {
-			mode = o.mode
-		}
-		exps[i] = expectation{change: c}
-		value := markerValue(c.Target.Namespace, c.Target.Name, c.Container)
-		var keys []string
-		var direct bool
-		if find != nil && ref.chain != nil {
-			// What a kustomization renders from a marked file is proven
-			// too, at the marked path of the marked object.
-			var err error
-			var doc *yaml.Node
-			if doc, err = a.doc(ref.file, ref.doc); err == nil {
-				exps[i].object, keys, direct, err = markedObject(doc, ref, value)
-			}
-			if err != nil {
-				res.File, res.Err = ref.file, err
-				continue
-			}
-			exps[i].path = keys
-			if !direct {
-				exps[i].path = append(slices.Clone(keys), "resources")
-			}
-		}
-		var files []string
-		if c.Autoscaler != nil {
-			a.journal = journal{}
-		}
-		switch {
-		case find != nil && ref.chain != nil && (mode == ModePatch || ref.shared != ""):
-			// A marker in a file other environments render: a patch of
-			// the marked object in the target's.
-			res.File, res.Changed, files, res.Err = a.markerPatch(c, ref, value, keys, direct)
-		case find != nil || ref.chain == nil && mode != ModePatch:
-			// Markers and plain manifests: in place.
-			res.File = ref.file
-			res.Changed, res.Err = a.inPlace(c, ref, find)
-			files = []string{ref.file}
-		case ref.chain == nil:
-			res.File = ref.file
-			res.Err = fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.file)
-		case mode == ModePatch || ref.shared != "" || a.overridden(c, ref):
-			res.File, res.Changed, files, res.Err = a.patch(c, ref)
-		default:
-			res.File = ref.file
-			res.Changed, res.Err = a.inPlace(c, ref, nil)
-			files = []string{ref.file}
-		}
-		if fe := a.files[res.File]; res.Changed && res.Err == nil && fe != nil {
-			res.Method = fe.method
-			if fe.created {
-				res.Method = MethodNewFile
-			}
-		}
-		if res.Err == nil && c.Autoscaler != nil {
-			ar, more, exp, err := a.autoscale(c, ref, dir, mode == ModePatch || res.File != ref.file)
-			if err != nil {
-				// The requests must not land without the HPA's targets.
-				a.undo()
-				res.Changed, res.Method = false, ""
-				res.Err = fmt.Errorf("%s: the target's HorizontalPodAutoscaler %s: %w", res.File, c.Autoscaler.Target.Name, err)
-				continue
-			}
-			res.Autoscaler = &ar
-			files = append(files, more...)
-			if exp != nil {
-				exps[i].also = append(exps[i].also, *exp)
-			}
-		}
-		a.journal = nil
-		if res.Err == nil && ref.chain != nil {
-			k := ref.chain.root()
-			proofs[k.dir] = append(proofs[k.dir], i)
-			touched[i] = files
-		}
-	}
+	return left, settled
+}
 
-	if err := a.prove(ctx, root, proofs, exps, touched, out.Results); err != nil {
-		return nil, err
+// place edits the source of change c in place or with a patch, then its
+// autoscaler's, and records in res how it went. It returns what the
+// kustomization's build must show for c and the files the edit touched.
+func (a *applier) place(c Change, ref docRef, find finder, mode Mode, dir string, res *Result) (expectation, []string) {
+	ref.shared = a.idx.sharedFor(ref)
+	exp := expectation{change: c}
+	value := markerValue(c.Target.Namespace, c.Target.Name, c.Container)
+	var keys []string
+	var direct bool
+	if find != nil && ref.chain != nil {
+		// What a kustomization renders from a marked file is proven
+		// too, at the marked path of the marked object.
+		var err error
+		var doc *yaml.Node
+		if doc, err = a.doc(ref.file, ref.doc); err == nil {
+			exp.object, keys, direct, err = markedObject(doc, ref, value)
+		}
+		if err != nil {
+			res.File, res.Err = ref.file, err
+			return exp, nil
+		}
+		exp.path = keys
+		if !direct {
+			exp.path = append(slices.Clone(keys), "resources")
+		}
 	}
-	if err := hp.proveHelm(ctx, held, changes, out.Results); err != nil {
-		return nil, err
+	if c.Autoscaler != nil {
+		a.journal = journal{}
 	}
+	files := a.edit(c, ref, find, mode, marked{value, keys, direct}, res)
+	if fe := a.files[res.File]; res.Changed && res.Err == nil && fe != nil {
+		res.Method = fe.method
+		if fe.created {
+			res.Method = MethodNewFile
+		}
+	}
+	if res.Err == nil && c.Autoscaler != nil {
+		ar, more, also, err := a.autoscale(c, ref, dir, mode == ModePatch || res.File != ref.file)
+		if err != nil {
+			// The requests must not land without the HPA's targets.
+			a.undo()
+			res.Changed, res.Method = false, ""
+			res.Err = fmt.Errorf("%s: the target's HorizontalPodAutoscaler %s: %w", res.File, c.Autoscaler.Target.Name, err)
+			return exp, files
+		}
+		res.Autoscaler = &ar
+		files = append(files, more...)
+		if also != nil {
+			exp.also = append(exp.also, *also)
+		}
+	}
+	a.journal = nil
+	return exp, files
+}
 
-	// Writes are not interrupted by ctx so that the tree is never left with
-	// only some of the edits that were reported. New patch files go first,
-	// so that a kustomization never lists one that failed to be written.
+// marked is where a marker puts a change: its value, the keys of the
+// marked mapping and whether it is the resources mapping itself.
+type marked struct {
+	value  string
+	keys   []string
+	direct bool
+}
+
+// edit makes change c's edit where it belongs: in the file that defines
+// its target, or in a patch of the environment that renders it. It sets
+// res's file, whether it changed and why not, and returns the files it
+// touched.
+func (a *applier) edit(c Change, ref docRef, find finder, mode Mode, m marked, res *Result) []string {
+	var files []string
+	switch {
+	case find != nil && ref.chain != nil && (mode == ModePatch || ref.shared != ""):
+		// A marker in a file other environments render: a patch of
+		// the marked object in the target's.
+		res.File, res.Changed, files, res.Err = a.markerPatch(c, ref, m.value, m.keys, m.direct)
+	case find != nil || ref.chain == nil && mode != ModePatch:
+		// Markers and plain manifests: in place.
+		res.File = ref.file
+		res.Changed, res.Err = a.inPlace(c, ref, find)
+		files = []string{ref.file}
+	case ref.chain == nil:
+		res.File = ref.file
+		res.Err = fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.file)
+	case mode == ModePatch || ref.shared != "" || a.overridden(c, ref):
+		res.File, res.Changed, files, res.Err = a.patch(c, ref)
+	default:
+		res.File = ref.file
+		res.Changed, res.Err = a.inPlace(c, ref, nil)
+		files = []string{ref.file}
+	}
+	return files
+}
+
+// write writes the files whose bytes changed and returns their names,
+// sorted. Writes are not interrupted by a context so that the tree is
+// never left with only some of the edits that were reported. New patch
+// files go first, so that a kustomization never lists one that failed to
+// be written.
+func (a *applier) write(r *os.Root) ([]string, error) {
 	order := slices.Sorted(maps.Keys(a.files))
 	slices.SortStableFunc(order, func(x, y string) int {
 		return cmpBool(a.files[y].created, a.files[x].created)
 	})
+	var written []string
 	for _, name := range order {
 		fe := a.files[name]
 		if !fe.dirty() {
@@ -422,10 +489,10 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			// as if the others had never been asked for.
 			return nil, fmt.Errorf("writing the edited files: %w", err)
 		}
-		out.Files = append(out.Files, fe.name)
+		written = append(written, fe.name)
 	}
-	slices.Sort(out.Files)
-	return out, nil
+	slices.Sort(written)
+	return written, nil
 }
 
 // cmpBool orders false before true.
