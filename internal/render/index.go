@@ -139,11 +139,51 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 	if len(w.objects) == 0 {
 		return idx, nil
 	}
-	// Manifests are indexed under dir only, but kustomizations are read
-	// from the whole repository: a base may be shared with an overlay
-	// elsewhere, and must not be edited in place then.
-	var paths, kfiles, outside []string
-	sizes := map[string]int64{}
+	found, err := idx.walk(ctx, fsys, dir, w)
+	if err != nil {
+		return nil, fmt.Errorf("walk %s: %w", dir, err)
+	}
+	ks, more, over, err := loadKustomizations(fsys, found.kfiles, found.paths, dir, idx.large, limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range over {
+		idx.skipped = append(idx.skipped, idx.large[p])
+	}
+	slices.SortFunc(idx.skipped, func(x, y Skip) int { return strings.Compare(x.File, y.File) })
+	paths := append(found.paths, more...)
+	inside := len(paths)
+	paths = append(paths, found.outside...)
+	idx.graph = newKgraph(ks)
+
+	scans, err := scanAll(ctx, fsys, paths, inside, found.sizes, w, idx.graph, limit)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range scans {
+		idx.add(s, paths[i])
+	}
+	for _, p := range w.paths {
+		idx.declared[cleanRepoPath(p)] = true
+	}
+	return idx, nil
+}
+
+// walked is what walking the repository found to read: manifests under
+// the searched directory, kustomizations anywhere, the files outside that
+// may point at it, and the sizes of them all when there is a limit.
+type walked struct {
+	paths, kfiles, outside []string
+	sizes                  map[string]int64
+}
+
+// walk lists the files to read. Manifests are indexed under dir only, but
+// kustomizations are read from the whole repository: a base may be shared
+// with an overlay elsewhere, and must not be edited in place then. Files
+// above the limit are recorded in idx and not listed.
+func (idx *index) walk(ctx context.Context, fsys fs.FS, dir string, w wants) (walked, error) {
+	found := walked{sizes: map[string]int64{}}
+	limit := idx.limit
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p != "." && !under(p, dir) && !under(dir, p) {
@@ -179,7 +219,7 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 			if err != nil {
 				return fmt.Errorf("stat %s: %w", p, err)
 			}
-			sizes[p] = info.Size()
+			found.sizes[p] = info.Size()
 			if size := info.Size(); size > limit {
 				idx.large[p] = Skip{File: p, Size: size, Err: tooLarge(p, size, limit)}
 				if kname || under(p, dir) || w.pointers {
@@ -187,39 +227,29 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 				}
 				if kname {
 					// Its directory renders nothing we can know of.
-					kfiles = append(kfiles, p)
+					found.kfiles = append(found.kfiles, p)
 				}
 				return nil
 			}
 		}
 		switch {
 		case kname:
-			kfiles = append(kfiles, p)
+			found.kfiles = append(found.kfiles, p)
 		case under(p, dir):
-			paths = append(paths, p)
+			found.paths = append(found.paths, p)
 		case w.pointers:
 			// Argo CD Applications and Flux Kustomizations often live
 			// apart from the manifests they point at.
-			outside = append(outside, p)
+			found.outside = append(found.outside, p)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("walk %s: %w", dir, err)
-	}
-	ks, more, over, err := loadKustomizations(fsys, kfiles, paths, dir, idx.large, limit)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range over {
-		idx.skipped = append(idx.skipped, idx.large[p])
-	}
-	slices.SortFunc(idx.skipped, func(x, y Skip) int { return strings.Compare(x.File, y.File) })
-	paths = append(paths, more...)
-	inside := len(paths)
-	paths = append(paths, outside...)
-	idx.graph = newKgraph(ks)
+	return found, err
+}
 
+// scanAll scans the files in parallel: the first inside of paths for the
+// wanted objects and markers, the rest for Argo CD and Flux pointers only.
+func scanAll(ctx context.Context, fsys fs.FS, paths []string, inside int, sizes map[string]int64, w wants, graph *kgraph, limit int64) ([]scan, error) {
 	scans := make([]scan, len(paths))
 	errs := make([]error, len(paths))
 	// However many workers, the files in their hands add up to one limit
@@ -244,7 +274,7 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 				}
 				gate.acquire(size)
 				if i < inside {
-					scans[i], errs[i] = scanFile(fsys, paths[i], w, idx.graph, limit)
+					scans[i], errs[i] = scanFile(fsys, paths[i], w, graph, limit)
 				} else {
 					scans[i], errs[i] = scanPointers(fsys, paths[i], limit)
 				}
@@ -253,53 +283,54 @@ func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int6
 		})
 	}
 	wg.Wait()
-	for i, s := range scans {
+	for i := range scans {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		for _, n := range s.brokenFor {
-			idx.broken[n] = append(idx.broken[n], paths[i])
+	}
+	return scans, nil
+}
+
+// add records what scanning the file at p found.
+func (idx *index) add(s scan, p string) {
+	for _, n := range s.brokenFor {
+		idx.broken[n] = append(idx.broken[n], p)
+	}
+	for name, ps := range s.apps {
+		idx.apps[name] = append(idx.apps[name], ps...)
+		for _, p := range ps {
+			idx.declared[p] = true
 		}
-		for name, ps := range s.apps {
-			idx.apps[name] = append(idx.apps[name], ps...)
-			for _, p := range ps {
-				idx.declared[p] = true
-			}
+	}
+	for name, ps := range s.fluxes {
+		idx.fluxes[name] = append(idx.fluxes[name], ps...)
+		for _, p := range ps {
+			idx.declared[p] = true
 		}
-		for name, ps := range s.fluxes {
-			idx.fluxes[name] = append(idx.fluxes[name], ps...)
-			for _, p := range ps {
-				idx.declared[p] = true
-			}
-		}
-		if s.file == nil {
-			continue
-		}
-		if idx.chartTemplate(s.file.name) {
-			// A chart's template renders through Helm, not as written,
-			// even when it happens to parse.
-			for _, r := range s.refs {
-				if !slices.Contains(idx.templates[r.key.name], s.file.name) {
-					idx.templates[r.key.name] = append(idx.templates[r.key.name], s.file.name)
-				}
-			}
-			s.refs = nil
-			if len(s.markers) == 0 {
-				continue
-			}
-		}
-		idx.files[s.file.name] = s.file
+	}
+	if s.file == nil {
+		return
+	}
+	if idx.chartTemplate(s.file.name) {
+		// A chart's template renders through Helm, not as written,
+		// even when it happens to parse.
 		for _, r := range s.refs {
-			idx.refs[r.key] = append(idx.refs[r.key], r)
+			if !slices.Contains(idx.templates[r.key.name], s.file.name) {
+				idx.templates[r.key.name] = append(idx.templates[r.key.name], s.file.name)
+			}
 		}
-		for key, rs := range s.markers {
-			idx.markers[key] = append(idx.markers[key], rs...)
+		s.refs = nil
+		if len(s.markers) == 0 {
+			return
 		}
 	}
-	for _, p := range w.paths {
-		idx.declared[cleanRepoPath(p)] = true
+	idx.files[s.file.name] = s.file
+	for _, r := range s.refs {
+		idx.refs[r.key] = append(idx.refs[r.key], r)
 	}
-	return idx, nil
+	for key, rs := range s.markers {
+		idx.markers[key] = append(idx.markers[key], rs...)
+	}
 }
 
 // chartTemplate reports whether file is a template of a Helm chart.
