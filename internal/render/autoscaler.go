@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // Autoscaler asks that a HorizontalPodAutoscaler's utilisation targets be
@@ -82,8 +83,8 @@ func (a *applier) autoscale(c Change, ref docRef, dir string, patch bool) (Autos
 		if err != nil {
 			return AutoscalerResult{File: pf}, nil, nil, err
 		}
-		_, spec, _ := lookup(docRoot(docs[d]), "spec")
-		if _, metrics, _ := lookup(spec, "metrics"); metrics != nil {
+		_, spec, _ := yamledit.Lookup(yamledit.DocRoot(docs[d]), "spec")
+		if _, metrics, _ := yamledit.Lookup(spec, "metrics"); metrics != nil {
 			// The patch's list replaces the base's: it is the one to edit.
 			changed, err := a.setUtilization(fe, d, as)
 			return AutoscalerResult{File: pf, Changed: changed}, []string{pf}, exp, err
@@ -134,7 +135,7 @@ func (a *applier) setUtilization(fe *fileEdit, doc int, as *Autoscaler) (bool, e
 		return false, err
 	}
 	changed, err := fe.edit(docs, doc, Change{}, func(p *planner, d *yaml.Node, _ Change) error {
-		root := docRoot(d)
+		root := yamledit.DocRoot(d)
 		p.step = indentStep(root)
 		p.scopes = []*yaml.Node{root}
 		for _, u := range as.Utilization {
@@ -158,22 +159,22 @@ func (a *applier) setUtilization(fe *fileEdit, doc int, as *Autoscaler) (bool, e
 // manifest, checking that the metric there is the one u names: the
 // manifest may list its metrics differently from the live object.
 func utilizationNode(root *yaml.Node, u Utilization) (k, v *yaml.Node, err error) {
-	apiVersion, _ := scalarField(root, "apiVersion")
-	_, spec, _ := lookup(root, "spec")
-	if err := unsafeNode(spec, "spec"); err != nil {
+	apiVersion, _ := yamledit.ScalarField(root, "apiVersion")
+	_, spec, _ := yamledit.Lookup(root, "spec")
+	if err := yamledit.UnsafeNode(spec, "spec"); err != nil {
 		return nil, nil, err
 	}
 	if apiVersion == "autoscaling/v1" {
 		if u.Index != 0 || u.Resource != corev1.ResourceCPU || u.Container != "" {
 			return nil, nil, fmt.Errorf("%w: an autoscaling/v1 HorizontalPodAutoscaler has no metric %d of %s", ErrUnsafeFile, u.Index, u.Resource)
 		}
-		k, v, _ := lookup(spec, "targetCPUUtilizationPercentage")
+		k, v, _ := yamledit.Lookup(spec, "targetCPUUtilizationPercentage")
 		if k == nil || v.Kind != yaml.ScalarNode {
 			return nil, nil, fmt.Errorf("%w: sets no spec.targetCPUUtilizationPercentage (the default 80%%); set it to let it be adjusted", ErrUnsafeFile)
 		}
 		return k, v, nil
 	}
-	_, metrics, _ := lookup(spec, "metrics")
+	_, metrics, _ := yamledit.Lookup(spec, "metrics")
 	if metrics == nil || metrics.Kind != yaml.SequenceNode {
 		return nil, nil, fmt.Errorf("%w: sets no spec.metrics (the default 80%% cpu); set them to let them be adjusted", ErrUnsafeFile)
 	}
@@ -186,17 +187,17 @@ func utilizationNode(root *yaml.Node, u Utilization) (k, v *yaml.Node, err error
 		field = "containerResource"
 	}
 	where := fmt.Sprintf("spec.metrics[%d].%s", u.Index, field)
-	_, src, _ := lookup(m, field)
-	name, _ := scalarField(src, "name")
-	container, _ := scalarField(src, "container")
+	_, src, _ := yamledit.Lookup(m, field)
+	name, _ := yamledit.ScalarField(src, "name")
+	container, _ := yamledit.ScalarField(src, "container")
 	if src == nil || name != string(u.Resource) || container != u.Container {
 		return nil, nil, fmt.Errorf("%w: %s is not the %s utilization the live object scales on", ErrUnsafeFile, where, u.Resource)
 	}
-	_, target, _ := lookup(src, "target")
-	if typ, _ := scalarField(target, "type"); typ != "Utilization" {
+	_, target, _ := yamledit.Lookup(src, "target")
+	if typ, _ := yamledit.ScalarField(target, "type"); typ != "Utilization" {
 		return nil, nil, fmt.Errorf("%w: %s.target is of type %q, not the utilization the live object scales on", ErrUnsafeFile, where, typ)
 	}
-	k, v, dup := lookup(target, "averageUtilization")
+	k, v, dup := yamledit.Lookup(target, "averageUtilization")
 	if k == nil || dup || v.Kind != yaml.ScalarNode {
 		return nil, nil, fmt.Errorf("%w: %s.target.averageUtilization is not a single number", ErrUnsafeFile, where)
 	}
@@ -207,7 +208,7 @@ func utilizationNode(root *yaml.Node, u Utilization) (k, v *yaml.Node, err error
 // metrics: its list is replaced whole, so the patch holds every metric of
 // base with the new targets.
 func metricsPatch(base *yaml.Node, as *Autoscaler) (func(step int) []string, error) {
-	root := yaml.CopyYNode(docRoot(base))
+	root := yaml.CopyYNode(yamledit.DocRoot(base))
 	for _, u := range as.Utilization {
 		_, v, err := utilizationNode(root, u)
 		if err != nil {
@@ -215,8 +216,8 @@ func metricsPatch(base *yaml.Node, as *Autoscaler) (func(step int) []string, err
 		}
 		v.Value, v.Tag, v.Style = strconv.Itoa(int(u.Percent)), "", 0
 	}
-	_, spec, _ := lookup(root, "spec")
-	mk, metrics, _ := lookup(spec, "metrics")
+	_, spec, _ := yamledit.Lookup(root, "spec")
+	mk, metrics, _ := yamledit.Lookup(spec, "metrics")
 	// The patch indents its list as the base does.
 	wide := metrics.Column > mk.Column
 	doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{

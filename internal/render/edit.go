@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -51,7 +52,7 @@ func (fe *fileEdit) dirty() bool { return !bytes.Equal(fe.data, fe.orig) }
 // currentDocs returns the file as it now parses.
 func (fe *fileEdit) currentDocs() ([]*yaml.Node, error) {
 	if fe.docs == nil {
-		docs, err := parseDocuments(fe.data)
+		docs, err := yamledit.ParseDocuments(fe.data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", fe.name, err)
 		}
@@ -69,7 +70,7 @@ func (fe *fileEdit) apply(c Change, doc int, find finder) (bool, error) {
 	docs := fe.docs
 	if docs == nil {
 		var err error
-		if docs, err = parseDocuments(fe.data); err != nil {
+		if docs, err = yamledit.ParseDocuments(fe.data); err != nil {
 			return false, fmt.Errorf("%s: %w", fe.name, err)
 		}
 	}
@@ -105,7 +106,7 @@ func finding(find finder) placer {
 		if err != nil {
 			return err
 		}
-		p.step = indentStep(ctr, docRoot(doc))
+		p.step = indentStep(ctr, yamledit.DocRoot(doc))
 		return p.setResources(ctr, direct, c)
 	}
 }
@@ -114,19 +115,19 @@ func finding(find finder) placer {
 // the mappings that are missing on the way.
 func pathPlacer(path []string, direct bool) placer {
 	return func(p *planner, doc *yaml.Node, c Change) error {
-		root := docRoot(doc)
+		root := yamledit.DocRoot(doc)
 		p.step = indentStep(root)
 		m := root
 		for i, key := range path {
 			where := strings.Join(path[:i+1], ".")
-			k, v, dup := lookup(m, key)
+			k, v, dup := yamledit.Lookup(m, key)
 			switch {
 			case dup:
 				return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
-			case k != nil && !isNull(v) && v.Kind != yaml.MappingNode:
+			case k != nil && !yamledit.IsNull(v) && v.Kind != yaml.MappingNode:
 				return fmt.Errorf("%w: %s is not a mapping (line %d)", ErrUnsafeFile, where, v.Line)
-			case k != nil && !isNull(v):
-				if err := unsafeNode(v, where); err != nil {
+			case k != nil && !yamledit.IsNull(v):
+				if err := yamledit.UnsafeNode(v, where); err != nil {
 					return err
 				}
 				m = v
@@ -137,7 +138,7 @@ func pathPlacer(path []string, direct bool) placer {
 			leaf := nestedEntries(path[i+1:], direct, c)
 			p.scopes = []*yaml.Node{m}
 			if k == nil {
-				p.insert(m, []entry{{key: key, children: leaf}})
+				p.insert(m, []yamledit.Entry{{Key: key, Children: leaf}})
 			} else {
 				p.fill(m, k, v, leaf)
 			}
@@ -152,7 +153,7 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool
 	if i >= len(docs) {
 		return false, fmt.Errorf("document %d is gone", i+1)
 	}
-	src := newSource(fe.data)
+	src := yamledit.NewSource(fe.data)
 	p := &planner{src: src}
 	if err := place(p, docs[i], c); err != nil {
 		return false, err
@@ -163,10 +164,10 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool
 	// Where splicing fails, the smallest subtree that holds the edit is
 	// re-serialised on its own lines instead; their places are taken
 	// before the edit moves nodes.
-	var regions []region
+	var regions []yamledit.Region
 	var rerr error
 	for _, n := range p.scopes {
-		r, err := src.regionOf(docs[i], n)
+		r, err := src.RegionOf(docs[i], n)
 		if err != nil {
 			rerr = errors.Join(rerr, err)
 			continue
@@ -182,7 +183,7 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool
 	}
 	if err == nil {
 		var next []*yaml.Node
-		if next, err = verify(out, docs, nil); err == nil {
+		if next, err = yamledit.Verify(out, docs, nil); err == nil {
 			changed := !bytes.Equal(out, fe.data)
 			fe.data, fe.docs = out, next
 			if changed {
@@ -193,12 +194,12 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool
 	}
 	// The mutations move comments but keep every line of them; a
 	// re-serialisation may not, which verify checks against these.
-	comments := collectComments(docs)
+	comments := yamledit.CollectComments(docs)
 	for _, r := range regions {
-		out, ferr := src.reserialise(r, p.step)
+		out, ferr := src.Reserialise(r, p.step)
 		if ferr == nil {
 			var next []*yaml.Node
-			if next, ferr = verify(out, docs, comments); ferr == nil {
+			if next, ferr = yamledit.Verify(out, docs, comments); ferr == nil {
 				changed := !bytes.Equal(out, fe.data)
 				fe.data, fe.docs = out, next
 				fe.reencoded++
@@ -208,7 +209,7 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool
 				return changed, nil
 			}
 		}
-		rerr = errors.Join(rerr, fmt.Errorf("lines %d-%d: %w", r.first, r.last, ferr))
+		rerr = errors.Join(rerr, fmt.Errorf("lines %d-%d: %w", r.First, r.Last, ferr))
 	}
 	if rerr == nil {
 		rerr = errors.New("no subtree to re-serialise")
@@ -221,9 +222,9 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool
 // change on the parsed tree, the model the spliced bytes must parse back to.
 // Mutations wait until every splice is planned: planning reads the tree.
 type planner struct {
-	src   *source
+	src   *yamledit.Source
 	step  int
-	edits []splice
+	edits []yamledit.Splice
 	muts  []func()
 	err   error // first reason the change cannot be spliced
 	// scopes are the mappings that hold every edit, smallest first.
@@ -240,7 +241,7 @@ func (p *planner) splice() ([]byte, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
-	return applySplices(p.src.data, p.edits)
+	return yamledit.ApplySplices(p.src.Data, p.edits)
 }
 
 // setResources plans the change's values into container mapping ctr,
@@ -253,7 +254,7 @@ func (p *planner) setResources(ctr *yaml.Node, direct bool, c Change) error {
 	}
 
 	where := fmt.Sprintf("container %q: resources", c.Container)
-	rk, rv, dup := lookup(ctr, "resources")
+	rk, rv, dup := yamledit.Lookup(ctr, "resources")
 	if direct {
 		rk, rv, dup = ctr, ctr, false
 	}
@@ -265,47 +266,47 @@ func (p *planner) setResources(ctr *yaml.Node, direct bool, c Change) error {
 	case dup:
 		return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
 	case rk == nil:
-		p.insert(ctr, []entry{{key: "resources", children: sections}})
+		p.insert(ctr, []yamledit.Entry{{Key: "resources", Children: sections}})
 		return nil
 	}
-	if err := unsafeTree(rv, where); err != nil {
+	if err := yamledit.UnsafeTree(rv, where); err != nil {
 		return err
 	}
-	if isNull(rv) {
+	if yamledit.IsNull(rv) {
 		p.fill(ctr, rk, rv, sections)
 		return nil
 	}
 	if rv.Kind != yaml.MappingNode {
 		return fmt.Errorf("%s is not a mapping (line %d)", where, rv.Line)
 	}
-	var missing []entry
+	var missing []yamledit.Entry
 	for _, sec := range sections {
-		at := where + "." + sec.key
-		sk, sv, dup := lookup(rv, sec.key)
+		at := where + "." + sec.Key
+		sk, sv, dup := yamledit.Lookup(rv, sec.Key)
 		switch {
 		case dup:
 			return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, at)
 		case sk == nil:
 			missing = append(missing, sec)
 			continue
-		case isNull(sv):
-			p.fill(rv, sk, sv, sec.children)
+		case yamledit.IsNull(sv):
+			p.fill(rv, sk, sv, sec.Children)
 			continue
 		case sv.Kind != yaml.MappingNode:
 			return fmt.Errorf("%s is not a mapping (line %d)", at, sv.Line)
 		}
-		var add []entry
-		for _, q := range sec.children {
-			qk, qv, dup := lookup(sv, q.key)
+		var add []yamledit.Entry
+		for _, q := range sec.Children {
+			qk, qv, dup := yamledit.Lookup(sv, q.Key)
 			switch {
 			case dup:
-				return fmt.Errorf("%w: %s.%s is defined twice", ErrUnsafeFile, at, q.key)
+				return fmt.Errorf("%w: %s.%s is defined twice", ErrUnsafeFile, at, q.Key)
 			case qk == nil:
 				add = append(add, q)
 			case qv.Kind != yaml.ScalarNode:
-				return fmt.Errorf("%s.%s is not a quantity (line %d)", at, q.key, qv.Line)
-			case !sameQuantity(qv, q.quantity):
-				p.replace(qk, qv, q.value)
+				return fmt.Errorf("%s.%s is not a quantity (line %d)", at, q.Key, qv.Line)
+			case !sameQuantity(qv, q.Quantity):
+				p.replace(qk, qv, q.Value)
 			}
 		}
 		if len(add) > 0 {
@@ -339,26 +340,26 @@ func (p *planner) replace(k, v *yaml.Node, value string) {
 	})
 	if v.Value == "" && v.Style == 0 {
 		// "cpu:" with nothing: the value goes right after the colon.
-		at, err := p.src.colonAfter(k)
+		at, err := p.src.ColonAfter(k)
 		if err != nil {
 			p.fail(err)
 			return
 		}
-		p.edits = append(p.edits, splice{start: at, end: at, text: " " + value})
+		p.edits = append(p.edits, yamledit.Splice{Start: at, End: at, Text: " " + value})
 		return
 	}
-	start, end, err := p.src.scalarRange(v)
+	start, end, err := p.src.ScalarRange(v)
 	if err != nil {
 		p.fail(err)
 		return
 	}
-	p.edits = append(p.edits, splice{start: start, end: end, text: styled(v, value)})
+	p.edits = append(p.edits, yamledit.Splice{Start: start, End: end, Text: yamledit.Styled(v, value)})
 }
 
 // insert plans adding entries after the last entry of mapping m.
-func (p *planner) insert(m *yaml.Node, entries []entry) {
+func (p *planner) insert(m *yaml.Node, entries []yamledit.Entry) {
 	flow := m.Style&yaml.FlowStyle != 0
-	json := flow && isJSONMapping(m)
+	json := flow && yamledit.IsJSONMapping(m)
 	p.muts = append(p.muts, func() {
 		m.Content = append(m.Content, newNodes(entries, flow, json)...)
 	})
@@ -367,44 +368,44 @@ func (p *planner) insert(m *yaml.Node, entries []entry) {
 		return
 	}
 	if len(m.Content) == 0 {
-		p.fail(noSplice("line %d: empty block mapping", m.Line))
+		p.fail(yamledit.NoSplice("line %d: empty block mapping", m.Line))
 		return
 	}
 	col := m.Content[0].Column
-	last, err := p.src.lastLine(m)
+	last, err := p.src.LastLine(m)
 	if err != nil {
 		p.fail(err)
 		return
 	}
-	last = p.src.trailingComments(last, col)
-	p.insertLines(last, blockLines(entries, col-1, p.step, nil), col)
+	last = p.src.TrailingComments(last, col)
+	p.insertLines(last, yamledit.BlockLines(entries, col-1, p.step, nil), col)
 }
 
 // insertFlow plans adding entries at the end of flow mapping m.
-func (p *planner) insertFlow(m *yaml.Node, entries []entry, json bool) {
-	text := flowText(entries, json)
+func (p *planner) insertFlow(m *yaml.Node, entries []yamledit.Entry, json bool) {
+	text := yamledit.FlowText(entries, json)
 	if len(m.Content) == 0 {
-		open, err := p.src.nodeOffset(m, "{")
+		open, err := p.src.NodeOffset(m, "{")
 		if err != nil {
 			p.fail(err)
 			return
 		}
-		p.edits = append(p.edits, splice{start: open + 1, end: open + 1, text: text, depth: m.Column})
+		p.edits = append(p.edits, yamledit.Splice{Start: open + 1, End: open + 1, Text: text, Depth: m.Column})
 		return
 	}
-	end, err := p.src.flowEnd(m.Content[len(m.Content)-1])
+	end, err := p.src.FlowEnd(m.Content[len(m.Content)-1])
 	if err != nil {
 		p.fail(err)
 		return
 	}
-	p.edits = append(p.edits, splice{start: end, end: end, text: ", " + text, depth: m.Column})
+	p.edits = append(p.edits, yamledit.Splice{Start: end, End: end, Text: ", " + text, Depth: m.Column})
 }
 
 // fill plans turning v, the empty value of key k in parent, into a mapping
 // of entries: block lines below the key, or a flow mapping in flow context.
-func (p *planner) fill(parent, k, v *yaml.Node, entries []entry) {
+func (p *planner) fill(parent, k, v *yaml.Node, entries []yamledit.Entry) {
 	flow := parent.Style&yaml.FlowStyle != 0
-	json := flow && isJSONMapping(parent)
+	json := flow && yamledit.IsJSONMapping(parent)
 	p.muts = append(p.muts, func() {
 		m := &yaml.Node{Kind: yaml.MappingNode, Content: newNodes(entries, flow, json)}
 		if flow {
@@ -427,13 +428,13 @@ func (p *planner) fill(parent, k, v *yaml.Node, entries []entry) {
 	var err error
 	switch {
 	case empty:
-		start, err = p.src.colonAfter(k)
+		start, err = p.src.ColonAfter(k)
 		end = start
 	case v.Kind == yaml.ScalarNode:
-		start, end, err = p.src.scalarRange(v)
+		start, end, err = p.src.ScalarRange(v)
 	default:
-		if start, err = p.src.nodeOffset(v, "{"); err == nil {
-			end, err = p.src.flowEnd(v)
+		if start, err = p.src.NodeOffset(v, "{"); err == nil {
+			end, err = p.src.FlowEnd(v)
 		}
 	}
 	if err != nil {
@@ -442,65 +443,50 @@ func (p *planner) fill(parent, k, v *yaml.Node, entries []entry) {
 	}
 	if flow {
 		if empty {
-			p.fail(noSplice("line %d: empty value in a flow mapping", v.Line))
+			p.fail(yamledit.NoSplice("line %d: empty value in a flow mapping", v.Line))
 			return
 		}
-		p.edits = append(p.edits, splice{start: start, end: end, text: "{" + flowText(entries, json) + "}", depth: v.Column})
+		p.edits = append(p.edits, yamledit.Splice{Start: start, End: end, Text: "{" + yamledit.FlowText(entries, json) + "}", Depth: v.Column})
 		return
 	}
-	if p.src.lineOf(start) != k.Line || p.src.lineOf(end) != k.Line || !p.src.restIsComment(end) {
-		p.fail(noSplice("line %d: value of %q is not on its key's line", k.Line, k.Value))
+	if p.src.LineOf(start) != k.Line || p.src.LineOf(end) != k.Line || !p.src.RestIsComment(end) {
+		p.fail(yamledit.NoSplice("line %d: value of %q is not on its key's line", k.Line, k.Value))
 		return
 	}
 	if !empty {
-		del := p.src.trimSpaceBefore(start)
-		if del == 0 || p.src.data[del-1] != ':' {
-			p.fail(noSplice("line %d: no colon before the value of %q", k.Line, k.Value))
+		del := p.src.TrimSpaceBefore(start)
+		if del == 0 || p.src.Data[del-1] != ':' {
+			p.fail(yamledit.NoSplice("line %d: no colon before the value of %q", k.Line, k.Value))
 			return
 		}
-		p.edits = append(p.edits, splice{start: del, end: end})
+		p.edits = append(p.edits, yamledit.Splice{Start: del, End: end})
 	}
 	col := k.Column + p.step
-	p.insertLines(k.Line, blockLines(entries, col-1, p.step, nil), col)
+	p.insertLines(k.Line, yamledit.BlockLines(entries, col-1, p.step, nil), col)
 }
 
 // insertLines plans lines to follow line, with that line's break.
 func (p *planner) insertLines(line int, lines []string, depth int) {
-	off, breakFirst := p.src.afterLine(line)
-	br := p.src.lineBreak(line)
+	off, breakFirst := p.src.AfterLine(line)
+	br := p.src.LineBreak(line)
 	if br == "" {
-		br = p.src.defaultBreak()
+		br = p.src.DefaultBreak()
 	}
-	p.edits = append(p.edits, splice{start: off, end: off, text: blockText(lines, br, breakFirst), depth: depth})
-}
-
-// trailingComments extends the last line of a mapping whose keys are at col
-// over the comment lines that follow it directly, indented at least as deep:
-// those are usually commented-out entries of that mapping. A blank line ends
-// it, since comments after one tend to introduce what follows.
-func (s *source) trailingComments(line, col int) int {
-	for l := line + 1; l <= s.lineCount(); l++ {
-		ind, blank, comment := s.indent(l)
-		if blank || !comment || ind+1 < col {
-			break
-		}
-		line = l
-	}
-	return line
+	p.edits = append(p.edits, yamledit.Splice{Start: off, End: off, Text: yamledit.BlockText(lines, br, breakFirst), Depth: depth})
 }
 
 // newNodes builds the model nodes of entries.
-func newNodes(entries []entry, flow, json bool) []*yaml.Node {
+func newNodes(entries []yamledit.Entry, flow, json bool) []*yaml.Node {
 	var style yaml.Style
 	if json {
 		style = yaml.DoubleQuotedStyle
 	}
 	var out []*yaml.Node
 	for _, e := range entries {
-		k := &yaml.Node{Kind: yaml.ScalarNode, Value: e.key, Style: style}
-		v := &yaml.Node{Kind: yaml.ScalarNode, Value: e.value, Style: style}
-		if e.children != nil {
-			v = &yaml.Node{Kind: yaml.MappingNode, Content: newNodes(e.children, flow, json)}
+		k := &yaml.Node{Kind: yaml.ScalarNode, Value: e.Key, Style: style}
+		v := &yaml.Node{Kind: yaml.ScalarNode, Value: e.Value, Style: style}
+		if e.Children != nil {
+			v = &yaml.Node{Kind: yaml.MappingNode, Content: newNodes(e.Children, flow, json)}
 			if flow {
 				v.Style = yaml.FlowStyle
 			}

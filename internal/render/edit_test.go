@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -34,7 +35,7 @@ func quantities(values map[string]string) corev1.ResourceList {
 // editOne applies c to the document of in that defines its target.
 func editOne(t *testing.T, in string, c Change) (string, *fileEdit, error) {
 	t.Helper()
-	docs, err := parseDocuments([]byte(in))
+	docs, err := yamledit.ParseDocuments([]byte(in))
 	if err != nil {
 		t.Fatalf("input does not parse: %v", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // FuzzIndex feeds arbitrary YAML to the index as a kustomization, a
@@ -80,7 +82,7 @@ func FuzzIndex(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := parseDocuments(got); err != nil {
+			if _, err := yamledit.ParseDocuments(got); err != nil {
 				t.Fatalf("%s does not parse after the edit: %v\n%s", name, err, got)
 			}
 		}

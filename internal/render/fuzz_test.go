@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -82,7 +83,7 @@ func FuzzApply(f *testing.F) {
 			}
 			return
 		}
-		if _, err := parseDocuments(got); err != nil {
+		if _, err := yamledit.ParseDocuments(got); err != nil {
 			t.Fatalf("result does not parse: %v\n%s", err, got)
 		}
 		if unique {

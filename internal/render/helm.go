@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // ChartFetcher fetches the charts of chart repositories and OCI registries
@@ -464,7 +465,7 @@ func (h *helmPhase) writeObject(c Change, ref docRef, prefix helm.Path, as []ass
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ref.file, err)
 		}
-		return blockLines(entries, 0, step, nil), nil
+		return yamledit.BlockLines(entries, 0, step, nil), nil
 	})
 }
 

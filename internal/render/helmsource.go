@@ -14,6 +14,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // ErrHelm means a target that Helm renders could not be followed to the
@@ -285,7 +286,7 @@ func (a *applier) object(r *release, edited bool) (map[string]any, map[string]ma
 		if err != nil {
 			return nil, nil, err
 		}
-		docs, err := parseDocuments(data)
+		docs, err := yamledit.ParseDocuments(data)
 		if err != nil || r.ref.doc >= len(docs) {
 			return nil, nil, fmt.Errorf("%s no longer parses: %w", r.ref.file, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -456,7 +457,7 @@ func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, erro
 		(!w.helm || !mayDefine(data, helmTokens)) {
 		return scan{}, nil
 	}
-	docs, err := parseDocuments(data)
+	docs, err := yamledit.ParseDocuments(data)
 	if err != nil {
 		var s scan
 		for k := range w.objects {
@@ -524,7 +525,7 @@ func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, erro
 		name:   p,
 		data:   data,
 		mode:   info.Mode().Perm(),
-		unsafe: unsafeFile(data, docs),
+		unsafe: yamledit.UnsafeFile(data, docs),
 	}
 	return s, nil
 }
@@ -543,7 +544,7 @@ func scanPointers(fsys fs.FS, p string, limit int64) (scan, error) {
 	if !mayDefine(data, pointerTokens) {
 		return scan{}, nil
 	}
-	docs, err := parseDocuments(data)
+	docs, err := yamledit.ParseDocuments(data)
 	if err != nil {
 		return scan{}, nil
 	}
@@ -559,19 +560,19 @@ func scanPointers(fsys fs.FS, p string, limit int64) (scan, error) {
 // pointers records the paths an Argo CD Application or a Flux
 // Kustomization renders, which narrow the search for the objects they own.
 func (s *scan) pointers(d *yaml.Node, key identKey, ns string) {
-	root := docRoot(d)
-	_, spec, _ := lookup(root, "spec")
+	root := yamledit.DocRoot(d)
+	_, spec, _ := yamledit.Lookup(root, "spec")
 	switch {
 	case key.group == "argoproj.io" && key.kind == "Application":
 		var paths []string
-		_, src, _ := lookup(spec, "source")
-		if p, ok := scalarField(src, "path"); ok {
+		_, src, _ := yamledit.Lookup(spec, "source")
+		if p, ok := yamledit.ScalarField(src, "path"); ok {
 			paths = append(paths, p)
 		}
-		_, srcs, _ := lookup(spec, "sources")
+		_, srcs, _ := yamledit.Lookup(spec, "sources")
 		if srcs != nil && srcs.Kind == yaml.SequenceNode {
 			for _, item := range srcs.Content {
-				if p, ok := scalarField(item, "path"); ok {
+				if p, ok := yamledit.ScalarField(item, "path"); ok {
 					paths = append(paths, p)
 				}
 			}
@@ -587,7 +588,7 @@ func (s *scan) pointers(d *yaml.Node, key identKey, ns string) {
 			s.apps[ns+"_"+key.name] = s.apps[key.name]
 		}
 	case key.group == "kustomize.toolkit.fluxcd.io" && key.kind == "Kustomization":
-		p, ok := scalarField(spec, "path")
+		p, ok := yamledit.ScalarField(spec, "path")
 		if !ok {
 			p = "."
 		}
@@ -621,23 +622,23 @@ func mayDefine(data []byte, names [][]byte) bool {
 
 // identify returns the identity of the Kubernetes object in doc, if it is one.
 func identify(doc *yaml.Node) (identKey, string, bool) {
-	root := docRoot(doc)
+	root := yamledit.DocRoot(doc)
 	if root == nil || root.Kind != yaml.MappingNode {
 		return identKey{}, "", false
 	}
-	apiVersion, ok1 := scalarField(root, "apiVersion")
-	kind, ok2 := scalarField(root, "kind")
-	_, meta, dup := lookup(root, "metadata")
+	apiVersion, ok1 := yamledit.ScalarField(root, "apiVersion")
+	kind, ok2 := yamledit.ScalarField(root, "kind")
+	_, meta, dup := yamledit.Lookup(root, "metadata")
 	if !ok1 || !ok2 || apiVersion == "" || kind == "" || meta == nil || dup {
 		return identKey{}, "", false
 	}
 	if meta.Kind == yaml.AliasNode && meta.Alias != nil {
 		meta = meta.Alias
 	}
-	name, ok := scalarField(meta, "name")
+	name, ok := yamledit.ScalarField(meta, "name")
 	if !ok || name == "" {
 		return identKey{}, "", false
 	}
-	ns, _ := scalarField(meta, "namespace")
+	ns, _ := yamledit.ScalarField(meta, "namespace")
 	return identKey{group(apiVersion), kind, name}, ns, true
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -62,23 +63,23 @@ func parseKustomization(fsys fs.FS, name string, limit int64) (*kustomization, e
 	if err != nil {
 		return nil, err
 	}
-	docs, err := parseDocuments(data)
+	docs, err := yamledit.ParseDocuments(data)
 	if err != nil || len(docs) != 1 {
 		return nil, nil
 	}
-	root := docRoot(docs[0])
+	root := yamledit.DocRoot(docs[0])
 	if root == nil || root.Kind != yaml.MappingNode {
 		return nil, nil
 	}
-	if av, _ := scalarField(root, "apiVersion"); av != "" && !strings.HasPrefix(av, "kustomize.config.k8s.io/") {
+	if av, _ := yamledit.ScalarField(root, "apiVersion"); av != "" && !strings.HasPrefix(av, "kustomize.config.k8s.io/") {
 		return nil, nil
 	}
 	k := &kustomization{dir: path.Dir(name), file: name}
-	kind, _ := scalarField(root, "kind")
+	kind, _ := yamledit.ScalarField(root, "kind")
 	k.component = kind == "Component"
-	k.namespace, _ = scalarField(root, "namespace")
-	k.namePrefix, _ = scalarField(root, "namePrefix")
-	k.nameSuffix, _ = scalarField(root, "nameSuffix")
+	k.namespace, _ = yamledit.ScalarField(root, "namespace")
+	k.namePrefix, _ = yamledit.ScalarField(root, "namePrefix")
+	k.nameSuffix, _ = yamledit.ScalarField(root, "nameSuffix")
 	for _, field := range []string{"resources", "bases", "components"} {
 		for _, e := range stringItems(root, field) {
 			p := path.Join(k.dir, e)
@@ -92,16 +93,16 @@ func parseKustomization(fsys fs.FS, name string, limit int64) (*kustomization, e
 			}
 		}
 	}
-	_, patches, _ := lookup(root, "patches")
+	_, patches, _ := yamledit.Lookup(root, "patches")
 	if patches != nil && patches.Kind == yaml.SequenceNode {
 		for _, item := range patches.Content {
-			p, ok := scalarField(item, "path")
+			p, ok := yamledit.ScalarField(item, "path")
 			if !ok {
 				continue
 			}
 			p = path.Join(k.dir, p)
 			k.patches = append(k.patches, p)
-			if _, target, _ := lookup(item, "target"); target != nil {
+			if _, target, _ := yamledit.Lookup(item, "target"); target != nil {
 				if sel, broad := selectorOf(target); broad {
 					if k.selectors == nil {
 						k.selectors = map[string]patchSelector{}
@@ -111,12 +112,12 @@ func parseKustomization(fsys fs.FS, name string, limit int64) (*kustomization, e
 			}
 		}
 	}
-	_, gens, _ := lookup(root, "configMapGenerator")
+	_, gens, _ := yamledit.Lookup(root, "configMapGenerator")
 	if gens != nil && gens.Kind == yaml.SequenceNode {
 		for _, item := range gens.Content {
-			name, _ := scalarField(item, "name")
+			name, _ := yamledit.ScalarField(item, "name")
 			g := generator{name: name, files: map[string]string{}}
-			g.namespace, _ = scalarField(item, "namespace")
+			g.namespace, _ = yamledit.ScalarField(item, "namespace")
 			for _, e := range stringItems(item, "files") {
 				key, file, ok := strings.Cut(e, "=")
 				if !ok {
@@ -149,11 +150,11 @@ type patchSelector struct{ group, kind string }
 // more than the object it names.
 func selectorOf(target *yaml.Node) (patchSelector, bool) {
 	var sel patchSelector
-	sel.group, _ = scalarField(target, "group")
-	sel.kind, _ = scalarField(target, "kind")
-	name, _ := scalarField(target, "name")
-	_, labels, _ := lookup(target, "labelSelector")
-	_, annotations, _ := lookup(target, "annotationSelector")
+	sel.group, _ = yamledit.ScalarField(target, "group")
+	sel.kind, _ = yamledit.ScalarField(target, "kind")
+	name, _ := yamledit.ScalarField(target, "name")
+	_, labels, _ := yamledit.Lookup(target, "labelSelector")
+	_, annotations, _ := yamledit.Lookup(target, "annotationSelector")
 	plain := name != "" && !strings.ContainsAny(name, "*?[]()|^$.+\\")
 	return sel, !plain || labels != nil || annotations != nil
 }
@@ -167,7 +168,7 @@ type generator struct {
 
 // stringItems returns the string items of the sequence under key.
 func stringItems(m *yaml.Node, key string) []string {
-	_, seq, _ := lookup(m, key)
+	_, seq, _ := yamledit.Lookup(m, key)
 	if seq == nil || seq.Kind != yaml.SequenceNode {
 		return nil
 	}

@@ -7,13 +7,14 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/kinds"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // podSpecPaths returns where the pod spec of the object in root may be,
 // from its kind (package kinds).
 func podSpecPaths(root *yaml.Node) [][]string {
-	apiVersion, _ := scalarField(root, "apiVersion")
-	kind, _ := scalarField(root, "kind")
+	apiVersion, _ := yamledit.ScalarField(root, "apiVersion")
+	kind, _ := yamledit.ScalarField(root, "kind")
 	return kinds.PodSpecPaths(group(apiVersion), kind)
 }
 
@@ -35,11 +36,11 @@ type containerPath struct {
 
 // locateContainer is findContainer, also returning where the container is.
 func locateContainer(doc *yaml.Node, name string) (*yaml.Node, containerPath, error) {
-	root := docRoot(doc)
+	root := yamledit.DocRoot(doc)
 	if root == nil || root.Kind != yaml.MappingNode {
 		return nil, containerPath{}, fmt.Errorf("%w: document is not a mapping", ErrContainerNotFound)
 	}
-	if err := unsafeNode(root, "the document"); err != nil {
+	if err := yamledit.UnsafeNode(root, "the document"); err != nil {
 		return nil, containerPath{}, err
 	}
 	var pod *yaml.Node
@@ -77,7 +78,7 @@ func locateContainer(doc *yaml.Node, name string) (*yaml.Node, containerPath, er
 	if c == nil {
 		return nil, at, fmt.Errorf("%w: no container %q in %s", ErrContainerNotFound, name, where)
 	}
-	if rp, _ := scalarField(c, "restartPolicy"); rp != "Always" {
+	if rp, _ := yamledit.ScalarField(c, "restartPolicy"); rp != "Always" {
 		return nil, at, fmt.Errorf("%w: %q is an init container of %s, not a native sidecar", ErrContainerNotFound, name, where)
 	}
 	return c, at, nil
@@ -88,14 +89,14 @@ func locateContainer(doc *yaml.Node, name string) (*yaml.Node, containerPath, er
 func mappingAt(m *yaml.Node, keys []string) (*yaml.Node, error) {
 	for i, key := range keys {
 		where := strings.Join(keys[:i+1], ".")
-		_, v, dup := lookup(m, key)
+		_, v, dup := yamledit.Lookup(m, key)
 		if dup {
 			return nil, fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
 		}
-		if v == nil || (v.Kind == yaml.ScalarNode && isNull(v)) {
+		if v == nil || (v.Kind == yaml.ScalarNode && yamledit.IsNull(v)) {
 			return nil, nil
 		}
-		if err := unsafeNode(v, where); err != nil {
+		if err := yamledit.UnsafeNode(v, where); err != nil {
 			return nil, err
 		}
 		if v.Kind != yaml.MappingNode {
@@ -109,11 +110,11 @@ func mappingAt(m *yaml.Node, keys []string) (*yaml.Node, error) {
 // pickContainer finds the item of the list under field whose name is name.
 func pickContainer(pod *yaml.Node, field, name, where string) (*yaml.Node, error) {
 	where += "." + field
-	_, seq, dup := lookup(pod, field)
+	_, seq, dup := yamledit.Lookup(pod, field)
 	if dup {
 		return nil, fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
 	}
-	if seq == nil || isNull(seq) {
+	if seq == nil || yamledit.IsNull(seq) {
 		return nil, nil
 	}
 	if seq.Kind != yaml.SequenceNode {
@@ -125,7 +126,7 @@ func pickContainer(pod *yaml.Node, field, name, where string) (*yaml.Node, error
 		if c.Kind == yaml.AliasNode && c.Alias != nil {
 			c = c.Alias
 		}
-		if n, _ := scalarField(c, "name"); n == name {
+		if n, _ := yamledit.ScalarField(c, "name"); n == name {
 			found = append(found, item)
 		}
 	}
@@ -137,11 +138,11 @@ func pickContainer(pod *yaml.Node, field, name, where string) (*yaml.Node, error
 		return nil, fmt.Errorf("%w: container %q appears %d times in %s", ErrAmbiguousTarget, name, len(found), where)
 	}
 	// Checked only now: an anchor on an unrelated sidecar is no concern.
-	if err := unsafeNode(seq, where); err != nil {
+	if err := yamledit.UnsafeNode(seq, where); err != nil {
 		return nil, err
 	}
 	what := fmt.Sprintf("container %q", name)
-	if err := unsafeNode(found[0], what); err != nil {
+	if err := yamledit.UnsafeNode(found[0], what); err != nil {
 		return nil, err
 	}
 	return found[0], nil

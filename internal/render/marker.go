@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -91,12 +92,12 @@ func markedMapping(parent, k, v *yaml.Node) (h markerHit) {
 		h.err = fmt.Errorf("%w: marker at line %d marks neither a resources mapping nor a mapping that holds one", ErrContainerNotFound, k.Line)
 		return h
 	}
-	h.err = unsafeNode(h.holder, "the marked mapping")
+	h.err = yamledit.UnsafeNode(h.holder, "the marked mapping")
 	return h
 }
 
 func hasKey(m *yaml.Node, key string) bool {
-	k, _, _ := lookup(m, key)
+	k, _, _ := yamledit.Lookup(m, key)
 	return k != nil
 }
 
@@ -126,10 +127,10 @@ func markedPath(doc *yaml.Node, value string) ([]string, bool, error) {
 	if h.err != nil {
 		return nil, false, h.err
 	}
-	root := docRoot(doc)
+	root := yamledit.DocRoot(doc)
 	var path []string
 	for n := h.holder; n != root; {
-		parent, key := parentOf(doc, n)
+		parent, key := yamledit.ParentOf(doc, n)
 		if parent == nil || key == nil || parent.Kind != yaml.MappingNode {
 			return nil, false, fmt.Errorf("%w: the mapping marker %q marks sits in a list (line %d), which a patch would replace whole", ErrUnsafeFile, value, n.Line)
 		}

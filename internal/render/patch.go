@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 	corev1 "k8s.io/api/core/v1"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -33,7 +33,7 @@ func (a *applier) patch(c Change, ref docRef) (string, bool, []string, error) {
 		return ref.file, false, nil, fmt.Errorf("%s: %w", ref.file, err)
 	}
 	_, at, _ := locateContainer(base, c.Container)
-	apiVersion, _ := scalarField(docRoot(base), "apiVersion")
+	apiVersion, _ := yamledit.ScalarField(yamledit.DocRoot(base), "apiVersion")
 	k := ref.chain.root()
 	// Patches of a kustomization apply before its own name and namespace
 	// transformers, so they name the object as the inner layers render it.
@@ -77,13 +77,13 @@ func (a *applier) newPatch(k *kustomization, want identKey, name string, base *y
 	if _, err := fs.Stat(a.fsys, file); err == nil {
 		return file, false, nil, fmt.Errorf("%w: %s exists but %s does not list it as a patch", ErrUnsafeFile, file, k.file)
 	}
-	src := newSource(kfe.data)
+	src := yamledit.NewSource(kfe.data)
 	kdocs, err := kfe.currentDocs()
 	if err != nil {
 		return k.file, false, nil, err
 	}
-	style := layoutOf(docRoot(kdocs[0]), indentStep(docRoot(base)))
-	body := text(style, src.defaultBreak())
+	style := layoutOf(yamledit.DocRoot(kdocs[0]), indentStep(yamledit.DocRoot(base)))
+	body := text(style, src.DefaultBreak())
 	if err := addPatchEntry(kfe, path.Base(file), style); err != nil {
 		return k.file, false, nil, fmt.Errorf("%s: %w", k.file, err)
 	}
@@ -116,7 +116,7 @@ func (a *applier) markerPatch(c Change, ref docRef, value string, keys []string,
 		return pf, changed, []string{pf}, err
 	}
 	return a.newObjectPatch(ref, func(step int) []string {
-		return blockLines(nestedEntries(keys, direct, c), 0, step, nil)
+		return yamledit.BlockLines(nestedEntries(keys, direct, c), 0, step, nil)
 	})
 }
 
@@ -192,7 +192,7 @@ func (a *applier) newObjectPatch(ref docRef, body func(step int) []string) (stri
 	if err != nil {
 		return ref.file, false, nil, err
 	}
-	apiVersion, _ := scalarField(docRoot(base), "apiVersion")
+	apiVersion, _ := yamledit.ScalarField(yamledit.DocRoot(base), "apiVersion")
 	k := ref.chain.root()
 	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
 	want := identKey{ref.key.group, ref.key.kind, name}
@@ -227,13 +227,13 @@ func patchHeader(apiVersion, kind, ns, name string, l layout) []string {
 
 // nestedEntries is c's values under keys, nested in that order, and under
 // a resources key unless direct (keys then lead to resources itself).
-func nestedEntries(keys []string, direct bool, c Change) []entry {
+func nestedEntries(keys []string, direct bool, c Change) []yamledit.Entry {
 	leaf := resourceEntries(c)
 	if !direct {
-		leaf = []entry{{key: "resources", children: leaf}}
+		leaf = []yamledit.Entry{{Key: "resources", Children: leaf}}
 	}
 	for j := len(keys) - 1; j >= 0; j-- {
-		leaf = []entry{{key: keys[j], children: leaf}}
+		leaf = []yamledit.Entry{{Key: keys[j], Children: leaf}}
 	}
 	return leaf
 }
@@ -349,7 +349,7 @@ type layout struct{ step, seq int }
 func layoutOf(root *yaml.Node, step int) layout {
 	l := layout{step: step}
 	for _, key := range []string{"resources", "patches", "components", "bases"} {
-		k, v, _ := lookup(root, key)
+		k, v, _ := yamledit.Lookup(root, key)
 		if v != nil && v.Kind == yaml.SequenceNode && v.Style&yaml.FlowStyle == 0 && len(v.Content) > 0 {
 			l.seq = max(v.Column-k.Column, 0)
 			break
@@ -359,8 +359,8 @@ func layoutOf(root *yaml.Node, step int) layout {
 }
 
 // resourceEntries returns the change's values as entries to write.
-func resourceEntries(c Change) []entry {
-	var sections []entry
+func resourceEntries(c Change) []yamledit.Entry {
+	var sections []yamledit.Entry
 	for _, s := range []struct {
 		name   string
 		values corev1.ResourceList
@@ -368,10 +368,10 @@ func resourceEntries(c Change) []entry {
 		if len(s.values) == 0 {
 			continue
 		}
-		e := entry{key: s.name, children: []entry{}}
+		e := yamledit.Entry{Key: s.name, Children: []yamledit.Entry{}}
 		for _, k := range slices.Sorted(maps.Keys(s.values)) {
 			q := s.values[k]
-			e.children = append(e.children, entry{key: string(k), value: q.String(), quantity: q})
+			e.Children = append(e.Children, yamledit.Entry{Key: string(k), Value: q.String(), Quantity: q})
 		}
 		sections = append(sections, e)
 	}
@@ -382,7 +382,7 @@ func resourceEntries(c Change) []entry {
 func containerLines(c Change, indent, step int) []string {
 	pad := strings.Repeat(" ", indent)
 	lines := []string{pad + "- name: " + c.Container}
-	return blockLines([]entry{{key: "resources", children: resourceEntries(c)}}, indent+2, step, lines)
+	return yamledit.BlockLines([]yamledit.Entry{{Key: "resources", Children: resourceEntries(c)}}, indent+2, step, lines)
 }
 
 // patchText is a new strategic-merge patch holding only the object's
@@ -402,11 +402,11 @@ func patchText(apiVersion, kind, ns, name string, at containerPath, c Change, l 
 // hasContainers reports whether a patch document lists containers where
 // the object has the container.
 func hasContainers(d *yaml.Node, at containerPath) bool {
-	pod, err := mappingAt(docRoot(d), at.pod)
+	pod, err := mappingAt(yamledit.DocRoot(d), at.pod)
 	if err != nil || pod == nil {
 		return false
 	}
-	_, seq, _ := lookup(pod, at.field)
+	_, seq, _ := yamledit.Lookup(pod, at.field)
 	return seq != nil && seq.Kind == yaml.SequenceNode
 }
 
@@ -417,18 +417,18 @@ func (a *applier) addContainer(fe *fileEdit, doc int, at containerPath, c Change
 	if err != nil {
 		return err
 	}
-	pod, err := mappingAt(docRoot(docs[doc]), at.pod)
+	pod, err := mappingAt(yamledit.DocRoot(docs[doc]), at.pod)
 	if err != nil || pod == nil {
 		return fmt.Errorf("%w: %s: the patch of %s has no %s", ErrUnsafeFile, fe.name, c.Target, strings.Join(at.pod, "."))
 	}
-	_, seq, _ := lookup(pod, at.field)
+	_, seq, _ := yamledit.Lookup(pod, at.field)
 	if seq == nil || seq.Kind != yaml.SequenceNode || seq.Style&yaml.FlowStyle != 0 || len(seq.Content) == 0 {
 		return fmt.Errorf("%w: %s: %s of the patch is not a block list", ErrUnsafeFile, fe.name, at.field)
 	}
-	if err := unsafeNode(seq, at.field); err != nil {
+	if err := yamledit.UnsafeNode(seq, at.field); err != nil {
 		return fmt.Errorf("%s: %w", fe.name, err)
 	}
-	return appendItem(fe, seq, containerLines(c, seq.Column-1, indentStep(docRoot(docs[doc]))))
+	return appendItem(fe, seq, containerLines(c, seq.Column-1, indentStep(yamledit.DocRoot(docs[doc]))))
 }
 
 // addPatchEntry lists file in a kustomization's patches, or in its
@@ -438,27 +438,27 @@ func addPatchEntry(fe *fileEdit, file string, l layout) error {
 	if err != nil {
 		return err
 	}
-	root := docRoot(docs[0])
-	_, patches, _ := lookup(root, "patches")
-	_, psm, _ := lookup(root, "patchesStrategicMerge")
+	root := yamledit.DocRoot(docs[0])
+	_, patches, _ := yamledit.Lookup(root, "patches")
+	_, psm, _ := yamledit.Lookup(root, "patchesStrategicMerge")
 	block := func(n *yaml.Node) bool {
 		return n.Kind == yaml.SequenceNode && n.Style&yaml.FlowStyle == 0 && len(n.Content) > 0
 	}
-	pk, _, _ := lookup(root, "patches")
-	src := newSource(fe.data)
+	pk, _, _ := yamledit.Lookup(root, "patches")
+	src := yamledit.NewSource(fe.data)
 	switch {
 	case patches != nil && block(patches):
 		return appendItem(fe, patches, []string{strings.Repeat(" ", patches.Column-1) + "- path: " + file})
 	case patches == nil && psm != nil && block(psm):
 		return appendItem(fe, psm, []string{strings.Repeat(" ", psm.Column-1) + "- " + file})
 	case patches != nil && patches.Kind == yaml.ScalarNode && patches.Value == "" && patches.Style == 0 &&
-		patches.Line == pk.Line && src.emptyAfterKey(pk):
+		patches.Line == pk.Line && src.EmptyAfterKey(pk):
 		// "patches:" and nothing, perhaps over commented-out entries: the
 		// entry goes after them, so that uncommenting them keeps one list.
 		col := pk.Column
 		pad := strings.Repeat(" ", col-1)
 		p := &planner{src: src}
-		p.insertLines(src.lastCommentedEntry(pk.Line), []string{pad + strings.Repeat(" ", l.seq) + "- path: " + file}, col)
+		p.insertLines(src.LastCommentedEntry(pk.Line), []string{pad + strings.Repeat(" ", l.seq) + "- path: " + file}, col)
 		return p.commit(fe)
 	case patches != nil:
 		return fmt.Errorf("%w: patches is not a block list", ErrUnsafeFile)
@@ -466,7 +466,7 @@ func addPatchEntry(fe *fileEdit, file string, l layout) error {
 	if len(root.Content) == 0 {
 		return fmt.Errorf("%w: empty kustomization", ErrUnsafeFile)
 	}
-	last, err := src.lastLine(root)
+	last, err := src.LastLine(root)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnsafeFile, err)
 	}
@@ -477,51 +477,21 @@ func addPatchEntry(fe *fileEdit, file string, l layout) error {
 	// After the commented-out entries of the last key (components: over
 	// "# - components/x" lines, say), so that uncommenting them, as such
 	// files invite, does not put them under patches.
-	p.insertLines(src.lastCommentedEntry(last), lines, col)
+	p.insertLines(src.LastCommentedEntry(last), lines, col)
 	return p.commit(fe)
 }
 
 // appendItem adds lines, a new item, after the last item of block
 // sequence seq, and after the commented-out items that follow it.
 func appendItem(fe *fileEdit, seq *yaml.Node, lines []string) error {
-	src := newSource(fe.data)
-	last, err := src.lastLine(seq)
+	src := yamledit.NewSource(fe.data)
+	last, err := src.LastLine(seq)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnsafeFile, err)
 	}
 	p := &planner{src: src}
-	p.insertLines(src.lastCommentedEntry(last), lines, seq.Column)
+	p.insertLines(src.LastCommentedEntry(last), lines, seq.Column)
 	return p.commit(fe)
-}
-
-// lastCommentedEntry returns the last line of the commented-out list
-// entries ("# - x") among the comment and blank lines that directly follow
-// line, or line when there are none. Other comments of that block (a note
-// between entries) are passed over only when an entry follows them.
-func (s *source) lastCommentedEntry(line int) int {
-	last := line
-	for l := line + 1; l <= s.lineCount(); l++ {
-		_, blank, comment := s.indent(l)
-		if blank {
-			continue
-		}
-		if !comment {
-			break
-		}
-		t := bytes.TrimLeft(s.text(l), " \t")
-		t = bytes.TrimLeft(t[1:], " \t")
-		if bytes.HasPrefix(t, []byte("- ")) || bytes.Equal(t, []byte("-")) {
-			last = l
-		}
-	}
-	return last
-}
-
-// emptyAfterKey reports whether only blanks and a comment follow key k's
-// colon on its line.
-func (s *source) emptyAfterKey(k *yaml.Node) bool {
-	at, err := s.colonAfter(k)
-	return err == nil && s.restIsComment(at)
 }
 
 // commit splices the planned text into fe and checks that it still parses.
@@ -530,7 +500,7 @@ func (p *planner) commit(fe *fileEdit) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnsafeFile, err)
 	}
-	docs, err := parseDocuments(out)
+	docs, err := yamledit.ParseDocuments(out)
 	if err != nil {
 		return fmt.Errorf("%w: the edit would not parse: %w", ErrUnsafeFile, err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/kinds"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // postRenderNote heads each patch of the post-renderer the job writes into
@@ -95,7 +96,7 @@ func workloadPatchText(w workloadPatch, step int) []string {
 		for _, c := range cs {
 			at := strings.Repeat(" ", (depth+1)*step)
 			lines = append(lines, at+"- name: "+c.name)
-			lines = blockLines([]entry{{key: "resources", children: resourceEntries(Change{Requests: c.requests, Limits: c.limits})}}, len(at)+2, step, lines)
+			lines = yamledit.BlockLines([]yamledit.Entry{{Key: "resources", Children: resourceEntries(Change{Requests: c.requests, Limits: c.limits})}}, len(at)+2, step, lines)
 		}
 	}
 	return lines
@@ -107,13 +108,13 @@ func workloadPatchText(w workloadPatch, step int) []string {
 // is never changed.
 func postRendererPlacer(patches []workloadPatch) placer {
 	return func(p *planner, doc *yaml.Node, _ Change) error {
-		root := docRoot(doc)
+		root := yamledit.DocRoot(doc)
 		lines := postRendererLines(patches, 0, indentStep(root))
-		_, spec, dup := lookup(root, "spec")
+		_, spec, dup := yamledit.Lookup(root, "spec")
 		if dup || spec == nil || spec.Kind != yaml.MappingNode || len(spec.Content) == 0 || spec.Style&yaml.FlowStyle != 0 {
 			return fmt.Errorf("%w: spec is not a block mapping", ErrUnsafeFile)
 		}
-		if err := unsafeNode(spec, "spec"); err != nil {
+		if err := yamledit.UnsafeNode(spec, "spec"); err != nil {
 			return err
 		}
 		col := spec.Content[0].Column
@@ -127,28 +128,28 @@ func postRendererPlacer(patches []workloadPatch) placer {
 		}
 		wk, wv := want.YNode().Content[0], want.YNode().Content[1]
 		p.scopes = []*yaml.Node{spec}
-		k, v, dup := lookup(spec, "postRenderers")
+		k, v, dup := yamledit.Lookup(spec, "postRenderers")
 		switch {
 		case dup:
 			return fmt.Errorf("%w: spec.postRenderers is defined twice", ErrUnsafeFile)
 		case k == nil:
-			last, err := p.src.lastLine(spec)
+			last, err := p.src.LastLine(spec)
 			if err != nil {
 				return err
 			}
 			p.muts = append(p.muts, func() { spec.Content = append(spec.Content, wk, wv) })
-			p.insertLines(p.src.trailingComments(last, col), text, col)
+			p.insertLines(p.src.TrailingComments(last, col), text, col)
 			return nil
-		case sameNode(v, wv):
+		case yamledit.SameNode(v, wv):
 			return nil
 		case v.Kind != yaml.SequenceNode || v.Style&yaml.FlowStyle != 0 || !ourPostRenderers(v):
 			return fmt.Errorf("%w: spec.postRenderers (line %d) is set by hand; the job adds its own only where there is none", ErrUnsafeFile, k.Line)
 		}
-		last, err := p.src.lastLine(v)
+		last, err := p.src.LastLine(v)
 		if err != nil {
 			return err
 		}
-		end, _ := p.src.afterLine(last)
+		end, _ := p.src.AfterLine(last)
 		p.muts = append(p.muts, func() {
 			for i, n := range spec.Content {
 				if n == v {
@@ -156,12 +157,12 @@ func postRendererPlacer(patches []workloadPatch) placer {
 				}
 			}
 		})
-		br := p.src.lineBreak(k.Line)
-		body := blockText(text[1:], br, false)
-		if end == len(p.src.data) && p.src.lineBreak(last) == "" {
+		br := p.src.LineBreak(k.Line)
+		body := yamledit.BlockText(text[1:], br, false)
+		if end == len(p.src.Data) && p.src.LineBreak(last) == "" {
 			body = strings.Join(text[1:], br)
 		}
-		p.edits = append(p.edits, splice{start: p.src.lineStart(k.Line + 1), end: end, text: body})
+		p.edits = append(p.edits, yamledit.Splice{Start: p.src.LineStart(k.Line + 1), End: end, Text: body})
 		return nil
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 var (
@@ -32,7 +33,7 @@ var (
 	// ErrUnsafeFile means the file defining the target cannot be edited
 	// faithfully: it is a template, SOPS-encrypted, uses anchors, aliases or
 	// merge keys on the edited path, or could only be rewritten with loss.
-	ErrUnsafeFile = errors.New("unsafe file")
+	ErrUnsafeFile = yamledit.ErrUnsafe
 	// ErrInvalidChange means the change itself is malformed: missing target
 	// fields or container, or a resource name or quantity that is not valid.
 	ErrInvalidChange = errors.New("invalid change")
@@ -483,7 +484,7 @@ func (a *applier) write(r *os.Root) ([]string, error) {
 		if !fe.dirty() {
 			continue
 		}
-		if err := writeFile(r, fe.name, fe.data, fe.mode); err != nil {
+		if err := yamledit.WriteFile(r, fe.name, fe.data, fe.mode); err != nil {
 			// A full disk or a read-only tree is the run's problem, not a
 			// change's: the edits already written must not be committed
 			// as if the others had never been asked for.
@@ -587,11 +588,11 @@ func (a *applier) open(name string) (*fileEdit, error) {
 		if err != nil {
 			return nil, err
 		}
-		docs, err := parseDocuments(data)
+		docs, err := yamledit.ParseDocuments(data)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrUnsafeFile, name, err)
 		}
-		f = &indexedFile{name: name, data: data, mode: info.Mode().Perm(), unsafe: unsafeFile(data, docs)}
+		f = &indexedFile{name: name, data: data, mode: info.Mode().Perm(), unsafe: yamledit.UnsafeFile(data, docs)}
 	}
 	fe := newFileEdit(f)
 	a.files[name] = fe
@@ -604,7 +605,7 @@ func (a *applier) inPlace(c Change, ref docRef, find finder) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if errors.Is(fe.unsafe, errTemplate) {
+	if errors.Is(fe.unsafe, yamledit.ErrTemplate) {
 		return false, fmt.Errorf("%s: %w: the chart renders the target from values; %s", ref.file, fe.unsafe, markerHint(c))
 	}
 	if fe.unsafe != nil {

@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // scope is a directory the target's source must be rendered from, and why.
@@ -282,7 +284,7 @@ func (idx *index) resolveMarker(c Change, m docRef, dir string) (docRef, error) 
 			ErrAmbiguousTarget, key, m.file, renderersOf(refs), AnnotationPath)
 	}
 	r := refs[0]
-	docs, err := parseDocuments(idx.files[r.file].data)
+	docs, err := yamledit.ParseDocuments(idx.files[r.file].data)
 	if err != nil || r.doc >= len(docs) {
 		return docRef{}, fmt.Errorf("%w: %s no longer parses: %w", ErrUnsafeFile, r.file, err)
 	}

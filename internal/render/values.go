@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // assignment sets one quantity at a path of a document: a Helm values key
@@ -34,7 +35,7 @@ func keysPath(keys ...string) helm.Path {
 // replace lists whole.
 func valuesPlacer(prefix helm.Path, as []assignment) placer {
 	return func(p *planner, doc *yaml.Node, _ Change) error {
-		root := docRoot(doc)
+		root := yamledit.DocRoot(doc)
 		p.step = indentStep(root)
 		full := make([]assignment, len(as))
 		for i, a := range as {
@@ -48,7 +49,7 @@ func valuesPlacer(prefix helm.Path, as []assignment) placer {
 // setPaths plans the assignments, whose paths are relative to n, the node
 // at path at.
 func (p *planner) setPaths(n *yaml.Node, at helm.Path, as []assignment) error {
-	var missing []entry
+	var missing []yamledit.Entry
 	for _, g := range groupByStep(as) {
 		here := append(append(helm.Path{}, at...), g.step)
 		where := here.String()
@@ -60,7 +61,7 @@ func (p *planner) setPaths(n *yaml.Node, at helm.Path, as []assignment) error {
 				return fmt.Errorf("%w: %s has no item %d: a list is replaced whole, so its items are set where the list is", ErrUnsafeFile, at, g.step.Index)
 			}
 			item := n.Content[g.step.Index]
-			if err := unsafeNode(item, where); err != nil {
+			if err := yamledit.UnsafeNode(item, where); err != nil {
 				return err
 			}
 			if g.leaf != nil || item.Kind != yaml.MappingNode {
@@ -74,7 +75,7 @@ func (p *planner) setPaths(n *yaml.Node, at helm.Path, as []assignment) error {
 		if n.Kind != yaml.MappingNode {
 			return fmt.Errorf("%w: %s is not a mapping (line %d)", ErrUnsafeFile, at, n.Line)
 		}
-		k, v, dup := lookup(n, g.step.Key)
+		k, v, dup := yamledit.Lookup(n, g.step.Key)
 		if dup {
 			return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
 		}
@@ -86,7 +87,7 @@ func (p *planner) setPaths(n *yaml.Node, at helm.Path, as []assignment) error {
 			missing = append(missing, e)
 			continue
 		}
-		if err := unsafeNode(v, where); err != nil {
+		if err := yamledit.UnsafeNode(v, where); err != nil {
 			return err
 		}
 		switch {
@@ -96,12 +97,12 @@ func (p *planner) setPaths(n *yaml.Node, at helm.Path, as []assignment) error {
 			}
 		case g.leaf != nil:
 			return fmt.Errorf("%w: %s is not a quantity (line %d)", ErrUnsafeFile, where, v.Line)
-		case isNull(v):
+		case yamledit.IsNull(v):
 			e, err := newEntry(g, here)
 			if err != nil {
 				return err
 			}
-			p.fill(n, k, v, e.children)
+			p.fill(n, k, v, e.Children)
 		case v.Kind == yaml.MappingNode || v.Kind == yaml.SequenceNode:
 			if err := p.setPaths(v, here, g.rest); err != nil {
 				return err
@@ -150,28 +151,28 @@ func groupByStep(as []assignment) []stepGroup {
 
 // newEntry is what a group writes where its key is missing: nested
 // mappings down to the quantities.
-func newEntry(g stepGroup, at helm.Path) (entry, error) {
+func newEntry(g stepGroup, at helm.Path) (yamledit.Entry, error) {
 	if g.leaf != nil {
-		return entry{key: g.step.Key, value: g.leaf.String(), quantity: *g.leaf}, nil
+		return yamledit.Entry{Key: g.step.Key, Value: g.leaf.String(), Quantity: *g.leaf}, nil
 	}
-	e := entry{key: g.step.Key, children: []entry{}}
+	e := yamledit.Entry{Key: g.step.Key, Children: []yamledit.Entry{}}
 	for _, sub := range groupByStep(g.rest) {
 		if sub.step.Index >= 0 {
-			return entry{}, fmt.Errorf("%w: %s is not set here, and a list is replaced whole, so its items are set where the list is", ErrUnsafeFile, at)
+			return yamledit.Entry{}, fmt.Errorf("%w: %s is not set here, and a list is replaced whole, so its items are set where the list is", ErrUnsafeFile, at)
 		}
 		c, err := newEntry(sub, append(append(helm.Path{}, at...), sub.step))
 		if err != nil {
-			return entry{}, err
+			return yamledit.Entry{}, err
 		}
-		e.children = append(e.children, c)
+		e.Children = append(e.Children, c)
 	}
 	return e, nil
 }
 
 // assignmentEntries is the whole tree of assignments as entries, for a new
 // file; it fails on a list step.
-func assignmentEntries(as []assignment) ([]entry, error) {
-	var out []entry
+func assignmentEntries(as []assignment) ([]yamledit.Entry, error) {
+	var out []yamledit.Entry
 	for _, g := range groupByStep(as) {
 		if g.step.Index >= 0 {
 			return nil, fmt.Errorf("%w: a new patch cannot set item %d of a list, which it would replace whole", ErrUnsafeFile, g.step.Index)
