@@ -49,7 +49,7 @@ type AutoscalerResult struct {
 func (a *applier) autoscale(c Change, ref docRef, dir string, patch bool) (AutoscalerResult, []string, *expectation, error) {
 	as := c.Autoscaler
 	hc := Change{Target: as.Target, Path: c.Path}
-	hr, _, err := a.idx.resolve(hc, dir)
+	hr, _, err := a.idx.resolve(hc.sought(), dir)
 	if err != nil {
 		return AutoscalerResult{}, nil, nil, err
 	}

@@ -34,10 +34,6 @@ func newFileEdit(f *indexedFile) *fileEdit {
 	return &fileEdit{name: f.name, orig: f.data, data: f.data, mode: f.mode, unsafe: f.unsafe}
 }
 
-// finder locates, in one document, the mapping that holds the resources a
-// change sets (a container), or, when direct, that resources mapping itself.
-type finder func(doc *yaml.Node) (m *yaml.Node, direct bool, err error)
-
 // containerFinder finds a container of a pod template by name.
 func containerFinder(name string) finder {
 	return func(doc *yaml.Node) (*yaml.Node, bool, error) {

@@ -22,49 +22,6 @@ import (
 // or no values key sizes the container alone.
 var ErrHelm = errors.New("helm release")
 
-// The API groups of the Flux and Argo CD objects that render Helm releases.
-const (
-	fluxHelmGroup   = "helm.toolkit.fluxcd.io"
-	fluxSourceGroup = "source.toolkit.fluxcd.io"
-	argoGroup       = "argoproj.io"
-)
-
-// groupKind is an object's API group and kind.
-type groupKind struct{ group, kind string }
-
-// helmKinds are the objects that render a Helm release or say where its
-// chart is: the index keeps them whatever their names when a target may be
-// Helm's.
-var helmKinds = map[groupKind]bool{
-	{fluxHelmGroup, "HelmRelease"}:      true,
-	{fluxSourceGroup, "HelmRepository"}: true,
-	{fluxSourceGroup, "GitRepository"}:  true,
-	{fluxSourceGroup, "OCIRepository"}:  true,
-	{argoGroup, "Application"}:          true,
-	{argoGroup, "ApplicationSet"}:       true,
-}
-
-// helmTokens are in every file that holds one of helmKinds.
-var helmTokens = [][]byte{[]byte(fluxHelmGroup), []byte(fluxSourceGroup), []byte(argoGroup)}
-
-// mayBeHelm reports whether Helm may render t: helm-controller's labels,
-// Helm's release annotation, or an Argo CD application, whose source may
-// be a chart.
-func mayBeHelm(t Target) bool {
-	return helmRelease(t) != "" || argoApp(t) != ""
-}
-
-// argoApp returns the Argo CD application that tracks t ("" if none), as
-// Argo CD names it: <namespace>_<name> for applications outside its own
-// namespace.
-func argoApp(t Target) string {
-	if id := t.Annotations[ArgoTrackingID]; id != "" {
-		app, _, _ := strings.Cut(id, ":")
-		return app
-	}
-	return t.Labels[InstanceLabel]
-}
-
 // Deployer names, from a live object's metadata, what deploys it: the
 // Flux HelmRelease whose helm-controller installed it
 // (helmrelease/<namespace>/<name>), the Argo CD application that tracks
@@ -149,7 +106,7 @@ func (a *applier) findRelease(c Change, dir string) (*release, error) {
 			ns = t.Namespace
 		}
 		hr := Change{Target: Target{APIVersion: fluxHelmGroup + "/v2", Kind: "HelmRelease", Namespace: ns, Name: name}, Path: c.Path}
-		ref, _, err := a.idx.resolve(hr, dir)
+		ref, _, err := a.idx.resolve(hr.sought(), dir)
 		if errors.Is(err, ErrTargetNotFound) {
 			return nil, errNotHelm // the index's error says what to do
 		}

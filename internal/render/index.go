@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -642,3 +643,122 @@ func identify(doc *yaml.Node) (identKey, string, bool) {
 	ns, _ := yamledit.ScalarField(meta, "namespace")
 	return identKey{group(apiVersion), kind, name}, ns, true
 }
+
+// The API groups of the Flux and Argo CD objects that render Helm releases.
+const (
+	fluxHelmGroup   = "helm.toolkit.fluxcd.io"
+	fluxSourceGroup = "source.toolkit.fluxcd.io"
+	argoGroup       = "argoproj.io"
+)
+
+// groupKind is an object's API group and kind.
+type groupKind struct{ group, kind string }
+
+// helmKinds are the objects that render a Helm release or say where its
+// chart is: the index keeps them whatever their names when a target may be
+// Helm's.
+var helmKinds = map[groupKind]bool{
+	{fluxHelmGroup, "HelmRelease"}:      true,
+	{fluxSourceGroup, "HelmRepository"}: true,
+	{fluxSourceGroup, "GitRepository"}:  true,
+	{fluxSourceGroup, "OCIRepository"}:  true,
+	{argoGroup, "Application"}:          true,
+	{argoGroup, "ApplicationSet"}:       true,
+}
+
+// helmTokens are in every file that holds one of helmKinds.
+var helmTokens = [][]byte{[]byte(fluxHelmGroup), []byte(fluxSourceGroup), []byte(argoGroup)}
+
+// mayBeHelm reports whether Helm may render t: helm-controller's labels,
+// Helm's release annotation, or an Argo CD application, whose source may
+// be a chart.
+func mayBeHelm(t Target) bool {
+	return helmRelease(t) != "" || argoApp(t) != ""
+}
+
+// argoApp returns the Argo CD application that tracks t ("" if none), as
+// Argo CD names it: <namespace>_<name> for applications outside its own
+// namespace.
+func argoApp(t Target) string {
+	if id := t.Annotations[ArgoTrackingID]; id != "" {
+		app, _, _ := strings.Cut(id, ":")
+		return app
+	}
+	return t.Labels[InstanceLabel]
+}
+
+// Annotations of a ResourceRecommend that steer rendering; the job copies
+// them into Change.Mode and Change.Path.
+const (
+	// AnnotationMode overrides the run's mode for one ResourceRecommend:
+	// auto, inplace or patch.
+	AnnotationMode = "recommend-job.io/mode"
+	// AnnotationPath names the directory, relative to the repository root,
+	// that renders the target: only sources under it, or rendered by a
+	// kustomization under it, are considered.
+	AnnotationPath = "recommend-job.io/path"
+)
+
+// Metadata of live objects written by Argo CD and Flux, which narrow the
+// search to what their Application or Kustomization renders.
+const (
+	// ArgoTrackingID is <app>:<group>/<kind>:<namespace>/<name>.
+	ArgoTrackingID = "argocd.argoproj.io/tracking-id"
+	// InstanceLabel names the Argo CD application under label tracking;
+	// it is used only when an Application of that name is in the repository.
+	InstanceLabel = "app.kubernetes.io/instance"
+	// FluxNameLabel and FluxNamespaceLabel name the Flux Kustomization
+	// that applied the object.
+	FluxNameLabel      = "kustomize.toolkit.fluxcd.io/name"
+	FluxNamespaceLabel = "kustomize.toolkit.fluxcd.io/namespace"
+)
+
+// finder locates, in one document, the mapping that holds the resources a
+// change sets (a container), or, when direct, that resources mapping itself.
+type finder func(doc *yaml.Node) (m *yaml.Node, direct bool, err error)
+
+// Target identifies a live workload.
+type Target struct {
+	APIVersion, Kind, Namespace, Name string
+	// Labels and Annotations are the live object's. Argo CD's tracking-id
+	// annotation (or app.kubernetes.io/instance label) and Flux's
+	// kustomize.toolkit.fluxcd.io/name and /namespace labels narrow the
+	// search to the path their Application or Kustomization renders, when
+	// that object is in the repository.
+	Labels, Annotations map[string]string
+}
+
+// String returns the target as Kind.group namespace/name.
+func (t Target) String() string {
+	gk := t.Kind
+	if g := group(t.APIVersion); g != "" {
+		gk += "." + g
+	}
+	if t.Namespace == "" {
+		return gk + " " + t.Name
+	}
+	return gk + " " + t.Namespace + "/" + t.Name
+}
+
+// Sought is what resolving looks for: a target's container, under Path
+// when it is set.
+type Sought struct {
+	Target    Target
+	Container string
+	Path      string
+}
+
+var (
+	// ErrTargetNotFound means no manifest under the searched path defines the target.
+	ErrTargetNotFound = errors.New("target not found")
+	// ErrAmbiguousTarget means several manifests define the target equally
+	// well, or a pod template names the container more than once.
+	ErrAmbiguousTarget = errors.New("ambiguous target")
+	// ErrContainerNotFound means the target's pod template has no container
+	// (or native sidecar) of that name, or no pod template at all.
+	ErrContainerNotFound = errors.New("container not found")
+	// ErrUnsafeFile means the file defining the target cannot be edited
+	// faithfully: it is a template, SOPS-encrypted, uses anchors, aliases or
+	// merge keys on the edited path, or could only be rewritten with loss.
+	ErrUnsafeFile = yamledit.ErrUnsafe
+)

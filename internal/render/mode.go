@@ -24,32 +24,6 @@ const (
 	ModePatch Mode = "patch"
 )
 
-// Annotations of a ResourceRecommend that steer rendering; the job copies
-// them into Change.Mode and Change.Path.
-const (
-	// AnnotationMode overrides the run's mode for one ResourceRecommend:
-	// auto, inplace or patch.
-	AnnotationMode = "recommend-job.io/mode"
-	// AnnotationPath names the directory, relative to the repository root,
-	// that renders the target: only sources under it, or rendered by a
-	// kustomization under it, are considered.
-	AnnotationPath = "recommend-job.io/path"
-)
-
-// Metadata of live objects written by Argo CD and Flux, which narrow the
-// search to what their Application or Kustomization renders.
-const (
-	// ArgoTrackingID is <app>:<group>/<kind>:<namespace>/<name>.
-	ArgoTrackingID = "argocd.argoproj.io/tracking-id"
-	// InstanceLabel names the Argo CD application under label tracking;
-	// it is used only when an Application of that name is in the repository.
-	InstanceLabel = "app.kubernetes.io/instance"
-	// FluxNameLabel and FluxNamespaceLabel name the Flux Kustomization
-	// that applied the object.
-	FluxNameLabel      = "kustomize.toolkit.fluxcd.io/name"
-	FluxNamespaceLabel = "kustomize.toolkit.fluxcd.io/namespace"
-)
-
 // ParseMode checks a mode's spelling; "" is ModeAuto.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(s); m {
@@ -102,3 +76,10 @@ func ParsePaths(entries []string) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// WithMaxFileSize sets the size in bytes above which a file is not read:
+// it is listed in Outcome.Skipped, a target it would define is reported
+// with ErrFileTooLarge, and a kustomization that includes it is not built.
+// The size is checked before the file is opened for reading. The default is
+// DefaultMaxFileSize; n <= 0 removes the limit.
+func WithMaxFileSize(n int64) Option { return func(o *options) { o.maxFileSize = n } }

@@ -22,18 +22,6 @@ import (
 )
 
 var (
-	// ErrTargetNotFound means no manifest under the searched path defines the target.
-	ErrTargetNotFound = errors.New("target not found")
-	// ErrAmbiguousTarget means several manifests define the target equally
-	// well, or a pod template names the container more than once.
-	ErrAmbiguousTarget = errors.New("ambiguous target")
-	// ErrContainerNotFound means the target's pod template has no container
-	// (or native sidecar) of that name, or no pod template at all.
-	ErrContainerNotFound = errors.New("container not found")
-	// ErrUnsafeFile means the file defining the target cannot be edited
-	// faithfully: it is a template, SOPS-encrypted, uses anchors, aliases or
-	// merge keys on the edited path, or could only be rewritten with loss.
-	ErrUnsafeFile = yamledit.ErrUnsafe
 	// ErrInvalidChange means the change itself is malformed: missing target
 	// fields or container, or a resource name or quantity that is not valid.
 	ErrInvalidChange = errors.New("invalid change")
@@ -45,29 +33,6 @@ var (
 	// else; the edit is undone.
 	ErrProofFailed = errors.New("proof failed")
 )
-
-// Target identifies a live workload.
-type Target struct {
-	APIVersion, Kind, Namespace, Name string
-	// Labels and Annotations are the live object's. Argo CD's tracking-id
-	// annotation (or app.kubernetes.io/instance label) and Flux's
-	// kustomize.toolkit.fluxcd.io/name and /namespace labels narrow the
-	// search to the path their Application or Kustomization renders, when
-	// that object is in the repository.
-	Labels, Annotations map[string]string
-}
-
-// String returns the target as Kind.group namespace/name.
-func (t Target) String() string {
-	gk := t.Kind
-	if g := group(t.APIVersion); g != "" {
-		gk += "." + g
-	}
-	if t.Namespace == "" {
-		return gk + " " + t.Name
-	}
-	return gk + " " + t.Namespace + "/" + t.Name
-}
 
 // Change asks that one container of a target get these resource values.
 type Change struct {
@@ -340,7 +305,7 @@ func resolveAll(ctx context.Context, idx *index, changes []Change, dir string, r
 		if res.Err != nil {
 			continue
 		}
-		refs[i], finds[i], res.Err = idx.resolve(c, dir)
+		refs[i], finds[i], res.Err = idx.resolve(c.sought(), dir)
 		if res.Err == nil && refs[i].chain != nil {
 			idx.declared[refs[i].chain.root().dir] = true
 		}
@@ -606,7 +571,7 @@ func (a *applier) inPlace(c Change, ref docRef, find finder) (bool, error) {
 		return false, err
 	}
 	if errors.Is(fe.unsafe, yamledit.ErrTemplate) {
-		return false, fmt.Errorf("%s: %w: the chart renders the target from values; %s", ref.file, fe.unsafe, markerHint(c))
+		return false, fmt.Errorf("%s: %w: the chart renders the target from values; %s", ref.file, fe.unsafe, markerHint(c.sought()))
 	}
 	if fe.unsafe != nil {
 		return false, fmt.Errorf("%s: %w", ref.file, fe.unsafe)
@@ -654,4 +619,9 @@ func (c Change) validate() error {
 		}
 	}
 	return nil
+}
+
+// sought is what resolving c's target looks for.
+func (c Change) sought() Sought {
+	return Sought{Target: c.Target, Container: c.Container, Path: c.Path}
 }

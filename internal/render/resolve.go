@@ -19,7 +19,7 @@ type scope struct {
 }
 
 // scopes returns the narrowings that apply to c, in the order applied.
-func (idx *index) scopes(c Change) []scope {
+func (idx *index) scopes(c Sought) []scope {
 	var out []scope
 	if c.Path != "" {
 		out = append(out, scope{dirs: []string{cleanRepoPath(c.Path)}, why: "path " + c.Path, strict: true})
@@ -130,7 +130,7 @@ func (idx *index) sharedFor(r docRef) string {
 // renders (a kustomization nothing includes, or one something names as
 // deployed) wins over what only a base renders. It returns a nil finder
 // for a container of a pod template.
-func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
+func (idx *index) resolve(c Sought, dir string) (docRef, finder, error) {
 	t := c.Target
 	key := markerValue(t.Namespace, t.Name, c.Container)
 	switch ms := idx.markers[key]; len(ms) {
@@ -250,7 +250,7 @@ func (idx *index) hasApplication(app string) bool {
 // dir renders has none (a Helm values file); a file several environments
 // render and no hint picks one of is refused, since the marker does not
 // say which environment it sizes.
-func (idx *index) resolveMarker(c Change, m docRef, dir string) (docRef, error) {
+func (idx *index) resolveMarker(c Sought, m docRef, dir string) (docRef, error) {
 	var refs []docRef
 	for _, ch := range idx.graph.chains(m.file) {
 		if !under(ch.root().dir, dir) || slices.ContainsFunc(refs, func(x docRef) bool { return x.chain.root() == ch.root() }) {
@@ -382,14 +382,14 @@ func helmRelease(t Target) string {
 }
 
 // markerHint tells how to map the values of c with a marker comment.
-func markerHint(c Change) string {
+func markerHint(c Sought) string {
 	return fmt.Sprintf(`mark the values that size it with the comment # {"$recommend": %q} on the resources key (or the key above it) in the release's values (a HelmRelease's spec.values, an Application's helm.valuesObject, or a values file), and they are written there`,
 		markerValue(c.Target.Namespace, c.Target.Name, c.Container))
 }
 
 // helmAdvice adds to err, a target without a source (none, when nothing
 // defines it at all), what to do when Helm installed the target.
-func helmAdvice(err error, c Change, none bool) error {
+func helmAdvice(err error, c Sought, none bool) error {
 	release := helmRelease(c.Target)
 	if release == "" || !none {
 		return err
@@ -405,7 +405,7 @@ const maxSkippedNamed = 5
 // limit that might have defined it: those under the searched path (the
 // change's own, else dir), or rendered by a kustomization under it. The
 // result wraps ErrFileTooLarge too.
-func (idx *index) withSkipped(err error, c Change, dir string) error {
+func (idx *index) withSkipped(err error, c Sought, dir string) error {
 	scope := dir
 	if c.Path != "" {
 		scope = cleanRepoPath(c.Path)

@@ -185,7 +185,7 @@ func TestHelmAdvice(t *testing.T) {
 		{"installed by Helm", helm, true, true},
 		{"installed by Helm, but defined for another namespace", helm, false, false},
 	} {
-		err := helmAdvice(base, Change{Target: tc.target, Container: "app"}, tc.none)
+		err := helmAdvice(base, Sought{Target: tc.target, Container: "app"}, tc.none)
 		if !errors.Is(err, base) {
 			t.Errorf("%s: %v does not wrap the error", tc.name, err)
 		}

@@ -48,13 +48,6 @@ type Skip struct {
 	Err error
 }
 
-// WithMaxFileSize sets the size in bytes above which a file is not read:
-// it is listed in Outcome.Skipped, a target it would define is reported
-// with ErrFileTooLarge, and a kustomization that includes it is not built.
-// The size is checked before the file is opened for reading. The default is
-// DefaultMaxFileSize; n <= 0 removes the limit.
-func WithMaxFileSize(n int64) Option { return func(o *options) { o.maxFileSize = n } }
-
 // ParseFileSize reads a size limit, as the max-file-size setting holds it,
 // for WithMaxFileSize: a Kubernetes quantity ("4Mi", "500k") or a number of
 // bytes; it must be positive.
