@@ -14,13 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // Autoscaler asks that a HorizontalPodAutoscaler's utilisation targets be
 // set along with a change's requests.
 type Autoscaler struct {
-	Target      Target
+	Target      repoindex.Target
 	Utilization []Utilization
 }
 
@@ -46,33 +47,33 @@ type AutoscalerResult struct {
 // values went to a patch or the HPA's file is shared with another
 // environment, with a patch of the HPA next to the target's. It returns
 // what it did, the files touched, and what the proof must find.
-func (a *applier) autoscale(c Change, ref docRef, dir string, patch bool) (AutoscalerResult, []string, *expectation, error) {
+func (a *applier) autoscale(c Change, ref repoindex.DocRef, dir string, patch bool) (AutoscalerResult, []string, *expectation, error) {
 	as := c.Autoscaler
 	hc := Change{Target: as.Target, Path: c.Path}
-	hr, _, err := a.idx.resolve(hc.sought(), dir)
+	hr, _, err := a.idx.Resolve(hc.sought(), dir)
 	if err != nil {
 		return AutoscalerResult{}, nil, nil, err
 	}
-	if (ref.chain == nil) != (hr.chain == nil) || ref.chain != nil && ref.chain.root() != hr.chain.root() {
-		return AutoscalerResult{File: hr.file}, nil, nil, fmt.Errorf("%w: %s is rendered %s, the target %s", ErrUnsafeFile, as.Target, renderedBy(hr), renderedBy(ref))
+	if (ref.Chain == nil) != (hr.Chain == nil) || ref.Chain != nil && ref.Chain.Root() != hr.Chain.Root() {
+		return AutoscalerResult{File: hr.File}, nil, nil, fmt.Errorf("%w: %s is rendered %s, the target %s", repoindex.ErrUnsafeFile, as.Target, renderedBy(hr), renderedBy(ref))
 	}
 	var exp *expectation
-	if hr.chain != nil {
+	if hr.Chain != nil {
 		// As rendered: a manifest without a namespace renders without one.
-		id := group(as.Target.APIVersion) + "/" + as.Target.Kind + "/" + hr.namespace + "/" + hr.key.name
+		id := repoindex.Group(as.Target.APIVersion) + "/" + as.Target.Kind + "/" + hr.Namespace + "/" + hr.Key.Name
 		exp = &expectation{change: hc, object: id, sets: utilizationSets(as.Utilization)}
 	}
-	hr.shared = a.idx.sharedFor(hr)
-	if hr.chain == nil || !patch && hr.shared == "" {
-		fe, err := a.file(hr.file)
+	hr.Shared = a.idx.SharedFor(hr)
+	if hr.Chain == nil || !patch && hr.Shared == "" {
+		fe, err := a.file(hr.File)
 		if err != nil {
-			return AutoscalerResult{File: hr.file}, nil, nil, err
+			return AutoscalerResult{File: hr.File}, nil, nil, err
 		}
 		if fe.unsafe != nil {
-			return AutoscalerResult{File: hr.file}, nil, nil, fmt.Errorf("%s: %w", hr.file, fe.unsafe)
+			return AutoscalerResult{File: hr.File}, nil, nil, fmt.Errorf("%s: %w", hr.File, fe.unsafe)
 		}
-		changed, err := a.setUtilization(fe, hr.doc, as)
-		return AutoscalerResult{File: hr.file, Changed: changed}, []string{hr.file}, exp, err
+		changed, err := a.setUtilization(fe, hr.Doc, as)
+		return AutoscalerResult{File: hr.File, Changed: changed}, []string{hr.File}, exp, err
 	}
 	pf, fe, d, err := a.objectPatch(hr)
 	if err != nil {
@@ -90,24 +91,24 @@ func (a *applier) autoscale(c Change, ref docRef, dir string, patch bool) (Autos
 			return AutoscalerResult{File: pf, Changed: changed}, []string{pf}, exp, err
 		}
 	}
-	base, err := a.doc(hr.file, hr.doc)
+	base, err := a.doc(hr.File, hr.Doc)
 	if err != nil {
-		return AutoscalerResult{File: hr.file}, nil, nil, err
+		return AutoscalerResult{File: hr.File}, nil, nil, err
 	}
 	lines, err := metricsPatch(base, as)
 	if err != nil {
-		return AutoscalerResult{File: hr.file}, nil, nil, fmt.Errorf("%s: %w", hr.file, err)
+		return AutoscalerResult{File: hr.File}, nil, nil, fmt.Errorf("%s: %w", hr.File, err)
 	}
 	file, changed, files, err := a.newObjectPatch(hr, lines)
 	return AutoscalerResult{File: file, Changed: changed}, files, exp, err
 }
 
 // renderedBy says what renders the document r points at.
-func renderedBy(r docRef) string {
-	if r.chain == nil {
-		return "from " + r.file + " by no kustomization"
+func renderedBy(r repoindex.DocRef) string {
+	if r.Chain == nil {
+		return "from " + r.File + " by no kustomization"
 	}
-	return "by " + r.chain.root().file
+	return "by " + r.Chain.Root().File
 }
 
 // utilizationSets are the values the proof must find in the rendered HPA.
@@ -166,20 +167,20 @@ func utilizationNode(root *yaml.Node, u Utilization) (k, v *yaml.Node, err error
 	}
 	if apiVersion == "autoscaling/v1" {
 		if u.Index != 0 || u.Resource != corev1.ResourceCPU || u.Container != "" {
-			return nil, nil, fmt.Errorf("%w: an autoscaling/v1 HorizontalPodAutoscaler has no metric %d of %s", ErrUnsafeFile, u.Index, u.Resource)
+			return nil, nil, fmt.Errorf("%w: an autoscaling/v1 HorizontalPodAutoscaler has no metric %d of %s", repoindex.ErrUnsafeFile, u.Index, u.Resource)
 		}
 		k, v, _ := yamledit.Lookup(spec, "targetCPUUtilizationPercentage")
 		if k == nil || v.Kind != yaml.ScalarNode {
-			return nil, nil, fmt.Errorf("%w: sets no spec.targetCPUUtilizationPercentage (the default 80%%); set it to let it be adjusted", ErrUnsafeFile)
+			return nil, nil, fmt.Errorf("%w: sets no spec.targetCPUUtilizationPercentage (the default 80%%); set it to let it be adjusted", repoindex.ErrUnsafeFile)
 		}
 		return k, v, nil
 	}
 	_, metrics, _ := yamledit.Lookup(spec, "metrics")
 	if metrics == nil || metrics.Kind != yaml.SequenceNode {
-		return nil, nil, fmt.Errorf("%w: sets no spec.metrics (the default 80%% cpu); set them to let them be adjusted", ErrUnsafeFile)
+		return nil, nil, fmt.Errorf("%w: sets no spec.metrics (the default 80%% cpu); set them to let them be adjusted", repoindex.ErrUnsafeFile)
 	}
 	if u.Index >= len(metrics.Content) {
-		return nil, nil, fmt.Errorf("%w: spec.metrics has no item %d, which the live object scales on", ErrUnsafeFile, u.Index)
+		return nil, nil, fmt.Errorf("%w: spec.metrics has no item %d, which the live object scales on", repoindex.ErrUnsafeFile, u.Index)
 	}
 	m := metrics.Content[u.Index]
 	field := "resource"
@@ -191,15 +192,15 @@ func utilizationNode(root *yaml.Node, u Utilization) (k, v *yaml.Node, err error
 	name, _ := yamledit.ScalarField(src, "name")
 	container, _ := yamledit.ScalarField(src, "container")
 	if src == nil || name != string(u.Resource) || container != u.Container {
-		return nil, nil, fmt.Errorf("%w: %s is not the %s utilization the live object scales on", ErrUnsafeFile, where, u.Resource)
+		return nil, nil, fmt.Errorf("%w: %s is not the %s utilization the live object scales on", repoindex.ErrUnsafeFile, where, u.Resource)
 	}
 	_, target, _ := yamledit.Lookup(src, "target")
 	if typ, _ := yamledit.ScalarField(target, "type"); typ != "Utilization" {
-		return nil, nil, fmt.Errorf("%w: %s.target is of type %q, not the utilization the live object scales on", ErrUnsafeFile, where, typ)
+		return nil, nil, fmt.Errorf("%w: %s.target is of type %q, not the utilization the live object scales on", repoindex.ErrUnsafeFile, where, typ)
 	}
 	k, v, dup := yamledit.Lookup(target, "averageUtilization")
 	if k == nil || dup || v.Kind != yaml.ScalarNode {
-		return nil, nil, fmt.Errorf("%w: %s.target.averageUtilization is not a single number", ErrUnsafeFile, where)
+		return nil, nil, fmt.Errorf("%w: %s.target.averageUtilization is not a single number", repoindex.ErrUnsafeFile, where)
 	}
 	return k, v, nil
 }
@@ -293,8 +294,8 @@ func (a *applier) undo() {
 	if len(gone) == 0 {
 		return
 	}
-	for _, k := range a.idx.graph.byDir {
-		k.patches = slices.DeleteFunc(k.patches, func(f string) bool { return slices.Contains(gone, f) })
+	for _, k := range a.idx.Graph.ByDir {
+		k.Patches = slices.DeleteFunc(k.Patches, func(f string) bool { return slices.Contains(gone, f) })
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // silentRepository accepts connections on loopback and never answers, as
@@ -67,8 +68,8 @@ spec:
     namespace: ` + name + `
 `
 		changes = append(changes, Change{
-			Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: name, Name: name + "-web",
-				Annotations: map[string]string{ArgoTrackingID: name + ":apps/Deployment:" + name + "/" + name + "-web"}},
+			Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: name, Name: name + "-web",
+				Annotations: map[string]string{repoindex.ArgoTrackingID: name + ":apps/Deployment:" + name + "/" + name + "-web"}},
 			Container: "web",
 			Requests:  quantities(map[string]string{"cpu": "300m"}),
 		})

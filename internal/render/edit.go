@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -30,12 +31,12 @@ type fileEdit struct {
 	method Method
 }
 
-func newFileEdit(f *indexedFile) *fileEdit {
-	return &fileEdit{name: f.name, orig: f.data, data: f.data, mode: f.mode, unsafe: f.unsafe}
+func newFileEdit(f *repoindex.IndexedFile) *fileEdit {
+	return &fileEdit{name: f.Name, orig: f.Data, data: f.Data, mode: f.Mode, unsafe: f.Unsafe}
 }
 
 // containerFinder finds a container of a pod template by name.
-func containerFinder(name string) finder {
+func containerFinder(name string) repoindex.Finder {
 	return func(doc *yaml.Node) (*yaml.Node, bool, error) {
 		c, err := findContainer(doc, name)
 		return c, false, err
@@ -59,7 +60,7 @@ func (fe *fileEdit) currentDocs() ([]*yaml.Node, error) {
 
 // apply makes one change to document doc and reports whether the bytes
 // changed; find defaults to the change's container.
-func (fe *fileEdit) apply(c Change, doc int, find finder) (bool, error) {
+func (fe *fileEdit) apply(c Change, doc int, find repoindex.Finder) (bool, error) {
 	if find == nil {
 		find = containerFinder(c.Container)
 	}
@@ -96,7 +97,7 @@ func (fe *fileEdit) applyAt(c Change, doc int, path []string, direct bool) (bool
 type placer func(p *planner, doc *yaml.Node, c Change) error
 
 // finding places the values in the mapping find finds.
-func finding(find finder) placer {
+func finding(find repoindex.Finder) placer {
 	return func(p *planner, doc *yaml.Node, c Change) error {
 		ctr, direct, err := find(doc)
 		if err != nil {
@@ -119,9 +120,9 @@ func pathPlacer(path []string, direct bool) placer {
 			k, v, dup := yamledit.Lookup(m, key)
 			switch {
 			case dup:
-				return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
+				return fmt.Errorf("%w: %s is defined twice", repoindex.ErrUnsafeFile, where)
 			case k != nil && !yamledit.IsNull(v) && v.Kind != yaml.MappingNode:
-				return fmt.Errorf("%w: %s is not a mapping (line %d)", ErrUnsafeFile, where, v.Line)
+				return fmt.Errorf("%w: %s is not a mapping (line %d)", repoindex.ErrUnsafeFile, where, v.Line)
 			case k != nil && !yamledit.IsNull(v):
 				if err := yamledit.UnsafeNode(v, where); err != nil {
 					return err
@@ -211,7 +212,7 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool
 		rerr = errors.New("no subtree to re-serialise")
 	}
 	return false, fmt.Errorf("%w: cannot splice the values into the file (%w), and re-serialising only the lines of the edited subtree would change more (%w); refusing to rewrite more of the file",
-		ErrUnsafeFile, err, rerr)
+		repoindex.ErrUnsafeFile, err, rerr)
 }
 
 // planner works out the splices of one change and, alongside, the same
@@ -260,7 +261,7 @@ func (p *planner) setResources(ctr *yaml.Node, direct bool, c Change) error {
 	}
 	switch {
 	case dup:
-		return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
+		return fmt.Errorf("%w: %s is defined twice", repoindex.ErrUnsafeFile, where)
 	case rk == nil:
 		p.insert(ctr, []yamledit.Entry{{Key: "resources", Children: sections}})
 		return nil
@@ -281,7 +282,7 @@ func (p *planner) setResources(ctr *yaml.Node, direct bool, c Change) error {
 		sk, sv, dup := yamledit.Lookup(rv, sec.Key)
 		switch {
 		case dup:
-			return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, at)
+			return fmt.Errorf("%w: %s is defined twice", repoindex.ErrUnsafeFile, at)
 		case sk == nil:
 			missing = append(missing, sec)
 			continue
@@ -296,7 +297,7 @@ func (p *planner) setResources(ctr *yaml.Node, direct bool, c Change) error {
 			qk, qv, dup := yamledit.Lookup(sv, q.Key)
 			switch {
 			case dup:
-				return fmt.Errorf("%w: %s.%s is defined twice", ErrUnsafeFile, at, q.Key)
+				return fmt.Errorf("%w: %s.%s is defined twice", repoindex.ErrUnsafeFile, at, q.Key)
 			case qk == nil:
 				add = append(add, q)
 			case qv.Kind != yaml.ScalarNode:

@@ -5,12 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-var testTarget = Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"}
+var testTarget = repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"}
 
 func requests(container string, kv ...string) Change {
 	c := Change{Target: testTarget, Container: container, Requests: corev1.ResourceList{}}
@@ -41,14 +42,14 @@ func editOne(t *testing.T, in string, c Change) (string, *fileEdit, error) {
 	}
 	doc := -1
 	for i, d := range docs {
-		if k, _, ok := identify(d); ok && k == keyOf(c.Target) {
+		if k, _, ok := repoindex.Identify(d); ok && k == repoindex.KeyOf(c.Target) {
 			doc = i
 		}
 	}
 	if doc < 0 {
 		t.Fatal("input does not define the target")
 	}
-	fe := newFileEdit(&indexedFile{name: "m.yaml", data: []byte(in)})
+	fe := newFileEdit(&repoindex.IndexedFile{Name: "m.yaml", Data: []byte(in)})
 	_, err = fe.apply(c, doc, nil)
 	return string(fe.data), fe, err
 }
@@ -157,42 +158,42 @@ func TestEdit(t *testing.T) {
 		name:   "tagged scalar in a flow container is refused",
 		in:     head + "      - {name: app, resources: {requests: {cpu: !!str 1}}}\n      - name: b\n\n        image: b\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrUnsafeFile,
+		err:    repoindex.ErrUnsafeFile,
 	}, {
 		name:   "container named twice",
 		in:     head + "      - name: app\n      - name: app\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrAmbiguousTarget,
+		err:    repoindex.ErrAmbiguousTarget,
 	}, {
 		name:   "resources defined twice",
 		in:     head + "      - name: app\n        resources: {}\n        resources: {}\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrUnsafeFile,
+		err:    repoindex.ErrUnsafeFile,
 	}, {
 		name:   "container is an alias",
 		in:     head + "      - name: sidecar\n        env: &env [{name: A}]\n      - &app {name: app}\n      initContainers: [*app]\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrUnsafeFile,
+		err:    repoindex.ErrUnsafeFile,
 	}, {
 		name:   "alias of a container",
 		in:     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n  annotations:\n    c: &c {name: app}\nspec:\n  template:\n    spec:\n      containers: [*c]\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrUnsafeFile,
+		err:    repoindex.ErrUnsafeFile,
 	}, {
 		name:   "template is an alias",
 		in:     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n  annotations: &t\n    spec: {containers: [{name: app}]}\nspec:\n  template: *t\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrUnsafeFile,
+		err:    repoindex.ErrUnsafeFile,
 	}, {
 		name:   "alias inside resources",
 		in:     head + "      - name: app\n        resources:\n          requests: {cpu: &c 1}\n          limits: {cpu: *c}\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrUnsafeFile,
+		err:    repoindex.ErrUnsafeFile,
 	}, {
 		name:   "no pod template",
 		in:     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replicas: 1\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrContainerNotFound,
+		err:    repoindex.ErrContainerNotFound,
 	}, {
 		name:   "resources is a list",
 		in:     head + "      - name: app\n        resources: [1]\n",

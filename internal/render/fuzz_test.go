@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -27,7 +28,7 @@ var fuzzValues = struct{ cpu, memory, limit string }{"123m", "77Mi", "99Mi"}
 // quantities; otherwise the file must be left byte for byte as it was.
 func FuzzApply(f *testing.F) {
 	err := filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !isYAMLName(p) || !strings.Contains(filepath.ToSlash(p), "/original/") {
+		if err != nil || d.IsDir() || !repoindex.IsYAMLName(p) || !strings.Contains(filepath.ToSlash(p), "/original/") {
 			return err
 		}
 		data, err := os.ReadFile(p)
@@ -95,8 +96,8 @@ func FuzzApply(f *testing.F) {
 // pickTarget names the first container of the first workload in data, read
 // without the package's own code; unique reports that no other document has
 // the same kind and name, so that the oracle knows which one must change.
-func pickTarget(data []byte) (Target, string, bool) {
-	fallback := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "fuzz", Name: "x"}
+func pickTarget(data []byte) (repoindex.Target, string, bool) {
+	fallback := repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "fuzz", Name: "x"}
 	docs, err := decodeAll(data)
 	if err != nil {
 		return fallback, "app", false
@@ -123,12 +124,12 @@ func pickTarget(data []byte) (Target, string, bool) {
 				same++
 			}
 		}
-		return Target{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name}, cname, same == 1
+		return repoindex.Target{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name}, cname, same == 1
 	}
 	return fallback, "app", false
 }
 
-func checkOnlyResourcesChanged(t *testing.T, before, after []byte, target Target, container string) {
+func checkOnlyResourcesChanged(t *testing.T, before, after []byte, target repoindex.Target, container string) {
 	t.Helper()
 	was, err := decodeAll(before)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -90,7 +91,7 @@ func kustomizationDirs(t *testing.T, root string) []string {
 	t.Helper()
 	var dirs []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !isKustomizationName(d.Name()) {
+		if err != nil || d.IsDir() || !repoindex.IsKustomizationName(d.Name()) {
 			return err
 		}
 		data, err := os.ReadFile(p)

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
@@ -90,7 +91,7 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 			}
 			continue
 		}
-		key := fmt.Sprintf("%s#%d@%s", r.ref.file, r.ref.doc, r.ref.renderedFrom())
+		key := fmt.Sprintf("%s#%d@%s", r.ref.File, r.ref.Doc, r.ref.RenderedFrom())
 		if byRef[key] == nil {
 			byRef[key] = r
 			rels = append(rels, r)
@@ -137,7 +138,7 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 
 func (h *helmPhase) failAll(r *release, results []Result, err error) {
 	for _, i := range r.changes {
-		results[i].File, results[i].Err = r.ref.file, err
+		results[i].File, results[i].Err = r.ref.File, err
 	}
 }
 
@@ -168,7 +169,7 @@ func (h *helmPhase) applyOne(r *release, layers []layer, c Change, found helm.Fo
 		return true
 	}
 	if err != nil {
-		res.File, res.Err = r.ref.file, fmt.Errorf("%w: %s, chart %s %s: %w", ErrHelm, r, r.chart.Name, r.chart.Version, err)
+		res.File, res.Err = r.ref.File, fmt.Errorf("%w: %s, chart %s %s: %w", ErrHelm, r, r.chart.Name, r.chart.Version, err)
 		return false
 	}
 	res.Helm.Keys = map[string]string{}
@@ -179,7 +180,7 @@ func (h *helmPhase) applyOne(r *release, layers []layer, c Change, found helm.Fo
 	}
 	l, err := chooseLayer(layers, as)
 	if err != nil {
-		res.File, res.Err = r.ref.file, fmt.Errorf("%w: %s: %w", ErrHelm, r, err)
+		res.File, res.Err = r.ref.File, fmt.Errorf("%w: %s: %w", ErrHelm, r, err)
 		return false
 	}
 	res.Helm.Layer = l.what
@@ -197,14 +198,14 @@ func (h *helmPhase) applyOne(r *release, layers []layer, c Change, found helm.Fo
 			res.Method = MethodNewFile
 		}
 	}
-	if res.Err == nil && l.file == "" && r.ref.chain != nil {
-		k := r.ref.chain.root()
+	if res.Err == nil && l.file == "" && r.ref.Chain != nil {
+		k := r.ref.Chain.Root()
 		full := make([]assignment, len(as))
 		for j, a := range as {
 			full[j] = assignment{path: append(append(helm.Path{}, l.prefix...), a.path...), q: a.q}
 		}
 		h.exps[i] = expectation{change: c, object: r.buildID(), sets: full}
-		h.proofs[k.dir] = append(h.proofs[k.dir], i)
+		h.proofs[k.Dir] = append(h.proofs[k.Dir], i)
 		h.touched[i] = files
 	}
 	return false
@@ -212,7 +213,7 @@ func (h *helmPhase) applyOne(r *release, layers []layer, c Change, found helm.Fo
 
 // buildID is the release object's id in a kustomize build.
 func (r *release) buildID() string {
-	return r.ref.key.group + "/" + r.ref.key.kind + "/" + r.ref.namespace + "/" + r.ref.key.name
+	return r.ref.Key.Group + "/" + r.ref.Key.Kind + "/" + r.ref.Namespace + "/" + r.ref.Key.Name
 }
 
 // writePost sizes the containers of changes idx, which no values key
@@ -222,7 +223,7 @@ func (r *release) buildID() string {
 func (h *helmPhase) writePost(ctx context.Context, r *release, st loaded, values map[string]any, changes []Change, idx []int, results []Result) {
 	fail := func(err error) {
 		for _, i := range idx {
-			results[i].File, results[i].Err = r.ref.file, fmt.Errorf("%w: %s, chart %s %s: %w", ErrHelm, r, r.chart.Name, r.chart.Version, err)
+			results[i].File, results[i].Err = r.ref.File, fmt.Errorf("%w: %s, chart %s %s: %w", ErrHelm, r, r.chart.Name, r.chart.Version, err)
 		}
 	}
 	if len(st.post) > 0 && !isOurs(st.post) {
@@ -264,10 +265,10 @@ func (h *helmPhase) writePost(ctx context.Context, r *release, st loaded, values
 		res := &results[i]
 		res.File, res.Err, res.Changed, res.Method = file, err, changed, method
 		res.Helm.Layer = "spec.postRenderers of " + r.String()
-		if err == nil && r.ref.chain != nil {
+		if err == nil && r.ref.Chain != nil {
 			h.exps[i] = expectation{change: changes[i], object: r.buildID(), free: []helm.Path{keysPath("spec", "postRenderers")}}
-			k := r.ref.chain.root()
-			h.proofs[k.dir] = append(h.proofs[k.dir], i)
+			k := r.ref.Chain.Root()
+			h.proofs[k.Dir] = append(h.proofs[k.Dir], i)
 			h.touched[i] = files
 		}
 	}
@@ -435,7 +436,7 @@ func (h *helmPhase) editFile(c Change, file string, as []assignment) (bool, erro
 		return false, err
 	}
 	if len(docs) != 1 {
-		return false, fmt.Errorf("%w: %s: a values file holds one document, not %d", ErrUnsafeFile, file, len(docs))
+		return false, fmt.Errorf("%w: %s: a values file holds one document, not %d", repoindex.ErrUnsafeFile, file, len(docs))
 	}
 	changed, err := fe.edit(docs, 0, c, valuesPlacer(nil, as))
 	if err != nil {
@@ -446,24 +447,24 @@ func (h *helmPhase) editFile(c Change, file string, as []assignment) (bool, erro
 
 // writeObject sets the assignments below prefix in the object ref points
 // at (see placeObject).
-func (h *helmPhase) writeObject(c Change, ref docRef, prefix helm.Path, as []assignment) (string, bool, []string, error) {
+func (h *helmPhase) writeObject(c Change, ref repoindex.DocRef, prefix helm.Path, as []assignment) (string, bool, []string, error) {
 	return h.placeObject(c, ref, valuesPlacer(prefix, as), func(step int) ([]string, error) {
 		keys, ok := pathKeys(prefix)
 		if !ok {
-			return nil, fmt.Errorf("%w: %s: the values are inside a list (%s), which a patch would replace whole", ErrUnsafeFile, ref.file, prefix)
+			return nil, fmt.Errorf("%w: %s: the values are inside a list (%s), which a patch would replace whole", repoindex.ErrUnsafeFile, ref.File, prefix)
 		}
 		full := make([]assignment, len(as))
 		for j, a := range as {
 			full[j] = assignment{path: append(keysPath(keys...), a.path...), q: a.q}
 			for _, s := range a.path {
 				if s.Index < 0 && !plainKey.MatchString(s.Key) {
-					return nil, fmt.Errorf("%w: %s: key %q of %s would need quoting in a patch", ErrUnsafeFile, ref.file, s.Key, a.path)
+					return nil, fmt.Errorf("%w: %s: key %q of %s would need quoting in a patch", repoindex.ErrUnsafeFile, ref.File, s.Key, a.path)
 				}
 			}
 		}
 		entries, err := assignmentEntries(full)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ref.file, err)
+			return nil, fmt.Errorf("%s: %w", ref.File, err)
 		}
 		return yamledit.BlockLines(entries, 0, step, nil), nil
 	})
@@ -474,28 +475,28 @@ func (h *helmPhase) writeObject(c Change, ref docRef, prefix helm.Path, as []ass
 // file is shared with another environment, the mode says so, or that
 // kustomization already patches the object; fresh gives the body of a new
 // patch at its indentation step.
-func (h *helmPhase) placeObject(c Change, ref docRef, place placer, fresh func(step int) ([]string, error)) (string, bool, []string, error) {
+func (h *helmPhase) placeObject(c Change, ref repoindex.DocRef, place placer, fresh func(step int) ([]string, error)) (string, bool, []string, error) {
 	mode := c.Mode
 	if mode == "" {
 		mode = h.mode
 	}
-	ref.shared = h.a.idx.sharedFor(ref)
-	if ref.chain == nil && mode == ModePatch {
-		return ref.file, false, nil, fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.file)
+	ref.Shared = h.a.idx.SharedFor(ref)
+	if ref.Chain == nil && mode == ModePatch {
+		return ref.File, false, nil, fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.File)
 	}
-	file, doc := ref.file, ref.doc
-	if ref.chain != nil {
+	file, doc := ref.File, ref.Doc
+	if ref.Chain != nil {
 		pf, fe, d, err := h.a.objectPatch(ref)
 		switch {
 		case err != nil:
 			return pf, false, nil, err
 		case fe != nil:
 			file, doc = pf, d
-		case mode == ModePatch || ref.shared != "":
+		case mode == ModePatch || ref.Shared != "":
 			// What fresh refuses does not depend on the step: ask before
 			// the kustomization gains an entry.
 			if _, err := fresh(2); err != nil {
-				return ref.file, false, nil, err
+				return ref.File, false, nil, err
 			}
 			return h.a.newObjectPatch(ref, func(step int) []string {
 				body, _ := fresh(step)
@@ -619,12 +620,12 @@ func (a *applier) buildEnv(dir string, edited bool) (map[string]map[string]any, 
 	if out, ok := a.builds[dir]; ok && !edited {
 		return out, nil
 	}
-	fsys := proofFS{FileSystem: filesys.MakeFsOnDisk(), root: a.abs, limit: a.limit}
+	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: a.abs, Limit: a.limit}
 	if edited {
-		fsys.files = map[string][]byte{}
+		fsys.Files = map[string][]byte{}
 		for name, fe := range a.files {
 			if fe.dirty() {
-				fsys.files[filepath.Join(a.abs, filepath.FromSlash(name))] = fe.data
+				fsys.Files[filepath.Join(a.abs, filepath.FromSlash(name))] = fe.data
 			}
 		}
 	}

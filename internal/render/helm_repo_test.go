@@ -16,6 +16,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // chartFiles reads the chart of the golden cases as a chart repository
@@ -97,15 +98,15 @@ spec:
 		"envs/production/shop.yaml": production,
 	})
 	flux := Change{
-		Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-worker",
-			Labels:      map[string]string{fluxHelmName: "shop", fluxHelmNamespace: "shop"},
-			Annotations: map[string]string{helmReleaseName: "shop", helmReleaseNS: "shop"}},
+		Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-worker",
+			Labels:      map[string]string{repoindex.FluxHelmName: "shop", repoindex.FluxHelmNamespace: "shop"},
+			Annotations: map[string]string{repoindex.HelmReleaseName: "shop", repoindex.HelmReleaseNS: "shop"}},
 		Container: "worker",
 		Requests:  quantities(map[string]string{"cpu": "40m"}),
 	}
 	argo := Change{
-		Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "storefront", Name: "storefront-web",
-			Annotations: map[string]string{ArgoTrackingID: "shop-production:apps/Deployment:storefront/storefront-web"}},
+		Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "storefront", Name: "storefront-web",
+			Annotations: map[string]string{repoindex.ArgoTrackingID: "shop-production:apps/Deployment:storefront/storefront-web"}},
 		Container: "web",
 		Requests:  quantities(map[string]string{"cpu": "300m", "memory": "384Mi"}),
 	}
@@ -169,8 +170,8 @@ spec:
 		"apps/web.yaml": simple,
 	})
 	missing := Change{
-		Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
-			Labels: map[string]string{InstanceLabel: "shop"}},
+		Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
+			Labels: map[string]string{repoindex.InstanceLabel: "shop"}},
 		Container: "web",
 		Requests:  quantities(map[string]string{"cpu": "1"}),
 	}
@@ -224,8 +225,8 @@ spec:
 	})
 	change := func(ns string) Change {
 		return Change{
-			Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: ns + "-web",
-				Annotations: map[string]string{ArgoTrackingID: ns + ":apps/Deployment:" + ns + "/" + ns + "-web"}},
+			Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: ns + "-web",
+				Annotations: map[string]string{repoindex.ArgoTrackingID: ns + ":apps/Deployment:" + ns + "/" + ns + "-web"}},
 			Container: "web",
 			Requests:  quantities(map[string]string{"cpu": "300m"}),
 		}
@@ -318,8 +319,8 @@ spec:
 `,
 			})
 			c := Change{
-				Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: tt.workload,
-					Labels: map[string]string{fluxHelmName: tt.chart, fluxHelmNamespace: "apps"}},
+				Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: tt.workload,
+					Labels: map[string]string{repoindex.FluxHelmName: tt.chart, repoindex.FluxHelmNamespace: "apps"}},
 				Container: tt.container,
 				Requests:  quantities(tt.requests),
 			}
@@ -377,8 +378,8 @@ spec:
       replicas: 2
 `})
 	c := Change{
-		Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
-			Labels: map[string]string{fluxHelmName: "shop", fluxHelmNamespace: "shop"}},
+		Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
+			Labels: map[string]string{repoindex.FluxHelmName: "shop", repoindex.FluxHelmNamespace: "shop"}},
 		Container: "web",
 		Requests:  quantities(map[string]string{"cpu": "300m"}),
 	}

@@ -14,6 +14,7 @@ import (
 	"helm.sh/helm/v4/pkg/strvals"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // argoApplication is what an Application says about its Helm source.
@@ -60,7 +61,7 @@ func (a *applier) helmSource(app *argoApplication) (int, *argoSource, bool) {
 		if s.Ref != "" || s.Plugin != nil || s.Kustomize != nil || s.Directory != nil {
 			return false
 		}
-		return s.Chart != "" || s.Helm != nil || s.Path != "" && a.idx.charts[cleanRepoPath(s.Path)]
+		return s.Chart != "" || s.Helm != nil || s.Path != "" && a.idx.Charts[repoindex.CleanRepoPath(s.Path)]
 	}
 	if s := app.Spec.Source; s != nil && isHelm(s) {
 		return -1, s, true
@@ -196,7 +197,7 @@ func (a *applier) valueFile(app *argoApplication, src *argoSource, vf string) (s
 				if !a.isThisRepo(s.RepoURL) {
 					return "", fmt.Errorf("the source %s is the git repository %s, not this one", ref, redactURL(s.RepoURL))
 				}
-				return cleanRepoPath(rest), nil
+				return repoindex.CleanRepoPath(rest), nil
 			}
 		}
 		return "", fmt.Errorf("no source has ref %s", ref[1:])
@@ -209,12 +210,12 @@ func (a *applier) valueFile(app *argoApplication, src *argoSource, vf string) (s
 		if src.Chart != "" {
 			return "", nil
 		}
-		return cleanRepoPath(vf), nil
+		return repoindex.CleanRepoPath(vf), nil
 	}
 	if src.Chart != "" {
 		return "", nil
 	}
-	return cleanRepoPath(path.Join(src.Path, vf)), nil
+	return repoindex.CleanRepoPath(path.Join(src.Path, vf)), nil
 }
 
 // ownValueFile reports whether a values file belongs to r alone: no other
@@ -222,18 +223,18 @@ func (a *applier) valueFile(app *argoApplication, src *argoSource, vf string) (s
 // another environment deploys it (a base Application that staging and
 // production both render), and it is not a chart's own values.yaml.
 func (a *applier) ownValueFile(r *release, file string) bool {
-	if path.Base(file) == "values.yaml" && a.idx.charts[path.Dir(file)] {
+	if path.Base(file) == "values.yaml" && a.idx.Charts[path.Dir(file)] {
 		return false
 	}
-	for _, refs := range a.idx.refs {
+	for _, refs := range a.idx.Refs {
 		for _, ref := range refs {
-			if ref.key.group != argoGroup {
+			if ref.Key.Group != repoindex.ArgoGroup {
 				continue
 			}
 			// The same document is another reader as another environment
 			// deploys it, with the values files it names as written.
-			if ref.file == r.ref.file && ref.doc == r.ref.doc &&
-				(ref.renderedFrom() == r.ref.renderedFrom() || ref.chain != nil && !a.idx.isEnv(ref.chain.root())) {
+			if ref.File == r.ref.File && ref.Doc == r.ref.Doc &&
+				(ref.RenderedFrom() == r.ref.RenderedFrom() || ref.Chain != nil && !a.idx.IsEnv(ref.Chain.Root())) {
 				continue
 			}
 			obj, ok := a.decoded(ref)
@@ -241,7 +242,7 @@ func (a *applier) ownValueFile(r *release, file string) bool {
 				continue
 			}
 			var apps []map[string]any
-			switch ref.key.kind {
+			switch ref.Key.Kind {
 			case "Application":
 				apps = []map[string]any{obj}
 			case "ApplicationSet":

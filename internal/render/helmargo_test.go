@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -26,7 +27,7 @@ func TestApplicationSetReads(t *testing.T) {
 `
 	list := "spec:\n  generators:\n    - list:\n        elements:\n          - {env: qa, type: test}\n          - {env: prod-eu, type: prod}\n" + template
 	git := "spec:\n  generators:\n    - git:\n        repoURL: https://git.example.com/fleet.git\n        directories: [{path: envs/*}]\n" + template
-	a := &applier{idx: &index{charts: map[string]bool{"charts/shop": true}}}
+	a := &applier{idx: &repoindex.Index{Charts: map[string]bool{"charts/shop": true}}}
 	tests := []struct {
 		name, appset string
 		reads        []string

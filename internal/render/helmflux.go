@@ -18,6 +18,7 @@ import (
 	"helm.sh/helm/v4/pkg/strvals"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // fluxHelmRelease is what a HelmRelease says about its chart and values.
@@ -175,16 +176,16 @@ func valuesFrom(kind, name, key, targetPath, ns string, out map[string]map[strin
 // merges them. The layer is writable when no other environment reads the
 // file, and the file holds exactly what the ConfigMap does.
 func (a *applier) generatedFrom(r *release, l *layer, name, key string) {
-	if r.ref.chain == nil {
+	if r.ref.Chain == nil {
 		return
 	}
-	env := r.ref.chain.root()
-	seen := map[*kustomization]bool{env: true}
-	for queue := []*kustomization{env}; len(queue) > 0; queue = queue[1:] {
+	env := r.ref.Chain.Root()
+	seen := map[*repoindex.Kustomization]bool{env: true}
+	for queue := []*repoindex.Kustomization{env}; len(queue) > 0; queue = queue[1:] {
 		k := queue[0]
-		for _, g := range slices.Backward(k.generators) {
-			file, ok := g.files[key]
-			if g.name != name && !generatedName(name, g.name) || !ok {
+		for _, g := range slices.Backward(k.Generators) {
+			file, ok := g.Files[key]
+			if g.Name != name && !generatedName(name, g.Name) || !ok {
 				continue
 			}
 			data, err := a.fileData(file, true)
@@ -195,12 +196,12 @@ func (a *applier) generatedFrom(r *release, l *layer, name, key string) {
 			if sigsyaml.Unmarshal(data, &vals) != nil || !reflect.DeepEqual(vals, l.values) && len(vals)+len(l.values) > 0 {
 				return
 			}
-			l.what = fmt.Sprintf("the values file %s (ConfigMap %s, key %s)", file, g.name, key)
+			l.what = fmt.Sprintf("the values file %s (ConfigMap %s, key %s)", file, g.Name, key)
 			l.file, l.writable = file, a.ownFile(env, file)
 			return
 		}
-		for _, res := range k.resources {
-			if sub := a.idx.graph.byDir[res]; sub != nil && !seen[sub] {
+		for _, res := range k.Resources {
+			if sub := a.idx.Graph.ByDir[res]; sub != nil && !seen[sub] {
 				seen[sub] = true
 				queue = append(queue, sub)
 			}
@@ -210,9 +211,9 @@ func (a *applier) generatedFrom(r *release, l *layer, name, key string) {
 
 // ownFile reports whether env is the only environment that reads file
 // (with those built on it).
-func (a *applier) ownFile(env *kustomization, file string) bool {
+func (a *applier) ownFile(env *repoindex.Kustomization, file string) bool {
 	for _, k := range a.readers(file) {
-		if a.idx.isEnv(k) && k != env && !k.includes(env) {
+		if a.idx.IsEnv(k) && k != env && !k.Includes(env) {
 			return false
 		}
 	}
@@ -291,7 +292,7 @@ func (a *applier) fluxChart(ctx context.Context, r *release, hr *fluxHelmRelease
 			return nil, err
 		}
 		// Paths from the root of the repository, as source-controller reads them.
-		read = func(name string) ([]byte, error) { return a.fileData(cleanRepoPath(name), false) }
+		read = func(name string) ([]byte, error) { return a.fileData(repoindex.CleanRepoPath(name), false) }
 	default:
 		return nil, fmt.Errorf("%s: charts from a %s are not supported", r, spec.SourceRef.Kind)
 	}
@@ -334,13 +335,13 @@ func or(s, def string) string {
 // sourceObject finds a Flux source: in the HelmRelease's build, else in
 // the repository's index.
 func (a *applier) sourceObject(kind, name, ns string, out map[string]map[string]any) (map[string]any, error) {
-	if obj, ok := out[fluxSourceGroup+"/"+kind+"/"+ns+"/"+name]; ok {
+	if obj, ok := out[repoindex.FluxSourceGroup+"/"+kind+"/"+ns+"/"+name]; ok {
 		return obj, nil
 	}
 	var found []map[string]any
 	var where []string
-	for _, ref := range a.idx.refs[identKey{fluxSourceGroup, kind, name}] {
-		if ref.namespace != ns && ref.namespace != "" {
+	for _, ref := range a.idx.Refs[repoindex.IdentKey{Group: repoindex.FluxSourceGroup, Kind: kind, Name: name}] {
+		if ref.Namespace != ns && ref.Namespace != "" {
 			continue
 		}
 		obj, ok := a.decoded(ref)
@@ -349,7 +350,7 @@ func (a *applier) sourceObject(kind, name, ns string, out map[string]map[string]
 		}
 		if !slices.ContainsFunc(found, func(o map[string]any) bool { return equalSpec(o, obj) }) {
 			found = append(found, obj)
-			where = append(where, ref.file)
+			where = append(where, ref.File)
 		}
 	}
 	switch len(found) {

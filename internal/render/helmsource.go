@@ -14,6 +14,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
@@ -29,23 +30,23 @@ var ErrHelm = errors.New("helm release")
 // (kustomization/<namespace>/<name>), else the Helm release that Helm's
 // annotations name (helm/<namespace>/<release>); "" when its metadata
 // names none. The instance label, which charts also set, counts last.
-func Deployer(t Target) string {
-	if name := t.Labels[fluxHelmName]; name != "" {
-		return "helmrelease/" + or(t.Labels[fluxHelmNamespace], t.Namespace) + "/" + name
+func Deployer(t repoindex.Target) string {
+	if name := t.Labels[repoindex.FluxHelmName]; name != "" {
+		return "helmrelease/" + or(t.Labels[repoindex.FluxHelmNamespace], t.Namespace) + "/" + name
 	}
-	if id := t.Annotations[ArgoTrackingID]; id != "" {
+	if id := t.Annotations[repoindex.ArgoTrackingID]; id != "" {
 		app, _, _ := strings.Cut(id, ":")
 		return "argocd/" + app
 	}
-	if name := t.Labels[FluxNameLabel]; name != "" {
-		return "kustomization/" + t.Labels[FluxNamespaceLabel] + "/" + name
+	if name := t.Labels[repoindex.FluxNameLabel]; name != "" {
+		return "kustomization/" + t.Labels[repoindex.FluxNamespaceLabel] + "/" + name
 	}
-	if name := t.Annotations[helmReleaseName]; name != "" {
+	if name := t.Annotations[repoindex.HelmReleaseName]; name != "" {
 		// Helm installed it; Argo CD renders charts without installing
 		// them, so the instance label is the release's, no application's.
-		return "helm/" + or(t.Annotations[helmReleaseNS], t.Namespace) + "/" + name
+		return "helm/" + or(t.Annotations[repoindex.HelmReleaseNS], t.Namespace) + "/" + name
 	}
-	if app := t.Labels[InstanceLabel]; app != "" {
+	if app := t.Labels[repoindex.InstanceLabel]; app != "" {
 		return "argocd/" + app
 	}
 	return ""
@@ -54,8 +55,8 @@ func Deployer(t Target) string {
 // release is a Helm release of the repository that renders targets: a
 // Flux HelmRelease or an Argo CD Application with a Helm source.
 type release struct {
-	kind string // HelmRelease or Application
-	ref  docRef // the object's document
+	kind string           // HelmRelease or Application
+	ref  repoindex.DocRef // the object's document
 	// name and namespace are the Helm release's.
 	name, namespace string
 	chart           *helm.Chart
@@ -68,17 +69,17 @@ type release struct {
 
 // String names the release for errors and reports.
 func (r *release) String() string {
-	if r.ref.chain != nil {
-		return fmt.Sprintf("%s %s (%s, rendered by %s)", r.kind, r.objectName(), r.ref.file, r.ref.chain.root().dir)
+	if r.ref.Chain != nil {
+		return fmt.Sprintf("%s %s (%s, rendered by %s)", r.kind, r.objectName(), r.ref.File, r.ref.Chain.Root().Dir)
 	}
-	return fmt.Sprintf("%s %s (%s)", r.kind, r.objectName(), r.ref.file)
+	return fmt.Sprintf("%s %s (%s)", r.kind, r.objectName(), r.ref.File)
 }
 
 func (r *release) objectName() string {
-	if r.ref.namespace == "" {
-		return r.ref.key.name
+	if r.ref.Namespace == "" {
+		return r.ref.Key.Name
 	}
-	return r.ref.namespace + "/" + r.ref.key.name
+	return r.ref.Namespace + "/" + r.ref.Key.Name
 }
 
 // layer is one source of a release's values, in Helm's order.
@@ -100,24 +101,24 @@ type layer struct {
 // Argo CD tracks it by.
 func (a *applier) findRelease(c Change, dir string) (*release, error) {
 	t := c.Target
-	if name := t.Labels[fluxHelmName]; name != "" {
-		ns := t.Labels[fluxHelmNamespace]
+	if name := t.Labels[repoindex.FluxHelmName]; name != "" {
+		ns := t.Labels[repoindex.FluxHelmNamespace]
 		if ns == "" {
 			ns = t.Namespace
 		}
-		hr := Change{Target: Target{APIVersion: fluxHelmGroup + "/v2", Kind: "HelmRelease", Namespace: ns, Name: name}, Path: c.Path}
-		ref, _, err := a.idx.resolve(hr.sought(), dir)
-		if errors.Is(err, ErrTargetNotFound) {
+		hr := Change{Target: repoindex.Target{APIVersion: repoindex.FluxHelmGroup + "/v2", Kind: "HelmRelease", Namespace: ns, Name: name}, Path: c.Path}
+		ref, _, err := a.idx.Resolve(hr.sought(), dir)
+		if errors.Is(err, repoindex.ErrTargetNotFound) {
 			return nil, errNotHelm // the index's error says what to do
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s is installed by the Flux HelmRelease %s/%s: %w", ErrHelm, t, ns, name, err)
 		}
 		r := &release{kind: "HelmRelease", ref: ref, source: -1}
-		r.name, r.namespace = t.Annotations[helmReleaseName], t.Annotations[helmReleaseNS]
+		r.name, r.namespace = t.Annotations[repoindex.HelmReleaseName], t.Annotations[repoindex.HelmReleaseNS]
 		return r, nil
 	}
-	app := argoApp(t)
+	app := repoindex.ArgoApp(t)
 	if app == "" {
 		return a.releaseNamed(c)
 	}
@@ -125,13 +126,13 @@ func (a *applier) findRelease(c Change, dir string) (*release, error) {
 	if !ok {
 		ns, name = "", app
 	}
-	var refs []docRef
-	for _, r := range a.idx.refs[identKey{argoGroup, "Application", name}] {
-		if ns == "" || r.namespace == ns {
+	var refs []repoindex.DocRef
+	for _, r := range a.idx.Refs[repoindex.IdentKey{Group: repoindex.ArgoGroup, Kind: "Application", Name: name}] {
+		if ns == "" || r.Namespace == ns {
 			refs = append(refs, r)
 		}
 	}
-	refs = a.idx.narrow(c, refs)
+	refs = narrow(a.idx, c, refs)
 	switch len(refs) {
 	case 0:
 		// app.kubernetes.io/instance is also a chart's label of its
@@ -139,7 +140,7 @@ func (a *applier) findRelease(c Change, dir string) (*release, error) {
 		return a.releaseNamed(c)
 	case 1:
 	default:
-		return nil, fmt.Errorf("%w: %w: %s is tracked by the Argo CD application %s, defined in %s", ErrHelm, ErrAmbiguousTarget, t, app, renderersOf(refs))
+		return nil, fmt.Errorf("%w: %w: %s is tracked by the Argo CD application %s, defined in %s", ErrHelm, repoindex.ErrAmbiguousTarget, t, app, repoindex.RenderersOf(refs))
 	}
 	r := &release{kind: "Application", ref: refs[0], name: name, source: -1}
 	return r, nil
@@ -152,27 +153,27 @@ func (a *applier) findRelease(c Change, dir string) (*release, error) {
 // helm-controller works them out, are those.
 func (a *applier) releaseNamed(c Change) (*release, error) {
 	t := c.Target
-	name, ns := t.Annotations[helmReleaseName], t.Annotations[helmReleaseNS]
+	name, ns := t.Annotations[repoindex.HelmReleaseName], t.Annotations[repoindex.HelmReleaseNS]
 	if name == "" {
 		return nil, errNotHelm
 	}
 	if ns == "" {
 		ns = t.Namespace
 	}
-	var refs []docRef
+	var refs []repoindex.DocRef
 	for _, n := range a.releasesNamed()[name] {
 		if n.namespace == "" || n.namespace == ns {
 			refs = append(refs, n.ref)
 		}
 	}
-	refs = a.idx.narrow(c, refs)
+	refs = narrow(a.idx, c, refs)
 	switch len(refs) {
 	case 0:
 		return nil, errNotHelm
 	case 1:
 	default:
 		return nil, fmt.Errorf("%w: %w: %s is installed by the Helm release %s/%s, which the HelmReleases in %s all name",
-			ErrHelm, ErrAmbiguousTarget, t, ns, name, renderersOf(refs))
+			ErrHelm, repoindex.ErrAmbiguousTarget, t, ns, name, repoindex.RenderersOf(refs))
 	}
 	return &release{kind: "HelmRelease", ref: refs[0], name: name, namespace: ns, source: -1}, nil
 }
@@ -180,12 +181,12 @@ func (a *applier) releaseNamed(c Change) (*release, error) {
 // narrow keeps of refs, the objects that may render c's target's
 // release, those the directory c names renders, then, of several, those
 // of environments.
-func (idx *index) narrow(c Change, refs []docRef) []docRef {
+func narrow(idx *repoindex.Index, c Change, refs []repoindex.DocRef) []repoindex.DocRef {
 	if c.Path != "" {
-		refs = idx.selectedBy([]string{cleanRepoPath(c.Path)}, refs)
+		refs = idx.SelectedBy([]string{repoindex.CleanRepoPath(c.Path)}, refs)
 	}
 	if len(refs) > 1 {
-		refs = idx.preferEnvs(refs)
+		refs = idx.PreferEnvs(refs)
 	}
 	return refs
 }
@@ -193,7 +194,7 @@ func (idx *index) narrow(c Change, refs []docRef) []docRef {
 // namedRelease is a HelmRelease and the namespace of the Helm release it
 // installs ("" when neither it nor its environment sets one).
 type namedRelease struct {
-	ref       docRef
+	ref       repoindex.DocRef
 	namespace string
 }
 
@@ -205,8 +206,8 @@ func (a *applier) releasesNamed() map[string][]namedRelease {
 		return a.releaseNames
 	}
 	a.releaseNames = map[string][]namedRelease{}
-	for k, refs := range a.idx.refs {
-		if k.group != fluxHelmGroup || k.kind != "HelmRelease" {
+	for k, refs := range a.idx.Refs {
+		if k.Group != repoindex.FluxHelmGroup || k.Kind != "HelmRelease" {
 			continue
 		}
 		for _, ref := range refs {
@@ -220,14 +221,14 @@ func (a *applier) releasesNamed() map[string][]namedRelease {
 			}
 			// The identity as rendered: an overlay may set the namespace
 			// or prefix the name.
-			hr.Metadata.Name, hr.Metadata.Namespace = ref.key.name, ref.namespace
+			hr.Metadata.Name, hr.Metadata.Namespace = ref.Key.Name, ref.Namespace
 			name := hr.releaseName()
-			a.releaseNames[name] = append(a.releaseNames[name], namedRelease{ref: ref, namespace: or(hr.Spec.TargetNamespace, ref.namespace)})
+			a.releaseNames[name] = append(a.releaseNames[name], namedRelease{ref: ref, namespace: or(hr.Spec.TargetNamespace, ref.Namespace)})
 		}
 	}
 	for _, named := range a.releaseNames {
 		slices.SortFunc(named, func(x, y namedRelease) int {
-			return cmp.Or(strings.Compare(x.ref.file, y.ref.file), cmp.Compare(x.ref.doc, y.ref.doc), strings.Compare(x.ref.renderedFrom(), y.ref.renderedFrom()))
+			return cmp.Or(strings.Compare(x.ref.File, y.ref.File), cmp.Compare(x.ref.Doc, y.ref.Doc), strings.Compare(x.ref.RenderedFrom(), y.ref.RenderedFrom()))
 		})
 	}
 	return a.releaseNames
@@ -238,26 +239,26 @@ func (a *applier) releasesNamed() map[string][]namedRelease {
 // when edited, and the whole output of that build (nil when no
 // kustomization renders the object).
 func (a *applier) object(r *release, edited bool) (map[string]any, map[string]map[string]any, error) {
-	if r.ref.chain == nil {
-		data, err := a.fileData(r.ref.file, edited)
+	if r.ref.Chain == nil {
+		data, err := a.fileData(r.ref.File, edited)
 		if err != nil {
 			return nil, nil, err
 		}
 		docs, err := yamledit.ParseDocuments(data)
-		if err != nil || r.ref.doc >= len(docs) {
-			return nil, nil, fmt.Errorf("%s no longer parses: %w", r.ref.file, err)
+		if err != nil || r.ref.Doc >= len(docs) {
+			return nil, nil, fmt.Errorf("%s no longer parses: %w", r.ref.File, err)
 		}
-		obj, err := decodeNode(docs[r.ref.doc])
+		obj, err := decodeNode(docs[r.ref.Doc])
 		return obj, nil, err
 	}
-	out, err := a.buildEnv(r.ref.chain.root().dir, edited)
+	out, err := a.buildEnv(r.ref.Chain.Root().Dir, edited)
 	if err != nil {
-		return nil, nil, fmt.Errorf("building %s: %w", r.ref.chain.root().file, err)
+		return nil, nil, fmt.Errorf("building %s: %w", r.ref.Chain.Root().File, err)
 	}
-	id := r.ref.key.group + "/" + r.ref.key.kind + "/" + r.ref.namespace + "/" + r.ref.key.name
+	id := r.ref.Key.Group + "/" + r.ref.Key.Kind + "/" + r.ref.Namespace + "/" + r.ref.Key.Name
 	obj, ok := out[id]
 	if !ok {
-		return nil, nil, fmt.Errorf("%s does not render %s", r.ref.chain.root().file, id)
+		return nil, nil, fmt.Errorf("%s does not render %s", r.ref.Chain.Root().File, id)
 	}
 	return obj, out, nil
 }
@@ -270,7 +271,7 @@ func (a *applier) fileData(name string, edited bool) ([]byte, error) {
 		}
 		return fe.orig, nil
 	}
-	data, _, err := readLimited(a.fsys, name, a.limit)
+	data, _, err := repoindex.ReadLimited(a.fsys, name, a.limit)
 	return data, err
 }
 
@@ -289,8 +290,8 @@ func decodeNode(doc *yaml.Node) (map[string]any, error) {
 
 // decoded returns the document ref points at as plain values, or false
 // when it no longer parses.
-func (a *applier) decoded(ref docRef) (map[string]any, bool) {
-	doc, err := a.doc(ref.file, ref.doc)
+func (a *applier) decoded(ref repoindex.DocRef) (map[string]any, bool) {
+	doc, err := a.doc(ref.File, ref.Doc)
 	if err != nil {
 		return nil, false
 	}
@@ -354,7 +355,7 @@ func (a *applier) localChart(r *release, repoURL, dir string) (*helm.Chart, erro
 	if !a.isThisRepo(repoURL) {
 		return nil, fmt.Errorf("%s: its chart %s is in the git repository %s, not in this one", r, dir, redactURL(repoURL))
 	}
-	dir = cleanRepoPath(dir)
+	dir = repoindex.CleanRepoPath(dir)
 	if ch, ok := a.localCharts[dir]; ok {
 		return ch, nil
 	}

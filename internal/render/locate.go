@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/kinds"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
@@ -15,7 +16,7 @@ import (
 func podSpecPaths(root *yaml.Node) [][]string {
 	apiVersion, _ := yamledit.ScalarField(root, "apiVersion")
 	kind, _ := yamledit.ScalarField(root, "kind")
-	return kinds.PodSpecPaths(group(apiVersion), kind)
+	return kinds.PodSpecPaths(repoindex.Group(apiVersion), kind)
 }
 
 // findContainer returns the mapping of the named container in the pod
@@ -38,7 +39,7 @@ type containerPath struct {
 func locateContainer(doc *yaml.Node, name string) (*yaml.Node, containerPath, error) {
 	root := yamledit.DocRoot(doc)
 	if root == nil || root.Kind != yaml.MappingNode {
-		return nil, containerPath{}, fmt.Errorf("%w: document is not a mapping", ErrContainerNotFound)
+		return nil, containerPath{}, fmt.Errorf("%w: document is not a mapping", repoindex.ErrContainerNotFound)
 	}
 	if err := yamledit.UnsafeNode(root, "the document"); err != nil {
 		return nil, containerPath{}, err
@@ -61,7 +62,7 @@ func locateContainer(doc *yaml.Node, name string) (*yaml.Node, containerPath, er
 		for _, p := range paths {
 			where = append(where, strings.Join(p, "."))
 		}
-		return nil, containerPath{}, fmt.Errorf("%w: no pod template (%s)", ErrContainerNotFound, strings.Join(where, " or "))
+		return nil, containerPath{}, fmt.Errorf("%w: no pod template (%s)", repoindex.ErrContainerNotFound, strings.Join(where, " or "))
 	}
 	where := strings.Join(at.pod, ".")
 
@@ -76,10 +77,10 @@ func locateContainer(doc *yaml.Node, name string) (*yaml.Node, containerPath, er
 		return nil, at, err
 	}
 	if c == nil {
-		return nil, at, fmt.Errorf("%w: no container %q in %s", ErrContainerNotFound, name, where)
+		return nil, at, fmt.Errorf("%w: no container %q in %s", repoindex.ErrContainerNotFound, name, where)
 	}
 	if rp, _ := yamledit.ScalarField(c, "restartPolicy"); rp != "Always" {
-		return nil, at, fmt.Errorf("%w: %q is an init container of %s, not a native sidecar", ErrContainerNotFound, name, where)
+		return nil, at, fmt.Errorf("%w: %q is an init container of %s, not a native sidecar", repoindex.ErrContainerNotFound, name, where)
 	}
 	return c, at, nil
 }
@@ -91,7 +92,7 @@ func mappingAt(m *yaml.Node, keys []string) (*yaml.Node, error) {
 		where := strings.Join(keys[:i+1], ".")
 		_, v, dup := yamledit.Lookup(m, key)
 		if dup {
-			return nil, fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
+			return nil, fmt.Errorf("%w: %s is defined twice", repoindex.ErrUnsafeFile, where)
 		}
 		if v == nil || (v.Kind == yaml.ScalarNode && yamledit.IsNull(v)) {
 			return nil, nil
@@ -100,7 +101,7 @@ func mappingAt(m *yaml.Node, keys []string) (*yaml.Node, error) {
 			return nil, err
 		}
 		if v.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%w: %s is not a mapping (line %d)", ErrContainerNotFound, where, v.Line)
+			return nil, fmt.Errorf("%w: %s is not a mapping (line %d)", repoindex.ErrContainerNotFound, where, v.Line)
 		}
 		m = v
 	}
@@ -112,13 +113,13 @@ func pickContainer(pod *yaml.Node, field, name, where string) (*yaml.Node, error
 	where += "." + field
 	_, seq, dup := yamledit.Lookup(pod, field)
 	if dup {
-		return nil, fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
+		return nil, fmt.Errorf("%w: %s is defined twice", repoindex.ErrUnsafeFile, where)
 	}
 	if seq == nil || yamledit.IsNull(seq) {
 		return nil, nil
 	}
 	if seq.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("%w: %s is not a list (line %d)", ErrContainerNotFound, where, seq.Line)
+		return nil, fmt.Errorf("%w: %s is not a list (line %d)", repoindex.ErrContainerNotFound, where, seq.Line)
 	}
 	var found []*yaml.Node
 	for _, item := range seq.Content {
@@ -135,7 +136,7 @@ func pickContainer(pod *yaml.Node, field, name, where string) (*yaml.Node, error
 		return nil, nil
 	case 1:
 	default:
-		return nil, fmt.Errorf("%w: container %q appears %d times in %s", ErrAmbiguousTarget, name, len(found), where)
+		return nil, fmt.Errorf("%w: container %q appears %d times in %s", repoindex.ErrAmbiguousTarget, name, len(found), where)
 	}
 	// Checked only now: an anchor on an unrelated sidecar is no concern.
 	if err := yamledit.UnsafeNode(seq, where); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Mode says how a change lands in the repository.
@@ -83,3 +84,21 @@ func ParsePaths(entries []string) (map[string]string, error) {
 // The size is checked before the file is opened for reading. The default is
 // DefaultMaxFileSize; n <= 0 removes the limit.
 func WithMaxFileSize(n int64) Option { return func(o *options) { o.maxFileSize = n } }
+
+// ParseFileSize reads a size limit, as the max-file-size setting holds it,
+// for WithMaxFileSize: a Kubernetes quantity ("4Mi", "500k") or a number of
+// bytes; it must be positive.
+func ParseFileSize(s string) (int64, error) {
+	q, err := resource.ParseQuantity(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("%q: want a size such as 4Mi or 4194304: %w", s, err)
+	}
+	if q.Sign() <= 0 {
+		return 0, fmt.Errorf("%q: must be positive", s)
+	}
+	n, ok := q.AsInt64()
+	if !ok {
+		return 0, fmt.Errorf("%q: not a whole number of bytes", s)
+	}
+	return n, nil
+}

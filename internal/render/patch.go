@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 	corev1 "k8s.io/api/core/v1"
 
@@ -24,21 +25,21 @@ const patchPrefix = "recommend-job-"
 // kustomization that already names the object, or writes
 // recommend-job-<kind>-<name>.yaml next to it and lists it in patches. It
 // returns the patch file, whether bytes changed, and the files touched.
-func (a *applier) patch(c Change, ref docRef) (string, bool, []string, error) {
-	base, err := a.doc(ref.file, ref.doc)
+func (a *applier) patch(c Change, ref repoindex.DocRef) (string, bool, []string, error) {
+	base, err := a.doc(ref.File, ref.Doc)
 	if err != nil {
-		return ref.file, false, nil, err
+		return ref.File, false, nil, err
 	}
 	if _, _, err := locateContainer(base, c.Container); err != nil {
-		return ref.file, false, nil, fmt.Errorf("%s: %w", ref.file, err)
+		return ref.File, false, nil, fmt.Errorf("%s: %w", ref.File, err)
 	}
 	_, at, _ := locateContainer(base, c.Container)
 	apiVersion, _ := yamledit.ScalarField(yamledit.DocRoot(base), "apiVersion")
-	k := ref.chain.root()
+	k := ref.Chain.Root()
 	// Patches of a kustomization apply before its own name and namespace
 	// transformers, so they name the object as the inner layers render it.
-	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
-	want := identKey{ref.key.group, ref.key.kind, name}
+	ns, name := ref.Chain[:len(ref.Chain)-1].Transform(ref.RawNamespace, ref.RawName)
+	want := repoindex.IdentKey{Group: ref.Key.Group, Kind: ref.Key.Kind, Name: name}
 
 	best, err := a.findPatch(c, k, want, ns, at, true)
 	if err != nil {
@@ -54,7 +55,7 @@ func (a *applier) patch(c Change, ref docRef) (string, bool, []string, error) {
 	}
 
 	return a.newPatch(k, want, name, base, func(style layout, br string) string {
-		return patchText(apiVersion, want.kind, ns, name, at, c, style, br)
+		return patchText(apiVersion, want.Kind, ns, name, at, c, style, br)
 	})
 }
 
@@ -62,35 +63,35 @@ func (a *applier) patch(c Change, ref docRef) (string, bool, []string, error) {
 // with the text text gives in k's layout (indentation from base, the
 // object's document), and lists it in k's patches. It returns the patch
 // file, whether bytes changed, and the files touched.
-func (a *applier) newPatch(k *kustomization, want identKey, name string, base *yaml.Node, text func(layout, string) string) (string, bool, []string, error) {
-	kfe, err := a.file(k.file)
+func (a *applier) newPatch(k *repoindex.Kustomization, want repoindex.IdentKey, name string, base *yaml.Node, text func(layout, string) string) (string, bool, []string, error) {
+	kfe, err := a.file(k.File)
 	if err != nil {
-		return k.file, false, nil, err
+		return k.File, false, nil, err
 	}
 	if kfe.unsafe != nil {
-		return k.file, false, nil, fmt.Errorf("%s: %w", k.file, kfe.unsafe)
+		return k.File, false, nil, fmt.Errorf("%s: %w", k.File, kfe.unsafe)
 	}
-	file := path.Join(k.dir, patchPrefix+strings.ToLower(want.kind)+"-"+name+".yaml")
+	file := path.Join(k.Dir, patchPrefix+strings.ToLower(want.Kind)+"-"+name+".yaml")
 	if _, ok := a.files[file]; ok {
-		return file, false, nil, fmt.Errorf("%w: %s is already written in this run but %s does not list it", ErrUnsafeFile, file, k.file)
+		return file, false, nil, fmt.Errorf("%w: %s is already written in this run but %s does not list it", repoindex.ErrUnsafeFile, file, k.File)
 	}
 	if _, err := fs.Stat(a.fsys, file); err == nil {
-		return file, false, nil, fmt.Errorf("%w: %s exists but %s does not list it as a patch", ErrUnsafeFile, file, k.file)
+		return file, false, nil, fmt.Errorf("%w: %s exists but %s does not list it as a patch", repoindex.ErrUnsafeFile, file, k.File)
 	}
 	src := yamledit.NewSource(kfe.data)
 	kdocs, err := kfe.currentDocs()
 	if err != nil {
-		return k.file, false, nil, err
+		return k.File, false, nil, err
 	}
 	style := layoutOf(yamledit.DocRoot(kdocs[0]), indentStep(yamledit.DocRoot(base)))
 	body := text(style, src.DefaultBreak())
 	if err := addPatchEntry(kfe, path.Base(file), style); err != nil {
-		return k.file, false, nil, fmt.Errorf("%s: %w", k.file, err)
+		return k.File, false, nil, fmt.Errorf("%s: %w", k.File, err)
 	}
 	a.record(file, nil)
 	a.files[file] = &fileEdit{name: file, data: []byte(body), mode: 0o644, created: true}
-	k.patches = append(k.patches, file)
-	return file, true, []string{file, k.file}, nil
+	k.Patches = append(k.Patches, file)
+	return file, true, []string{file, k.File}, nil
 }
 
 // markerPatch sets the values of a marker in a file other environments
@@ -98,13 +99,13 @@ func (a *applier) newPatch(k *kustomization, want identKey, name string, base *y
 // marked path, in the kustomization that renders it for the target: a
 // patch of that kustomization that names the object gains the path, or a
 // new one is written. keys and direct are the marked path (markedObject).
-func (a *applier) markerPatch(c Change, ref docRef, value string, keys []string, direct bool) (string, bool, []string, error) {
-	if _, err := a.doc(ref.file, ref.doc); err != nil {
-		return ref.file, false, nil, err
+func (a *applier) markerPatch(c Change, ref repoindex.DocRef, value string, keys []string, direct bool) (string, bool, []string, error) {
+	if _, err := a.doc(ref.File, ref.Doc); err != nil {
+		return ref.File, false, nil, err
 	}
 	for _, key := range keys {
 		if !plainKey.MatchString(key) {
-			return ref.file, false, nil, fmt.Errorf("%w: %s: key %q on the way to marker %q would need quoting in a patch", ErrUnsafeFile, ref.file, key, value)
+			return ref.File, false, nil, fmt.Errorf("%w: %s: key %q on the way to marker %q would need quoting in a patch", repoindex.ErrUnsafeFile, ref.File, key, value)
 		}
 	}
 	pf, fe, d, err := a.objectPatch(ref)
@@ -123,23 +124,23 @@ func (a *applier) markerPatch(c Change, ref docRef, value string, keys []string,
 // objectPatch finds the last patch of the object ref points at among the
 // patches of the kustomization that renders it, and returns its file, its
 // edit and its document; fe is nil when there is none.
-func (a *applier) objectPatch(ref docRef) (file string, fe *fileEdit, doc int, err error) {
-	k := ref.chain.root()
-	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
-	want := identKey{ref.key.group, ref.key.kind, name}
-	for i := len(k.patches) - 1; i >= 0; i-- {
-		pf := k.patches[i]
-		if a.idx.graph.sharedPatch(pf, k) {
+func (a *applier) objectPatch(ref repoindex.DocRef) (file string, fe *fileEdit, doc int, err error) {
+	k := ref.Chain.Root()
+	ns, name := ref.Chain[:len(ref.Chain)-1].Transform(ref.RawNamespace, ref.RawName)
+	want := repoindex.IdentKey{Group: ref.Key.Group, Kind: ref.Key.Kind, Name: name}
+	for i := len(k.Patches) - 1; i >= 0; i-- {
+		pf := k.Patches[i]
+		if a.idx.Graph.SharedPatch(pf, k) {
 			continue
 		}
-		if sel, ok := k.selectors[pf]; ok && !a.selectsOne(k, sel, want) {
+		if sel, ok := k.Selectors[pf]; ok && !a.selectsOne(k, sel, want) {
 			// It patches other objects too: a value set there would
 			// land on them as well.
 			continue
 		}
 		fe, err := a.file(pf)
-		if errors.Is(err, ErrFileTooLarge) {
-			return pf, nil, 0, fmt.Errorf("%s patches with %s: %w", k.file, pf, err)
+		if errors.Is(err, repoindex.ErrFileTooLarge) {
+			return pf, nil, 0, fmt.Errorf("%s patches with %s: %w", k.File, pf, err)
 		}
 		if err != nil {
 			continue
@@ -149,7 +150,7 @@ func (a *applier) objectPatch(ref docRef) (file string, fe *fileEdit, doc int, e
 			return pf, nil, 0, err
 		}
 		for d := len(docs) - 1; d >= 0; d-- {
-			key, pns, ok := identify(docs[d])
+			key, pns, ok := repoindex.Identify(docs[d])
 			if !ok || key != want || (pns != "" && pns != ns) {
 				continue
 			}
@@ -165,19 +166,19 @@ func (a *applier) objectPatch(ref docRef) (file string, fe *fileEdit, doc int, e
 // selectsOne reports whether a patch target that selects by kind selects
 // only the object want among what k renders: the only object of its kind
 // there.
-func (a *applier) selectsOne(k *kustomization, sel patchSelector, want identKey) bool {
+func (a *applier) selectsOne(k *repoindex.Kustomization, sel repoindex.PatchSelector, want repoindex.IdentKey) bool {
 	// Without a kind it selects objects of every kind.
-	if sel.kind != want.kind || sel.group != "" && sel.group != want.group {
+	if sel.Kind != want.Kind || sel.Group != "" && sel.Group != want.Group {
 		return false
 	}
-	out, err := a.buildEnv(k.dir, false)
+	out, err := a.buildEnv(k.Dir, false)
 	if err != nil {
 		return false
 	}
 	n := 0
 	for _, obj := range out {
 		apiVersion, _ := obj["apiVersion"].(string)
-		if kind, _ := obj["kind"].(string); kind == want.kind && group(apiVersion) == want.group {
+		if kind, _ := obj["kind"].(string); kind == want.Kind && repoindex.Group(apiVersion) == want.Group {
 			n++
 		}
 	}
@@ -187,17 +188,17 @@ func (a *applier) selectsOne(k *kustomization, sel patchSelector, want identKey)
 // newObjectPatch writes a new strategic-merge patch of the object ref
 // points at, holding below its identity the lines body gives at the
 // patch's indentation step, in the kustomization that renders it.
-func (a *applier) newObjectPatch(ref docRef, body func(step int) []string) (string, bool, []string, error) {
-	base, err := a.doc(ref.file, ref.doc)
+func (a *applier) newObjectPatch(ref repoindex.DocRef, body func(step int) []string) (string, bool, []string, error) {
+	base, err := a.doc(ref.File, ref.Doc)
 	if err != nil {
-		return ref.file, false, nil, err
+		return ref.File, false, nil, err
 	}
 	apiVersion, _ := yamledit.ScalarField(yamledit.DocRoot(base), "apiVersion")
-	k := ref.chain.root()
-	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
-	want := identKey{ref.key.group, ref.key.kind, name}
+	k := ref.Chain.Root()
+	ns, name := ref.Chain[:len(ref.Chain)-1].Transform(ref.RawNamespace, ref.RawName)
+	want := repoindex.IdentKey{Group: ref.Key.Group, Kind: ref.Key.Kind, Name: name}
 	return a.newPatch(k, want, name, base, func(style layout, br string) string {
-		lines := append(patchHeader(apiVersion, want.kind, ns, name, style), body(style.step)...)
+		lines := append(patchHeader(apiVersion, want.Kind, ns, name, style), body(style.step)...)
 		return strings.Join(lines, br) + br
 	})
 }
@@ -261,15 +262,15 @@ type patchFit struct {
 // are left alone. With own, a patch file another kustomization also
 // patches with (one k is not built on) is not a candidate: editing it
 // would change that one too.
-func (a *applier) findPatch(c Change, k *kustomization, want identKey, ns string, at containerPath, own bool) (patchFit, error) {
+func (a *applier) findPatch(c Change, k *repoindex.Kustomization, want repoindex.IdentKey, ns string, at containerPath, own bool) (patchFit, error) {
 	var best patchFit
-	for _, pf := range k.patches {
-		if own && a.idx.graph.sharedPatch(pf, k) {
+	for _, pf := range k.Patches {
+		if own && a.idx.Graph.SharedPatch(pf, k) {
 			continue
 		}
 		fe, err := a.file(pf)
-		if errors.Is(err, ErrFileTooLarge) {
-			return patchFit{file: pf}, fmt.Errorf("%s patches with %s: %w", k.file, pf, err)
+		if errors.Is(err, repoindex.ErrFileTooLarge) {
+			return patchFit{file: pf}, fmt.Errorf("%s patches with %s: %w", k.File, pf, err)
 		}
 		if err != nil {
 			continue // kustomize reports a missing patch; the proof fails then
@@ -279,18 +280,18 @@ func (a *applier) findPatch(c Change, k *kustomization, want identKey, ns string
 			return patchFit{file: pf}, err
 		}
 		for i, d := range docs {
-			key, pns, ok := identify(d)
+			key, pns, ok := repoindex.Identify(d)
 			if !ok || key != want || (pns != "" && pns != ns) {
 				continue
 			}
 			rank := patchNone
 			ctr, err := findContainer(d, c.Container)
 			switch {
-			case err == nil && hasKey(ctr, "resources"):
+			case err == nil && repoindex.HasKey(ctr, "resources"):
 				rank = patchSetsResources
 			case err == nil:
 				rank = patchHasContainer
-			case !errors.Is(err, ErrContainerNotFound):
+			case !errors.Is(err, repoindex.ErrContainerNotFound):
 				return patchFit{file: pf}, fmt.Errorf("%s: %w", pf, err)
 			case hasContainers(d, at):
 				rank = patchHasContainers
@@ -311,8 +312,8 @@ func (a *applier) findPatch(c Change, k *kustomization, want identKey, ns string
 // its renderer, or a component of one, has a patch that sets the
 // container's resources: an edit of the defining file would not show, so
 // the values go in a patch of the renderer, which applies last.
-func (a *applier) overridden(c Change, ref docRef) bool {
-	base, err := a.doc(ref.file, ref.doc)
+func (a *applier) overridden(c Change, ref repoindex.DocRef) bool {
+	base, err := a.doc(ref.File, ref.Doc)
 	if err != nil {
 		return false
 	}
@@ -320,13 +321,13 @@ func (a *applier) overridden(c Change, ref docRef) bool {
 	if err != nil {
 		return false
 	}
-	for i, k := range ref.chain {
+	for i, k := range ref.Chain {
 		// A layer's patches name the object as the layers below render it.
-		ns, name := ref.chain[:i].transform(ref.rawNamespace, ref.rawName)
-		want := identKey{ref.key.group, ref.key.kind, name}
-		layers := []*kustomization{k}
-		for _, d := range k.components {
-			if comp := a.idx.graph.byDir[d]; comp != nil {
+		ns, name := ref.Chain[:i].Transform(ref.RawNamespace, ref.RawName)
+		want := repoindex.IdentKey{Group: ref.Key.Group, Kind: ref.Key.Kind, Name: name}
+		layers := []*repoindex.Kustomization{k}
+		for _, d := range k.Components {
+			if comp := a.idx.Graph.ByDir[d]; comp != nil {
 				layers = append(layers, comp)
 			}
 		}
@@ -419,11 +420,11 @@ func (a *applier) addContainer(fe *fileEdit, doc int, at containerPath, c Change
 	}
 	pod, err := mappingAt(yamledit.DocRoot(docs[doc]), at.pod)
 	if err != nil || pod == nil {
-		return fmt.Errorf("%w: %s: the patch of %s has no %s", ErrUnsafeFile, fe.name, c.Target, strings.Join(at.pod, "."))
+		return fmt.Errorf("%w: %s: the patch of %s has no %s", repoindex.ErrUnsafeFile, fe.name, c.Target, strings.Join(at.pod, "."))
 	}
 	_, seq, _ := yamledit.Lookup(pod, at.field)
 	if seq == nil || seq.Kind != yaml.SequenceNode || seq.Style&yaml.FlowStyle != 0 || len(seq.Content) == 0 {
-		return fmt.Errorf("%w: %s: %s of the patch is not a block list", ErrUnsafeFile, fe.name, at.field)
+		return fmt.Errorf("%w: %s: %s of the patch is not a block list", repoindex.ErrUnsafeFile, fe.name, at.field)
 	}
 	if err := yamledit.UnsafeNode(seq, at.field); err != nil {
 		return fmt.Errorf("%s: %w", fe.name, err)
@@ -461,14 +462,14 @@ func addPatchEntry(fe *fileEdit, file string, l layout) error {
 		p.insertLines(src.LastCommentedEntry(pk.Line), []string{pad + strings.Repeat(" ", l.seq) + "- path: " + file}, col)
 		return p.commit(fe)
 	case patches != nil:
-		return fmt.Errorf("%w: patches is not a block list", ErrUnsafeFile)
+		return fmt.Errorf("%w: patches is not a block list", repoindex.ErrUnsafeFile)
 	}
 	if len(root.Content) == 0 {
-		return fmt.Errorf("%w: empty kustomization", ErrUnsafeFile)
+		return fmt.Errorf("%w: empty kustomization", repoindex.ErrUnsafeFile)
 	}
 	last, err := src.LastLine(root)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnsafeFile, err)
+		return fmt.Errorf("%w: %w", repoindex.ErrUnsafeFile, err)
 	}
 	col := root.Content[0].Column
 	pad := strings.Repeat(" ", col-1)
@@ -487,7 +488,7 @@ func appendItem(fe *fileEdit, seq *yaml.Node, lines []string) error {
 	src := yamledit.NewSource(fe.data)
 	last, err := src.LastLine(seq)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnsafeFile, err)
+		return fmt.Errorf("%w: %w", repoindex.ErrUnsafeFile, err)
 	}
 	p := &planner{src: src}
 	p.insertLines(src.LastCommentedEntry(last), lines, seq.Column)
@@ -498,11 +499,11 @@ func appendItem(fe *fileEdit, seq *yaml.Node, lines []string) error {
 func (p *planner) commit(fe *fileEdit) error {
 	out, err := p.splice()
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnsafeFile, err)
+		return fmt.Errorf("%w: %w", repoindex.ErrUnsafeFile, err)
 	}
 	docs, err := yamledit.ParseDocuments(out)
 	if err != nil {
-		return fmt.Errorf("%w: the edit would not parse: %w", ErrUnsafeFile, err)
+		return fmt.Errorf("%w: the edit would not parse: %w", repoindex.ErrUnsafeFile, err)
 	}
 	fe.data, fe.docs = out, docs
 	fe.method = MethodSplice

@@ -15,6 +15,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/kinds"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
@@ -112,7 +113,7 @@ func postRendererPlacer(patches []workloadPatch) placer {
 		lines := postRendererLines(patches, 0, indentStep(root))
 		_, spec, dup := yamledit.Lookup(root, "spec")
 		if dup || spec == nil || spec.Kind != yaml.MappingNode || len(spec.Content) == 0 || spec.Style&yaml.FlowStyle != 0 {
-			return fmt.Errorf("%w: spec is not a block mapping", ErrUnsafeFile)
+			return fmt.Errorf("%w: spec is not a block mapping", repoindex.ErrUnsafeFile)
 		}
 		if err := yamledit.UnsafeNode(spec, "spec"); err != nil {
 			return err
@@ -131,7 +132,7 @@ func postRendererPlacer(patches []workloadPatch) placer {
 		k, v, dup := yamledit.Lookup(spec, "postRenderers")
 		switch {
 		case dup:
-			return fmt.Errorf("%w: spec.postRenderers is defined twice", ErrUnsafeFile)
+			return fmt.Errorf("%w: spec.postRenderers is defined twice", repoindex.ErrUnsafeFile)
 		case k == nil:
 			last, err := p.src.LastLine(spec)
 			if err != nil {
@@ -143,7 +144,7 @@ func postRendererPlacer(patches []workloadPatch) placer {
 		case yamledit.SameNode(v, wv):
 			return nil
 		case v.Kind != yaml.SequenceNode || v.Style&yaml.FlowStyle != 0 || !ourPostRenderers(v):
-			return fmt.Errorf("%w: spec.postRenderers (line %d) is set by hand; the job adds its own only where there is none", ErrUnsafeFile, k.Line)
+			return fmt.Errorf("%w: spec.postRenderers (line %d) is set by hand; the job adds its own only where there is none", repoindex.ErrUnsafeFile, k.Line)
 		}
 		last, err := p.src.LastLine(v)
 		if err != nil {

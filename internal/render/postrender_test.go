@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // TestPostRendererPlacer covers the post-renderer of a HelmRelease: added
@@ -29,12 +31,12 @@ func TestPostRendererPlacer(t *testing.T) {
 		{
 			name: "one someone wrote is refused",
 			in:   head + "  postRenderers:\n    - kustomize:\n        images:\n          - name: app\n            newTag: v2\n",
-			err:  ErrUnsafeFile,
+			err:  repoindex.ErrUnsafeFile,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fe := newFileEdit(&indexedFile{name: "release.yaml", data: []byte(tt.in)})
+			fe := newFileEdit(&repoindex.IndexedFile{Name: "release.yaml", Data: []byte(tt.in)})
 			docs, err := fe.currentDocs()
 			if err != nil {
 				t.Fatal(err)

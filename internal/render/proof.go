@@ -18,6 +18,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/kinds"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // prove builds every kustomization that renders an edited target, before
@@ -44,7 +45,7 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 			after[onDisk(name)] = fe.data
 		}
 	}
-	fsys := proofFS{FileSystem: filesys.MakeFsOnDisk(), root: abs, limit: a.limit}
+	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: abs, Limit: a.limit}
 	dirs := slices.Sorted(maps.Keys(proofs))
 	// files[dir] are the edited files of the changes dir renders.
 	files := map[string][]string{}
@@ -71,14 +72,14 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 		err := a.checkExternal(dir)
 		if err == nil {
 			// The run's other edits are in both builds: only these are compared.
-			fsys.files = without(after, abs, files[dir])
+			fsys.Files = without(after, abs, files[dir])
 			err = proveBuild(fsys, filepath.Join(abs, filepath.FromSlash(dir)), after, exps)
 		}
 		if err == nil {
 			err = a.proveOthers(fsys, abs, dir, files[dir], after)
 		}
 		if err != nil {
-			failed[dir] = fmt.Errorf("%w: %s: %w", ErrProofFailed, a.idx.graph.byDir[dir].file, err)
+			failed[dir] = fmt.Errorf("%w: %s: %w", ErrProofFailed, a.idx.Graph.ByDir[dir].File, err)
 		}
 	}
 	// An edit that fails takes down every edit sharing a file with it.
@@ -91,7 +92,7 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 			for _, other := range dirs {
 				if failed[other] != nil && slices.ContainsFunc(files[dir], func(f string) bool { return slices.Contains(files[other], f) }) {
 					failed[dir] = fmt.Errorf("%w: %s: undone with the edits for %s, which share a file: %w",
-						ErrProofFailed, a.idx.graph.byDir[dir].file, a.idx.graph.byDir[other].file, failed[other])
+						ErrProofFailed, a.idx.Graph.ByDir[dir].File, a.idx.Graph.ByDir[other].File, failed[other])
 					changed = true
 					break
 				}
@@ -120,35 +121,35 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 // for the kustomization in dir without including it, with and without
 // those edits (the run's other edits in both), and fails unless its
 // output is the same.
-func (a *applier) proveOthers(fsys proofFS, abs, dir string, edited []string, after map[string][]byte) error {
-	k := a.idx.graph.byDir[dir]
-	var envs []*kustomization
+func (a *applier) proveOthers(fsys repoindex.ProofFS, abs, dir string, edited []string, after map[string][]byte) error {
+	k := a.idx.Graph.ByDir[dir]
+	var envs []*repoindex.Kustomization
 	for _, f := range edited {
 		for _, e := range a.readers(f) {
-			if e != k && !e.includes(k) && a.idx.isEnv(e) && !slices.Contains(envs, e) {
+			if e != k && !e.Includes(k) && a.idx.IsEnv(e) && !slices.Contains(envs, e) {
 				envs = append(envs, e)
 			}
 		}
 	}
-	slices.SortFunc(envs, func(x, y *kustomization) int { return strings.Compare(x.dir, y.dir) })
+	slices.SortFunc(envs, func(x, y *repoindex.Kustomization) int { return strings.Compare(x.Dir, y.Dir) })
 	before := without(after, abs, edited)
 	for _, e := range envs {
-		if err := a.checkExternal(e.dir); err != nil {
-			return fmt.Errorf("%s also reads %s and cannot be checked: %w", e.file, strings.Join(edited, ", "), err)
+		if err := a.checkExternal(e.Dir); err != nil {
+			return fmt.Errorf("%s also reads %s and cannot be checked: %w", e.File, strings.Join(edited, ", "), err)
 		}
-		edir := filepath.Join(abs, filepath.FromSlash(e.dir))
-		fsys.files = before
+		edir := filepath.Join(abs, filepath.FromSlash(e.Dir))
+		fsys.Files = before
 		was, err := build(fsys, edir)
 		if err != nil {
-			return fmt.Errorf("%s also reads %s and does not build: %w", e.file, strings.Join(edited, ", "), err)
+			return fmt.Errorf("%s also reads %s and does not build: %w", e.File, strings.Join(edited, ", "), err)
 		}
-		fsys.files = after
+		fsys.Files = after
 		now, err := build(fsys, edir)
 		if err != nil {
-			return fmt.Errorf("%s also reads %s and does not build after the edit: %w", e.file, strings.Join(edited, ", "), err)
+			return fmt.Errorf("%s also reads %s and does not build after the edit: %w", e.File, strings.Join(edited, ", "), err)
 		}
 		if !reflect.DeepEqual(was, now) {
-			return fmt.Errorf("the edit would change the output of %s, another environment", e.file)
+			return fmt.Errorf("the edit would change the output of %s, another environment", e.File)
 		}
 	}
 	return nil
@@ -166,30 +167,30 @@ func without(edited map[string][]byte, abs string, names []string) map[string][]
 // readers returns the kustomizations whose build reads file: those that
 // render it, those that patch with it and those built on them, and the
 // kustomization it is with those built on it.
-func (a *applier) readers(file string) []*kustomization {
-	g := a.idx.graph
-	var out []*kustomization
-	var addUp func(k *kustomization)
-	addUp = func(k *kustomization) {
+func (a *applier) readers(file string) []*repoindex.Kustomization {
+	g := a.idx.Graph
+	var out []*repoindex.Kustomization
+	var addUp func(k *repoindex.Kustomization)
+	addUp = func(k *repoindex.Kustomization) {
 		if slices.Contains(out, k) {
 			return
 		}
 		out = append(out, k)
-		for _, p := range k.parents {
+		for _, p := range k.Parents {
 			addUp(p)
 		}
 	}
-	for _, c := range g.chains(file) {
-		addUp(c.root())
+	for _, c := range g.Chains(file) {
+		addUp(c.Root())
 	}
-	for _, k := range g.patchFiles[file] {
+	for _, k := range g.PatchFiles[file] {
 		addUp(k)
 	}
-	for _, k := range g.generated[file] {
+	for _, k := range g.Generated[file] {
 		addUp(k)
 	}
-	if isKustomizationName(file) {
-		if k := g.byDir[path.Dir(file)]; k != nil && k.file == file {
+	if repoindex.IsKustomizationName(file) {
+		if k := g.ByDir[path.Dir(file)]; k != nil && k.File == file {
 			addUp(k)
 		}
 	}
@@ -204,23 +205,23 @@ func (a *applier) checkExternal(dir string) error {
 	seen := map[string]bool{}
 	var walk func(d string) error
 	walk = func(d string) error {
-		k := a.idx.graph.byDir[d]
+		k := a.idx.Graph.ByDir[d]
 		if k == nil || seen[d] {
 			return nil
 		}
 		seen[d] = true
-		if len(k.external) > 0 {
-			return fmt.Errorf("%s uses resources that are remote or outside the repository (%s); not built", k.file, strings.Join(k.external, ", "))
+		if len(k.External) > 0 {
+			return fmt.Errorf("%s uses resources that are remote or outside the repository (%s); not built", k.File, strings.Join(k.External, ", "))
 		}
-		if k.tooLarge != nil {
-			return k.tooLarge
+		if k.TooLarge != nil {
+			return k.TooLarge
 		}
-		for _, f := range append(slices.Clone(k.resources), k.patches...) {
-			if s, ok := a.idx.large[f]; ok {
-				return fmt.Errorf("%s includes %s; not built: %w", k.file, f, s.Err)
+		for _, f := range append(slices.Clone(k.Resources), k.Patches...) {
+			if s, ok := a.idx.Large[f]; ok {
+				return fmt.Errorf("%s includes %s; not built: %w", k.File, f, s.Err)
 			}
 		}
-		for _, r := range k.resources {
+		for _, r := range k.Resources {
 			if err := walk(r); err != nil {
 				return err
 			}
@@ -232,12 +233,12 @@ func (a *applier) checkExternal(dir string) error {
 
 // proveBuild builds the kustomization in kdir from fsys as it is and with
 // the edited files laid over it instead, and compares the outputs.
-func proveBuild(fsys proofFS, kdir string, edited map[string][]byte, changes []expectation) error {
+func proveBuild(fsys repoindex.ProofFS, kdir string, edited map[string][]byte, changes []expectation) error {
 	before, err := build(fsys, kdir)
 	if err != nil {
 		return fmt.Errorf("does not build before the edit: %w", err)
 	}
-	fsys.files = edited
+	fsys.Files = edited
 	after, err := build(fsys, kdir)
 	if err != nil {
 		return fmt.Errorf("does not build after the edit: %w", err)
@@ -397,7 +398,7 @@ func (e expectation) expect(want, got map[string]any) error {
 // renders reports whether the object id of a build output is c's target.
 func (c Change) renders(id string) bool {
 	t := c.Target
-	prefix := group(t.APIVersion) + "/" + t.Kind + "/"
+	prefix := repoindex.Group(t.APIVersion) + "/" + t.Kind + "/"
 	return id == prefix+t.Namespace+"/"+t.Name || id == prefix+"/"+t.Name
 }
 
@@ -432,7 +433,7 @@ func expect(want, got map[string]any, c Change) error {
 func objectPodSpecPaths(obj map[string]any) [][]string {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
-	return kinds.PodSpecPaths(group(apiVersion), kind)
+	return kinds.PodSpecPaths(repoindex.Group(apiVersion), kind)
 }
 
 // expectResources sets, in the resources mapping want, the change's values

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
@@ -39,7 +40,7 @@ spec:
 // reason that says which; a kustomization that does not build proves
 // nothing.
 func TestProofRefuses(t *testing.T) {
-	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	web := repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
 	for _, tc := range []struct {
 		name  string
 		files map[string]string
@@ -123,8 +124,8 @@ func TestProofPasses(t *testing.T) {
 		"bad/web.yaml":            proofWeb,
 	})
 	changes := []Change{
-		{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "good", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})},
-		{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "bad", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})},
+		{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "good", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})},
+		{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "bad", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})},
 	}
 	out, err := Apply(context.Background(), dir, ".", changes)
 	if err != nil {
@@ -173,7 +174,7 @@ spec:
 		"b/kustomization.yaml": "namespace: b\nresources:\n- ../base\n",
 	})
 	c := Change{
-		Target:    Target{APIVersion: "batch/v1", Kind: "CronJob", Namespace: "b", Name: "report"},
+		Target:    repoindex.Target{APIVersion: "batch/v1", Kind: "CronJob", Namespace: "b", Name: "report"},
 		Container: "proxy",
 		Requests:  quantities(map[string]string{"cpu": "5m"}),
 		Limits:    quantities(map[string]string{"memory": "32Mi"}),
@@ -230,17 +231,17 @@ func TestProveOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	w := wants{objects: map[identKey]bool{{"apps", "Deployment", "web"}: true}, dir: "."}
-	idx, err := buildIndex(context.Background(), root.FS(), ".", w, DefaultMaxFileSize)
+	w := repoindex.Wants{Objects: map[repoindex.IdentKey]bool{{Group: "apps", Kind: "Deployment", Name: "web"}: true}, Dir: "."}
+	idx, err := repoindex.BuildIndex(context.Background(), root.FS(), ".", w, repoindex.DefaultMaxFileSize)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &applier{fsys: root.FS(), idx: idx, files: map[string]*fileEdit{}, limit: DefaultMaxFileSize}
+	a := &applier{fsys: root.FS(), idx: idx, files: map[string]*fileEdit{}, limit: repoindex.DefaultMaxFileSize}
 	abs, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsys := proofFS{FileSystem: filesys.MakeFsOnDisk(), root: abs}
+	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: abs}
 	web := filepath.Join(abs, "base", "web.yaml")
 	edited := map[string][]byte{web: []byte(strings.Replace(proofWeb, "300m", "200m", 1))}
 	err = a.proveOthers(fsys, abs, "a", []string{"base/web.yaml"}, edited)

@@ -18,7 +18,44 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
+)
+
+// What the repository index reports, under render's names.
+var (
+	// ErrTargetNotFound means no manifest under the searched path defines the target.
+	ErrTargetNotFound = repoindex.ErrTargetNotFound
+	// ErrAmbiguousTarget means several manifests define the target equally
+	// well, or a pod template names the container more than once.
+	ErrAmbiguousTarget = repoindex.ErrAmbiguousTarget
+	// ErrContainerNotFound means the target's pod template has no container
+	// (or native sidecar) of that name, or no pod template at all.
+	ErrContainerNotFound = repoindex.ErrContainerNotFound
+	// ErrUnsafeFile means the file defining the target cannot be edited
+	// faithfully: it is a template, SOPS-encrypted, uses anchors, aliases or
+	// merge keys on the edited path, or could only be rewritten with loss.
+	ErrUnsafeFile = repoindex.ErrUnsafeFile
+	// ErrFileTooLarge means a file is above the size limit and was not read.
+	ErrFileTooLarge = repoindex.ErrFileTooLarge
+)
+
+// Target identifies a live workload (see repoindex.Target).
+type Target = repoindex.Target
+
+// Skip is a file left unread because of its size (see repoindex.Skip).
+type Skip = repoindex.Skip
+
+// The annotations and labels that steer or narrow the search (see repoindex).
+const (
+	AnnotationMode     = repoindex.AnnotationMode
+	AnnotationPath     = repoindex.AnnotationPath
+	ArgoTrackingID     = repoindex.ArgoTrackingID
+	InstanceLabel      = repoindex.InstanceLabel
+	FluxNameLabel      = repoindex.FluxNameLabel
+	FluxNamespaceLabel = repoindex.FluxNamespaceLabel
+	// DefaultMaxFileSize is the size limit WithMaxFileSize changes.
+	DefaultMaxFileSize = repoindex.DefaultMaxFileSize
 )
 
 var (
@@ -36,7 +73,7 @@ var (
 
 // Change asks that one container of a target get these resource values.
 type Change struct {
-	Target    Target
+	Target    repoindex.Target
 	Container string
 	// Requests are the requests to set; only these resources are set.
 	Requests corev1.ResourceList
@@ -112,7 +149,7 @@ type Outcome struct {
 	// Skipped lists the files that were not read because they are above
 	// the size limit (WithMaxFileSize), sorted by name, whether or not a
 	// change needed them.
-	Skipped []Skip
+	Skipped []repoindex.Skip
 }
 
 // Apply finds, under root/path, the source of each change's target and sets
@@ -137,7 +174,7 @@ type Outcome struct {
 // reported in Result.Err and do not stop the other changes. Nothing is
 // written before every change has been worked out.
 func Apply(ctx context.Context, root, path string, changes []Change, opts ...Option) (*Outcome, error) {
-	o := options{mode: ModeAuto, maxFileSize: DefaultMaxFileSize}
+	o := options{mode: ModeAuto, maxFileSize: repoindex.DefaultMaxFileSize}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -168,11 +205,11 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		return nil, fmt.Errorf("resolve repository root: %w", err)
 	}
 
-	idx, err := buildIndex(ctx, r.FS(), dir, w, o.maxFileSize)
+	idx, err := repoindex.BuildIndex(ctx, r.FS(), dir, w, o.maxFileSize)
 	if err != nil {
 		return nil, err
 	}
-	out.Skipped = idx.skipped
+	out.Skipped = idx.Skipped
 	a := &applier{
 		fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize, abs: abs,
 		charts: o.charts, keys: o.keys, repoURL: o.repoURL,
@@ -208,9 +245,9 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		}
 		var files []string
 		pl.exps[i], files = a.place(c, refs[i], finds[i], mode, dir, res)
-		if res.Err == nil && refs[i].chain != nil {
-			k := refs[i].chain.root()
-			pl.proofs[k.dir] = append(pl.proofs[k.dir], i)
+		if res.Err == nil && refs[i].Chain != nil {
+			k := refs[i].Chain.Root()
+			pl.proofs[k.Dir] = append(pl.proofs[k.Dir], i)
 			pl.touched[i] = files
 		}
 	}
@@ -239,8 +276,8 @@ type placement struct {
 // wantsOf fills in the changes' paths from the run's mapping (results keep
 // the changes as given), records in results the changes that are not
 // valid, and returns the changes with what the index must hold for them.
-func wantsOf(changes []Change, paths map[string]string, dir string, results []Result) ([]Change, wants) {
-	w := wants{objects: map[identKey]bool{}, dir: dir}
+func wantsOf(changes []Change, paths map[string]string, dir string, results []Result) ([]Change, repoindex.Wants) {
+	w := repoindex.Wants{Objects: map[repoindex.IdentKey]bool{}, Dir: dir}
 	names := map[string]bool{}
 	changes = slices.Clone(changes)
 	for i, c := range changes {
@@ -253,37 +290,37 @@ func wantsOf(changes []Change, paths map[string]string, dir string, results []Re
 			results[i].Err = err
 			continue
 		}
-		w.objects[keyOf(c.Target)] = true
+		w.Objects[repoindex.KeyOf(c.Target)] = true
 		if c.Path != "" {
-			w.paths = append(w.paths, c.Path)
+			w.Paths = append(w.Paths, c.Path)
 		}
 		names[c.Target.Name] = true
 		// The objects that narrow the search must be indexed too.
-		if id := c.Target.Annotations[ArgoTrackingID]; id != "" {
+		if id := c.Target.Annotations[repoindex.ArgoTrackingID]; id != "" {
 			app, _, _ := strings.Cut(id, ":")
 			names[app] = true
 			if _, short, ok := strings.Cut(app, "_"); ok {
 				names[short] = true
 			}
 		}
-		names[c.Target.Labels[InstanceLabel]] = true
-		names[c.Target.Labels[FluxNameLabel]] = true
-		w.pointers = w.pointers || c.Target.Annotations[ArgoTrackingID] != "" ||
-			c.Target.Labels[InstanceLabel] != "" || c.Target.Labels[FluxNameLabel] != ""
-		w.helm = w.helm || mayBeHelm(c.Target)
+		names[c.Target.Labels[repoindex.InstanceLabel]] = true
+		names[c.Target.Labels[repoindex.FluxNameLabel]] = true
+		w.Pointers = w.Pointers || c.Target.Annotations[repoindex.ArgoTrackingID] != "" ||
+			c.Target.Labels[repoindex.InstanceLabel] != "" || c.Target.Labels[repoindex.FluxNameLabel] != ""
+		w.Helm = w.Helm || repoindex.MayBeHelm(c.Target)
 		if as := c.Autoscaler; as != nil {
-			w.objects[keyOf(as.Target)] = true
+			w.Objects[repoindex.KeyOf(as.Target)] = true
 			names[as.Target.Name] = true
-			names[as.Target.Labels[InstanceLabel]] = true
-			names[as.Target.Labels[FluxNameLabel]] = true
+			names[as.Target.Labels[repoindex.InstanceLabel]] = true
+			names[as.Target.Labels[repoindex.FluxNameLabel]] = true
 		}
 	}
-	w.paths = slices.AppendSeq(w.paths, maps.Values(paths))
+	w.Paths = slices.AppendSeq(w.Paths, maps.Values(paths))
 	delete(names, "")
-	if len(names) <= maxPrefilterNames {
-		w.names = [][]byte{}
+	if len(names) <= repoindex.MaxPrefilterNames {
+		w.Names = [][]byte{}
 		for n := range names {
-			w.names = append(w.names, []byte(n))
+			w.Names = append(w.Names, []byte(n))
 		}
 	}
 	return changes, w
@@ -293,9 +330,9 @@ func wantsOf(changes []Change, paths map[string]string, dir string, results []Re
 // is edited: the kustomization that renders one is an environment, whose
 // output another change must not alter. It returns, with the sources,
 // the changes no manifest defines but a Helm release may render.
-func resolveAll(ctx context.Context, idx *index, changes []Change, dir string, results []Result) ([]docRef, []finder, []int, error) {
-	refs := make([]docRef, len(changes))
-	finds := make([]finder, len(changes))
+func resolveAll(ctx context.Context, idx *repoindex.Index, changes []Change, dir string, results []Result) ([]repoindex.DocRef, []repoindex.Finder, []int, error) {
+	refs := make([]repoindex.DocRef, len(changes))
+	finds := make([]repoindex.Finder, len(changes))
 	var pending []int
 	for i, c := range changes {
 		if err := ctx.Err(); err != nil {
@@ -305,11 +342,11 @@ func resolveAll(ctx context.Context, idx *index, changes []Change, dir string, r
 		if res.Err != nil {
 			continue
 		}
-		refs[i], finds[i], res.Err = idx.resolve(c.sought(), dir)
-		if res.Err == nil && refs[i].chain != nil {
-			idx.declared[refs[i].chain.root().dir] = true
+		refs[i], finds[i], res.Err = idx.Resolve(c.sought(), dir)
+		if res.Err == nil && refs[i].Chain != nil {
+			idx.Declared[refs[i].Chain.Root().Dir] = true
 		}
-		if errors.Is(res.Err, ErrTargetNotFound) && mayBeHelm(c.Target) {
+		if errors.Is(res.Err, repoindex.ErrTargetNotFound) && repoindex.MayBeHelm(c.Target) {
 			// No manifest defines it: a chart may render it.
 			pending = append(pending, i)
 		}
@@ -344,22 +381,22 @@ func holdChartAutoscaled(changes []Change, pending []int, results []Result) (lef
 // place edits the source of change c in place or with a patch, then its
 // autoscaler's, and records in res how it went. It returns what the
 // kustomization's build must show for c and the files the edit touched.
-func (a *applier) place(c Change, ref docRef, find finder, mode Mode, dir string, res *Result) (expectation, []string) {
-	ref.shared = a.idx.sharedFor(ref)
+func (a *applier) place(c Change, ref repoindex.DocRef, find repoindex.Finder, mode Mode, dir string, res *Result) (expectation, []string) {
+	ref.Shared = a.idx.SharedFor(ref)
 	exp := expectation{change: c}
-	value := markerValue(c.Target.Namespace, c.Target.Name, c.Container)
+	value := repoindex.MarkerValue(c.Target.Namespace, c.Target.Name, c.Container)
 	var keys []string
 	var direct bool
-	if find != nil && ref.chain != nil {
+	if find != nil && ref.Chain != nil {
 		// What a kustomization renders from a marked file is proven
 		// too, at the marked path of the marked object.
 		var err error
 		var doc *yaml.Node
-		if doc, err = a.doc(ref.file, ref.doc); err == nil {
-			exp.object, keys, direct, err = markedObject(doc, ref, value)
+		if doc, err = a.doc(ref.File, ref.Doc); err == nil {
+			exp.object, keys, direct, err = repoindex.MarkedObject(doc, ref, value)
 		}
 		if err != nil {
-			res.File, res.Err = ref.file, err
+			res.File, res.Err = ref.File, err
 			return exp, nil
 		}
 		exp.path = keys
@@ -378,7 +415,7 @@ func (a *applier) place(c Change, ref docRef, find finder, mode Mode, dir string
 		}
 	}
 	if res.Err == nil && c.Autoscaler != nil {
-		ar, more, also, err := a.autoscale(c, ref, dir, mode == ModePatch || res.File != ref.file)
+		ar, more, also, err := a.autoscale(c, ref, dir, mode == ModePatch || res.File != ref.File)
 		if err != nil {
 			// The requests must not land without the HPA's targets.
 			a.undo()
@@ -408,27 +445,27 @@ type marked struct {
 // its target, or in a patch of the environment that renders it. It sets
 // res's file, whether it changed and why not, and returns the files it
 // touched.
-func (a *applier) edit(c Change, ref docRef, find finder, mode Mode, m marked, res *Result) []string {
+func (a *applier) edit(c Change, ref repoindex.DocRef, find repoindex.Finder, mode Mode, m marked, res *Result) []string {
 	var files []string
 	switch {
-	case find != nil && ref.chain != nil && (mode == ModePatch || ref.shared != ""):
+	case find != nil && ref.Chain != nil && (mode == ModePatch || ref.Shared != ""):
 		// A marker in a file other environments render: a patch of
 		// the marked object in the target's.
 		res.File, res.Changed, files, res.Err = a.markerPatch(c, ref, m.value, m.keys, m.direct)
-	case find != nil || ref.chain == nil && mode != ModePatch:
+	case find != nil || ref.Chain == nil && mode != ModePatch:
 		// Markers and plain manifests: in place.
-		res.File = ref.file
+		res.File = ref.File
 		res.Changed, res.Err = a.inPlace(c, ref, find)
-		files = []string{ref.file}
-	case ref.chain == nil:
-		res.File = ref.file
-		res.Err = fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.file)
-	case mode == ModePatch || ref.shared != "" || a.overridden(c, ref):
+		files = []string{ref.File}
+	case ref.Chain == nil:
+		res.File = ref.File
+		res.Err = fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.File)
+	case mode == ModePatch || ref.Shared != "" || a.overridden(c, ref):
 		res.File, res.Changed, files, res.Err = a.patch(c, ref)
 	default:
-		res.File = ref.file
+		res.File = ref.File
 		res.Changed, res.Err = a.inPlace(c, ref, nil)
-		files = []string{ref.file}
+		files = []string{ref.File}
 	}
 	return files
 }
@@ -475,7 +512,7 @@ func cmpBool(x, y bool) int {
 // applier holds the files being edited during one Apply.
 type applier struct {
 	fsys  fs.FS
-	idx   *index
+	idx   *repoindex.Index
 	files map[string]*fileEdit
 	limit int64 // files above it are not read; <= 0: no limit
 	// recent are the files whose parsed documents are kept, the most
@@ -547,17 +584,17 @@ func (a *applier) open(name string) (*fileEdit, error) {
 	if fe, ok := a.files[name]; ok {
 		return fe, nil
 	}
-	f := a.idx.files[name]
+	f := a.idx.Files[name]
 	if f == nil {
-		data, info, err := readLimited(a.fsys, name, a.limit)
+		data, info, err := repoindex.ReadLimited(a.fsys, name, a.limit)
 		if err != nil {
 			return nil, err
 		}
 		docs, err := yamledit.ParseDocuments(data)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrUnsafeFile, name, err)
+			return nil, fmt.Errorf("%w: %s: %w", repoindex.ErrUnsafeFile, name, err)
 		}
-		f = &indexedFile{name: name, data: data, mode: info.Mode().Perm(), unsafe: yamledit.UnsafeFile(data, docs)}
+		f = &repoindex.IndexedFile{Name: name, Data: data, Mode: info.Mode().Perm(), Unsafe: yamledit.UnsafeFile(data, docs)}
 	}
 	fe := newFileEdit(f)
 	a.files[name] = fe
@@ -565,18 +602,18 @@ func (a *applier) open(name string) (*fileEdit, error) {
 }
 
 // inPlace edits the document that defines the target.
-func (a *applier) inPlace(c Change, ref docRef, find finder) (bool, error) {
-	fe, err := a.file(ref.file)
+func (a *applier) inPlace(c Change, ref repoindex.DocRef, find repoindex.Finder) (bool, error) {
+	fe, err := a.file(ref.File)
 	if err != nil {
 		return false, err
 	}
 	if errors.Is(fe.unsafe, yamledit.ErrTemplate) {
-		return false, fmt.Errorf("%s: %w: the chart renders the target from values; %s", ref.file, fe.unsafe, markerHint(c.sought()))
+		return false, fmt.Errorf("%s: %w: the chart renders the target from values; %s", ref.File, fe.unsafe, repoindex.MarkerHint(c.sought()))
 	}
 	if fe.unsafe != nil {
-		return false, fmt.Errorf("%s: %w", ref.file, fe.unsafe)
+		return false, fmt.Errorf("%s: %w", ref.File, fe.unsafe)
 	}
-	return fe.apply(c, ref.doc, find)
+	return fe.apply(c, ref.Doc, find)
 }
 
 // localDir turns the caller's path into a clean, slash-separated path that
@@ -622,6 +659,6 @@ func (c Change) validate() error {
 }
 
 // sought is what resolving c's target looks for.
-func (c Change) sought() Sought {
-	return Sought{Target: c.Target, Container: c.Container, Path: c.Path}
+func (c Change) sought() repoindex.Sought {
+	return repoindex.Sought{Target: c.Target, Container: c.Container, Path: c.Path}
 }

@@ -5,26 +5,28 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 func TestChainTransform(t *testing.T) {
-	base := &kustomization{dir: "base", namePrefix: "b-"}
-	mid := &kustomization{dir: "mid", namespace: "inner", nameSuffix: "-m"}
-	top := &kustomization{dir: "top", namespace: "outer", namePrefix: "t-", nameSuffix: "-t"}
+	base := &repoindex.Kustomization{Dir: "base", NamePrefix: "b-"}
+	mid := &repoindex.Kustomization{Dir: "mid", Namespace: "inner", NameSuffix: "-m"}
+	top := &repoindex.Kustomization{Dir: "top", Namespace: "outer", NamePrefix: "t-", NameSuffix: "-t"}
 	for _, tc := range []struct {
 		name          string
-		c             chain
+		c             repoindex.Chain
 		ns, n         string
 		wantNS, wantN string
 	}{
-		{"none", chain{}, "a", "web", "a", "web"},
+		{"none", repoindex.Chain{}, "a", "web", "a", "web"},
 		// Inner layers first: t- + (b-web-m) + -t; the outermost namespace wins.
-		{"three layers", chain{base, mid, top}, "", "web", "outer", "t-b-web-m-t"},
-		{"namespace kept when no layer sets one", chain{base}, "shop", "web", "shop", "b-web"},
-		{"inner namespace", chain{base, mid}, "shop", "web", "inner", "b-web-m"},
+		{"three layers", repoindex.Chain{base, mid, top}, "", "web", "outer", "t-b-web-m-t"},
+		{"namespace kept when no layer sets one", repoindex.Chain{base}, "shop", "web", "shop", "b-web"},
+		{"inner namespace", repoindex.Chain{base, mid}, "shop", "web", "inner", "b-web-m"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ns, n := tc.c.transform(tc.ns, tc.n)
+			ns, n := tc.c.Transform(tc.ns, tc.n)
 			if ns != tc.wantNS || n != tc.wantN {
 				t.Errorf("transform(%q, %q) = %q, %q; want %q, %q", tc.ns, tc.n, ns, n, tc.wantNS, tc.wantN)
 			}
@@ -46,7 +48,7 @@ func TestParseMarker(t *testing.T) {
 		{`# {"$recommend": ""}`, "", false},
 		{`# {"$recommend": "unterminated`, "", false},
 	} {
-		got, ok := parseMarker(tc.comment)
+		got, ok := repoindex.ParseMarker(tc.comment)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("parseMarker(%q) = %q, %v; want %q, %v", tc.comment, got, ok, tc.want, tc.ok)
 		}
@@ -70,7 +72,7 @@ func TestParseMode(t *testing.T) {
 // bad mode or path for one change fails that change only.
 func TestApplyModeErrors(t *testing.T) {
 	dir := writeTree(t, map[string]string{"web.yaml": proofWeb})
-	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	web := repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
 	if _, err := Apply(context.Background(), dir, ".", nil, WithMode("sometimes")); err == nil || !strings.Contains(err.Error(), `"sometimes"`) {
 		t.Errorf("Apply with mode sometimes: err = %v", err)
 	}
@@ -83,7 +85,7 @@ func TestApplyModeErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []error{ErrInvalidChange, ErrInvalidChange, ErrTargetNotFound, nil} {
+	for i, want := range []error{ErrInvalidChange, ErrInvalidChange, repoindex.ErrTargetNotFound, nil} {
 		if r := out.Results[i]; !errors.Is(r.Err, want) || (want == nil && r.Err != nil) {
 			t.Errorf("change %d: Err = %v, want %v", i, r.Err, want)
 		}
@@ -103,16 +105,16 @@ func TestAmbiguousNamesCandidates(t *testing.T) {
 		"eu/kustomization.yaml":   "namespace: shop\nresources: [../base]\n",
 		"us/kustomization.yaml":   "namespace: shop\nresources: [../base]\n",
 	})
-	c := Change{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})}
+	c := Change{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})}
 	out, err := Apply(context.Background(), dir, ".", []Change{c})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := out.Results[0]
-	if !errors.Is(r.Err, ErrAmbiguousTarget) {
+	if !errors.Is(r.Err, repoindex.ErrAmbiguousTarget) {
 		t.Fatalf("Err = %v, want ErrAmbiguousTarget", r.Err)
 	}
-	for _, want := range []string{"via eu/kustomization.yaml", "via us/kustomization.yaml", AnnotationPath} {
+	for _, want := range []string{"via eu/kustomization.yaml", "via us/kustomization.yaml", repoindex.AnnotationPath} {
 		if !strings.Contains(r.Err.Error(), want) {
 			t.Errorf("error %q does not mention %q", r.Err, want)
 		}
@@ -149,7 +151,7 @@ func TestWithPaths(t *testing.T) {
 		"eu/web.yaml": proofWeb,
 		"us/web.yaml": proofWeb,
 	})
-	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	web := repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
 	changes := []Change{
 		{Target: web, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})},
 		{Target: web, Container: "app", Requests: quantities(map[string]string{"memory": "1Gi"}), Path: "us"},
@@ -172,12 +174,12 @@ func TestWithPaths(t *testing.T) {
 // file defines at all, is told to mark its values.
 func TestHelmAdvice(t *testing.T) {
 	base := errors.New("target not found")
-	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	web := repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
 	helm := web
 	helm.Annotations = map[string]string{"meta.helm.sh/release-name": "shop"}
 	for _, tc := range []struct {
 		name   string
-		target Target
+		target repoindex.Target
 		none   bool
 		advice bool
 	}{
@@ -185,7 +187,7 @@ func TestHelmAdvice(t *testing.T) {
 		{"installed by Helm", helm, true, true},
 		{"installed by Helm, but defined for another namespace", helm, false, false},
 	} {
-		err := helmAdvice(base, Sought{Target: tc.target, Container: "app"}, tc.none)
+		err := repoindex.HelmAdvice(base, repoindex.Sought{Target: tc.target, Container: "app"}, tc.none)
 		if !errors.Is(err, base) {
 			t.Errorf("%s: %v does not wrap the error", tc.name, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
@@ -55,17 +56,17 @@ func (p *planner) setPaths(n *yaml.Node, at helm.Path, as []assignment) error {
 		where := here.String()
 		if g.step.Index >= 0 {
 			if n.Kind != yaml.SequenceNode {
-				return fmt.Errorf("%w: %s is not a list (line %d)", ErrUnsafeFile, at, n.Line)
+				return fmt.Errorf("%w: %s is not a list (line %d)", repoindex.ErrUnsafeFile, at, n.Line)
 			}
 			if g.step.Index >= len(n.Content) {
-				return fmt.Errorf("%w: %s has no item %d: a list is replaced whole, so its items are set where the list is", ErrUnsafeFile, at, g.step.Index)
+				return fmt.Errorf("%w: %s has no item %d: a list is replaced whole, so its items are set where the list is", repoindex.ErrUnsafeFile, at, g.step.Index)
 			}
 			item := n.Content[g.step.Index]
 			if err := yamledit.UnsafeNode(item, where); err != nil {
 				return err
 			}
 			if g.leaf != nil || item.Kind != yaml.MappingNode {
-				return fmt.Errorf("%w: %s is not a mapping (line %d)", ErrUnsafeFile, where, item.Line)
+				return fmt.Errorf("%w: %s is not a mapping (line %d)", repoindex.ErrUnsafeFile, where, item.Line)
 			}
 			if err := p.setPaths(item, here, g.rest); err != nil {
 				return err
@@ -73,11 +74,11 @@ func (p *planner) setPaths(n *yaml.Node, at helm.Path, as []assignment) error {
 			continue
 		}
 		if n.Kind != yaml.MappingNode {
-			return fmt.Errorf("%w: %s is not a mapping (line %d)", ErrUnsafeFile, at, n.Line)
+			return fmt.Errorf("%w: %s is not a mapping (line %d)", repoindex.ErrUnsafeFile, at, n.Line)
 		}
 		k, v, dup := yamledit.Lookup(n, g.step.Key)
 		if dup {
-			return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
+			return fmt.Errorf("%w: %s is defined twice", repoindex.ErrUnsafeFile, where)
 		}
 		if k == nil {
 			e, err := newEntry(g, here)
@@ -96,7 +97,7 @@ func (p *planner) setPaths(n *yaml.Node, at helm.Path, as []assignment) error {
 				p.replace(k, v, g.leaf.String())
 			}
 		case g.leaf != nil:
-			return fmt.Errorf("%w: %s is not a quantity (line %d)", ErrUnsafeFile, where, v.Line)
+			return fmt.Errorf("%w: %s is not a quantity (line %d)", repoindex.ErrUnsafeFile, where, v.Line)
 		case yamledit.IsNull(v):
 			e, err := newEntry(g, here)
 			if err != nil {
@@ -108,7 +109,7 @@ func (p *planner) setPaths(n *yaml.Node, at helm.Path, as []assignment) error {
 				return err
 			}
 		default:
-			return fmt.Errorf("%w: %s is not a mapping (line %d)", ErrUnsafeFile, where, v.Line)
+			return fmt.Errorf("%w: %s is not a mapping (line %d)", repoindex.ErrUnsafeFile, where, v.Line)
 		}
 	}
 	if len(missing) > 0 {
@@ -158,7 +159,7 @@ func newEntry(g stepGroup, at helm.Path) (yamledit.Entry, error) {
 	e := yamledit.Entry{Key: g.step.Key, Children: []yamledit.Entry{}}
 	for _, sub := range groupByStep(g.rest) {
 		if sub.step.Index >= 0 {
-			return yamledit.Entry{}, fmt.Errorf("%w: %s is not set here, and a list is replaced whole, so its items are set where the list is", ErrUnsafeFile, at)
+			return yamledit.Entry{}, fmt.Errorf("%w: %s is not set here, and a list is replaced whole, so its items are set where the list is", repoindex.ErrUnsafeFile, at)
 		}
 		c, err := newEntry(sub, append(append(helm.Path{}, at...), sub.step))
 		if err != nil {
@@ -175,7 +176,7 @@ func assignmentEntries(as []assignment) ([]yamledit.Entry, error) {
 	var out []yamledit.Entry
 	for _, g := range groupByStep(as) {
 		if g.step.Index >= 0 {
-			return nil, fmt.Errorf("%w: a new patch cannot set item %d of a list, which it would replace whole", ErrUnsafeFile, g.step.Index)
+			return nil, fmt.Errorf("%w: a new patch cannot set item %d of a list, which it would replace whole", repoindex.ErrUnsafeFile, g.step.Index)
 		}
 		e, err := newEntry(g, helm.Path{g.step})
 		if err != nil {

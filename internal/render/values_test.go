@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // at parses a path written as dot-separated keys, with [n] for list items.
@@ -90,31 +91,31 @@ func TestValuesPlacer(t *testing.T) {
 			name: "a list item that is not there is refused",
 			in:   "sidecars: []\n",
 			sets: map[string]string{"sidecars[0].resources.requests.cpu": "20m"},
-			err:  ErrUnsafeFile,
+			err:  repoindex.ErrUnsafeFile,
 		},
 		{
 			name: "a list that is not set here is refused",
 			in:   "web: {}\n",
 			sets: map[string]string{"sidecars[0].resources.requests.cpu": "20m"},
-			err:  ErrUnsafeFile,
+			err:  repoindex.ErrUnsafeFile,
 		},
 		{
 			name: "a scalar on the way is refused",
 			in:   "web: enabled\n",
 			sets: map[string]string{"web.resources.requests.cpu": "20m"},
-			err:  ErrUnsafeFile,
+			err:  repoindex.ErrUnsafeFile,
 		},
 		{
 			name: "a mapping where a quantity goes is refused",
 			in:   "cpu:\n  request: 1\n",
 			sets: map[string]string{"cpu": "20m"},
-			err:  ErrUnsafeFile,
+			err:  repoindex.ErrUnsafeFile,
 		},
 		{
 			name: "an alias on the way is refused",
 			in:   "base: &b\n  cpu: 1\nweb: *b\n",
 			sets: map[string]string{"web.cpu": "2"},
-			err:  ErrUnsafeFile,
+			err:  repoindex.ErrUnsafeFile,
 		},
 	}
 	for _, tt := range tests {
@@ -135,7 +136,7 @@ func TestValuesPlacer(t *testing.T) {
 			if tt.prefix != "" {
 				prefix = at(t, tt.prefix)
 			}
-			fe := newFileEdit(&indexedFile{name: "values.yaml", data: []byte(tt.in)})
+			fe := newFileEdit(&repoindex.IndexedFile{Name: "values.yaml", Data: []byte(tt.in)})
 			docs, err := fe.currentDocs()
 			if err != nil {
 				t.Fatal(err)

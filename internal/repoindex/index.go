@@ -1,4 +1,4 @@
-package render
+package repoindex
 
 import (
 	"bytes"
@@ -17,18 +17,19 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// maxPrefilterNames bounds the number of target names searched for in the
+// MaxPrefilterNames bounds the number of target names searched for in the
 // raw bytes before parsing; past it, scanning every file for every name costs
 // more than parsing it.
-const maxPrefilterNames = 64
+const MaxPrefilterNames = 64
 
-// identKey is what a manifest must share with a Target, namespace aside.
-type identKey struct{ group, kind, name string }
+// IdentKey is what a manifest must share with a Target, namespace aside.
+type IdentKey struct{ Group, Kind, Name string }
 
-func keyOf(t Target) identKey { return identKey{group(t.APIVersion), t.Kind, t.Name} }
+// KeyOf returns the key under which the index holds t's documents.
+func KeyOf(t Target) IdentKey { return IdentKey{Group(t.APIVersion), t.Kind, t.Name} }
 
-// group returns the API group of an apiVersion: "apps" for apps/v1, "" for v1.
-func group(apiVersion string) string {
+// Group returns the API group of an apiVersion: "apps" for apps/v1, "" for v1.
+func Group(apiVersion string) string {
 	g, _, found := strings.Cut(apiVersion, "/")
 	if !found {
 		return ""
@@ -36,137 +37,137 @@ func group(apiVersion string) string {
 	return g
 }
 
-// docRef points at one document that defines a wanted object.
-type docRef struct {
-	file string
-	doc  int
-	// key and namespace are the object's identity as rendered: after the
+// DocRef points at one document that defines a wanted object.
+type DocRef struct {
+	File string
+	Doc  int
+	// Key and namespace are the object's identity as rendered: after the
 	// kustomizations of chain, if any ("" when no namespace is set).
-	key       identKey
-	namespace string
-	// chain is how a kustomization renders the file; nil when none does.
-	chain chain
-	// rawName and rawNamespace are the identity as written in the file.
-	rawName, rawNamespace string
-	// shared says, when not empty, why the file must not be edited in
+	Key       IdentKey
+	Namespace string
+	// Chain is how a kustomization renders the file; nil when none does.
+	Chain Chain
+	// RawName and rawNamespace are the identity as written in the file.
+	RawName, RawNamespace string
+	// Shared says, when not empty, why the file must not be edited in
 	// place for this renderer: an environment that does not include the
 	// renderer also renders it, or the renderer renders it twice. resolve
 	// sets it.
-	shared string
+	Shared string
 }
 
-// indexedFile is a file holding at least one wanted object, kept as read so
+// IndexedFile is a file holding at least one wanted object, kept as read so
 // that it is edited exactly as it was indexed. Its parsed documents are
 // not kept: thousands of files' trees are what would fill a run's memory,
 // and a file is parsed again when it is edited.
-type indexedFile struct {
-	name   string
-	data   []byte
-	mode   fs.FileMode
-	unsafe error // why the file must not be edited, if it must not
+type IndexedFile struct {
+	Name   string
+	Data   []byte
+	Mode   fs.FileMode
+	Unsafe error // why the file must not be edited, if it must not
 }
 
-// index maps wanted objects to the documents that define them.
-type index struct {
-	refs  map[identKey][]docRef
-	files map[string]*indexedFile
+// Index maps wanted objects to the documents that define them.
+type Index struct {
+	Refs  map[IdentKey][]DocRef
+	Files map[string]*IndexedFile
 	// broken lists files that mention a wanted name but do not parse, and
 	// templates the charts' templates that define it although they parse,
 	// to explain a target that is not found.
 	broken, templates map[string][]string
-	graph             *kgraph
+	Graph             *kgraph
 	// apps maps an Argo CD Application's name to its source paths, and
 	// fluxes a Flux Kustomization's namespace/name to its path.
 	apps, fluxes map[string][]string
 	// markers maps "namespace/name:container" to the documents marking it.
-	markers map[string][]docRef
-	// declared holds the directories something names as deployed: the
+	markers map[string][]DocRef
+	// Declared holds the directories something names as deployed: the
 	// paths of Argo CD Applications and Flux Kustomizations, and the
 	// changes' paths. With the kustomizations nothing includes, they are
 	// the environments whose output must not change unseen.
-	declared map[string]bool
-	// charts holds the directories with a Chart.yaml: Helm charts.
-	charts map[string]bool
-	// large holds every YAML file of the repository above the size limit;
+	Declared map[string]bool
+	// Charts holds the directories with a Chart.yaml: Helm charts.
+	Charts map[string]bool
+	// Large holds every YAML file of the repository above the size limit;
 	// skipped lists those the index would have read.
-	large   map[string]Skip
-	skipped []Skip
+	Large   map[string]Skip
+	Skipped []Skip
 	limit   int64
 }
 
-// wants is what the index looks for.
-type wants struct {
-	objects map[identKey]bool
-	// names are searched for in the raw bytes before parsing; nil parses
+// Wants is what the index looks for.
+type Wants struct {
+	Objects map[IdentKey]bool
+	// Names are searched for in the raw bytes before parsing; nil parses
 	// every file.
-	names [][]byte
-	// dir is the searched directory: only what is rendered from it counts.
-	dir string
-	// pointers asks for the Argo CD and Flux objects outside dir too.
-	pointers bool
-	// paths are the directories the changes name (Change.Path), which
+	Names [][]byte
+	// Dir is the searched directory: only what is rendered from it counts.
+	Dir string
+	// Pointers asks for the Argo CD and Flux objects outside dir too.
+	Pointers bool
+	// Paths are the directories the changes name (Change.Path), which
 	// are deployed.
-	paths []string
-	// helm asks for every object that may render or feed a Helm release
+	Paths []string
+	// Helm asks for every object that may render or feed a Helm release
 	// (helmKinds), whatever its name.
-	helm bool
+	Helm bool
 }
 
 // wanted reports whether the index keeps documents of the object k.
-func (w wants) wanted(k identKey) bool {
-	return w.objects[k] || w.helm && helmKinds[groupKind{k.group, k.kind}]
+func (w Wants) wanted(k IdentKey) bool {
+	return w.Objects[k] || w.Helm && helmKinds[groupKind{k.Group, k.Kind}]
 }
 
-// buildIndex walks dir in fsys and indexes the documents that define one of
+// BuildIndex walks dir in fsys and indexes the documents that define one of
 // the wanted objects, the kustomizations that render them, the Argo CD and
 // Flux objects that point at paths, and the marker comments. Files that are
 // not YAML, do not parse, or hold nothing of interest are skipped; hidden
 // directories and symlinks are not followed. Files above limit (<= 0: no
 // limit) are not read: their size is checked first.
-func buildIndex(ctx context.Context, fsys fs.FS, dir string, w wants, limit int64) (*index, error) {
-	idx := &index{
+func BuildIndex(ctx context.Context, fsys fs.FS, dir string, w Wants, limit int64) (*Index, error) {
+	idx := &Index{
 		limit:     limit,
-		large:     map[string]Skip{},
-		refs:      map[identKey][]docRef{},
-		files:     map[string]*indexedFile{},
+		Large:     map[string]Skip{},
+		Refs:      map[IdentKey][]DocRef{},
+		Files:     map[string]*IndexedFile{},
 		broken:    map[string][]string{},
 		templates: map[string][]string{},
 		apps:      map[string][]string{},
 		fluxes:    map[string][]string{},
-		markers:   map[string][]docRef{},
-		graph:     newKgraph(nil),
-		declared:  map[string]bool{},
-		charts:    map[string]bool{},
+		markers:   map[string][]DocRef{},
+		Graph:     newKgraph(nil),
+		Declared:  map[string]bool{},
+		Charts:    map[string]bool{},
 	}
-	if len(w.objects) == 0 {
+	if len(w.Objects) == 0 {
 		return idx, nil
 	}
 	found, err := idx.walk(ctx, fsys, dir, w)
 	if err != nil {
 		return nil, fmt.Errorf("walk %s: %w", dir, err)
 	}
-	ks, more, over, err := loadKustomizations(fsys, found.kfiles, found.paths, dir, idx.large, limit)
+	ks, more, over, err := loadKustomizations(fsys, found.kfiles, found.paths, dir, idx.Large, limit)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range over {
-		idx.skipped = append(idx.skipped, idx.large[p])
+		idx.Skipped = append(idx.Skipped, idx.Large[p])
 	}
-	slices.SortFunc(idx.skipped, func(x, y Skip) int { return strings.Compare(x.File, y.File) })
+	slices.SortFunc(idx.Skipped, func(x, y Skip) int { return strings.Compare(x.File, y.File) })
 	paths := append(found.paths, more...)
 	inside := len(paths)
 	paths = append(paths, found.outside...)
-	idx.graph = newKgraph(ks)
+	idx.Graph = newKgraph(ks)
 
-	scans, err := scanAll(ctx, fsys, paths, inside, found.sizes, w, idx.graph, limit)
+	scans, err := scanAll(ctx, fsys, paths, inside, found.sizes, w, idx.Graph, limit)
 	if err != nil {
 		return nil, err
 	}
 	for i, s := range scans {
 		idx.add(s, paths[i])
 	}
-	for _, p := range w.paths {
-		idx.declared[cleanRepoPath(p)] = true
+	for _, p := range w.Paths {
+		idx.Declared[CleanRepoPath(p)] = true
 	}
 	return idx, nil
 }
@@ -183,7 +184,7 @@ type walked struct {
 // kustomizations are read from the whole repository: a base may be shared
 // with an overlay elsewhere, and must not be edited in place then. Files
 // above the limit are recorded in idx and not listed.
-func (idx *index) walk(ctx context.Context, fsys fs.FS, dir string, w wants) (walked, error) {
+func (idx *Index) walk(ctx context.Context, fsys fs.FS, dir string, w Wants) (walked, error) {
 	found := walked{sizes: map[string]int64{}}
 	limit := idx.limit
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
@@ -208,9 +209,9 @@ func (idx *index) walk(ctx context.Context, fsys fs.FS, dir string, w wants) (wa
 			return nil
 		}
 		if d.Name() == "Chart.yaml" {
-			idx.charts[path.Dir(p)] = true
+			idx.Charts[path.Dir(p)] = true
 		}
-		kname, yname := isKustomizationName(d.Name()), isYAMLName(d.Name())
+		kname, yname := IsKustomizationName(d.Name()), IsYAMLName(d.Name())
 		if !kname && !yname {
 			return nil
 		}
@@ -223,9 +224,9 @@ func (idx *index) walk(ctx context.Context, fsys fs.FS, dir string, w wants) (wa
 			}
 			found.sizes[p] = info.Size()
 			if size := info.Size(); size > limit {
-				idx.large[p] = Skip{File: p, Size: size, Err: tooLarge(p, size, limit)}
-				if kname || under(p, dir) || w.pointers {
-					idx.skipped = append(idx.skipped, idx.large[p])
+				idx.Large[p] = Skip{File: p, Size: size, Err: tooLarge(p, size, limit)}
+				if kname || under(p, dir) || w.Pointers {
+					idx.Skipped = append(idx.Skipped, idx.Large[p])
 				}
 				if kname {
 					// Its directory renders nothing we can know of.
@@ -239,7 +240,7 @@ func (idx *index) walk(ctx context.Context, fsys fs.FS, dir string, w wants) (wa
 			found.kfiles = append(found.kfiles, p)
 		case under(p, dir):
 			found.paths = append(found.paths, p)
-		case w.pointers:
+		case w.Pointers:
 			// Argo CD Applications and Flux Kustomizations often live
 			// apart from the manifests they point at.
 			found.outside = append(found.outside, p)
@@ -251,12 +252,12 @@ func (idx *index) walk(ctx context.Context, fsys fs.FS, dir string, w wants) (wa
 
 // scanAll scans the files in parallel: the first inside of paths for the
 // wanted objects and markers, the rest for Argo CD and Flux pointers only.
-func scanAll(ctx context.Context, fsys fs.FS, paths []string, inside int, sizes map[string]int64, w wants, graph *kgraph, limit int64) ([]scan, error) {
+func scanAll(ctx context.Context, fsys fs.FS, paths []string, inside int, sizes map[string]int64, w Wants, graph *kgraph, limit int64) ([]scan, error) {
 	scans := make([]scan, len(paths))
 	errs := make([]error, len(paths))
 	// However many workers, the files in their hands add up to one limit
 	// at most, or one file: parsing takes many times a file's size.
-	gate := newBudget(limit)
+	gate := NewBudget(limit)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(paths)) {
@@ -274,13 +275,13 @@ func scanAll(ctx context.Context, fsys fs.FS, paths []string, inside int, sizes 
 				if !ok {
 					size = limit // a symlink's target, not sized by the walk
 				}
-				gate.acquire(size)
+				gate.Acquire(size)
 				if i < inside {
 					scans[i], errs[i] = scanFile(fsys, paths[i], w, graph, limit)
 				} else {
 					scans[i], errs[i] = scanPointers(fsys, paths[i], limit)
 				}
-				gate.release(size)
+				gate.Release(size)
 			}
 		})
 	}
@@ -294,31 +295,31 @@ func scanAll(ctx context.Context, fsys fs.FS, paths []string, inside int, sizes 
 }
 
 // add records what scanning the file at p found.
-func (idx *index) add(s scan, p string) {
+func (idx *Index) add(s scan, p string) {
 	for _, n := range s.brokenFor {
 		idx.broken[n] = append(idx.broken[n], p)
 	}
 	for name, ps := range s.apps {
 		idx.apps[name] = append(idx.apps[name], ps...)
 		for _, p := range ps {
-			idx.declared[p] = true
+			idx.Declared[p] = true
 		}
 	}
 	for name, ps := range s.fluxes {
 		idx.fluxes[name] = append(idx.fluxes[name], ps...)
 		for _, p := range ps {
-			idx.declared[p] = true
+			idx.Declared[p] = true
 		}
 	}
 	if s.file == nil {
 		return
 	}
-	if idx.chartTemplate(s.file.name) {
+	if idx.chartTemplate(s.file.Name) {
 		// A chart's template renders through Helm, not as written,
 		// even when it happens to parse.
 		for _, r := range s.refs {
-			if !slices.Contains(idx.templates[r.key.name], s.file.name) {
-				idx.templates[r.key.name] = append(idx.templates[r.key.name], s.file.name)
+			if !slices.Contains(idx.templates[r.Key.Name], s.file.Name) {
+				idx.templates[r.Key.Name] = append(idx.templates[r.Key.Name], s.file.Name)
 			}
 		}
 		s.refs = nil
@@ -326,9 +327,9 @@ func (idx *index) add(s scan, p string) {
 			return
 		}
 	}
-	idx.files[s.file.name] = s.file
+	idx.Files[s.file.Name] = s.file
 	for _, r := range s.refs {
-		idx.refs[r.key] = append(idx.refs[r.key], r)
+		idx.Refs[r.Key] = append(idx.Refs[r.Key], r)
 	}
 	for key, rs := range s.markers {
 		idx.markers[key] = append(idx.markers[key], rs...)
@@ -336,15 +337,15 @@ func (idx *index) add(s scan, p string) {
 }
 
 // chartTemplate reports whether file is a template of a Helm chart.
-func (idx *index) chartTemplate(file string) bool {
+func (idx *Index) chartTemplate(file string) bool {
 	chart := idx.inChart(file)
 	return chart != "" && under(file, path.Join(chart, "templates"))
 }
 
 // inChart returns the Helm chart directory file is in, or "".
-func (idx *index) inChart(file string) string {
+func (idx *Index) inChart(file string) string {
 	for d := path.Dir(file); ; d = path.Dir(d) {
-		if idx.charts[d] {
+		if idx.Charts[d] {
 			return d
 		}
 		if d == "." || d == "/" {
@@ -353,10 +354,10 @@ func (idx *index) inChart(file string) string {
 	}
 }
 
-// isEnv reports whether k is an environment: a kustomization nothing else
+// IsEnv reports whether k is an environment: a kustomization nothing else
 // includes, or one something names as deployed.
-func (idx *index) isEnv(k *kustomization) bool {
-	return k.isRoot() || (!k.component && idx.declared[k.dir])
+func (idx *Index) IsEnv(k *Kustomization) bool {
+	return k.isRoot() || (!k.component && idx.Declared[k.Dir])
 }
 
 // loadKustomizations parses the kustomization files found, and returns the
@@ -364,12 +365,12 @@ func (idx *index) isEnv(k *kustomization) bool {
 // (a base next to the configured path), for scanning too, and those of them
 // that are in large, which are not. A kustomization file in large is not
 // read: it stands for a kustomization that renders nothing known.
-func loadKustomizations(fsys fs.FS, kfiles, walked []string, dir string, large map[string]Skip, limit int64) (ks []*kustomization, more, over []string, err error) {
-	byDir := map[string]*kustomization{}
+func loadKustomizations(fsys fs.FS, kfiles, walked []string, dir string, large map[string]Skip, limit int64) (ks []*Kustomization, more, over []string, err error) {
+	byDir := map[string]*Kustomization{}
 	var plain []string
 	for _, p := range kfiles {
-		k := &kustomization{dir: path.Dir(p), file: p, tooLarge: large[p].Err}
-		if k.tooLarge == nil {
+		k := &Kustomization{Dir: path.Dir(p), File: p, TooLarge: large[p].Err}
+		if k.TooLarge == nil {
 			if k, err = parseKustomization(fsys, p, limit); err != nil {
 				return nil, nil, nil, err
 			}
@@ -377,8 +378,8 @@ func loadKustomizations(fsys fs.FS, kfiles, walked []string, dir string, large m
 		switch {
 		case k != nil:
 			ks = append(ks, k)
-			if _, dup := byDir[k.dir]; !dup {
-				byDir[k.dir] = k
+			if _, dup := byDir[k.Dir]; !dup {
+				byDir[k.Dir] = k
 			}
 		case under(p, dir):
 			// Named like a kustomization, but a manifest (a Flux
@@ -391,19 +392,19 @@ func loadKustomizations(fsys fs.FS, kfiles, walked []string, dir string, large m
 		seen[p] = true
 	}
 	more = plain
-	visited := map[*kustomization]bool{}
-	var visit func(k *kustomization)
-	visit = func(k *kustomization) {
+	visited := map[*Kustomization]bool{}
+	var visit func(k *Kustomization)
+	visit = func(k *Kustomization) {
 		if visited[k] {
 			return
 		}
 		visited[k] = true
-		for _, r := range k.resources {
+		for _, r := range k.Resources {
 			if sub := byDir[r]; sub != nil {
 				visit(sub)
 				continue
 			}
-			if seen[r] || !isYAMLName(r) {
+			if seen[r] || !IsYAMLName(r) {
 				continue
 			}
 			seen[r] = true
@@ -424,23 +425,24 @@ func loadKustomizations(fsys fs.FS, kfiles, walked []string, dir string, large m
 		}
 	}
 	for _, k := range ks {
-		if under(k.dir, dir) {
+		if under(k.Dir, dir) {
 			visit(k)
 		}
 	}
 	return ks, more, over, nil
 }
 
-func isYAMLName(name string) bool {
+// IsYAMLName reports whether a file name ends in .yaml or .yml.
+func IsYAMLName(name string) bool {
 	ext := strings.ToLower(path.Ext(name))
 	return ext == ".yaml" || ext == ".yml"
 }
 
 // scan is what one file contributes to the index.
 type scan struct {
-	file      *indexedFile
-	refs      []docRef
-	markers   map[string][]docRef
+	file      *IndexedFile
+	refs      []DocRef
+	markers   map[string][]DocRef
 	apps      map[string][]string
 	fluxes    map[string][]string
 	brokenFor []string // wanted names the file mentions although it does not parse
@@ -449,42 +451,42 @@ type scan struct {
 // markerToken is in every file that holds a marker comment.
 var markerToken = []byte(markerKey)
 
-func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, error) {
-	data, info, err := readLimited(fsys, p, limit)
+func scanFile(fsys fs.FS, p string, w Wants, g *kgraph, limit int64) (scan, error) {
+	data, info, err := ReadLimited(fsys, p, limit)
 	if err != nil {
 		return scan{}, err
 	}
-	if w.names != nil && !mayDefine(data, w.names) && !bytes.Contains(data, markerToken) && !g.renames(p) && !mayDefine(data, pointerTokens) &&
-		(!w.helm || !mayDefine(data, helmTokens)) {
+	if w.Names != nil && !mayDefine(data, w.Names) && !bytes.Contains(data, markerToken) && !g.renames(p) && !mayDefine(data, pointerTokens) &&
+		(!w.Helm || !mayDefine(data, helmTokens)) {
 		return scan{}, nil
 	}
 	docs, err := yamledit.ParseDocuments(data)
 	if err != nil {
 		var s scan
-		for k := range w.objects {
+		for k := range w.Objects {
 			// A file of another kind that mentions the name (a chart's
 			// Service, a Rollout beside the Deployment) is not one.
-			if !slices.Contains(s.brokenFor, k.name) && bytes.Contains(data, []byte(k.name)) && bytes.Contains(data, []byte(k.kind)) {
-				s.brokenFor = append(s.brokenFor, k.name)
+			if !slices.Contains(s.brokenFor, k.Name) && bytes.Contains(data, []byte(k.Name)) && bytes.Contains(data, []byte(k.Kind)) {
+				s.brokenFor = append(s.brokenFor, k.Name)
 			}
 		}
 		return s, nil
 	}
 	var s scan
-	chains := g.chains(p)
+	chains := g.Chains(p)
 	// Patches and files kustomize never reads define nothing.
-	defines := chains != nil || (len(g.patchFiles[p]) == 0 && !g.orphan(p))
+	defines := chains != nil || (len(g.PatchFiles[p]) == 0 && !g.orphan(p))
 	hasMarkers := bytes.Contains(data, markerToken)
 	for i, d := range docs {
 		if hasMarkers {
 			for key := range findMarkers(d) {
 				if s.markers == nil {
-					s.markers = map[string][]docRef{}
+					s.markers = map[string][]DocRef{}
 				}
-				s.markers[key] = append(s.markers[key], docRef{file: p, doc: i})
+				s.markers[key] = append(s.markers[key], DocRef{File: p, Doc: i})
 			}
 		}
-		key, ns, ok := identify(d)
+		key, ns, ok := Identify(d)
 		if !ok {
 			continue
 		}
@@ -492,29 +494,29 @@ func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, erro
 		if !defines {
 			continue
 		}
-		ref := docRef{file: p, doc: i, rawName: key.name, rawNamespace: ns}
+		ref := DocRef{File: p, Doc: i, RawName: key.Name, RawNamespace: ns}
 		if chains == nil {
 			if w.wanted(key) {
-				ref.key, ref.namespace = key, ns
+				ref.Key, ref.Namespace = key, ns
 				s.refs = append(s.refs, ref)
 			}
 			continue
 		}
 		for _, c := range chains {
-			if !under(c.root().dir, w.dir) {
+			if !under(c.Root().Dir, w.Dir) {
 				continue // rendered from outside the searched path
 			}
 			r := ref
-			r.chain = c
-			r.namespace, r.key.name = c.transform(ns, key.name)
-			r.key.group, r.key.kind = key.group, key.kind
+			r.Chain = c
+			r.Namespace, r.Key.Name = c.Transform(ns, key.Name)
+			r.Key.Group, r.Key.Kind = key.Group, key.Kind
 			// A renderer that reaches the file twice the same way names
 			// no new candidate; resolve sees from the graph that the
 			// file is rendered twice.
-			dup := slices.ContainsFunc(s.refs, func(x docRef) bool {
-				return x.doc == i && x.chain.root() == c.root() && x.key == r.key && x.namespace == r.namespace
+			dup := slices.ContainsFunc(s.refs, func(x DocRef) bool {
+				return x.Doc == i && x.Chain.Root() == c.Root() && x.Key == r.Key && x.Namespace == r.Namespace
 			})
-			if w.wanted(r.key) && !dup {
+			if w.wanted(r.Key) && !dup {
 				s.refs = append(s.refs, r)
 			}
 		}
@@ -522,11 +524,11 @@ func scanFile(fsys fs.FS, p string, w wants, g *kgraph, limit int64) (scan, erro
 	if len(s.refs) == 0 && len(s.markers) == 0 {
 		return scan{apps: s.apps, fluxes: s.fluxes}, nil
 	}
-	s.file = &indexedFile{
-		name:   p,
-		data:   data,
-		mode:   info.Mode().Perm(),
-		unsafe: yamledit.UnsafeFile(data, docs),
+	s.file = &IndexedFile{
+		Name:   p,
+		Data:   data,
+		Mode:   info.Mode().Perm(),
+		Unsafe: yamledit.UnsafeFile(data, docs),
 	}
 	return s, nil
 }
@@ -538,7 +540,7 @@ var pointerTokens = [][]byte{[]byte("argoproj.io"), []byte("kustomize.toolkit.fl
 // scanPointers reads only the Argo CD Applications and Flux Kustomizations
 // of a file outside the searched path.
 func scanPointers(fsys fs.FS, p string, limit int64) (scan, error) {
-	data, _, err := readLimited(fsys, p, limit)
+	data, _, err := ReadLimited(fsys, p, limit)
 	if err != nil {
 		return scan{}, err
 	}
@@ -551,7 +553,7 @@ func scanPointers(fsys fs.FS, p string, limit int64) (scan, error) {
 	}
 	var s scan
 	for _, d := range docs {
-		if key, ns, ok := identify(d); ok {
+		if key, ns, ok := Identify(d); ok {
 			s.pointers(d, key, ns)
 		}
 	}
@@ -560,11 +562,11 @@ func scanPointers(fsys fs.FS, p string, limit int64) (scan, error) {
 
 // pointers records the paths an Argo CD Application or a Flux
 // Kustomization renders, which narrow the search for the objects they own.
-func (s *scan) pointers(d *yaml.Node, key identKey, ns string) {
+func (s *scan) pointers(d *yaml.Node, key IdentKey, ns string) {
 	root := yamledit.DocRoot(d)
 	_, spec, _ := yamledit.Lookup(root, "spec")
 	switch {
-	case key.group == "argoproj.io" && key.kind == "Application":
+	case key.Group == "argoproj.io" && key.Kind == "Application":
 		var paths []string
 		_, src, _ := yamledit.Lookup(spec, "source")
 		if p, ok := yamledit.ScalarField(src, "path"); ok {
@@ -582,13 +584,13 @@ func (s *scan) pointers(d *yaml.Node, key identKey, ns string) {
 			s.apps = map[string][]string{}
 		}
 		for _, p := range paths {
-			s.apps[key.name] = append(s.apps[key.name], cleanRepoPath(p))
+			s.apps[key.Name] = append(s.apps[key.Name], CleanRepoPath(p))
 		}
 		if ns != "" {
 			// Argo CD names apps outside its own namespace <namespace>_<name>.
-			s.apps[ns+"_"+key.name] = s.apps[key.name]
+			s.apps[ns+"_"+key.Name] = s.apps[key.Name]
 		}
-	case key.group == "kustomize.toolkit.fluxcd.io" && key.kind == "Kustomization":
+	case key.Group == "kustomize.toolkit.fluxcd.io" && key.Kind == "Kustomization":
 		p, ok := yamledit.ScalarField(spec, "path")
 		if !ok {
 			p = "."
@@ -596,13 +598,13 @@ func (s *scan) pointers(d *yaml.Node, key identKey, ns string) {
 		if s.fluxes == nil {
 			s.fluxes = map[string][]string{}
 		}
-		s.fluxes[ns+"/"+key.name] = append(s.fluxes[ns+"/"+key.name], cleanRepoPath(p))
+		s.fluxes[ns+"/"+key.Name] = append(s.fluxes[ns+"/"+key.Name], CleanRepoPath(p))
 	}
 }
 
-// cleanRepoPath turns a path of an Argo CD or Flux object ("./apps/web/")
+// CleanRepoPath turns a path of an Argo CD or Flux object ("./apps/web/")
 // into the index's form ("apps/web").
-func cleanRepoPath(p string) string {
+func CleanRepoPath(p string) string {
 	return path.Clean(strings.TrimPrefix(path.Clean("/"+p), "/"))
 }
 
@@ -621,34 +623,34 @@ func mayDefine(data []byte, names [][]byte) bool {
 	return false
 }
 
-// identify returns the identity of the Kubernetes object in doc, if it is one.
-func identify(doc *yaml.Node) (identKey, string, bool) {
+// Identify returns the identity of the Kubernetes object in doc, if it is one.
+func Identify(doc *yaml.Node) (IdentKey, string, bool) {
 	root := yamledit.DocRoot(doc)
 	if root == nil || root.Kind != yaml.MappingNode {
-		return identKey{}, "", false
+		return IdentKey{}, "", false
 	}
 	apiVersion, ok1 := yamledit.ScalarField(root, "apiVersion")
 	kind, ok2 := yamledit.ScalarField(root, "kind")
 	_, meta, dup := yamledit.Lookup(root, "metadata")
 	if !ok1 || !ok2 || apiVersion == "" || kind == "" || meta == nil || dup {
-		return identKey{}, "", false
+		return IdentKey{}, "", false
 	}
 	if meta.Kind == yaml.AliasNode && meta.Alias != nil {
 		meta = meta.Alias
 	}
 	name, ok := yamledit.ScalarField(meta, "name")
 	if !ok || name == "" {
-		return identKey{}, "", false
+		return IdentKey{}, "", false
 	}
 	ns, _ := yamledit.ScalarField(meta, "namespace")
-	return identKey{group(apiVersion), kind, name}, ns, true
+	return IdentKey{Group(apiVersion), kind, name}, ns, true
 }
 
 // The API groups of the Flux and Argo CD objects that render Helm releases.
 const (
-	fluxHelmGroup   = "helm.toolkit.fluxcd.io"
-	fluxSourceGroup = "source.toolkit.fluxcd.io"
-	argoGroup       = "argoproj.io"
+	FluxHelmGroup   = "helm.toolkit.fluxcd.io"
+	FluxSourceGroup = "source.toolkit.fluxcd.io"
+	ArgoGroup       = "argoproj.io"
 )
 
 // groupKind is an object's API group and kind.
@@ -658,28 +660,28 @@ type groupKind struct{ group, kind string }
 // chart is: the index keeps them whatever their names when a target may be
 // Helm's.
 var helmKinds = map[groupKind]bool{
-	{fluxHelmGroup, "HelmRelease"}:      true,
-	{fluxSourceGroup, "HelmRepository"}: true,
-	{fluxSourceGroup, "GitRepository"}:  true,
-	{fluxSourceGroup, "OCIRepository"}:  true,
-	{argoGroup, "Application"}:          true,
-	{argoGroup, "ApplicationSet"}:       true,
+	{FluxHelmGroup, "HelmRelease"}:      true,
+	{FluxSourceGroup, "HelmRepository"}: true,
+	{FluxSourceGroup, "GitRepository"}:  true,
+	{FluxSourceGroup, "OCIRepository"}:  true,
+	{ArgoGroup, "Application"}:          true,
+	{ArgoGroup, "ApplicationSet"}:       true,
 }
 
 // helmTokens are in every file that holds one of helmKinds.
-var helmTokens = [][]byte{[]byte(fluxHelmGroup), []byte(fluxSourceGroup), []byte(argoGroup)}
+var helmTokens = [][]byte{[]byte(FluxHelmGroup), []byte(FluxSourceGroup), []byte(ArgoGroup)}
 
-// mayBeHelm reports whether Helm may render t: helm-controller's labels,
+// MayBeHelm reports whether Helm may render t: helm-controller's labels,
 // Helm's release annotation, or an Argo CD application, whose source may
 // be a chart.
-func mayBeHelm(t Target) bool {
-	return helmRelease(t) != "" || argoApp(t) != ""
+func MayBeHelm(t Target) bool {
+	return helmRelease(t) != "" || ArgoApp(t) != ""
 }
 
-// argoApp returns the Argo CD application that tracks t ("" if none), as
+// ArgoApp returns the Argo CD application that tracks t ("" if none), as
 // Argo CD names it: <namespace>_<name> for applications outside its own
 // namespace.
-func argoApp(t Target) string {
+func ArgoApp(t Target) string {
 	if id := t.Annotations[ArgoTrackingID]; id != "" {
 		app, _, _ := strings.Cut(id, ":")
 		return app
@@ -713,9 +715,9 @@ const (
 	FluxNamespaceLabel = "kustomize.toolkit.fluxcd.io/namespace"
 )
 
-// finder locates, in one document, the mapping that holds the resources a
+// Finder locates, in one document, the mapping that holds the resources a
 // change sets (a container), or, when direct, that resources mapping itself.
-type finder func(doc *yaml.Node) (m *yaml.Node, direct bool, err error)
+type Finder func(doc *yaml.Node) (m *yaml.Node, direct bool, err error)
 
 // Target identifies a live workload.
 type Target struct {
@@ -731,7 +733,7 @@ type Target struct {
 // String returns the target as Kind.group namespace/name.
 func (t Target) String() string {
 	gk := t.Kind
-	if g := group(t.APIVersion); g != "" {
+	if g := Group(t.APIVersion); g != "" {
 		gk += "." + g
 	}
 	if t.Namespace == "" {

@@ -1,4 +1,4 @@
-package render
+package repoindex
 
 import (
 	"io/fs"
@@ -17,37 +17,37 @@ var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Ku
 // that render it, against pathological graphs.
 const maxChains = 256
 
-// kustomization is what the index needs of one kustomization file.
-type kustomization struct {
-	dir, file                         string
-	namespace, namePrefix, nameSuffix string
-	// resources and components are the local paths listed, relative to
+// Kustomization is what the index needs of one kustomization file.
+type Kustomization struct {
+	Dir, File                         string
+	Namespace, NamePrefix, NameSuffix string
+	// Resources and components are the local paths listed, relative to
 	// the repository root; external lists the entries that are remote or
 	// outside the repository.
-	resources []string
-	external  []string
-	// patches lists the files of patches (path entries) and
+	Resources []string
+	External  []string
+	// Patches lists the files of patches (path entries) and
 	// patchesStrategicMerge; selectors holds, for a patches entry whose
 	// target selects objects by anything but a plain name, the kind
 	// (and group) it selects.
-	patches   []string
-	selectors map[string]patchSelector
-	// components are the entries of components, a subset of resources.
-	components []string
-	// generators are its configMapGenerator entries that read files.
-	generators []generator
+	Patches   []string
+	Selectors map[string]PatchSelector
+	// Components are the entries of components, a subset of resources.
+	Components []string
+	// Generators are its configMapGenerator entries that read files.
+	Generators []generator
 	// component marks a kustomization of kind Component, which only a
 	// kustomization listing it builds.
 	component bool
-	// parents are the kustomizations that list this one's directory.
-	parents []*kustomization
-	// tooLarge says why the file was not read, when it is above the size
+	// Parents are the kustomizations that list this one's directory.
+	Parents []*Kustomization
+	// TooLarge says why the file was not read, when it is above the size
 	// limit: the kustomization then lists nothing, and is not built.
-	tooLarge error
+	TooLarge error
 }
 
-// isKustomizationName reports whether a file name is one kustomize reads.
-func isKustomizationName(name string) bool {
+// IsKustomizationName reports whether a file name is one kustomize reads.
+func IsKustomizationName(name string) bool {
 	for _, n := range kustomizationNames {
 		if path.Base(name) == n {
 			return true
@@ -58,8 +58,8 @@ func isKustomizationName(name string) bool {
 
 // parseKustomization reads a kustomization file, or returns nil when the
 // file is not one (a Flux Kustomization is named like one at times).
-func parseKustomization(fsys fs.FS, name string, limit int64) (*kustomization, error) {
-	data, _, err := readLimited(fsys, name, limit)
+func parseKustomization(fsys fs.FS, name string, limit int64) (*Kustomization, error) {
+	data, _, err := ReadLimited(fsys, name, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -74,22 +74,22 @@ func parseKustomization(fsys fs.FS, name string, limit int64) (*kustomization, e
 	if av, _ := yamledit.ScalarField(root, "apiVersion"); av != "" && !strings.HasPrefix(av, "kustomize.config.k8s.io/") {
 		return nil, nil
 	}
-	k := &kustomization{dir: path.Dir(name), file: name}
+	k := &Kustomization{Dir: path.Dir(name), File: name}
 	kind, _ := yamledit.ScalarField(root, "kind")
 	k.component = kind == "Component"
-	k.namespace, _ = yamledit.ScalarField(root, "namespace")
-	k.namePrefix, _ = yamledit.ScalarField(root, "namePrefix")
-	k.nameSuffix, _ = yamledit.ScalarField(root, "nameSuffix")
+	k.Namespace, _ = yamledit.ScalarField(root, "namespace")
+	k.NamePrefix, _ = yamledit.ScalarField(root, "namePrefix")
+	k.NameSuffix, _ = yamledit.ScalarField(root, "nameSuffix")
 	for _, field := range []string{"resources", "bases", "components"} {
 		for _, e := range stringItems(root, field) {
-			p := path.Join(k.dir, e)
+			p := path.Join(k.Dir, e)
 			if isRemote(e) || !fs.ValidPath(p) {
-				k.external = append(k.external, e)
+				k.External = append(k.External, e)
 				continue
 			}
-			k.resources = append(k.resources, p)
+			k.Resources = append(k.Resources, p)
 			if field == "components" {
-				k.components = append(k.components, p)
+				k.Components = append(k.Components, p)
 			}
 		}
 	}
@@ -100,14 +100,14 @@ func parseKustomization(fsys fs.FS, name string, limit int64) (*kustomization, e
 			if !ok {
 				continue
 			}
-			p = path.Join(k.dir, p)
-			k.patches = append(k.patches, p)
+			p = path.Join(k.Dir, p)
+			k.Patches = append(k.Patches, p)
 			if _, target, _ := yamledit.Lookup(item, "target"); target != nil {
 				if sel, broad := selectorOf(target); broad {
-					if k.selectors == nil {
-						k.selectors = map[string]patchSelector{}
+					if k.Selectors == nil {
+						k.Selectors = map[string]PatchSelector{}
 					}
-					k.selectors[p] = sel
+					k.Selectors[p] = sel
 				}
 			}
 		}
@@ -116,42 +116,42 @@ func parseKustomization(fsys fs.FS, name string, limit int64) (*kustomization, e
 	if gens != nil && gens.Kind == yaml.SequenceNode {
 		for _, item := range gens.Content {
 			name, _ := yamledit.ScalarField(item, "name")
-			g := generator{name: name, files: map[string]string{}}
+			g := generator{Name: name, Files: map[string]string{}}
 			g.namespace, _ = yamledit.ScalarField(item, "namespace")
 			for _, e := range stringItems(item, "files") {
 				key, file, ok := strings.Cut(e, "=")
 				if !ok {
 					key, file = path.Base(e), e
 				}
-				if p := path.Join(k.dir, file); fs.ValidPath(p) {
-					g.files[key] = p
+				if p := path.Join(k.Dir, file); fs.ValidPath(p) {
+					g.Files[key] = p
 				}
 			}
-			if name != "" && len(g.files) > 0 {
-				k.generators = append(k.generators, g)
+			if name != "" && len(g.Files) > 0 {
+				k.Generators = append(k.Generators, g)
 			}
 		}
 	}
 	for _, e := range stringItems(root, "patchesStrategicMerge") {
 		// An entry may be an inline patch rather than a file name.
 		if !strings.ContainsAny(e, "\n:") {
-			k.patches = append(k.patches, path.Join(k.dir, e))
+			k.Patches = append(k.Patches, path.Join(k.Dir, e))
 		}
 	}
 	return k, nil
 }
 
-// patchSelector is the kind a patch's target selects when it may select
+// PatchSelector is the kind a patch's target selects when it may select
 // several objects: no name, a name pattern, or a label or annotation
 // selector.
-type patchSelector struct{ group, kind string }
+type PatchSelector struct{ Group, Kind string }
 
 // selectorOf reads a patch's target and reports whether it may select
 // more than the object it names.
-func selectorOf(target *yaml.Node) (patchSelector, bool) {
-	var sel patchSelector
-	sel.group, _ = yamledit.ScalarField(target, "group")
-	sel.kind, _ = yamledit.ScalarField(target, "kind")
+func selectorOf(target *yaml.Node) (PatchSelector, bool) {
+	var sel PatchSelector
+	sel.Group, _ = yamledit.ScalarField(target, "group")
+	sel.Kind, _ = yamledit.ScalarField(target, "kind")
 	name, _ := yamledit.ScalarField(target, "name")
 	_, labels, _ := yamledit.Lookup(target, "labelSelector")
 	_, annotations, _ := yamledit.Lookup(target, "annotationSelector")
@@ -162,8 +162,8 @@ func selectorOf(target *yaml.Node) (patchSelector, bool) {
 // generator is a configMapGenerator entry: the ConfigMap's name, its
 // namespace when the entry sets one, and the files it reads by data key.
 type generator struct {
-	name, namespace string
-	files           map[string]string
+	Name, namespace string
+	Files           map[string]string
 }
 
 // stringItems returns the string items of the sequence under key.
@@ -190,38 +190,38 @@ func isRemote(e string) bool {
 
 // kgraph is the kustomizations of a repository and how they reach files.
 type kgraph struct {
-	byDir map[string]*kustomization
+	ByDir map[string]*Kustomization
 	// listedBy maps a file to the kustomizations whose resources list it.
-	listedBy map[string][]*kustomization
-	// patchFiles maps every file some kustomization uses as a patch to
+	listedBy map[string][]*Kustomization
+	// PatchFiles maps every file some kustomization uses as a patch to
 	// the kustomizations that do, and generated the files a
 	// configMapGenerator reads to the kustomizations that read them.
-	patchFiles map[string][]*kustomization
-	generated  map[string][]*kustomization
+	PatchFiles map[string][]*Kustomization
+	Generated  map[string][]*Kustomization
 }
 
-func newKgraph(ks []*kustomization) *kgraph {
+func newKgraph(ks []*Kustomization) *kgraph {
 	g := &kgraph{
-		byDir: map[string]*kustomization{}, listedBy: map[string][]*kustomization{},
-		patchFiles: map[string][]*kustomization{}, generated: map[string][]*kustomization{},
+		ByDir: map[string]*Kustomization{}, listedBy: map[string][]*Kustomization{},
+		PatchFiles: map[string][]*Kustomization{}, Generated: map[string][]*Kustomization{},
 	}
 	for _, k := range ks {
-		if _, dup := g.byDir[k.dir]; !dup {
-			g.byDir[k.dir] = k
+		if _, dup := g.ByDir[k.Dir]; !dup {
+			g.ByDir[k.Dir] = k
 		}
 	}
-	for _, k := range g.byDir {
-		for _, p := range k.patches {
-			g.patchFiles[p] = append(g.patchFiles[p], k)
+	for _, k := range g.ByDir {
+		for _, p := range k.Patches {
+			g.PatchFiles[p] = append(g.PatchFiles[p], k)
 		}
-		for _, gen := range k.generators {
-			for _, f := range gen.files {
-				g.generated[f] = append(g.generated[f], k)
+		for _, gen := range k.Generators {
+			for _, f := range gen.Files {
+				g.Generated[f] = append(g.Generated[f], k)
 			}
 		}
-		for _, r := range k.resources {
-			if sub, ok := g.byDir[r]; ok {
-				sub.parents = append(sub.parents, k)
+		for _, r := range k.Resources {
+			if sub, ok := g.ByDir[r]; ok {
+				sub.Parents = append(sub.Parents, k)
 				continue
 			}
 			g.listedBy[r] = append(g.listedBy[r], k)
@@ -230,71 +230,71 @@ func newKgraph(ks []*kustomization) *kgraph {
 	return g
 }
 
-// chain is the kustomizations a document passes through on its way to the
+// Chain is the kustomizations a document passes through on its way to the
 // kustomization that renders it, innermost first; the last one is that
 // renderer. Every kustomization but a component renders what it includes,
 // so a document has a chain for each kustomization it reaches: its own, and
 // every one that includes that one, directly or not.
-type chain []*kustomization
+type Chain []*Kustomization
 
-// root returns the kustomization that renders the chain.
-func (c chain) root() *kustomization { return c[len(c)-1] }
+// Root returns the kustomization that renders the chain.
+func (c Chain) Root() *Kustomization { return c[len(c)-1] }
 
-// transform returns the namespace and name a document with ns and name
+// Transform returns the namespace and name a document with ns and name
 // gets from the kustomizations of c: prefixes and suffixes accumulate, the
 // outermost namespace wins.
-func (c chain) transform(ns, name string) (string, string) {
+func (c Chain) Transform(ns, name string) (string, string) {
 	for _, k := range c {
-		name = k.namePrefix + name + k.nameSuffix
-		if k.namespace != "" {
-			ns = k.namespace
+		name = k.NamePrefix + name + k.NameSuffix
+		if k.Namespace != "" {
+			ns = k.Namespace
 		}
 	}
 	return ns, name
 }
 
-// chains returns every way file is rendered, one chain per kustomization
+// Chains returns every way file is rendered, one chain per kustomization
 // (but components) it reaches and per path there, or nil when no
 // kustomization lists it.
-func (g *kgraph) chains(file string) []chain {
-	var out []chain
+func (g *kgraph) Chains(file string) []Chain {
+	var out []Chain
 	for _, k := range g.listedBy[file] {
-		out = g.up(k, chain{k}, out)
+		out = g.up(k, Chain{k}, out)
 	}
 	return out
 }
 
-func (g *kgraph) up(k *kustomization, c chain, out []chain) []chain {
+func (g *kgraph) up(k *Kustomization, c Chain, out []Chain) []Chain {
 	if len(out) >= maxChains || len(c) > 32 {
 		return out
 	}
 	if !k.component {
 		out = append(out, c)
 	}
-	for _, p := range k.parents {
+	for _, p := range k.Parents {
 		if containsK(c, p) {
 			continue // a cycle; kustomize refuses it
 		}
-		next := append(append(chain{}, c...), p)
+		next := append(append(Chain{}, c...), p)
 		out = g.up(p, next, out)
 	}
 	return out
 }
 
-// sharedPatch reports whether a kustomization other than k, and not built
+// SharedPatch reports whether a kustomization other than k, and not built
 // on k, patches with file: editing it for k would change that one too.
-func (g *kgraph) sharedPatch(file string, k *kustomization) bool {
-	return slices.ContainsFunc(g.patchFiles[file], func(u *kustomization) bool { return u != k && !u.includes(k) })
+func (g *kgraph) SharedPatch(file string, k *Kustomization) bool {
+	return slices.ContainsFunc(g.PatchFiles[file], func(u *Kustomization) bool { return u != k && !u.Includes(k) })
 }
 
 // isRoot reports whether k is a kustomization nothing else includes.
-func (k *kustomization) isRoot() bool { return len(k.parents) == 0 && !k.component }
+func (k *Kustomization) isRoot() bool { return len(k.Parents) == 0 && !k.component }
 
-// includes reports whether k includes other, directly or through others.
-func (k *kustomization) includes(other *kustomization) bool {
-	seen := map[*kustomization]bool{}
-	var walk func(x *kustomization) bool
-	walk = func(x *kustomization) bool {
+// Includes reports whether k includes other, directly or through others.
+func (k *Kustomization) Includes(other *Kustomization) bool {
+	seen := map[*Kustomization]bool{}
+	var walk func(x *Kustomization) bool
+	walk = func(x *Kustomization) bool {
 		if x == k {
 			return true
 		}
@@ -302,7 +302,7 @@ func (k *kustomization) includes(other *kustomization) bool {
 			return false
 		}
 		seen[x] = true
-		for _, p := range x.parents {
+		for _, p := range x.Parents {
 			if walk(p) {
 				return true
 			}
@@ -312,7 +312,7 @@ func (k *kustomization) includes(other *kustomization) bool {
 	return other != k && walk(other)
 }
 
-func containsK(c chain, k *kustomization) bool {
+func containsK(c Chain, k *Kustomization) bool {
 	for _, x := range c {
 		if x == k {
 			return true
@@ -324,16 +324,16 @@ func containsK(c chain, k *kustomization) bool {
 // orphan reports whether file sits in a kustomization's directory without
 // being one of its resources: kustomize never renders it.
 func (g *kgraph) orphan(file string) bool {
-	_, ok := g.byDir[path.Dir(file)]
+	_, ok := g.ByDir[path.Dir(file)]
 	return ok && len(g.listedBy[file]) == 0
 }
 
 // renames reports whether some kustomization on a way to file changes
 // names, so that the file need not contain the live name.
 func (g *kgraph) renames(file string) bool {
-	for _, c := range g.chains(file) {
+	for _, c := range g.Chains(file) {
 		for _, k := range c {
-			if k.namePrefix != "" || k.nameSuffix != "" {
+			if k.NamePrefix != "" || k.NameSuffix != "" {
 				return true
 			}
 		}
