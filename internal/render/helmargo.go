@@ -15,6 +15,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/tree"
 )
 
 // argoApplication is what an Application says about its Helm source.
@@ -304,20 +305,20 @@ func escapeGlob(s string) string {
 // parameters filled in; for other generators, the template as written,
 // whose parameters match anything.
 func generatedApps(appset map[string]any) []map[string]any {
-	tmpl, _ := dig(appset, "spec", "template").(map[string]any)
+	tmpl, _ := tree.Dig(appset, "spec", "template").(map[string]any)
 	if tmpl == nil {
 		return nil
 	}
-	gens, _ := dig(appset, "spec", "generators").([]any)
+	gens, _ := tree.Dig(appset, "spec", "generators").([]any)
 	var out []map[string]any
 	for _, g := range gens {
-		elems, ok := dig(g, "list", "elements").([]any)
+		elems, ok := tree.Dig(g, "list", "elements").([]any)
 		if !ok {
 			return []map[string]any{tmpl}
 		}
 		for _, e := range elems {
 			params, _ := e.(map[string]any)
-			filled := fillParams(deepCopy(tmpl), params)
+			filled := fillParams(tree.DeepCopy(tmpl), params)
 			out = append(out, filled.(map[string]any))
 		}
 	}

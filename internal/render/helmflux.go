@@ -19,6 +19,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/tree"
 )
 
 // fluxHelmRelease is what a HelmRelease says about its chart and values.
@@ -138,7 +139,7 @@ func valuesFrom(kind, name, key, targetPath, ns string, out map[string]map[strin
 	}
 	var cm map[string]any
 	for id, obj := range out {
-		n, _ := dig(obj, "metadata", "name").(string)
+		n, _ := tree.Dig(obj, "metadata", "name").(string)
 		if strings.HasPrefix(id, "/ConfigMap/"+ns+"/") && (n == name || generatedName(n, name)) {
 			cm = obj
 			break
@@ -147,7 +148,7 @@ func valuesFrom(kind, name, key, targetPath, ns string, out map[string]map[strin
 	if cm == nil {
 		return layer{}, fmt.Errorf("%s: the ConfigMap is not rendered with the HelmRelease", what)
 	}
-	text, ok := dig(cm, "data", key).(string)
+	text, ok := tree.Dig(cm, "data", key).(string)
 	if !ok {
 		return layer{}, fmt.Errorf("%s: the ConfigMap has no such key", what)
 	}
@@ -239,9 +240,9 @@ func (a *applier) fluxChart(ctx context.Context, r *release, hr *fluxHelmRelease
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
-		u, _ := dig(src, "spec", "url").(string)
-		version, _ := dig(src, "spec", "ref", "semver").(string)
-		if tag, _ := dig(src, "spec", "ref", "tag").(string); tag != "" {
+		u, _ := tree.Dig(src, "spec", "url").(string)
+		version, _ := tree.Dig(src, "spec", "ref", "semver").(string)
+		if tag, _ := tree.Dig(src, "spec", "ref", "tag").(string); tag != "" {
 			version = tag
 		}
 		// path.Dir would turn oci:// into oci:/.
@@ -268,7 +269,7 @@ func (a *applier) fluxChart(ctx context.Context, r *release, hr *fluxHelmRelease
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
-		u, _ := dig(src, "spec", "url").(string)
+		u, _ := tree.Dig(src, "spec", "url").(string)
 		if ch, err = a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: spec.Chart, Version: spec.Version}); err != nil {
 			return nil, err
 		}
@@ -285,7 +286,7 @@ func (a *applier) fluxChart(ctx context.Context, r *release, hr *fluxHelmRelease
 		// looked for in this repository.
 		u := ""
 		if src, err := a.sourceObject("GitRepository", spec.SourceRef.Name, srcNS, out); err == nil {
-			u, _ = dig(src, "spec", "url").(string)
+			u, _ = tree.Dig(src, "spec", "url").(string)
 		}
 		var err error
 		if ch, err = a.localChart(r, u, spec.Chart); err != nil {

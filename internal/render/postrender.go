@@ -16,6 +16,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/kinds"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/tree"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
@@ -209,12 +210,12 @@ func ourPatches(prs []fluxPostRenderer) ([]workloadPatch, error) {
 		w := workloadPatch{}
 		w.apiVersion, _ = obj["apiVersion"].(string)
 		w.kind, _ = obj["kind"].(string)
-		w.name, _ = dig(obj, "metadata", "name").(string)
+		w.name, _ = tree.Dig(obj, "metadata", "name").(string)
 		g, _, _ := strings.Cut(w.apiVersion, "/")
 		if !strings.Contains(w.apiVersion, "/") {
 			g = ""
 		}
-		spec, _ := dig(obj, kinds.PodSpecPaths(g, w.kind)[0]...).(map[string]any)
+		spec, _ := tree.Dig(obj, kinds.PodSpecPaths(g, w.kind)[0]...).(map[string]any)
 		for _, field := range []string{"containers", "initContainers"} {
 			items, _ := spec[field].([]any)
 			for _, it := range items {
@@ -222,7 +223,7 @@ func ourPatches(prs []fluxPostRenderer) ([]workloadPatch, error) {
 				name, _ := m["name"].(string)
 				cv := containerValues{name: name, init: field == "initContainers"}
 				for _, sec := range []string{"requests", "limits"} {
-					vals, _ := dig(m, "resources", sec).(map[string]any)
+					vals, _ := tree.Dig(m, "resources", sec).(map[string]any)
 					list := corev1.ResourceList{}
 					for k, v := range vals {
 						q, err := resource.ParseQuantity(fmt.Sprint(v))
@@ -393,9 +394,9 @@ func renderedContainer(objects []helm.Object, c helm.Container) (apiVersion stri
 			g = ""
 		}
 		for _, p := range kinds.PodSpecPaths(g, o.Kind) {
-			spec, _ := dig(o.Body, p...).(map[string]any)
+			spec, _ := tree.Dig(o.Body, p...).(map[string]any)
 			for _, field := range []string{"containers", "initContainers"} {
-				if item(spec[field], c.Container) != nil {
+				if tree.Item(spec[field], c.Container) != nil {
 					return o.APIVersion, field == "initContainers", true
 				}
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/kinds"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/tree"
 )
 
 // prove builds every kustomization that renders an edited target, before
@@ -256,7 +257,7 @@ func proveBuild(fsys repoindex.ProofFS, kdir string, edited map[string][]byte, c
 				continue
 			}
 			if !mine {
-				want = deepCopy(want).(map[string]any)
+				want = tree.DeepCopy(want).(map[string]any)
 				mine = true
 			}
 			matched[i] = true
@@ -379,7 +380,7 @@ func (e expectation) expect(want, got map[string]any) error {
 		}
 		return nil
 	}
-	res, _ := dig(got, e.path...).(map[string]any)
+	res, _ := tree.Dig(got, e.path...).(map[string]any)
 	if res == nil {
 		return fmt.Errorf("no mapping at %s", strings.Join(e.path, "."))
 	}
@@ -406,13 +407,13 @@ func (c Change) renders(id string) bool {
 // quantities, and fails where got does not have them.
 func expect(want, got map[string]any, c Change) error {
 	for _, p := range objectPodSpecPaths(got) {
-		wp, ok1 := dig(want, p...).(map[string]any)
-		gp, ok2 := dig(got, p...).(map[string]any)
+		wp, ok1 := tree.Dig(want, p...).(map[string]any)
+		gp, ok2 := tree.Dig(got, p...).(map[string]any)
 		if !ok1 || !ok2 {
 			continue
 		}
 		for _, field := range []string{"containers", "initContainers"} {
-			wc, gc := item(wp[field], c.Container), item(gp[field], c.Container)
+			wc, gc := tree.Item(wp[field], c.Container), tree.Item(gp[field], c.Container)
 			if wc == nil || gc == nil {
 				continue
 			}
@@ -447,7 +448,7 @@ func expectResources(want, got map[string]any, c Change, who, at string) error {
 	}{{"requests", c.Requests}, {"limits", c.Limits}} {
 		for name, v := range s.values {
 			k := string(name)
-			have := dig(got, s.name, k)
+			have := tree.Dig(got, s.name, k)
 			if have == nil {
 				return fmt.Errorf("%s has no %s%s.%s", who, at, s.name, k)
 			}
@@ -464,44 +465,4 @@ func expectResources(want, got map[string]any, c Change, who, at string) error {
 		}
 	}
 	return nil
-}
-
-func dig(v any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
-}
-
-// item returns the element of a list of mappings whose name is name.
-func item(list any, name string) map[string]any {
-	l, _ := list.([]any)
-	for _, e := range l {
-		if m, ok := e.(map[string]any); ok && m["name"] == name {
-			return m
-		}
-	}
-	return nil
-}
-
-func deepCopy(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = deepCopy(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = deepCopy(e)
-		}
-		return out
-	}
-	return v
 }
