@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
@@ -112,10 +113,10 @@ func renderedBy(r repoindex.DocRef) string {
 }
 
 // utilizationSets are the values the proof must find in the rendered HPA.
-func utilizationSets(us []Utilization) []assignment {
-	var sets []assignment
+func utilizationSets(us []Utilization) []helmsource.Assignment {
+	var sets []helmsource.Assignment
 	for _, u := range us {
-		sets = append(sets, assignment{path: utilizationPath(u), q: *resource.NewQuantity(int64(u.Percent), resource.DecimalSI)})
+		sets = append(sets, helmsource.Assignment{Path: utilizationPath(u), Quantity: *resource.NewQuantity(int64(u.Percent), resource.DecimalSI)})
 	}
 	return sets
 }

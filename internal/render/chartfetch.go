@@ -2,33 +2,18 @@ package render
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
 )
-
-// chartFetches bounds the remote charts fetched at the same time: enough
-// that a few repositories that hang cost the run one fetch timeout
-// together, few enough not to flood a registry.
-const chartFetches = 8
-
-// fetchedChart is the outcome of one chart's fetch.
-type fetchedChart struct {
-	chart *helm.Chart
-	err   error
-}
-
-// errChartWanted ends a release's load during fetchCharts' survey, once
-// its remote chart is noted.
-var errChartWanted = errors.New("remote chart noted")
 
 // fetchCharts fetches the remote charts of rels at the same time, at
 // most chartFetches at once, and keeps each outcome for fetchChart: a
 // release's load then finds its chart, or its chart's error, at once. So
 // repositories that never answer cost the run one fetch timeout, not one
 // each, and fail only their own releases.
-func (h *helmPhase) fetchCharts(ctx context.Context, rels []*release) {
+func (h *helmPhase) fetchCharts(ctx context.Context, rels []*helmsource.Release) {
 	if h.a.charts == nil {
 		return
 	}
@@ -45,8 +30,8 @@ func (h *helmPhase) fetchCharts(ctx context.Context, rels []*release) {
 	for ref := range wanted {
 		refs = append(refs, ref)
 	}
-	out := make([]fetchedChart, len(refs))
-	slots := make(chan struct{}, chartFetches)
+	out := make([]helmsource.FetchedChart, len(refs))
+	slots := make(chan struct{}, helmsource.ChartFetches)
 	var wg sync.WaitGroup
 	for i, ref := range refs {
 		wg.Add(1)
@@ -55,11 +40,11 @@ func (h *helmPhase) fetchCharts(ctx context.Context, rels []*release) {
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
-				out[i].err = ctx.Err()
+				out[i].Err = ctx.Err()
 				return
 			}
 			defer func() { <-slots }()
-			out[i].chart, out[i].err = h.a.charts.Fetch(ctx, ref)
+			out[i].Chart, out[i].Err = h.a.charts.Fetch(ctx, ref)
 		}()
 	}
 	wg.Wait()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
@@ -90,7 +91,7 @@ spec:
 		t.Errorf("Apply() took %s, want one fetch timeout (%s), less than one per repository (%s)", took, timeout, limit)
 	}
 	for i, name := range apps {
-		if err := out.Results[i].Err; !errors.Is(err, ErrHelm) || !errors.Is(err, helm.ErrFetchTimeout) {
+		if err := out.Results[i].Err; !errors.Is(err, helmsource.ErrHelm) || !errors.Is(err, helm.ErrFetchTimeout) {
 			t.Errorf("%s: %v, want ErrHelm wrapping ErrFetchTimeout", name, err)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
@@ -106,7 +107,7 @@ var sentinels = map[string]error{
 	"ErrInvalidChange":     ErrInvalidChange,
 	"ErrNoOverlay":         ErrNoOverlay,
 	"ErrProofFailed":       ErrProofFailed,
-	"ErrHelm":              ErrHelm,
+	"ErrHelm":              helmsource.ErrHelm,
 	"ErrNoKey":             helm.ErrNoKey,
 	"ErrSharedKey":         helm.ErrSharedKey,
 }

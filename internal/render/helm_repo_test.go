@@ -16,6 +16,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
@@ -181,7 +182,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := out.Results[0].Err; !errors.Is(err, ErrHelm) || !errors.Is(err, helm.ErrChartNotFound) || !strings.Contains(err.Error(), "9.9.9") {
+	if err := out.Results[0].Err; !errors.Is(err, helmsource.ErrHelm) || !errors.Is(err, helm.ErrChartNotFound) || !strings.Contains(err.Error(), "9.9.9") {
 		t.Errorf("the missing chart: %v, want ErrHelm wrapping ErrChartNotFound and naming the version", err)
 	}
 	if r := out.Results[1]; r.Err != nil || !r.Changed {
@@ -240,7 +241,7 @@ spec:
 			t.Errorf("change %d: changed %v, err %v, helm %+v; want the value in helm.valuesObject", i, r.Changed, r.Err, r.Helm)
 		}
 	}
-	if err := out.Results[1].Err; !errors.Is(err, ErrHelm) || !strings.Contains(err.Error(), "chart shop 1.4.0 has no file values-missing.yaml") {
+	if err := out.Results[1].Err; !errors.Is(err, helmsource.ErrHelm) || !strings.Contains(err.Error(), "chart shop 1.4.0 has no file values-missing.yaml") {
 		t.Errorf("a values file the chart does not hold: %v, want it named", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -46,7 +47,7 @@ func TestApplicationSetReads(t *testing.T) {
 			if err := sigsyaml.Unmarshal([]byte(tt.appset), &obj); err != nil {
 				t.Fatal(err)
 			}
-			apps := generatedApps(obj)
+			apps := helmsource.GeneratedApps(obj)
 			reads := func(file string) bool {
 				return slices.ContainsFunc(apps, func(app map[string]any) bool { return a.readsValueFile(app, file) })
 			}

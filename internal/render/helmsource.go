@@ -3,103 +3,21 @@ package render
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
-
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
-// ErrHelm means a target that Helm renders could not be followed to the
-// values that size it: its release, chart or values could not be read,
-// or no values key sizes the container alone.
-var ErrHelm = errors.New("helm release")
-
-// Deployer names, from a live object's metadata, what deploys it: the
-// Flux HelmRelease whose helm-controller installed it
-// (helmrelease/<namespace>/<name>), the Argo CD application that tracks
-// it (argocd/<application>), or the Flux Kustomization that applied it
-// (kustomization/<namespace>/<name>), else the Helm release that Helm's
-// annotations name (helm/<namespace>/<release>); "" when its metadata
-// names none. The instance label, which charts also set, counts last.
-func Deployer(t repoindex.Target) string {
-	if name := t.Labels[repoindex.FluxHelmName]; name != "" {
-		return "helmrelease/" + or(t.Labels[repoindex.FluxHelmNamespace], t.Namespace) + "/" + name
-	}
-	if id := t.Annotations[repoindex.ArgoTrackingID]; id != "" {
-		app, _, _ := strings.Cut(id, ":")
-		return "argocd/" + app
-	}
-	if name := t.Labels[repoindex.FluxNameLabel]; name != "" {
-		return "kustomization/" + t.Labels[repoindex.FluxNamespaceLabel] + "/" + name
-	}
-	if name := t.Annotations[repoindex.HelmReleaseName]; name != "" {
-		// Helm installed it; Argo CD renders charts without installing
-		// them, so the instance label is the release's, no application's.
-		return "helm/" + or(t.Annotations[repoindex.HelmReleaseNS], t.Namespace) + "/" + name
-	}
-	if app := t.Labels[repoindex.InstanceLabel]; app != "" {
-		return "argocd/" + app
-	}
-	return ""
-}
-
-// release is a Helm release of the repository that renders targets: a
-// Flux HelmRelease or an Argo CD Application with a Helm source.
-type release struct {
-	kind string           // HelmRelease or Application
-	ref  repoindex.DocRef // the object's document
-	// name and namespace are the Helm release's.
-	name, namespace string
-	chart           *helm.Chart
-	// source is the index in spec.sources of an Application's Helm
-	// source, or -1 for spec.source.
-	source int
-	// changes are the indexes of the changes whose targets it renders.
-	changes []int
-}
-
-// String names the release for errors and reports.
-func (r *release) String() string {
-	if r.ref.Chain != nil {
-		return fmt.Sprintf("%s %s (%s, rendered by %s)", r.kind, r.objectName(), r.ref.File, r.ref.Chain.Root().Dir)
-	}
-	return fmt.Sprintf("%s %s (%s)", r.kind, r.objectName(), r.ref.File)
-}
-
-func (r *release) objectName() string {
-	if r.ref.Namespace == "" {
-		return r.ref.Key.Name
-	}
-	return r.ref.Namespace + "/" + r.ref.Key.Name
-}
-
-// layer is one source of a release's values, in Helm's order.
-type layer struct {
-	what   string
-	values map[string]any
-	// file is the values file of the repository the layer is, "" for
-	// values held in the object.
-	file string
-	// prefix is, for values held in the object, the path to them
-	// (spec.values, spec.source.helm.valuesObject).
-	prefix helm.Path
-	// writable: the layer belongs to this release's environment alone.
-	writable bool
-}
-
 // findRelease finds the HelmRelease or Application that renders c's
 // target: the one helm-controller's labels name, or the application
 // Argo CD tracks it by.
-func (a *applier) findRelease(c Change, dir string) (*release, error) {
+func (a *applier) findRelease(c Change, dir string) (*helmsource.Release, error) {
 	t := c.Target
 	if name := t.Labels[repoindex.FluxHelmName]; name != "" {
 		ns := t.Labels[repoindex.FluxHelmNamespace]
@@ -112,10 +30,10 @@ func (a *applier) findRelease(c Change, dir string) (*release, error) {
 			return nil, errNotHelm // the index's error says what to do
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s is installed by the Flux HelmRelease %s/%s: %w", ErrHelm, t, ns, name, err)
+			return nil, fmt.Errorf("%w: %s is installed by the Flux HelmRelease %s/%s: %w", helmsource.ErrHelm, t, ns, name, err)
 		}
-		r := &release{kind: "HelmRelease", ref: ref, source: -1}
-		r.name, r.namespace = t.Annotations[repoindex.HelmReleaseName], t.Annotations[repoindex.HelmReleaseNS]
+		r := &helmsource.Release{Kind: "HelmRelease", Ref: ref, Source: -1}
+		r.Name, r.Namespace = t.Annotations[repoindex.HelmReleaseName], t.Annotations[repoindex.HelmReleaseNS]
 		return r, nil
 	}
 	app := repoindex.ArgoApp(t)
@@ -140,9 +58,9 @@ func (a *applier) findRelease(c Change, dir string) (*release, error) {
 		return a.releaseNamed(c)
 	case 1:
 	default:
-		return nil, fmt.Errorf("%w: %w: %s is tracked by the Argo CD application %s, defined in %s", ErrHelm, repoindex.ErrAmbiguousTarget, t, app, repoindex.RenderersOf(refs))
+		return nil, fmt.Errorf("%w: %w: %s is tracked by the Argo CD application %s, defined in %s", helmsource.ErrHelm, repoindex.ErrAmbiguousTarget, t, app, repoindex.RenderersOf(refs))
 	}
-	r := &release{kind: "Application", ref: refs[0], name: name, source: -1}
+	r := &helmsource.Release{Kind: "Application", Ref: refs[0], Name: name, Source: -1}
 	return r, nil
 }
 
@@ -151,7 +69,7 @@ func (a *applier) findRelease(c Change, dir string) (*release, error) {
 // labels (helm-controller before it set them, or a label a post-renderer
 // dropped): the HelmRelease whose release name and namespace, as
 // helm-controller works them out, are those.
-func (a *applier) releaseNamed(c Change) (*release, error) {
+func (a *applier) releaseNamed(c Change) (*helmsource.Release, error) {
 	t := c.Target
 	name, ns := t.Annotations[repoindex.HelmReleaseName], t.Annotations[repoindex.HelmReleaseNS]
 	if name == "" {
@@ -162,8 +80,8 @@ func (a *applier) releaseNamed(c Change) (*release, error) {
 	}
 	var refs []repoindex.DocRef
 	for _, n := range a.releasesNamed()[name] {
-		if n.namespace == "" || n.namespace == ns {
-			refs = append(refs, n.ref)
+		if n.Namespace == "" || n.Namespace == ns {
+			refs = append(refs, n.Ref)
 		}
 	}
 	refs = narrow(a.idx, c, refs)
@@ -173,9 +91,9 @@ func (a *applier) releaseNamed(c Change) (*release, error) {
 	case 1:
 	default:
 		return nil, fmt.Errorf("%w: %w: %s is installed by the Helm release %s/%s, which the HelmReleases in %s all name",
-			ErrHelm, repoindex.ErrAmbiguousTarget, t, ns, name, repoindex.RenderersOf(refs))
+			helmsource.ErrHelm, repoindex.ErrAmbiguousTarget, t, ns, name, repoindex.RenderersOf(refs))
 	}
-	return &release{kind: "HelmRelease", ref: refs[0], name: name, namespace: ns, source: -1}, nil
+	return &helmsource.Release{Kind: "HelmRelease", Ref: refs[0], Name: name, Namespace: ns, Source: -1}, nil
 }
 
 // narrow keeps of refs, the objects that may render c's target's
@@ -191,21 +109,14 @@ func narrow(idx *repoindex.Index, c Change, refs []repoindex.DocRef) []repoindex
 	return refs
 }
 
-// namedRelease is a HelmRelease and the namespace of the Helm release it
-// installs ("" when neither it nor its environment sets one).
-type namedRelease struct {
-	ref       repoindex.DocRef
-	namespace string
-}
-
 // releasesNamed maps the name of the Helm release each HelmRelease of the
 // index installs, as helm-controller works it out, to the HelmReleases;
 // worked out once per run, in the order of their files.
-func (a *applier) releasesNamed() map[string][]namedRelease {
+func (a *applier) releasesNamed() map[string][]helmsource.NamedRelease {
 	if a.releaseNames != nil {
 		return a.releaseNames
 	}
-	a.releaseNames = map[string][]namedRelease{}
+	a.releaseNames = map[string][]helmsource.NamedRelease{}
 	for k, refs := range a.idx.Refs {
 		if k.Group != repoindex.FluxHelmGroup || k.Kind != "HelmRelease" {
 			continue
@@ -215,20 +126,20 @@ func (a *applier) releasesNamed() map[string][]namedRelease {
 			if !ok {
 				continue
 			}
-			var hr fluxHelmRelease
-			if convert(obj, &hr) != nil {
+			var hr helmsource.FluxHelmRelease
+			if helmsource.Convert(obj, &hr) != nil {
 				continue
 			}
 			// The identity as rendered: an overlay may set the namespace
 			// or prefix the name.
 			hr.Metadata.Name, hr.Metadata.Namespace = ref.Key.Name, ref.Namespace
-			name := hr.releaseName()
-			a.releaseNames[name] = append(a.releaseNames[name], namedRelease{ref: ref, namespace: or(hr.Spec.TargetNamespace, ref.Namespace)})
+			name := hr.ReleaseName()
+			a.releaseNames[name] = append(a.releaseNames[name], helmsource.NamedRelease{Ref: ref, Namespace: helmsource.OrDefault(hr.Spec.TargetNamespace, ref.Namespace)})
 		}
 	}
 	for _, named := range a.releaseNames {
-		slices.SortFunc(named, func(x, y namedRelease) int {
-			return cmp.Or(strings.Compare(x.ref.File, y.ref.File), cmp.Compare(x.ref.Doc, y.ref.Doc), strings.Compare(x.ref.RenderedFrom(), y.ref.RenderedFrom()))
+		slices.SortFunc(named, func(x, y helmsource.NamedRelease) int {
+			return cmp.Or(strings.Compare(x.Ref.File, y.Ref.File), cmp.Compare(x.Ref.Doc, y.Ref.Doc), strings.Compare(x.Ref.RenderedFrom(), y.Ref.RenderedFrom()))
 		})
 	}
 	return a.releaseNames
@@ -238,27 +149,27 @@ func (a *applier) releasesNamed() map[string][]namedRelease {
 // (kustomize applies the overlays' patches), with the edits of this run
 // when edited, and the whole output of that build (nil when no
 // kustomization renders the object).
-func (a *applier) object(r *release, edited bool) (map[string]any, map[string]map[string]any, error) {
-	if r.ref.Chain == nil {
-		data, err := a.fileData(r.ref.File, edited)
+func (a *applier) object(r *helmsource.Release, edited bool) (map[string]any, map[string]map[string]any, error) {
+	if r.Ref.Chain == nil {
+		data, err := a.fileData(r.Ref.File, edited)
 		if err != nil {
 			return nil, nil, err
 		}
 		docs, err := yamledit.ParseDocuments(data)
-		if err != nil || r.ref.Doc >= len(docs) {
-			return nil, nil, fmt.Errorf("%s no longer parses: %w", r.ref.File, err)
+		if err != nil || r.Ref.Doc >= len(docs) {
+			return nil, nil, fmt.Errorf("%s no longer parses: %w", r.Ref.File, err)
 		}
-		obj, err := decodeNode(docs[r.ref.Doc])
+		obj, err := helmsource.DecodeNode(docs[r.Ref.Doc])
 		return obj, nil, err
 	}
-	out, err := a.buildEnv(r.ref.Chain.Root().Dir, edited)
+	out, err := a.buildEnv(r.Ref.Chain.Root().Dir, edited)
 	if err != nil {
-		return nil, nil, fmt.Errorf("building %s: %w", r.ref.Chain.Root().File, err)
+		return nil, nil, fmt.Errorf("building %s: %w", r.Ref.Chain.Root().File, err)
 	}
-	id := r.ref.Key.Group + "/" + r.ref.Key.Kind + "/" + r.ref.Namespace + "/" + r.ref.Key.Name
+	id := r.Ref.Key.Group + "/" + r.Ref.Key.Kind + "/" + r.Ref.Namespace + "/" + r.Ref.Key.Name
 	obj, ok := out[id]
 	if !ok {
-		return nil, nil, fmt.Errorf("%s does not render %s", r.ref.Chain.Root().File, id)
+		return nil, nil, fmt.Errorf("%s does not render %s", r.Ref.Chain.Root().File, id)
 	}
 	return obj, out, nil
 }
@@ -275,19 +186,6 @@ func (a *applier) fileData(name string, edited bool) ([]byte, error) {
 	return data, err
 }
 
-// decodeNode turns a parsed document into plain values.
-func decodeNode(doc *yaml.Node) (map[string]any, error) {
-	s, err := yaml.String(doc)
-	if err != nil {
-		return nil, err
-	}
-	var obj map[string]any
-	if err := sigsyaml.Unmarshal([]byte(s), &obj); err != nil {
-		return nil, err
-	}
-	return obj, nil
-}
-
 // decoded returns the document ref points at as plain values, or false
 // when it no longer parses.
 func (a *applier) decoded(ref repoindex.DocRef) (map[string]any, bool) {
@@ -295,34 +193,25 @@ func (a *applier) decoded(ref repoindex.DocRef) (map[string]any, bool) {
 	if err != nil {
 		return nil, false
 	}
-	obj, err := decodeNode(doc)
+	obj, err := helmsource.DecodeNode(doc)
 	return obj, err == nil
-}
-
-// convert decodes plain values into a typed struct through JSON.
-func convert(from any, to any) error {
-	data, err := json.Marshal(from)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, to)
 }
 
 // loaded is what a release's object says of its values and its output.
 type loaded struct {
-	layers []layer
+	layers []helmsource.Layer
 	// post are a HelmRelease's post-renderers.
-	post []fluxPostRenderer
+	post []helmsource.FluxPostRenderer
 }
 
 // load reads the release's object, chart, values layers and post-renderers:
 // as the repository holds them, or with this run's edits when edited.
-func (a *applier) load(ctx context.Context, r *release, edited bool) (loaded, error) {
+func (a *applier) load(ctx context.Context, r *helmsource.Release, edited bool) (loaded, error) {
 	obj, out, err := a.object(r, edited)
 	if err != nil {
 		return loaded{}, err
 	}
-	if r.kind == "HelmRelease" {
+	if r.Kind == "HelmRelease" {
 		return a.loadFlux(ctx, r, obj, out)
 	}
 	layers, err := a.loadArgo(ctx, r, obj)
@@ -330,30 +219,30 @@ func (a *applier) load(ctx context.Context, r *release, edited bool) (loaded, er
 }
 
 // fetchChart fetches a chart of a chart repository or registry, once per run.
-func (a *applier) fetchChart(ctx context.Context, r *release, ref helm.ChartRef) (*helm.Chart, error) {
+func (a *applier) fetchChart(ctx context.Context, r *helmsource.Release, ref helm.ChartRef) (*helm.Chart, error) {
 	if a.charts == nil {
-		return nil, fmt.Errorf("%s: its chart %s is in %s, and no chart repository is configured", r, ref.Chart, redactURL(ref.RepoURL))
+		return nil, fmt.Errorf("%s: its chart %s is in %s, and no chart repository is configured", r, ref.Chart, helmsource.RedactURL(ref.RepoURL))
 	}
 	f, ok := a.fetched[ref]
 	switch {
 	case ok:
 	case a.wanted != nil:
 		a.wanted[ref] = true
-		return nil, errChartWanted
+		return nil, helmsource.ErrChartWanted
 	default:
-		f.chart, f.err = a.charts.Fetch(ctx, ref)
+		f.Chart, f.Err = a.charts.Fetch(ctx, ref)
 	}
-	if f.err != nil {
-		return nil, fmt.Errorf("%s: %w", r, f.err)
+	if f.Err != nil {
+		return nil, fmt.Errorf("%s: %w", r, f.Err)
 	}
-	return f.chart, nil
+	return f.Chart, nil
 }
 
 // localChart loads a chart directory of this repository, once per run; a
 // git source of another repository is refused.
-func (a *applier) localChart(r *release, repoURL, dir string) (*helm.Chart, error) {
+func (a *applier) localChart(r *helmsource.Release, repoURL, dir string) (*helm.Chart, error) {
 	if !a.isThisRepo(repoURL) {
-		return nil, fmt.Errorf("%s: its chart %s is in the git repository %s, not in this one", r, dir, redactURL(repoURL))
+		return nil, fmt.Errorf("%s: its chart %s is in the git repository %s, not in this one", r, dir, helmsource.RedactURL(repoURL))
 	}
 	dir = repoindex.CleanRepoPath(dir)
 	if ch, ok := a.localCharts[dir]; ok {
@@ -374,32 +263,5 @@ func (a *applier) isThisRepo(u string) bool {
 	if a.repoURL == "" || u == "" {
 		return true
 	}
-	return normalRepoURL(u) == normalRepoURL(a.repoURL)
-}
-
-// normalRepoURL reduces a git URL to host and path: scheme, credentials,
-// port-less ssh forms and a trailing .git do not tell repositories apart.
-func normalRepoURL(u string) string {
-	u = strings.TrimSpace(u)
-	if !strings.Contains(u, "://") {
-		if host, p, ok := strings.Cut(u, ":"); ok { // git@host:org/repo
-			u = "ssh://" + host + "/" + p
-		}
-	}
-	pu, err := url.Parse(u)
-	if err != nil {
-		return u
-	}
-	p := strings.TrimSuffix(strings.Trim(pu.Path, "/"), ".git")
-	return strings.ToLower(pu.Hostname()) + "/" + p
-}
-
-// redactURL drops credentials from a URL for messages.
-func redactURL(u string) string {
-	pu, err := url.Parse(u)
-	if err != nil || pu.User == nil {
-		return u
-	}
-	pu.User = nil
-	return pu.String()
+	return helmsource.NormalRepoURL(u) == helmsource.NormalRepoURL(a.repoURL)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
@@ -13,9 +14,9 @@ import (
 // someone wrote one.
 func TestPostRendererPlacer(t *testing.T) {
 	const head = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: legacy\nspec:\n  interval: 10m # keep\n"
-	patch := func(cpu string) []workloadPatch {
-		return []workloadPatch{{apiVersion: "apps/v1", kind: "Deployment", name: "legacy", containers: []containerValues{
-			{name: "app", requests: quantities(map[string]string{"cpu": cpu})},
+	patch := func(cpu string) []helmsource.WorkloadPatch {
+		return []helmsource.WorkloadPatch{{ApiVersion: "apps/v1", Kind: "Deployment", Name: "legacy", Containers: []helmsource.ContainerValues{
+			{Name: "app", Requests: quantities(map[string]string{"cpu": cpu})},
 		}}}
 	}
 	ours := func(cpu string) string {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/kinds"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/tree"
@@ -324,7 +325,7 @@ type expectation struct {
 	// those paths instead (Helm values of a HelmRelease or Application),
 	// and free the paths whose values may change in any way (a
 	// HelmRelease's post-renderers).
-	sets []assignment
+	sets []helmsource.Assignment
 	free []helm.Path
 	// also are other objects the change edits with its target: its
 	// HorizontalPodAutoscaler.
@@ -336,7 +337,7 @@ func (e expectation) String() string {
 	case len(e.sets) > 0 || len(e.free) > 0:
 		var at []string
 		for _, a := range e.sets {
-			at = append(at, a.path.String())
+			at = append(at, a.Path.String())
 		}
 		for _, p := range e.free {
 			at = append(at, p.String())
@@ -365,17 +366,17 @@ func (e expectation) expect(want, got map[string]any) error {
 	}
 	if len(e.sets) > 0 || len(e.free) > 0 {
 		for _, p := range e.free {
-			if !setPath(want, p, digPath(got, p)) {
+			if !helmsource.SetPath(want, p, helmsource.DigPath(got, p)) {
 				return fmt.Errorf("renders %s, which it did not have room for before", p)
 			}
 		}
 		for _, a := range e.sets {
-			have := digPath(got, a.path)
-			if !sameQuantityValue(have, a.q) {
-				return fmt.Errorf("renders %s %v, want %s", a.path, have, a.q.String())
+			have := helmsource.DigPath(got, a.Path)
+			if !helmsource.SameQuantityValue(have, a.Quantity) {
+				return fmt.Errorf("renders %s %v, want %s", a.Path, have, a.Quantity.String())
 			}
-			if !setPath(want, a.path, have) {
-				return fmt.Errorf("renders %s, which it did not have room for before", a.path)
+			if !helmsource.SetPath(want, a.Path, have) {
+				return fmt.Errorf("renders %s, which it did not have room for before", a.Path)
 			}
 		}
 		return nil

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
@@ -214,7 +215,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize, abs: abs,
 		charts: o.charts, keys: o.keys, repoURL: o.repoURL,
 		localCharts: map[string]*helm.Chart{}, builds: map[string]map[string]map[string]any{},
-		fetched: map[helm.ChartRef]fetchedChart{},
+		fetched: map[helm.ChartRef]helmsource.FetchedChart{},
 	}
 	if a.keys == nil {
 		a.keys = helm.NewFinder()
@@ -533,10 +534,10 @@ type applier struct {
 	builds      map[string]map[string]map[string]any
 	// fetched are the remote charts fetchCharts fetched, or failed to;
 	// wanted, while it surveys the releases, the charts they need.
-	fetched map[helm.ChartRef]fetchedChart
+	fetched map[helm.ChartRef]helmsource.FetchedChart
 	wanted  map[helm.ChartRef]bool
 	// releaseNames are the HelmReleases by the release they install.
-	releaseNames map[string][]namedRelease
+	releaseNames map[string][]helmsource.NamedRelease
 }
 
 // parsedFiles bounds the files whose parsed documents are kept between
