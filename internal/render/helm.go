@@ -85,7 +85,7 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 	var rels []*helmsource.Release
 	byRef := map[string]*helmsource.Release{}
 	for _, i := range pending {
-		r, err := h.a.findRelease(changes[i], h.dir)
+		r, err := h.a.findRelease(changes[i].sought(), h.dir)
 		if err != nil {
 			if !errors.Is(err, errNotHelm) {
 				results[i].Err = err

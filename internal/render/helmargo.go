@@ -19,7 +19,7 @@ import (
 
 // helmSource returns the index of the Application's Helm source (-1 for
 // spec.source) and the source, or false.
-func (a *applier) helmSource(app *helmsource.ArgoApplication) (int, *helmsource.ArgoSource, bool) {
+func (a *Sources) helmSource(app *helmsource.ArgoApplication) (int, *helmsource.ArgoSource, bool) {
 	isHelm := func(s *helmsource.ArgoSource) bool {
 		if s.Ref != "" || s.Plugin != nil || s.Kustomize != nil || s.Directory != nil {
 			return false
@@ -39,7 +39,7 @@ func (a *applier) helmSource(app *helmsource.ArgoApplication) (int, *helmsource.
 
 // loadArgo reads an Application with a Helm source: its chart, then its
 // values in Argo CD's order: valueFiles, values, valuesObject, parameters.
-func (a *applier) loadArgo(ctx context.Context, r *helmsource.Release, obj map[string]any) ([]helmsource.Layer, error) {
+func (a *Sources) loadArgo(ctx context.Context, r *helmsource.Release, obj map[string]any) ([]helmsource.Layer, error) {
 	var app helmsource.ArgoApplication
 	if err := helmsource.Convert(obj, &app); err != nil {
 		return nil, fmt.Errorf("%s: %w", r, err)
@@ -153,7 +153,7 @@ func (a *applier) loadArgo(ctx context.Context, r *helmsource.Release, obj map[s
 // repository: $ref/... in the source with that ref, else relative to the
 // Helm source's path. It returns "" for a file inside a chart fetched from
 // a chart repository.
-func (a *applier) valueFile(app *helmsource.ArgoApplication, src *helmsource.ArgoSource, vf string) (string, error) {
+func (a *Sources) valueFile(app *helmsource.ArgoApplication, src *helmsource.ArgoSource, vf string) (string, error) {
 	if ref, rest, ok := strings.Cut(vf, "/"); ok && strings.HasPrefix(ref, "$") {
 		for _, s := range app.Spec.Sources {
 			if s.Ref == ref[1:] {
@@ -185,7 +185,7 @@ func (a *applier) valueFile(app *helmsource.ArgoApplication, src *helmsource.Arg
 // Application of the repository reads it, nor does r's own document as
 // another environment deploys it (a base Application that staging and
 // production both render), and it is not a chart's own values.yaml.
-func (a *applier) ownValueFile(r *helmsource.Release, file string) bool {
+func (a *Sources) ownValueFile(r *helmsource.Release, file string) bool {
 	if path.Base(file) == "values.yaml" && a.idx.Charts[path.Dir(file)] {
 		return false
 	}
@@ -223,7 +223,7 @@ func (a *applier) ownValueFile(r *helmsource.Release, file string) bool {
 
 // readsValueFile reports whether an Application (or an ApplicationSet's
 // template, where a {{...}} left in a path matches any text) reads file.
-func (a *applier) readsValueFile(obj map[string]any, file string) bool {
+func (a *Sources) readsValueFile(obj map[string]any, file string) bool {
 	var app helmsource.ArgoApplication
 	if helmsource.Convert(obj, &app) != nil {
 		return false

@@ -28,7 +28,7 @@ func TestApplicationSetReads(t *testing.T) {
 `
 	list := "spec:\n  generators:\n    - list:\n        elements:\n          - {env: qa, type: test}\n          - {env: prod-eu, type: prod}\n" + template
 	git := "spec:\n  generators:\n    - git:\n        repoURL: https://git.example.com/fleet.git\n        directories: [{path: envs/*}]\n" + template
-	a := &applier{idx: &repoindex.Index{Charts: map[string]bool{"charts/shop": true}}}
+	a := &Sources{idx: &repoindex.Index{Charts: map[string]bool{"charts/shop": true}}}
 	tests := []struct {
 		name, appset string
 		reads        []string

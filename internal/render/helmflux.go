@@ -19,7 +19,7 @@ import (
 
 // loadFlux reads a HelmRelease: its chart, then its values from valuesFrom
 // in order and spec.values last, as helm-controller merges them.
-func (a *applier) loadFlux(ctx context.Context, r *helmsource.Release, obj map[string]any, out map[string]map[string]any) (loaded, error) {
+func (a *Sources) loadFlux(ctx context.Context, r *helmsource.Release, obj map[string]any, out map[string]map[string]any) (loaded, error) {
 	var hr helmsource.FluxHelmRelease
 	if err := helmsource.Convert(obj, &hr); err != nil {
 		return loaded{}, fmt.Errorf("%s: %w", r, err)
@@ -69,7 +69,7 @@ func (a *applier) loadFlux(ctx context.Context, r *helmsource.Release, obj map[s
 // generator nearest the environment that has the key wins, as kustomize
 // merges them. The layer is writable when no other environment reads the
 // file, and the file holds exactly what the ConfigMap does.
-func (a *applier) generatedFrom(r *helmsource.Release, l *helmsource.Layer, name, key string) {
+func (a *Sources) generatedFrom(r *helmsource.Release, l *helmsource.Layer, name, key string) {
 	if r.Ref.Chain == nil {
 		return
 	}
@@ -105,8 +105,8 @@ func (a *applier) generatedFrom(r *helmsource.Release, l *helmsource.Layer, name
 
 // ownFile reports whether env is the only environment that reads file
 // (with those built on it).
-func (a *applier) ownFile(env *repoindex.Kustomization, file string) bool {
-	for _, k := range a.readers(file) {
+func (a *Sources) ownFile(env *repoindex.Kustomization, file string) bool {
+	for _, k := range a.edits.readers(file) {
 		if a.idx.IsEnv(k) && k != env && !k.Includes(env) {
 			return false
 		}
@@ -117,7 +117,7 @@ func (a *applier) ownFile(env *repoindex.Kustomization, file string) bool {
 // fluxChart loads a HelmRelease's chart: a directory of this repository
 // through a GitRepository, or a chart of a HelmRepository or
 // OCIRepository through the run's chart fetcher.
-func (a *applier) fluxChart(ctx context.Context, r *helmsource.Release, hr *helmsource.FluxHelmRelease, out map[string]map[string]any) (*helm.Chart, error) {
+func (a *Sources) fluxChart(ctx context.Context, r *helmsource.Release, hr *helmsource.FluxHelmRelease, out map[string]map[string]any) (*helm.Chart, error) {
 	if ref := hr.Spec.ChartRef; ref != nil {
 		if ref.Kind != "OCIRepository" {
 			return nil, fmt.Errorf("%s: spec.chartRef to a %s is not supported", r, ref.Kind)
@@ -191,7 +191,7 @@ func (a *applier) fluxChart(ctx context.Context, r *helmsource.Release, hr *helm
 
 // sourceObject finds a Flux source: in the HelmRelease's build, else in
 // the repository's index.
-func (a *applier) sourceObject(kind, name, ns string, out map[string]map[string]any) (map[string]any, error) {
+func (a *Sources) sourceObject(kind, name, ns string, out map[string]map[string]any) (map[string]any, error) {
 	if obj, ok := out[repoindex.FluxSourceGroup+"/"+kind+"/"+ns+"/"+name]; ok {
 		return obj, nil
 	}

@@ -17,7 +17,7 @@ import (
 // findRelease finds the HelmRelease or Application that renders c's
 // target: the one helm-controller's labels name, or the application
 // Argo CD tracks it by.
-func (a *applier) findRelease(c Change, dir string) (*helmsource.Release, error) {
+func (a *Sources) findRelease(c repoindex.Sought, dir string) (*helmsource.Release, error) {
 	t := c.Target
 	if name := t.Labels[repoindex.FluxHelmName]; name != "" {
 		ns := t.Labels[repoindex.FluxHelmNamespace]
@@ -69,7 +69,7 @@ func (a *applier) findRelease(c Change, dir string) (*helmsource.Release, error)
 // labels (helm-controller before it set them, or a label a post-renderer
 // dropped): the HelmRelease whose release name and namespace, as
 // helm-controller works them out, are those.
-func (a *applier) releaseNamed(c Change) (*helmsource.Release, error) {
+func (a *Sources) releaseNamed(c repoindex.Sought) (*helmsource.Release, error) {
 	t := c.Target
 	name, ns := t.Annotations[repoindex.HelmReleaseName], t.Annotations[repoindex.HelmReleaseNS]
 	if name == "" {
@@ -99,7 +99,7 @@ func (a *applier) releaseNamed(c Change) (*helmsource.Release, error) {
 // narrow keeps of refs, the objects that may render c's target's
 // release, those the directory c names renders, then, of several, those
 // of environments.
-func narrow(idx *repoindex.Index, c Change, refs []repoindex.DocRef) []repoindex.DocRef {
+func narrow(idx *repoindex.Index, c repoindex.Sought, refs []repoindex.DocRef) []repoindex.DocRef {
 	if c.Path != "" {
 		refs = idx.SelectedBy([]string{repoindex.CleanRepoPath(c.Path)}, refs)
 	}
@@ -112,7 +112,7 @@ func narrow(idx *repoindex.Index, c Change, refs []repoindex.DocRef) []repoindex
 // releasesNamed maps the name of the Helm release each HelmRelease of the
 // index installs, as helm-controller works it out, to the HelmReleases;
 // worked out once per run, in the order of their files.
-func (a *applier) releasesNamed() map[string][]helmsource.NamedRelease {
+func (a *Sources) releasesNamed() map[string][]helmsource.NamedRelease {
 	if a.releaseNames != nil {
 		return a.releaseNames
 	}
@@ -149,7 +149,7 @@ func (a *applier) releasesNamed() map[string][]helmsource.NamedRelease {
 // (kustomize applies the overlays' patches), with the edits of this run
 // when edited, and the whole output of that build (nil when no
 // kustomization renders the object).
-func (a *applier) object(r *helmsource.Release, edited bool) (map[string]any, map[string]map[string]any, error) {
+func (a *Sources) object(r *helmsource.Release, edited bool) (map[string]any, map[string]map[string]any, error) {
 	if r.Ref.Chain == nil {
 		data, err := a.fileData(r.Ref.File, edited)
 		if err != nil {
@@ -162,7 +162,7 @@ func (a *applier) object(r *helmsource.Release, edited bool) (map[string]any, ma
 		obj, err := helmsource.DecodeNode(docs[r.Ref.Doc])
 		return obj, nil, err
 	}
-	out, err := a.buildEnv(r.Ref.Chain.Root().Dir, edited)
+	out, err := a.edits.buildEnv(r.Ref.Chain.Root().Dir, edited)
 	if err != nil {
 		return nil, nil, fmt.Errorf("building %s: %w", r.Ref.Chain.Root().File, err)
 	}
@@ -175,12 +175,12 @@ func (a *applier) object(r *helmsource.Release, edited bool) (map[string]any, ma
 }
 
 // fileData returns a file's bytes, with the run's edits when edited.
-func (a *applier) fileData(name string, edited bool) ([]byte, error) {
-	if fe := a.files[name]; fe != nil {
+func (a *Sources) fileData(name string, edited bool) ([]byte, error) {
+	if data, orig, ok := a.edits.fileEdits(name); ok {
 		if edited {
-			return fe.data, nil
+			return data, nil
 		}
-		return fe.orig, nil
+		return orig, nil
 	}
 	data, _, err := repoindex.ReadLimited(a.fsys, name, a.limit)
 	return data, err
@@ -188,8 +188,8 @@ func (a *applier) fileData(name string, edited bool) ([]byte, error) {
 
 // decoded returns the document ref points at as plain values, or false
 // when it no longer parses.
-func (a *applier) decoded(ref repoindex.DocRef) (map[string]any, bool) {
-	doc, err := a.doc(ref.File, ref.Doc)
+func (a *Sources) decoded(ref repoindex.DocRef) (map[string]any, bool) {
+	doc, err := a.edits.doc(ref.File, ref.Doc)
 	if err != nil {
 		return nil, false
 	}
@@ -206,7 +206,7 @@ type loaded struct {
 
 // load reads the release's object, chart, values layers and post-renderers:
 // as the repository holds them, or with this run's edits when edited.
-func (a *applier) load(ctx context.Context, r *helmsource.Release, edited bool) (loaded, error) {
+func (a *Sources) load(ctx context.Context, r *helmsource.Release, edited bool) (loaded, error) {
 	obj, out, err := a.object(r, edited)
 	if err != nil {
 		return loaded{}, err
@@ -219,7 +219,7 @@ func (a *applier) load(ctx context.Context, r *helmsource.Release, edited bool) 
 }
 
 // fetchChart fetches a chart of a chart repository or registry, once per run.
-func (a *applier) fetchChart(ctx context.Context, r *helmsource.Release, ref helm.ChartRef) (*helm.Chart, error) {
+func (a *Sources) fetchChart(ctx context.Context, r *helmsource.Release, ref helm.ChartRef) (*helm.Chart, error) {
 	if a.charts == nil {
 		return nil, fmt.Errorf("%s: its chart %s is in %s, and no chart repository is configured", r, ref.Chart, helmsource.RedactURL(ref.RepoURL))
 	}
@@ -240,7 +240,7 @@ func (a *applier) fetchChart(ctx context.Context, r *helmsource.Release, ref hel
 
 // localChart loads a chart directory of this repository, once per run; a
 // git source of another repository is refused.
-func (a *applier) localChart(r *helmsource.Release, repoURL, dir string) (*helm.Chart, error) {
+func (a *Sources) localChart(r *helmsource.Release, repoURL, dir string) (*helm.Chart, error) {
 	if !a.isThisRepo(repoURL) {
 		return nil, fmt.Errorf("%s: its chart %s is in the git repository %s, not in this one", r, dir, helmsource.RedactURL(repoURL))
 	}
@@ -259,7 +259,7 @@ func (a *applier) localChart(r *helmsource.Release, repoURL, dir string) (*helm.
 // isThisRepo reports whether a git URL is the repository being edited:
 // the same host and path as the configured URL, or any URL when none is
 // configured; "" is a source the repository does not hold, taken to be it.
-func (a *applier) isThisRepo(u string) bool {
+func (a *Sources) isThisRepo(u string) bool {
 	if a.repoURL == "" || u == "" {
 		return true
 	}

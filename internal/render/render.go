@@ -213,9 +213,12 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	out.Skipped = idx.Skipped
 	a := &applier{
 		fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize, abs: abs,
-		charts: o.charts, keys: o.keys, repoURL: o.repoURL,
-		localCharts: map[string]*helm.Chart{}, builds: map[string]map[string]map[string]any{},
-		fetched: map[helm.ChartRef]helmsource.FetchedChart{},
+		keys: o.keys, builds: map[string]map[string]map[string]any{},
+	}
+	a.Sources = &Sources{
+		idx: idx, fsys: r.FS(), limit: o.maxFileSize, charts: o.charts, repoURL: o.repoURL,
+		localCharts: map[string]*helm.Chart{}, fetched: map[helm.ChartRef]helmsource.FetchedChart{},
+		edits: a,
 	}
 	if a.keys == nil {
 		a.keys = helm.NewFinder()
@@ -525,19 +528,22 @@ type applier struct {
 	// abs is the repository root as an absolute path without symlinks.
 	abs string
 
-	// Helm: where remote charts come from, the key finder, the URL of this
-	// repository, and what was loaded or built once in this run.
-	charts      ChartFetcher
-	keys        *helm.Finder
-	repoURL     string
-	localCharts map[string]*helm.Chart
-	builds      map[string]map[string]map[string]any
-	// fetched are the remote charts fetchCharts fetched, or failed to;
-	// wanted, while it surveys the releases, the charts they need.
-	fetched map[helm.ChartRef]helmsource.FetchedChart
-	wanted  map[helm.ChartRef]bool
-	// releaseNames are the HelmReleases by the release they install.
-	releaseNames map[string][]helmsource.NamedRelease
+	// Sources reads the Helm releases' objects, charts and values.
+	*Sources
+	// keys finds the values keys that size a container; builds are the
+	// environments built without edits, once in this run.
+	keys   *helm.Finder
+	builds map[string]map[string]map[string]any
+}
+
+// fileEdits returns the bytes of a file the run has opened, as edited and
+// as they were; ok is false for a file it has not.
+func (a *applier) fileEdits(name string) (data, orig []byte, ok bool) {
+	fe := a.files[name]
+	if fe == nil {
+		return nil, nil, false
+	}
+	return fe.data, fe.orig, true
 }
 
 // parsedFiles bounds the files whose parsed documents are kept between
