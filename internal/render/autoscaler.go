@@ -92,7 +92,7 @@ func (a *applier) autoscale(c Change, ref repoindex.DocRef, dir string, patch bo
 			return AutoscalerResult{File: pf, Changed: changed}, []string{pf}, exp, err
 		}
 	}
-	base, err := a.doc(hr.File, hr.Doc)
+	base, err := a.Doc(hr.File, hr.Doc)
 	if err != nil {
 		return AutoscalerResult{File: hr.File}, nil, nil, err
 	}

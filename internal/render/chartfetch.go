@@ -14,17 +14,17 @@ import (
 // repositories that never answer cost the run one fetch timeout, not one
 // each, and fail only their own releases.
 func (h *helmPhase) fetchCharts(ctx context.Context, rels []*helmsource.Release) {
-	if h.a.charts == nil {
+	if h.a.Charts == nil {
 		return
 	}
 	// The survey loads each release as the real load does, up to its
 	// chart, which fetchChart notes instead of fetching.
-	h.a.wanted = map[helm.ChartRef]bool{}
+	h.a.Wanted = map[helm.ChartRef]bool{}
 	for _, r := range rels {
-		_, _ = h.a.load(ctx, r, false)
+		_, _ = h.a.Load(ctx, r, false)
 	}
-	wanted := h.a.wanted
-	h.a.wanted = nil
+	wanted := h.a.Wanted
+	h.a.Wanted = nil
 
 	refs := make([]helm.ChartRef, 0, len(wanted))
 	for ref := range wanted {
@@ -44,13 +44,13 @@ func (h *helmPhase) fetchCharts(ctx context.Context, rels []*helmsource.Release)
 				return
 			}
 			defer func() { <-slots }()
-			out[i].Chart, out[i].Err = h.a.charts.Fetch(ctx, ref)
+			out[i].Chart, out[i].Err = h.a.Charts.Fetch(ctx, ref)
 		}()
 	}
 	wg.Wait()
 	for i, ref := range refs {
 		if ctx.Err() == nil {
-			h.a.fetched[ref] = out[i]
+			h.a.Fetched[ref] = out[i]
 		}
 	}
 }

@@ -18,16 +18,10 @@ import (
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
-// ChartFetcher fetches the charts of chart repositories and OCI registries
-// (helm.Loader does, once per run).
-type ChartFetcher interface {
-	Fetch(ctx context.Context, ref helm.ChartRef) (*helm.Chart, error)
-}
-
 // WithCharts lets Apply render charts that HelmReleases and Applications
 // take from chart repositories and OCI registries; without it only charts
 // in the repository are rendered.
-func WithCharts(f ChartFetcher) Option { return func(o *options) { o.charts = f } }
+func WithCharts(f helmsource.ChartFetcher) Option { return func(o *options) { o.charts = f } }
 
 // WithRepositoryURL is the URL of the repository being edited: a Flux
 // GitRepository or an Argo CD source with that URL (compared by host and
@@ -56,10 +50,6 @@ type HelmSource struct {
 	Keys map[string]string
 }
 
-// errNotHelm marks a target that an Argo CD application tracks but whose
-// application has no Helm source: the index's own error stands.
-var errNotHelm = errors.New("not a helm release")
-
 // helmPhase is what the Helm changes of one Apply share.
 type helmPhase struct {
 	a    *applier
@@ -85,9 +75,9 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 	var rels []*helmsource.Release
 	byRef := map[string]*helmsource.Release{}
 	for _, i := range pending {
-		r, err := h.a.findRelease(changes[i].sought(), h.dir)
+		r, err := h.a.FindRelease(changes[i].sought(), h.dir)
 		if err != nil {
-			if !errors.Is(err, errNotHelm) {
+			if !errors.Is(err, helmsource.ErrNotHelm) {
 				results[i].Err = err
 			}
 			continue
@@ -105,15 +95,15 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 		if err := ctx.Err(); err != nil {
 			return held
 		}
-		st, err := h.a.load(ctx, r, false)
-		if errors.Is(err, errNotHelm) {
+		st, err := h.a.Load(ctx, r, false)
+		if errors.Is(err, helmsource.ErrNotHelm) {
 			continue
 		}
 		if err != nil {
 			h.failAll(r, results, fmt.Errorf("%w: %w", helmsource.ErrHelm, err))
 			continue
 		}
-		values := helmsource.MergeLayers(st.layers)
+		values := helmsource.MergeLayers(st.Layers)
 		want := make([]helm.Container, len(r.Changes))
 		for j, i := range r.Changes {
 			want[j] = helmContainer(changes[i])
@@ -125,14 +115,14 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 		}
 		var post []int
 		for j, i := range r.Changes {
-			if h.applyOne(r, st.layers, changes[i], found[j], i, &results[i]) {
+			if h.applyOne(r, st.Layers, changes[i], found[j], i, &results[i]) {
 				post = append(post, i)
 			}
 		}
 		if len(post) > 0 {
 			h.writePost(ctx, r, st, values, changes, post, results)
 		}
-		held = append(held, heldRelease{Release: r, before: values, post: st.post})
+		held = append(held, heldRelease{Release: r, before: values, post: st.Post})
 	}
 	return held
 }
@@ -207,13 +197,13 @@ func (h *helmPhase) applyOne(r *helmsource.Release, layers []helmsource.Layer, c
 // sizes alone, with a kustomize post-renderer of the HelmRelease: one
 // strategic-merge patch per workload, kept with those it wrote before.
 // A post-renderer someone wrote is left alone, and the changes refused.
-func (h *helmPhase) writePost(ctx context.Context, r *helmsource.Release, st loaded, values map[string]any, changes []Change, idx []int, results []Result) {
+func (h *helmPhase) writePost(ctx context.Context, r *helmsource.Release, st helmsource.Loaded, values map[string]any, changes []Change, idx []int, results []Result) {
 	fail := func(err error) {
 		for _, i := range idx {
 			results[i].File, results[i].Err = r.Ref.File, fmt.Errorf("%w: %s, chart %s %s: %w", helmsource.ErrHelm, r, r.Chart.Name, r.Chart.Version, err)
 		}
 	}
-	if len(st.post) > 0 && !helmsource.IsOurs(st.post) {
+	if len(st.Post) > 0 && !helmsource.IsOurs(st.Post) {
 		fail(fmt.Errorf("no values key sizes %s alone, and the HelmRelease has post-renderers of its own, which the job does not change", containerNames(changes, idx)))
 		return
 	}
@@ -222,7 +212,7 @@ func (h *helmPhase) writePost(ctx context.Context, r *helmsource.Release, st loa
 		fail(err)
 		return
 	}
-	patches, err := helmsource.OurPatches(st.post)
+	patches, err := helmsource.OurPatches(st.Post)
 	if err != nil {
 		fail(err)
 		return
@@ -463,7 +453,7 @@ func (h *helmPhase) touchedBy(i int, res *Result) []string {
 // proveRelease renders the release before and after, each through the
 // HelmRelease's post-renderers of the time.
 func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []helm.Expect) error {
-	st, err := h.a.load(ctx, r.Release, true)
+	st, err := h.a.Load(ctx, r.Release, true)
 	if err != nil {
 		return fmt.Errorf("%s after the edit: %w", r.Release, err)
 	}
@@ -471,8 +461,8 @@ func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []h
 	wrap := func(err error) error {
 		return fmt.Errorf("%s, chart %s %s: %w", r.Release, r.Chart.Name, r.Chart.Version, err)
 	}
-	if len(r.post) == 0 && len(st.post) == 0 {
-		if err := helm.Prove(ctx, rel, helmsource.MergeLayers(st.layers), expects); err != nil {
+	if len(r.post) == 0 && len(st.Post) == 0 {
+		if err := helm.Prove(ctx, rel, helmsource.MergeLayers(st.Layers), expects); err != nil {
 			return wrap(err)
 		}
 		return nil
@@ -490,7 +480,7 @@ func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []h
 	if err != nil {
 		return wrap(err)
 	}
-	after, err := output(helmsource.MergeLayers(st.layers), st.post)
+	after, err := output(helmsource.MergeLayers(st.Layers), st.Post)
 	if err != nil {
 		return wrap(fmt.Errorf("%w: after the edit: %w", ErrProofFailed, err))
 	}
@@ -503,7 +493,7 @@ func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []h
 
 // buildEnv builds the kustomization in dir, with the run's edits when
 // edited; builds without edits are kept for the run.
-func (a *applier) buildEnv(dir string, edited bool) (map[string]map[string]any, error) {
+func (a *applier) BuildEnv(dir string, edited bool) (map[string]map[string]any, error) {
 	if out, ok := a.builds[dir]; ok && !edited {
 		return out, nil
 	}
@@ -533,3 +523,7 @@ var ErrHelm = helmsource.ErrHelm
 // Deployer names, from a live object's metadata, what deploys it (see
 // helmsource.Deployer).
 func Deployer(t Target) string { return helmsource.Deployer(t) }
+
+// ChartFetcher fetches the charts of chart repositories and OCI registries
+// (see helmsource.ChartFetcher).
+type ChartFetcher = helmsource.ChartFetcher

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -43,7 +44,7 @@ type options struct {
 	mode        Mode
 	paths       map[string]string
 	maxFileSize int64
-	charts      ChartFetcher
+	charts      helmsource.ChartFetcher
 	repoURL     string
 	keys        *helm.Finder
 }

@@ -26,7 +26,7 @@ const patchPrefix = "recommend-job-"
 // recommend-job-<kind>-<name>.yaml next to it and lists it in patches. It
 // returns the patch file, whether bytes changed, and the files touched.
 func (a *applier) patch(c Change, ref repoindex.DocRef) (string, bool, []string, error) {
-	base, err := a.doc(ref.File, ref.Doc)
+	base, err := a.Doc(ref.File, ref.Doc)
 	if err != nil {
 		return ref.File, false, nil, err
 	}
@@ -100,7 +100,7 @@ func (a *applier) newPatch(k *repoindex.Kustomization, want repoindex.IdentKey, 
 // patch of that kustomization that names the object gains the path, or a
 // new one is written. keys and direct are the marked path (markedObject).
 func (a *applier) markerPatch(c Change, ref repoindex.DocRef, value string, keys []string, direct bool) (string, bool, []string, error) {
-	if _, err := a.doc(ref.File, ref.Doc); err != nil {
+	if _, err := a.Doc(ref.File, ref.Doc); err != nil {
 		return ref.File, false, nil, err
 	}
 	for _, key := range keys {
@@ -171,7 +171,7 @@ func (a *applier) selectsOne(k *repoindex.Kustomization, sel repoindex.PatchSele
 	if sel.Kind != want.Kind || sel.Group != "" && sel.Group != want.Group {
 		return false
 	}
-	out, err := a.buildEnv(k.Dir, false)
+	out, err := a.BuildEnv(k.Dir, false)
 	if err != nil {
 		return false
 	}
@@ -189,7 +189,7 @@ func (a *applier) selectsOne(k *repoindex.Kustomization, sel repoindex.PatchSele
 // points at, holding below its identity the lines body gives at the
 // patch's indentation step, in the kustomization that renders it.
 func (a *applier) newObjectPatch(ref repoindex.DocRef, body func(step int) []string) (string, bool, []string, error) {
-	base, err := a.doc(ref.File, ref.Doc)
+	base, err := a.Doc(ref.File, ref.Doc)
 	if err != nil {
 		return ref.File, false, nil, err
 	}
@@ -313,7 +313,7 @@ func (a *applier) findPatch(c Change, k *repoindex.Kustomization, want repoindex
 // container's resources: an edit of the defining file would not show, so
 // the values go in a patch of the renderer, which applies last.
 func (a *applier) overridden(c Change, ref repoindex.DocRef) bool {
-	base, err := a.doc(ref.File, ref.Doc)
+	base, err := a.Doc(ref.File, ref.Doc)
 	if err != nil {
 		return false
 	}

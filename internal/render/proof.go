@@ -127,7 +127,7 @@ func (a *applier) proveOthers(fsys repoindex.ProofFS, abs, dir string, edited []
 	k := a.idx.Graph.ByDir[dir]
 	var envs []*repoindex.Kustomization
 	for _, f := range edited {
-		for _, e := range a.readers(f) {
+		for _, e := range a.Readers(f) {
 			if e != k && !e.Includes(k) && a.idx.IsEnv(e) && !slices.Contains(envs, e) {
 				envs = append(envs, e)
 			}
@@ -169,7 +169,7 @@ func without(edited map[string][]byte, abs string, names []string) map[string][]
 // readers returns the kustomizations whose build reads file: those that
 // render it, those that patch with it and those built on them, and the
 // kustomization it is with those built on it.
-func (a *applier) readers(file string) []*repoindex.Kustomization {
+func (a *applier) Readers(file string) []*repoindex.Kustomization {
 	g := a.idx.Graph
 	var out []*repoindex.Kustomization
 	var addUp func(k *repoindex.Kustomization)

@@ -215,10 +215,10 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize, abs: abs,
 		keys: o.keys, builds: map[string]map[string]map[string]any{},
 	}
-	a.Sources = &Sources{
-		idx: idx, fsys: r.FS(), limit: o.maxFileSize, charts: o.charts, repoURL: o.repoURL,
-		localCharts: map[string]*helm.Chart{}, fetched: map[helm.ChartRef]helmsource.FetchedChart{},
-		edits: a,
+	a.Sources = &helmsource.Sources{
+		Index: idx, FS: r.FS(), Limit: o.maxFileSize, Charts: o.charts, RepoURL: o.repoURL,
+		LocalCharts: map[string]*helm.Chart{}, Fetched: map[helm.ChartRef]helmsource.FetchedChart{},
+		Edits: a,
 	}
 	if a.keys == nil {
 		a.keys = helm.NewFinder()
@@ -396,7 +396,7 @@ func (a *applier) place(c Change, ref repoindex.DocRef, find repoindex.Finder, m
 		// too, at the marked path of the marked object.
 		var err error
 		var doc *yaml.Node
-		if doc, err = a.doc(ref.File, ref.Doc); err == nil {
+		if doc, err = a.Doc(ref.File, ref.Doc); err == nil {
 			exp.object, keys, direct, err = repoindex.MarkedObject(doc, ref, value)
 		}
 		if err != nil {
@@ -529,7 +529,7 @@ type applier struct {
 	abs string
 
 	// Sources reads the Helm releases' objects, charts and values.
-	*Sources
+	*helmsource.Sources
 	// keys finds the values keys that size a container; builds are the
 	// environments built without edits, once in this run.
 	keys   *helm.Finder
@@ -538,7 +538,7 @@ type applier struct {
 
 // fileEdits returns the bytes of a file the run has opened, as edited and
 // as they were; ok is false for a file it has not.
-func (a *applier) fileEdits(name string) (data, orig []byte, ok bool) {
+func (a *applier) FileEdits(name string) (data, orig []byte, ok bool) {
 	fe := a.files[name]
 	if fe == nil {
 		return nil, nil, false
@@ -571,7 +571,7 @@ func (a *applier) file(name string) (*fileEdit, error) {
 }
 
 // doc returns document i of file as it reads now, with the run's edits.
-func (a *applier) doc(file string, i int) (*yaml.Node, error) {
+func (a *applier) Doc(file string, i int) (*yaml.Node, error) {
 	fe, err := a.file(file)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package render
+package helmsource
 
 import (
 	"context"
@@ -12,17 +12,16 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
-	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/tree"
 )
 
 // loadFlux reads a HelmRelease: its chart, then its values from valuesFrom
 // in order and spec.values last, as helm-controller merges them.
-func (a *Sources) loadFlux(ctx context.Context, r *helmsource.Release, obj map[string]any, out map[string]map[string]any) (loaded, error) {
-	var hr helmsource.FluxHelmRelease
-	if err := helmsource.Convert(obj, &hr); err != nil {
-		return loaded{}, fmt.Errorf("%s: %w", r, err)
+func (a *Sources) loadFlux(ctx context.Context, r *Release, obj map[string]any, out map[string]map[string]any) (Loaded, error) {
+	var hr FluxHelmRelease
+	if err := Convert(obj, &hr); err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", r, err)
 	}
 	if r.Name == "" {
 		r.Name = hr.ReleaseName()
@@ -36,32 +35,32 @@ func (a *Sources) loadFlux(ctx context.Context, r *helmsource.Release, obj map[s
 	if r.Chart == nil {
 		ch, err := a.fluxChart(ctx, r, &hr, out)
 		if err != nil {
-			return loaded{}, err
+			return Loaded{}, err
 		}
 		r.Chart = ch
 	}
 	// valuesFrom in order, a targetPath entry setting its one value where
 	// it comes; spec.values over them all.
-	var layers []helmsource.Layer
+	var layers []Layer
 	for _, vf := range hr.Spec.ValuesFrom {
-		l, err := helmsource.ValuesFrom(vf.Kind, vf.Name, vf.ValuesKey, vf.TargetPath, hr.Metadata.Namespace, out)
+		l, err := ValuesFrom(vf.Kind, vf.Name, vf.ValuesKey, vf.TargetPath, hr.Metadata.Namespace, out)
 		switch {
 		case err != nil && vf.Optional:
 			continue
 		case err != nil:
-			return loaded{}, fmt.Errorf("%s: %w", r, err)
+			return Loaded{}, fmt.Errorf("%s: %w", r, err)
 		case vf.TargetPath == "":
-			a.generatedFrom(r, &l, vf.Name, helmsource.OrDefault(vf.ValuesKey, "values.yaml"))
+			a.generatedFrom(r, &l, vf.Name, OrDefault(vf.ValuesKey, "values.yaml"))
 		}
 		layers = append(layers, l)
 	}
-	layers = append(layers, helmsource.Layer{
+	layers = append(layers, Layer{
 		What:     "spec.values of " + r.String(),
 		Values:   hr.Spec.Values,
-		Prefix:   helmsource.KeysPath("spec", "values"),
+		Prefix:   KeysPath("spec", "values"),
 		Writable: true,
 	})
-	return loaded{layers: layers, post: hr.Spec.PostRenderers}, nil
+	return Loaded{Layers: layers, Post: hr.Spec.PostRenderers}, nil
 }
 
 // generatedFrom makes l, the values of a ConfigMap, the values file a
@@ -69,7 +68,7 @@ func (a *Sources) loadFlux(ctx context.Context, r *helmsource.Release, obj map[s
 // generator nearest the environment that has the key wins, as kustomize
 // merges them. The layer is writable when no other environment reads the
 // file, and the file holds exactly what the ConfigMap does.
-func (a *Sources) generatedFrom(r *helmsource.Release, l *helmsource.Layer, name, key string) {
+func (a *Sources) generatedFrom(r *Release, l *Layer, name, key string) {
 	if r.Ref.Chain == nil {
 		return
 	}
@@ -79,7 +78,7 @@ func (a *Sources) generatedFrom(r *helmsource.Release, l *helmsource.Layer, name
 		k := queue[0]
 		for _, g := range slices.Backward(k.Generators) {
 			file, ok := g.Files[key]
-			if g.Name != name && !helmsource.GeneratedName(name, g.Name) || !ok {
+			if g.Name != name && !GeneratedName(name, g.Name) || !ok {
 				continue
 			}
 			data, err := a.fileData(file, true)
@@ -95,7 +94,7 @@ func (a *Sources) generatedFrom(r *helmsource.Release, l *helmsource.Layer, name
 			return
 		}
 		for _, res := range k.Resources {
-			if sub := a.idx.Graph.ByDir[res]; sub != nil && !seen[sub] {
+			if sub := a.Index.Graph.ByDir[res]; sub != nil && !seen[sub] {
 				seen[sub] = true
 				queue = append(queue, sub)
 			}
@@ -106,8 +105,8 @@ func (a *Sources) generatedFrom(r *helmsource.Release, l *helmsource.Layer, name
 // ownFile reports whether env is the only environment that reads file
 // (with those built on it).
 func (a *Sources) ownFile(env *repoindex.Kustomization, file string) bool {
-	for _, k := range a.edits.readers(file) {
-		if a.idx.IsEnv(k) && k != env && !k.Includes(env) {
+	for _, k := range a.Edits.Readers(file) {
+		if a.Index.IsEnv(k) && k != env && !k.Includes(env) {
 			return false
 		}
 	}
@@ -117,12 +116,12 @@ func (a *Sources) ownFile(env *repoindex.Kustomization, file string) bool {
 // fluxChart loads a HelmRelease's chart: a directory of this repository
 // through a GitRepository, or a chart of a HelmRepository or
 // OCIRepository through the run's chart fetcher.
-func (a *Sources) fluxChart(ctx context.Context, r *helmsource.Release, hr *helmsource.FluxHelmRelease, out map[string]map[string]any) (*helm.Chart, error) {
+func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease, out map[string]map[string]any) (*helm.Chart, error) {
 	if ref := hr.Spec.ChartRef; ref != nil {
 		if ref.Kind != "OCIRepository" {
 			return nil, fmt.Errorf("%s: spec.chartRef to a %s is not supported", r, ref.Kind)
 		}
-		src, err := a.sourceObject("OCIRepository", ref.Name, helmsource.OrDefault(ref.Namespace, hr.Metadata.Namespace), out)
+		src, err := a.sourceObject("OCIRepository", ref.Name, OrDefault(ref.Namespace, hr.Metadata.Namespace), out)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
@@ -134,7 +133,7 @@ func (a *Sources) fluxChart(ctx context.Context, r *helmsource.Release, hr *helm
 		// path.Dir would turn oci:// into oci:/.
 		i := strings.LastIndex(u, "/")
 		if i < 0 {
-			return nil, fmt.Errorf("%s: the OCIRepository's url %q names no chart", r, helmsource.RedactURL(u))
+			return nil, fmt.Errorf("%s: the OCIRepository's url %q names no chart", r, RedactURL(u))
 		}
 		return a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u[:i], Chart: u[i+1:], Version: version})
 	}
@@ -142,7 +141,7 @@ func (a *Sources) fluxChart(ctx context.Context, r *helmsource.Release, hr *helm
 		return nil, fmt.Errorf("%s has neither spec.chart nor spec.chartRef", r)
 	}
 	spec := hr.Spec.Chart.Spec
-	srcNS := helmsource.OrDefault(spec.SourceRef.Namespace, hr.Metadata.Namespace)
+	srcNS := OrDefault(spec.SourceRef.Namespace, hr.Metadata.Namespace)
 	files := spec.ValuesFiles
 	if len(files) == 0 && spec.ValuesFile != "" {
 		files = []string{spec.ValuesFile}
@@ -186,7 +185,7 @@ func (a *Sources) fluxChart(ctx context.Context, r *helmsource.Release, hr *helm
 	if len(files) == 0 {
 		return ch, nil
 	}
-	return helmsource.ChartValuesFiles(r, ch, files, read, spec.IgnoreMissingValuesFiles)
+	return ChartValuesFiles(r, ch, files, read, spec.IgnoreMissingValuesFiles)
 }
 
 // sourceObject finds a Flux source: in the HelmRelease's build, else in
@@ -197,7 +196,7 @@ func (a *Sources) sourceObject(kind, name, ns string, out map[string]map[string]
 	}
 	var found []map[string]any
 	var where []string
-	for _, ref := range a.idx.Refs[repoindex.IdentKey{Group: repoindex.FluxSourceGroup, Kind: kind, Name: name}] {
+	for _, ref := range a.Index.Refs[repoindex.IdentKey{Group: repoindex.FluxSourceGroup, Kind: kind, Name: name}] {
 		if ref.Namespace != ns && ref.Namespace != "" {
 			continue
 		}
@@ -205,7 +204,7 @@ func (a *Sources) sourceObject(kind, name, ns string, out map[string]map[string]
 		if !ok {
 			continue
 		}
-		if !slices.ContainsFunc(found, func(o map[string]any) bool { return helmsource.EqualSpec(o, obj) }) {
+		if !slices.ContainsFunc(found, func(o map[string]any) bool { return EqualSpec(o, obj) }) {
 			found = append(found, obj)
 			where = append(where, ref.File)
 		}

@@ -1,4 +1,4 @@
-package render
+package helmsource
 
 import (
 	"context"
@@ -13,18 +13,17 @@ import (
 	"helm.sh/helm/v4/pkg/strvals"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
-	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // helmSource returns the index of the Application's Helm source (-1 for
 // spec.source) and the source, or false.
-func (a *Sources) helmSource(app *helmsource.ArgoApplication) (int, *helmsource.ArgoSource, bool) {
-	isHelm := func(s *helmsource.ArgoSource) bool {
+func (a *Sources) helmSource(app *ArgoApplication) (int, *ArgoSource, bool) {
+	isHelm := func(s *ArgoSource) bool {
 		if s.Ref != "" || s.Plugin != nil || s.Kustomize != nil || s.Directory != nil {
 			return false
 		}
-		return s.Chart != "" || s.Helm != nil || s.Path != "" && a.idx.Charts[repoindex.CleanRepoPath(s.Path)]
+		return s.Chart != "" || s.Helm != nil || s.Path != "" && a.Index.Charts[repoindex.CleanRepoPath(s.Path)]
 	}
 	if s := app.Spec.Source; s != nil && isHelm(s) {
 		return -1, s, true
@@ -39,14 +38,14 @@ func (a *Sources) helmSource(app *helmsource.ArgoApplication) (int, *helmsource.
 
 // loadArgo reads an Application with a Helm source: its chart, then its
 // values in Argo CD's order: valueFiles, values, valuesObject, parameters.
-func (a *Sources) loadArgo(ctx context.Context, r *helmsource.Release, obj map[string]any) ([]helmsource.Layer, error) {
-	var app helmsource.ArgoApplication
-	if err := helmsource.Convert(obj, &app); err != nil {
+func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) ([]Layer, error) {
+	var app ArgoApplication
+	if err := Convert(obj, &app); err != nil {
 		return nil, fmt.Errorf("%s: %w", r, err)
 	}
 	i, src, ok := a.helmSource(&app)
 	if !ok {
-		return nil, errNotHelm
+		return nil, ErrNotHelm
 	}
 	r.Source = i
 	if r.Namespace == "" {
@@ -75,13 +74,13 @@ func (a *Sources) loadArgo(ctx context.Context, r *helmsource.Release, obj map[s
 		}
 		r.Chart = ch
 	}
-	prefix := helmsource.KeysPath("spec", "source", "helm")
+	prefix := KeysPath("spec", "source", "helm")
 	if i >= 0 {
 		prefix = helm.Path{helm.Key("spec"), helm.Key("sources"), helm.Index(i), helm.Key("helm")}
 	}
-	var layers []helmsource.Layer
+	var layers []Layer
 	if src.Helm == nil {
-		return []helmsource.Layer{{What: "helm.valuesObject of " + r.String(), Prefix: append(prefix, helm.Key("valuesObject")), Writable: true}}, nil
+		return []Layer{{What: "helm.valuesObject of " + r.String(), Prefix: append(prefix, helm.Key("valuesObject")), Writable: true}}, nil
 	}
 	for _, vf := range src.Helm.ValueFiles {
 		file, err := a.valueFile(&app, src, vf)
@@ -103,7 +102,7 @@ func (a *Sources) loadArgo(ctx context.Context, r *helmsource.Release, obj map[s
 			if err := sigsyaml.Unmarshal(data, &vals); err != nil {
 				return nil, fmt.Errorf("%s: %s of chart %s: %w", r, name, r.Chart.Name, err)
 			}
-			layers = append(layers, helmsource.Layer{What: fmt.Sprintf("the values file %s of chart %s %s", name, r.Chart.Name, r.Chart.Version), Values: vals})
+			layers = append(layers, Layer{What: fmt.Sprintf("the values file %s of chart %s %s", name, r.Chart.Name, r.Chart.Version), Values: vals})
 			continue
 		}
 		data, err := a.fileData(file, true)
@@ -117,7 +116,7 @@ func (a *Sources) loadArgo(ctx context.Context, r *helmsource.Release, obj map[s
 		if err := sigsyaml.Unmarshal(data, &vals); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", r, file, err)
 		}
-		layers = append(layers, helmsource.Layer{What: "the values file " + file, Values: vals, File: file, Writable: a.ownValueFile(r, file)})
+		layers = append(layers, Layer{What: "the values file " + file, Values: vals, File: file, Writable: a.ownValueFile(r, file)})
 	}
 	// Argo CD reads the values string only when valuesObject is empty.
 	if src.Helm.Values != "" && len(src.Helm.ValuesObject) == 0 {
@@ -125,11 +124,11 @@ func (a *Sources) loadArgo(ctx context.Context, r *helmsource.Release, obj map[s
 		if err := sigsyaml.Unmarshal([]byte(src.Helm.Values), &vals); err != nil {
 			return nil, fmt.Errorf("%s: helm.values: %w", r, err)
 		}
-		layers = append(layers, helmsource.Layer{What: "helm.values of " + r.String(), Values: vals})
+		layers = append(layers, Layer{What: "helm.values of " + r.String(), Values: vals})
 	}
 	// A valuesObject the job would add makes Argo CD drop a values
 	// string: it is written only when there is none.
-	layers = append(layers, helmsource.Layer{
+	layers = append(layers, Layer{
 		What: "helm.valuesObject of " + r.String(), Values: src.Helm.ValuesObject, Prefix: append(prefix, helm.Key("valuesObject")),
 		Writable: src.Helm.Values == "" || len(src.Helm.ValuesObject) > 0,
 	})
@@ -144,7 +143,7 @@ func (a *Sources) loadArgo(ctx context.Context, r *helmsource.Release, obj map[s
 				return nil, fmt.Errorf("%s: helm.parameters %s: %w", r, p.Name, err)
 			}
 		}
-		layers = append(layers, helmsource.Layer{What: "helm.parameters of " + r.String(), Values: vals})
+		layers = append(layers, Layer{What: "helm.parameters of " + r.String(), Values: vals})
 	}
 	return layers, nil
 }
@@ -153,12 +152,12 @@ func (a *Sources) loadArgo(ctx context.Context, r *helmsource.Release, obj map[s
 // repository: $ref/... in the source with that ref, else relative to the
 // Helm source's path. It returns "" for a file inside a chart fetched from
 // a chart repository.
-func (a *Sources) valueFile(app *helmsource.ArgoApplication, src *helmsource.ArgoSource, vf string) (string, error) {
+func (a *Sources) valueFile(app *ArgoApplication, src *ArgoSource, vf string) (string, error) {
 	if ref, rest, ok := strings.Cut(vf, "/"); ok && strings.HasPrefix(ref, "$") {
 		for _, s := range app.Spec.Sources {
 			if s.Ref == ref[1:] {
 				if !a.isThisRepo(s.RepoURL) {
-					return "", fmt.Errorf("the source %s is the git repository %s, not this one", ref, helmsource.RedactURL(s.RepoURL))
+					return "", fmt.Errorf("the source %s is the git repository %s, not this one", ref, RedactURL(s.RepoURL))
 				}
 				return repoindex.CleanRepoPath(rest), nil
 			}
@@ -185,11 +184,11 @@ func (a *Sources) valueFile(app *helmsource.ArgoApplication, src *helmsource.Arg
 // Application of the repository reads it, nor does r's own document as
 // another environment deploys it (a base Application that staging and
 // production both render), and it is not a chart's own values.yaml.
-func (a *Sources) ownValueFile(r *helmsource.Release, file string) bool {
-	if path.Base(file) == "values.yaml" && a.idx.Charts[path.Dir(file)] {
+func (a *Sources) ownValueFile(r *Release, file string) bool {
+	if path.Base(file) == "values.yaml" && a.Index.Charts[path.Dir(file)] {
 		return false
 	}
-	for _, refs := range a.idx.Refs {
+	for _, refs := range a.Index.Refs {
 		for _, ref := range refs {
 			if ref.Key.Group != repoindex.ArgoGroup {
 				continue
@@ -197,7 +196,7 @@ func (a *Sources) ownValueFile(r *helmsource.Release, file string) bool {
 			// The same document is another reader as another environment
 			// deploys it, with the values files it names as written.
 			if ref.File == r.Ref.File && ref.Doc == r.Ref.Doc &&
-				(ref.RenderedFrom() == r.Ref.RenderedFrom() || ref.Chain != nil && !a.idx.IsEnv(ref.Chain.Root())) {
+				(ref.RenderedFrom() == r.Ref.RenderedFrom() || ref.Chain != nil && !a.Index.IsEnv(ref.Chain.Root())) {
 				continue
 			}
 			obj, ok := a.decoded(ref)
@@ -209,10 +208,10 @@ func (a *Sources) ownValueFile(r *helmsource.Release, file string) bool {
 			case "Application":
 				apps = []map[string]any{obj}
 			case "ApplicationSet":
-				apps = helmsource.GeneratedApps(obj)
+				apps = GeneratedApps(obj)
 			}
 			for _, app := range apps {
-				if a.readsValueFile(app, file) {
+				if a.ReadsValueFile(app, file) {
 					return false
 				}
 			}
@@ -221,11 +220,11 @@ func (a *Sources) ownValueFile(r *helmsource.Release, file string) bool {
 	return true
 }
 
-// readsValueFile reports whether an Application (or an ApplicationSet's
+// ReadsValueFile reports whether an Application (or an ApplicationSet's
 // template, where a {{...}} left in a path matches any text) reads file.
-func (a *Sources) readsValueFile(obj map[string]any, file string) bool {
-	var app helmsource.ArgoApplication
-	if helmsource.Convert(obj, &app) != nil {
+func (a *Sources) ReadsValueFile(obj map[string]any, file string) bool {
+	var app ArgoApplication
+	if Convert(obj, &app) != nil {
 		return false
 	}
 	_, src, ok := a.helmSource(&app)
@@ -237,7 +236,7 @@ func (a *Sources) readsValueFile(obj map[string]any, file string) bool {
 		if err != nil {
 			continue
 		}
-		glob := helmsource.TemplateParam.ReplaceAllString(helmsource.EscapeGlob(f), "*")
+		glob := TemplateParam.ReplaceAllString(EscapeGlob(f), "*")
 		if ok, _ := path.Match(glob, file); ok || f == file {
 			return true
 		}
