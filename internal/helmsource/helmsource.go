@@ -39,7 +39,7 @@ type FetchedChart struct {
 	Err   error
 }
 
-// ErrChartWanted ends a release's load during fetchCharts' survey, once
+// ErrChartWanted ends a release's load during FetchCharts' survey, once
 // its remote chart is noted.
 var ErrChartWanted = errors.New("remote chart noted")
 

@@ -89,7 +89,7 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 		}
 		byRef[key].Changes = append(byRef[key].Changes, i)
 	}
-	h.fetchCharts(ctx, rels)
+	h.a.FetchCharts(ctx, rels)
 	var held []heldRelease
 	for _, r := range rels {
 		if err := ctx.Err(); err != nil {

@@ -1,37 +1,36 @@
-package render
+package helmsource
 
 import (
 	"context"
 	"sync"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
-	"github.com/recommend-job/recommend-job/internal/helmsource"
 )
 
-// fetchCharts fetches the remote charts of rels at the same time, at
+// FetchCharts fetches the remote charts of rels at the same time, at
 // most chartFetches at once, and keeps each outcome for fetchChart: a
 // release's load then finds its chart, or its chart's error, at once. So
 // repositories that never answer cost the run one fetch timeout, not one
 // each, and fail only their own releases.
-func (h *helmPhase) fetchCharts(ctx context.Context, rels []*helmsource.Release) {
-	if h.a.Charts == nil {
+func (a *Sources) FetchCharts(ctx context.Context, rels []*Release) {
+	if a.Charts == nil {
 		return
 	}
 	// The survey loads each release as the real load does, up to its
 	// chart, which fetchChart notes instead of fetching.
-	h.a.Wanted = map[helm.ChartRef]bool{}
+	a.Wanted = map[helm.ChartRef]bool{}
 	for _, r := range rels {
-		_, _ = h.a.Load(ctx, r, false)
+		_, _ = a.Load(ctx, r, false)
 	}
-	wanted := h.a.Wanted
-	h.a.Wanted = nil
+	wanted := a.Wanted
+	a.Wanted = nil
 
 	refs := make([]helm.ChartRef, 0, len(wanted))
 	for ref := range wanted {
 		refs = append(refs, ref)
 	}
-	out := make([]helmsource.FetchedChart, len(refs))
-	slots := make(chan struct{}, helmsource.ChartFetches)
+	out := make([]FetchedChart, len(refs))
+	slots := make(chan struct{}, ChartFetches)
 	var wg sync.WaitGroup
 	for i, ref := range refs {
 		wg.Add(1)
@@ -44,13 +43,13 @@ func (h *helmPhase) fetchCharts(ctx context.Context, rels []*helmsource.Release)
 				return
 			}
 			defer func() { <-slots }()
-			out[i].Chart, out[i].Err = h.a.Charts.Fetch(ctx, ref)
+			out[i].Chart, out[i].Err = a.Charts.Fetch(ctx, ref)
 		}()
 	}
 	wg.Wait()
 	for i, ref := range refs {
 		if ctx.Err() == nil {
-			h.a.Fetched[ref] = out[i]
+			a.Fetched[ref] = out[i]
 		}
 	}
 }
