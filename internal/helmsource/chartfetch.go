@@ -8,7 +8,7 @@ import (
 )
 
 // FetchCharts fetches the remote charts of rels at the same time, at
-// most chartFetches at once, and keeps each outcome for fetchChart: a
+// most ChartFetches at once, and keeps each outcome for fetchChart: a
 // release's load then finds its chart, or its chart's error, at once. So
 // repositories that never answer cost the run one fetch timeout, not one
 // each, and fail only their own releases.

@@ -38,7 +38,7 @@ func newFileEdit(f *repoindex.IndexedFile) *fileEdit {
 // containerFinder finds a container of a pod template by name.
 func containerFinder(name string) repoindex.Finder {
 	return func(doc *yaml.Node) (*yaml.Node, bool, error) {
-		c, err := findContainer(doc, name)
+		c, err := repoindex.FindContainer(doc, name)
 		return c, false, err
 	}
 }

@@ -30,10 +30,10 @@ func (a *applier) patch(c Change, ref repoindex.DocRef) (string, bool, []string,
 	if err != nil {
 		return ref.File, false, nil, err
 	}
-	if _, _, err := locateContainer(base, c.Container); err != nil {
+	if _, _, err := repoindex.LocateContainer(base, c.Container); err != nil {
 		return ref.File, false, nil, fmt.Errorf("%s: %w", ref.File, err)
 	}
-	_, at, _ := locateContainer(base, c.Container)
+	_, at, _ := repoindex.LocateContainer(base, c.Container)
 	apiVersion, _ := yamledit.ScalarField(yamledit.DocRoot(base), "apiVersion")
 	k := ref.Chain.Root()
 	// Patches of a kustomization apply before its own name and namespace
@@ -262,7 +262,7 @@ type patchFit struct {
 // are left alone. With own, a patch file another kustomization also
 // patches with (one k is not built on) is not a candidate: editing it
 // would change that one too.
-func (a *applier) findPatch(c Change, k *repoindex.Kustomization, want repoindex.IdentKey, ns string, at containerPath, own bool) (patchFit, error) {
+func (a *applier) findPatch(c Change, k *repoindex.Kustomization, want repoindex.IdentKey, ns string, at repoindex.ContainerPath, own bool) (patchFit, error) {
 	var best patchFit
 	for _, pf := range k.Patches {
 		if own && a.idx.Graph.SharedPatch(pf, k) {
@@ -285,7 +285,7 @@ func (a *applier) findPatch(c Change, k *repoindex.Kustomization, want repoindex
 				continue
 			}
 			rank := patchNone
-			ctr, err := findContainer(d, c.Container)
+			ctr, err := repoindex.FindContainer(d, c.Container)
 			switch {
 			case err == nil && repoindex.HasKey(ctr, "resources"):
 				rank = patchSetsResources
@@ -317,7 +317,7 @@ func (a *applier) overridden(c Change, ref repoindex.DocRef) bool {
 	if err != nil {
 		return false
 	}
-	_, at, err := locateContainer(base, c.Container)
+	_, at, err := repoindex.LocateContainer(base, c.Container)
 	if err != nil {
 		return false
 	}
@@ -388,10 +388,10 @@ func containerLines(c Change, indent, step int) []string {
 
 // patchText is a new strategic-merge patch holding only the object's
 // identity and the container's resources.
-func patchText(apiVersion, kind, ns, name string, at containerPath, c Change, l layout, br string) string {
+func patchText(apiVersion, kind, ns, name string, at repoindex.ContainerPath, c Change, l layout, br string) string {
 	lines := patchHeader(apiVersion, kind, ns, name, l)
 	indent := 0
-	for _, key := range append(slices.Clone(at.pod), at.field) {
+	for _, key := range append(slices.Clone(at.Pod), at.Field) {
 		lines = append(lines, strings.Repeat(" ", indent)+key+":")
 		indent += l.step
 	}
@@ -402,31 +402,31 @@ func patchText(apiVersion, kind, ns, name string, at containerPath, c Change, l 
 
 // hasContainers reports whether a patch document lists containers where
 // the object has the container.
-func hasContainers(d *yaml.Node, at containerPath) bool {
-	pod, err := mappingAt(yamledit.DocRoot(d), at.pod)
+func hasContainers(d *yaml.Node, at repoindex.ContainerPath) bool {
+	pod, err := repoindex.MappingAt(yamledit.DocRoot(d), at.Pod)
 	if err != nil || pod == nil {
 		return false
 	}
-	_, seq, _ := yamledit.Lookup(pod, at.field)
+	_, seq, _ := yamledit.Lookup(pod, at.Field)
 	return seq != nil && seq.Kind == yaml.SequenceNode
 }
 
 // addContainer adds the change's container to the containers (or
 // initContainers) list of a patch that names the object without it.
-func (a *applier) addContainer(fe *fileEdit, doc int, at containerPath, c Change) error {
+func (a *applier) addContainer(fe *fileEdit, doc int, at repoindex.ContainerPath, c Change) error {
 	docs, err := fe.currentDocs()
 	if err != nil {
 		return err
 	}
-	pod, err := mappingAt(yamledit.DocRoot(docs[doc]), at.pod)
+	pod, err := repoindex.MappingAt(yamledit.DocRoot(docs[doc]), at.Pod)
 	if err != nil || pod == nil {
-		return fmt.Errorf("%w: %s: the patch of %s has no %s", repoindex.ErrUnsafeFile, fe.name, c.Target, strings.Join(at.pod, "."))
+		return fmt.Errorf("%w: %s: the patch of %s has no %s", repoindex.ErrUnsafeFile, fe.name, c.Target, strings.Join(at.Pod, "."))
 	}
-	_, seq, _ := yamledit.Lookup(pod, at.field)
+	_, seq, _ := yamledit.Lookup(pod, at.Field)
 	if seq == nil || seq.Kind != yaml.SequenceNode || seq.Style&yaml.FlowStyle != 0 || len(seq.Content) == 0 {
-		return fmt.Errorf("%w: %s: %s of the patch is not a block list", repoindex.ErrUnsafeFile, fe.name, at.field)
+		return fmt.Errorf("%w: %s: %s of the patch is not a block list", repoindex.ErrUnsafeFile, fe.name, at.Field)
 	}
-	if err := yamledit.UnsafeNode(seq, at.field); err != nil {
+	if err := yamledit.UnsafeNode(seq, at.Field); err != nil {
 		return fmt.Errorf("%s: %w", fe.name, err)
 	}
 	return appendItem(fe, seq, containerLines(c, seq.Column-1, indentStep(yamledit.DocRoot(docs[doc]))))

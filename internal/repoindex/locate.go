@@ -1,4 +1,4 @@
-package render
+package repoindex
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/kinds"
-	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
@@ -16,44 +15,44 @@ import (
 func podSpecPaths(root *yaml.Node) [][]string {
 	apiVersion, _ := yamledit.ScalarField(root, "apiVersion")
 	kind, _ := yamledit.ScalarField(root, "kind")
-	return kinds.PodSpecPaths(repoindex.Group(apiVersion), kind)
+	return kinds.PodSpecPaths(Group(apiVersion), kind)
 }
 
-// findContainer returns the mapping of the named container in the pod
+// FindContainer returns the mapping of the named container in the pod
 // template of doc. A native sidecar (an init container with restartPolicy
 // Always) is found when no regular container has the name. Every node on the
 // way must be safe to edit in place.
-func findContainer(doc *yaml.Node, name string) (*yaml.Node, error) {
-	c, _, err := locateContainer(doc, name)
+func FindContainer(doc *yaml.Node, name string) (*yaml.Node, error) {
+	c, _, err := LocateContainer(doc, name)
 	return c, err
 }
 
-// containerPath is where a container sits in a pod template: the keys to
+// ContainerPath is where a container sits in a pod template: the keys to
 // the pod spec, then containers or initContainers.
-type containerPath struct {
-	pod   []string
-	field string
+type ContainerPath struct {
+	Pod   []string
+	Field string
 }
 
-// locateContainer is findContainer, also returning where the container is.
-func locateContainer(doc *yaml.Node, name string) (*yaml.Node, containerPath, error) {
+// LocateContainer is FindContainer, also returning where the container is.
+func LocateContainer(doc *yaml.Node, name string) (*yaml.Node, ContainerPath, error) {
 	root := yamledit.DocRoot(doc)
 	if root == nil || root.Kind != yaml.MappingNode {
-		return nil, containerPath{}, fmt.Errorf("%w: document is not a mapping", repoindex.ErrContainerNotFound)
+		return nil, ContainerPath{}, fmt.Errorf("%w: document is not a mapping", ErrContainerNotFound)
 	}
 	if err := yamledit.UnsafeNode(root, "the document"); err != nil {
-		return nil, containerPath{}, err
+		return nil, ContainerPath{}, err
 	}
 	var pod *yaml.Node
-	var at containerPath
+	var at ContainerPath
 	paths := podSpecPaths(root)
 	for _, p := range paths {
-		n, err := mappingAt(root, p)
+		n, err := MappingAt(root, p)
 		if err != nil {
-			return nil, containerPath{}, err
+			return nil, ContainerPath{}, err
 		}
 		if n != nil {
-			pod, at.pod = n, p
+			pod, at.Pod = n, p
 			break
 		}
 	}
@@ -62,37 +61,37 @@ func locateContainer(doc *yaml.Node, name string) (*yaml.Node, containerPath, er
 		for _, p := range paths {
 			where = append(where, strings.Join(p, "."))
 		}
-		return nil, containerPath{}, fmt.Errorf("%w: no pod template (%s)", repoindex.ErrContainerNotFound, strings.Join(where, " or "))
+		return nil, ContainerPath{}, fmt.Errorf("%w: no pod template (%s)", ErrContainerNotFound, strings.Join(where, " or "))
 	}
-	where := strings.Join(at.pod, ".")
+	where := strings.Join(at.Pod, ".")
 
-	at.field = "containers"
+	at.Field = "containers"
 	c, err := pickContainer(pod, "containers", name, where)
 	if c != nil || err != nil {
 		return c, at, err
 	}
-	at.field = "initContainers"
+	at.Field = "initContainers"
 	c, err = pickContainer(pod, "initContainers", name, where)
 	if err != nil {
 		return nil, at, err
 	}
 	if c == nil {
-		return nil, at, fmt.Errorf("%w: no container %q in %s", repoindex.ErrContainerNotFound, name, where)
+		return nil, at, fmt.Errorf("%w: no container %q in %s", ErrContainerNotFound, name, where)
 	}
 	if rp, _ := yamledit.ScalarField(c, "restartPolicy"); rp != "Always" {
-		return nil, at, fmt.Errorf("%w: %q is an init container of %s, not a native sidecar", repoindex.ErrContainerNotFound, name, where)
+		return nil, at, fmt.Errorf("%w: %q is an init container of %s, not a native sidecar", ErrContainerNotFound, name, where)
 	}
 	return c, at, nil
 }
 
-// mappingAt follows keys from m. It returns nil when a key is missing or
+// MappingAt follows keys from m. It returns nil when a key is missing or
 // null, and an error when a node on the way is unsafe or not a mapping.
-func mappingAt(m *yaml.Node, keys []string) (*yaml.Node, error) {
+func MappingAt(m *yaml.Node, keys []string) (*yaml.Node, error) {
 	for i, key := range keys {
 		where := strings.Join(keys[:i+1], ".")
 		_, v, dup := yamledit.Lookup(m, key)
 		if dup {
-			return nil, fmt.Errorf("%w: %s is defined twice", repoindex.ErrUnsafeFile, where)
+			return nil, fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
 		}
 		if v == nil || (v.Kind == yaml.ScalarNode && yamledit.IsNull(v)) {
 			return nil, nil
@@ -101,7 +100,7 @@ func mappingAt(m *yaml.Node, keys []string) (*yaml.Node, error) {
 			return nil, err
 		}
 		if v.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("%w: %s is not a mapping (line %d)", repoindex.ErrContainerNotFound, where, v.Line)
+			return nil, fmt.Errorf("%w: %s is not a mapping (line %d)", ErrContainerNotFound, where, v.Line)
 		}
 		m = v
 	}
@@ -113,13 +112,13 @@ func pickContainer(pod *yaml.Node, field, name, where string) (*yaml.Node, error
 	where += "." + field
 	_, seq, dup := yamledit.Lookup(pod, field)
 	if dup {
-		return nil, fmt.Errorf("%w: %s is defined twice", repoindex.ErrUnsafeFile, where)
+		return nil, fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
 	}
 	if seq == nil || yamledit.IsNull(seq) {
 		return nil, nil
 	}
 	if seq.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("%w: %s is not a list (line %d)", repoindex.ErrContainerNotFound, where, seq.Line)
+		return nil, fmt.Errorf("%w: %s is not a list (line %d)", ErrContainerNotFound, where, seq.Line)
 	}
 	var found []*yaml.Node
 	for _, item := range seq.Content {
@@ -136,7 +135,7 @@ func pickContainer(pod *yaml.Node, field, name, where string) (*yaml.Node, error
 		return nil, nil
 	case 1:
 	default:
-		return nil, fmt.Errorf("%w: container %q appears %d times in %s", repoindex.ErrAmbiguousTarget, name, len(found), where)
+		return nil, fmt.Errorf("%w: container %q appears %d times in %s", ErrAmbiguousTarget, name, len(found), where)
 	}
 	// Checked only now: an anchor on an unrelated sidecar is no concern.
 	if err := yamledit.UnsafeNode(seq, where); err != nil {
