@@ -136,17 +136,17 @@ func (a *applier) setUtilization(fe *fileEdit, doc int, as *Autoscaler) (bool, e
 	if err != nil {
 		return false, err
 	}
-	changed, err := fe.edit(docs, doc, Change{}, func(p *planner, d *yaml.Node, _ Change) error {
+	changed, err := fe.edit(docs, doc, Change{}, func(p *yamledit.Planner, d *yaml.Node, _ Change) error {
 		root := yamledit.DocRoot(d)
-		p.step = indentStep(root)
-		p.scopes = []*yaml.Node{root}
+		p.Step = yamledit.IndentStep(root)
+		p.Scopes = []*yaml.Node{root}
 		for _, u := range as.Utilization {
 			k, v, err := utilizationNode(root, u)
 			if err != nil {
 				return err
 			}
 			if want := strconv.Itoa(int(u.Percent)); v.Value != want {
-				p.replace(k, v, want)
+				p.Replace(k, v, want)
 			}
 		}
 		return nil

@@ -83,7 +83,7 @@ func (a *applier) newPatch(k *repoindex.Kustomization, want repoindex.IdentKey, 
 	if err != nil {
 		return k.File, false, nil, err
 	}
-	style := layoutOf(yamledit.DocRoot(kdocs[0]), indentStep(yamledit.DocRoot(base)))
+	style := layoutOf(yamledit.DocRoot(kdocs[0]), yamledit.IndentStep(yamledit.DocRoot(base)))
 	body := text(style, src.DefaultBreak())
 	if err := addPatchEntry(kfe, path.Base(file), style); err != nil {
 		return k.File, false, nil, fmt.Errorf("%s: %w", k.File, err)
@@ -429,7 +429,7 @@ func (a *applier) addContainer(fe *fileEdit, doc int, at repoindex.ContainerPath
 	if err := yamledit.UnsafeNode(seq, at.Field); err != nil {
 		return fmt.Errorf("%s: %w", fe.name, err)
 	}
-	return appendItem(fe, seq, containerLines(c, seq.Column-1, indentStep(yamledit.DocRoot(docs[doc]))))
+	return appendItem(fe, seq, containerLines(c, seq.Column-1, yamledit.IndentStep(yamledit.DocRoot(docs[doc]))))
 }
 
 // addPatchEntry lists file in a kustomization's patches, or in its
@@ -458,9 +458,9 @@ func addPatchEntry(fe *fileEdit, file string, l layout) error {
 		// entry goes after them, so that uncommenting them keeps one list.
 		col := pk.Column
 		pad := strings.Repeat(" ", col-1)
-		p := &planner{src: src}
-		p.insertLines(src.LastCommentedEntry(pk.Line), []string{pad + strings.Repeat(" ", l.seq) + "- path: " + file}, col)
-		return p.commit(fe)
+		p := &yamledit.Planner{Src: src}
+		p.InsertLines(src.LastCommentedEntry(pk.Line), []string{pad + strings.Repeat(" ", l.seq) + "- path: " + file}, col)
+		return commit(p, fe)
 	case patches != nil:
 		return fmt.Errorf("%w: patches is not a block list", repoindex.ErrUnsafeFile)
 	}
@@ -474,12 +474,12 @@ func addPatchEntry(fe *fileEdit, file string, l layout) error {
 	col := root.Content[0].Column
 	pad := strings.Repeat(" ", col-1)
 	lines := []string{pad + "patches:", pad + strings.Repeat(" ", l.seq) + "- path: " + file}
-	p := &planner{src: src}
+	p := &yamledit.Planner{Src: src}
 	// After the commented-out entries of the last key (components: over
 	// "# - components/x" lines, say), so that uncommenting them, as such
 	// files invite, does not put them under patches.
-	p.insertLines(src.LastCommentedEntry(last), lines, col)
-	return p.commit(fe)
+	p.InsertLines(src.LastCommentedEntry(last), lines, col)
+	return commit(p, fe)
 }
 
 // appendItem adds lines, a new item, after the last item of block
@@ -490,14 +490,14 @@ func appendItem(fe *fileEdit, seq *yaml.Node, lines []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", repoindex.ErrUnsafeFile, err)
 	}
-	p := &planner{src: src}
-	p.insertLines(src.LastCommentedEntry(last), lines, seq.Column)
-	return p.commit(fe)
+	p := &yamledit.Planner{Src: src}
+	p.InsertLines(src.LastCommentedEntry(last), lines, seq.Column)
+	return commit(p, fe)
 }
 
 // commit splices the planned text into fe and checks that it still parses.
-func (p *planner) commit(fe *fileEdit) error {
-	out, err := p.splice()
+func commit(p *yamledit.Planner, fe *fileEdit) error {
+	out, err := p.Splice()
 	if err != nil {
 		return fmt.Errorf("%w: %w", repoindex.ErrUnsafeFile, err)
 	}

@@ -18,9 +18,9 @@ import (
 // when it is the job's own post-renderer. A post-renderer someone wrote
 // is never changed.
 func postRendererPlacer(patches []helmsource.WorkloadPatch) placer {
-	return func(p *planner, doc *yaml.Node, _ Change) error {
+	return func(p *yamledit.Planner, doc *yaml.Node, _ Change) error {
 		root := yamledit.DocRoot(doc)
-		lines := postRendererLines(patches, 0, indentStep(root))
+		lines := postRendererLines(patches, 0, yamledit.IndentStep(root))
 		_, spec, dup := yamledit.Lookup(root, "spec")
 		if dup || spec == nil || spec.Kind != yaml.MappingNode || len(spec.Content) == 0 || spec.Style&yaml.FlowStyle != 0 {
 			return fmt.Errorf("%w: spec is not a block mapping", repoindex.ErrUnsafeFile)
@@ -38,42 +38,42 @@ func postRendererPlacer(patches []helmsource.WorkloadPatch) placer {
 			return fmt.Errorf("the post-renderer does not parse: %w", err)
 		}
 		wk, wv := want.YNode().Content[0], want.YNode().Content[1]
-		p.scopes = []*yaml.Node{spec}
+		p.Scopes = []*yaml.Node{spec}
 		k, v, dup := yamledit.Lookup(spec, "postRenderers")
 		switch {
 		case dup:
 			return fmt.Errorf("%w: spec.postRenderers is defined twice", repoindex.ErrUnsafeFile)
 		case k == nil:
-			last, err := p.src.LastLine(spec)
+			last, err := p.Src.LastLine(spec)
 			if err != nil {
 				return err
 			}
-			p.muts = append(p.muts, func() { spec.Content = append(spec.Content, wk, wv) })
-			p.insertLines(p.src.TrailingComments(last, col), text, col)
+			p.Muts = append(p.Muts, func() { spec.Content = append(spec.Content, wk, wv) })
+			p.InsertLines(p.Src.TrailingComments(last, col), text, col)
 			return nil
 		case yamledit.SameNode(v, wv):
 			return nil
 		case v.Kind != yaml.SequenceNode || v.Style&yaml.FlowStyle != 0 || !helmsource.OurPostRenderers(v):
 			return fmt.Errorf("%w: spec.postRenderers (line %d) is set by hand; the job adds its own only where there is none", repoindex.ErrUnsafeFile, k.Line)
 		}
-		last, err := p.src.LastLine(v)
+		last, err := p.Src.LastLine(v)
 		if err != nil {
 			return err
 		}
-		end, _ := p.src.AfterLine(last)
-		p.muts = append(p.muts, func() {
+		end, _ := p.Src.AfterLine(last)
+		p.Muts = append(p.Muts, func() {
 			for i, n := range spec.Content {
 				if n == v {
 					spec.Content[i] = wv
 				}
 			}
 		})
-		br := p.src.LineBreak(k.Line)
+		br := p.Src.LineBreak(k.Line)
 		body := yamledit.BlockText(text[1:], br, false)
-		if end == len(p.src.Data) && p.src.LineBreak(last) == "" {
+		if end == len(p.Src.Data) && p.Src.LineBreak(last) == "" {
 			body = strings.Join(text[1:], br)
 		}
-		p.edits = append(p.edits, yamledit.Splice{Start: p.src.LineStart(k.Line + 1), End: end, Text: body})
+		p.Edits = append(p.Edits, yamledit.Splice{Start: p.Src.LineStart(k.Line + 1), End: end, Text: body})
 		return nil
 	}
 }

@@ -17,21 +17,21 @@ import (
 // with the item the path names, since Helm and strategic-merge patches
 // replace lists whole.
 func valuesPlacer(prefix helm.Path, as []helmsource.Assignment) placer {
-	return func(p *planner, doc *yaml.Node, _ Change) error {
+	return func(p *yamledit.Planner, doc *yaml.Node, _ Change) error {
 		root := yamledit.DocRoot(doc)
-		p.step = indentStep(root)
+		p.Step = yamledit.IndentStep(root)
 		full := make([]helmsource.Assignment, len(as))
 		for i, a := range as {
 			full[i] = helmsource.Assignment{Path: append(append(helm.Path{}, prefix...), a.Path...), Quantity: a.Quantity}
 		}
-		p.scopes = []*yaml.Node{root}
-		return p.setPaths(root, nil, full)
+		p.Scopes = []*yaml.Node{root}
+		return setPaths(p, root, nil, full)
 	}
 }
 
 // setPaths plans the assignments, whose paths are relative to n, the node
 // at path at.
-func (p *planner) setPaths(n *yaml.Node, at helm.Path, as []helmsource.Assignment) error {
+func setPaths(p *yamledit.Planner, n *yaml.Node, at helm.Path, as []helmsource.Assignment) error {
 	var missing []yamledit.Entry
 	for _, g := range helmsource.GroupByStep(as) {
 		here := append(append(helm.Path{}, at...), g.Step)
@@ -50,7 +50,7 @@ func (p *planner) setPaths(n *yaml.Node, at helm.Path, as []helmsource.Assignmen
 			if g.Leaf != nil || item.Kind != yaml.MappingNode {
 				return fmt.Errorf("%w: %s is not a mapping (line %d)", repoindex.ErrUnsafeFile, where, item.Line)
 			}
-			if err := p.setPaths(item, here, g.Rest); err != nil {
+			if err := setPaths(p, item, here, g.Rest); err != nil {
 				return err
 			}
 			continue
@@ -76,7 +76,7 @@ func (p *planner) setPaths(n *yaml.Node, at helm.Path, as []helmsource.Assignmen
 		switch {
 		case g.Leaf != nil && v.Kind == yaml.ScalarNode:
 			if !sameQuantity(v, *g.Leaf) {
-				p.replace(k, v, g.Leaf.String())
+				p.Replace(k, v, g.Leaf.String())
 			}
 		case g.Leaf != nil:
 			return fmt.Errorf("%w: %s is not a quantity (line %d)", repoindex.ErrUnsafeFile, where, v.Line)
@@ -85,9 +85,9 @@ func (p *planner) setPaths(n *yaml.Node, at helm.Path, as []helmsource.Assignmen
 			if err != nil {
 				return err
 			}
-			p.fill(n, k, v, e.Children)
+			p.Fill(n, k, v, e.Children)
 		case v.Kind == yaml.MappingNode || v.Kind == yaml.SequenceNode:
-			if err := p.setPaths(v, here, g.Rest); err != nil {
+			if err := setPaths(p, v, here, g.Rest); err != nil {
 				return err
 			}
 		default:
@@ -95,7 +95,7 @@ func (p *planner) setPaths(n *yaml.Node, at helm.Path, as []helmsource.Assignmen
 		}
 	}
 	if len(missing) > 0 {
-		p.insert(n, missing)
+		p.Insert(n, missing)
 	}
 	return nil
 }
