@@ -105,7 +105,7 @@ func (a *Sources) generatedFrom(r *Release, l *Layer, name, key string) {
 // ownFile reports whether env is the only environment that reads file
 // (with those built on it).
 func (a *Sources) ownFile(env *repoindex.Kustomization, file string) bool {
-	for _, k := range a.Edits.Readers(file) {
+	for _, k := range a.Index.Readers(file) {
 		if a.Index.IsEnv(k) && k != env && !k.Includes(env) {
 			return false
 		}

@@ -38,8 +38,6 @@ type Edits interface {
 	// FileEdits returns a file's bytes as edited and as they were, when
 	// the run has opened it.
 	FileEdits(name string) (data, orig []byte, ok bool)
-	// Readers returns the kustomizations that read file.
-	Readers(file string) []*repoindex.Kustomization
 	// BuildEnv builds the kustomization in dir, with the run's edits when
 	// edited.
 	BuildEnv(dir string, edited bool) (map[string]map[string]any, error)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -127,7 +126,7 @@ func (a *applier) proveOthers(fsys repoindex.ProofFS, abs, dir string, edited []
 	k := a.idx.Graph.ByDir[dir]
 	var envs []*repoindex.Kustomization
 	for _, f := range edited {
-		for _, e := range a.Readers(f) {
+		for _, e := range a.idx.Readers(f) {
 			if e != k && !e.Includes(k) && a.idx.IsEnv(e) && !slices.Contains(envs, e) {
 				envs = append(envs, e)
 			}
@@ -162,39 +161,6 @@ func without(edited map[string][]byte, abs string, names []string) map[string][]
 	out := maps.Clone(edited)
 	for _, f := range names {
 		delete(out, filepath.Join(abs, filepath.FromSlash(f)))
-	}
-	return out
-}
-
-// readers returns the kustomizations whose build reads file: those that
-// render it, those that patch with it and those built on them, and the
-// kustomization it is with those built on it.
-func (a *applier) Readers(file string) []*repoindex.Kustomization {
-	g := a.idx.Graph
-	var out []*repoindex.Kustomization
-	var addUp func(k *repoindex.Kustomization)
-	addUp = func(k *repoindex.Kustomization) {
-		if slices.Contains(out, k) {
-			return
-		}
-		out = append(out, k)
-		for _, p := range k.Parents {
-			addUp(p)
-		}
-	}
-	for _, c := range g.Chains(file) {
-		addUp(c.Root())
-	}
-	for _, k := range g.PatchFiles[file] {
-		addUp(k)
-	}
-	for _, k := range g.Generated[file] {
-		addUp(k)
-	}
-	if repoindex.IsKustomizationName(file) {
-		if k := g.ByDir[path.Dir(file)]; k != nil && k.File == file {
-			addUp(k)
-		}
 	}
 	return out
 }

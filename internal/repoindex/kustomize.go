@@ -340,3 +340,36 @@ func (g *kgraph) renames(file string) bool {
 	}
 	return false
 }
+
+// Readers returns the kustomizations whose build reads file: those that
+// render it, those that patch with it and those built on them, and the
+// kustomization it is with those built on it.
+func (idx *Index) Readers(file string) []*Kustomization {
+	g := idx.Graph
+	var out []*Kustomization
+	var addUp func(k *Kustomization)
+	addUp = func(k *Kustomization) {
+		if slices.Contains(out, k) {
+			return
+		}
+		out = append(out, k)
+		for _, p := range k.Parents {
+			addUp(p)
+		}
+	}
+	for _, c := range g.Chains(file) {
+		addUp(c.Root())
+	}
+	for _, k := range g.PatchFiles[file] {
+		addUp(k)
+	}
+	for _, k := range g.Generated[file] {
+		addUp(k)
+	}
+	if IsKustomizationName(file) {
+		if k := g.ByDir[path.Dir(file)]; k != nil && k.File == file {
+			addUp(k)
+		}
+	}
+	return out
+}
