@@ -491,7 +491,7 @@ func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []h
 	return nil
 }
 
-// buildEnv builds the kustomization in dir, with the run's edits when
+// BuildEnv builds the kustomization in dir, with the run's edits when
 // edited; builds without edits are kept for the run.
 func (a *applier) BuildEnv(dir string, edited bool) (map[string]map[string]any, error) {
 	if out, ok := a.builds[dir]; ok && !edited {

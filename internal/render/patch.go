@@ -98,7 +98,7 @@ func (a *applier) newPatch(k *repoindex.Kustomization, want repoindex.IdentKey, 
 // render too with a strategic-merge patch of the marked object, at the
 // marked path, in the kustomization that renders it for the target: a
 // patch of that kustomization that names the object gains the path, or a
-// new one is written. keys and direct are the marked path (markedObject).
+// new one is written. keys and direct are the marked path (repoindex.MarkedObject).
 func (a *applier) markerPatch(c Change, ref repoindex.DocRef, value string, keys []string, direct bool) (string, bool, []string, error) {
 	if _, err := a.Doc(ref.File, ref.Doc); err != nil {
 		return ref.File, false, nil, err

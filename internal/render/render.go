@@ -536,7 +536,7 @@ type applier struct {
 	builds map[string]map[string]map[string]any
 }
 
-// fileEdits returns the bytes of a file the run has opened, as edited and
+// FileEdits returns the bytes of a file the run has opened, as edited and
 // as they were; ok is false for a file it has not.
 func (a *applier) FileEdits(name string) (data, orig []byte, ok bool) {
 	fe := a.files[name]
@@ -570,7 +570,7 @@ func (a *applier) file(name string) (*fileEdit, error) {
 	return fe, nil
 }
 
-// doc returns document i of file as it reads now, with the run's edits.
+// Doc returns document i of file as it reads now, with the run's edits.
 func (a *applier) Doc(file string, i int) (*yaml.Node, error) {
 	fe, err := a.file(file)
 	if err != nil {

@@ -173,7 +173,7 @@ func CheckAliases(data []byte) error {
 	if bytes.IndexByte(data, '&') < 0 || bytes.IndexByte(data, '*') < 0 {
 		return nil
 	}
-	// Decoded here rather than with parseDocuments, which refuses what is
+	// Decoded here rather than with yamledit.ParseDocuments, which refuses what is
 	// not UTF-8: kustomize reads UTF-16 too.
 	var docs []*yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))

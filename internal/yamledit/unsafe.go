@@ -49,7 +49,7 @@ func UnsafeNode(n *yaml.Node, what string) error {
 	return nil
 }
 
-// UnsafeTree applies unsafeNode to n and everything below it.
+// UnsafeTree applies UnsafeNode to n and everything below it.
 func UnsafeTree(n *yaml.Node, what string) error {
 	if err := UnsafeNode(n, what); err != nil {
 		return err
