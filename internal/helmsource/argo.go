@@ -8,9 +8,8 @@ import (
 	"path"
 	"strings"
 
-	sigsyaml "sigs.k8s.io/yaml"
-
 	"helm.sh/helm/v4/pkg/strvals"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/repoindex"

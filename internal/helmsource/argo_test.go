@@ -4,8 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/repoindex"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // TestApplicationSetReads checks which values files an ApplicationSet's

@@ -13,6 +13,12 @@ import (
 	"slices"
 	"strings"
 
+	"helm.sh/helm/v4/pkg/strvals"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/kustomize/api/filesys"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
@@ -20,12 +26,6 @@ import (
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/tree"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
-	"helm.sh/helm/v4/pkg/strvals"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/kustomize/api/filesys"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // ChartFetches bounds the remote charts fetched at the same time: enough

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"io/fs"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Sources reads what puts each Helm release together: the HelmRelease or

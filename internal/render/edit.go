@@ -7,10 +7,10 @@ import (
 	"io/fs"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
-	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // fileEdit accumulates the changes made to one file.
@@ -276,7 +276,7 @@ func setResources(p *yamledit.Planner, ctr *yaml.Node, direct bool, c Change) er
 				add = append(add, q)
 			case qv.Kind != yaml.ScalarNode:
 				return fmt.Errorf("%s.%s is not a quantity (line %d)", at, q.Key, qv.Line)
-			case !sameQuantity(qv, q.Quantity):
+			case !yamledit.SameQuantity(qv, q.Quantity):
 				p.Replace(qk, qv, q.Value)
 			}
 		}
@@ -288,17 +288,4 @@ func setResources(p *yamledit.Planner, ctr *yaml.Node, direct bool, c Change) er
 		p.Insert(rv, missing)
 	}
 	return nil
-}
-
-// sameQuantity reports whether scalar n already holds the quantity want,
-// however it is spelled.
-func sameQuantity(n *yaml.Node, want resource.Quantity) bool {
-	if n.ShortTag() == "!!null" {
-		return false
-	}
-	have, err := resource.ParseQuantity(strings.TrimSpace(n.Value))
-	if err != nil {
-		return false
-	}
-	return have.Cmp(want) == 0
 }

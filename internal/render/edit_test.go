@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/repoindex"
-	"github.com/recommend-job/recommend-job/internal/yamledit"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 var testTarget = repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"}

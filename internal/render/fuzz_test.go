@@ -14,10 +14,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/recommend-job/recommend-job/internal/repoindex"
-	"github.com/recommend-job/recommend-job/internal/yamledit"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 var fuzzValues = struct{ cpu, memory, limit string }{"123m", "77Mi", "99Mi"}

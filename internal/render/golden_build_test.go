@@ -12,11 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/repoindex"
-	"github.com/recommend-job/recommend-job/internal/tree"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/tree"
 )
 
 // checkBuilds builds, with kustomize, every kustomization of the case's

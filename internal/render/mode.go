@@ -5,9 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/helmsource"
-	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Mode says how a change lands in the repository.

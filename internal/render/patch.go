@@ -10,11 +10,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/recommend-job/recommend-job/internal/repoindex"
-	"github.com/recommend-job/recommend-job/internal/yamledit"
 	corev1 "k8s.io/api/core/v1"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // patchPrefix starts the name of the patch files Apply writes.

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // writeTree writes files (slash paths) under a new temporary directory.

@@ -13,8 +13,9 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // padded returns a manifest grown with a comment to exactly size bytes.

@@ -1,13 +1,10 @@
 package render
 
 import (
-	"fmt"
-
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/helmsource"
-	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
@@ -25,77 +22,6 @@ func valuesPlacer(prefix helm.Path, as []helmsource.Assignment) placer {
 			full[i] = helmsource.Assignment{Path: append(append(helm.Path{}, prefix...), a.Path...), Quantity: a.Quantity}
 		}
 		p.Scopes = []*yaml.Node{root}
-		return setPaths(p, root, nil, full)
+		return helmsource.SetPaths(p, root, nil, full)
 	}
-}
-
-// setPaths plans the assignments, whose paths are relative to n, the node
-// at path at.
-func setPaths(p *yamledit.Planner, n *yaml.Node, at helm.Path, as []helmsource.Assignment) error {
-	var missing []yamledit.Entry
-	for _, g := range helmsource.GroupByStep(as) {
-		here := append(append(helm.Path{}, at...), g.Step)
-		where := here.String()
-		if g.Step.Index >= 0 {
-			if n.Kind != yaml.SequenceNode {
-				return fmt.Errorf("%w: %s is not a list (line %d)", repoindex.ErrUnsafeFile, at, n.Line)
-			}
-			if g.Step.Index >= len(n.Content) {
-				return fmt.Errorf("%w: %s has no item %d: a list is replaced whole, so its items are set where the list is", repoindex.ErrUnsafeFile, at, g.Step.Index)
-			}
-			item := n.Content[g.Step.Index]
-			if err := yamledit.UnsafeNode(item, where); err != nil {
-				return err
-			}
-			if g.Leaf != nil || item.Kind != yaml.MappingNode {
-				return fmt.Errorf("%w: %s is not a mapping (line %d)", repoindex.ErrUnsafeFile, where, item.Line)
-			}
-			if err := setPaths(p, item, here, g.Rest); err != nil {
-				return err
-			}
-			continue
-		}
-		if n.Kind != yaml.MappingNode {
-			return fmt.Errorf("%w: %s is not a mapping (line %d)", repoindex.ErrUnsafeFile, at, n.Line)
-		}
-		k, v, dup := yamledit.Lookup(n, g.Step.Key)
-		if dup {
-			return fmt.Errorf("%w: %s is defined twice", repoindex.ErrUnsafeFile, where)
-		}
-		if k == nil {
-			e, err := helmsource.NewEntry(g, here)
-			if err != nil {
-				return err
-			}
-			missing = append(missing, e)
-			continue
-		}
-		if err := yamledit.UnsafeNode(v, where); err != nil {
-			return err
-		}
-		switch {
-		case g.Leaf != nil && v.Kind == yaml.ScalarNode:
-			if !sameQuantity(v, *g.Leaf) {
-				p.Replace(k, v, g.Leaf.String())
-			}
-		case g.Leaf != nil:
-			return fmt.Errorf("%w: %s is not a quantity (line %d)", repoindex.ErrUnsafeFile, where, v.Line)
-		case yamledit.IsNull(v):
-			e, err := helmsource.NewEntry(g, here)
-			if err != nil {
-				return err
-			}
-			p.Fill(n, k, v, e.Children)
-		case v.Kind == yaml.MappingNode || v.Kind == yaml.SequenceNode:
-			if err := setPaths(p, v, here, g.Rest); err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("%w: %s is not a mapping (line %d)", repoindex.ErrUnsafeFile, where, v.Line)
-		}
-	}
-	if len(missing) > 0 {
-		p.Insert(n, missing)
-	}
-	return nil
 }

@@ -13,8 +13,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/recommend-job/recommend-job/internal/yamledit"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // MaxPrefilterNames bounds the number of target names searched for in the

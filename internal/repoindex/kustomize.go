@@ -6,8 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/recommend-job/recommend-job/internal/yamledit"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // kustomizationNames are the file names kustomize reads in a directory.

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/recommend-job/recommend-job/internal/yamledit"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // markerKey is the key of a marker comment, as in
