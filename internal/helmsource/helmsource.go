@@ -549,7 +549,7 @@ func RedactURL(u string) string {
 // WorkloadPatch is what a post-renderer patch sets on one rendered
 // workload: its containers' resources.
 type WorkloadPatch struct {
-	ApiVersion, Kind, Name string
+	APIVersion, Kind, Name string
 	Containers             []ContainerValues
 }
 
@@ -600,11 +600,11 @@ func OurPatches(prs []FluxPostRenderer) ([]WorkloadPatch, error) {
 			return nil, fmt.Errorf("the post-renderer's patch does not parse: %w", err)
 		}
 		w := WorkloadPatch{}
-		w.ApiVersion, _ = obj["apiVersion"].(string)
+		w.APIVersion, _ = obj["apiVersion"].(string)
 		w.Kind, _ = obj["kind"].(string)
 		w.Name, _ = tree.Dig(obj, "metadata", "name").(string)
-		g, _, _ := strings.Cut(w.ApiVersion, "/")
-		if !strings.Contains(w.ApiVersion, "/") {
+		g, _, _ := strings.Cut(w.APIVersion, "/")
+		if !strings.Contains(w.APIVersion, "/") {
 			g = ""
 		}
 		spec, _ := tree.Dig(obj, kinds.PodSpecPaths(g, w.Kind)[0]...).(map[string]any)
@@ -651,7 +651,7 @@ func WithContainer(patches []WorkloadPatch, w WorkloadPatch, c ContainerValues) 
 		return append(patches, w)
 	}
 	p := &patches[i]
-	p.ApiVersion = w.ApiVersion
+	p.APIVersion = w.APIVersion
 	j := slices.IndexFunc(p.Containers, func(x ContainerValues) bool { return x.Name == c.Name })
 	if j < 0 {
 		p.Containers = append(p.Containers, c)

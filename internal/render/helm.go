@@ -224,7 +224,7 @@ func (h *helmPhase) writePost(ctx context.Context, r *helmsource.Release, st hel
 			fail(fmt.Errorf("%s is not in the chart's output", helmContainer(c)))
 			return
 		}
-		patches = helmsource.WithContainer(patches, helmsource.WorkloadPatch{ApiVersion: apiVersion, Kind: c.Target.Kind, Name: c.Target.Name},
+		patches = helmsource.WithContainer(patches, helmsource.WorkloadPatch{APIVersion: apiVersion, Kind: c.Target.Kind, Name: c.Target.Name},
 			helmsource.ContainerValues{Name: c.Container, Init: init, Requests: c.Requests, Limits: c.Limits})
 	}
 	c0 := changes[idx[0]]

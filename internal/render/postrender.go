@@ -106,12 +106,12 @@ func postRendererLines(patches []helmsource.WorkloadPatch, indent, step int) []s
 
 // workloadPatchText is the strategic-merge patch of one workload.
 func workloadPatchText(w helmsource.WorkloadPatch, step int) []string {
-	g, _, _ := strings.Cut(w.ApiVersion, "/")
-	if !strings.Contains(w.ApiVersion, "/") {
+	g, _, _ := strings.Cut(w.APIVersion, "/")
+	if !strings.Contains(w.APIVersion, "/") {
 		g = ""
 	}
 	pod := kinds.PodSpecPaths(g, w.Kind)[0]
-	lines := []string{helmsource.PostRenderNote, "apiVersion: " + w.ApiVersion, "kind: " + w.Kind, "metadata:", strings.Repeat(" ", step) + "name: " + w.Name}
+	lines := []string{helmsource.PostRenderNote, "apiVersion: " + w.APIVersion, "kind: " + w.Kind, "metadata:", strings.Repeat(" ", step) + "name: " + w.Name}
 	depth := 0
 	for _, k := range pod {
 		lines = append(lines, strings.Repeat(" ", depth*step)+k+":")
