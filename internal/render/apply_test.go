@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 const simple = `apiVersion: apps/v1
@@ -75,7 +73,7 @@ func TestApplyPathSubdirectory(t *testing.T) {
 		"clusters/prod/x.yaml":    simple,
 		"clusters/staging/x.yaml": simple,
 	})
-	c := Change{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})}
+	c := Change{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})}
 	out, err := Apply(context.Background(), root, filepath.FromSlash("clusters/prod"), []Change{c})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +91,7 @@ func TestApplyCanceled(t *testing.T) {
 	writeFiles(t, root, map[string]string{"x.yaml": simple})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	c := Change{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})}
+	c := Change{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})}
 	if _, err := Apply(ctx, root, ".", []Change{c}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
@@ -105,12 +103,12 @@ func TestApplyCanceled(t *testing.T) {
 func TestApplyInvalidChanges(t *testing.T) {
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{"x.yaml": simple})
-	target := repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}
+	target := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}
 	tests := []struct {
 		name   string
 		change Change
 	}{
-		{"no kind", Change{Target: repoindex.Target{APIVersion: "apps/v1", Name: "x"}, Container: "app"}},
+		{"no kind", Change{Target: Target{APIVersion: "apps/v1", Name: "x"}, Container: "app"}},
 		{"no container", Change{Target: target}},
 		{"bad resource name", Change{Target: target, Container: "app", Requests: quantities(map[string]string{"cpu: 1\nx": "1"})}},
 		// Values are quantities, written in their canonical form: no
@@ -139,16 +137,16 @@ func TestApplyOneBadChange(t *testing.T) {
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{"x.yaml": simple, "y.yaml": strings.ReplaceAll(simple, "name: x", "name: y")})
 	changes := []Change{
-		{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}, Container: "nope", Requests: quantities(map[string]string{"cpu": "1"})},
-		{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})},
-		{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "y"}, Container: "app", Requests: quantities(map[string]string{"cpu": "-1"})},
-		{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "y"}, Container: "app", Requests: quantities(map[string]string{"memory": "1Gi"})},
+		{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}, Container: "nope", Requests: quantities(map[string]string{"cpu": "1"})},
+		{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})},
+		{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "y"}, Container: "app", Requests: quantities(map[string]string{"cpu": "-1"})},
+		{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "y"}, Container: "app", Requests: quantities(map[string]string{"memory": "1Gi"})},
 	}
 	out, err := Apply(context.Background(), root, ".", changes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr := []error{repoindex.ErrContainerNotFound, nil, ErrInvalidChange, nil}
+	wantErr := []error{ErrContainerNotFound, nil, ErrInvalidChange, nil}
 	for i, r := range out.Results {
 		if !errors.Is(r.Err, wantErr[i]) || (wantErr[i] == nil && (r.Err != nil || !r.Changed)) {
 			t.Errorf("change %d: %+v, want error %v", i, r, wantErr[i])
@@ -163,13 +161,13 @@ func TestApplyAmbiguousNamesFiles(t *testing.T) {
 	root := t.TempDir()
 	doc := strings.ReplaceAll(simple, "  namespace: ns\n", "")
 	writeFiles(t, root, map[string]string{"a/x.yaml": doc, "b/x.yml": doc})
-	c := Change{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})}
+	c := Change{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})}
 	out, err := Apply(context.Background(), root, ".", []Change{c})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := out.Results[0]
-	if !errors.Is(r.Err, repoindex.ErrAmbiguousTarget) || !strings.Contains(r.Err.Error(), "a/x.yaml") || !strings.Contains(r.Err.Error(), "b/x.yml") {
+	if !errors.Is(r.Err, ErrAmbiguousTarget) || !strings.Contains(r.Err.Error(), "a/x.yaml") || !strings.Contains(r.Err.Error(), "b/x.yml") {
 		t.Errorf("error %v, want ErrAmbiguousTarget naming both files", r.Err)
 	}
 }
@@ -190,8 +188,8 @@ func TestApplySymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	changes := []Change{
-		{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})},
-		{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "y"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})},
+		{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})},
+		{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "y"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})},
 	}
 	out, err := Apply(context.Background(), root, ".", changes)
 	if err != nil {
@@ -200,7 +198,7 @@ func TestApplySymlinks(t *testing.T) {
 	if r := out.Results[0]; r.Err != nil || r.File != "x.yaml" {
 		t.Errorf("x: %+v", r)
 	}
-	if r := out.Results[1]; !errors.Is(r.Err, repoindex.ErrTargetNotFound) {
+	if r := out.Results[1]; !errors.Is(r.Err, ErrTargetNotFound) {
 		t.Errorf("y: %+v, want ErrTargetNotFound", r)
 	}
 	if got, _ := os.ReadFile(filepath.Join(outside, "y.yaml")); string(got) != other {
@@ -217,7 +215,7 @@ func TestApplyKeepsMode(t *testing.T) {
 	if err := os.Chmod(p, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	c := Change{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})}
+	c := Change{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "x"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})}
 	if _, err := Apply(context.Background(), root, ".", []Change{c}); err != nil {
 		t.Fatal(err)
 	}

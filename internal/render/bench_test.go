@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 const benchManifests = 10000
@@ -28,10 +26,10 @@ func benchRepo(b *testing.B, n int) (string, []Change) {
 			b.Fatal(err)
 		}
 		content := fmt.Sprintf(benchDeployment, name, ns)
-		target := repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: name}
+		target := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: name}
 		if i%10 == 0 {
 			content = fmt.Sprintf(benchService, name, ns) + "---\n" + fmt.Sprintf(benchCronJob, name, ns)
-			target = repoindex.Target{APIVersion: "batch/v1", Kind: "CronJob", Namespace: ns, Name: name}
+			target = Target{APIVersion: "batch/v1", Kind: "CronJob", Namespace: ns, Name: name}
 		}
 		if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(content), 0o644); err != nil {
 			b.Fatal(err)
@@ -172,7 +170,7 @@ func benchKustomize(b *testing.B, n, namespaces int) (string, []Change) {
 			resources = fmt.Appendf(resources, "  - %s.yaml\n", name)
 			if len(changes) == t {
 				changes = append(changes, Change{
-					Target:    repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "prod-" + name},
+					Target:    Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: "prod-" + name},
 					Container: "main",
 				})
 			}

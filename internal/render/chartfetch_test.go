@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
-	"github.com/recommend-job/recommend-job/internal/helmsource"
-	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // silentRepository accepts connections on loopback and never answers, as
@@ -69,8 +67,8 @@ spec:
     namespace: ` + name + `
 `
 		changes = append(changes, Change{
-			Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: name, Name: name + "-web",
-				Annotations: map[string]string{repoindex.ArgoTrackingID: name + ":apps/Deployment:" + name + "/" + name + "-web"}},
+			Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: name, Name: name + "-web",
+				Annotations: map[string]string{ArgoTrackingID: name + ":apps/Deployment:" + name + "/" + name + "-web"}},
 			Container: "web",
 			Requests:  quantities(map[string]string{"cpu": "300m"}),
 		})
@@ -91,7 +89,7 @@ spec:
 		t.Errorf("Apply() took %s, want one fetch timeout (%s), less than one per repository (%s)", took, timeout, limit)
 	}
 	for i, name := range apps {
-		if err := out.Results[i].Err; !errors.Is(err, helmsource.ErrHelm) || !errors.Is(err, helm.ErrFetchTimeout) {
+		if err := out.Results[i].Err; !errors.Is(err, ErrHelm) || !errors.Is(err, helm.ErrFetchTimeout) {
 			t.Errorf("%s: %v, want ErrHelm wrapping ErrFetchTimeout", name, err)
 		}
 	}

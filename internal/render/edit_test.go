@@ -12,7 +12,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
-var testTarget = repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"}
+var testTarget = Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"}
 
 func requests(container string, kv ...string) Change {
 	c := Change{Target: testTarget, Container: container, Requests: corev1.ResourceList{}}
@@ -159,42 +159,42 @@ func TestEdit(t *testing.T) {
 		name:   "tagged scalar in a flow container is refused",
 		in:     head + "      - {name: app, resources: {requests: {cpu: !!str 1}}}\n      - name: b\n\n        image: b\n",
 		change: requests("app", "cpu", "250m"),
-		err:    repoindex.ErrUnsafeFile,
+		err:    ErrUnsafeFile,
 	}, {
 		name:   "container named twice",
 		in:     head + "      - name: app\n      - name: app\n",
 		change: requests("app", "cpu", "250m"),
-		err:    repoindex.ErrAmbiguousTarget,
+		err:    ErrAmbiguousTarget,
 	}, {
 		name:   "resources defined twice",
 		in:     head + "      - name: app\n        resources: {}\n        resources: {}\n",
 		change: requests("app", "cpu", "250m"),
-		err:    repoindex.ErrUnsafeFile,
+		err:    ErrUnsafeFile,
 	}, {
 		name:   "container is an alias",
 		in:     head + "      - name: sidecar\n        env: &env [{name: A}]\n      - &app {name: app}\n      initContainers: [*app]\n",
 		change: requests("app", "cpu", "250m"),
-		err:    repoindex.ErrUnsafeFile,
+		err:    ErrUnsafeFile,
 	}, {
 		name:   "alias of a container",
 		in:     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n  annotations:\n    c: &c {name: app}\nspec:\n  template:\n    spec:\n      containers: [*c]\n",
 		change: requests("app", "cpu", "250m"),
-		err:    repoindex.ErrUnsafeFile,
+		err:    ErrUnsafeFile,
 	}, {
 		name:   "template is an alias",
 		in:     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n  annotations: &t\n    spec: {containers: [{name: app}]}\nspec:\n  template: *t\n",
 		change: requests("app", "cpu", "250m"),
-		err:    repoindex.ErrUnsafeFile,
+		err:    ErrUnsafeFile,
 	}, {
 		name:   "alias inside resources",
 		in:     head + "      - name: app\n        resources:\n          requests: {cpu: &c 1}\n          limits: {cpu: *c}\n",
 		change: requests("app", "cpu", "250m"),
-		err:    repoindex.ErrUnsafeFile,
+		err:    ErrUnsafeFile,
 	}, {
 		name:   "no pod template",
 		in:     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replicas: 1\n",
 		change: requests("app", "cpu", "250m"),
-		err:    repoindex.ErrContainerNotFound,
+		err:    ErrContainerNotFound,
 	}, {
 		name:   "resources is a list",
 		in:     head + "      - name: app\n        resources: [1]\n",

@@ -45,15 +45,15 @@ func FuzzIndex(f *testing.F) {
 			"values.yaml":          string(manifest),
 		}
 		writeFiles(t, dir, files)
-		target := repoindex.Target{
+		target := Target{
 			APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "p-web",
-			Annotations: map[string]string{repoindex.ArgoTrackingID: "app:apps/Deployment:ns/p-web"},
-			Labels:      map[string]string{repoindex.FluxNameLabel: "web", repoindex.FluxNamespaceLabel: "flux-system"},
+			Annotations: map[string]string{ArgoTrackingID: "app:apps/Deployment:ns/p-web"},
+			Labels:      map[string]string{FluxNameLabel: "web", FluxNamespaceLabel: "flux-system"},
 		}
 		changes := []Change{
 			{Target: target, Container: "app", Requests: quantities(map[string]string{"cpu": "10m"})},
 			{Target: target, Container: "app", Requests: quantities(map[string]string{"memory": "1Mi"}), Mode: ModeInPlace},
-			{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"}), Path: "k"},
+			{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"}), Path: "k"},
 		}
 		out, err := Apply(context.Background(), dir, ".", changes, WithMode(ModePatch))
 		if err != nil {

@@ -97,8 +97,8 @@ func FuzzApply(f *testing.F) {
 // pickTarget names the first container of the first workload in data, read
 // without the package's own code; unique reports that no other document has
 // the same kind and name, so that the oracle knows which one must change.
-func pickTarget(data []byte) (repoindex.Target, string, bool) {
-	fallback := repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "fuzz", Name: "x"}
+func pickTarget(data []byte) (Target, string, bool) {
+	fallback := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "fuzz", Name: "x"}
 	docs, err := decodeAll(data)
 	if err != nil {
 		return fallback, "app", false
@@ -125,12 +125,12 @@ func pickTarget(data []byte) (repoindex.Target, string, bool) {
 				same++
 			}
 		}
-		return repoindex.Target{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name}, cname, same == 1
+		return Target{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name}, cname, same == 1
 	}
 	return fallback, "app", false
 }
 
-func checkOnlyResourcesChanged(t *testing.T, before, after []byte, target repoindex.Target, container string) {
+func checkOnlyResourcesChanged(t *testing.T, before, after []byte, target Target, container string) {
 	t.Helper()
 	was, err := decodeAll(before)
 	if err != nil {

@@ -21,8 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
-	"github.com/recommend-job/recommend-job/internal/helmsource"
-	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // goldenSpec is a case's changes.yaml: the changes to apply and what each
@@ -100,21 +98,21 @@ type goldenHelm struct {
 }
 
 var sentinels = map[string]error{
-	"ErrTargetNotFound":    repoindex.ErrTargetNotFound,
-	"ErrAmbiguousTarget":   repoindex.ErrAmbiguousTarget,
-	"ErrContainerNotFound": repoindex.ErrContainerNotFound,
-	"ErrUnsafeFile":        repoindex.ErrUnsafeFile,
+	"ErrTargetNotFound":    ErrTargetNotFound,
+	"ErrAmbiguousTarget":   ErrAmbiguousTarget,
+	"ErrContainerNotFound": ErrContainerNotFound,
+	"ErrUnsafeFile":        ErrUnsafeFile,
 	"ErrInvalidChange":     ErrInvalidChange,
 	"ErrNoOverlay":         ErrNoOverlay,
 	"ErrProofFailed":       ErrProofFailed,
-	"ErrHelm":              helmsource.ErrHelm,
+	"ErrHelm":              ErrHelm,
 	"ErrNoKey":             helm.ErrNoKey,
 	"ErrSharedKey":         helm.ErrSharedKey,
 }
 
 func (g goldenChange) change() Change {
 	c := Change{
-		Target: repoindex.Target{
+		Target: Target{
 			APIVersion: g.Target.APIVersion, Kind: g.Target.Kind, Namespace: g.Target.Namespace, Name: g.Target.Name,
 			Labels: g.Target.Labels, Annotations: g.Target.Annotations,
 		},
@@ -126,7 +124,7 @@ func (g goldenChange) change() Change {
 	}
 	if g.Autoscaler != nil {
 		t := g.Autoscaler.Target
-		c.Autoscaler = &Autoscaler{Target: repoindex.Target{APIVersion: t.APIVersion, Kind: "HorizontalPodAutoscaler", Namespace: t.Namespace, Name: t.Name}}
+		c.Autoscaler = &Autoscaler{Target: Target{APIVersion: t.APIVersion, Kind: "HorizontalPodAutoscaler", Namespace: t.Namespace, Name: t.Name}}
 		for _, u := range g.Autoscaler.Utilization {
 			c.Autoscaler.Utilization = append(c.Autoscaler.Utilization, Utilization{Index: u.Index, Resource: corev1.ResourceName(u.Resource), Container: u.Container, Percent: u.Percent})
 		}

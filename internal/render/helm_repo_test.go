@@ -16,7 +16,6 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
-	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
@@ -99,15 +98,15 @@ spec:
 		"envs/production/shop.yaml": production,
 	})
 	flux := Change{
-		Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-worker",
+		Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-worker",
 			Labels:      map[string]string{repoindex.FluxHelmName: "shop", repoindex.FluxHelmNamespace: "shop"},
 			Annotations: map[string]string{repoindex.HelmReleaseName: "shop", repoindex.HelmReleaseNS: "shop"}},
 		Container: "worker",
 		Requests:  quantities(map[string]string{"cpu": "40m"}),
 	}
 	argo := Change{
-		Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "storefront", Name: "storefront-web",
-			Annotations: map[string]string{repoindex.ArgoTrackingID: "shop-production:apps/Deployment:storefront/storefront-web"}},
+		Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "storefront", Name: "storefront-web",
+			Annotations: map[string]string{ArgoTrackingID: "shop-production:apps/Deployment:storefront/storefront-web"}},
 		Container: "web",
 		Requests:  quantities(map[string]string{"cpu": "300m", "memory": "384Mi"}),
 	}
@@ -171,8 +170,8 @@ spec:
 		"apps/web.yaml": simple,
 	})
 	missing := Change{
-		Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
-			Labels: map[string]string{repoindex.InstanceLabel: "shop"}},
+		Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
+			Labels: map[string]string{InstanceLabel: "shop"}},
 		Container: "web",
 		Requests:  quantities(map[string]string{"cpu": "1"}),
 	}
@@ -182,7 +181,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := out.Results[0].Err; !errors.Is(err, helmsource.ErrHelm) || !errors.Is(err, helm.ErrChartNotFound) || !strings.Contains(err.Error(), "9.9.9") {
+	if err := out.Results[0].Err; !errors.Is(err, ErrHelm) || !errors.Is(err, helm.ErrChartNotFound) || !strings.Contains(err.Error(), "9.9.9") {
 		t.Errorf("the missing chart: %v, want ErrHelm wrapping ErrChartNotFound and naming the version", err)
 	}
 	if r := out.Results[1]; r.Err != nil || !r.Changed {
@@ -226,8 +225,8 @@ spec:
 	})
 	change := func(ns string) Change {
 		return Change{
-			Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: ns + "-web",
-				Annotations: map[string]string{repoindex.ArgoTrackingID: ns + ":apps/Deployment:" + ns + "/" + ns + "-web"}},
+			Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: ns + "-web",
+				Annotations: map[string]string{ArgoTrackingID: ns + ":apps/Deployment:" + ns + "/" + ns + "-web"}},
 			Container: "web",
 			Requests:  quantities(map[string]string{"cpu": "300m"}),
 		}
@@ -241,7 +240,7 @@ spec:
 			t.Errorf("change %d: changed %v, err %v, helm %+v; want the value in helm.valuesObject", i, r.Changed, r.Err, r.Helm)
 		}
 	}
-	if err := out.Results[1].Err; !errors.Is(err, helmsource.ErrHelm) || !strings.Contains(err.Error(), "chart shop 1.4.0 has no file values-missing.yaml") {
+	if err := out.Results[1].Err; !errors.Is(err, ErrHelm) || !strings.Contains(err.Error(), "chart shop 1.4.0 has no file values-missing.yaml") {
 		t.Errorf("a values file the chart does not hold: %v, want it named", err)
 	}
 }
@@ -320,7 +319,7 @@ spec:
 `,
 			})
 			c := Change{
-				Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: tt.workload,
+				Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: tt.workload,
 					Labels: map[string]string{repoindex.FluxHelmName: tt.chart, repoindex.FluxHelmNamespace: "apps"}},
 				Container: tt.container,
 				Requests:  quantities(tt.requests),
@@ -379,7 +378,7 @@ spec:
       replicas: 2
 `})
 	c := Change{
-		Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
+		Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
 			Labels: map[string]string{repoindex.FluxHelmName: "shop", repoindex.FluxHelmNamespace: "shop"}},
 		Container: "web",
 		Requests:  quantities(map[string]string{"cpu": "300m"}),

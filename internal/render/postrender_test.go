@@ -32,7 +32,7 @@ func TestPostRendererPlacer(t *testing.T) {
 		{
 			name: "one someone wrote is refused",
 			in:   head + "  postRenderers:\n    - kustomize:\n        images:\n          - name: app\n            newTag: v2\n",
-			err:  repoindex.ErrUnsafeFile,
+			err:  ErrUnsafeFile,
 		},
 	}
 	for _, tt := range tests {

@@ -41,7 +41,7 @@ spec:
 // reason that says which; a kustomization that does not build proves
 // nothing.
 func TestProofRefuses(t *testing.T) {
-	web := repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
 	for _, tc := range []struct {
 		name  string
 		files map[string]string
@@ -125,8 +125,8 @@ func TestProofPasses(t *testing.T) {
 		"bad/web.yaml":            proofWeb,
 	})
 	changes := []Change{
-		{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "good", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})},
-		{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "bad", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})},
+		{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "good", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})},
+		{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "bad", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})},
 	}
 	out, err := Apply(context.Background(), dir, ".", changes)
 	if err != nil {
@@ -175,7 +175,7 @@ spec:
 		"b/kustomization.yaml": "namespace: b\nresources:\n- ../base\n",
 	})
 	c := Change{
-		Target:    repoindex.Target{APIVersion: "batch/v1", Kind: "CronJob", Namespace: "b", Name: "report"},
+		Target:    Target{APIVersion: "batch/v1", Kind: "CronJob", Namespace: "b", Name: "report"},
 		Container: "proxy",
 		Requests:  quantities(map[string]string{"cpu": "5m"}),
 		Limits:    quantities(map[string]string{"memory": "32Mi"}),
@@ -233,11 +233,11 @@ func TestProveOthers(t *testing.T) {
 	}
 	defer root.Close()
 	w := repoindex.Wants{Objects: map[repoindex.IdentKey]bool{{Group: "apps", Kind: "Deployment", Name: "web"}: true}, Dir: "."}
-	idx, err := repoindex.BuildIndex(context.Background(), root.FS(), ".", w, repoindex.DefaultMaxFileSize)
+	idx, err := repoindex.BuildIndex(context.Background(), root.FS(), ".", w, DefaultMaxFileSize)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &applier{fsys: root.FS(), idx: idx, files: map[string]*fileEdit{}, limit: repoindex.DefaultMaxFileSize}
+	a := &applier{fsys: root.FS(), idx: idx, files: map[string]*fileEdit{}, limit: DefaultMaxFileSize}
 	abs, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -5,55 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
-
-func TestChainTransform(t *testing.T) {
-	base := &repoindex.Kustomization{Dir: "base", NamePrefix: "b-"}
-	mid := &repoindex.Kustomization{Dir: "mid", Namespace: "inner", NameSuffix: "-m"}
-	top := &repoindex.Kustomization{Dir: "top", Namespace: "outer", NamePrefix: "t-", NameSuffix: "-t"}
-	for _, tc := range []struct {
-		name          string
-		c             repoindex.Chain
-		ns, n         string
-		wantNS, wantN string
-	}{
-		{"none", repoindex.Chain{}, "a", "web", "a", "web"},
-		// Inner layers first: t- + (b-web-m) + -t; the outermost namespace wins.
-		{"three layers", repoindex.Chain{base, mid, top}, "", "web", "outer", "t-b-web-m-t"},
-		{"namespace kept when no layer sets one", repoindex.Chain{base}, "shop", "web", "shop", "b-web"},
-		{"inner namespace", repoindex.Chain{base, mid}, "shop", "web", "inner", "b-web-m"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ns, n := tc.c.Transform(tc.ns, tc.n)
-			if ns != tc.wantNS || n != tc.wantN {
-				t.Errorf("transform(%q, %q) = %q, %q; want %q, %q", tc.ns, tc.n, ns, n, tc.wantNS, tc.wantN)
-			}
-		})
-	}
-}
-
-func TestParseMarker(t *testing.T) {
-	for _, tc := range []struct {
-		comment, want string
-		ok            bool
-	}{
-		{`# {"$recommend": "shop/web:app"}`, "shop/web:app", true},
-		{`#{"$recommend":"a/b:c"} trailing words`, "a/b:c", true},
-		{`# note {"$recommend": "x/y:z", "other": 1}`, "x/y:z", true},
-		{`# {"$imagepolicy": "flux-system:web"}`, "", false},
-		{`# $recommend without JSON`, "", false},
-		{`# {"$recommend": 3}`, "", false},
-		{`# {"$recommend": ""}`, "", false},
-		{`# {"$recommend": "unterminated`, "", false},
-	} {
-		got, ok := repoindex.ParseMarker(tc.comment)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("parseMarker(%q) = %q, %v; want %q, %v", tc.comment, got, ok, tc.want, tc.ok)
-		}
-	}
-}
 
 func TestParseMode(t *testing.T) {
 	for in, want := range map[string]Mode{"": ModeAuto, "auto": ModeAuto, "inplace": ModeInPlace, "patch": ModePatch} {
@@ -72,7 +24,7 @@ func TestParseMode(t *testing.T) {
 // bad mode or path for one change fails that change only.
 func TestApplyModeErrors(t *testing.T) {
 	dir := writeTree(t, map[string]string{"web.yaml": proofWeb})
-	web := repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
 	if _, err := Apply(context.Background(), dir, ".", nil, WithMode("sometimes")); err == nil || !strings.Contains(err.Error(), `"sometimes"`) {
 		t.Errorf("Apply with mode sometimes: err = %v", err)
 	}
@@ -85,7 +37,7 @@ func TestApplyModeErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []error{ErrInvalidChange, ErrInvalidChange, repoindex.ErrTargetNotFound, nil} {
+	for i, want := range []error{ErrInvalidChange, ErrInvalidChange, ErrTargetNotFound, nil} {
 		if r := out.Results[i]; !errors.Is(r.Err, want) || (want == nil && r.Err != nil) {
 			t.Errorf("change %d: Err = %v, want %v", i, r.Err, want)
 		}
@@ -105,16 +57,16 @@ func TestAmbiguousNamesCandidates(t *testing.T) {
 		"eu/kustomization.yaml":   "namespace: shop\nresources: [../base]\n",
 		"us/kustomization.yaml":   "namespace: shop\nresources: [../base]\n",
 	})
-	c := Change{Target: repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})}
+	c := Change{Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})}
 	out, err := Apply(context.Background(), dir, ".", []Change{c})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := out.Results[0]
-	if !errors.Is(r.Err, repoindex.ErrAmbiguousTarget) {
+	if !errors.Is(r.Err, ErrAmbiguousTarget) {
 		t.Fatalf("Err = %v, want ErrAmbiguousTarget", r.Err)
 	}
-	for _, want := range []string{"via eu/kustomization.yaml", "via us/kustomization.yaml", repoindex.AnnotationPath} {
+	for _, want := range []string{"via eu/kustomization.yaml", "via us/kustomization.yaml", AnnotationPath} {
 		if !strings.Contains(r.Err.Error(), want) {
 			t.Errorf("error %q does not mention %q", r.Err, want)
 		}
@@ -151,7 +103,7 @@ func TestWithPaths(t *testing.T) {
 		"eu/web.yaml": proofWeb,
 		"us/web.yaml": proofWeb,
 	})
-	web := repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
 	changes := []Change{
 		{Target: web, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})},
 		{Target: web, Container: "app", Requests: quantities(map[string]string{"memory": "1Gi"}), Path: "us"},
@@ -167,32 +119,5 @@ func TestWithPaths(t *testing.T) {
 	}
 	if out.Results[0].Change.Path != "" {
 		t.Errorf("Result.Change.Path = %q, want the change as given", out.Results[0].Change.Path)
-	}
-}
-
-// TestHelmAdvice checks that only a target Helm installed, and that no
-// file defines at all, is told to mark its values.
-func TestHelmAdvice(t *testing.T) {
-	base := errors.New("target not found")
-	web := repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
-	helm := web
-	helm.Annotations = map[string]string{"meta.helm.sh/release-name": "shop"}
-	for _, tc := range []struct {
-		name   string
-		target repoindex.Target
-		none   bool
-		advice bool
-	}{
-		{"no Helm metadata", web, true, false},
-		{"installed by Helm", helm, true, true},
-		{"installed by Helm, but defined for another namespace", helm, false, false},
-	} {
-		err := repoindex.HelmAdvice(base, repoindex.Sought{Target: tc.target, Container: "app"}, tc.none)
-		if !errors.Is(err, base) {
-			t.Errorf("%s: %v does not wrap the error", tc.name, err)
-		}
-		if got := strings.Contains(err.Error(), `{"$recommend": "shop/web:app"}`); got != tc.advice {
-			t.Errorf("%s: advice = %v, want %v: %v", tc.name, got, tc.advice, err)
-		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"testing/synctest"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
@@ -27,8 +26,8 @@ func deployment(name string) string {
 	return strings.Replace(proofWeb, "name: web", "name: "+name, 1)
 }
 
-func deploymentTarget(name string) repoindex.Target {
-	return repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: name}
+func deploymentTarget(name string) Target {
+	return Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: name}
 }
 
 // TestMaxFileSize checks that a file above the limit is not read: it is
@@ -54,14 +53,14 @@ func TestMaxFileSize(t *testing.T) {
 	}
 	r := out.Results[1]
 	const want = "apps/api.yaml is 4 KiB, above max-file-size 1Ki: not read"
-	if !errors.Is(r.Err, repoindex.ErrTargetNotFound) || !errors.Is(r.Err, repoindex.ErrFileTooLarge) || !strings.Contains(fmt.Sprint(r.Err), want) {
+	if !errors.Is(r.Err, ErrTargetNotFound) || !errors.Is(r.Err, ErrFileTooLarge) || !strings.Contains(fmt.Sprint(r.Err), want) {
 		t.Errorf("api: Err = %v, want ErrTargetNotFound and ErrFileTooLarge saying %q", r.Err, want)
 	}
 	if r.Changed {
 		t.Error("api: Changed")
 	}
 	if len(out.Skipped) != 1 || out.Skipped[0].File != "apps/api.yaml" || out.Skipped[0].Size != 4096 ||
-		!errors.Is(out.Skipped[0].Err, repoindex.ErrFileTooLarge) {
+		!errors.Is(out.Skipped[0].Err, ErrFileTooLarge) {
 		t.Errorf("Skipped = %+v, want apps/api.yaml (4096 bytes) only", out.Skipped)
 	}
 	if !slices.Equal(out.Files, []string{"apps/web.yaml"}) {
@@ -179,7 +178,7 @@ func TestMaxFileSizeKustomize(t *testing.T) {
 				"big.yaml":           padded("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n", 4096),
 			},
 			mode: ModePatch,
-			is:   repoindex.ErrFileTooLarge,
+			is:   ErrFileTooLarge,
 			want: "kustomization.yaml patches with big.yaml: file too large: big.yaml is 4 KiB",
 		},
 		{
@@ -198,7 +197,7 @@ func TestMaxFileSizeKustomize(t *testing.T) {
 				"kustomization.yaml": padded("namespace: shop\nresources: [web.yaml]\n", 4096),
 				"web.yaml":           proofWeb,
 			},
-			is:   repoindex.ErrFileTooLarge,
+			is:   ErrFileTooLarge,
 			want: "not found: Deployment.apps shop/web under .: file too large: kustomization.yaml is 4 KiB",
 		},
 	} {
@@ -264,7 +263,7 @@ func TestProofFSRefusesLargeFiles(t *testing.T) {
 			var read []string
 			fsys := repoindex.ProofFS{FileSystem: readRecorder{filesys.MakeFsOnDisk(), &read}, Root: dir, Limit: 1024}
 			_, err := build(fsys, dir)
-			if !errors.Is(err, repoindex.ErrFileTooLarge) && !strings.Contains(fmt.Sprint(err), tc.big+" is 4 KiB, above max-file-size 1Ki") {
+			if !errors.Is(err, ErrFileTooLarge) && !strings.Contains(fmt.Sprint(err), tc.big+" is 4 KiB, above max-file-size 1Ki") {
 				t.Errorf("build error = %v, want %s refused", err, tc.big)
 			}
 			if slices.Contains(read, tc.big) {
@@ -275,57 +274,6 @@ func TestProofFSRefusesLargeFiles(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestBudget checks the gate of the index's workers: a reader waits while
-// the bytes it asks for are held by others, and one that asks for more
-// than the whole budget waits to be alone.
-func TestBudget(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := repoindex.NewBudget(10)
-		b.Acquire(6)
-		second := make(chan struct{})
-		go func() {
-			b.Acquire(6)
-			close(second)
-		}()
-		synctest.Wait()
-		select {
-		case <-second:
-			t.Fatal("took 6 bytes of 10 while 6 were held")
-		default:
-		}
-		b.Acquire(4) // what is left
-		b.Release(4)
-		b.Release(6)
-		synctest.Wait()
-		select {
-		case <-second:
-		default:
-			t.Fatal("still waiting with the whole budget free")
-		}
-		huge := make(chan struct{})
-		go func() {
-			b.Acquire(1 << 40)
-			close(huge)
-		}()
-		synctest.Wait()
-		select {
-		case <-huge:
-			t.Fatal("a reader above the budget did not wait for the others")
-		default:
-		}
-		b.Release(6)
-		synctest.Wait()
-		select {
-		case <-huge:
-		default:
-			t.Fatal("a reader above the budget waits although it is alone")
-		}
-		b.Release(1 << 40)
-		var none *repoindex.Budget
-		none.Acquire(1 << 40) // no limit: never waits
-	})
 }
 
 func TestParseFileSize(t *testing.T) {
@@ -471,7 +419,7 @@ func BenchmarkApplyLargeFile(b *testing.B) {
 		skipped int
 	}{
 		{"50MB", 50_000_000, 1},
-		{"4MB", repoindex.DefaultMaxFileSize - 64<<10, 0},
+		{"4MB", DefaultMaxFileSize - 64<<10, 0},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			root := b.TempDir()

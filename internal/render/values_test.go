@@ -92,31 +92,31 @@ func TestValuesPlacer(t *testing.T) {
 			name: "a list item that is not there is refused",
 			in:   "sidecars: []\n",
 			sets: map[string]string{"sidecars[0].resources.requests.cpu": "20m"},
-			err:  repoindex.ErrUnsafeFile,
+			err:  ErrUnsafeFile,
 		},
 		{
 			name: "a list that is not set here is refused",
 			in:   "web: {}\n",
 			sets: map[string]string{"sidecars[0].resources.requests.cpu": "20m"},
-			err:  repoindex.ErrUnsafeFile,
+			err:  ErrUnsafeFile,
 		},
 		{
 			name: "a scalar on the way is refused",
 			in:   "web: enabled\n",
 			sets: map[string]string{"web.resources.requests.cpu": "20m"},
-			err:  repoindex.ErrUnsafeFile,
+			err:  ErrUnsafeFile,
 		},
 		{
 			name: "a mapping where a quantity goes is refused",
 			in:   "cpu:\n  request: 1\n",
 			sets: map[string]string{"cpu": "20m"},
-			err:  repoindex.ErrUnsafeFile,
+			err:  ErrUnsafeFile,
 		},
 		{
 			name: "an alias on the way is refused",
 			in:   "base: &b\n  cpu: 1\nweb: *b\n",
 			sets: map[string]string{"web.cpu": "2"},
-			err:  repoindex.ErrUnsafeFile,
+			err:  ErrUnsafeFile,
 		},
 	}
 	for _, tt := range tests {
@@ -157,49 +157,6 @@ func TestValuesPlacer(t *testing.T) {
 			}
 			if got := string(fe.data); got != tt.want {
 				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
-			}
-		})
-	}
-}
-
-// TestChooseLayer covers where a release's values go: the environment's
-// own layers, never one a later layer overrides.
-func TestChooseLayer(t *testing.T) {
-	cpu := []helmsource.Assignment{{Path: helmsource.KeysPath("web", "resources", "requests", "cpu"), Quantity: resource.MustParse("1")}}
-	file := func(what string, writable bool, values map[string]any) helmsource.Layer {
-		return helmsource.Layer{What: what, File: what, Writable: writable, Values: values}
-	}
-	object := func(values map[string]any) helmsource.Layer {
-		return helmsource.Layer{What: "object", Prefix: helmsource.KeysPath("spec", "values"), Writable: true, Values: values}
-	}
-	sets := map[string]any{"web": map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "2"}}}}
-	other := map[string]any{"web": map[string]any{"replicas": 2}}
-	tests := []struct {
-		name   string
-		layers []helmsource.Layer
-		want   string
-		err    string
-	}{
-		{"the environment's values file before empty object values", []helmsource.Layer{file("shared", false, nil), file("own", true, other), object(nil)}, "own", ""},
-		{"the layer that already sets the key", []helmsource.Layer{file("own", true, other), object(sets)}, "object", ""},
-		{"the object when the environment has no file", []helmsource.Layer{file("shared", false, sets), object(other)}, "object", ""},
-		{"not a file a later layer overrides", []helmsource.Layer{file("own", true, nil), {What: "helm.values", Values: sets}, object(nil)}, "object", ""},
-		{"refused when a layer above every own one sets it", []helmsource.Layer{object(nil), {What: "parameters", Values: sets}}, "", "parameters sets web.resources.requests.cpu"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := helmsource.ChooseLayer(tt.layers, cpu)
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("error %v, want one saying %q", err, tt.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.What != tt.want {
-				t.Errorf("chose %s, want %s", got.What, tt.want)
 			}
 		})
 	}
