@@ -89,28 +89,9 @@ func (t *targetSet) lookup(rec *v1alpha1.ResourceRecommend) (*Workload, error) {
 // (permissions, a timeout) fails the run.
 func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRecommend) (*targetSet, error) {
 	t := &targetSet{resolved: map[refKey]resolution{}, workloads: map[targetKey]*Workload{}, errs: map[targetKey]error{}}
-	wanted := map[schema.GroupVersionResource]map[targetKey]bool{}
-	for _, rec := range recs {
-		ref := rec.Spec.TargetRef
-		if ref.Name == "" || ref.Kind == "" {
-			continue
-		}
-		rk := refOf(rec)
-		res, ok := t.resolved[rk]
-		if !ok {
-			var err error
-			if res, err = c.resolve(ref); err != nil {
-				return nil, err
-			}
-			t.resolved[rk] = res
-		}
-		if res.err != nil {
-			continue
-		}
-		if wanted[res.gvr] == nil {
-			wanted[res.gvr] = map[targetKey]bool{}
-		}
-		wanted[res.gvr][t.keyOf(rec)] = true
+	wanted, err := c.wantedTargets(recs, t)
+	if err != nil {
+		return nil, err
 	}
 
 	// Rollouts whose template lives in another object, by that object.
@@ -211,6 +192,35 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 		}
 	}
 	return t, nil
+}
+
+// wantedTargets resolves the kinds of the ResourceRecommends' targets into
+// t and returns the targets to read, by resource.
+func (c *Collector) wantedTargets(recs []*v1alpha1.ResourceRecommend, t *targetSet) (map[schema.GroupVersionResource]map[targetKey]bool, error) {
+	wanted := map[schema.GroupVersionResource]map[targetKey]bool{}
+	for _, rec := range recs {
+		ref := rec.Spec.TargetRef
+		if ref.Name == "" || ref.Kind == "" {
+			continue
+		}
+		rk := refOf(rec)
+		res, ok := t.resolved[rk]
+		if !ok {
+			var err error
+			if res, err = c.resolve(ref); err != nil {
+				return nil, err
+			}
+			t.resolved[rk] = res
+		}
+		if res.err != nil {
+			continue
+		}
+		if wanted[res.gvr] == nil {
+			wanted[res.gvr] = map[targetKey]bool{}
+		}
+		wanted[res.gvr][t.keyOf(rec)] = true
+	}
+	return wanted, nil
 }
 
 // unreadable reports whether a failed list concerns only the kind listed:

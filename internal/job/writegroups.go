@@ -38,19 +38,9 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 			return err
 		}
 	}
-	open := map[string]bool{} // head branches of the job's open pull requests
-	if forge != nil {
-		prs, err := forge.ListOpen(ctx, cfg.Git.BaseBranch, cfg.Git.PushBranch+"-")
-		if err != nil {
-			return fmt.Errorf("listing the open pull requests: %w", err)
-		}
-		for _, pr := range prs {
-			// The prefix is also that of a job whose push branch starts
-			// with this one's.
-			if gitops.IsGroupBranch(cfg.Git.PushBranch, pr.Head) {
-				open[pr.Head] = true
-			}
-		}
+	open, err := openGroupBranches(ctx, cfg, forge) // head branches of the job's open pull requests
+	if err != nil {
+		return err
 	}
 	type pending struct {
 		group  group
@@ -136,11 +126,7 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 		gcfg.Git.PushBranch = t.branch
 		// A group's pull request goes when its changes do.
 		gcfg.Git.Forge.CloseWhenEmpty = true
-		title := gitops.GroupPullRequestTitle(cfg.Git.BaseBranch, cfg.Path, t.group.name)
-		if strings.HasPrefix(t.group.name, regressionGroupPrefix) {
-			title = "Regression: " + title
-		}
-		err := writeBranch(ctx, gcfg, t.sub, title, log)
+		err := writeBranch(ctx, gcfg, t.sub, groupTitle(cfg, t.group.name), log)
 		for j, i := range t.group.items {
 			p.Items[i] = t.sub.Items[j]
 		}
@@ -160,6 +146,36 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// openGroupBranches returns the head branches of the job's open pull
+// requests, none without a forge.
+func openGroupBranches(ctx context.Context, cfg Config, forge gitops.Forge) (map[string]bool, error) {
+	open := map[string]bool{}
+	if forge == nil {
+		return open, nil
+	}
+	prs, err := forge.ListOpen(ctx, cfg.Git.BaseBranch, cfg.Git.PushBranch+"-")
+	if err != nil {
+		return nil, fmt.Errorf("listing the open pull requests: %w", err)
+	}
+	for _, pr := range prs {
+		// The prefix is also that of a job whose push branch starts
+		// with this one's.
+		if gitops.IsGroupBranch(cfg.Git.PushBranch, pr.Head) {
+			open[pr.Head] = true
+		}
+	}
+	return open, nil
+}
+
+// groupTitle is the title of a group's pull request.
+func groupTitle(cfg Config, name string) string {
+	title := gitops.GroupPullRequestTitle(cfg.Git.BaseBranch, cfg.Path, name)
+	if strings.HasPrefix(name, regressionGroupPrefix) {
+		title = "Regression: " + title
+	}
+	return title
 }
 
 // closedHold says why a group without an open pull request waits, or "":

@@ -14,16 +14,21 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // Autoscaler asks that a HorizontalPodAutoscaler's utilisation targets be
 // set along with a change's requests.
 type Autoscaler struct {
-	Target Target
+	Target repoindex.Target
 	// Utilization are the targets to set, each the averageUtilization of
 	// metric Index of the HPA's spec.metrics: a ContainerResource metric of
-	// Container when it is set, a Resource metric otherwise.
+	// Container when it is set, a Resource metric otherwise. An
+	// autoscaling/v1 manifest holds one Resource metric of cpu, as
+	// targetCPUUtilizationPercentage.
 	Utilization []plan.Utilization
 }
 
@@ -38,33 +43,33 @@ type AutoscalerResult struct {
 // values went to a patch or the HPA's file is shared with another
 // environment, with a patch of the HPA next to the target's. It returns
 // what it did, the files touched, and what the proof must find.
-func (a *applier) autoscale(c Change, ref docRef, dir string, patch bool) (AutoscalerResult, []string, *expectation, error) {
+func (a *applier) autoscale(c Change, ref repoindex.DocRef, dir string, patch bool) (AutoscalerResult, []string, *expectation, error) {
 	as := c.Autoscaler
 	hc := Change{Target: as.Target, Path: c.Path}
-	hr, _, err := a.idx.resolve(hc, dir)
+	hr, _, err := a.idx.Resolve(hc.sought(), dir)
 	if err != nil {
 		return AutoscalerResult{}, nil, nil, err
 	}
-	if (ref.chain == nil) != (hr.chain == nil) || ref.chain != nil && ref.chain.root() != hr.chain.root() {
-		return AutoscalerResult{File: hr.file}, nil, nil, fmt.Errorf("%w: %s is rendered %s, the target %s", ErrUnsafeFile, as.Target, renderedBy(hr), renderedBy(ref))
+	if (ref.Chain == nil) != (hr.Chain == nil) || ref.Chain != nil && ref.Chain.Root() != hr.Chain.Root() {
+		return AutoscalerResult{File: hr.File}, nil, nil, fmt.Errorf("%w: %s is rendered %s, the target %s", repoindex.ErrUnsafeFile, as.Target, renderedBy(hr), renderedBy(ref))
 	}
 	var exp *expectation
-	if hr.chain != nil {
+	if hr.Chain != nil {
 		// As rendered: a manifest without a namespace renders without one.
-		id := group(as.Target.APIVersion) + "/" + as.Target.Kind + "/" + hr.namespace + "/" + hr.key.name
+		id := repoindex.Group(as.Target.APIVersion) + "/" + as.Target.Kind + "/" + hr.Namespace + "/" + hr.Key.Name
 		exp = &expectation{change: hc, object: id, sets: utilizationSets(as.Utilization)}
 	}
-	hr.shared = a.idx.sharedFor(hr)
-	if hr.chain == nil || !patch && hr.shared == "" {
-		fe, err := a.file(hr.file)
+	hr.Shared = a.idx.SharedFor(hr)
+	if hr.Chain == nil || !patch && hr.Shared == "" {
+		fe, err := a.file(hr.File)
 		if err != nil {
-			return AutoscalerResult{File: hr.file}, nil, nil, err
+			return AutoscalerResult{File: hr.File}, nil, nil, err
 		}
 		if fe.unsafe != nil {
-			return AutoscalerResult{File: hr.file}, nil, nil, fmt.Errorf("%s: %w", hr.file, fe.unsafe)
+			return AutoscalerResult{File: hr.File}, nil, nil, fmt.Errorf("%s: %w", hr.File, fe.unsafe)
 		}
-		changed, err := a.setUtilization(fe, hr.doc, as)
-		return AutoscalerResult{File: hr.file, Changed: changed}, []string{hr.file}, exp, err
+		changed, err := a.setUtilization(fe, hr.Doc, as)
+		return AutoscalerResult{File: hr.File, Changed: changed}, []string{hr.File}, exp, err
 	}
 	pf, fe, d, err := a.objectPatch(hr)
 	if err != nil {
@@ -75,38 +80,38 @@ func (a *applier) autoscale(c Change, ref docRef, dir string, patch bool) (Autos
 		if err != nil {
 			return AutoscalerResult{File: pf}, nil, nil, err
 		}
-		_, spec, _ := lookup(docRoot(docs[d]), "spec")
-		if _, metrics, _ := lookup(spec, "metrics"); metrics != nil {
+		_, spec, _ := yamledit.Lookup(yamledit.DocRoot(docs[d]), "spec")
+		if _, metrics, _ := yamledit.Lookup(spec, "metrics"); metrics != nil {
 			// The patch's list replaces the base's: it is the one to edit.
 			changed, err := a.setUtilization(fe, d, as)
 			return AutoscalerResult{File: pf, Changed: changed}, []string{pf}, exp, err
 		}
 	}
-	base, err := a.doc(hr.file, hr.doc)
+	base, err := a.Doc(hr.File, hr.Doc)
 	if err != nil {
-		return AutoscalerResult{File: hr.file}, nil, nil, err
+		return AutoscalerResult{File: hr.File}, nil, nil, err
 	}
 	lines, err := metricsPatch(base, as)
 	if err != nil {
-		return AutoscalerResult{File: hr.file}, nil, nil, fmt.Errorf("%s: %w", hr.file, err)
+		return AutoscalerResult{File: hr.File}, nil, nil, fmt.Errorf("%s: %w", hr.File, err)
 	}
 	file, changed, files, err := a.newObjectPatch(hr, lines)
 	return AutoscalerResult{File: file, Changed: changed}, files, exp, err
 }
 
 // renderedBy says what renders the document r points at.
-func renderedBy(r docRef) string {
-	if r.chain == nil {
-		return "from " + r.file + " by no kustomization"
+func renderedBy(r repoindex.DocRef) string {
+	if r.Chain == nil {
+		return "from " + r.File + " by no kustomization"
 	}
-	return "by " + r.chain.root().file
+	return "by " + r.Chain.Root().File
 }
 
 // utilizationSets are the values the proof must find in the rendered HPA.
-func utilizationSets(us []plan.Utilization) []assignment {
-	var sets []assignment
+func utilizationSets(us []plan.Utilization) []helmsource.Assignment {
+	var sets []helmsource.Assignment
 	for _, u := range us {
-		sets = append(sets, assignment{path: utilizationPath(u), q: *resource.NewQuantity(int64(u.Percent), resource.DecimalSI)})
+		sets = append(sets, helmsource.Assignment{Path: utilizationPath(u), Quantity: *resource.NewQuantity(int64(u.Percent), resource.DecimalSI)})
 	}
 	return sets
 }
@@ -126,17 +131,17 @@ func (a *applier) setUtilization(fe *fileEdit, doc int, as *Autoscaler) (bool, e
 	if err != nil {
 		return false, err
 	}
-	changed, err := fe.edit(docs, doc, Change{}, func(p *planner, d *yaml.Node, _ Change) error {
-		root := docRoot(d)
-		p.step = indentStep(root)
-		p.scopes = []*yaml.Node{root}
+	changed, err := fe.edit(docs, doc, Change{}, func(p *yamledit.Planner, d *yaml.Node, _ Change) error {
+		root := yamledit.DocRoot(d)
+		p.Step = yamledit.IndentStep(root)
+		p.Scopes = []*yaml.Node{root}
 		for _, u := range as.Utilization {
 			k, v, err := utilizationNode(root, u)
 			if err != nil {
 				return err
 			}
 			if want := strconv.Itoa(int(u.Percent)); v.Value != want {
-				p.replace(k, v, want)
+				p.Replace(k, v, want)
 			}
 		}
 		return nil
@@ -151,27 +156,27 @@ func (a *applier) setUtilization(fe *fileEdit, doc int, as *Autoscaler) (bool, e
 // manifest, checking that the metric there is the one u names: the
 // manifest may list its metrics differently from the live object.
 func utilizationNode(root *yaml.Node, u plan.Utilization) (k, v *yaml.Node, err error) {
-	apiVersion, _ := scalarField(root, "apiVersion")
-	_, spec, _ := lookup(root, "spec")
-	if err := unsafeNode(spec, "spec"); err != nil {
+	apiVersion, _ := yamledit.ScalarField(root, "apiVersion")
+	_, spec, _ := yamledit.Lookup(root, "spec")
+	if err := yamledit.UnsafeNode(spec, "spec"); err != nil {
 		return nil, nil, err
 	}
 	if apiVersion == "autoscaling/v1" {
 		if u.Index != 0 || u.Resource != corev1.ResourceCPU || u.Container != "" {
-			return nil, nil, fmt.Errorf("%w: an autoscaling/v1 HorizontalPodAutoscaler has no metric %d of %s", ErrUnsafeFile, u.Index, u.Resource)
+			return nil, nil, fmt.Errorf("%w: an autoscaling/v1 HorizontalPodAutoscaler has no metric %d of %s", repoindex.ErrUnsafeFile, u.Index, u.Resource)
 		}
-		k, v, _ := lookup(spec, "targetCPUUtilizationPercentage")
+		k, v, _ := yamledit.Lookup(spec, "targetCPUUtilizationPercentage")
 		if k == nil || v.Kind != yaml.ScalarNode {
-			return nil, nil, fmt.Errorf("%w: sets no spec.targetCPUUtilizationPercentage (the default 80%%); set it to let it be adjusted", ErrUnsafeFile)
+			return nil, nil, fmt.Errorf("%w: sets no spec.targetCPUUtilizationPercentage (the default 80%%); set it to let it be adjusted", repoindex.ErrUnsafeFile)
 		}
 		return k, v, nil
 	}
-	_, metrics, _ := lookup(spec, "metrics")
+	_, metrics, _ := yamledit.Lookup(spec, "metrics")
 	if metrics == nil || metrics.Kind != yaml.SequenceNode {
-		return nil, nil, fmt.Errorf("%w: sets no spec.metrics (the default 80%% cpu); set them to let them be adjusted", ErrUnsafeFile)
+		return nil, nil, fmt.Errorf("%w: sets no spec.metrics (the default 80%% cpu); set them to let them be adjusted", repoindex.ErrUnsafeFile)
 	}
 	if u.Index >= len(metrics.Content) {
-		return nil, nil, fmt.Errorf("%w: spec.metrics has no item %d, which the live object scales on", ErrUnsafeFile, u.Index)
+		return nil, nil, fmt.Errorf("%w: spec.metrics has no item %d, which the live object scales on", repoindex.ErrUnsafeFile, u.Index)
 	}
 	m := metrics.Content[u.Index]
 	field := "resource"
@@ -179,19 +184,19 @@ func utilizationNode(root *yaml.Node, u plan.Utilization) (k, v *yaml.Node, err 
 		field = "containerResource"
 	}
 	where := fmt.Sprintf("spec.metrics[%d].%s", u.Index, field)
-	_, src, _ := lookup(m, field)
-	name, _ := scalarField(src, "name")
-	container, _ := scalarField(src, "container")
+	_, src, _ := yamledit.Lookup(m, field)
+	name, _ := yamledit.ScalarField(src, "name")
+	container, _ := yamledit.ScalarField(src, "container")
 	if src == nil || name != string(u.Resource) || container != u.Container {
-		return nil, nil, fmt.Errorf("%w: %s is not the %s utilization the live object scales on", ErrUnsafeFile, where, u.Resource)
+		return nil, nil, fmt.Errorf("%w: %s is not the %s utilization the live object scales on", repoindex.ErrUnsafeFile, where, u.Resource)
 	}
-	_, target, _ := lookup(src, "target")
-	if typ, _ := scalarField(target, "type"); typ != "Utilization" {
-		return nil, nil, fmt.Errorf("%w: %s.target is of type %q, not the utilization the live object scales on", ErrUnsafeFile, where, typ)
+	_, target, _ := yamledit.Lookup(src, "target")
+	if typ, _ := yamledit.ScalarField(target, "type"); typ != "Utilization" {
+		return nil, nil, fmt.Errorf("%w: %s.target is of type %q, not the utilization the live object scales on", repoindex.ErrUnsafeFile, where, typ)
 	}
-	k, v, dup := lookup(target, "averageUtilization")
+	k, v, dup := yamledit.Lookup(target, "averageUtilization")
 	if k == nil || dup || v.Kind != yaml.ScalarNode {
-		return nil, nil, fmt.Errorf("%w: %s.target.averageUtilization is not a single number", ErrUnsafeFile, where)
+		return nil, nil, fmt.Errorf("%w: %s.target.averageUtilization is not a single number", repoindex.ErrUnsafeFile, where)
 	}
 	return k, v, nil
 }
@@ -200,7 +205,7 @@ func utilizationNode(root *yaml.Node, u plan.Utilization) (k, v *yaml.Node, err 
 // metrics: its list is replaced whole, so the patch holds every metric of
 // base with the new targets.
 func metricsPatch(base *yaml.Node, as *Autoscaler) (func(step int) []string, error) {
-	root := yaml.CopyYNode(docRoot(base))
+	root := yaml.CopyYNode(yamledit.DocRoot(base))
 	for _, u := range as.Utilization {
 		_, v, err := utilizationNode(root, u)
 		if err != nil {
@@ -208,8 +213,8 @@ func metricsPatch(base *yaml.Node, as *Autoscaler) (func(step int) []string, err
 		}
 		v.Value, v.Tag, v.Style = strconv.Itoa(int(u.Percent)), "", 0
 	}
-	_, spec, _ := lookup(root, "spec")
-	mk, metrics, _ := lookup(spec, "metrics")
+	_, spec, _ := yamledit.Lookup(root, "spec")
+	mk, metrics, _ := yamledit.Lookup(spec, "metrics")
 	// The patch indents its list as the base does.
 	wide := metrics.Column > mk.Column
 	doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
@@ -285,8 +290,8 @@ func (a *applier) undo() {
 	if len(gone) == 0 {
 		return
 	}
-	for _, k := range a.idx.graph.byDir {
-		k.patches = slices.DeleteFunc(k.patches, func(f string) bool { return slices.Contains(gone, f) })
+	for _, k := range a.idx.Graph.ByDir {
+		k.Patches = slices.DeleteFunc(k.Patches, func(f string) bool { return slices.Contains(gone, f) })
 	}
 }
 

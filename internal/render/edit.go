@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // fileEdit accumulates the changes made to one file.
@@ -29,18 +31,14 @@ type fileEdit struct {
 	method Method
 }
 
-func newFileEdit(f *indexedFile) *fileEdit {
-	return &fileEdit{name: f.name, orig: f.data, data: f.data, mode: f.mode, unsafe: f.unsafe}
+func newFileEdit(f *repoindex.IndexedFile) *fileEdit {
+	return &fileEdit{name: f.Name, orig: f.Data, data: f.Data, mode: f.Mode, unsafe: f.Unsafe}
 }
 
-// finder locates, in one document, the mapping that holds the resources a
-// change sets (a container), or, when direct, that resources mapping itself.
-type finder func(doc *yaml.Node) (m *yaml.Node, direct bool, err error)
-
 // containerFinder finds a container of a pod template by name.
-func containerFinder(name string) finder {
+func containerFinder(name string) repoindex.Finder {
 	return func(doc *yaml.Node) (*yaml.Node, bool, error) {
-		c, err := findContainer(doc, name)
+		c, err := repoindex.FindContainer(doc, name)
 		return c, false, err
 	}
 }
@@ -51,7 +49,7 @@ func (fe *fileEdit) dirty() bool { return !bytes.Equal(fe.data, fe.orig) }
 // currentDocs returns the file as it now parses.
 func (fe *fileEdit) currentDocs() ([]*yaml.Node, error) {
 	if fe.docs == nil {
-		docs, err := parseDocuments(fe.data)
+		docs, err := yamledit.ParseDocuments(fe.data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", fe.name, err)
 		}
@@ -62,14 +60,14 @@ func (fe *fileEdit) currentDocs() ([]*yaml.Node, error) {
 
 // apply makes one change to document doc and reports whether the bytes
 // changed; find defaults to the change's container.
-func (fe *fileEdit) apply(c Change, doc int, find finder) (bool, error) {
+func (fe *fileEdit) apply(c Change, doc int, find repoindex.Finder) (bool, error) {
 	if find == nil {
 		find = containerFinder(c.Container)
 	}
 	docs := fe.docs
 	if docs == nil {
 		var err error
-		if docs, err = parseDocuments(fe.data); err != nil {
+		if docs, err = yamledit.ParseDocuments(fe.data); err != nil {
 			return false, fmt.Errorf("%s: %w", fe.name, err)
 		}
 	}
@@ -96,37 +94,37 @@ func (fe *fileEdit) applyAt(c Change, doc int, path []string, direct bool) (bool
 }
 
 // placer plans a change's values into a document.
-type placer func(p *planner, doc *yaml.Node, c Change) error
+type placer func(p *yamledit.Planner, doc *yaml.Node, c Change) error
 
 // finding places the values in the mapping find finds.
-func finding(find finder) placer {
-	return func(p *planner, doc *yaml.Node, c Change) error {
+func finding(find repoindex.Finder) placer {
+	return func(p *yamledit.Planner, doc *yaml.Node, c Change) error {
 		ctr, direct, err := find(doc)
 		if err != nil {
 			return err
 		}
-		p.step = indentStep(ctr, docRoot(doc))
-		return p.setResources(ctr, direct, c)
+		p.Step = yamledit.IndentStep(ctr, yamledit.DocRoot(doc))
+		return setResources(p, ctr, direct, c)
 	}
 }
 
 // pathPlacer places the values at path from the document's root, adding
 // the mappings that are missing on the way.
 func pathPlacer(path []string, direct bool) placer {
-	return func(p *planner, doc *yaml.Node, c Change) error {
-		root := docRoot(doc)
-		p.step = indentStep(root)
+	return func(p *yamledit.Planner, doc *yaml.Node, c Change) error {
+		root := yamledit.DocRoot(doc)
+		p.Step = yamledit.IndentStep(root)
 		m := root
 		for i, key := range path {
 			where := strings.Join(path[:i+1], ".")
-			k, v, dup := lookup(m, key)
+			k, v, dup := yamledit.Lookup(m, key)
 			switch {
 			case dup:
-				return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
-			case k != nil && !isNull(v) && v.Kind != yaml.MappingNode:
-				return fmt.Errorf("%w: %s is not a mapping (line %d)", ErrUnsafeFile, where, v.Line)
-			case k != nil && !isNull(v):
-				if err := unsafeNode(v, where); err != nil {
+				return fmt.Errorf("%w: %s is defined twice", repoindex.ErrUnsafeFile, where)
+			case k != nil && !yamledit.IsNull(v) && v.Kind != yaml.MappingNode:
+				return fmt.Errorf("%w: %s is not a mapping (line %d)", repoindex.ErrUnsafeFile, where, v.Line)
+			case k != nil && !yamledit.IsNull(v):
+				if err := yamledit.UnsafeNode(v, where); err != nil {
 					return err
 				}
 				m = v
@@ -135,15 +133,15 @@ func pathPlacer(path []string, direct bool) placer {
 			// The rest of the path is new: nested entries that end with
 			// the values.
 			leaf := nestedEntries(path[i+1:], direct, c)
-			p.scopes = []*yaml.Node{m}
+			p.Scopes = []*yaml.Node{m}
 			if k == nil {
-				p.insert(m, []entry{{key: key, children: leaf}})
+				p.Insert(m, []yamledit.Entry{{Key: key, Children: leaf}})
 			} else {
-				p.fill(m, k, v, leaf)
+				p.Fill(m, k, v, leaf)
 			}
 			return nil
 		}
-		return p.setResources(m, direct, c)
+		return setResources(p, m, direct, c)
 	}
 }
 
@@ -152,21 +150,21 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool
 	if i >= len(docs) {
 		return false, fmt.Errorf("document %d is gone", i+1)
 	}
-	src := newSource(fe.data)
-	p := &planner{src: src}
+	src := yamledit.NewSource(fe.data)
+	p := &yamledit.Planner{Src: src}
 	if err := place(p, docs[i], c); err != nil {
 		return false, err
 	}
-	if len(p.muts) == 0 {
+	if len(p.Muts) == 0 {
 		return false, nil
 	}
 	// Where splicing fails, the smallest subtree that holds the edit is
 	// re-serialised on its own lines instead; their places are taken
 	// before the edit moves nodes.
-	var regions []region
+	var regions []yamledit.Region
 	var rerr error
-	for _, n := range p.scopes {
-		r, err := src.regionOf(docs[i], n)
+	for _, n := range p.Scopes {
+		r, err := src.RegionOf(docs[i], n)
 		if err != nil {
 			rerr = errors.Join(rerr, err)
 			continue
@@ -176,13 +174,13 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool
 
 	// From here on docs turn into the model of the edited file.
 	fe.docs = nil
-	out, err := p.splice()
-	for _, m := range p.muts {
+	out, err := p.Splice()
+	for _, m := range p.Muts {
 		m()
 	}
 	if err == nil {
 		var next []*yaml.Node
-		if next, err = verify(out, docs, nil); err == nil {
+		if next, err = yamledit.Verify(out, docs, nil); err == nil {
 			changed := !bytes.Equal(out, fe.data)
 			fe.data, fe.docs = out, next
 			if changed {
@@ -193,12 +191,12 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool
 	}
 	// The mutations move comments but keep every line of them; a
 	// re-serialisation may not, which verify checks against these.
-	comments := collectComments(docs)
+	comments := yamledit.CollectComments(docs)
 	for _, r := range regions {
-		out, ferr := src.reserialise(r, p.step)
+		out, ferr := src.Reserialise(r, p.Step)
 		if ferr == nil {
 			var next []*yaml.Node
-			if next, ferr = verify(out, docs, comments); ferr == nil {
+			if next, ferr = yamledit.Verify(out, docs, comments); ferr == nil {
 				changed := !bytes.Equal(out, fe.data)
 				fe.data, fe.docs = out, next
 				fe.reencoded++
@@ -208,350 +206,86 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool
 				return changed, nil
 			}
 		}
-		rerr = errors.Join(rerr, fmt.Errorf("lines %d-%d: %w", r.first, r.last, ferr))
+		rerr = errors.Join(rerr, fmt.Errorf("lines %d-%d: %w", r.First, r.Last, ferr))
 	}
 	if rerr == nil {
 		rerr = errors.New("no subtree to re-serialise")
 	}
 	return false, fmt.Errorf("%w: cannot splice the values into the file (%w), and re-serialising only the lines of the edited subtree would change more (%w); refusing to rewrite more of the file",
-		ErrUnsafeFile, err, rerr)
-}
-
-// planner works out the splices of one change and, alongside, the same
-// change on the parsed tree, the model the spliced bytes must parse back to.
-// Mutations wait until every splice is planned: planning reads the tree.
-type planner struct {
-	src   *source
-	step  int
-	edits []splice
-	muts  []func()
-	err   error // first reason the change cannot be spliced
-	// scopes are the mappings that hold every edit, smallest first.
-	scopes []*yaml.Node
-}
-
-func (p *planner) fail(err error) {
-	if p.err == nil {
-		p.err = err
-	}
-}
-
-func (p *planner) splice() ([]byte, error) {
-	if p.err != nil {
-		return nil, p.err
-	}
-	return applySplices(p.src.data, p.edits)
+		repoindex.ErrUnsafeFile, err, rerr)
 }
 
 // setResources plans the change's values into container mapping ctr,
 // creating resources, requests and limits where they are missing. When
 // direct, ctr is the resources mapping itself.
-func (p *planner) setResources(ctr *yaml.Node, direct bool, c Change) error {
+func setResources(p *yamledit.Planner, ctr *yaml.Node, direct bool, c Change) error {
 	sections := resourceEntries(c)
 	if len(sections) == 0 {
 		return nil
 	}
 
 	where := fmt.Sprintf("container %q: resources", c.Container)
-	rk, rv, dup := lookup(ctr, "resources")
+	rk, rv, dup := yamledit.Lookup(ctr, "resources")
 	if direct {
 		rk, rv, dup = ctr, ctr, false
 	}
-	p.scopes = []*yaml.Node{ctr}
+	p.Scopes = []*yaml.Node{ctr}
 	if !direct && rv != nil && rv.Kind == yaml.MappingNode {
-		p.scopes = []*yaml.Node{rv, ctr}
+		p.Scopes = []*yaml.Node{rv, ctr}
 	}
 	switch {
 	case dup:
-		return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
+		return fmt.Errorf("%w: %s is defined twice", repoindex.ErrUnsafeFile, where)
 	case rk == nil:
-		p.insert(ctr, []entry{{key: "resources", children: sections}})
+		p.Insert(ctr, []yamledit.Entry{{Key: "resources", Children: sections}})
 		return nil
 	}
-	if err := unsafeTree(rv, where); err != nil {
+	if err := yamledit.UnsafeTree(rv, where); err != nil {
 		return err
 	}
-	if isNull(rv) {
-		p.fill(ctr, rk, rv, sections)
+	if yamledit.IsNull(rv) {
+		p.Fill(ctr, rk, rv, sections)
 		return nil
 	}
 	if rv.Kind != yaml.MappingNode {
 		return fmt.Errorf("%s is not a mapping (line %d)", where, rv.Line)
 	}
-	var missing []entry
+	var missing []yamledit.Entry
 	for _, sec := range sections {
-		at := where + "." + sec.key
-		sk, sv, dup := lookup(rv, sec.key)
+		at := where + "." + sec.Key
+		sk, sv, dup := yamledit.Lookup(rv, sec.Key)
 		switch {
 		case dup:
-			return fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, at)
+			return fmt.Errorf("%w: %s is defined twice", repoindex.ErrUnsafeFile, at)
 		case sk == nil:
 			missing = append(missing, sec)
 			continue
-		case isNull(sv):
-			p.fill(rv, sk, sv, sec.children)
+		case yamledit.IsNull(sv):
+			p.Fill(rv, sk, sv, sec.Children)
 			continue
 		case sv.Kind != yaml.MappingNode:
 			return fmt.Errorf("%s is not a mapping (line %d)", at, sv.Line)
 		}
-		var add []entry
-		for _, q := range sec.children {
-			qk, qv, dup := lookup(sv, q.key)
+		var add []yamledit.Entry
+		for _, q := range sec.Children {
+			qk, qv, dup := yamledit.Lookup(sv, q.Key)
 			switch {
 			case dup:
-				return fmt.Errorf("%w: %s.%s is defined twice", ErrUnsafeFile, at, q.key)
+				return fmt.Errorf("%w: %s.%s is defined twice", repoindex.ErrUnsafeFile, at, q.Key)
 			case qk == nil:
 				add = append(add, q)
 			case qv.Kind != yaml.ScalarNode:
-				return fmt.Errorf("%s.%s is not a quantity (line %d)", at, q.key, qv.Line)
-			case !sameQuantity(qv, q.quantity):
-				p.replace(qk, qv, q.value)
+				return fmt.Errorf("%s.%s is not a quantity (line %d)", at, q.Key, qv.Line)
+			case !yamledit.SameQuantity(qv, q.Quantity):
+				p.Replace(qk, qv, q.Value)
 			}
 		}
 		if len(add) > 0 {
-			p.insert(sv, add)
+			p.Insert(sv, add)
 		}
 	}
 	if len(missing) > 0 {
-		p.insert(rv, missing)
+		p.Insert(rv, missing)
 	}
 	return nil
-}
-
-// sameQuantity reports whether scalar n already holds the quantity want,
-// however it is spelled.
-func sameQuantity(n *yaml.Node, want resource.Quantity) bool {
-	if n.ShortTag() == "!!null" {
-		return false
-	}
-	have, err := resource.ParseQuantity(strings.TrimSpace(n.Value))
-	if err != nil {
-		return false
-	}
-	return have.Cmp(want) == 0
-}
-
-// replace plans setting scalar v, the value of key k, keeping its quotes.
-func (p *planner) replace(k, v *yaml.Node, value string) {
-	p.muts = append(p.muts, func() {
-		v.Value, v.Tag = value, ""
-		v.Style &^= yaml.TaggedStyle | yaml.LiteralStyle | yaml.FoldedStyle
-	})
-	if v.Value == "" && v.Style == 0 {
-		// "cpu:" with nothing: the value goes right after the colon.
-		at, err := p.src.colonAfter(k)
-		if err != nil {
-			p.fail(err)
-			return
-		}
-		p.edits = append(p.edits, splice{start: at, end: at, text: " " + value})
-		return
-	}
-	start, end, err := p.src.scalarRange(v)
-	if err != nil {
-		p.fail(err)
-		return
-	}
-	p.edits = append(p.edits, splice{start: start, end: end, text: styled(v, value)})
-}
-
-// insert plans adding entries after the last entry of mapping m.
-func (p *planner) insert(m *yaml.Node, entries []entry) {
-	flow := m.Style&yaml.FlowStyle != 0
-	json := flow && isJSONMapping(m)
-	p.muts = append(p.muts, func() {
-		m.Content = append(m.Content, newNodes(entries, flow, json)...)
-	})
-	if flow {
-		p.insertFlow(m, entries, json)
-		return
-	}
-	if len(m.Content) == 0 {
-		p.fail(noSplice("line %d: empty block mapping", m.Line))
-		return
-	}
-	col := m.Content[0].Column
-	last, err := p.src.lastLine(m)
-	if err != nil {
-		p.fail(err)
-		return
-	}
-	last = p.src.trailingComments(last, col)
-	p.insertLines(last, blockLines(entries, col-1, p.step, nil), col)
-}
-
-// insertFlow plans adding entries at the end of flow mapping m.
-func (p *planner) insertFlow(m *yaml.Node, entries []entry, json bool) {
-	text := flowText(entries, json)
-	if len(m.Content) == 0 {
-		open, err := p.src.nodeOffset(m, "{")
-		if err != nil {
-			p.fail(err)
-			return
-		}
-		p.edits = append(p.edits, splice{start: open + 1, end: open + 1, text: text, depth: m.Column})
-		return
-	}
-	end, err := p.src.flowEnd(m.Content[len(m.Content)-1])
-	if err != nil {
-		p.fail(err)
-		return
-	}
-	p.edits = append(p.edits, splice{start: end, end: end, text: ", " + text, depth: m.Column})
-}
-
-// fill plans turning v, the empty value of key k in parent, into a mapping
-// of entries: block lines below the key, or a flow mapping in flow context.
-func (p *planner) fill(parent, k, v *yaml.Node, entries []entry) {
-	flow := parent.Style&yaml.FlowStyle != 0
-	json := flow && isJSONMapping(parent)
-	p.muts = append(p.muts, func() {
-		m := &yaml.Node{Kind: yaml.MappingNode, Content: newNodes(entries, flow, json)}
-		if flow {
-			m.Style = yaml.FlowStyle
-		}
-		// Keep the comments for a re-serialisation; "resources: {} # x"
-		// becomes "resources: # x".
-		k.LineComment = joinComments(k.LineComment, v.LineComment)
-		k.HeadComment = joinComments(k.HeadComment, v.HeadComment)
-		m.FootComment = v.FootComment
-		for i, n := range parent.Content {
-			if n == v {
-				parent.Content[i] = m
-			}
-		}
-	})
-
-	empty := v.Kind == yaml.ScalarNode && v.Value == "" && v.Style == 0
-	var start, end int
-	var err error
-	switch {
-	case empty:
-		start, err = p.src.colonAfter(k)
-		end = start
-	case v.Kind == yaml.ScalarNode:
-		start, end, err = p.src.scalarRange(v)
-	default:
-		if start, err = p.src.nodeOffset(v, "{"); err == nil {
-			end, err = p.src.flowEnd(v)
-		}
-	}
-	if err != nil {
-		p.fail(err)
-		return
-	}
-	if flow {
-		if empty {
-			p.fail(noSplice("line %d: empty value in a flow mapping", v.Line))
-			return
-		}
-		p.edits = append(p.edits, splice{start: start, end: end, text: "{" + flowText(entries, json) + "}", depth: v.Column})
-		return
-	}
-	if p.src.lineOf(start) != k.Line || p.src.lineOf(end) != k.Line || !p.src.restIsComment(end) {
-		p.fail(noSplice("line %d: value of %q is not on its key's line", k.Line, k.Value))
-		return
-	}
-	if !empty {
-		del := p.src.trimSpaceBefore(start)
-		if del == 0 || p.src.data[del-1] != ':' {
-			p.fail(noSplice("line %d: no colon before the value of %q", k.Line, k.Value))
-			return
-		}
-		p.edits = append(p.edits, splice{start: del, end: end})
-	}
-	col := k.Column + p.step
-	p.insertLines(k.Line, blockLines(entries, col-1, p.step, nil), col)
-}
-
-// insertLines plans lines to follow line, with that line's break.
-func (p *planner) insertLines(line int, lines []string, depth int) {
-	off, breakFirst := p.src.afterLine(line)
-	br := p.src.lineBreak(line)
-	if br == "" {
-		br = p.src.defaultBreak()
-	}
-	p.edits = append(p.edits, splice{start: off, end: off, text: blockText(lines, br, breakFirst), depth: depth})
-}
-
-// trailingComments extends the last line of a mapping whose keys are at col
-// over the comment lines that follow it directly, indented at least as deep:
-// those are usually commented-out entries of that mapping. A blank line ends
-// it, since comments after one tend to introduce what follows.
-func (s *source) trailingComments(line, col int) int {
-	for l := line + 1; l <= s.lineCount(); l++ {
-		ind, blank, comment := s.indent(l)
-		if blank || !comment || ind+1 < col {
-			break
-		}
-		line = l
-	}
-	return line
-}
-
-// newNodes builds the model nodes of entries.
-func newNodes(entries []entry, flow, json bool) []*yaml.Node {
-	var style yaml.Style
-	if json {
-		style = yaml.DoubleQuotedStyle
-	}
-	var out []*yaml.Node
-	for _, e := range entries {
-		k := &yaml.Node{Kind: yaml.ScalarNode, Value: e.key, Style: style}
-		v := &yaml.Node{Kind: yaml.ScalarNode, Value: e.value, Style: style}
-		if e.children != nil {
-			v = &yaml.Node{Kind: yaml.MappingNode, Content: newNodes(e.children, flow, json)}
-			if flow {
-				v.Style = yaml.FlowStyle
-			}
-		}
-		out = append(out, k, v)
-	}
-	return out
-}
-
-func joinComments(a, b string) string {
-	if a == "" || b == "" {
-		return a + b
-	}
-	return a + "\n" + b
-}
-
-// indentStep returns how far the file indents a mapping nested in a
-// mapping, looking in the container first, then in the whole document; 2
-// when neither shows it.
-func indentStep(nodes ...*yaml.Node) int {
-	for _, n := range nodes {
-		if s := findStep(n); s > 0 {
-			return s
-		}
-	}
-	return 2
-}
-
-func findStep(n *yaml.Node) int {
-	if n == nil || n.Style&yaml.FlowStyle != 0 {
-		return 0
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if v.Kind == yaml.MappingNode && v.Style&yaml.FlowStyle == 0 && len(v.Content) > 0 && v.Content[0].Line > k.Line {
-				if d := v.Content[0].Column - k.Column; d > 0 {
-					return d
-				}
-			}
-			if s := findStep(v); s > 0 {
-				return s
-			}
-		}
-	case yaml.SequenceNode:
-		for _, item := range n.Content {
-			if s := findStep(item); s > 0 {
-				return s
-			}
-		}
-	}
-	return 0
 }

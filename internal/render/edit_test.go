@@ -7,6 +7,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 var testTarget = Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"}
@@ -34,20 +37,20 @@ func quantities(values map[string]string) corev1.ResourceList {
 // editOne applies c to the document of in that defines its target.
 func editOne(t *testing.T, in string, c Change) (string, *fileEdit, error) {
 	t.Helper()
-	docs, err := parseDocuments([]byte(in))
+	docs, err := yamledit.ParseDocuments([]byte(in))
 	if err != nil {
 		t.Fatalf("input does not parse: %v", err)
 	}
 	doc := -1
 	for i, d := range docs {
-		if k, _, ok := identify(d); ok && k == keyOf(c.Target) {
+		if k, _, ok := repoindex.Identify(d); ok && k == repoindex.KeyOf(c.Target) {
 			doc = i
 		}
 	}
 	if doc < 0 {
 		t.Fatal("input does not define the target")
 	}
-	fe := newFileEdit(&indexedFile{name: "m.yaml", data: []byte(in)})
+	fe := newFileEdit(&repoindex.IndexedFile{Name: "m.yaml", Data: []byte(in)})
 	_, err = fe.apply(c, doc, nil)
 	return string(fe.data), fe, err
 }

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // FuzzIndex feeds arbitrary YAML to the index as a kustomization, a
@@ -21,7 +24,7 @@ func FuzzIndex(f *testing.F) {
 			return err
 		}
 		data, err := os.ReadFile(p)
-		if isKustomizationName(p) {
+		if repoindex.IsKustomizationName(p) {
 			f.Add(data, []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"))
 		} else {
 			f.Add([]byte("resources: [m.yaml]\nnamePrefix: p-\n"), data)
@@ -80,7 +83,7 @@ func FuzzIndex(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := parseDocuments(got); err != nil {
+			if _, err := yamledit.ParseDocuments(got); err != nil {
 				t.Fatalf("%s does not parse after the edit: %v\n%s", name, err, got)
 			}
 		}

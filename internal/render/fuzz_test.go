@@ -16,6 +16,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 var fuzzValues = struct{ cpu, memory, limit string }{"123m", "77Mi", "99Mi"}
@@ -26,7 +29,7 @@ var fuzzValues = struct{ cpu, memory, limit string }{"123m", "77Mi", "99Mi"}
 // quantities; otherwise the file must be left byte for byte as it was.
 func FuzzApply(f *testing.F) {
 	err := filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !isYAMLName(p) || !strings.Contains(filepath.ToSlash(p), "/original/") {
+		if err != nil || d.IsDir() || !repoindex.IsYAMLName(p) || !strings.Contains(filepath.ToSlash(p), "/original/") {
 			return err
 		}
 		data, err := os.ReadFile(p)
@@ -82,7 +85,7 @@ func FuzzApply(f *testing.F) {
 			}
 			return
 		}
-		if _, err := parseDocuments(got); err != nil {
+		if _, err := yamledit.ParseDocuments(got); err != nil {
 			t.Fatalf("result does not parse: %v\n%s", err, got)
 		}
 		if unique {

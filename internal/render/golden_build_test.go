@@ -15,6 +15,9 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/tree"
 )
 
 // checkBuilds builds, with kustomize, every kustomization of the case's
@@ -90,7 +93,7 @@ func kustomizationDirs(t *testing.T, root string) []string {
 	t.Helper()
 	var dirs []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !isKustomizationName(d.Name()) {
+		if err != nil || d.IsDir() || !repoindex.IsKustomizationName(d.Name()) {
 			return err
 		}
 		data, err := os.ReadFile(p)
@@ -145,12 +148,12 @@ func objectsOf(t *testing.T, out []byte) map[string]map[string]any {
 // (or native sidecar) of obj's pod template.
 func takeResources(obj map[string]any, container string) any {
 	for _, p := range objectPodSpecPaths(obj) {
-		spec, ok := dig(obj, p...).(map[string]any)
+		spec, ok := tree.Dig(obj, p...).(map[string]any)
 		if !ok {
 			continue
 		}
 		for _, field := range []string{"containers", "initContainers"} {
-			if c := item(spec[field], container); c != nil {
+			if c := tree.Item(spec[field], container); c != nil {
 				r := c["resources"]
 				delete(c, "resources")
 				return r
@@ -163,7 +166,7 @@ func takeResources(obj map[string]any, container string) any {
 // takeAt removes, and returns, the field of obj at a dotted path.
 func takeAt(obj map[string]any, at string) any {
 	keys := strings.Split(at, ".")
-	parent, ok := dig(obj, keys[:len(keys)-1]...).(map[string]any)
+	parent, ok := tree.Dig(obj, keys[:len(keys)-1]...).(map[string]any)
 	if !ok {
 		return nil
 	}
@@ -212,7 +215,7 @@ func checkUncommented(t *testing.T, got, k string, changes []Change) {
 				continue
 			}
 			rendered++
-			if err := expect(deepCopy(obj).(map[string]any), obj, c); err != nil {
+			if err := expect(tree.DeepCopy(obj).(map[string]any), obj, c); err != nil {
 				t.Errorf("%s with its entries uncommented: %s/%s: %v", k, c.Target.Namespace, c.Target.Name, err)
 			}
 		}

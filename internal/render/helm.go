@@ -13,18 +13,15 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
-
-// ChartFetcher fetches the charts of chart repositories and OCI registries
-// (helm.Loader does, once per run).
-type ChartFetcher interface {
-	Fetch(ctx context.Context, ref helm.ChartRef) (*helm.Chart, error)
-}
 
 // WithCharts lets Apply render charts that HelmReleases and Applications
 // take from chart repositories and OCI registries; without it only charts
 // in the repository are rendered.
-func WithCharts(f ChartFetcher) Option { return func(o *options) { o.charts = f } }
+func WithCharts(f helmsource.ChartFetcher) Option { return func(o *options) { o.charts = f } }
 
 // WithRepositoryURL is the URL of the repository being edited: a Flux
 // GitRepository or an Argo CD source with that URL (compared by host and
@@ -53,10 +50,6 @@ type HelmSource struct {
 	Keys map[string]string
 }
 
-// errNotHelm marks a target that an Argo CD application tracks but whose
-// application has no Helm source: the index's own error stands.
-var errNotHelm = errors.New("not a helm release")
-
 // helmPhase is what the Helm changes of one Apply share.
 type helmPhase struct {
 	a    *applier
@@ -71,72 +64,72 @@ type helmPhase struct {
 // heldRelease is a release with its values and post-renderers before the
 // edits.
 type heldRelease struct {
-	*release
+	*helmsource.Release
 	before map[string]any
-	post   []fluxPostRenderer
+	post   []helmsource.FluxPostRenderer
 }
 
 // apply resolves, edits and plans the proofs of the changes in pending,
 // whose targets no manifest defines but Helm may render.
 func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, results []Result) []heldRelease {
-	var rels []*release
-	byRef := map[string]*release{}
+	var rels []*helmsource.Release
+	byRef := map[string]*helmsource.Release{}
 	for _, i := range pending {
-		r, err := h.a.findRelease(changes[i], h.dir)
+		r, err := h.a.FindRelease(changes[i].sought(), h.dir)
 		if err != nil {
-			if !errors.Is(err, errNotHelm) {
+			if !errors.Is(err, helmsource.ErrNotHelm) {
 				results[i].Err = err
 			}
 			continue
 		}
-		key := fmt.Sprintf("%s#%d@%s", r.ref.file, r.ref.doc, r.ref.renderedFrom())
+		key := fmt.Sprintf("%s#%d@%s", r.Ref.File, r.Ref.Doc, r.Ref.RenderedFrom())
 		if byRef[key] == nil {
 			byRef[key] = r
 			rels = append(rels, r)
 		}
-		byRef[key].changes = append(byRef[key].changes, i)
+		byRef[key].Changes = append(byRef[key].Changes, i)
 	}
-	h.fetchCharts(ctx, rels)
+	h.a.FetchCharts(ctx, rels)
 	var held []heldRelease
 	for _, r := range rels {
 		if err := ctx.Err(); err != nil {
 			return held
 		}
-		st, err := h.a.load(ctx, r, false)
-		if errors.Is(err, errNotHelm) {
+		st, err := h.a.Load(ctx, r, false)
+		if errors.Is(err, helmsource.ErrNotHelm) {
 			continue
 		}
 		if err != nil {
-			h.failAll(r, results, fmt.Errorf("%w: %w", ErrHelm, err))
+			h.failAll(r, results, fmt.Errorf("%w: %w", helmsource.ErrHelm, err))
 			continue
 		}
-		values := mergeLayers(st.layers)
-		want := make([]helm.Container, len(r.changes))
-		for j, i := range r.changes {
+		values := helmsource.MergeLayers(st.Layers)
+		want := make([]helm.Container, len(r.Changes))
+		for j, i := range r.Changes {
 			want[j] = helmContainer(changes[i])
 		}
-		found, err := h.a.keys.Keys(ctx, helm.Release{Name: r.name, Namespace: r.namespace, Chart: r.chart, Values: values}, want)
+		found, err := h.a.keys.Keys(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: values}, want)
 		if err != nil {
-			h.failAll(r, results, fmt.Errorf("%w: %s: %w", ErrHelm, r, err))
+			h.failAll(r, results, fmt.Errorf("%w: %s: %w", helmsource.ErrHelm, r, err))
 			continue
 		}
 		var post []int
-		for j, i := range r.changes {
-			if h.applyOne(r, st.layers, changes[i], found[j], i, &results[i]) {
+		for j, i := range r.Changes {
+			if h.applyOne(r, st.Layers, changes[i], found[j], i, &results[i]) {
 				post = append(post, i)
 			}
 		}
 		if len(post) > 0 {
 			h.writePost(ctx, r, st, values, changes, post, results)
 		}
-		held = append(held, heldRelease{release: r, before: values, post: st.post})
+		held = append(held, heldRelease{Release: r, before: values, post: st.Post})
 	}
 	return held
 }
 
-func (h *helmPhase) failAll(r *release, results []Result, err error) {
-	for _, i := range r.changes {
-		results[i].File, results[i].Err = r.ref.file, err
+func (h *helmPhase) failAll(r *helmsource.Release, results []Result, err error) {
+	for _, i := range r.Changes {
+		results[i].File, results[i].Err = r.Ref.File, err
 	}
 }
 
@@ -145,29 +138,20 @@ func helmContainer(c Change) helm.Container {
 	return helm.Container{Kind: c.Target.Kind, Namespace: c.Target.Namespace, Name: c.Target.Name, Container: c.Container}
 }
 
-// mergeLayers merges the layers' values in order.
-func mergeLayers(layers []layer) map[string]any {
-	vals := make([]map[string]any, 0, len(layers))
-	for _, l := range layers {
-		vals = append(vals, l.values)
-	}
-	return helm.Merge(vals...)
-}
-
 // applyOne writes one change's values at the keys found for its container,
 // in the layer of its environment. It reports, for a HelmRelease, that no
 // key sizes the container alone: a post-renderer must.
-func (h *helmPhase) applyOne(r *release, layers []layer, c Change, found helm.Found, i int, res *Result) (post bool) {
+func (h *helmPhase) applyOne(r *helmsource.Release, layers []helmsource.Layer, c Change, found helm.Found, i int, res *Result) (post bool) {
 	res.Helm = &HelmSource{
-		Kind: r.kind, Object: r.objectName(), Release: r.name, Namespace: r.namespace,
-		Chart: r.chart.Name, Version: r.chart.Version, ChartSource: r.chart.Source,
+		Kind: r.Kind, Object: r.ObjectName(), Release: r.Name, Namespace: r.Namespace,
+		Chart: r.Chart.Name, Version: r.Chart.Version, ChartSource: r.Chart.Source,
 	}
 	as, err := assignmentsFor(c, found)
-	if r.kind == "HelmRelease" && (errors.Is(err, helm.ErrNoKey) || errors.Is(err, helm.ErrSharedKey)) {
+	if r.Kind == "HelmRelease" && (errors.Is(err, helm.ErrNoKey) || errors.Is(err, helm.ErrSharedKey)) {
 		return true
 	}
 	if err != nil {
-		res.File, res.Err = r.ref.file, fmt.Errorf("%w: %s, chart %s %s: %w", ErrHelm, r, r.chart.Name, r.chart.Version, err)
+		res.File, res.Err = r.Ref.File, fmt.Errorf("%w: %s, chart %s %s: %w", helmsource.ErrHelm, r, r.Chart.Name, r.Chart.Version, err)
 		return false
 	}
 	res.Helm.Keys = map[string]string{}
@@ -176,19 +160,19 @@ func (h *helmPhase) applyOne(r *release, layers []layer, c Change, found helm.Fo
 			res.Helm.Keys[string(f)] = p.String()
 		}
 	}
-	l, err := chooseLayer(layers, as)
+	l, err := helmsource.ChooseLayer(layers, as)
 	if err != nil {
-		res.File, res.Err = r.ref.file, fmt.Errorf("%w: %s: %w", ErrHelm, r, err)
+		res.File, res.Err = r.Ref.File, fmt.Errorf("%w: %s: %w", helmsource.ErrHelm, r, err)
 		return false
 	}
-	res.Helm.Layer = l.what
+	res.Helm.Layer = l.What
 	var files []string
-	if l.file != "" {
-		res.File = l.file
-		res.Changed, res.Err = h.editFile(c, l.file, as)
-		files = []string{l.file}
+	if l.File != "" {
+		res.File = l.File
+		res.Changed, res.Err = h.editFile(c, l.File, as)
+		files = []string{l.File}
 	} else {
-		res.File, res.Changed, files, res.Err = h.writeObject(c, r.ref, l.prefix, as)
+		res.File, res.Changed, files, res.Err = h.writeObject(c, r.Ref, l.Prefix, as)
 	}
 	if fe := h.a.files[res.File]; res.Changed && res.Err == nil && fe != nil {
 		res.Method = fe.method
@@ -196,60 +180,55 @@ func (h *helmPhase) applyOne(r *release, layers []layer, c Change, found helm.Fo
 			res.Method = MethodNewFile
 		}
 	}
-	if res.Err == nil && l.file == "" && r.ref.chain != nil {
-		k := r.ref.chain.root()
-		full := make([]assignment, len(as))
+	if res.Err == nil && l.File == "" && r.Ref.Chain != nil {
+		k := r.Ref.Chain.Root()
+		full := make([]helmsource.Assignment, len(as))
 		for j, a := range as {
-			full[j] = assignment{path: append(append(helm.Path{}, l.prefix...), a.path...), q: a.q}
+			full[j] = helmsource.Assignment{Path: append(append(helm.Path{}, l.Prefix...), a.Path...), Quantity: a.Quantity}
 		}
-		h.exps[i] = expectation{change: c, object: r.buildID(), sets: full}
-		h.proofs[k.dir] = append(h.proofs[k.dir], i)
+		h.exps[i] = expectation{change: c, object: r.BuildID(), sets: full}
+		h.proofs[k.Dir] = append(h.proofs[k.Dir], i)
 		h.touched[i] = files
 	}
 	return false
-}
-
-// buildID is the release object's id in a kustomize build.
-func (r *release) buildID() string {
-	return r.ref.key.group + "/" + r.ref.key.kind + "/" + r.ref.namespace + "/" + r.ref.key.name
 }
 
 // writePost sizes the containers of changes idx, which no values key
 // sizes alone, with a kustomize post-renderer of the HelmRelease: one
 // strategic-merge patch per workload, kept with those it wrote before.
 // A post-renderer someone wrote is left alone, and the changes refused.
-func (h *helmPhase) writePost(ctx context.Context, r *release, st loaded, values map[string]any, changes []Change, idx []int, results []Result) {
+func (h *helmPhase) writePost(ctx context.Context, r *helmsource.Release, st helmsource.Loaded, values map[string]any, changes []Change, idx []int, results []Result) {
 	fail := func(err error) {
 		for _, i := range idx {
-			results[i].File, results[i].Err = r.ref.file, fmt.Errorf("%w: %s, chart %s %s: %w", ErrHelm, r, r.chart.Name, r.chart.Version, err)
+			results[i].File, results[i].Err = r.Ref.File, fmt.Errorf("%w: %s, chart %s %s: %w", helmsource.ErrHelm, r, r.Chart.Name, r.Chart.Version, err)
 		}
 	}
-	if len(st.post) > 0 && !isOurs(st.post) {
+	if len(st.Post) > 0 && !helmsource.IsOurs(st.Post) {
 		fail(fmt.Errorf("no values key sizes %s alone, and the HelmRelease has post-renderers of its own, which the job does not change", containerNames(changes, idx)))
 		return
 	}
-	objects, err := helm.Render(ctx, helm.Release{Name: r.name, Namespace: r.namespace, Chart: r.chart, Values: values})
+	objects, err := helm.Render(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: values})
 	if err != nil {
 		fail(err)
 		return
 	}
-	patches, err := ourPatches(st.post)
+	patches, err := helmsource.OurPatches(st.Post)
 	if err != nil {
 		fail(err)
 		return
 	}
 	for _, i := range idx {
 		c := changes[i]
-		apiVersion, init, ok := renderedContainer(objects, helmContainer(c))
+		apiVersion, init, ok := helmsource.RenderedContainer(objects, helmContainer(c))
 		if !ok {
 			fail(fmt.Errorf("%s is not in the chart's output", helmContainer(c)))
 			return
 		}
-		patches = withContainer(patches, workloadPatch{apiVersion: apiVersion, kind: c.Target.Kind, name: c.Target.Name},
-			containerValues{name: c.Container, init: init, requests: c.Requests, limits: c.Limits})
+		patches = helmsource.WithContainer(patches, helmsource.WorkloadPatch{APIVersion: apiVersion, Kind: c.Target.Kind, Name: c.Target.Name},
+			helmsource.ContainerValues{Name: c.Container, Init: init, Requests: c.Requests, Limits: c.Limits})
 	}
 	c0 := changes[idx[0]]
-	file, changed, files, err := h.placeObject(c0, r.ref, postRendererPlacer(patches), func(step int) ([]string, error) {
+	file, changed, files, err := h.placeObject(c0, r.Ref, postRendererPlacer(patches), func(step int) ([]string, error) {
 		return append([]string{"spec:"}, postRendererLines(patches, step, step)...), nil
 	})
 	method := Method("")
@@ -263,10 +242,10 @@ func (h *helmPhase) writePost(ctx context.Context, r *release, st loaded, values
 		res := &results[i]
 		res.File, res.Err, res.Changed, res.Method = file, err, changed, method
 		res.Helm.Layer = "spec.postRenderers of " + r.String()
-		if err == nil && r.ref.chain != nil {
-			h.exps[i] = expectation{change: changes[i], object: r.buildID(), free: []helm.Path{keysPath("spec", "postRenderers")}}
-			k := r.ref.chain.root()
-			h.proofs[k.dir] = append(h.proofs[k.dir], i)
+		if err == nil && r.Ref.Chain != nil {
+			h.exps[i] = expectation{change: changes[i], object: r.BuildID(), free: []helm.Path{helmsource.KeysPath("spec", "postRenderers")}}
+			k := r.Ref.Chain.Root()
+			h.proofs[k.Dir] = append(h.proofs[k.Dir], i)
 			h.touched[i] = files
 		}
 	}
@@ -294,8 +273,8 @@ func wanted(c Change, f helm.Field) bool {
 
 // assignmentsFor turns a change's values into assignments at the keys
 // found for its container; every value asked for needs a key.
-func assignmentsFor(c Change, found helm.Found) ([]assignment, error) {
-	var as []assignment
+func assignmentsFor(c Change, found helm.Found) ([]helmsource.Assignment, error) {
+	var as []helmsource.Assignment
 	var missing []string
 	for _, s := range []struct {
 		list   string
@@ -308,7 +287,7 @@ func assignmentsFor(c Change, found helm.Found) ([]assignment, error) {
 				missing = append(missing, string(f))
 				continue
 			}
-			as = append(as, assignment{path: p, q: s.values[name]})
+			as = append(as, helmsource.Assignment{Path: p, Quantity: s.values[name]})
 		}
 	}
 	if len(missing) == 0 {
@@ -320,108 +299,8 @@ func assignmentsFor(c Change, found helm.Found) ([]assignment, error) {
 	return nil, fmt.Errorf("%w: no values key sets %s of %s", helm.ErrNoKey, strings.Join(missing, " and "), found.Container)
 }
 
-// chooseLayer picks the layer the values go to, among those of the
-// release's environment alone that no later layer overrides at those
-// keys: the one that holds the deepest part of a key (the key itself, or
-// the mapping it goes in), else the environment's last values file, else
-// the object's own values.
-func chooseLayer(layers []layer, as []assignment) (layer, error) {
-	var open []int
-	var over string
-	for j, l := range layers {
-		if !l.writable {
-			continue
-		}
-		if by := overriddenBy(layers[j+1:], as); by != "" {
-			over = by
-			continue
-		}
-		open = append(open, j)
-	}
-	if len(open) == 0 {
-		if over != "" {
-			return layer{}, fmt.Errorf("%s, which no values of the environment alone can override", over)
-		}
-		return layer{}, errors.New("no values of the release belong to its environment alone (a values file only it reads, spec.values, or a helm.valuesObject where no helm.values string is set, which Argo CD would stop reading)")
-	}
-	// The layer that holds the deepest part of a key already extends
-	// what a person wrote; on a tie the later one wins, as Helm reads it.
-	best, depth := -1, 0
-	for _, j := range open {
-		for _, a := range as {
-			if d := heldDepth(layers[j].values, a.path); d >= depth && d > 0 {
-				best, depth = j, d
-			}
-		}
-	}
-	if best >= 0 {
-		return layers[best], nil
-	}
-	for _, j := range slices.Backward(open) {
-		if layers[j].file != "" {
-			return layers[j], nil
-		}
-	}
-	return layers[open[len(open)-1]], nil
-}
-
-// heldDepth is how many steps of p values hold: the whole path when they
-// set it, else the depth of the deepest mapping on its way.
-func heldDepth(values map[string]any, p helm.Path) int {
-	var cur any = values
-	for i, s := range p {
-		m, ok := cur.(map[string]any)
-		if !ok || s.Index >= 0 {
-			if l, ok := cur.([]any); ok && s.Index >= 0 && s.Index < len(l) {
-				cur = l[s.Index]
-				continue
-			}
-			return i
-		}
-		next, ok := m[s.Key]
-		if !ok {
-			return i
-		}
-		cur = next
-	}
-	return len(p)
-}
-
-// overriddenBy says which of layers sets one of the paths, or "".
-func overriddenBy(layers []layer, as []assignment) string {
-	for _, l := range layers {
-		for _, a := range as {
-			if setsPath(l.values, a.path) {
-				return l.what + " sets " + a.path.String()
-			}
-		}
-	}
-	return ""
-}
-
-// setsPath reports whether values set p, or cut it short with a scalar
-// or a list on the way.
-func setsPath(values map[string]any, p helm.Path) bool {
-	var cur any = values
-	for _, s := range p {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return cur != nil
-		}
-		if s.Index >= 0 {
-			return true
-		}
-		next, ok := m[s.Key]
-		if !ok {
-			return false
-		}
-		cur = next
-	}
-	return true
-}
-
 // editFile sets the assignments in a values file of the repository.
-func (h *helmPhase) editFile(c Change, file string, as []assignment) (bool, error) {
+func (h *helmPhase) editFile(c Change, file string, as []helmsource.Assignment) (bool, error) {
 	fe, err := h.a.file(file)
 	if err != nil {
 		return false, err
@@ -434,7 +313,7 @@ func (h *helmPhase) editFile(c Change, file string, as []assignment) (bool, erro
 		return false, err
 	}
 	if len(docs) != 1 {
-		return false, fmt.Errorf("%w: %s: a values file holds one document, not %d", ErrUnsafeFile, file, len(docs))
+		return false, fmt.Errorf("%w: %s: a values file holds one document, not %d", repoindex.ErrUnsafeFile, file, len(docs))
 	}
 	changed, err := fe.edit(docs, 0, c, valuesPlacer(nil, as))
 	if err != nil {
@@ -445,26 +324,26 @@ func (h *helmPhase) editFile(c Change, file string, as []assignment) (bool, erro
 
 // writeObject sets the assignments below prefix in the object ref points
 // at (see placeObject).
-func (h *helmPhase) writeObject(c Change, ref docRef, prefix helm.Path, as []assignment) (string, bool, []string, error) {
+func (h *helmPhase) writeObject(c Change, ref repoindex.DocRef, prefix helm.Path, as []helmsource.Assignment) (string, bool, []string, error) {
 	return h.placeObject(c, ref, valuesPlacer(prefix, as), func(step int) ([]string, error) {
-		keys, ok := pathKeys(prefix)
+		keys, ok := helmsource.PathKeys(prefix)
 		if !ok {
-			return nil, fmt.Errorf("%w: %s: the values are inside a list (%s), which a patch would replace whole", ErrUnsafeFile, ref.file, prefix)
+			return nil, fmt.Errorf("%w: %s: the values are inside a list (%s), which a patch would replace whole", repoindex.ErrUnsafeFile, ref.File, prefix)
 		}
-		full := make([]assignment, len(as))
+		full := make([]helmsource.Assignment, len(as))
 		for j, a := range as {
-			full[j] = assignment{path: append(keysPath(keys...), a.path...), q: a.q}
-			for _, s := range a.path {
+			full[j] = helmsource.Assignment{Path: append(helmsource.KeysPath(keys...), a.Path...), Quantity: a.Quantity}
+			for _, s := range a.Path {
 				if s.Index < 0 && !plainKey.MatchString(s.Key) {
-					return nil, fmt.Errorf("%w: %s: key %q of %s would need quoting in a patch", ErrUnsafeFile, ref.file, s.Key, a.path)
+					return nil, fmt.Errorf("%w: %s: key %q of %s would need quoting in a patch", repoindex.ErrUnsafeFile, ref.File, s.Key, a.Path)
 				}
 			}
 		}
-		entries, err := assignmentEntries(full)
+		entries, err := helmsource.AssignmentEntries(full)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ref.file, err)
+			return nil, fmt.Errorf("%s: %w", ref.File, err)
 		}
-		return blockLines(entries, 0, step, nil), nil
+		return yamledit.BlockLines(entries, 0, step, nil), nil
 	})
 }
 
@@ -473,28 +352,28 @@ func (h *helmPhase) writeObject(c Change, ref docRef, prefix helm.Path, as []ass
 // file is shared with another environment, the mode says so, or that
 // kustomization already patches the object; fresh gives the body of a new
 // patch at its indentation step.
-func (h *helmPhase) placeObject(c Change, ref docRef, place placer, fresh func(step int) ([]string, error)) (string, bool, []string, error) {
+func (h *helmPhase) placeObject(c Change, ref repoindex.DocRef, place placer, fresh func(step int) ([]string, error)) (string, bool, []string, error) {
 	mode := c.Mode
 	if mode == "" {
 		mode = h.mode
 	}
-	ref.shared = h.a.idx.sharedFor(ref)
-	if ref.chain == nil && mode == ModePatch {
-		return ref.file, false, nil, fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.file)
+	ref.Shared = h.a.idx.SharedFor(ref)
+	if ref.Chain == nil && mode == ModePatch {
+		return ref.File, false, nil, fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.File)
 	}
-	file, doc := ref.file, ref.doc
-	if ref.chain != nil {
+	file, doc := ref.File, ref.Doc
+	if ref.Chain != nil {
 		pf, fe, d, err := h.a.objectPatch(ref)
 		switch {
 		case err != nil:
 			return pf, false, nil, err
 		case fe != nil:
 			file, doc = pf, d
-		case mode == ModePatch || ref.shared != "":
+		case mode == ModePatch || ref.Shared != "":
 			// What fresh refuses does not depend on the step: ask before
 			// the kustomization gains an entry.
 			if _, err := fresh(2); err != nil {
-				return ref.file, false, nil, err
+				return ref.File, false, nil, err
 			}
 			return h.a.newObjectPatch(ref, func(step int) []string {
 				body, _ := fresh(step)
@@ -531,7 +410,7 @@ func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes [
 		}
 		var expects []helm.Expect
 		var files []string
-		for _, i := range r.changes {
+		for _, i := range r.Changes {
 			res := &results[i]
 			if res.Err != nil || !res.Changed {
 				continue
@@ -574,34 +453,34 @@ func (h *helmPhase) touchedBy(i int, res *Result) []string {
 // proveRelease renders the release before and after, each through the
 // HelmRelease's post-renderers of the time.
 func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []helm.Expect) error {
-	st, err := h.a.load(ctx, r.release, true)
+	st, err := h.a.Load(ctx, r.Release, true)
 	if err != nil {
-		return fmt.Errorf("%s after the edit: %w", r.release, err)
+		return fmt.Errorf("%s after the edit: %w", r.Release, err)
 	}
-	rel := helm.Release{Name: r.name, Namespace: r.namespace, Chart: r.chart, Values: r.before}
+	rel := helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: r.before}
 	wrap := func(err error) error {
-		return fmt.Errorf("%s, chart %s %s: %w", r.release, r.chart.Name, r.chart.Version, err)
+		return fmt.Errorf("%s, chart %s %s: %w", r.Release, r.Chart.Name, r.Chart.Version, err)
 	}
-	if len(r.post) == 0 && len(st.post) == 0 {
-		if err := helm.Prove(ctx, rel, mergeLayers(st.layers), expects); err != nil {
+	if len(r.post) == 0 && len(st.Post) == 0 {
+		if err := helm.Prove(ctx, rel, helmsource.MergeLayers(st.Layers), expects); err != nil {
 			return wrap(err)
 		}
 		return nil
 	}
-	output := func(values map[string]any, post []fluxPostRenderer) ([]helm.Object, error) {
+	output := func(values map[string]any, post []helmsource.FluxPostRenderer) ([]helm.Object, error) {
 		after := rel
 		after.Values = values
 		objects, err := helm.Render(ctx, after)
 		if err != nil {
 			return nil, err
 		}
-		return postRender(objects, post, true)
+		return helmsource.PostRender(objects, post, true)
 	}
 	before, err := output(r.before, r.post)
 	if err != nil {
 		return wrap(err)
 	}
-	after, err := output(mergeLayers(st.layers), st.post)
+	after, err := output(helmsource.MergeLayers(st.Layers), st.Post)
 	if err != nil {
 		return wrap(fmt.Errorf("%w: after the edit: %w", ErrProofFailed, err))
 	}
@@ -612,18 +491,18 @@ func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []h
 	return nil
 }
 
-// buildEnv builds the kustomization in dir, with the run's edits when
+// BuildEnv builds the kustomization in dir, with the run's edits when
 // edited; builds without edits are kept for the run.
-func (a *applier) buildEnv(dir string, edited bool) (map[string]map[string]any, error) {
+func (a *applier) BuildEnv(dir string, edited bool) (map[string]map[string]any, error) {
 	if out, ok := a.builds[dir]; ok && !edited {
 		return out, nil
 	}
-	fsys := proofFS{FileSystem: filesys.MakeFsOnDisk(), root: a.abs, limit: a.limit}
+	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: a.abs, Limit: a.limit}
 	if edited {
-		fsys.files = map[string][]byte{}
+		fsys.Files = map[string][]byte{}
 		for name, fe := range a.files {
 			if fe.dirty() {
-				fsys.files[filepath.Join(a.abs, filepath.FromSlash(name))] = fe.data
+				fsys.Files[filepath.Join(a.abs, filepath.FromSlash(name))] = fe.data
 			}
 		}
 	}
@@ -636,3 +515,15 @@ func (a *applier) buildEnv(dir string, edited bool) (map[string]map[string]any, 
 	}
 	return out, nil
 }
+
+// ErrHelm means a target that Helm renders could not be followed to the
+// values that size it (see helmsource.ErrHelm).
+var ErrHelm = helmsource.ErrHelm
+
+// Deployer names, from a live object's metadata, what deploys it (see
+// helmsource.Deployer).
+func Deployer(t Target) string { return helmsource.Deployer(t) }
+
+// ChartFetcher fetches the charts of chart repositories and OCI registries
+// (see helmsource.ChartFetcher).
+type ChartFetcher = helmsource.ChartFetcher

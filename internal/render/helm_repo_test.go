@@ -16,6 +16,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // chartFiles reads the chart of the golden cases as a chart repository
@@ -98,8 +99,8 @@ spec:
 	})
 	flux := Change{
 		Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-worker",
-			Labels:      map[string]string{fluxHelmName: "shop", fluxHelmNamespace: "shop"},
-			Annotations: map[string]string{helmReleaseName: "shop", helmReleaseNS: "shop"}},
+			Labels:      map[string]string{repoindex.FluxHelmName: "shop", repoindex.FluxHelmNamespace: "shop"},
+			Annotations: map[string]string{repoindex.HelmReleaseName: "shop", repoindex.HelmReleaseNS: "shop"}},
 		Container: "worker",
 		Requests:  quantities(map[string]string{"cpu": "40m"}),
 	}
@@ -319,7 +320,7 @@ spec:
 			})
 			c := Change{
 				Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: tt.workload,
-					Labels: map[string]string{fluxHelmName: tt.chart, fluxHelmNamespace: "apps"}},
+					Labels: map[string]string{repoindex.FluxHelmName: tt.chart, repoindex.FluxHelmNamespace: "apps"}},
 				Container: tt.container,
 				Requests:  quantities(tt.requests),
 			}
@@ -378,7 +379,7 @@ spec:
 `})
 	c := Change{
 		Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
-			Labels: map[string]string{fluxHelmName: "shop", fluxHelmNamespace: "shop"}},
+			Labels: map[string]string{repoindex.FluxHelmName: "shop", repoindex.FluxHelmNamespace: "shop"}},
 		Container: "web",
 		Requests:  quantities(map[string]string{"cpu": "300m"}),
 	}

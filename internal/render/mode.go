@@ -5,7 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
 )
 
 // Mode says how a change lands in the repository.
@@ -22,32 +25,6 @@ const (
 	// ModePatch writes or updates a strategic-merge patch in the
 	// kustomization that renders the target, and lists it in its patches.
 	ModePatch Mode = "patch"
-)
-
-// Annotations of a ResourceRecommend that steer rendering; the job copies
-// them into Change.Mode and Change.Path.
-const (
-	// AnnotationMode overrides the run's mode for one ResourceRecommend:
-	// auto, inplace or patch.
-	AnnotationMode = "recommend-job.io/mode"
-	// AnnotationPath names the directory, relative to the repository root,
-	// that renders the target: only sources under it, or rendered by a
-	// kustomization under it, are considered.
-	AnnotationPath = "recommend-job.io/path"
-)
-
-// Metadata of live objects written by Argo CD and Flux, which narrow the
-// search to what their Application or Kustomization renders.
-const (
-	// ArgoTrackingID is <app>:<group>/<kind>:<namespace>/<name>.
-	ArgoTrackingID = "argocd.argoproj.io/tracking-id"
-	// InstanceLabel names the Argo CD application under label tracking;
-	// it is used only when an Application of that name is in the repository.
-	InstanceLabel = "app.kubernetes.io/instance"
-	// FluxNameLabel and FluxNamespaceLabel name the Flux Kustomization
-	// that applied the object.
-	FluxNameLabel      = "kustomize.toolkit.fluxcd.io/name"
-	FluxNamespaceLabel = "kustomize.toolkit.fluxcd.io/namespace"
 )
 
 // ParseMode reads a mode as the render-mode setting or AnnotationMode
@@ -79,7 +56,7 @@ type options struct {
 	mode        Mode
 	paths       map[string]string
 	maxFileSize int64
-	charts      ChartFetcher
+	charts      helmsource.ChartFetcher
 	repoURL     string
 	keys        *helm.Finder
 }
@@ -112,4 +89,29 @@ func ParsePaths(entries []string) (map[string]string, error) {
 		out[ns] = p
 	}
 	return out, nil
+}
+
+// WithMaxFileSize sets the size in bytes above which a file is not read:
+// it is listed in Outcome.Skipped, a target it would define is reported
+// with ErrFileTooLarge, and a kustomization that includes it is not built.
+// The size is checked before the file is opened for reading. The default is
+// DefaultMaxFileSize; n <= 0 removes the limit.
+func WithMaxFileSize(n int64) Option { return func(o *options) { o.maxFileSize = n } }
+
+// ParseFileSize reads a size limit, as the max-file-size setting holds it,
+// for WithMaxFileSize: a Kubernetes quantity ("4Mi", "500k") or a number of
+// bytes; it must be positive.
+func ParseFileSize(s string) (int64, error) {
+	q, err := resource.ParseQuantity(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("%q: want a size such as 4Mi or 4194304: %w", s, err)
+	}
+	if q.Sign() <= 0 {
+		return 0, fmt.Errorf("%q: must be positive", s)
+	}
+	n, ok := q.AsInt64()
+	if !ok {
+		return 0, fmt.Errorf("%q: not a whole number of bytes", s)
+	}
+	return n, nil
 }

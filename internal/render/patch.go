@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // patchPrefix starts the name of the patch files Apply writes.
@@ -24,21 +26,21 @@ const patchPrefix = "recommend-job-"
 // kustomization that already names the object, or writes
 // recommend-job-<kind>-<name>.yaml next to it and lists it in patches. It
 // returns the patch file, whether bytes changed, and the files touched.
-func (a *applier) patch(c Change, ref docRef) (string, bool, []string, error) {
-	base, err := a.doc(ref.file, ref.doc)
+func (a *applier) patch(c Change, ref repoindex.DocRef) (string, bool, []string, error) {
+	base, err := a.Doc(ref.File, ref.Doc)
 	if err != nil {
-		return ref.file, false, nil, err
+		return ref.File, false, nil, err
 	}
-	if _, _, err := locateContainer(base, c.Container); err != nil {
-		return ref.file, false, nil, fmt.Errorf("%s: %w", ref.file, err)
+	if _, _, err := repoindex.LocateContainer(base, c.Container); err != nil {
+		return ref.File, false, nil, fmt.Errorf("%s: %w", ref.File, err)
 	}
-	_, at, _ := locateContainer(base, c.Container)
-	apiVersion, _ := scalarField(docRoot(base), "apiVersion")
-	k := ref.chain.root()
+	_, at, _ := repoindex.LocateContainer(base, c.Container)
+	apiVersion, _ := yamledit.ScalarField(yamledit.DocRoot(base), "apiVersion")
+	k := ref.Chain.Root()
 	// Patches of a kustomization apply before its own name and namespace
 	// transformers, so they name the object as the inner layers render it.
-	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
-	want := identKey{ref.key.group, ref.key.kind, name}
+	ns, name := ref.Chain[:len(ref.Chain)-1].Transform(ref.RawNamespace, ref.RawName)
+	want := repoindex.IdentKey{Group: ref.Key.Group, Kind: ref.Key.Kind, Name: name}
 
 	best, err := a.findPatch(c, k, want, ns, at, true)
 	if err != nil {
@@ -54,7 +56,7 @@ func (a *applier) patch(c Change, ref docRef) (string, bool, []string, error) {
 	}
 
 	return a.newPatch(k, want, name, base, func(style layout, br string) string {
-		return patchText(apiVersion, want.kind, ns, name, at, c, style, br)
+		return patchText(apiVersion, want.Kind, ns, name, at, c, style, br)
 	})
 }
 
@@ -62,49 +64,49 @@ func (a *applier) patch(c Change, ref docRef) (string, bool, []string, error) {
 // with the text text gives in k's layout (indentation from base, the
 // object's document), and lists it in k's patches. It returns the patch
 // file, whether bytes changed, and the files touched.
-func (a *applier) newPatch(k *kustomization, want identKey, name string, base *yaml.Node, text func(layout, string) string) (string, bool, []string, error) {
-	kfe, err := a.file(k.file)
+func (a *applier) newPatch(k *repoindex.Kustomization, want repoindex.IdentKey, name string, base *yaml.Node, text func(layout, string) string) (string, bool, []string, error) {
+	kfe, err := a.file(k.File)
 	if err != nil {
-		return k.file, false, nil, err
+		return k.File, false, nil, err
 	}
 	if kfe.unsafe != nil {
-		return k.file, false, nil, fmt.Errorf("%s: %w", k.file, kfe.unsafe)
+		return k.File, false, nil, fmt.Errorf("%s: %w", k.File, kfe.unsafe)
 	}
-	file := path.Join(k.dir, patchPrefix+strings.ToLower(want.kind)+"-"+name+".yaml")
+	file := path.Join(k.Dir, patchPrefix+strings.ToLower(want.Kind)+"-"+name+".yaml")
 	if _, ok := a.files[file]; ok {
-		return file, false, nil, fmt.Errorf("%w: %s is already written in this run but %s does not list it", ErrUnsafeFile, file, k.file)
+		return file, false, nil, fmt.Errorf("%w: %s is already written in this run but %s does not list it", repoindex.ErrUnsafeFile, file, k.File)
 	}
 	if _, err := fs.Stat(a.fsys, file); err == nil {
-		return file, false, nil, fmt.Errorf("%w: %s exists but %s does not list it as a patch", ErrUnsafeFile, file, k.file)
+		return file, false, nil, fmt.Errorf("%w: %s exists but %s does not list it as a patch", repoindex.ErrUnsafeFile, file, k.File)
 	}
-	src := newSource(kfe.data)
+	src := yamledit.NewSource(kfe.data)
 	kdocs, err := kfe.currentDocs()
 	if err != nil {
-		return k.file, false, nil, err
+		return k.File, false, nil, err
 	}
-	style := layoutOf(docRoot(kdocs[0]), indentStep(docRoot(base)))
-	body := text(style, src.defaultBreak())
+	style := layoutOf(yamledit.DocRoot(kdocs[0]), yamledit.IndentStep(yamledit.DocRoot(base)))
+	body := text(style, src.DefaultBreak())
 	if err := addPatchEntry(kfe, path.Base(file), style); err != nil {
-		return k.file, false, nil, fmt.Errorf("%s: %w", k.file, err)
+		return k.File, false, nil, fmt.Errorf("%s: %w", k.File, err)
 	}
 	a.record(file, nil)
 	a.files[file] = &fileEdit{name: file, data: []byte(body), mode: 0o644, created: true}
-	k.patches = append(k.patches, file)
-	return file, true, []string{file, k.file}, nil
+	k.Patches = append(k.Patches, file)
+	return file, true, []string{file, k.File}, nil
 }
 
 // markerPatch sets the values of a marker in a file other environments
 // render too with a strategic-merge patch of the marked object, at the
 // marked path, in the kustomization that renders it for the target: a
 // patch of that kustomization that names the object gains the path, or a
-// new one is written. keys and direct are the marked path (markedObject).
-func (a *applier) markerPatch(c Change, ref docRef, value string, keys []string, direct bool) (string, bool, []string, error) {
-	if _, err := a.doc(ref.file, ref.doc); err != nil {
-		return ref.file, false, nil, err
+// new one is written. keys and direct are the marked path (repoindex.MarkedObject).
+func (a *applier) markerPatch(c Change, ref repoindex.DocRef, value string, keys []string, direct bool) (string, bool, []string, error) {
+	if _, err := a.Doc(ref.File, ref.Doc); err != nil {
+		return ref.File, false, nil, err
 	}
 	for _, key := range keys {
 		if !plainKey.MatchString(key) {
-			return ref.file, false, nil, fmt.Errorf("%w: %s: key %q on the way to marker %q would need quoting in a patch", ErrUnsafeFile, ref.file, key, value)
+			return ref.File, false, nil, fmt.Errorf("%w: %s: key %q on the way to marker %q would need quoting in a patch", repoindex.ErrUnsafeFile, ref.File, key, value)
 		}
 	}
 	pf, fe, d, err := a.objectPatch(ref)
@@ -116,30 +118,30 @@ func (a *applier) markerPatch(c Change, ref docRef, value string, keys []string,
 		return pf, changed, []string{pf}, err
 	}
 	return a.newObjectPatch(ref, func(step int) []string {
-		return blockLines(nestedEntries(keys, direct, c), 0, step, nil)
+		return yamledit.BlockLines(nestedEntries(keys, direct, c), 0, step, nil)
 	})
 }
 
 // objectPatch finds the last patch of the object ref points at among the
 // patches of the kustomization that renders it, and returns its file, its
 // edit and its document; fe is nil when there is none.
-func (a *applier) objectPatch(ref docRef) (file string, fe *fileEdit, doc int, err error) {
-	k := ref.chain.root()
-	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
-	want := identKey{ref.key.group, ref.key.kind, name}
-	for i := len(k.patches) - 1; i >= 0; i-- {
-		pf := k.patches[i]
-		if a.idx.graph.sharedPatch(pf, k) {
+func (a *applier) objectPatch(ref repoindex.DocRef) (file string, fe *fileEdit, doc int, err error) {
+	k := ref.Chain.Root()
+	ns, name := ref.Chain[:len(ref.Chain)-1].Transform(ref.RawNamespace, ref.RawName)
+	want := repoindex.IdentKey{Group: ref.Key.Group, Kind: ref.Key.Kind, Name: name}
+	for i := len(k.Patches) - 1; i >= 0; i-- {
+		pf := k.Patches[i]
+		if a.idx.Graph.SharedPatch(pf, k) {
 			continue
 		}
-		if sel, ok := k.selectors[pf]; ok && !a.selectsOne(k, sel, want) {
+		if sel, ok := k.Selectors[pf]; ok && !a.selectsOne(k, sel, want) {
 			// It patches other objects too: a value set there would
 			// land on them as well.
 			continue
 		}
 		fe, err := a.file(pf)
-		if errors.Is(err, ErrFileTooLarge) {
-			return pf, nil, 0, fmt.Errorf("%s patches with %s: %w", k.file, pf, err)
+		if errors.Is(err, repoindex.ErrFileTooLarge) {
+			return pf, nil, 0, fmt.Errorf("%s patches with %s: %w", k.File, pf, err)
 		}
 		if err != nil {
 			continue
@@ -149,7 +151,7 @@ func (a *applier) objectPatch(ref docRef) (file string, fe *fileEdit, doc int, e
 			return pf, nil, 0, err
 		}
 		for d := len(docs) - 1; d >= 0; d-- {
-			key, pns, ok := identify(docs[d])
+			key, pns, ok := repoindex.Identify(docs[d])
 			if !ok || key != want || (pns != "" && pns != ns) {
 				continue
 			}
@@ -165,19 +167,19 @@ func (a *applier) objectPatch(ref docRef) (file string, fe *fileEdit, doc int, e
 // selectsOne reports whether a patch target that selects by kind selects
 // only the object want among what k renders: the only object of its kind
 // there.
-func (a *applier) selectsOne(k *kustomization, sel patchSelector, want identKey) bool {
+func (a *applier) selectsOne(k *repoindex.Kustomization, sel repoindex.PatchSelector, want repoindex.IdentKey) bool {
 	// Without a kind it selects objects of every kind.
-	if sel.kind != want.kind || sel.group != "" && sel.group != want.group {
+	if sel.Kind != want.Kind || sel.Group != "" && sel.Group != want.Group {
 		return false
 	}
-	out, err := a.buildEnv(k.dir, false)
+	out, err := a.BuildEnv(k.Dir, false)
 	if err != nil {
 		return false
 	}
 	n := 0
 	for _, obj := range out {
 		apiVersion, _ := obj["apiVersion"].(string)
-		if kind, _ := obj["kind"].(string); kind == want.kind && group(apiVersion) == want.group {
+		if kind, _ := obj["kind"].(string); kind == want.Kind && repoindex.Group(apiVersion) == want.Group {
 			n++
 		}
 	}
@@ -187,17 +189,17 @@ func (a *applier) selectsOne(k *kustomization, sel patchSelector, want identKey)
 // newObjectPatch writes a new strategic-merge patch of the object ref
 // points at, holding below its identity the lines body gives at the
 // patch's indentation step, in the kustomization that renders it.
-func (a *applier) newObjectPatch(ref docRef, body func(step int) []string) (string, bool, []string, error) {
-	base, err := a.doc(ref.file, ref.doc)
+func (a *applier) newObjectPatch(ref repoindex.DocRef, body func(step int) []string) (string, bool, []string, error) {
+	base, err := a.Doc(ref.File, ref.Doc)
 	if err != nil {
-		return ref.file, false, nil, err
+		return ref.File, false, nil, err
 	}
-	apiVersion, _ := scalarField(docRoot(base), "apiVersion")
-	k := ref.chain.root()
-	ns, name := ref.chain[:len(ref.chain)-1].transform(ref.rawNamespace, ref.rawName)
-	want := identKey{ref.key.group, ref.key.kind, name}
+	apiVersion, _ := yamledit.ScalarField(yamledit.DocRoot(base), "apiVersion")
+	k := ref.Chain.Root()
+	ns, name := ref.Chain[:len(ref.Chain)-1].Transform(ref.RawNamespace, ref.RawName)
+	want := repoindex.IdentKey{Group: ref.Key.Group, Kind: ref.Key.Kind, Name: name}
 	return a.newPatch(k, want, name, base, func(style layout, br string) string {
-		lines := append(patchHeader(apiVersion, want.kind, ns, name, style), body(style.step)...)
+		lines := append(patchHeader(apiVersion, want.Kind, ns, name, style), body(style.step)...)
 		return strings.Join(lines, br) + br
 	})
 }
@@ -227,13 +229,13 @@ func patchHeader(apiVersion, kind, ns, name string, l layout) []string {
 
 // nestedEntries is c's values under keys, nested in that order, and under
 // a resources key unless direct (keys then lead to resources itself).
-func nestedEntries(keys []string, direct bool, c Change) []entry {
+func nestedEntries(keys []string, direct bool, c Change) []yamledit.Entry {
 	leaf := resourceEntries(c)
 	if !direct {
-		leaf = []entry{{key: "resources", children: leaf}}
+		leaf = []yamledit.Entry{{Key: "resources", Children: leaf}}
 	}
 	for j := len(keys) - 1; j >= 0; j-- {
-		leaf = []entry{{key: keys[j], children: leaf}}
+		leaf = []yamledit.Entry{{Key: keys[j], Children: leaf}}
 	}
 	return leaf
 }
@@ -261,15 +263,15 @@ type patchFit struct {
 // are left alone. With own, a patch file another kustomization also
 // patches with (one k is not built on) is not a candidate: editing it
 // would change that one too.
-func (a *applier) findPatch(c Change, k *kustomization, want identKey, ns string, at containerPath, own bool) (patchFit, error) {
+func (a *applier) findPatch(c Change, k *repoindex.Kustomization, want repoindex.IdentKey, ns string, at repoindex.ContainerPath, own bool) (patchFit, error) {
 	var best patchFit
-	for _, pf := range k.patches {
-		if own && a.idx.graph.sharedPatch(pf, k) {
+	for _, pf := range k.Patches {
+		if own && a.idx.Graph.SharedPatch(pf, k) {
 			continue
 		}
 		fe, err := a.file(pf)
-		if errors.Is(err, ErrFileTooLarge) {
-			return patchFit{file: pf}, fmt.Errorf("%s patches with %s: %w", k.file, pf, err)
+		if errors.Is(err, repoindex.ErrFileTooLarge) {
+			return patchFit{file: pf}, fmt.Errorf("%s patches with %s: %w", k.File, pf, err)
 		}
 		if err != nil {
 			continue // kustomize reports a missing patch; the proof fails then
@@ -279,18 +281,18 @@ func (a *applier) findPatch(c Change, k *kustomization, want identKey, ns string
 			return patchFit{file: pf}, err
 		}
 		for i, d := range docs {
-			key, pns, ok := identify(d)
+			key, pns, ok := repoindex.Identify(d)
 			if !ok || key != want || (pns != "" && pns != ns) {
 				continue
 			}
 			rank := patchNone
-			ctr, err := findContainer(d, c.Container)
+			ctr, err := repoindex.FindContainer(d, c.Container)
 			switch {
-			case err == nil && hasKey(ctr, "resources"):
+			case err == nil && repoindex.HasKey(ctr, "resources"):
 				rank = patchSetsResources
 			case err == nil:
 				rank = patchHasContainer
-			case !errors.Is(err, ErrContainerNotFound):
+			case !errors.Is(err, repoindex.ErrContainerNotFound):
 				return patchFit{file: pf}, fmt.Errorf("%s: %w", pf, err)
 			case hasContainers(d, at):
 				rank = patchHasContainers
@@ -311,22 +313,22 @@ func (a *applier) findPatch(c Change, k *kustomization, want identKey, ns string
 // its renderer, or a component of one, has a patch that sets the
 // container's resources: an edit of the defining file would not show, so
 // the values go in a patch of the renderer, which applies last.
-func (a *applier) overridden(c Change, ref docRef) bool {
-	base, err := a.doc(ref.file, ref.doc)
+func (a *applier) overridden(c Change, ref repoindex.DocRef) bool {
+	base, err := a.Doc(ref.File, ref.Doc)
 	if err != nil {
 		return false
 	}
-	_, at, err := locateContainer(base, c.Container)
+	_, at, err := repoindex.LocateContainer(base, c.Container)
 	if err != nil {
 		return false
 	}
-	for i, k := range ref.chain {
+	for i, k := range ref.Chain {
 		// A layer's patches name the object as the layers below render it.
-		ns, name := ref.chain[:i].transform(ref.rawNamespace, ref.rawName)
-		want := identKey{ref.key.group, ref.key.kind, name}
-		layers := []*kustomization{k}
-		for _, d := range k.components {
-			if comp := a.idx.graph.byDir[d]; comp != nil {
+		ns, name := ref.Chain[:i].Transform(ref.RawNamespace, ref.RawName)
+		want := repoindex.IdentKey{Group: ref.Key.Group, Kind: ref.Key.Kind, Name: name}
+		layers := []*repoindex.Kustomization{k}
+		for _, d := range k.Components {
+			if comp := a.idx.Graph.ByDir[d]; comp != nil {
 				layers = append(layers, comp)
 			}
 		}
@@ -349,7 +351,7 @@ type layout struct{ step, seq int }
 func layoutOf(root *yaml.Node, step int) layout {
 	l := layout{step: step}
 	for _, key := range []string{"resources", "patches", "components", "bases"} {
-		k, v, _ := lookup(root, key)
+		k, v, _ := yamledit.Lookup(root, key)
 		if v != nil && v.Kind == yaml.SequenceNode && v.Style&yaml.FlowStyle == 0 && len(v.Content) > 0 {
 			l.seq = max(v.Column-k.Column, 0)
 			break
@@ -359,8 +361,8 @@ func layoutOf(root *yaml.Node, step int) layout {
 }
 
 // resourceEntries returns the change's values as entries to write.
-func resourceEntries(c Change) []entry {
-	var sections []entry
+func resourceEntries(c Change) []yamledit.Entry {
+	var sections []yamledit.Entry
 	for _, s := range []struct {
 		name   string
 		values corev1.ResourceList
@@ -368,10 +370,10 @@ func resourceEntries(c Change) []entry {
 		if len(s.values) == 0 {
 			continue
 		}
-		e := entry{key: s.name, children: []entry{}}
+		e := yamledit.Entry{Key: s.name, Children: []yamledit.Entry{}}
 		for _, k := range slices.Sorted(maps.Keys(s.values)) {
 			q := s.values[k]
-			e.children = append(e.children, entry{key: string(k), value: q.String(), quantity: q})
+			e.Children = append(e.Children, yamledit.Entry{Key: string(k), Value: q.String(), Quantity: q})
 		}
 		sections = append(sections, e)
 	}
@@ -382,15 +384,15 @@ func resourceEntries(c Change) []entry {
 func containerLines(c Change, indent, step int) []string {
 	pad := strings.Repeat(" ", indent)
 	lines := []string{pad + "- name: " + c.Container}
-	return blockLines([]entry{{key: "resources", children: resourceEntries(c)}}, indent+2, step, lines)
+	return yamledit.BlockLines([]yamledit.Entry{{Key: "resources", Children: resourceEntries(c)}}, indent+2, step, lines)
 }
 
 // patchText is a new strategic-merge patch holding only the object's
 // identity and the container's resources.
-func patchText(apiVersion, kind, ns, name string, at containerPath, c Change, l layout, br string) string {
+func patchText(apiVersion, kind, ns, name string, at repoindex.ContainerPath, c Change, l layout, br string) string {
 	lines := patchHeader(apiVersion, kind, ns, name, l)
 	indent := 0
-	for _, key := range append(slices.Clone(at.pod), at.field) {
+	for _, key := range append(slices.Clone(at.Pod), at.Field) {
 		lines = append(lines, strings.Repeat(" ", indent)+key+":")
 		indent += l.step
 	}
@@ -401,34 +403,34 @@ func patchText(apiVersion, kind, ns, name string, at containerPath, c Change, l 
 
 // hasContainers reports whether a patch document lists containers where
 // the object has the container.
-func hasContainers(d *yaml.Node, at containerPath) bool {
-	pod, err := mappingAt(docRoot(d), at.pod)
+func hasContainers(d *yaml.Node, at repoindex.ContainerPath) bool {
+	pod, err := repoindex.MappingAt(yamledit.DocRoot(d), at.Pod)
 	if err != nil || pod == nil {
 		return false
 	}
-	_, seq, _ := lookup(pod, at.field)
+	_, seq, _ := yamledit.Lookup(pod, at.Field)
 	return seq != nil && seq.Kind == yaml.SequenceNode
 }
 
 // addContainer adds the change's container to the containers (or
 // initContainers) list of a patch that names the object without it.
-func (a *applier) addContainer(fe *fileEdit, doc int, at containerPath, c Change) error {
+func (a *applier) addContainer(fe *fileEdit, doc int, at repoindex.ContainerPath, c Change) error {
 	docs, err := fe.currentDocs()
 	if err != nil {
 		return err
 	}
-	pod, err := mappingAt(docRoot(docs[doc]), at.pod)
+	pod, err := repoindex.MappingAt(yamledit.DocRoot(docs[doc]), at.Pod)
 	if err != nil || pod == nil {
-		return fmt.Errorf("%w: %s: the patch of %s has no %s", ErrUnsafeFile, fe.name, c.Target, strings.Join(at.pod, "."))
+		return fmt.Errorf("%w: %s: the patch of %s has no %s", repoindex.ErrUnsafeFile, fe.name, c.Target, strings.Join(at.Pod, "."))
 	}
-	_, seq, _ := lookup(pod, at.field)
+	_, seq, _ := yamledit.Lookup(pod, at.Field)
 	if seq == nil || seq.Kind != yaml.SequenceNode || seq.Style&yaml.FlowStyle != 0 || len(seq.Content) == 0 {
-		return fmt.Errorf("%w: %s: %s of the patch is not a block list", ErrUnsafeFile, fe.name, at.field)
+		return fmt.Errorf("%w: %s: %s of the patch is not a block list", repoindex.ErrUnsafeFile, fe.name, at.Field)
 	}
-	if err := unsafeNode(seq, at.field); err != nil {
+	if err := yamledit.UnsafeNode(seq, at.Field); err != nil {
 		return fmt.Errorf("%s: %w", fe.name, err)
 	}
-	return appendItem(fe, seq, containerLines(c, seq.Column-1, indentStep(docRoot(docs[doc]))))
+	return appendItem(fe, seq, containerLines(c, seq.Column-1, yamledit.IndentStep(yamledit.DocRoot(docs[doc]))))
 }
 
 // addPatchEntry lists file in a kustomization's patches, or in its
@@ -438,101 +440,71 @@ func addPatchEntry(fe *fileEdit, file string, l layout) error {
 	if err != nil {
 		return err
 	}
-	root := docRoot(docs[0])
-	_, patches, _ := lookup(root, "patches")
-	_, psm, _ := lookup(root, "patchesStrategicMerge")
+	root := yamledit.DocRoot(docs[0])
+	_, patches, _ := yamledit.Lookup(root, "patches")
+	_, psm, _ := yamledit.Lookup(root, "patchesStrategicMerge")
 	block := func(n *yaml.Node) bool {
 		return n.Kind == yaml.SequenceNode && n.Style&yaml.FlowStyle == 0 && len(n.Content) > 0
 	}
-	pk, _, _ := lookup(root, "patches")
-	src := newSource(fe.data)
+	pk, _, _ := yamledit.Lookup(root, "patches")
+	src := yamledit.NewSource(fe.data)
 	switch {
 	case patches != nil && block(patches):
 		return appendItem(fe, patches, []string{strings.Repeat(" ", patches.Column-1) + "- path: " + file})
 	case patches == nil && psm != nil && block(psm):
 		return appendItem(fe, psm, []string{strings.Repeat(" ", psm.Column-1) + "- " + file})
 	case patches != nil && patches.Kind == yaml.ScalarNode && patches.Value == "" && patches.Style == 0 &&
-		patches.Line == pk.Line && src.emptyAfterKey(pk):
+		patches.Line == pk.Line && src.EmptyAfterKey(pk):
 		// "patches:" and nothing, perhaps over commented-out entries: the
 		// entry goes after them, so that uncommenting them keeps one list.
 		col := pk.Column
 		pad := strings.Repeat(" ", col-1)
-		p := &planner{src: src}
-		p.insertLines(src.lastCommentedEntry(pk.Line), []string{pad + strings.Repeat(" ", l.seq) + "- path: " + file}, col)
-		return p.commit(fe)
+		p := &yamledit.Planner{Src: src}
+		p.InsertLines(src.LastCommentedEntry(pk.Line), []string{pad + strings.Repeat(" ", l.seq) + "- path: " + file}, col)
+		return commit(p, fe)
 	case patches != nil:
-		return fmt.Errorf("%w: patches is not a block list", ErrUnsafeFile)
+		return fmt.Errorf("%w: patches is not a block list", repoindex.ErrUnsafeFile)
 	}
 	if len(root.Content) == 0 {
-		return fmt.Errorf("%w: empty kustomization", ErrUnsafeFile)
+		return fmt.Errorf("%w: empty kustomization", repoindex.ErrUnsafeFile)
 	}
-	last, err := src.lastLine(root)
+	last, err := src.LastLine(root)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnsafeFile, err)
+		return fmt.Errorf("%w: %w", repoindex.ErrUnsafeFile, err)
 	}
 	col := root.Content[0].Column
 	pad := strings.Repeat(" ", col-1)
 	lines := []string{pad + "patches:", pad + strings.Repeat(" ", l.seq) + "- path: " + file}
-	p := &planner{src: src}
+	p := &yamledit.Planner{Src: src}
 	// After the commented-out entries of the last key (components: over
 	// "# - components/x" lines, say), so that uncommenting them, as such
 	// files invite, does not put them under patches.
-	p.insertLines(src.lastCommentedEntry(last), lines, col)
-	return p.commit(fe)
+	p.InsertLines(src.LastCommentedEntry(last), lines, col)
+	return commit(p, fe)
 }
 
 // appendItem adds lines, a new item, after the last item of block
 // sequence seq, and after the commented-out items that follow it.
 func appendItem(fe *fileEdit, seq *yaml.Node, lines []string) error {
-	src := newSource(fe.data)
-	last, err := src.lastLine(seq)
+	src := yamledit.NewSource(fe.data)
+	last, err := src.LastLine(seq)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnsafeFile, err)
+		return fmt.Errorf("%w: %w", repoindex.ErrUnsafeFile, err)
 	}
-	p := &planner{src: src}
-	p.insertLines(src.lastCommentedEntry(last), lines, seq.Column)
-	return p.commit(fe)
-}
-
-// lastCommentedEntry returns the last line of the commented-out list
-// entries ("# - x") among the comment and blank lines that directly follow
-// line, or line when there are none. Other comments of that block (a note
-// between entries) are passed over only when an entry follows them.
-func (s *source) lastCommentedEntry(line int) int {
-	last := line
-	for l := line + 1; l <= s.lineCount(); l++ {
-		_, blank, comment := s.indent(l)
-		if blank {
-			continue
-		}
-		if !comment {
-			break
-		}
-		t := bytes.TrimLeft(s.text(l), " \t")
-		t = bytes.TrimLeft(t[1:], " \t")
-		if bytes.HasPrefix(t, []byte("- ")) || bytes.Equal(t, []byte("-")) {
-			last = l
-		}
-	}
-	return last
-}
-
-// emptyAfterKey reports whether only blanks and a comment follow key k's
-// colon on its line.
-func (s *source) emptyAfterKey(k *yaml.Node) bool {
-	at, err := s.colonAfter(k)
-	return err == nil && s.restIsComment(at)
+	p := &yamledit.Planner{Src: src}
+	p.InsertLines(src.LastCommentedEntry(last), lines, seq.Column)
+	return commit(p, fe)
 }
 
 // commit splices the planned text into fe and checks that it still parses.
-func (p *planner) commit(fe *fileEdit) error {
-	out, err := p.splice()
+func commit(p *yamledit.Planner, fe *fileEdit) error {
+	out, err := p.Splice()
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnsafeFile, err)
+		return fmt.Errorf("%w: %w", repoindex.ErrUnsafeFile, err)
 	}
-	docs, err := parseDocuments(out)
+	docs, err := yamledit.ParseDocuments(out)
 	if err != nil {
-		return fmt.Errorf("%w: the edit would not parse: %w", ErrUnsafeFile, err)
+		return fmt.Errorf("%w: the edit would not parse: %w", repoindex.ErrUnsafeFile, err)
 	}
 	fe.data, fe.docs = out, docs
 	fe.method = MethodSplice

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/recommend-job/recommend-job/internal/helmsource"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // TestPostRendererPlacer covers the post-renderer of a HelmRelease: added
@@ -11,9 +14,9 @@ import (
 // someone wrote one.
 func TestPostRendererPlacer(t *testing.T) {
 	const head = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: legacy\nspec:\n  interval: 10m # keep\n"
-	patch := func(cpu string) []workloadPatch {
-		return []workloadPatch{{apiVersion: "apps/v1", kind: "Deployment", name: "legacy", containers: []containerValues{
-			{name: "app", requests: quantities(map[string]string{"cpu": cpu})},
+	patch := func(cpu string) []helmsource.WorkloadPatch {
+		return []helmsource.WorkloadPatch{{APIVersion: "apps/v1", Kind: "Deployment", Name: "legacy", Containers: []helmsource.ContainerValues{
+			{Name: "app", Requests: quantities(map[string]string{"cpu": cpu})},
 		}}}
 	}
 	ours := func(cpu string) string {
@@ -34,7 +37,7 @@ func TestPostRendererPlacer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fe := newFileEdit(&indexedFile{name: "release.yaml", data: []byte(tt.in)})
+			fe := newFileEdit(&repoindex.IndexedFile{Name: "release.yaml", Data: []byte(tt.in)})
 			docs, err := fe.currentDocs()
 			if err != nil {
 				t.Fatal(err)

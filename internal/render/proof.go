@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -17,7 +16,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/kinds"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/tree"
 )
 
 // prove builds every kustomization that renders an edited target, before
@@ -44,7 +46,7 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 			after[onDisk(name)] = fe.data
 		}
 	}
-	fsys := proofFS{FileSystem: filesys.MakeFsOnDisk(), root: abs, limit: a.limit}
+	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: abs, Limit: a.limit}
 	dirs := slices.Sorted(maps.Keys(proofs))
 	// files[dir] are the edited files of the changes dir renders.
 	files := map[string][]string{}
@@ -71,14 +73,14 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 		err := a.checkExternal(dir)
 		if err == nil {
 			// The run's other edits are in both builds: only these are compared.
-			fsys.files = without(after, abs, files[dir])
+			fsys.Files = without(after, abs, files[dir])
 			err = proveBuild(fsys, filepath.Join(abs, filepath.FromSlash(dir)), after, exps)
 		}
 		if err == nil {
 			err = a.proveOthers(fsys, abs, dir, files[dir], after)
 		}
 		if err != nil {
-			failed[dir] = fmt.Errorf("%w: %s: %w", ErrProofFailed, a.idx.graph.byDir[dir].file, err)
+			failed[dir] = fmt.Errorf("%w: %s: %w", ErrProofFailed, a.idx.Graph.ByDir[dir].File, err)
 		}
 	}
 	// An edit that fails takes down every edit sharing a file with it.
@@ -91,7 +93,7 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 			for _, other := range dirs {
 				if failed[other] != nil && slices.ContainsFunc(files[dir], func(f string) bool { return slices.Contains(files[other], f) }) {
 					failed[dir] = fmt.Errorf("%w: %s: undone with the edits for %s, which share a file: %w",
-						ErrProofFailed, a.idx.graph.byDir[dir].file, a.idx.graph.byDir[other].file, failed[other])
+						ErrProofFailed, a.idx.Graph.ByDir[dir].File, a.idx.Graph.ByDir[other].File, failed[other])
 					changed = true
 					break
 				}
@@ -120,35 +122,35 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 // for the kustomization in dir without including it, with and without
 // those edits (the run's other edits in both), and fails unless its
 // output is the same.
-func (a *applier) proveOthers(fsys proofFS, abs, dir string, edited []string, after map[string][]byte) error {
-	k := a.idx.graph.byDir[dir]
-	var envs []*kustomization
+func (a *applier) proveOthers(fsys repoindex.ProofFS, abs, dir string, edited []string, after map[string][]byte) error {
+	k := a.idx.Graph.ByDir[dir]
+	var envs []*repoindex.Kustomization
 	for _, f := range edited {
-		for _, e := range a.readers(f) {
-			if e != k && !e.includes(k) && a.idx.isEnv(e) && !slices.Contains(envs, e) {
+		for _, e := range a.idx.Readers(f) {
+			if e != k && !e.Includes(k) && a.idx.IsEnv(e) && !slices.Contains(envs, e) {
 				envs = append(envs, e)
 			}
 		}
 	}
-	slices.SortFunc(envs, func(x, y *kustomization) int { return strings.Compare(x.dir, y.dir) })
+	slices.SortFunc(envs, func(x, y *repoindex.Kustomization) int { return strings.Compare(x.Dir, y.Dir) })
 	before := without(after, abs, edited)
 	for _, e := range envs {
-		if err := a.checkExternal(e.dir); err != nil {
-			return fmt.Errorf("%s also reads %s and cannot be checked: %w", e.file, strings.Join(edited, ", "), err)
+		if err := a.checkExternal(e.Dir); err != nil {
+			return fmt.Errorf("%s also reads %s and cannot be checked: %w", e.File, strings.Join(edited, ", "), err)
 		}
-		edir := filepath.Join(abs, filepath.FromSlash(e.dir))
-		fsys.files = before
+		edir := filepath.Join(abs, filepath.FromSlash(e.Dir))
+		fsys.Files = before
 		was, err := build(fsys, edir)
 		if err != nil {
-			return fmt.Errorf("%s also reads %s and does not build: %w", e.file, strings.Join(edited, ", "), err)
+			return fmt.Errorf("%s also reads %s and does not build: %w", e.File, strings.Join(edited, ", "), err)
 		}
-		fsys.files = after
+		fsys.Files = after
 		now, err := build(fsys, edir)
 		if err != nil {
-			return fmt.Errorf("%s also reads %s and does not build after the edit: %w", e.file, strings.Join(edited, ", "), err)
+			return fmt.Errorf("%s also reads %s and does not build after the edit: %w", e.File, strings.Join(edited, ", "), err)
 		}
 		if !reflect.DeepEqual(was, now) {
-			return fmt.Errorf("the edit would change the output of %s, another environment", e.file)
+			return fmt.Errorf("the edit would change the output of %s, another environment", e.File)
 		}
 	}
 	return nil
@@ -163,39 +165,6 @@ func without(edited map[string][]byte, abs string, names []string) map[string][]
 	return out
 }
 
-// readers returns the kustomizations whose build reads file: those that
-// render it, those that patch with it and those built on them, and the
-// kustomization it is with those built on it.
-func (a *applier) readers(file string) []*kustomization {
-	g := a.idx.graph
-	var out []*kustomization
-	var addUp func(k *kustomization)
-	addUp = func(k *kustomization) {
-		if slices.Contains(out, k) {
-			return
-		}
-		out = append(out, k)
-		for _, p := range k.parents {
-			addUp(p)
-		}
-	}
-	for _, c := range g.chains(file) {
-		addUp(c.root())
-	}
-	for _, k := range g.patchFiles[file] {
-		addUp(k)
-	}
-	for _, k := range g.generated[file] {
-		addUp(k)
-	}
-	if isKustomizationName(file) {
-		if k := g.byDir[path.Dir(file)]; k != nil && k.file == file {
-			addUp(k)
-		}
-	}
-	return out
-}
-
 // checkExternal refuses to build a kustomization tree that fetches remote
 // resources or reads outside the repository: a proof must not reach the
 // network nor the rest of the machine. It also refuses, before kustomize
@@ -204,23 +173,23 @@ func (a *applier) checkExternal(dir string) error {
 	seen := map[string]bool{}
 	var walk func(d string) error
 	walk = func(d string) error {
-		k := a.idx.graph.byDir[d]
+		k := a.idx.Graph.ByDir[d]
 		if k == nil || seen[d] {
 			return nil
 		}
 		seen[d] = true
-		if len(k.external) > 0 {
-			return fmt.Errorf("%s uses resources that are remote or outside the repository (%s); not built", k.file, strings.Join(k.external, ", "))
+		if len(k.External) > 0 {
+			return fmt.Errorf("%s uses resources that are remote or outside the repository (%s); not built", k.File, strings.Join(k.External, ", "))
 		}
-		if k.tooLarge != nil {
-			return k.tooLarge
+		if k.TooLarge != nil {
+			return k.TooLarge
 		}
-		for _, f := range append(slices.Clone(k.resources), k.patches...) {
-			if s, ok := a.idx.large[f]; ok {
-				return fmt.Errorf("%s includes %s; not built: %w", k.file, f, s.Err)
+		for _, f := range append(slices.Clone(k.Resources), k.Patches...) {
+			if s, ok := a.idx.Large[f]; ok {
+				return fmt.Errorf("%s includes %s; not built: %w", k.File, f, s.Err)
 			}
 		}
-		for _, r := range k.resources {
+		for _, r := range k.Resources {
 			if err := walk(r); err != nil {
 				return err
 			}
@@ -232,12 +201,12 @@ func (a *applier) checkExternal(dir string) error {
 
 // proveBuild builds the kustomization in kdir from fsys as it is and with
 // the edited files laid over it instead, and compares the outputs.
-func proveBuild(fsys proofFS, kdir string, edited map[string][]byte, changes []expectation) error {
+func proveBuild(fsys repoindex.ProofFS, kdir string, edited map[string][]byte, changes []expectation) error {
 	before, err := build(fsys, kdir)
 	if err != nil {
 		return fmt.Errorf("does not build before the edit: %w", err)
 	}
-	fsys.files = edited
+	fsys.Files = edited
 	after, err := build(fsys, kdir)
 	if err != nil {
 		return fmt.Errorf("does not build after the edit: %w", err)
@@ -255,7 +224,7 @@ func proveBuild(fsys proofFS, kdir string, edited map[string][]byte, changes []e
 				continue
 			}
 			if !mine {
-				want = deepCopy(want).(map[string]any)
+				want = tree.DeepCopy(want).(map[string]any)
 				mine = true
 			}
 			matched[i] = true
@@ -322,7 +291,7 @@ type expectation struct {
 	// those paths instead (Helm values of a HelmRelease or Application),
 	// and free the paths whose values may change in any way (a
 	// HelmRelease's post-renderers).
-	sets []assignment
+	sets []helmsource.Assignment
 	free []helm.Path
 	// also are other objects the change edits with its target: its
 	// HorizontalPodAutoscaler.
@@ -334,7 +303,7 @@ func (e expectation) String() string {
 	case len(e.sets) > 0 || len(e.free) > 0:
 		var at []string
 		for _, a := range e.sets {
-			at = append(at, a.path.String())
+			at = append(at, a.Path.String())
 		}
 		for _, p := range e.free {
 			at = append(at, p.String())
@@ -363,22 +332,22 @@ func (e expectation) expect(want, got map[string]any) error {
 	}
 	if len(e.sets) > 0 || len(e.free) > 0 {
 		for _, p := range e.free {
-			if !setPath(want, p, digPath(got, p)) {
+			if !helmsource.SetPath(want, p, helmsource.DigPath(got, p)) {
 				return fmt.Errorf("renders %s, which it did not have room for before", p)
 			}
 		}
 		for _, a := range e.sets {
-			have := digPath(got, a.path)
-			if !sameQuantityValue(have, a.q) {
-				return fmt.Errorf("renders %s %v, want %s", a.path, have, a.q.String())
+			have := helmsource.DigPath(got, a.Path)
+			if !helmsource.SameQuantityValue(have, a.Quantity) {
+				return fmt.Errorf("renders %s %v, want %s", a.Path, have, a.Quantity.String())
 			}
-			if !setPath(want, a.path, have) {
-				return fmt.Errorf("renders %s, which it did not have room for before", a.path)
+			if !helmsource.SetPath(want, a.Path, have) {
+				return fmt.Errorf("renders %s, which it did not have room for before", a.Path)
 			}
 		}
 		return nil
 	}
-	res, _ := dig(got, e.path...).(map[string]any)
+	res, _ := tree.Dig(got, e.path...).(map[string]any)
 	if res == nil {
 		return fmt.Errorf("no mapping at %s", strings.Join(e.path, "."))
 	}
@@ -397,7 +366,7 @@ func (e expectation) expect(want, got map[string]any) error {
 // renders reports whether the object id of a build output is c's target.
 func (c Change) renders(id string) bool {
 	t := c.Target
-	prefix := group(t.APIVersion) + "/" + t.Kind + "/"
+	prefix := repoindex.Group(t.APIVersion) + "/" + t.Kind + "/"
 	return id == prefix+t.Namespace+"/"+t.Name || id == prefix+"/"+t.Name
 }
 
@@ -405,13 +374,13 @@ func (c Change) renders(id string) bool {
 // quantities, and fails where got does not have them.
 func expect(want, got map[string]any, c Change) error {
 	for _, p := range objectPodSpecPaths(got) {
-		wp, ok1 := dig(want, p...).(map[string]any)
-		gp, ok2 := dig(got, p...).(map[string]any)
+		wp, ok1 := tree.Dig(want, p...).(map[string]any)
+		gp, ok2 := tree.Dig(got, p...).(map[string]any)
 		if !ok1 || !ok2 {
 			continue
 		}
 		for _, field := range []string{"containers", "initContainers"} {
-			wc, gc := item(wp[field], c.Container), item(gp[field], c.Container)
+			wc, gc := tree.Item(wp[field], c.Container), tree.Item(gp[field], c.Container)
 			if wc == nil || gc == nil {
 				continue
 			}
@@ -432,7 +401,7 @@ func expect(want, got map[string]any, c Change) error {
 func objectPodSpecPaths(obj map[string]any) [][]string {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
-	return kinds.PodSpecPaths(group(apiVersion), kind)
+	return kinds.PodSpecPaths(repoindex.Group(apiVersion), kind)
 }
 
 // expectResources sets, in the resources mapping want, the change's values
@@ -446,7 +415,7 @@ func expectResources(want, got map[string]any, c Change, who, at string) error {
 	}{{"requests", c.Requests}, {"limits", c.Limits}} {
 		for name, v := range s.values {
 			k := string(name)
-			have := dig(got, s.name, k)
+			have := tree.Dig(got, s.name, k)
 			if have == nil {
 				return fmt.Errorf("%s has no %s%s.%s", who, at, s.name, k)
 			}
@@ -463,44 +432,4 @@ func expectResources(want, got map[string]any, c Change, who, at string) error {
 		}
 	}
 	return nil
-}
-
-func dig(v any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
-}
-
-// item returns the element of a list of mappings whose name is name.
-func item(list any, name string) map[string]any {
-	l, _ := list.([]any)
-	for _, e := range l {
-		if m, ok := e.(map[string]any); ok && m["name"] == name {
-			return m
-		}
-	}
-	return nil
-}
-
-func deepCopy(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = deepCopy(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = deepCopy(e)
-		}
-		return out
-	}
-	return v
 }

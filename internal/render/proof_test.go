@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // writeTree writes files (slash paths) under a new temporary directory.
@@ -230,8 +232,8 @@ func TestProveOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	w := wants{objects: map[identKey]bool{{"apps", "Deployment", "web"}: true}, dir: "."}
-	idx, err := buildIndex(context.Background(), root.FS(), ".", w, DefaultMaxFileSize)
+	w := repoindex.Wants{Objects: map[repoindex.IdentKey]bool{{Group: "apps", Kind: "Deployment", Name: "web"}: true}, Dir: "."}
+	idx, err := repoindex.BuildIndex(context.Background(), root.FS(), ".", w, DefaultMaxFileSize)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +242,7 @@ func TestProveOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsys := proofFS{FileSystem: filesys.MakeFsOnDisk(), root: abs}
+	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: abs}
 	web := filepath.Join(abs, "base", "web.yaml")
 	edited := map[string][]byte{web: []byte(strings.Replace(proofWeb, "300m", "200m", 1))}
 	err = a.proveOthers(fsys, abs, "a", []string{"base/web.yaml"}, edited)

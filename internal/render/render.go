@@ -18,21 +18,48 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
+// What the repository index reports, under render's names.
 var (
 	// ErrTargetNotFound means no manifest under the searched path defines the target.
-	ErrTargetNotFound = errors.New("target not found")
+	ErrTargetNotFound = repoindex.ErrTargetNotFound
 	// ErrAmbiguousTarget means several manifests define the target equally
 	// well, or a pod template names the container more than once.
-	ErrAmbiguousTarget = errors.New("ambiguous target")
+	ErrAmbiguousTarget = repoindex.ErrAmbiguousTarget
 	// ErrContainerNotFound means the target's pod template has no container
 	// (or native sidecar) of that name, or no pod template at all.
-	ErrContainerNotFound = errors.New("container not found")
+	ErrContainerNotFound = repoindex.ErrContainerNotFound
 	// ErrUnsafeFile means the file defining the target cannot be edited
 	// faithfully: it is a template, SOPS-encrypted, uses anchors, aliases or
 	// merge keys on the edited path, or could only be rewritten with loss.
-	ErrUnsafeFile = errors.New("unsafe file")
+	ErrUnsafeFile = repoindex.ErrUnsafeFile
+	// ErrFileTooLarge means a file is above the size limit and was not read.
+	ErrFileTooLarge = repoindex.ErrFileTooLarge
+)
+
+// Target identifies a live workload (see repoindex.Target).
+type Target = repoindex.Target
+
+// Skip is a file left unread because of its size (see repoindex.Skip).
+type Skip = repoindex.Skip
+
+// The annotations and labels that steer or narrow the search (see repoindex).
+const (
+	AnnotationMode     = repoindex.AnnotationMode
+	AnnotationPath     = repoindex.AnnotationPath
+	ArgoTrackingID     = repoindex.ArgoTrackingID
+	InstanceLabel      = repoindex.InstanceLabel
+	FluxNameLabel      = repoindex.FluxNameLabel
+	FluxNamespaceLabel = repoindex.FluxNamespaceLabel
+	// DefaultMaxFileSize is the size limit WithMaxFileSize changes.
+	DefaultMaxFileSize = repoindex.DefaultMaxFileSize
+)
+
+var (
 	// ErrInvalidChange means the change itself is malformed: missing target
 	// fields or container, or a resource name or quantity that is not valid.
 	ErrInvalidChange = errors.New("invalid change")
@@ -45,32 +72,9 @@ var (
 	ErrProofFailed = errors.New("proof failed")
 )
 
-// Target identifies a live workload.
-type Target struct {
-	APIVersion, Kind, Namespace, Name string
-	// Labels and Annotations are the live object's. Argo CD's tracking-id
-	// annotation (or app.kubernetes.io/instance label) and Flux's
-	// kustomize.toolkit.fluxcd.io/name and /namespace labels narrow the
-	// search to the path their Application or Kustomization renders, when
-	// that object is in the repository.
-	Labels, Annotations map[string]string
-}
-
-// String returns the target as Kind.group namespace/name.
-func (t Target) String() string {
-	gk := t.Kind
-	if g := group(t.APIVersion); g != "" {
-		gk += "." + g
-	}
-	if t.Namespace == "" {
-		return gk + " " + t.Name
-	}
-	return gk + " " + t.Namespace + "/" + t.Name
-}
-
 // Change asks that one container of a target get these resource values.
 type Change struct {
-	Target    Target
+	Target    repoindex.Target
 	Container string
 	// Requests are the requests to set; only these resources are set.
 	Requests corev1.ResourceList
@@ -146,7 +150,7 @@ type Outcome struct {
 	// Skipped lists the files that were not read because they are above
 	// the size limit (WithMaxFileSize), sorted by name, whether or not a
 	// change needed them.
-	Skipped []Skip
+	Skipped []repoindex.Skip
 }
 
 // Apply finds, under root/path, the source of each change's target and sets
@@ -171,7 +175,7 @@ type Outcome struct {
 // reported in Result.Err and do not stop the other changes. Nothing is
 // written before every change has been worked out.
 func Apply(ctx context.Context, root, path string, changes []Change, opts ...Option) (*Outcome, error) {
-	o := options{mode: ModeAuto, maxFileSize: DefaultMaxFileSize}
+	o := options{mode: ModeAuto, maxFileSize: repoindex.DefaultMaxFileSize}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -194,54 +198,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	}
 
 	out := &Outcome{Results: make([]Result, len(changes))}
-	w := wants{objects: map[identKey]bool{}, dir: dir}
-	names := map[string]bool{}
-	// The run's path mapping fills in the changes' paths; results keep the
-	// changes as given.
-	changes = slices.Clone(changes)
-	for i, c := range changes {
-		out.Results[i].Change = c
-		if c.Path == "" {
-			changes[i].Path = o.paths[c.Target.Namespace]
-			c = changes[i]
-		}
-		if err := c.validate(); err != nil {
-			out.Results[i].Err = err
-			continue
-		}
-		w.objects[keyOf(c.Target)] = true
-		if c.Path != "" {
-			w.paths = append(w.paths, c.Path)
-		}
-		names[c.Target.Name] = true
-		// The objects that narrow the search must be indexed too.
-		if id := c.Target.Annotations[ArgoTrackingID]; id != "" {
-			app, _, _ := strings.Cut(id, ":")
-			names[app] = true
-			if _, short, ok := strings.Cut(app, "_"); ok {
-				names[short] = true
-			}
-		}
-		names[c.Target.Labels[InstanceLabel]] = true
-		names[c.Target.Labels[FluxNameLabel]] = true
-		w.pointers = w.pointers || c.Target.Annotations[ArgoTrackingID] != "" ||
-			c.Target.Labels[InstanceLabel] != "" || c.Target.Labels[FluxNameLabel] != ""
-		w.helm = w.helm || mayBeHelm(c.Target)
-		if as := c.Autoscaler; as != nil {
-			w.objects[keyOf(as.Target)] = true
-			names[as.Target.Name] = true
-			names[as.Target.Labels[InstanceLabel]] = true
-			names[as.Target.Labels[FluxNameLabel]] = true
-		}
-	}
-	w.paths = slices.AppendSeq(w.paths, maps.Values(o.paths))
-	delete(names, "")
-	if len(names) <= maxPrefilterNames {
-		w.names = [][]byte{}
-		for n := range names {
-			w.names = append(w.names, []byte(n))
-		}
-	}
+	changes, w := wantsOf(changes, o.paths, dir, out.Results)
 	abs, err := filepath.Abs(root)
 	if err == nil {
 		abs, err = filepath.EvalSymlinks(abs)
@@ -250,65 +207,34 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		return nil, fmt.Errorf("resolve repository root: %w", err)
 	}
 
-	idx, err := buildIndex(ctx, r.FS(), dir, w, o.maxFileSize)
+	idx, err := repoindex.BuildIndex(ctx, r.FS(), dir, w, o.maxFileSize)
 	if err != nil {
 		return nil, err
 	}
-	out.Skipped = idx.skipped
+	out.Skipped = idx.Skipped
 	a := &applier{
 		fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize, abs: abs,
-		charts: o.charts, keys: o.keys, repoURL: o.repoURL,
-		localCharts: map[string]*helm.Chart{}, builds: map[string]map[string]map[string]any{},
-		fetched: map[helm.ChartRef]fetchedChart{},
+		keys: o.keys, builds: map[string]map[string]map[string]any{},
+	}
+	a.Sources = &helmsource.Sources{
+		Index: idx, FS: r.FS(), Limit: o.maxFileSize, Charts: o.charts, RepoURL: o.repoURL,
+		LocalCharts: map[string]*helm.Chart{}, Fetched: map[helm.ChartRef]helmsource.FetchedChart{},
+		Edits: a,
 	}
 	if a.keys == nil {
 		a.keys = helm.NewFinder()
 	}
-	proofs := map[string][]int{} // kustomization directory -> changes it renders
-	touched := make([][]string, len(changes))
-	// Every target is resolved first: the kustomization that renders one
-	// is an environment, whose output another change must not alter.
-	refs := make([]docRef, len(changes))
-	finds := make([]finder, len(changes))
-	exps := make([]expectation, len(changes))
-	var pending []int // changes whose targets a Helm release may render
-	for i, c := range changes {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		res := &out.Results[i]
-		if res.Err != nil {
-			continue
-		}
-		refs[i], finds[i], res.Err = idx.resolve(c, dir)
-		if res.Err == nil && refs[i].chain != nil {
-			idx.declared[refs[i].chain.root().dir] = true
-		}
-		if errors.Is(res.Err, ErrTargetNotFound) && mayBeHelm(c.Target) {
-			// No manifest defines it: a chart may render it.
-			pending = append(pending, i)
-		}
+	refs, finds, pending, err := resolveAll(ctx, idx, changes, dir, out.Results)
+	if err != nil {
+		return nil, err
 	}
-	var settled []int // changes with nothing left to set
-	pending = slices.DeleteFunc(pending, func(i int) bool {
-		if changes[i].Autoscaler == nil {
-			return false
-		}
-		// An HPA a chart renders is not adjusted: the resources it scales
-		// on stay, and the rest goes through the release as usual.
-		hpa := changes[i].Autoscaler.Target.Name
-		var nothingLeft bool
-		changes[i], out.Results[i].Held, nothingLeft = withoutAutoscaled(changes[i])
-		out.Results[i].HeldReason = fmt.Sprintf("no manifest defines the target, so a Helm chart may render it, and its HorizontalPodAutoscaler %s "+
-			"would have to be adjusted through the chart's values, which hpa-mode adjust does not do", hpa)
-		if nothingLeft {
-			out.Results[i].Err = nil
-			settled = append(settled, i)
-			return true
-		}
-		return false
-	})
-	hp := &helmPhase{a: a, dir: dir, mode: o.mode, proofs: proofs, exps: exps, touched: touched}
+	pending, settled := holdChartAutoscaled(changes, pending, out.Results)
+	pl := placement{
+		proofs:  map[string][]int{},
+		touched: make([][]string, len(changes)),
+		exps:    make([]expectation, len(changes)),
+	}
+	hp := &helmPhase{a: a, dir: dir, mode: o.mode, proofs: pl.proofs, exps: pl.exps, touched: pl.touched}
 	held := hp.apply(ctx, changes, pending, out.Results)
 	for i, c := range changes {
 		if err := ctx.Err(); err != nil {
@@ -318,115 +244,263 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		if res.Err != nil || slices.Contains(pending, i) || slices.Contains(settled, i) {
 			continue
 		}
-		ref, find := refs[i], finds[i]
-		ref.shared = idx.sharedFor(ref)
 		mode := c.Mode
 		if mode == "" {
 			mode = o.mode
 		}
-		exps[i] = expectation{change: c}
-		value := markerValue(c.Target.Namespace, c.Target.Name, c.Container)
-		var keys []string
-		var direct bool
-		if find != nil && ref.chain != nil {
-			// What a kustomization renders from a marked file is proven
-			// too, at the marked path of the marked object.
-			var err error
-			var doc *yaml.Node
-			if doc, err = a.doc(ref.file, ref.doc); err == nil {
-				exps[i].object, keys, direct, err = markedObject(doc, ref, value)
-			}
-			if err != nil {
-				res.File, res.Err = ref.file, err
-				continue
-			}
-			exps[i].path = keys
-			if !direct {
-				exps[i].path = append(slices.Clone(keys), "resources")
-			}
-		}
 		var files []string
-		if c.Autoscaler != nil {
-			a.journal = journal{}
-		}
-		switch {
-		case find != nil && ref.chain != nil && (mode == ModePatch || ref.shared != ""):
-			// A marker in a file other environments render: a patch of
-			// the marked object in the target's.
-			res.File, res.Changed, files, res.Err = a.markerPatch(c, ref, value, keys, direct)
-		case find != nil || ref.chain == nil && mode != ModePatch:
-			// Markers and plain manifests: in place.
-			res.File = ref.file
-			res.Changed, res.Err = a.inPlace(c, ref, find)
-			files = []string{ref.file}
-		case ref.chain == nil:
-			res.File = ref.file
-			res.Err = fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.file)
-		case mode == ModePatch || ref.shared != "" || a.overridden(c, ref):
-			res.File, res.Changed, files, res.Err = a.patch(c, ref)
-		default:
-			res.File = ref.file
-			res.Changed, res.Err = a.inPlace(c, ref, nil)
-			files = []string{ref.file}
-		}
-		if fe := a.files[res.File]; res.Changed && res.Err == nil && fe != nil {
-			res.Method = fe.method
-			if fe.created {
-				res.Method = MethodNewFile
-			}
-		}
-		if res.Err == nil && c.Autoscaler != nil {
-			ar, more, exp, err := a.autoscale(c, ref, dir, mode == ModePatch || res.File != ref.file)
-			if err != nil {
-				// The requests must not land without the HPA's targets.
-				a.undo()
-				res.Changed, res.Method = false, ""
-				res.Err = fmt.Errorf("%s: the target's HorizontalPodAutoscaler %s: %w", res.File, c.Autoscaler.Target.Name, err)
-				continue
-			}
-			res.Autoscaler = &ar
-			files = append(files, more...)
-			if exp != nil {
-				exps[i].also = append(exps[i].also, *exp)
-			}
-		}
-		a.journal = nil
-		if res.Err == nil && ref.chain != nil {
-			k := ref.chain.root()
-			proofs[k.dir] = append(proofs[k.dir], i)
-			touched[i] = files
+		pl.exps[i], files = a.place(c, refs[i], finds[i], mode, dir, res)
+		if res.Err == nil && refs[i].Chain != nil {
+			k := refs[i].Chain.Root()
+			pl.proofs[k.Dir] = append(pl.proofs[k.Dir], i)
+			pl.touched[i] = files
 		}
 	}
 
-	if err := a.prove(ctx, root, proofs, exps, touched, out.Results); err != nil {
+	if err := a.prove(ctx, root, pl.proofs, pl.exps, pl.touched, out.Results); err != nil {
 		return nil, err
 	}
 	if err := hp.proveHelm(ctx, held, changes, out.Results); err != nil {
 		return nil, err
 	}
+	if out.Files, err = a.write(r); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
-	// Writes are not interrupted by ctx so that the tree is never left with
-	// only some of the edits that were reported. New patch files go first,
-	// so that a kustomization never lists one that failed to be written.
+// placement is what placing the changes leaves for proving them: per
+// kustomization directory the changes it renders, and per change what
+// its build must show and the files its edit touched.
+type placement struct {
+	proofs  map[string][]int
+	touched [][]string
+	exps    []expectation
+}
+
+// wantsOf fills in the changes' paths from the run's mapping (results keep
+// the changes as given), records in results the changes that are not
+// valid, and returns the changes with what the index must hold for them.
+func wantsOf(changes []Change, paths map[string]string, dir string, results []Result) ([]Change, repoindex.Wants) {
+	w := repoindex.Wants{Objects: map[repoindex.IdentKey]bool{}, Dir: dir}
+	names := map[string]bool{}
+	changes = slices.Clone(changes)
+	for i, c := range changes {
+		results[i].Change = c
+		if c.Path == "" {
+			changes[i].Path = paths[c.Target.Namespace]
+			c = changes[i]
+		}
+		if err := c.validate(); err != nil {
+			results[i].Err = err
+			continue
+		}
+		w.Objects[repoindex.KeyOf(c.Target)] = true
+		if c.Path != "" {
+			w.Paths = append(w.Paths, c.Path)
+		}
+		names[c.Target.Name] = true
+		// The objects that narrow the search must be indexed too.
+		if id := c.Target.Annotations[repoindex.ArgoTrackingID]; id != "" {
+			app, _, _ := strings.Cut(id, ":")
+			names[app] = true
+			if _, short, ok := strings.Cut(app, "_"); ok {
+				names[short] = true
+			}
+		}
+		names[c.Target.Labels[repoindex.InstanceLabel]] = true
+		names[c.Target.Labels[repoindex.FluxNameLabel]] = true
+		w.Pointers = w.Pointers || c.Target.Annotations[repoindex.ArgoTrackingID] != "" ||
+			c.Target.Labels[repoindex.InstanceLabel] != "" || c.Target.Labels[repoindex.FluxNameLabel] != ""
+		w.Helm = w.Helm || repoindex.MayBeHelm(c.Target)
+		if as := c.Autoscaler; as != nil {
+			w.Objects[repoindex.KeyOf(as.Target)] = true
+			names[as.Target.Name] = true
+			names[as.Target.Labels[repoindex.InstanceLabel]] = true
+			names[as.Target.Labels[repoindex.FluxNameLabel]] = true
+		}
+	}
+	w.Paths = slices.AppendSeq(w.Paths, maps.Values(paths))
+	delete(names, "")
+	if len(names) <= repoindex.MaxPrefilterNames {
+		w.Names = [][]byte{}
+		for n := range names {
+			w.Names = append(w.Names, []byte(n))
+		}
+	}
+	return changes, w
+}
+
+// resolveAll finds the source of every valid change's target before any
+// is edited: the kustomization that renders one is an environment, whose
+// output another change must not alter. It returns, with the sources,
+// the changes no manifest defines but a Helm release may render.
+func resolveAll(ctx context.Context, idx *repoindex.Index, changes []Change, dir string, results []Result) ([]repoindex.DocRef, []repoindex.Finder, []int, error) {
+	refs := make([]repoindex.DocRef, len(changes))
+	finds := make([]repoindex.Finder, len(changes))
+	var pending []int
+	for i, c := range changes {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, err
+		}
+		res := &results[i]
+		if res.Err != nil {
+			continue
+		}
+		refs[i], finds[i], res.Err = idx.Resolve(c.sought(), dir)
+		if res.Err == nil && refs[i].Chain != nil {
+			idx.Declared[refs[i].Chain.Root().Dir] = true
+		}
+		if errors.Is(res.Err, repoindex.ErrTargetNotFound) && repoindex.MayBeHelm(c.Target) {
+			// No manifest defines it: a chart may render it.
+			pending = append(pending, i)
+		}
+	}
+	return refs, finds, pending, nil
+}
+
+// holdChartAutoscaled holds the autoscaled resources of the pending
+// changes: an HPA a chart renders is not adjusted, so the resources it
+// scales on stay, and the rest goes through the release as usual. It
+// returns the changes still pending and those with nothing left to set.
+func holdChartAutoscaled(changes []Change, pending []int, results []Result) (left, settled []int) {
+	left = slices.DeleteFunc(pending, func(i int) bool {
+		if changes[i].Autoscaler == nil {
+			return false
+		}
+		hpa := changes[i].Autoscaler.Target.Name
+		var nothingLeft bool
+		changes[i], results[i].Held, nothingLeft = withoutAutoscaled(changes[i])
+		results[i].HeldReason = fmt.Sprintf("no manifest defines the target, so a Helm chart may render it, and its HorizontalPodAutoscaler %s "+
+			"would have to be adjusted through the chart's values, which hpa-mode adjust does not do", hpa)
+		if nothingLeft {
+			results[i].Err = nil
+			settled = append(settled, i)
+			return true
+		}
+		return false
+	})
+	return left, settled
+}
+
+// place edits the source of change c in place or with a patch, then its
+// autoscaler's, and records in res how it went. It returns what the
+// kustomization's build must show for c and the files the edit touched.
+func (a *applier) place(c Change, ref repoindex.DocRef, find repoindex.Finder, mode Mode, dir string, res *Result) (expectation, []string) {
+	ref.Shared = a.idx.SharedFor(ref)
+	exp := expectation{change: c}
+	value := repoindex.MarkerValue(c.Target.Namespace, c.Target.Name, c.Container)
+	var keys []string
+	var direct bool
+	if find != nil && ref.Chain != nil {
+		// What a kustomization renders from a marked file is proven
+		// too, at the marked path of the marked object.
+		var err error
+		var doc *yaml.Node
+		if doc, err = a.Doc(ref.File, ref.Doc); err == nil {
+			exp.object, keys, direct, err = repoindex.MarkedObject(doc, ref, value)
+		}
+		if err != nil {
+			res.File, res.Err = ref.File, err
+			return exp, nil
+		}
+		exp.path = keys
+		if !direct {
+			exp.path = append(slices.Clone(keys), "resources")
+		}
+	}
+	if c.Autoscaler != nil {
+		a.journal = journal{}
+	}
+	files := a.edit(c, ref, find, mode, marked{value, keys, direct}, res)
+	if fe := a.files[res.File]; res.Changed && res.Err == nil && fe != nil {
+		res.Method = fe.method
+		if fe.created {
+			res.Method = MethodNewFile
+		}
+	}
+	if res.Err == nil && c.Autoscaler != nil {
+		ar, more, also, err := a.autoscale(c, ref, dir, mode == ModePatch || res.File != ref.File)
+		if err != nil {
+			// The requests must not land without the HPA's targets.
+			a.undo()
+			res.Changed, res.Method = false, ""
+			res.Err = fmt.Errorf("%s: the target's HorizontalPodAutoscaler %s: %w", res.File, c.Autoscaler.Target.Name, err)
+			return exp, files
+		}
+		res.Autoscaler = &ar
+		files = append(files, more...)
+		if also != nil {
+			exp.also = append(exp.also, *also)
+		}
+	}
+	a.journal = nil
+	return exp, files
+}
+
+// marked is where a marker puts a change: its value, the keys of the
+// marked mapping and whether it is the resources mapping itself.
+type marked struct {
+	value  string
+	keys   []string
+	direct bool
+}
+
+// edit makes change c's edit where it belongs: in the file that defines
+// its target, or in a patch of the environment that renders it. It sets
+// res's file, whether it changed and why not, and returns the files it
+// touched.
+func (a *applier) edit(c Change, ref repoindex.DocRef, find repoindex.Finder, mode Mode, m marked, res *Result) []string {
+	var files []string
+	switch {
+	case find != nil && ref.Chain != nil && (mode == ModePatch || ref.Shared != ""):
+		// A marker in a file other environments render: a patch of
+		// the marked object in the target's.
+		res.File, res.Changed, files, res.Err = a.markerPatch(c, ref, m.value, m.keys, m.direct)
+	case find != nil || ref.Chain == nil && mode != ModePatch:
+		// Markers and plain manifests: in place.
+		res.File = ref.File
+		res.Changed, res.Err = a.inPlace(c, ref, find)
+		files = []string{ref.File}
+	case ref.Chain == nil:
+		res.File = ref.File
+		res.Err = fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.File)
+	case mode == ModePatch || ref.Shared != "" || a.overridden(c, ref):
+		res.File, res.Changed, files, res.Err = a.patch(c, ref)
+	default:
+		res.File = ref.File
+		res.Changed, res.Err = a.inPlace(c, ref, nil)
+		files = []string{ref.File}
+	}
+	return files
+}
+
+// write writes the files whose bytes changed and returns their names,
+// sorted. Writes are not interrupted by a context so that the tree is
+// never left with only some of the edits that were reported. New patch
+// files go first, so that a kustomization never lists one that failed to
+// be written.
+func (a *applier) write(r *os.Root) ([]string, error) {
 	order := slices.Sorted(maps.Keys(a.files))
 	slices.SortStableFunc(order, func(x, y string) int {
 		return cmpBool(a.files[y].created, a.files[x].created)
 	})
+	var written []string
 	for _, name := range order {
 		fe := a.files[name]
 		if !fe.dirty() {
 			continue
 		}
-		if err := writeFile(r, fe.name, fe.data, fe.mode); err != nil {
+		if err := yamledit.WriteFile(r, fe.name, fe.data, fe.mode); err != nil {
 			// A full disk or a read-only tree is the run's problem, not a
 			// change's: the edits already written must not be committed
 			// as if the others had never been asked for.
 			return nil, fmt.Errorf("writing the edited files: %w", err)
 		}
-		out.Files = append(out.Files, fe.name)
+		written = append(written, fe.name)
 	}
-	slices.Sort(out.Files)
-	return out, nil
+	slices.Sort(written)
+	return written, nil
 }
 
 // cmpBool orders false before true.
@@ -443,7 +517,7 @@ func cmpBool(x, y bool) int {
 // applier holds the files being edited during one Apply.
 type applier struct {
 	fsys  fs.FS
-	idx   *index
+	idx   *repoindex.Index
 	files map[string]*fileEdit
 	limit int64 // files above it are not read; <= 0: no limit
 	// recent are the files whose parsed documents are kept, the most
@@ -455,19 +529,22 @@ type applier struct {
 	// abs is the repository root as an absolute path without symlinks.
 	abs string
 
-	// Helm: where remote charts come from, the key finder, the URL of this
-	// repository, and what was loaded or built once in this run.
-	charts      ChartFetcher
-	keys        *helm.Finder
-	repoURL     string
-	localCharts map[string]*helm.Chart
-	builds      map[string]map[string]map[string]any
-	// fetched are the remote charts fetchCharts fetched, or failed to;
-	// wanted, while it surveys the releases, the charts they need.
-	fetched map[helm.ChartRef]fetchedChart
-	wanted  map[helm.ChartRef]bool
-	// releaseNames are the HelmReleases by the release they install.
-	releaseNames map[string][]namedRelease
+	// Sources reads the Helm releases' objects, charts and values.
+	*helmsource.Sources
+	// keys finds the values keys that size a container; builds are the
+	// environments built without edits, once in this run.
+	keys   *helm.Finder
+	builds map[string]map[string]map[string]any
+}
+
+// FileEdits returns the bytes of a file the run has opened, as edited and
+// as they were; ok is false for a file it has not.
+func (a *applier) FileEdits(name string) (data, orig []byte, ok bool) {
+	fe := a.files[name]
+	if fe == nil {
+		return nil, nil, false
+	}
+	return fe.data, fe.orig, true
 }
 
 // parsedFiles bounds the files whose parsed documents are kept between
@@ -494,8 +571,8 @@ func (a *applier) file(name string) (*fileEdit, error) {
 	return fe, nil
 }
 
-// doc returns document i of file as it reads now, with the run's edits.
-func (a *applier) doc(file string, i int) (*yaml.Node, error) {
+// Doc returns document i of file as it reads now, with the run's edits.
+func (a *applier) Doc(file string, i int) (*yaml.Node, error) {
 	fe, err := a.file(file)
 	if err != nil {
 		return nil, err
@@ -515,17 +592,17 @@ func (a *applier) open(name string) (*fileEdit, error) {
 	if fe, ok := a.files[name]; ok {
 		return fe, nil
 	}
-	f := a.idx.files[name]
+	f := a.idx.Files[name]
 	if f == nil {
-		data, info, err := readLimited(a.fsys, name, a.limit)
+		data, info, err := repoindex.ReadLimited(a.fsys, name, a.limit)
 		if err != nil {
 			return nil, err
 		}
-		docs, err := parseDocuments(data)
+		docs, err := yamledit.ParseDocuments(data)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrUnsafeFile, name, err)
+			return nil, fmt.Errorf("%w: %s: %w", repoindex.ErrUnsafeFile, name, err)
 		}
-		f = &indexedFile{name: name, data: data, mode: info.Mode().Perm(), unsafe: unsafeFile(data, docs)}
+		f = &repoindex.IndexedFile{Name: name, Data: data, Mode: info.Mode().Perm(), Unsafe: yamledit.UnsafeFile(data, docs)}
 	}
 	fe := newFileEdit(f)
 	a.files[name] = fe
@@ -533,18 +610,18 @@ func (a *applier) open(name string) (*fileEdit, error) {
 }
 
 // inPlace edits the document that defines the target.
-func (a *applier) inPlace(c Change, ref docRef, find finder) (bool, error) {
-	fe, err := a.file(ref.file)
+func (a *applier) inPlace(c Change, ref repoindex.DocRef, find repoindex.Finder) (bool, error) {
+	fe, err := a.file(ref.File)
 	if err != nil {
 		return false, err
 	}
-	if errors.Is(fe.unsafe, errTemplate) {
-		return false, fmt.Errorf("%s: %w: the chart renders the target from values; %s", ref.file, fe.unsafe, markerHint(c))
+	if errors.Is(fe.unsafe, yamledit.ErrTemplate) {
+		return false, fmt.Errorf("%s: %w: the chart renders the target from values; %s", ref.File, fe.unsafe, repoindex.MarkerHint(c.sought()))
 	}
 	if fe.unsafe != nil {
-		return false, fmt.Errorf("%s: %w", ref.file, fe.unsafe)
+		return false, fmt.Errorf("%s: %w", ref.File, fe.unsafe)
 	}
-	return fe.apply(c, ref.doc, find)
+	return fe.apply(c, ref.Doc, find)
 }
 
 // localDir turns the caller's path into a clean, slash-separated path that
@@ -587,4 +664,9 @@ func (c Change) validate() error {
 		}
 	}
 	return nil
+}
+
+// sought is what resolving c's target looks for.
+func (c Change) sought() repoindex.Sought {
+	return repoindex.Sought{Target: c.Target, Container: c.Container, Path: c.Path}
 }

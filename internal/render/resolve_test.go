@@ -7,52 +7,6 @@ import (
 	"testing"
 )
 
-func TestChainTransform(t *testing.T) {
-	base := &kustomization{dir: "base", namePrefix: "b-"}
-	mid := &kustomization{dir: "mid", namespace: "inner", nameSuffix: "-m"}
-	top := &kustomization{dir: "top", namespace: "outer", namePrefix: "t-", nameSuffix: "-t"}
-	for _, tc := range []struct {
-		name          string
-		c             chain
-		ns, n         string
-		wantNS, wantN string
-	}{
-		{"none", chain{}, "a", "web", "a", "web"},
-		// Inner layers first: t- + (b-web-m) + -t; the outermost namespace wins.
-		{"three layers", chain{base, mid, top}, "", "web", "outer", "t-b-web-m-t"},
-		{"namespace kept when no layer sets one", chain{base}, "shop", "web", "shop", "b-web"},
-		{"inner namespace", chain{base, mid}, "shop", "web", "inner", "b-web-m"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ns, n := tc.c.transform(tc.ns, tc.n)
-			if ns != tc.wantNS || n != tc.wantN {
-				t.Errorf("transform(%q, %q) = %q, %q; want %q, %q", tc.ns, tc.n, ns, n, tc.wantNS, tc.wantN)
-			}
-		})
-	}
-}
-
-func TestParseMarker(t *testing.T) {
-	for _, tc := range []struct {
-		comment, want string
-		ok            bool
-	}{
-		{`# {"$recommend": "shop/web:app"}`, "shop/web:app", true},
-		{`#{"$recommend":"a/b:c"} trailing words`, "a/b:c", true},
-		{`# note {"$recommend": "x/y:z", "other": 1}`, "x/y:z", true},
-		{`# {"$imagepolicy": "flux-system:web"}`, "", false},
-		{`# $recommend without JSON`, "", false},
-		{`# {"$recommend": 3}`, "", false},
-		{`# {"$recommend": ""}`, "", false},
-		{`# {"$recommend": "unterminated`, "", false},
-	} {
-		got, ok := parseMarker(tc.comment)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("parseMarker(%q) = %q, %v; want %q, %v", tc.comment, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 func TestParseMode(t *testing.T) {
 	for in, want := range map[string]Mode{"": ModeAuto, "auto": ModeAuto, "inplace": ModeInPlace, "patch": ModePatch} {
 		if got, err := ParseMode(in); err != nil || got != want {
@@ -165,32 +119,5 @@ func TestWithPaths(t *testing.T) {
 	}
 	if out.Results[0].Change.Path != "" {
 		t.Errorf("Result.Change.Path = %q, want the change as given", out.Results[0].Change.Path)
-	}
-}
-
-// TestHelmAdvice checks that only a target Helm installed, and that no
-// file defines at all, is told to mark its values.
-func TestHelmAdvice(t *testing.T) {
-	base := errors.New("target not found")
-	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
-	helm := web
-	helm.Annotations = map[string]string{"meta.helm.sh/release-name": "shop"}
-	for _, tc := range []struct {
-		name   string
-		target Target
-		none   bool
-		advice bool
-	}{
-		{"no Helm metadata", web, true, false},
-		{"installed by Helm", helm, true, true},
-		{"installed by Helm, but defined for another namespace", helm, false, false},
-	} {
-		err := helmAdvice(base, Change{Target: tc.target, Container: "app"}, tc.none)
-		if !errors.Is(err, base) {
-			t.Errorf("%s: %v does not wrap the error", tc.name, err)
-		}
-		if got := strings.Contains(err.Error(), `{"$recommend": "shop/web:app"}`); got != tc.advice {
-			t.Errorf("%s: advice = %v, want %v: %v", tc.name, got, tc.advice, err)
-		}
 	}
 }

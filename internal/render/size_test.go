@@ -11,9 +11,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"testing/synctest"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // padded returns a manifest grown with a comment to exactly size bytes.
@@ -260,7 +261,7 @@ func TestProofFSRefusesLargeFiles(t *testing.T) {
 				tc.big:               padded("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n", 4096),
 			})
 			var read []string
-			fsys := proofFS{FileSystem: readRecorder{filesys.MakeFsOnDisk(), &read}, root: dir, limit: 1024}
+			fsys := repoindex.ProofFS{FileSystem: readRecorder{filesys.MakeFsOnDisk(), &read}, Root: dir, Limit: 1024}
 			_, err := build(fsys, dir)
 			if !errors.Is(err, ErrFileTooLarge) && !strings.Contains(fmt.Sprint(err), tc.big+" is 4 KiB, above max-file-size 1Ki") {
 				t.Errorf("build error = %v, want %s refused", err, tc.big)
@@ -273,57 +274,6 @@ func TestProofFSRefusesLargeFiles(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestBudget checks the gate of the index's workers: a reader waits while
-// the bytes it asks for are held by others, and one that asks for more
-// than the whole budget waits to be alone.
-func TestBudget(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := newBudget(10)
-		b.acquire(6)
-		second := make(chan struct{})
-		go func() {
-			b.acquire(6)
-			close(second)
-		}()
-		synctest.Wait()
-		select {
-		case <-second:
-			t.Fatal("took 6 bytes of 10 while 6 were held")
-		default:
-		}
-		b.acquire(4) // what is left
-		b.release(4)
-		b.release(6)
-		synctest.Wait()
-		select {
-		case <-second:
-		default:
-			t.Fatal("still waiting with the whole budget free")
-		}
-		huge := make(chan struct{})
-		go func() {
-			b.acquire(1 << 40)
-			close(huge)
-		}()
-		synctest.Wait()
-		select {
-		case <-huge:
-			t.Fatal("a reader above the budget did not wait for the others")
-		default:
-		}
-		b.release(6)
-		synctest.Wait()
-		select {
-		case <-huge:
-		default:
-			t.Fatal("a reader above the budget waits although it is alone")
-		}
-		b.release(1 << 40)
-		var none *budget
-		none.acquire(1 << 40) // no limit: never waits
-	})
 }
 
 func TestParseFileSize(t *testing.T) {
@@ -382,8 +332,8 @@ func TestCheckAliases(t *testing.T) {
 		{"a sequence holding its alias", "- &a [*a]\n", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkAliases([]byte(tc.yaml))
-			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, errAliasBomb)) {
+			err := repoindex.CheckAliases([]byte(tc.yaml))
+			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, repoindex.ErrAliasBomb)) {
 				t.Errorf("checkAliases() = %v, want error %v", err, tc.wantErr)
 			}
 		})

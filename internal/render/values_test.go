@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helmsource"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // at parses a path written as dot-separated keys, with [n] for list items.
@@ -119,14 +121,14 @@ func TestValuesPlacer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var as []assignment
+			var as []helmsource.Assignment
 			for k, v := range tt.sets {
-				as = append(as, assignment{path: at(t, k), q: resource.MustParse(v)})
+				as = append(as, helmsource.Assignment{Path: at(t, k), Quantity: resource.MustParse(v)})
 			}
 			// A stable order: the map's is random.
 			for i := range as {
 				for j := i + 1; j < len(as); j++ {
-					if as[j].path.String() < as[i].path.String() {
+					if as[j].Path.String() < as[i].Path.String() {
 						as[i], as[j] = as[j], as[i]
 					}
 				}
@@ -135,7 +137,7 @@ func TestValuesPlacer(t *testing.T) {
 			if tt.prefix != "" {
 				prefix = at(t, tt.prefix)
 			}
-			fe := newFileEdit(&indexedFile{name: "values.yaml", data: []byte(tt.in)})
+			fe := newFileEdit(&repoindex.IndexedFile{Name: "values.yaml", Data: []byte(tt.in)})
 			docs, err := fe.currentDocs()
 			if err != nil {
 				t.Fatal(err)
@@ -155,49 +157,6 @@ func TestValuesPlacer(t *testing.T) {
 			}
 			if got := string(fe.data); got != tt.want {
 				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
-			}
-		})
-	}
-}
-
-// TestChooseLayer covers where a release's values go: the environment's
-// own layers, never one a later layer overrides.
-func TestChooseLayer(t *testing.T) {
-	cpu := []assignment{{path: keysPath("web", "resources", "requests", "cpu"), q: resource.MustParse("1")}}
-	file := func(what string, writable bool, values map[string]any) layer {
-		return layer{what: what, file: what, writable: writable, values: values}
-	}
-	object := func(values map[string]any) layer {
-		return layer{what: "object", prefix: keysPath("spec", "values"), writable: true, values: values}
-	}
-	sets := map[string]any{"web": map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "2"}}}}
-	other := map[string]any{"web": map[string]any{"replicas": 2}}
-	tests := []struct {
-		name   string
-		layers []layer
-		want   string
-		err    string
-	}{
-		{"the environment's values file before empty object values", []layer{file("shared", false, nil), file("own", true, other), object(nil)}, "own", ""},
-		{"the layer that already sets the key", []layer{file("own", true, other), object(sets)}, "object", ""},
-		{"the object when the environment has no file", []layer{file("shared", false, sets), object(other)}, "object", ""},
-		{"not a file a later layer overrides", []layer{file("own", true, nil), {what: "helm.values", values: sets}, object(nil)}, "object", ""},
-		{"refused when a layer above every own one sets it", []layer{object(nil), {what: "parameters", values: sets}}, "", "parameters sets web.resources.requests.cpu"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := chooseLayer(tt.layers, cpu)
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("error %v, want one saying %q", err, tt.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.what != tt.want {
-				t.Errorf("chose %s, want %s", got.what, tt.want)
 			}
 		})
 	}

@@ -93,15 +93,7 @@ func run(ctx context.Context) error {
 	forge := g.forge
 
 	step("applying the CRD, the demo workloads and their ResourceRecommends")
-	manifests, err := readManifests(
-		filepath.Join(root, "charts", "recommend-job", "crds"),
-		filepath.Join(demo, "repo"),
-		filepath.Join(demo, "resourcerecommends.yaml"),
-	)
-	if err != nil {
-		return err
-	}
-	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), manifests...); err != nil {
+	if err := applyDemo(ctx, root, demo, bed); err != nil {
 		return err
 	}
 
@@ -166,6 +158,20 @@ func run(ctx context.Context) error {
 	}
 	step("done; the test bed and Gitea stop now")
 	return nil
+}
+
+// applyDemo applies the CRD, the demo workloads and their
+// ResourceRecommends to the test bed's apiserver.
+func applyDemo(ctx context.Context, root, demo string, bed *testbed.Bed) error {
+	manifests, err := readManifests(
+		filepath.Join(root, "charts", "recommend-job", "crds"),
+		filepath.Join(demo, "repo"),
+		filepath.Join(demo, "resourcerecommends.yaml"),
+	)
+	if err != nil {
+		return err
+	}
+	return testbed.Apply(ctx, bed.APIServer.RESTConfig(), manifests...)
 }
 
 // openPullRequests returns the open pull requests of the admin's

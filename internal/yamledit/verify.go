@@ -1,4 +1,4 @@
-package render
+package yamledit
 
 import (
 	"fmt"
@@ -8,13 +8,13 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// verify parses an edited file and checks that it means exactly the model:
+// Verify parses an edited file and checks that it means exactly the model:
 // the same documents, keys, values and tags, whatever the style. When
 // comments is not nil, the file must also hold the same comment lines, which
 // catches a re-serialisation that drops or duplicates them. It returns the
 // parsed documents for the next edit.
-func verify(data []byte, model []*yaml.Node, comments []string) ([]*yaml.Node, error) {
-	docs, err := parseDocuments(data)
+func Verify(data []byte, model []*yaml.Node, comments []string) ([]*yaml.Node, error) {
+	docs, err := ParseDocuments(data)
 	if err != nil {
 		return nil, fmt.Errorf("edited file does not parse: %w", err)
 	}
@@ -22,18 +22,18 @@ func verify(data []byte, model []*yaml.Node, comments []string) ([]*yaml.Node, e
 		return nil, fmt.Errorf("edited file has %d documents instead of %d", len(docs), len(model))
 	}
 	for i := range docs {
-		if !sameNode(model[i], docs[i]) {
+		if !SameNode(model[i], docs[i]) {
 			return nil, fmt.Errorf("document %d does not parse back to the intended edit", i+1)
 		}
 	}
-	if comments != nil && !slices.Equal(comments, collectComments(docs)) {
+	if comments != nil && !slices.Equal(comments, CollectComments(docs)) {
 		return nil, fmt.Errorf("comments would be lost or duplicated")
 	}
 	return docs, nil
 }
 
-// sameNode compares what two trees mean, ignoring style, comments and position.
-func sameNode(a, b *yaml.Node) bool {
+// SameNode compares what two trees mean, ignoring style, comments and position.
+func SameNode(a, b *yaml.Node) bool {
 	if a.Kind != b.Kind || a.Anchor != b.Anchor || len(a.Content) != len(b.Content) {
 		return false
 	}
@@ -50,16 +50,16 @@ func sameNode(a, b *yaml.Node) bool {
 		}
 	}
 	for i := range a.Content {
-		if !sameNode(a.Content[i], b.Content[i]) {
+		if !SameNode(a.Content[i], b.Content[i]) {
 			return false
 		}
 	}
 	return true
 }
 
-// collectComments returns every comment line the parser attached to the
+// CollectComments returns every comment line the parser attached to the
 // documents, sorted.
-func collectComments(docs []*yaml.Node) []string {
+func CollectComments(docs []*yaml.Node) []string {
 	var out []string
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {

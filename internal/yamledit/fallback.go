@@ -1,4 +1,4 @@
-package render
+package yamledit
 
 import (
 	"bytes"
@@ -8,38 +8,38 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// region is a subtree of a document on lines of its own, which can be
+// Region is a subtree of a document on lines of its own, which can be
 // re-serialised in their place when an edit cannot be spliced: a block
 // mapping on the lines below its key, or a mapping item of a block
 // sequence from its dash on.
-type region struct {
+type Region struct {
 	n           *yaml.Node
-	first, last int  // the lines it holds
+	First, Last int  // the lines it holds
 	indent      int  // the column, from 0, its lines start at
 	item        bool // n is a sequence item, written after a dash
 }
 
-// regionOf finds the lines of n in the document doc, before n is edited.
-func (s *source) regionOf(doc, n *yaml.Node) (region, error) {
-	parent, key := parentOf(doc, n)
+// RegionOf finds the lines of n in the document doc, before n is edited.
+func (s *Source) RegionOf(doc, n *yaml.Node) (Region, error) {
+	parent, key := ParentOf(doc, n)
 	if parent == nil || n.Kind != yaml.MappingNode || n.Style&yaml.FlowStyle != 0 || len(n.Content) == 0 ||
 		n.Anchor != "" || n.Style&yaml.TaggedStyle != 0 {
-		return region{}, fmt.Errorf("line %d: not a block mapping", n.Line)
+		return Region{}, fmt.Errorf("line %d: not a block mapping", n.Line)
 	}
-	r := region{n: n}
+	r := Region{n: n}
 	switch {
 	case parent.Kind == yaml.MappingNode && key != nil && n.Content[0].Line > key.Line:
-		r.first, r.indent = key.Line+1, n.Column-1
+		r.First, r.indent = key.Line+1, n.Column-1
 	case parent.Kind == yaml.SequenceNode && parent.Style&yaml.FlowStyle == 0:
 		dash, err := s.dashBefore(n)
 		if err != nil {
-			return region{}, err
+			return Region{}, err
 		}
-		r.first, r.indent, r.item = n.Line, dash, true
+		r.First, r.indent, r.item = n.Line, dash, true
 	default:
-		return region{}, fmt.Errorf("line %d: not on lines of its own", n.Line)
+		return Region{}, fmt.Errorf("line %d: not on lines of its own", n.Line)
 	}
-	r.last = s.endOf(doc, n)
+	r.Last = s.endOf(doc, n)
 	return r, nil
 }
 
@@ -47,8 +47,8 @@ func (s *source) regionOf(doc, n *yaml.Node) (region, error) {
 // tell (a tagged scalar, or a plain one over several lines, at the end),
 // the line before whatever follows n in the file, blank and comment lines
 // aside.
-func (s *source) endOf(doc, n *yaml.Node) int {
-	if l, err := s.lastLine(n); err == nil {
+func (s *Source) endOf(doc, n *yaml.Node) int {
+	if l, err := s.LastLine(n); err == nil {
 		return l
 	}
 	inside := map[*yaml.Node]bool{}
@@ -60,7 +60,7 @@ func (s *source) endOf(doc, n *yaml.Node) int {
 		}
 	}
 	mark(n)
-	next := s.lineCount() + 1
+	next := s.LineCount() + 1
 	var walk func(m *yaml.Node)
 	walk = func(m *yaml.Node) {
 		if !inside[m] && m.Line > n.Line && m.Line < next {
@@ -72,14 +72,14 @@ func (s *source) endOf(doc, n *yaml.Node) int {
 	}
 	walk(doc)
 	for l := n.Line + 1; l < next; l++ {
-		if t := s.text(l); bytes.HasPrefix(t, []byte("---")) || bytes.HasPrefix(t, []byte("...")) {
+		if t := s.Text(l); bytes.HasPrefix(t, []byte("---")) || bytes.HasPrefix(t, []byte("...")) {
 			next = l
 			break
 		}
 	}
 	last := next - 1
 	for last > n.Line {
-		if _, blank, comment := s.indent(last); !blank && !comment {
+		if _, blank, comment := s.Indent(last); !blank && !comment {
 			break
 		}
 		last--
@@ -87,11 +87,11 @@ func (s *source) endOf(doc, n *yaml.Node) int {
 	return last
 }
 
-// reserialise writes r's node, as edited, in place of r's lines, and
+// Reserialise writes r's node, as edited, in place of r's lines, and
 // returns the file. Every other line stays as it was, since only r's
 // bytes are replaced; the caller checks the comments. Inside the region,
 // blank lines go and comments may be respaced.
-func (s *source) reserialise(r region, step int) ([]byte, error) {
+func (s *Source) Reserialise(r Region, step int) ([]byte, error) {
 	// Aliases in the copy keep pointing at the original anchors, which
 	// the edited path never holds.
 	enc := yaml.CopyYNode(r.n)
@@ -113,7 +113,7 @@ func (s *source) reserialise(r region, step int) ([]byte, error) {
 	var buf bytes.Buffer
 	e := yaml.NewEncoder(&buf)
 	e.SetIndent(step)
-	if yaml.DeriveSeqIndentStyle(string(s.data)) == string(yaml.WideSequenceStyle) {
+	if yaml.DeriveSeqIndentStyle(string(s.Data)) == string(yaml.WideSequenceStyle) {
 		e.DefaultSeqIndent()
 	} else {
 		e.CompactSeqIndent()
@@ -124,9 +124,9 @@ func (s *source) reserialise(r region, step int) ([]byte, error) {
 	if err := e.Close(); err != nil {
 		return nil, err
 	}
-	br := s.lineBreak(r.first)
+	br := s.LineBreak(r.First)
 	if br == "" {
-		br = s.defaultBreak()
+		br = s.DefaultBreak()
 	}
 	pad := strings.Repeat(" ", r.indent)
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
@@ -135,34 +135,34 @@ func (s *source) reserialise(r region, step int) ([]byte, error) {
 			lines[i] = pad + l
 		}
 	}
-	start, end := s.lineStart(r.first), s.ends[r.last-1]
-	out := make([]byte, 0, len(s.data)+buf.Len())
-	out = append(out, s.data[:start]...)
+	start, end := s.LineStart(r.First), s.ends[r.Last-1]
+	out := make([]byte, 0, len(s.Data)+buf.Len())
+	out = append(out, s.Data[:start]...)
 	out = append(out, strings.Join(lines, br)...)
-	return append(out, s.data[end:]...), nil
+	return append(out, s.Data[end:]...), nil
 }
 
 // dashBefore returns the column, from 0, of the dash that starts the
 // sequence item n on n's own line.
-func (s *source) dashBefore(n *yaml.Node) (int, error) {
+func (s *Source) dashBefore(n *yaml.Node) (int, error) {
 	off, err := s.offset(n.Line, n.Column)
 	if err != nil {
 		return 0, err
 	}
-	start := s.lineStart(n.Line)
+	start := s.LineStart(n.Line)
 	i := off - 1
-	for i >= start && (s.data[i] == ' ' || s.data[i] == '\t') {
+	for i >= start && (s.Data[i] == ' ' || s.Data[i] == '\t') {
 		i--
 	}
-	if i < start || s.data[i] != '-' || bytes.ContainsFunc(s.data[start:i], func(r rune) bool { return r != ' ' }) {
+	if i < start || s.Data[i] != '-' || bytes.ContainsFunc(s.Data[start:i], func(r rune) bool { return r != ' ' }) {
 		return 0, fmt.Errorf("line %d: the item does not start its line", n.Line)
 	}
 	return i - start, nil
 }
 
-// parentOf returns the node holding n in the tree under root, and n's key
+// ParentOf returns the node holding n in the tree under root, and n's key
 // when that is a mapping.
-func parentOf(root, n *yaml.Node) (parent, key *yaml.Node) {
+func ParentOf(root, n *yaml.Node) (parent, key *yaml.Node) {
 	var walk func(m *yaml.Node, depth int) bool
 	walk = func(m *yaml.Node, depth int) bool {
 		if depth > 200 {

@@ -1,4 +1,4 @@
-package render
+package yamledit
 
 import (
 	"bytes"
@@ -9,9 +9,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// parseDocuments decodes every document of a YAML stream into nodes whose
+// ParseDocuments decodes every document of a YAML stream into nodes whose
 // Line and Column are relative to the whole stream.
-func parseDocuments(data []byte) ([]*yaml.Node, error) {
+func ParseDocuments(data []byte) ([]*yaml.Node, error) {
 	// The parser also reads UTF-16; positions are only mapped back onto
 	// UTF-8 bytes, so anything else is not ours to edit.
 	if !utf8.Valid(data) {
@@ -31,17 +31,17 @@ func parseDocuments(data []byte) ([]*yaml.Node, error) {
 	}
 }
 
-// docRoot returns the top-level node of a document, or nil.
-func docRoot(doc *yaml.Node) *yaml.Node {
+// DocRoot returns the top-level node of a document, or nil.
+func DocRoot(doc *yaml.Node) *yaml.Node {
 	if doc == nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return nil
 	}
 	return doc.Content[0]
 }
 
-// lookup returns the key and value nodes of key in mapping m, resolving
+// Lookup returns the key and value nodes of key in mapping m, resolving
 // neither aliases nor merge keys; dup reports that the key occurs twice.
-func lookup(m *yaml.Node, key string) (k, v *yaml.Node, dup bool) {
+func Lookup(m *yaml.Node, key string) (k, v *yaml.Node, dup bool) {
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil, nil, false
 	}
@@ -58,10 +58,10 @@ func lookup(m *yaml.Node, key string) (k, v *yaml.Node, dup bool) {
 	return k, v, false
 }
 
-// scalarField returns the string value of key in m, following an alias, for
+// ScalarField returns the string value of key in m, following an alias, for
 // reading identities where aliases are harmless.
-func scalarField(m *yaml.Node, key string) (string, bool) {
-	_, v, dup := lookup(m, key)
+func ScalarField(m *yaml.Node, key string) (string, bool) {
+	_, v, dup := Lookup(m, key)
 	if v == nil || dup {
 		return "", false
 	}
@@ -84,8 +84,8 @@ func hasMergeKey(m *yaml.Node) bool {
 	return false
 }
 
-// isNull reports whether n is an empty value: null, ~, nothing, or {}.
-func isNull(n *yaml.Node) bool {
+// IsNull reports whether n is an empty value: null, ~, nothing, or {}.
+func IsNull(n *yaml.Node) bool {
 	switch n.Kind {
 	case yaml.ScalarNode:
 		return n.ShortTag() == "!!null"

@@ -1,4 +1,4 @@
-package render
+package yamledit
 
 import (
 	"fmt"
@@ -9,9 +9,9 @@ import (
 	"strconv"
 )
 
-// writeFile replaces name under r with data through a temporary file and a
+// WriteFile replaces name under r with data through a temporary file and a
 // rename, so that an interrupted run never leaves a truncated manifest.
-func writeFile(r *os.Root, name string, data []byte, perm fs.FileMode) error {
+func WriteFile(r *os.Root, name string, data []byte, perm fs.FileMode) error {
 	target := filepath.FromSlash(name)
 	dir, base := filepath.Split(target)
 	// Hidden, so that a concurrent index skips it.

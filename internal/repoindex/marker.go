@@ -1,4 +1,4 @@
-package render
+package repoindex
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // markerKey is the key of a marker comment, as in
@@ -16,13 +18,13 @@ import (
 // container of one workload, for files no index can map, such as Helm values.
 const markerKey = "$recommend"
 
-// markerValue is what a marker names: namespace/name:container.
-func markerValue(namespace, name, container string) string {
+// MarkerValue is what a marker names: namespace/name:container.
+func MarkerValue(namespace, name, container string) string {
 	return namespace + "/" + name + ":" + container
 }
 
-// parseMarker returns the value of a marker in comment, if it holds one.
-func parseMarker(comment string) (string, bool) {
+// ParseMarker returns the value of a marker in comment, if it holds one.
+func ParseMarker(comment string) (string, bool) {
 	i := strings.Index(comment, markerKey)
 	if i < 0 {
 		return "", false
@@ -65,7 +67,7 @@ func findMarkers(doc *yaml.Node) map[string][]markerHit {
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k, v := n.Content[i], n.Content[i+1]
-				if val, ok := parseMarker(k.LineComment + " " + v.LineComment); ok {
+				if val, ok := ParseMarker(k.LineComment + " " + v.LineComment); ok {
 					if out == nil {
 						out = map[string][]markerHit{}
 					}
@@ -83,7 +85,7 @@ func markedMapping(parent, k, v *yaml.Node) (h markerHit) {
 	switch {
 	case k.Value == "resources":
 		h.holder = parent
-	case v.Kind == yaml.MappingNode && hasKey(v, "resources"):
+	case v.Kind == yaml.MappingNode && HasKey(v, "resources"):
 		h.holder = v
 	case v.Kind == yaml.MappingNode && len(v.Content) > 0:
 		h.holder, h.direct = v, true
@@ -91,17 +93,18 @@ func markedMapping(parent, k, v *yaml.Node) (h markerHit) {
 		h.err = fmt.Errorf("%w: marker at line %d marks neither a resources mapping nor a mapping that holds one", ErrContainerNotFound, k.Line)
 		return h
 	}
-	h.err = unsafeNode(h.holder, "the marked mapping")
+	h.err = yamledit.UnsafeNode(h.holder, "the marked mapping")
 	return h
 }
 
-func hasKey(m *yaml.Node, key string) bool {
-	k, _, _ := lookup(m, key)
+// HasKey reports whether mapping m holds key.
+func HasKey(m *yaml.Node, key string) bool {
+	k, _, _ := yamledit.Lookup(m, key)
 	return k != nil
 }
 
 // markerFinder finds the mapping a marker with value marks.
-func markerFinder(value string) finder {
+func markerFinder(value string) Finder {
 	return func(doc *yaml.Node) (*yaml.Node, bool, error) {
 		hits := findMarkers(doc)[value]
 		switch len(hits) {
@@ -126,10 +129,10 @@ func markedPath(doc *yaml.Node, value string) ([]string, bool, error) {
 	if h.err != nil {
 		return nil, false, h.err
 	}
-	root := docRoot(doc)
+	root := yamledit.DocRoot(doc)
 	var path []string
 	for n := h.holder; n != root; {
-		parent, key := parentOf(doc, n)
+		parent, key := yamledit.ParentOf(doc, n)
 		if parent == nil || key == nil || parent.Kind != yaml.MappingNode {
 			return nil, false, fmt.Errorf("%w: the mapping marker %q marks sits in a list (line %d), which a patch would replace whole", ErrUnsafeFile, value, n.Line)
 		}
@@ -139,17 +142,17 @@ func markedPath(doc *yaml.Node, value string) ([]string, bool, error) {
 	return path, h.direct, nil
 }
 
-// markedObject is where a build of ref's kustomization renders the values
+// MarkedObject is where a build of ref's kustomization renders the values
 // of the marker with value: the marked object, by its build id, the keys
 // from its root to the marked mapping, and whether that mapping is the
 // resources itself.
-func markedObject(doc *yaml.Node, ref docRef, value string) (string, []string, bool, error) {
-	if ref.key.kind == "" {
-		return "", nil, false, fmt.Errorf("%w: %s: the document holding marker %q is not a Kubernetes object", ErrUnsafeFile, ref.file, value)
+func MarkedObject(doc *yaml.Node, ref DocRef, value string) (string, []string, bool, error) {
+	if ref.Key.Kind == "" {
+		return "", nil, false, fmt.Errorf("%w: %s: the document holding marker %q is not a Kubernetes object", ErrUnsafeFile, ref.File, value)
 	}
 	keys, direct, err := markedPath(doc, value)
 	if err != nil {
-		return "", nil, false, fmt.Errorf("%s: %w", ref.file, err)
+		return "", nil, false, fmt.Errorf("%s: %w", ref.File, err)
 	}
-	return ref.key.group + "/" + ref.key.kind + "/" + ref.namespace + "/" + ref.key.name, keys, direct, nil
+	return ref.Key.Group + "/" + ref.Key.Kind + "/" + ref.Namespace + "/" + ref.Key.Name, keys, direct, nil
 }

@@ -1,10 +1,12 @@
-package render
+package helmsource
 
 import (
 	"slices"
 	"testing"
 
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // TestApplicationSetReads checks which values files an ApplicationSet's
@@ -26,7 +28,7 @@ func TestApplicationSetReads(t *testing.T) {
 `
 	list := "spec:\n  generators:\n    - list:\n        elements:\n          - {env: qa, type: test}\n          - {env: prod-eu, type: prod}\n" + template
 	git := "spec:\n  generators:\n    - git:\n        repoURL: https://git.example.com/fleet.git\n        directories: [{path: envs/*}]\n" + template
-	a := &applier{idx: &index{charts: map[string]bool{"charts/shop": true}}}
+	a := &Sources{Index: &repoindex.Index{Charts: map[string]bool{"charts/shop": true}}}
 	tests := []struct {
 		name, appset string
 		reads        []string
@@ -45,9 +47,9 @@ func TestApplicationSetReads(t *testing.T) {
 			if err := sigsyaml.Unmarshal([]byte(tt.appset), &obj); err != nil {
 				t.Fatal(err)
 			}
-			apps := generatedApps(obj)
+			apps := GeneratedApps(obj)
 			reads := func(file string) bool {
-				return slices.ContainsFunc(apps, func(app map[string]any) bool { return a.readsValueFile(app, file) })
+				return slices.ContainsFunc(apps, func(app map[string]any) bool { return a.ReadsValueFile(app, file) })
 			}
 			for _, f := range tt.reads {
 				if !reads(f) {

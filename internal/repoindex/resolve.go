@@ -1,10 +1,12 @@
-package render
+package repoindex
 
 import (
 	"fmt"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // scope is a directory the target's source must be rendered from, and why.
@@ -17,10 +19,10 @@ type scope struct {
 }
 
 // scopes returns the narrowings that apply to c, in the order applied.
-func (idx *index) scopes(c Change) []scope {
+func (idx *Index) scopes(c Sought) []scope {
 	var out []scope
 	if c.Path != "" {
-		out = append(out, scope{dirs: []string{cleanRepoPath(c.Path)}, why: "path " + c.Path, strict: true})
+		out = append(out, scope{dirs: []string{CleanRepoPath(c.Path)}, why: "path " + c.Path, strict: true})
 	}
 	t := c.Target
 	app := ""
@@ -46,20 +48,20 @@ func under(p, dir string) bool {
 	return dir == "." || p == dir || strings.HasPrefix(p, dir+"/")
 }
 
-// renderedFrom returns the directory a document is rendered from: its
+// RenderedFrom returns the directory a document is rendered from: its
 // kustomization's, or its own.
-func (r docRef) renderedFrom() string {
-	if r.chain != nil {
-		return r.chain.root().dir
+func (r DocRef) RenderedFrom() string {
+	if r.Chain != nil {
+		return r.Chain.Root().Dir
 	}
-	return path.Dir(r.file)
+	return path.Dir(r.File)
 }
 
 // where describes a document for errors.
-func (r docRef) where() string {
-	s := fmt.Sprintf("%s (document %d)", r.file, r.doc+1)
-	if r.chain != nil {
-		s += " via " + r.chain.root().file
+func (r DocRef) where() string {
+	s := fmt.Sprintf("%s (document %d)", r.File, r.Doc+1)
+	if r.Chain != nil {
+		s += " via " + r.Chain.Root().File
 	}
 	return s
 }
@@ -69,58 +71,58 @@ func (r docRef) where() string {
 // has one; otherwise the manifests under it and the kustomizations under
 // it that no other one under it includes, as Flux builds a path without a
 // kustomization.
-func (idx *index) selects(dir string, r docRef) bool {
-	if k := idx.graph.byDir[dir]; k != nil && !k.component {
-		return r.chain != nil && r.chain.root() == k
+func (idx *Index) selects(dir string, r DocRef) bool {
+	if k := idx.Graph.ByDir[dir]; k != nil && !k.component {
+		return r.Chain != nil && r.Chain.Root() == k
 	}
-	if r.chain == nil {
-		return under(r.file, dir)
+	if r.Chain == nil {
+		return under(r.File, dir)
 	}
-	k := r.chain.root()
-	if !under(k.dir, dir) {
+	k := r.Chain.Root()
+	if !under(k.Dir, dir) {
 		return false
 	}
-	for _, other := range idx.graph.byDir {
-		if other != k && under(other.dir, dir) && other.includes(k) {
+	for _, other := range idx.Graph.ByDir {
+		if other != k && under(other.Dir, dir) && other.Includes(k) {
 			return false
 		}
 	}
 	return true
 }
 
-// sharedFor says why r's file must not be edited in place for r's
+// SharedFor says why r's file must not be edited in place for r's
 // renderer, or returns "": an environment that does not include the
 // renderer renders the file too, or the renderer renders it twice.
 // Kustomizations that include the renderer render the change with it, as
 // they render anything it holds.
-func (idx *index) sharedFor(r docRef) string {
-	if r.chain == nil {
+func (idx *Index) SharedFor(r DocRef) string {
+	if r.Chain == nil {
 		return ""
 	}
-	k := r.chain.root()
+	k := r.Chain.Root()
 	ways := 0
 	var others []string
-	for _, c := range idx.graph.chains(r.file) {
+	for _, c := range idx.Graph.Chains(r.File) {
 		switch {
-		case c.root() == k:
+		case c.Root() == k:
 			ways++
 		case containsK(c, k):
 			// An overlay built on the renderer.
-		case idx.isEnv(c.root()) && !slices.Contains(others, c.root().dir):
-			others = append(others, c.root().dir)
+		case idx.IsEnv(c.Root()) && !slices.Contains(others, c.Root().Dir):
+			others = append(others, c.Root().Dir)
 		}
 	}
 	if len(others) > 0 {
 		slices.Sort(others)
-		return fmt.Sprintf("%s is also rendered by %s", r.file, strings.Join(others, ", "))
+		return fmt.Sprintf("%s is also rendered by %s", r.File, strings.Join(others, ", "))
 	}
 	if ways > 1 {
-		return fmt.Sprintf("%s renders %s more than once", k.file, r.file)
+		return fmt.Sprintf("%s renders %s more than once", k.File, r.File)
 	}
 	return ""
 }
 
-// resolve picks the document that defines c's target: a marker comment
+// Resolve picks the document that defines c's target: a marker comment
 // first, else the index narrowed by the change's path and the target's
 // Argo CD or Flux metadata, each naming the one directory that renders
 // it. A manifest without a namespace matches any namespace, but one whose
@@ -128,9 +130,9 @@ func (idx *index) sharedFor(r docRef) string {
 // renders (a kustomization nothing includes, or one something names as
 // deployed) wins over what only a base renders. It returns a nil finder
 // for a container of a pod template.
-func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
+func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 	t := c.Target
-	key := markerValue(t.Namespace, t.Name, c.Container)
+	key := MarkerValue(t.Namespace, t.Name, c.Container)
 	switch ms := idx.markers[key]; len(ms) {
 	case 0:
 	case 1:
@@ -142,32 +144,32 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 			where = append(where, r.where())
 		}
 		slices.Sort(where)
-		return docRef{}, nil, fmt.Errorf("%w: marker %q is in %s", ErrAmbiguousTarget, key, strings.Join(where, ", "))
+		return DocRef{}, nil, fmt.Errorf("%w: marker %q is in %s", ErrAmbiguousTarget, key, strings.Join(where, ", "))
 	}
 
-	refs := idx.refs[keyOf(t)]
+	refs := idx.Refs[KeyOf(t)]
 	var narrowed []string
 	for _, s := range idx.scopes(c) {
-		in := idx.selectedBy(s.dirs, refs)
+		in := idx.SelectedBy(s.dirs, refs)
 		if len(in) == 0 {
 			if len(refs) == 0 && !s.strict {
 				break // reported as not found below
 			}
 			err := fmt.Errorf("%w: %s: %s (%s) does not render it", ErrTargetNotFound, t, idx.describeDirs(s.dirs), s.why)
 			if len(refs) > 0 {
-				err = fmt.Errorf("%w; %s does", err, renderersOf(refs))
+				err = fmt.Errorf("%w; %s does", err, RenderersOf(refs))
 			}
-			return docRef{}, nil, helmAdvice(idx.withSkipped(err, c, dir), c, len(refs) == 0)
+			return DocRef{}, nil, HelmAdvice(idx.withSkipped(err, c, dir), c, len(refs) == 0)
 		}
 		refs = in
 		narrowed = append(narrowed, s.why)
 	}
 
-	var explicit, implicit []docRef
+	var explicit, implicit []DocRef
 	for _, r := range refs {
-		switch r.namespace {
+		switch r.Namespace {
 		case t.Namespace:
-			if r.namespace != "" {
+			if r.Namespace != "" {
 				explicit = append(explicit, r)
 			} else {
 				implicit = append(implicit, r)
@@ -181,7 +183,7 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 		found = implicit
 	}
 	if len(narrowed) == 0 && len(found) > 1 {
-		found = idx.preferEnvs(found)
+		found = idx.PreferEnvs(found)
 	}
 	switch len(found) {
 	case 1:
@@ -189,8 +191,8 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 	case 0:
 		err := fmt.Errorf("%w: %s under %s", ErrTargetNotFound, t, dir)
 		var others []string
-		for _, r := range idx.refs[keyOf(t)] {
-			others = append(others, fmt.Sprintf("%s in %s", r.namespace, r.where()))
+		for _, r := range idx.Refs[KeyOf(t)] {
+			others = append(others, fmt.Sprintf("%s in %s", r.Namespace, r.where()))
 		}
 		if len(others) > 0 {
 			err = fmt.Errorf("%w (defined for other namespaces: %s)", err, strings.Join(others, ", "))
@@ -205,15 +207,15 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 			for _, b := range maybe {
 				if chart := idx.inChart(b); chart != "" && helmRelease(t) == "" {
 					// A chart's template names it: the values size it.
-					err = fmt.Errorf("%w; %s is a template of the Helm chart %s, which renders the target from values: %s", err, b, chart, markerHint(c))
+					err = fmt.Errorf("%w; %s is a template of the Helm chart %s, which renders the target from values: %s", err, b, chart, MarkerHint(c))
 					break
 				}
 			}
 		}
-		if app := argoApp(t); app != "" && len(idx.apps[app]) == 0 && !idx.hasApplication(app) {
+		if app := ArgoApp(t); app != "" && len(idx.apps[app]) == 0 && !idx.hasApplication(app) {
 			err = fmt.Errorf("%w; the Argo CD application %s that tracks it is not in the repository as written (an app of apps' chart or an ApplicationSet may generate it)", err, app)
 		}
-		return docRef{}, nil, helmAdvice(idx.withSkipped(err, c, dir), c, len(idx.refs[keyOf(t)]) == 0)
+		return DocRef{}, nil, HelmAdvice(idx.withSkipped(err, c, dir), c, len(idx.Refs[KeyOf(t)]) == 0)
 	}
 	var where []string
 	for _, r := range found {
@@ -225,20 +227,20 @@ func (idx *index) resolve(c Change, dir string) (docRef, finder, error) {
 		err = fmt.Errorf("%w, even when narrowed by %s", err, strings.Join(narrowed, " and "))
 	} else {
 		err = fmt.Errorf("%w; an Argo CD tracking-id, Flux labels, render-paths or the %s annotation naming one of %s would tell them apart",
-			err, AnnotationPath, renderersOf(found))
+			err, AnnotationPath, RenderersOf(found))
 	}
-	return docRef{}, nil, err
+	return DocRef{}, nil, err
 }
 
 // hasApplication reports whether the repository holds the Argo CD
 // application app (<namespace>_<name> or <name>).
-func (idx *index) hasApplication(app string) bool {
+func (idx *Index) hasApplication(app string) bool {
 	ns, name, ok := strings.Cut(app, "_")
 	if !ok {
 		ns, name = "", app
 	}
-	return slices.ContainsFunc(idx.refs[identKey{argoGroup, "Application", name}], func(r docRef) bool {
-		return ns == "" || r.namespace == ns
+	return slices.ContainsFunc(idx.Refs[IdentKey{ArgoGroup, "Application", name}], func(r DocRef) bool {
+		return ns == "" || r.Namespace == ns
 	})
 }
 
@@ -248,58 +250,58 @@ func (idx *index) hasApplication(app string) bool {
 // dir renders has none (a Helm values file); a file several environments
 // render and no hint picks one of is refused, since the marker does not
 // say which environment it sizes.
-func (idx *index) resolveMarker(c Change, m docRef, dir string) (docRef, error) {
-	var refs []docRef
-	for _, ch := range idx.graph.chains(m.file) {
-		if !under(ch.root().dir, dir) || slices.ContainsFunc(refs, func(x docRef) bool { return x.chain.root() == ch.root() }) {
+func (idx *Index) resolveMarker(c Sought, m DocRef, dir string) (DocRef, error) {
+	var refs []DocRef
+	for _, ch := range idx.Graph.Chains(m.File) {
+		if !under(ch.Root().Dir, dir) || slices.ContainsFunc(refs, func(x DocRef) bool { return x.Chain.Root() == ch.Root() }) {
 			continue
 		}
 		r := m
-		r.chain = ch
+		r.Chain = ch
 		refs = append(refs, r)
 	}
 	if len(refs) == 0 {
 		return m, nil
 	}
-	key := markerValue(c.Target.Namespace, c.Target.Name, c.Container)
+	key := MarkerValue(c.Target.Namespace, c.Target.Name, c.Container)
 	narrowed := false
 	for _, s := range idx.scopes(c) {
-		in := idx.selectedBy(s.dirs, refs)
+		in := idx.SelectedBy(s.dirs, refs)
 		if len(in) == 0 {
 			if !s.strict {
 				continue
 			}
-			return docRef{}, fmt.Errorf("%w: marker %q is in %s, which %s (%s) does not render; %s does",
-				ErrTargetNotFound, key, m.file, idx.describeDirs(s.dirs), s.why, renderersOf(refs))
+			return DocRef{}, fmt.Errorf("%w: marker %q is in %s, which %s (%s) does not render; %s does",
+				ErrTargetNotFound, key, m.File, idx.describeDirs(s.dirs), s.why, RenderersOf(refs))
 		}
 		refs, narrowed = in, true
 	}
 	if !narrowed {
-		refs = idx.preferEnvs(refs)
+		refs = idx.PreferEnvs(refs)
 	}
 	if len(refs) > 1 {
-		return docRef{}, fmt.Errorf("%w: marker %q is in %s, which %s all render: the value would change each of them; set the %s annotation or render-paths to the directory of the target's environment, and it is written there",
-			ErrAmbiguousTarget, key, m.file, renderersOf(refs), AnnotationPath)
+		return DocRef{}, fmt.Errorf("%w: marker %q is in %s, which %s all render: the value would change each of them; set the %s annotation or render-paths to the directory of the target's environment, and it is written there",
+			ErrAmbiguousTarget, key, m.File, RenderersOf(refs), AnnotationPath)
 	}
 	r := refs[0]
-	docs, err := parseDocuments(idx.files[r.file].data)
-	if err != nil || r.doc >= len(docs) {
-		return docRef{}, fmt.Errorf("%w: %s no longer parses: %w", ErrUnsafeFile, r.file, err)
+	docs, err := yamledit.ParseDocuments(idx.Files[r.File].Data)
+	if err != nil || r.Doc >= len(docs) {
+		return DocRef{}, fmt.Errorf("%w: %s no longer parses: %w", ErrUnsafeFile, r.File, err)
 	}
-	k, ns, ok := identify(docs[r.doc])
+	k, ns, ok := Identify(docs[r.Doc])
 	if !ok {
 		return r, nil
 	}
-	r.rawName, r.rawNamespace = k.name, ns
-	r.namespace, r.key.name = r.chain.transform(ns, k.name)
-	r.key.group, r.key.kind = k.group, k.kind
+	r.RawName, r.RawNamespace = k.Name, ns
+	r.Namespace, r.Key.Name = r.Chain.Transform(ns, k.Name)
+	r.Key.Group, r.Key.Kind = k.Group, k.Kind
 	return r, nil
 }
 
-// selectedBy returns the refs that one of dirs, a hint's directories,
+// SelectedBy returns the refs that one of dirs, a hint's directories,
 // renders.
-func (idx *index) selectedBy(dirs []string, refs []docRef) []docRef {
-	var in []docRef
+func (idx *Index) SelectedBy(dirs []string, refs []DocRef) []DocRef {
+	var in []DocRef
 	for _, r := range refs {
 		if slices.ContainsFunc(dirs, func(d string) bool { return idx.selects(d, r) }) {
 			in = append(in, r)
@@ -308,12 +310,12 @@ func (idx *index) selectedBy(dirs []string, refs []docRef) []docRef {
 	return in
 }
 
-// preferEnvs returns the refs an environment renders (or no kustomization
+// PreferEnvs returns the refs an environment renders (or no kustomization
 // does), or all of refs when there are none.
-func (idx *index) preferEnvs(refs []docRef) []docRef {
-	var envs []docRef
+func (idx *Index) PreferEnvs(refs []DocRef) []DocRef {
+	var envs []DocRef
 	for _, r := range refs {
-		if r.chain == nil || idx.isEnv(r.chain.root()) {
+		if r.Chain == nil || idx.IsEnv(r.Chain.Root()) {
 			envs = append(envs, r)
 		}
 	}
@@ -324,10 +326,10 @@ func (idx *index) preferEnvs(refs []docRef) []docRef {
 }
 
 // describeDirs names the directories of a hint for an error.
-func (idx *index) describeDirs(dirs []string) string {
+func (idx *Index) describeDirs(dirs []string) string {
 	var out []string
 	for _, d := range dirs {
-		if k := idx.graph.byDir[d]; k != nil && !k.component {
+		if k := idx.Graph.ByDir[d]; k != nil && !k.component {
 			out = append(out, "the kustomization in "+d)
 		} else {
 			out = append(out, "the directory "+d)
@@ -336,11 +338,11 @@ func (idx *index) describeDirs(dirs []string) string {
 	return strings.Join(out, ", ")
 }
 
-// renderersOf lists, sorted, the directories that render refs.
-func renderersOf(refs []docRef) string {
+// RenderersOf lists, sorted, the directories that render refs.
+func RenderersOf(refs []DocRef) string {
 	var dirs []string
 	for _, r := range refs {
-		if d := r.renderedFrom(); !slices.Contains(dirs, d) {
+		if d := r.RenderedFrom(); !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
 	}
@@ -351,49 +353,49 @@ func renderersOf(refs []docRef) string {
 // Metadata Helm and Flux's helm-controller put on what they install.
 const (
 	helmManagedBy     = "app.kubernetes.io/managed-by"
-	helmReleaseName   = "meta.helm.sh/release-name"
-	helmReleaseNS     = "meta.helm.sh/release-namespace"
-	fluxHelmName      = "helm.toolkit.fluxcd.io/name"
-	fluxHelmNamespace = "helm.toolkit.fluxcd.io/namespace"
+	HelmReleaseName   = "meta.helm.sh/release-name"
+	HelmReleaseNS     = "meta.helm.sh/release-namespace"
+	FluxHelmName      = "helm.toolkit.fluxcd.io/name"
+	FluxHelmNamespace = "helm.toolkit.fluxcd.io/namespace"
 )
 
 // helmRelease says which Helm release installed the target, from its
 // labels and annotations, or "" when none did.
 func helmRelease(t Target) string {
 	switch {
-	case t.Labels[fluxHelmName] != "":
-		ns := t.Labels[fluxHelmNamespace]
+	case t.Labels[FluxHelmName] != "":
+		ns := t.Labels[FluxHelmNamespace]
 		if ns == "" {
 			ns = t.Namespace
 		}
-		return "the Flux HelmRelease " + ns + "/" + t.Labels[fluxHelmName]
-	case t.Annotations[helmReleaseName] != "":
-		ns := t.Annotations[helmReleaseNS]
+		return "the Flux HelmRelease " + ns + "/" + t.Labels[FluxHelmName]
+	case t.Annotations[HelmReleaseName] != "":
+		ns := t.Annotations[HelmReleaseNS]
 		if ns == "" {
 			ns = t.Namespace
 		}
-		return "the Helm release " + ns + "/" + t.Annotations[helmReleaseName]
+		return "the Helm release " + ns + "/" + t.Annotations[HelmReleaseName]
 	case t.Labels[helmManagedBy] == "Helm":
 		return "Helm"
 	}
 	return ""
 }
 
-// markerHint tells how to map the values of c with a marker comment.
-func markerHint(c Change) string {
+// MarkerHint tells how to map the values of c with a marker comment.
+func MarkerHint(c Sought) string {
 	return fmt.Sprintf(`mark the values that size it with the comment # {"$recommend": %q} on the resources key (or the key above it) in the release's values (a HelmRelease's spec.values, an Application's helm.valuesObject, or a values file), and they are written there`,
-		markerValue(c.Target.Namespace, c.Target.Name, c.Container))
+		MarkerValue(c.Target.Namespace, c.Target.Name, c.Container))
 }
 
-// helmAdvice adds to err, a target without a source (none, when nothing
+// HelmAdvice adds to err, a target without a source (none, when nothing
 // defines it at all), what to do when Helm installed the target.
-func helmAdvice(err error, c Change, none bool) error {
+func HelmAdvice(err error, c Sought, none bool) error {
 	release := helmRelease(c.Target)
 	if release == "" || !none {
 		return err
 	}
 	return fmt.Errorf("%w; %s is installed by %s, so its manifest is rendered from a chart and no file in the repository defines it: %s",
-		err, c.Target, release, markerHint(c))
+		err, c.Target, release, MarkerHint(c))
 }
 
 // maxSkippedNamed bounds the files above the size limit an error names.
@@ -403,17 +405,17 @@ const maxSkippedNamed = 5
 // limit that might have defined it: those under the searched path (the
 // change's own, else dir), or rendered by a kustomization under it. The
 // result wraps ErrFileTooLarge too.
-func (idx *index) withSkipped(err error, c Change, dir string) error {
+func (idx *Index) withSkipped(err error, c Sought, dir string) error {
 	scope := dir
 	if c.Path != "" {
-		scope = cleanRepoPath(c.Path)
+		scope = CleanRepoPath(c.Path)
 	}
 	var named []string
 	n := 0
-	for _, s := range idx.skipped {
+	for _, s := range idx.Skipped {
 		in := under(s.File, scope)
-		for _, ch := range idx.graph.chains(s.File) {
-			in = in || under(ch.root().dir, scope)
+		for _, ch := range idx.Graph.Chains(s.File) {
+			in = in || under(ch.Root().Dir, scope)
 		}
 		if !in {
 			continue

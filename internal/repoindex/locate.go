@@ -1,4 +1,4 @@
-package render
+package repoindex
 
 import (
 	"fmt"
@@ -7,51 +7,52 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/kinds"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
 // podSpecPaths returns where the pod spec of the object in root may be,
 // from its kind (package kinds).
 func podSpecPaths(root *yaml.Node) [][]string {
-	apiVersion, _ := scalarField(root, "apiVersion")
-	kind, _ := scalarField(root, "kind")
-	return kinds.PodSpecPaths(group(apiVersion), kind)
+	apiVersion, _ := yamledit.ScalarField(root, "apiVersion")
+	kind, _ := yamledit.ScalarField(root, "kind")
+	return kinds.PodSpecPaths(Group(apiVersion), kind)
 }
 
-// findContainer returns the mapping of the named container in the pod
+// FindContainer returns the mapping of the named container in the pod
 // template of doc. A native sidecar (an init container with restartPolicy
 // Always) is found when no regular container has the name. Every node on the
 // way must be safe to edit in place.
-func findContainer(doc *yaml.Node, name string) (*yaml.Node, error) {
-	c, _, err := locateContainer(doc, name)
+func FindContainer(doc *yaml.Node, name string) (*yaml.Node, error) {
+	c, _, err := LocateContainer(doc, name)
 	return c, err
 }
 
-// containerPath is where a container sits in a pod template: the keys to
+// ContainerPath is where a container sits in a pod template: the keys to
 // the pod spec, then containers or initContainers.
-type containerPath struct {
-	pod   []string
-	field string
+type ContainerPath struct {
+	Pod   []string
+	Field string
 }
 
-// locateContainer is findContainer, also returning where the container is.
-func locateContainer(doc *yaml.Node, name string) (*yaml.Node, containerPath, error) {
-	root := docRoot(doc)
+// LocateContainer is FindContainer, also returning where the container is.
+func LocateContainer(doc *yaml.Node, name string) (*yaml.Node, ContainerPath, error) {
+	root := yamledit.DocRoot(doc)
 	if root == nil || root.Kind != yaml.MappingNode {
-		return nil, containerPath{}, fmt.Errorf("%w: document is not a mapping", ErrContainerNotFound)
+		return nil, ContainerPath{}, fmt.Errorf("%w: document is not a mapping", ErrContainerNotFound)
 	}
-	if err := unsafeNode(root, "the document"); err != nil {
-		return nil, containerPath{}, err
+	if err := yamledit.UnsafeNode(root, "the document"); err != nil {
+		return nil, ContainerPath{}, err
 	}
 	var pod *yaml.Node
-	var at containerPath
+	var at ContainerPath
 	paths := podSpecPaths(root)
 	for _, p := range paths {
-		n, err := mappingAt(root, p)
+		n, err := MappingAt(root, p)
 		if err != nil {
-			return nil, containerPath{}, err
+			return nil, ContainerPath{}, err
 		}
 		if n != nil {
-			pod, at.pod = n, p
+			pod, at.Pod = n, p
 			break
 		}
 	}
@@ -60,16 +61,16 @@ func locateContainer(doc *yaml.Node, name string) (*yaml.Node, containerPath, er
 		for _, p := range paths {
 			where = append(where, strings.Join(p, "."))
 		}
-		return nil, containerPath{}, fmt.Errorf("%w: no pod template (%s)", ErrContainerNotFound, strings.Join(where, " or "))
+		return nil, ContainerPath{}, fmt.Errorf("%w: no pod template (%s)", ErrContainerNotFound, strings.Join(where, " or "))
 	}
-	where := strings.Join(at.pod, ".")
+	where := strings.Join(at.Pod, ".")
 
-	at.field = "containers"
+	at.Field = "containers"
 	c, err := pickContainer(pod, "containers", name, where)
 	if c != nil || err != nil {
 		return c, at, err
 	}
-	at.field = "initContainers"
+	at.Field = "initContainers"
 	c, err = pickContainer(pod, "initContainers", name, where)
 	if err != nil {
 		return nil, at, err
@@ -77,25 +78,25 @@ func locateContainer(doc *yaml.Node, name string) (*yaml.Node, containerPath, er
 	if c == nil {
 		return nil, at, fmt.Errorf("%w: no container %q in %s", ErrContainerNotFound, name, where)
 	}
-	if rp, _ := scalarField(c, "restartPolicy"); rp != "Always" {
+	if rp, _ := yamledit.ScalarField(c, "restartPolicy"); rp != "Always" {
 		return nil, at, fmt.Errorf("%w: %q is an init container of %s, not a native sidecar", ErrContainerNotFound, name, where)
 	}
 	return c, at, nil
 }
 
-// mappingAt follows keys from m. It returns nil when a key is missing or
+// MappingAt follows keys from m. It returns nil when a key is missing or
 // null, and an error when a node on the way is unsafe or not a mapping.
-func mappingAt(m *yaml.Node, keys []string) (*yaml.Node, error) {
+func MappingAt(m *yaml.Node, keys []string) (*yaml.Node, error) {
 	for i, key := range keys {
 		where := strings.Join(keys[:i+1], ".")
-		_, v, dup := lookup(m, key)
+		_, v, dup := yamledit.Lookup(m, key)
 		if dup {
 			return nil, fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
 		}
-		if v == nil || (v.Kind == yaml.ScalarNode && isNull(v)) {
+		if v == nil || (v.Kind == yaml.ScalarNode && yamledit.IsNull(v)) {
 			return nil, nil
 		}
-		if err := unsafeNode(v, where); err != nil {
+		if err := yamledit.UnsafeNode(v, where); err != nil {
 			return nil, err
 		}
 		if v.Kind != yaml.MappingNode {
@@ -109,11 +110,11 @@ func mappingAt(m *yaml.Node, keys []string) (*yaml.Node, error) {
 // pickContainer finds the item of the list under field whose name is name.
 func pickContainer(pod *yaml.Node, field, name, where string) (*yaml.Node, error) {
 	where += "." + field
-	_, seq, dup := lookup(pod, field)
+	_, seq, dup := yamledit.Lookup(pod, field)
 	if dup {
 		return nil, fmt.Errorf("%w: %s is defined twice", ErrUnsafeFile, where)
 	}
-	if seq == nil || isNull(seq) {
+	if seq == nil || yamledit.IsNull(seq) {
 		return nil, nil
 	}
 	if seq.Kind != yaml.SequenceNode {
@@ -125,7 +126,7 @@ func pickContainer(pod *yaml.Node, field, name, where string) (*yaml.Node, error
 		if c.Kind == yaml.AliasNode && c.Alias != nil {
 			c = c.Alias
 		}
-		if n, _ := scalarField(c, "name"); n == name {
+		if n, _ := yamledit.ScalarField(c, "name"); n == name {
 			found = append(found, item)
 		}
 	}
@@ -137,11 +138,11 @@ func pickContainer(pod *yaml.Node, field, name, where string) (*yaml.Node, error
 		return nil, fmt.Errorf("%w: container %q appears %d times in %s", ErrAmbiguousTarget, name, len(found), where)
 	}
 	// Checked only now: an anchor on an unrelated sidecar is no concern.
-	if err := unsafeNode(seq, where); err != nil {
+	if err := yamledit.UnsafeNode(seq, where); err != nil {
 		return nil, err
 	}
 	what := fmt.Sprintf("container %q", name)
-	if err := unsafeNode(found[0], what); err != nil {
+	if err := yamledit.UnsafeNode(found[0], what); err != nil {
 		return nil, err
 	}
 	return found[0], nil

@@ -1,4 +1,4 @@
-package render
+package repoindex
 
 import (
 	"bytes"
@@ -34,9 +34,9 @@ const maxAliasNodes = 1 << 16
 // includes it is not built.
 var ErrFileTooLarge = errors.New("file too large")
 
-// errAliasBomb marks a file whose aliases expand beyond maxAliasNodes, or
+// ErrAliasBomb marks a file whose aliases expand beyond maxAliasNodes, or
 // into themselves.
-var errAliasBomb = errors.New("aliases expand too far")
+var ErrAliasBomb = errors.New("aliases expand too far")
 
 // Skip is a file Apply did not read.
 type Skip struct {
@@ -46,31 +46,6 @@ type Skip struct {
 	Size int64
 	// Err says why; it wraps ErrFileTooLarge.
 	Err error
-}
-
-// WithMaxFileSize sets the size in bytes above which a file is not read:
-// it is listed in Outcome.Skipped, a target it would define is reported
-// with ErrFileTooLarge, and a kustomization that includes it is not built.
-// The size is checked before the file is opened for reading. The default is
-// DefaultMaxFileSize; n <= 0 removes the limit.
-func WithMaxFileSize(n int64) Option { return func(o *options) { o.maxFileSize = n } }
-
-// ParseFileSize reads a size limit, as the max-file-size setting holds it,
-// for WithMaxFileSize: a Kubernetes quantity ("4Mi", "500k") or a number of
-// bytes; it must be positive.
-func ParseFileSize(s string) (int64, error) {
-	q, err := resource.ParseQuantity(strings.TrimSpace(s))
-	if err != nil {
-		return 0, fmt.Errorf("%q: want a size such as 4Mi or 4194304: %w", s, err)
-	}
-	if q.Sign() <= 0 {
-		return 0, fmt.Errorf("%q: must be positive", s)
-	}
-	n, ok := q.AsInt64()
-	if !ok {
-		return 0, fmt.Errorf("%q: not a whole number of bytes", s)
-	}
-	return n, nil
 }
 
 // tooLarge is the error of a file of size bytes above limit.
@@ -99,11 +74,11 @@ func humanSize(n int64) string {
 	return strings.TrimSuffix(s, ".0") + " " + units[u]
 }
 
-// readLimited reads a regular file of fsys unless it is above limit
+// ReadLimited reads a regular file of fsys unless it is above limit
 // (limit <= 0: no limit), which it learns from the open file's metadata
 // before reading a byte. A file that grows past the limit while it is read
 // is refused too.
-func readLimited(fsys fs.FS, name string, limit int64) ([]byte, fs.FileInfo, error) {
+func ReadLimited(fsys fs.FS, name string, limit int64) ([]byte, fs.FileInfo, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", name, err)
@@ -144,28 +119,28 @@ func readLimited(fsys fs.FS, name string, limit int64) ([]byte, fs.FileInfo, err
 	return data, info, nil
 }
 
-// budget bounds the bytes held at once by concurrent readers. A weight
+// Budget bounds the bytes held at once by concurrent readers. A weight
 // above the whole budget counts as the budget: such a reader waits to be
 // alone. A nil budget bounds nothing.
-type budget struct {
+type Budget struct {
 	mu   sync.Mutex
 	cond sync.Cond
 	free int64
 	size int64
 }
 
-// newBudget returns a budget of n bytes, or nil when n <= 0.
-func newBudget(n int64) *budget {
+// NewBudget returns a budget of n bytes, or nil when n <= 0.
+func NewBudget(n int64) *Budget {
 	if n <= 0 {
 		return nil
 	}
-	b := &budget{free: n, size: n}
+	b := &Budget{free: n, size: n}
 	b.cond.L = &b.mu
 	return b
 }
 
-// acquire waits until n bytes are free and takes them.
-func (b *budget) acquire(n int64) {
+// Acquire waits until n bytes are free and takes them.
+func (b *Budget) Acquire(n int64) {
 	if b == nil {
 		return
 	}
@@ -178,8 +153,8 @@ func (b *budget) acquire(n int64) {
 	b.mu.Unlock()
 }
 
-// release gives back n bytes taken by acquire.
-func (b *budget) release(n int64) {
+// Release gives back n bytes taken by acquire.
+func (b *Budget) Release(n int64) {
 	if b == nil {
 		return
 	}
@@ -190,15 +165,15 @@ func (b *budget) release(n int64) {
 	b.cond.Broadcast()
 }
 
-// checkAliases refuses YAML whose aliases would add more than maxAliasNodes
+// CheckAliases refuses YAML whose aliases would add more than maxAliasNodes
 // nodes when expanded, or expand into themselves. Text that does not parse
 // is left for its reader to refuse, which it does before expanding.
-func checkAliases(data []byte) error {
+func CheckAliases(data []byte) error {
 	// No anchor, no alias.
 	if bytes.IndexByte(data, '&') < 0 || bytes.IndexByte(data, '*') < 0 {
 		return nil
 	}
-	// Decoded here rather than with parseDocuments, which refuses what is
+	// Decoded here rather than with yamledit.ParseDocuments, which refuses what is
 	// not UTF-8: kustomize reads UTF-16 too.
 	var docs []*yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -243,39 +218,39 @@ func checkAliases(data []byte) error {
 	for _, d := range docs {
 		e := count(d)
 		if e < 0 {
-			return fmt.Errorf("%w: an anchor holds an alias of itself", errAliasBomb)
+			return fmt.Errorf("%w: an anchor holds an alias of itself", ErrAliasBomb)
 		}
 		expanded += e
 	}
 	// Every node is counted once in sizes, as written.
 	if literal := int64(len(sizes)); expanded-literal > maxAliasNodes {
-		return fmt.Errorf("%w: its aliases add more than %d nodes", errAliasBomb, maxAliasNodes)
+		return fmt.Errorf("%w: its aliases add more than %d nodes", ErrAliasBomb, maxAliasNodes)
 	}
 	return nil
 }
 
-// proofFS is the repository on disk as kustomize reads it for a proof:
+// ProofFS is the repository on disk as kustomize reads it for a proof:
 // with the edited and new files laid over it, files above the size limit
 // refused before they are read, and YAML whose aliases expand too far
 // refused before kustomize expands them.
-type proofFS struct {
+type ProofFS struct {
 	filesys.FileSystem
-	root  string            // absolute, to name files in errors
-	files map[string][]byte // edited, by absolute path
-	limit int64             // <= 0: none
+	Root  string            // absolute, to name files in errors
+	Files map[string][]byte // edited, by absolute path
+	Limit int64             // <= 0: none
 }
 
 // rel names a file of the repository in errors, as the report does.
-func (p proofFS) rel(name string) string {
-	if r, err := filepath.Rel(p.root, name); err == nil && filepath.IsLocal(r) {
+func (p ProofFS) rel(name string) string {
+	if r, err := filepath.Rel(p.Root, name); err == nil && filepath.IsLocal(r) {
 		return filepath.ToSlash(r)
 	}
 	return name
 }
 
 // ReadFile implements filesys.FileSystem.
-func (p proofFS) ReadFile(name string) ([]byte, error) {
-	data, ok := p.files[filepath.Clean(name)]
+func (p ProofFS) ReadFile(name string) ([]byte, error) {
+	data, ok := p.Files[filepath.Clean(name)]
 	if !ok {
 		if err := p.checkSize(name); err != nil {
 			return nil, err
@@ -284,18 +259,18 @@ func (p proofFS) ReadFile(name string) ([]byte, error) {
 		if data, err = p.FileSystem.ReadFile(name); err != nil {
 			return nil, err
 		}
-		if p.limit > 0 && int64(len(data)) > p.limit {
-			return nil, tooLarge(p.rel(name), int64(len(data)), p.limit)
+		if p.Limit > 0 && int64(len(data)) > p.Limit {
+			return nil, tooLarge(p.rel(name), int64(len(data)), p.Limit)
 		}
 	}
-	if err := checkAliases(data); err != nil {
+	if err := CheckAliases(data); err != nil {
 		return nil, fmt.Errorf("%s: %w", p.rel(name), err)
 	}
 	return data, nil
 }
 
 // Open implements filesys.FileSystem.
-func (p proofFS) Open(name string) (filesys.File, error) {
+func (p ProofFS) Open(name string) (filesys.File, error) {
 	if err := p.checkSize(name); err != nil {
 		return nil, err
 	}
@@ -303,27 +278,27 @@ func (p proofFS) Open(name string) (filesys.File, error) {
 }
 
 // checkSize refuses a file on disk above the limit.
-func (p proofFS) checkSize(name string) error {
-	if p.limit <= 0 {
+func (p ProofFS) checkSize(name string) error {
+	if p.Limit <= 0 {
 		return nil
 	}
 	info, err := os.Stat(name)
-	if err == nil && info.Mode().IsRegular() && info.Size() > p.limit {
-		return tooLarge(p.rel(name), info.Size(), p.limit)
+	if err == nil && info.Mode().IsRegular() && info.Size() > p.Limit {
+		return tooLarge(p.rel(name), info.Size(), p.Limit)
 	}
 	return nil // a missing file is the reader's to report
 }
 
 // Exists implements filesys.FileSystem.
-func (p proofFS) Exists(name string) bool {
-	_, ok := p.files[filepath.Clean(name)]
+func (p ProofFS) Exists(name string) bool {
+	_, ok := p.Files[filepath.Clean(name)]
 	return ok || p.FileSystem.Exists(name)
 }
 
 // CleanedAbs implements filesys.FileSystem.
-func (p proofFS) CleanedAbs(name string) (filesys.ConfirmedDir, string, error) {
+func (p ProofFS) CleanedAbs(name string) (filesys.ConfirmedDir, string, error) {
 	if abs, err := filepath.Abs(name); err == nil {
-		if _, ok := p.files[abs]; ok {
+		if _, ok := p.Files[abs]; ok {
 			return filesys.ConfirmedDir(filepath.Dir(abs)), filepath.Base(abs), nil
 		}
 	}

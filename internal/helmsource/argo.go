@@ -1,0 +1,244 @@
+package helmsource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"helm.sh/helm/v4/pkg/strvals"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+)
+
+// helmSource returns the index of the Application's Helm source (-1 for
+// spec.source) and the source, or false.
+func (a *Sources) helmSource(app *ArgoApplication) (int, *ArgoSource, bool) {
+	isHelm := func(s *ArgoSource) bool {
+		if s.Ref != "" || s.Plugin != nil || s.Kustomize != nil || s.Directory != nil {
+			return false
+		}
+		return s.Chart != "" || s.Helm != nil || s.Path != "" && a.Index.Charts[repoindex.CleanRepoPath(s.Path)]
+	}
+	if s := app.Spec.Source; s != nil && isHelm(s) {
+		return -1, s, true
+	}
+	for i := range app.Spec.Sources {
+		if isHelm(&app.Spec.Sources[i]) {
+			return i, &app.Spec.Sources[i], true
+		}
+	}
+	return 0, nil, false
+}
+
+// loadArgo reads an Application with a Helm source: its chart, then its
+// values in Argo CD's order: valueFiles, values, valuesObject, parameters.
+func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) ([]Layer, error) {
+	var app ArgoApplication
+	if err := Convert(obj, &app); err != nil {
+		return nil, fmt.Errorf("%s: %w", r, err)
+	}
+	i, src, ok := a.helmSource(&app)
+	if !ok {
+		return nil, ErrNotHelm
+	}
+	r.Source = i
+	if r.Namespace == "" {
+		r.Namespace = app.Spec.Destination.Namespace
+	}
+	if src.Helm != nil && src.Helm.ReleaseName != "" {
+		r.Name = src.Helm.ReleaseName
+	}
+	if src.Helm != nil && src.Helm.Namespace != "" {
+		r.Namespace = src.Helm.Namespace
+	}
+	if r.Chart == nil {
+		var ch *helm.Chart
+		var err error
+		if src.Chart != "" {
+			u := src.RepoURL
+			if !strings.Contains(u, "://") {
+				u = "oci://" + u // Argo CD names OCI registries without a scheme
+			}
+			ch, err = a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: src.Chart, Version: src.TargetRevision})
+		} else {
+			ch, err = a.localChart(r, src.RepoURL, src.Path)
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.Chart = ch
+	}
+	prefix := KeysPath("spec", "source", "helm")
+	if i >= 0 {
+		prefix = helm.Path{helm.Key("spec"), helm.Key("sources"), helm.Index(i), helm.Key("helm")}
+	}
+	var layers []Layer
+	if src.Helm == nil {
+		return []Layer{{What: "helm.valuesObject of " + r.String(), Prefix: append(prefix, helm.Key("valuesObject")), Writable: true}}, nil
+	}
+	for _, vf := range src.Helm.ValueFiles {
+		file, err := a.valueFile(&app, src, vf)
+		if err != nil {
+			return nil, fmt.Errorf("%s: valueFiles %q: %w", r, vf, err)
+		}
+		if file == "" {
+			// A file of the chart from a chart repository: read, never
+			// written.
+			name := path.Clean(strings.TrimPrefix(vf, "/"))
+			data, ok := r.Chart.File(name)
+			if !ok && src.Helm.IgnoreMissingValueFiles {
+				continue
+			}
+			if !ok {
+				return nil, fmt.Errorf("%s: valueFiles %q: chart %s %s has no file %s", r, vf, r.Chart.Name, r.Chart.Version, name)
+			}
+			var vals map[string]any
+			if err := sigsyaml.Unmarshal(data, &vals); err != nil {
+				return nil, fmt.Errorf("%s: %s of chart %s: %w", r, name, r.Chart.Name, err)
+			}
+			layers = append(layers, Layer{What: fmt.Sprintf("the values file %s of chart %s %s", name, r.Chart.Name, r.Chart.Version), Values: vals})
+			continue
+		}
+		data, err := a.fileData(file, true)
+		if errors.Is(err, fs.ErrNotExist) && src.Helm.IgnoreMissingValueFiles {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: valueFiles %q: %w", r, vf, err)
+		}
+		var vals map[string]any
+		if err := sigsyaml.Unmarshal(data, &vals); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", r, file, err)
+		}
+		layers = append(layers, Layer{What: "the values file " + file, Values: vals, File: file, Writable: a.ownValueFile(r, file)})
+	}
+	// Argo CD reads the values string only when valuesObject is empty.
+	if src.Helm.Values != "" && len(src.Helm.ValuesObject) == 0 {
+		var vals map[string]any
+		if err := sigsyaml.Unmarshal([]byte(src.Helm.Values), &vals); err != nil {
+			return nil, fmt.Errorf("%s: helm.values: %w", r, err)
+		}
+		layers = append(layers, Layer{What: "helm.values of " + r.String(), Values: vals})
+	}
+	// A valuesObject the job would add makes Argo CD drop a values
+	// string: it is written only when there is none.
+	layers = append(layers, Layer{
+		What: "helm.valuesObject of " + r.String(), Values: src.Helm.ValuesObject, Prefix: append(prefix, helm.Key("valuesObject")),
+		Writable: src.Helm.Values == "" || len(src.Helm.ValuesObject) > 0,
+	})
+	if len(src.Helm.Parameters) > 0 {
+		vals := map[string]any{}
+		for _, p := range src.Helm.Parameters {
+			parse := strvals.ParseInto
+			if p.ForceString {
+				parse = strvals.ParseIntoString
+			}
+			if err := parse(p.Name+"="+p.Value, vals); err != nil {
+				return nil, fmt.Errorf("%s: helm.parameters %s: %w", r, p.Name, err)
+			}
+		}
+		layers = append(layers, Layer{What: "helm.parameters of " + r.String(), Values: vals})
+	}
+	return layers, nil
+}
+
+// valueFile resolves an Application's valueFiles entry to a file of this
+// repository: $ref/... in the source with that ref, else relative to the
+// Helm source's path. It returns "" for a file inside a chart fetched from
+// a chart repository.
+func (a *Sources) valueFile(app *ArgoApplication, src *ArgoSource, vf string) (string, error) {
+	if ref, rest, ok := strings.Cut(vf, "/"); ok && strings.HasPrefix(ref, "$") {
+		for _, s := range app.Spec.Sources {
+			if s.Ref == ref[1:] {
+				if !a.isThisRepo(s.RepoURL) {
+					return "", fmt.Errorf("the source %s is the git repository %s, not this one", ref, RedactURL(s.RepoURL))
+				}
+				return repoindex.CleanRepoPath(rest), nil
+			}
+		}
+		return "", fmt.Errorf("no source has ref %s", ref[1:])
+	}
+	if strings.Contains(vf, "://") {
+		return "", fmt.Errorf("remote values files are not supported")
+	}
+	if strings.HasPrefix(vf, "/") {
+		// From the root of the source's repository.
+		if src.Chart != "" {
+			return "", nil
+		}
+		return repoindex.CleanRepoPath(vf), nil
+	}
+	if src.Chart != "" {
+		return "", nil
+	}
+	return repoindex.CleanRepoPath(path.Join(src.Path, vf)), nil
+}
+
+// ownValueFile reports whether a values file belongs to r alone: no other
+// Application of the repository reads it, nor does r's own document as
+// another environment deploys it (a base Application that staging and
+// production both render), and it is not a chart's own values.yaml.
+func (a *Sources) ownValueFile(r *Release, file string) bool {
+	if path.Base(file) == "values.yaml" && a.Index.Charts[path.Dir(file)] {
+		return false
+	}
+	for _, refs := range a.Index.Refs {
+		for _, ref := range refs {
+			if ref.Key.Group != repoindex.ArgoGroup {
+				continue
+			}
+			// The same document is another reader as another environment
+			// deploys it, with the values files it names as written.
+			if ref.File == r.Ref.File && ref.Doc == r.Ref.Doc &&
+				(ref.RenderedFrom() == r.Ref.RenderedFrom() || ref.Chain != nil && !a.Index.IsEnv(ref.Chain.Root())) {
+				continue
+			}
+			obj, ok := a.decoded(ref)
+			if !ok {
+				continue
+			}
+			var apps []map[string]any
+			switch ref.Key.Kind {
+			case "Application":
+				apps = []map[string]any{obj}
+			case "ApplicationSet":
+				apps = GeneratedApps(obj)
+			}
+			for _, app := range apps {
+				if a.ReadsValueFile(app, file) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// ReadsValueFile reports whether an Application (or an ApplicationSet's
+// template, where a {{...}} left in a path matches any text) reads file.
+func (a *Sources) ReadsValueFile(obj map[string]any, file string) bool {
+	var app ArgoApplication
+	if Convert(obj, &app) != nil {
+		return false
+	}
+	_, src, ok := a.helmSource(&app)
+	if !ok || src.Helm == nil {
+		return false
+	}
+	for _, vf := range src.Helm.ValueFiles {
+		f, err := a.valueFile(&app, src, vf)
+		if err != nil {
+			continue
+		}
+		glob := TemplateParam.ReplaceAllString(EscapeGlob(f), "*")
+		if ok, _ := path.Match(glob, file); ok || f == file {
+			return true
+		}
+	}
+	return false
+}
