@@ -67,14 +67,14 @@ func (c *Config) complete() error {
 	if c.Parsed.RenderMode, err = render.ParseMode(c.RenderMode); err != nil {
 		errs = append(errs, fmt.Errorf("render-mode: %w", err))
 	}
-	if c.Parsed.RenderPaths, err = render.ParsePaths(c.RenderPaths); err != nil {
+	if c.Parsed.RenderPaths, err = parsePaths(c.RenderPaths); err != nil {
 		errs = append(errs, fmt.Errorf("render-paths: %w", err))
 	}
-	if c.Parsed.MaxFileSize, err = render.ParseFileSize(c.MaxFileSize); err != nil {
+	if c.Parsed.MaxFileSize, err = parseSize(c.MaxFileSize); err != nil {
 		errs = append(errs, fmt.Errorf("max-file-size: %w", err))
 	}
 	limits := &c.Parsed.RenderLimits
-	if limits.Memory, err = render.ParseFileSize(c.HelmRenderMemory); err != nil {
+	if limits.Memory, err = parseSize(c.HelmRenderMemory); err != nil {
 		errs = append(errs, fmt.Errorf("helm-render-memory: %w", err))
 	} else if limits.Memory < minRenderMemory {
 		errs = append(errs, fmt.Errorf("helm-render-memory: %q is below %s, which Go's runtime alone takes", c.HelmRenderMemory, "128Mi"))
@@ -83,7 +83,7 @@ func (c *Config) complete() error {
 	if c.HelmRenderCPU < time.Second {
 		errs = append(errs, fmt.Errorf("helm-render-cpu: must be at least 1s, got %s", c.HelmRenderCPU))
 	}
-	if limits.Output, err = render.ParseFileSize(c.HelmRenderOutput); err != nil {
+	if limits.Output, err = parseSize(c.HelmRenderOutput); err != nil {
 		errs = append(errs, fmt.Errorf("helm-render-output: %w", err))
 	}
 	switch report.Format(c.Output) {

@@ -229,7 +229,7 @@ func (h *helmPhase) writePost(ctx context.Context, r *helmsource.Release, st hel
 	}
 	c0 := changes[idx[0]]
 	file, changed, files, err := h.placeObject(c0, r.Ref, postRendererPlacer(patches), func(step int) ([]string, error) {
-		return append([]string{"spec:"}, postRendererLines(patches, step, step)...), nil
+		return append([]string{"spec:"}, helmsource.PostRendererLines(patches, step, step)...), nil
 	})
 	method := Method("")
 	if fe := h.a.files[file]; changed && err == nil && fe != nil {

@@ -2,10 +2,6 @@ package render
 
 import (
 	"fmt"
-	"path/filepath"
-	"strings"
-
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/helmsource"
@@ -71,47 +67,9 @@ func WithPaths(byNamespace map[string]string) Option {
 	return func(o *options) { o.paths = byNamespace }
 }
 
-// ParsePaths reads namespace=path entries, as the render-paths setting
-// holds them, for WithPaths.
-func ParsePaths(entries []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, e := range entries {
-		ns, p, ok := strings.Cut(e, "=")
-		ns, p = strings.TrimSpace(ns), strings.TrimSpace(p)
-		switch {
-		case !ok || ns == "" || p == "":
-			return nil, fmt.Errorf("%q: want namespace=path", e)
-		case !filepath.IsLocal(filepath.FromSlash(p)):
-			return nil, fmt.Errorf("%q: path %q is not inside the repository", e, p)
-		case out[ns] != "":
-			return nil, fmt.Errorf("%q: namespace %s is mapped twice", e, ns)
-		}
-		out[ns] = p
-	}
-	return out, nil
-}
-
 // WithMaxFileSize sets the size in bytes above which a file is not read:
 // it is listed in Outcome.Skipped, a target it would define is reported
 // with ErrFileTooLarge, and a kustomization that includes it is not built.
 // The size is checked before the file is opened for reading. The default is
 // DefaultMaxFileSize; n <= 0 removes the limit.
 func WithMaxFileSize(n int64) Option { return func(o *options) { o.maxFileSize = n } }
-
-// ParseFileSize reads a size limit, as the max-file-size setting holds it,
-// for WithMaxFileSize: a Kubernetes quantity ("4Mi", "500k") or a number of
-// bytes; it must be positive.
-func ParseFileSize(s string) (int64, error) {
-	q, err := resource.ParseQuantity(strings.TrimSpace(s))
-	if err != nil {
-		return 0, fmt.Errorf("%q: want a size such as 4Mi or 4194304: %w", s, err)
-	}
-	if q.Sign() <= 0 {
-		return 0, fmt.Errorf("%q: must be positive", s)
-	}
-	n, ok := q.AsInt64()
-	if !ok {
-		return 0, fmt.Errorf("%q: not a whole number of bytes", s)
-	}
-	return n, nil
-}

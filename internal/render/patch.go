@@ -4,13 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -362,22 +359,7 @@ func layoutOf(root *yaml.Node, step int) layout {
 
 // resourceEntries returns the change's values as entries to write.
 func resourceEntries(c Change) []yamledit.Entry {
-	var sections []yamledit.Entry
-	for _, s := range []struct {
-		name   string
-		values corev1.ResourceList
-	}{{"requests", c.Requests}, {"limits", c.Limits}} {
-		if len(s.values) == 0 {
-			continue
-		}
-		e := yamledit.Entry{Key: s.name, Children: []yamledit.Entry{}}
-		for _, k := range slices.Sorted(maps.Keys(s.values)) {
-			q := s.values[k]
-			e.Children = append(e.Children, yamledit.Entry{Key: string(k), Value: q.String(), Quantity: q})
-		}
-		sections = append(sections, e)
-	}
-	return sections
+	return yamledit.ResourceEntries(c.Requests, c.Limits)
 }
 
 // containerLines renders one container item of a patch at indent.

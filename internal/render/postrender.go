@@ -2,13 +2,11 @@ package render
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/helmsource"
-	"github.com/recommend-job/recommend-job/internal/kinds"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
@@ -20,7 +18,7 @@ import (
 func postRendererPlacer(patches []helmsource.WorkloadPatch) placer {
 	return func(p *yamledit.Planner, doc *yaml.Node, _ Change) error {
 		root := yamledit.DocRoot(doc)
-		lines := postRendererLines(patches, 0, yamledit.IndentStep(root))
+		lines := helmsource.PostRendererLines(patches, 0, yamledit.IndentStep(root))
 		_, spec, dup := yamledit.Lookup(root, "spec")
 		if dup || spec == nil || spec.Kind != yaml.MappingNode || len(spec.Content) == 0 || spec.Style&yaml.FlowStyle != 0 {
 			return fmt.Errorf("%w: spec is not a block mapping", repoindex.ErrUnsafeFile)
@@ -76,68 +74,4 @@ func postRendererPlacer(patches []helmsource.WorkloadPatch) placer {
 		p.Edits = append(p.Edits, yamledit.Splice{Start: p.Src.LineStart(k.Line + 1), End: end, Text: body})
 		return nil
 	}
-}
-
-// postRendererLines is the spec.postRenderers entry of a HelmRelease, at
-// indent and nested by step: one kustomize post-renderer with a
-// strategic-merge patch per workload, in a stable order.
-func postRendererLines(patches []helmsource.WorkloadPatch, indent, step int) []string {
-	pad := func(n int) string { return strings.Repeat(" ", indent+n*step) }
-	lines := []string{
-		pad(0) + "postRenderers:",
-		pad(1) + "- kustomize:",
-		pad(3) + "patches:",
-	}
-	slices.SortFunc(patches, func(x, y helmsource.WorkloadPatch) int { return strings.Compare(x.Kind+"/"+x.Name, y.Kind+"/"+y.Name) })
-	for _, w := range patches {
-		item := pad(4)
-		lines = append(lines,
-			item+"- target:",
-			item+strings.Repeat(" ", step+2)+"kind: "+w.Kind,
-			item+strings.Repeat(" ", step+2)+"name: "+w.Name,
-			item+"  patch: |")
-		body := strings.Repeat(" ", len(item)+2+step)
-		for _, l := range workloadPatchText(w, step) {
-			lines = append(lines, body+l)
-		}
-	}
-	return lines
-}
-
-// workloadPatchText is the strategic-merge patch of one workload.
-func workloadPatchText(w helmsource.WorkloadPatch, step int) []string {
-	g, _, _ := strings.Cut(w.APIVersion, "/")
-	if !strings.Contains(w.APIVersion, "/") {
-		g = ""
-	}
-	pod := kinds.PodSpecPaths(g, w.Kind)[0]
-	lines := []string{helmsource.PostRenderNote, "apiVersion: " + w.APIVersion, "kind: " + w.Kind, "metadata:", strings.Repeat(" ", step) + "name: " + w.Name}
-	depth := 0
-	for _, k := range pod {
-		lines = append(lines, strings.Repeat(" ", depth*step)+k+":")
-		depth++
-	}
-	slices.SortFunc(w.Containers, func(x, y helmsource.ContainerValues) int { return strings.Compare(x.Name, y.Name) })
-	for _, list := range []bool{false, true} {
-		var cs []helmsource.ContainerValues
-		for _, c := range w.Containers {
-			if c.Init == list {
-				cs = append(cs, c)
-			}
-		}
-		if len(cs) == 0 {
-			continue
-		}
-		field := "containers"
-		if list {
-			field = "initContainers"
-		}
-		lines = append(lines, strings.Repeat(" ", depth*step)+field+":")
-		for _, c := range cs {
-			at := strings.Repeat(" ", (depth+1)*step)
-			lines = append(lines, at+"- name: "+c.Name)
-			lines = yamledit.BlockLines([]yamledit.Entry{{Key: "resources", Children: resourceEntries(Change{Requests: c.Requests, Limits: c.Limits})}}, len(at)+2, step, lines)
-		}
-	}
-	return lines
 }

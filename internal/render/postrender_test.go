@@ -20,7 +20,7 @@ func TestPostRendererPlacer(t *testing.T) {
 		}}}
 	}
 	ours := func(cpu string) string {
-		return strings.Join(postRendererLines(patch(cpu), 2, 2), "\n") + "\n"
+		return strings.Join(helmsource.PostRendererLines(patch(cpu), 2, 2), "\n") + "\n"
 	}
 	tests := []struct {
 		name, in, want string

@@ -84,18 +84,6 @@ func TestAmbiguousNamesCandidates(t *testing.T) {
 	}
 }
 
-func TestParsePaths(t *testing.T) {
-	got, err := ParsePaths([]string{"shop=clusters/prod/shop", " web = apps/web/ "})
-	if err != nil || len(got) != 2 || got["shop"] != "clusters/prod/shop" || got["web"] != "apps/web/" {
-		t.Errorf("ParsePaths = %v, %v", got, err)
-	}
-	for _, bad := range [][]string{{"shop"}, {"=apps"}, {"shop="}, {"shop=/abs"}, {"shop=../up"}, {"shop=a", "shop=b"}} {
-		if _, err := ParsePaths(bad); err == nil {
-			t.Errorf("ParsePaths(%q) accepted", bad)
-		}
-	}
-}
-
 // TestWithPaths checks that the run's namespace mapping narrows like a
 // change's own path, which wins over it.
 func TestWithPaths(t *testing.T) {

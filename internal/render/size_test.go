@@ -276,31 +276,6 @@ func TestProofFSRefusesLargeFiles(t *testing.T) {
 	}
 }
 
-func TestParseFileSize(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		want    int64
-		wantErr bool
-	}{
-		{"4Mi", 4 << 20, false},
-		{"4194304", 4 << 20, false},
-		{"500k", 500000, false},
-		{" 1Gi ", 1 << 30, false},
-		{"0", 0, true},
-		{"-1Mi", 0, true},
-		{"1.5", 0, true},
-		{"4MB", 0, true},
-		{"", 0, true},
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			got, err := ParseFileSize(tc.in)
-			if (err != nil) != tc.wantErr || got != tc.want {
-				t.Errorf("ParseFileSize(%q) = %d, %v; want %d, error %v", tc.in, got, err, tc.want, tc.wantErr)
-			}
-		})
-	}
-}
-
 // laughs returns a ConfigMap whose aliases nest levels deep, ten to a
 // level: 10^levels scalars once expanded, from a few hundred bytes.
 func laughs(levels int) string {

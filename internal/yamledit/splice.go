@@ -2,9 +2,12 @@ package yamledit
 
 import (
 	"bytes"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -53,6 +56,27 @@ type Entry struct {
 	// holds however it spells it.
 	Quantity resource.Quantity
 	Children []Entry
+}
+
+// ResourceEntries are a container's requests and limits as entries to
+// write, each list's names in order; an empty list is left out.
+func ResourceEntries(requests, limits corev1.ResourceList) []Entry {
+	var sections []Entry
+	for _, s := range []struct {
+		name   string
+		values corev1.ResourceList
+	}{{"requests", requests}, {"limits", limits}} {
+		if len(s.values) == 0 {
+			continue
+		}
+		e := Entry{Key: s.name, Children: []Entry{}}
+		for _, k := range slices.Sorted(maps.Keys(s.values)) {
+			q := s.values[k]
+			e.Children = append(e.Children, Entry{Key: string(k), Value: q.String(), Quantity: q})
+		}
+		sections = append(sections, e)
+	}
+	return sections
 }
 
 // BlockLines renders entries as block mapping lines at indent, nesting by step.
