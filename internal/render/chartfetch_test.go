@@ -3,44 +3,17 @@ package render
 import (
 	"context"
 	"errors"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
-// silentRepository accepts connections on loopback and never answers, as
-// a chart repository behind a stalled proxy. It returns its URL.
+// silentRepository is the URL of a chart repository behind a stalled
+// proxy: it accepts connections and never answers.
 func silentRepository(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + ln.Addr().String() + "/charts"
+	return "http://" + testbedtest.SilentListener(t) + "/charts"
 }
 
 // TestApplyHungChartRepositories renders three releases whose chart
