@@ -92,6 +92,11 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 			return err
 		}
 	}
+	if p.Unrecorded != "" {
+		if _, err := fmt.Fprintf(w, "\nthis run's pushes not recorded, so not verified once merged: %s\n", plan.Line(p.Unrecorded)); err != nil {
+			return err
+		}
+	}
 	if err := writeGit(w, p, p.Git); err != nil {
 		return err
 	}

@@ -168,3 +168,17 @@ func TestWriteTableUnverified(t *testing.T) {
 		t.Errorf("report:\n%q", out.String())
 	}
 }
+
+// TestWriteTableUnrecorded checks that a run whose record could not be
+// written says so, on one line.
+func TestWriteTableUnrecorded(t *testing.T) {
+	var out bytes.Buffer
+	p := &plan.Plan{Unrecorded: "writing the record recommend-job/recommend-job-record: forbidden\n\x1b[2Jx"}
+	if err := Write(&out, p, FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "\nthis run's pushes not recorded, so not verified once merged: writing the record recommend-job/recommend-job-record: forbidden") ||
+		strings.Contains(out.String(), "\x1b") {
+		t.Errorf("report:\n%q", out.String())
+	}
+}
