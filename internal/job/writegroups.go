@@ -206,18 +206,19 @@ func closedHold(ctx context.Context, cfg Config, forge gitops.Forge, branch stri
 		// The job's own closing drops the values: nothing to hold.
 		return "", nil
 	}
-	closer, writer, err := forge.Closer(ctx, pr.Number)
-	if err != nil {
-		return "", fmt.Errorf("finding who closed pull request %d: %w", pr.Number, err)
-	}
-	if !writer {
-		return "", nil
-	}
 	threshold := cfg.Algorithm.ChangeThreshold
 	if threshold == 0 {
 		threshold = recommend.DefaultChangeThreshold
 	}
 	if gitops.ProposedOf(sub).Moved(before, threshold) {
+		return "", nil
+	}
+	// Who closed it is asked only of a closing that would hold.
+	closer, writer, err := forge.Closer(ctx, pr.Number)
+	if err != nil {
+		return "", fmt.Errorf("finding who closed pull request %d: %w", pr.Number, err)
+	}
+	if !writer {
 		return "", nil
 	}
 	return fmt.Sprintf("pull request #%d was closed without merging by %s on %s; its values moved less than %.0f%% since, and it holds until %s",
