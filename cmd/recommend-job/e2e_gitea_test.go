@@ -48,26 +48,7 @@ func TestEndToEndGiteaPullRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte(forge.Token()+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{
-		"--kubeconfig", bed.APIServer.KubeconfigPath,
-		"--prometheus-url", bed.Prometheus.URL,
-		"--git-url", repoURL,
-		"--git-username", forge.Username,
-		"--git-path", "clusters",
-		"--forge", "gitea",
-		"--forge-api-url", forge.APIURL(),
-		"--forge-token-file", tokenFile,
-		"--pr-group-by", "none",
-		"--prometheus-step", "1m",
-		"--output", "json",
-	}
-	// runJSON checks that the logs do not hold this variable's value; the
-	// forge reads the same token from its file.
-	t.Setenv("RECOMMEND_GIT_TOKEN", forge.Token())
+	args := giteaRunArgs(t, bed, forge, repoURL, "--pr-group-by", "none", "--prometheus-step", "1m")
 	sdk, err := gitea.NewClient(forge.APIURL(), gitea.SetToken(forge.Token()), gitea.SetContext(ctx))
 	if err != nil {
 		t.Fatal(err)
@@ -149,4 +130,29 @@ func TestEndToEndGiteaPullRequest(t *testing.T) {
 	if n := len(openPRs()); n != 1 {
 		t.Errorf("%d pull requests open after three runs, want 1", n)
 	}
+}
+
+// giteaRunArgs are the arguments of a run on bed that pushes the manifests
+// under clusters/ of the repository at repoURL on forge and opens its pull
+// requests there, reporting JSON, followed by extra. The forge's token is
+// in a file and in RECOMMEND_GIT_TOKEN, whose value runJSON checks the
+// logs do not hold.
+func giteaRunArgs(t *testing.T, bed *testbed.Bed, forge *testbed.Gitea, repoURL string, extra ...string) []string {
+	t.Helper()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(forge.Token()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("RECOMMEND_GIT_TOKEN", forge.Token())
+	return append([]string{
+		"--kubeconfig", bed.APIServer.KubeconfigPath,
+		"--prometheus-url", bed.Prometheus.URL,
+		"--git-url", repoURL,
+		"--git-username", forge.Username,
+		"--git-path", "clusters",
+		"--forge", "gitea",
+		"--forge-api-url", forge.APIURL(),
+		"--forge-token-file", tokenFile,
+		"--output", "json",
+	}, extra...)
 }

@@ -6,9 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -86,27 +84,11 @@ func newHostileBed(t *testing.T, ctx context.Context, webTeam, apiTeam string, e
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte(forge.Token()+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("RECOMMEND_GIT_TOKEN", forge.Token())
 	sdk, err := gitea.NewClient(forge.APIURL(), gitea.SetToken(forge.Token()), gitea.SetContext(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &hostileBed{forge: forge, url: url, sdk: sdk, args: []string{
-		"--kubeconfig", bed.APIServer.KubeconfigPath,
-		"--prometheus-url", bed.Prometheus.URL,
-		"--git-url", url,
-		"--git-username", forge.Username,
-		"--git-path", "clusters",
-		"--forge", "gitea",
-		"--forge-api-url", forge.APIURL(),
-		"--forge-token-file", tokenFile,
-		"--pr-group-by", "label:team",
-		"--output", "json",
-	}}
+	return &hostileBed{forge: forge, url: url, sdk: sdk, args: giteaRunArgs(t, bed, forge, url, "--pr-group-by", "label:team")}
 }
 
 // run runs the job and returns its exit code and report.

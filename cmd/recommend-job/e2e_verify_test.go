@@ -408,24 +408,7 @@ func newVerifyBed(t *testing.T, ctx context.Context, now time.Time) *verifyBed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte(forge.Token()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("RECOMMEND_GIT_TOKEN", forge.Token())
-	args := []string{
-		"--kubeconfig", bed.APIServer.KubeconfigPath,
-		"--prometheus-url", bed.Prometheus.URL,
-		"--git-url", repoURL,
-		"--git-username", forge.Username,
-		"--git-path", "clusters",
-		"--forge", "gitea",
-		"--forge-api-url", forge.APIURL(),
-		"--forge-token-file", tokenFile,
-		"--pr-group-by", "none",
-		"--record-namespace", jobNamespace,
-		"--output", "json",
-	}
+	args := giteaRunArgs(t, bed, forge, repoURL, "--pr-group-by", "none", "--record-namespace", jobNamespace)
 	return &verifyBed{bed: bed, forge: forge, repoURL: repoURL, manifests: manifests, args: args}
 }
 
