@@ -106,6 +106,7 @@ var sentinels = map[string]error{
 	"ErrInvalidChange":     ErrInvalidChange,
 	"ErrNoOverlay":         ErrNoOverlay,
 	"ErrProofFailed":       ErrProofFailed,
+	"ErrSharedSource":      ErrSharedSource,
 	"ErrHelm":              ErrHelm,
 	"ErrNoKey":             helm.ErrNoKey,
 	"ErrSharedKey":         helm.ErrSharedKey,

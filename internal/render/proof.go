@@ -211,6 +211,12 @@ func proveBuild(fsys repoindex.ProofFS, kdir string, edited map[string][]byte, c
 	if err != nil {
 		return fmt.Errorf("does not build after the edit: %w", err)
 	}
+	return compareBuilds(before, after, changes)
+}
+
+// compareBuilds fails unless after is before with the changes' values on
+// their objects, and nothing else different.
+func compareBuilds(before, after map[string]map[string]any, changes []expectation) error {
 	matched := make([]bool, len(changes))
 	for _, id := range slices.Sorted(maps.Keys(before)) {
 		got, ok := after[id]
@@ -296,6 +302,9 @@ type expectation struct {
 	// also are other objects the change edits with its target: its
 	// HorizontalPodAutoscaler.
 	also []expectation
+	// deployer, when set, is the deployer whose document holds the
+	// change: it is proved by building as that deployer builds.
+	deployer *repoindex.Deployer
 }
 
 func (e expectation) String() string {

@@ -39,6 +39,9 @@ var (
 	ErrUnsafeFile = repoindex.ErrUnsafeFile
 	// ErrFileTooLarge means a file is above the size limit and was not read.
 	ErrFileTooLarge = repoindex.ErrFileTooLarge
+	// ErrSharedSource means deployers of other namespaces or names render
+	// the target's source too, and its own deployer cannot carry its patch.
+	ErrSharedSource = repoindex.ErrSharedSource
 )
 
 // Target identifies a live workload (see repoindex.Target).
@@ -250,6 +253,10 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		}
 		var files []string
 		pl.exps[i], files = a.place(c, refs[i], finds[i], mode, dir, res)
+		if d := pl.exps[i].deployer; d != nil {
+			a.deployerProofs = append(a.deployerProofs, deployerProof{d: d, index: i, exp: pl.exps[i], files: files})
+			continue
+		}
 		if res.Err == nil && refs[i].Chain != nil {
 			k := refs[i].Chain.Root()
 			pl.proofs[k.Dir] = append(pl.proofs[k.Dir], i)
@@ -261,6 +268,9 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		return nil, err
 	}
 	if err := hp.proveHelm(ctx, held, changes, out.Results); err != nil {
+		return nil, err
+	}
+	if err := a.proveDeployers(ctx, out.Results); err != nil {
 		return nil, err
 	}
 	if out.Files, err = a.write(r); err != nil {
@@ -412,6 +422,24 @@ func (a *applier) place(c Change, ref repoindex.DocRef, find repoindex.Finder, m
 	if c.Autoscaler != nil {
 		a.journal = journal{}
 	}
+	if handled, d, files := a.viaDeployer(c, ref, find, res); handled {
+		if c.Autoscaler != nil && res.Err == nil {
+			// Its targets would have to move in the same deployer's patch.
+			a.undo()
+			res.Changed = false
+			res.Err = fmt.Errorf("%w: %s: the target's HorizontalPodAutoscaler %s would have to be adjusted through %s too, which hpa-mode adjust does not do",
+				repoindex.ErrSharedSource, res.File, c.Autoscaler.Target.Name, d)
+		}
+		a.journal = nil
+		if res.Err != nil {
+			return exp, nil
+		}
+		if fe := a.files[res.File]; res.Changed && fe != nil {
+			res.Method = fe.method
+		}
+		exp.deployer = d
+		return exp, files
+	}
 	files := a.edit(c, ref, find, mode, marked{value, keys, direct}, res)
 	if fe := a.files[res.File]; res.Changed && res.Err == nil && fe != nil {
 		res.Method = fe.method
@@ -531,6 +559,10 @@ type applier struct {
 
 	// Sources reads the Helm releases' objects, charts and values.
 	*helmsource.Sources
+	// deployerProofs are the changes written into their deployers'
+	// documents, proved as those deployers build.
+	deployerProofs []deployerProof
+
 	// keys finds the values keys that size a container; builds are the
 	// environments built without edits, once in this run.
 	keys   *helm.Finder

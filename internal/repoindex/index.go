@@ -82,6 +82,10 @@ type Index struct {
 	apps, fluxes map[string][]string
 	// markers maps "namespace/name:container" to the documents marking it.
 	markers map[string][]DocRef
+	// Deployers are the Argo CD Applications' sources and the Flux
+	// Kustomizations the repository holds, in file order, and those
+	// AddDeployer added.
+	Deployers []*Deployer
 	// Declared holds the directories something names as deployed: the
 	// paths of Argo CD Applications and Flux Kustomizations, and the
 	// changes' paths. With the kustomizations nothing includes, they are
@@ -306,6 +310,7 @@ func (idx *Index) add(s scan, p string) {
 			idx.Declared[p] = true
 		}
 	}
+	idx.Deployers = append(idx.Deployers, s.deployers...)
 	for name, ps := range s.fluxes {
 		idx.fluxes[name] = append(idx.fluxes[name], ps...)
 		for _, p := range ps {
@@ -446,6 +451,7 @@ type scan struct {
 	markers   map[string][]DocRef
 	apps      map[string][]string
 	fluxes    map[string][]string
+	deployers []*Deployer
 	brokenFor []string // wanted names the file mentions although it does not parse
 }
 
@@ -492,6 +498,7 @@ func scanFile(fsys fs.FS, p string, w Wants, g *kgraph, limit int64) (scan, erro
 			continue
 		}
 		s.pointers(d, key, ns)
+		s.deployers = append(s.deployers, DecodeDeployers(d, p, p, i)...)
 		if !defines {
 			continue
 		}
@@ -523,7 +530,7 @@ func scanFile(fsys fs.FS, p string, w Wants, g *kgraph, limit int64) (scan, erro
 		}
 	}
 	if len(s.refs) == 0 && len(s.markers) == 0 {
-		return scan{apps: s.apps, fluxes: s.fluxes}, nil
+		return scan{apps: s.apps, fluxes: s.fluxes, deployers: s.deployers}, nil
 	}
 	s.file = &IndexedFile{
 		Name:   p,
@@ -553,9 +560,10 @@ func scanPointers(fsys fs.FS, p string, limit int64) (scan, error) {
 		return scan{}, nil
 	}
 	var s scan
-	for _, d := range docs {
+	for i, d := range docs {
 		if key, ns, ok := Identify(d); ok {
 			s.pointers(d, key, ns)
+			s.deployers = append(s.deployers, DecodeDeployers(d, p, p, i)...)
 		}
 	}
 	return s, nil
