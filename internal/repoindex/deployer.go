@@ -54,7 +54,7 @@ type Deployer struct {
 	// Directory, Recurse, Include and Exclude are an Argo CD directory
 	// source's.
 	Directory, Recurse bool
-	Include, Exclude string
+	Include, Exclude   string
 	// Patches, CommonLabels, Images and Replicas are the deployer's
 	// kustomize overrides as written, decoded.
 	Patches      []any
