@@ -241,14 +241,6 @@ func (a *applier) deployerPatch(c Change, ref repoindex.DocRef, d *repoindex.Dep
 	step := max(yamledit.IndentStep(root), 2)
 	src := yamledit.NewSource(fe.data)
 	_, patches, _ := yamledit.Lookup(holder, "patches")
-	if patches != nil && patches.Kind == yaml.SequenceNode {
-		for _, item := range patches.Content {
-			if !patchTargets(item, ref.Key.Kind, name) {
-				continue
-			}
-			return d.File, false, fmt.Errorf("%w: %s: %s already patches %s %s; the job does not edit a patch it did not write in place", repoindex.ErrUnsafeFile, d.File, d, ref.Key.Kind, name)
-		}
-	}
 	text := patchText(apiVersion, ref.Key.Kind, "", name, at, c, layout{step: step, seq: step}, "\n")
 	if patches != nil && patches.Kind == yaml.SequenceNode {
 		if item := ownPatch(patches, ref.Key.Kind, name); item != nil {
@@ -295,15 +287,6 @@ func (a *applier) deployerPatch(c Change, ref repoindex.DocRef, d *repoindex.Dep
 	return d.File, true, commit(p, fe)
 }
 
-// patchTargets reports whether a deployer's patch entry targets the
-// object kind/name and is not one the job wrote.
-func patchTargets(item *yaml.Node, kind, name string) bool {
-	_, target, _ := yamledit.Lookup(item, "target")
-	k, _ := yamledit.ScalarField(target, "kind")
-	n, _ := yamledit.ScalarField(target, "name")
-	return k == kind && n == name && !isOwnPatch(item)
-}
-
 // ownPatch returns the patch entry the job wrote for kind/name, or nil.
 func ownPatch(patches *yaml.Node, kind, name string) *yaml.Node {
 	for _, item := range patches.Content {
@@ -318,11 +301,14 @@ func ownPatch(patches *yaml.Node, kind, name string) *yaml.Node {
 }
 
 // isOwnPatch reports whether a patch entry is one the job writes: an
-// inline strategic-merge patch in a literal block, and a target.
+// inline strategic-merge patch in a literal block that starts with the
+// job's note, and a target. The deployer's other patches of the object
+// stay as they are; the job's comes after them and wins.
 func isOwnPatch(item *yaml.Node) bool {
 	_, p, _ := yamledit.Lookup(item, "patch")
 	return item.Kind == yaml.MappingNode && len(item.Content) == 4 && p != nil &&
-		p.Kind == yaml.ScalarNode && p.Style&yaml.LiteralStyle != 0
+		p.Kind == yaml.ScalarNode && p.Style&yaml.LiteralStyle != 0 &&
+		strings.HasPrefix(p.Value, patchHeader("", "Deployment", "", "", layout{})[0]+"\n")
 }
 
 // updatePatch sets c's values in the patch the job wrote before, keeping
