@@ -42,8 +42,28 @@ func (a *applier) viaDeployer(c Change, ref repoindex.DocRef, find repoindex.Fin
 	if find == nil {
 		vars, limitVars = a.variables(c, ref)
 	}
-	if !dep.Shared() && len(vars)+len(limitVars) == 0 {
-		return false, nil, nil
+	if d := dep.Mine; !dep.Shared() && len(vars)+len(limitVars) == 0 {
+		if d == nil || find != nil {
+			return false, nil, nil
+		}
+		if _, name := d.Identity(ref); name == ref.Key.Name {
+			return false, nil, nil
+		}
+		// The deployer renames the object: only its build shows the target.
+		res.File = ref.File
+		if why := a.idx.SharedFor(ref); why != "" {
+			if a.idx.CanPatch(d) != "" {
+				res.Err = fmt.Errorf("%w: %s; %s renames the target and cannot carry a patch of its own: %s", repoindex.ErrSharedSource, why, d, a.idx.CanPatch(d))
+				return true, nil, nil
+			}
+			res.File, res.Changed, res.Err = a.deployerPatch(c, ref, d)
+		} else {
+			res.Changed, res.Err = a.inPlace(c, ref, nil)
+		}
+		if res.Err != nil {
+			return true, nil, nil
+		}
+		return true, d, []string{res.File}
 	}
 	res.File = ref.File
 	if len(vars)+len(limitVars) > 0 {

@@ -37,7 +37,9 @@ func (a *applier) proveDeployers(ctx context.Context, results []Result) error {
 	}
 	byFile := map[string][]deployerProof{}
 	for _, p := range a.deployerProofs {
-		byFile[p.d.File] = append(byFile[p.d.File], p)
+		if len(p.files) > 0 {
+			byFile[p.files[0]] = append(byFile[p.files[0]], p)
+		}
 	}
 	for _, file := range slices.Sorted(mapKeys(byFile)) {
 		if err := ctx.Err(); err != nil {
@@ -62,8 +64,9 @@ func (a *applier) proveDeployers(ctx context.Context, results []Result) error {
 	return nil
 }
 
-// proveDeployerFile proves the edits of one deployer file: each deployer
-// written in it, before and after.
+// proveDeployerFile proves the edits of one file: a deployer's document
+// (each deployer written in it is built before and after), or a source
+// that only the proofs' deployers render, edited in place.
 func (a *applier) proveDeployerFile(file string, proofs []deployerProof, after map[string][]byte) error {
 	fe := a.files[file]
 	was, err := yamledit.ParseDocuments(fe.orig)
@@ -75,10 +78,13 @@ func (a *applier) proveDeployerFile(file string, proofs []deployerProof, after m
 		return err
 	}
 	before := without(after, a.abs, []string{file})
+	var deployers []*repoindex.Deployer
 	for _, d := range a.idx.Deployers {
-		if d.File != file || d.Chart {
-			continue
+		if d.File == file && !d.Chart || slices.ContainsFunc(proofs, func(p deployerProof) bool { return sameDeployer(p.d, d) }) {
+			deployers = append(deployers, d)
 		}
+	}
+	for _, d := range deployers {
 		if err := a.checkExternal(d.Path); err != nil {
 			return fmt.Errorf("%s cannot be built: %w", d, err)
 		}
@@ -88,7 +94,10 @@ func (a *applier) proveDeployerFile(file string, proofs []deployerProof, after m
 				exps = append(exps, p.exp)
 			}
 		}
-		db, da := redecode(was, d), redecode(now, d)
+		db, da := d, d
+		if d.File == file {
+			db, da = redecode(was, d), redecode(now, d)
+		}
 		if db == nil || da == nil {
 			return fmt.Errorf("%s no longer reads as a deployer", d)
 		}

@@ -409,3 +409,72 @@ func (dep Deployment) SharedError(r DocRef, t Target, why string) error {
 	return fmt.Errorf("%w: %s is also rendered by %s; %s: give each deployer an overlay of its own (a kustomization that includes %s) and point it there, or use deployers that carry a patch (a Flux Kustomization's spec.patches, an Argo CD Application's spec.source.kustomize.patches)",
 		ErrSharedSource, r.File, strings.Join(others, ", "), mine, path.Dir(r.File))
 }
+
+// unrenamed returns name without d's namePrefix and nameSuffix, and
+// whether d renames anything and name has them.
+func (d *Deployer) unrenamed(name string) (string, bool) {
+	if d.NamePrefix == "" && d.NameSuffix == "" || len(name) <= len(d.NamePrefix)+len(d.NameSuffix) ||
+		!strings.HasPrefix(name, d.NamePrefix) || !strings.HasSuffix(name, d.NameSuffix) {
+		return "", false
+	}
+	return name[len(d.NamePrefix) : len(name)-len(d.NameSuffix)], true
+}
+
+// renamedWants is what the index must seek besides w: the wanted objects'
+// names without the namePrefix and nameSuffix of a deployer that renames.
+func (idx *Index) renamedWants(w Wants) Wants {
+	extra := Wants{Objects: map[IdentKey]bool{}, Dir: w.Dir}
+	if w.Names != nil {
+		extra.Names = [][]byte{}
+	}
+	for k := range w.Objects {
+		for _, d := range idx.Deployers {
+			name, ok := d.unrenamed(k.Name)
+			if !ok {
+				continue
+			}
+			raw := IdentKey{k.Group, k.Kind, name}
+			if !w.Objects[raw] && !extra.Objects[raw] {
+				extra.Objects[raw] = true
+				if extra.Names != nil {
+					extra.Names = append(extra.Names, []byte(name))
+				}
+			}
+		}
+	}
+	return extra
+}
+
+// addRefs records the documents a second scan found, and nothing else:
+// the first scan recorded the file's markers and deployers.
+func (idx *Index) addRefs(s scan) {
+	if s.file == nil || len(s.refs) == 0 || idx.chartTemplate(s.file.Name) {
+		return
+	}
+	if idx.Files[s.file.Name] == nil {
+		idx.Files[s.file.Name] = s.file
+	}
+	for _, r := range s.refs {
+		idx.Refs[r.Key] = append(idx.Refs[r.Key], r)
+	}
+}
+
+// renamed returns the documents a deployer that renames renders as t:
+// those of t's name without its namePrefix and nameSuffix.
+func (idx *Index) renamed(t Target) []DocRef {
+	var out []DocRef
+	for _, d := range idx.Deployers {
+		name, ok := d.unrenamed(t.Name)
+		if !ok {
+			continue
+		}
+		k := KeyOf(t)
+		k.Name = name
+		for _, r := range idx.Refs[k] {
+			if idx.renders(d, r) && !slices.ContainsFunc(out, func(x DocRef) bool { return x.File == r.File && x.Doc == r.Doc && x.RenderedFrom() == r.RenderedFrom() }) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}

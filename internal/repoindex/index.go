@@ -171,6 +171,17 @@ func BuildIndex(ctx context.Context, fsys fs.FS, dir string, w Wants, limit int6
 	for i, s := range scans {
 		idx.add(s, paths[i])
 	}
+	// A deployer's namePrefix or nameSuffix names the live object as no
+	// file does: the names without them are sought too.
+	if extra := idx.renamedWants(w); len(extra.Objects) > 0 {
+		scans, err := scanAll(ctx, fsys, paths[:inside], inside, found.sizes, extra, idx.Graph, limit)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range scans {
+			idx.addRefs(s)
+		}
+	}
 	for _, p := range w.Paths {
 		idx.Declared[CleanRepoPath(p)] = true
 	}

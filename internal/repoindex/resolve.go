@@ -147,7 +147,7 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 		return DocRef{}, nil, fmt.Errorf("%w: marker %q is in %s", ErrAmbiguousTarget, key, strings.Join(where, ", "))
 	}
 
-	refs := idx.Refs[KeyOf(t)]
+	refs := append(slices.Clone(idx.Refs[KeyOf(t)]), idx.renamed(t)...)
 	var narrowed []string
 	for _, s := range idx.scopes(c) {
 		in := idx.SelectedBy(s.dirs, refs)
