@@ -184,14 +184,10 @@ func (a *applier) buildAs(files map[string][]byte, d *repoindex.Deployer) (map[s
 	appendList("replicas", d.Replicas)
 	appendList("images", kustomizeImages(d.Images))
 	if len(d.CommonLabels) > 0 {
-		labels, _ := kust["commonLabels"].(map[string]any)
-		if labels == nil {
-			labels = map[string]any{}
-		}
-		for k, v := range d.CommonLabels {
-			labels[k] = v
-		}
-		kust["commonLabels"] = labels
+		// Argo CD's commonLabels, as kustomize's labels that also select,
+		// which is what commonLabels did before kustomize deprecated it.
+		labels, _ := kust["labels"].([]any)
+		kust["labels"] = append(labels, map[string]any{"pairs": d.CommonLabels, "includeSelectors": true})
 	}
 	data, err := yaml.Marshal(kust)
 	if err != nil {

@@ -330,6 +330,9 @@ func wantsOf(changes []Change, paths map[string]string, dir string, results []Re
 			names[as.Target.Labels[repoindex.FluxNameLabel]] = true
 		}
 	}
+	// Whoever deploys a target's source, from wherever in the repository,
+	// decides who else an edit of it reaches.
+	w.Deployers = true
 	w.Paths = slices.AppendSeq(w.Paths, maps.Values(paths))
 	delete(names, "")
 	if len(names) <= repoindex.MaxPrefilterNames {

@@ -108,8 +108,10 @@ type Wants struct {
 	Names [][]byte
 	// Dir is the searched directory: only what is rendered from it counts.
 	Dir string
-	// Pointers asks for the Argo CD and Flux objects outside dir too.
-	Pointers bool
+	// Pointers asks for the Argo CD and Flux objects outside dir too, and
+	// to report the files there above the size limit; Deployers asks for
+	// those objects only as deployers of what dir holds.
+	Pointers, Deployers bool
 	// Paths are the directories the changes name (Change.Path), which
 	// are deployed.
 	Paths []string
@@ -256,7 +258,7 @@ func (idx *Index) walk(ctx context.Context, fsys fs.FS, dir string, w Wants) (wa
 			found.kfiles = append(found.kfiles, p)
 		case under(p, dir):
 			found.paths = append(found.paths, p)
-		case w.Pointers:
+		case w.Pointers || w.Deployers:
 			// Argo CD Applications and Flux Kustomizations often live
 			// apart from the manifests they point at.
 			found.outside = append(found.outside, p)
