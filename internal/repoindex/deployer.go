@@ -274,8 +274,9 @@ func appendNew(s []string, v string) []string {
 
 // renders reports whether the deployer renders r: the kustomization in
 // its path (and whatever that includes), or, in a directory without one,
-// the manifests there as Argo CD reads a directory (recurse, include,
-// exclude) or as kustomize-controller's generated kustomization does.
+// the files there as Argo CD reads a directory (recurse, include,
+// exclude), or what kustomize-controller's generated kustomization
+// includes.
 func (idx *Index) renders(d *Deployer, r DocRef) bool {
 	if d.Chart {
 		return false
@@ -283,11 +284,13 @@ func (idx *Index) renders(d *Deployer, r DocRef) bool {
 	if k := idx.Graph.ByDir[d.Path]; k != nil && !k.component {
 		return r.Chain != nil && slices.ContainsFunc(idx.Graph.Chains(r.File), func(c Chain) bool { return c.Root() == k })
 	}
-	if !idx.selects(d.Path, r) {
-		return false
+	if d.Kind != ArgoApplication {
+		return idx.selects(d.Path, r)
 	}
-	if d.Kind != ArgoApplication || r.Chain != nil {
-		return true
+	// Argo CD reads a directory without a kustomization file by file, and
+	// builds none of the kustomizations below it.
+	if !under(r.File, d.Path) {
+		return false
 	}
 	rel := strings.TrimPrefix(strings.TrimPrefix(r.File, d.Path), "/")
 	if d.Path == "." {
