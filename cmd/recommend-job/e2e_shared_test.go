@@ -5,13 +5,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
+	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/history"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
@@ -199,7 +202,9 @@ func sharedHistory(end time.Time) []testbed.Series {
 // written in their own Kustomization's spec.patches, with the values the
 // report gives; the Argo CD targets, whose shared path is a plain
 // directory that cannot take an Application's patch, are refused naming
-// the other Applications; and no two pull requests write one file.
+// the other Applications; and no two pull requests write one file. Once
+// the path has a kustomization, demo1's and demo2's values land in their
+// own Applications' kustomize.patches, in two pull requests.
 func TestEndToEndSharedSources(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -231,32 +236,7 @@ func TestEndToEndSharedSources(t *testing.T) {
 	}
 
 	auth := &githttp.BasicAuth{Username: bed.Git.Username, Password: bed.Git.Password()}
-	writers := map[string]string{}
-	pushed := 0
-	for _, g := range rep.Groups {
-		if g.Git == nil || !g.Git.Pushed {
-			continue
-		}
-		pushed++
-		for _, f := range g.Git.Files {
-			if other, ok := writers[f]; ok {
-				t.Errorf("%s is written by the pull requests of %s and %s", f, other, g.Name)
-			}
-			writers[f] = g.Name
-		}
-		for name, original := range sharedRepo {
-			if !strings.HasPrefix(name, "declarative/") && !strings.HasPrefix(name, "apps/") {
-				continue
-			}
-			if got, _ := fileAt(t, repoURL, auth, g.Git.Branch, name); got != original {
-				t.Errorf("branch %s changes the shared %s:\n%s", g.Git.Branch, name, got)
-			}
-		}
-	}
-	if pushed == 0 {
-		t.Fatalf("no branch pushed; groups %+v", rep.Groups)
-	}
-
+	writers := sharedUntouched(t, rep, repoURL, auth, sharedRepo)
 	for _, env := range []string{"staging", "production"} {
 		it := entry(t, rep, env, "podinfo")
 		file := "clusters/" + env + "/apps.yaml"
@@ -264,18 +244,12 @@ func TestEndToEndSharedSources(t *testing.T) {
 			t.Errorf("%s/podinfo source = %+v, want %s changed", env, it.Source, file)
 			continue
 		}
-		branch := writers[file]
-		var g *struct{ branch string }
-		for _, grp := range rep.Groups {
-			if grp.Name == branch && grp.Git != nil {
-				g = &struct{ branch string }{grp.Git.Branch}
-			}
-		}
-		if g == nil {
+		branch, ok := writers[file]
+		if !ok {
 			t.Errorf("%s is on no pushed branch", file)
 			continue
 		}
-		got, _ := fileAt(t, repoURL, auth, g.branch, file)
+		got, _ := fileAt(t, repoURL, auth, branch, file)
 		cpu := quantity(resourceOf(it, "podinfod", "cpu").Recommended)
 		memory := quantity(resourceOf(it, "podinfod", "memory").Recommended)
 		want := sharedRepo[file] + "  patches:\n    - patch: |\n"
@@ -287,4 +261,67 @@ func TestEndToEndSharedSources(t *testing.T) {
 			t.Errorf("%s/podinfo has no recommended cpu", env)
 		}
 	}
+
+	// A kustomization in the shared path, as the refusal asks for: each
+	// Application can now carry a patch of its own, and demo1's and
+	// demo2's land in their Applications, on branches of their own.
+	files := maps.Clone(sharedRepo)
+	files["declarative/manifests/kustomization.yaml"] = "resources:\n- deployment.yml\n- service.yml\n"
+	pushCommit(t, repoURL, auth, &object.Signature{Name: "dev", Email: "dev@example.com", When: time.Now()},
+		"declarative/manifests/kustomization.yaml", files["declarative/manifests/kustomization.yaml"], "declarative: a kustomization")
+	rep = runJSON(t, ctx, bedArgs(t, bed, repoURL, "--pr-group-by", "application"))
+	writers = sharedUntouched(t, rep, repoURL, auth, files)
+	for i, ns := range []string{"demo1", "demo2"} {
+		it := entry(t, rep, ns, "guestbook-ui")
+		file := fmt.Sprintf("argocd/demo-app%d.yaml", i+1)
+		if it.Source == nil || it.Source.File != file || !it.Source.Changed || it.Source.Error != "" {
+			t.Errorf("%s/guestbook-ui source = %+v, want %s changed", ns, it.Source, file)
+			continue
+		}
+		branch, ok := writers[file]
+		if !ok {
+			t.Errorf("%s is on no pushed branch", file)
+			continue
+		}
+		got, _ := fileAt(t, repoURL, auth, branch, file)
+		cpu := quantity(resourceOf(it, "guestbook-ui", "cpu").Recommended)
+		if !strings.HasPrefix(got, strings.TrimSuffix(sharedRepo[file], "  destination:\n    server: https://kubernetes.default.svc\n    namespace: "+ns+"\n")) ||
+			!strings.Contains(got, "    kustomize:\n      patches:\n") || !strings.Contains(got, "cpu: "+cpu+"\n") {
+			t.Errorf("pushed %s, want its kustomize.patches to set cpu %s:\n%s", file, cpu, got)
+		}
+	}
+}
+
+// sharedUntouched checks that no pushed branch of rep changes the shared
+// files (those under declarative/ and apps/, as files has them) and that
+// no two pull requests write one file, and returns each written file's
+// branch.
+func sharedUntouched(t *testing.T, rep *plan.Plan, repoURL string, auth *githttp.BasicAuth, files map[string]string) map[string]string {
+	t.Helper()
+	writers, groups := map[string]string{}, map[string]string{}
+	pushed := 0
+	for _, g := range rep.Groups {
+		if g.Git == nil || !g.Git.Pushed {
+			continue
+		}
+		pushed++
+		for _, f := range g.Git.Files {
+			if other, ok := groups[f]; ok {
+				t.Errorf("%s is written by the pull requests of %s and %s", f, other, g.Name)
+			}
+			groups[f], writers[f] = g.Name, g.Git.Branch
+		}
+		for name, original := range files {
+			if !strings.HasPrefix(name, "declarative/") && !strings.HasPrefix(name, "apps/") {
+				continue
+			}
+			if got, _ := fileAt(t, repoURL, auth, g.Git.Branch, name); got != original {
+				t.Errorf("branch %s changes the shared %s:\n%s", g.Git.Branch, name, got)
+			}
+		}
+	}
+	if pushed == 0 {
+		t.Fatalf("no branch pushed; groups %+v", rep.Groups)
+	}
+	return writers
 }
