@@ -155,7 +155,7 @@ func (a *applier) buildAs(files map[string][]byte, d *repoindex.Deployer) (map[s
 			return nil, fmt.Errorf("%s: %w", k.File, err)
 		}
 	} else {
-		res, err := generatedResources(dir, d)
+		res, err := generatedResources(dir, d, a.limit)
 		if err != nil {
 			return nil, err
 		}
@@ -241,7 +241,7 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // kustomize-controller's generated kustomization lists: its YAML files and
 // the directories below with a kustomization of their own, else their
 // files.
-func generatedResources(dir string, d *repoindex.Deployer) ([]any, error) {
+func generatedResources(dir string, d *repoindex.Deployer, limit int64) ([]any, error) {
 	var out []any
 	var walk func(sub string) error
 	walk = func(sub string) error {
@@ -263,11 +263,10 @@ func generatedResources(dir string, d *repoindex.Deployer) ([]any, error) {
 				if err := walk(rel); err != nil {
 					return err
 				}
-			case e.Type().IsRegular() && repoindex.IsYAMLName(e.Name()) && d.Kind == repoindex.ArgoApplication:
-				if (d.Include == "" || repoindex.ArgoGlob(d.Include, rel)) && (d.Exclude == "" || !repoindex.ArgoGlob(d.Exclude, rel)) {
-					out = append(out, rel)
-				}
-			case e.Type().IsRegular() && repoindex.IsYAMLName(e.Name()):
+			case !e.Type().IsRegular() || !repoindex.IsYAMLName(e.Name()) || !holdsObjects(filepath.Join(dir, filepath.FromSlash(rel)), limit):
+				// Values files and the like: neither controller applies them.
+			case d.Kind != repoindex.ArgoApplication ||
+				(d.Include == "" || repoindex.ArgoGlob(d.Include, rel)) && (d.Exclude == "" || !repoindex.ArgoGlob(d.Exclude, rel)):
 				out = append(out, rel)
 			}
 		}
@@ -278,6 +277,29 @@ func generatedResources(dir string, d *repoindex.Deployer) ([]any, error) {
 		out[i] = strings.TrimPrefix(r.(string), "./")
 	}
 	return out, err
+}
+
+// holdsObjects reports whether the YAML file at name holds Kubernetes
+// objects, as kustomize-controller's generated kustomization and Argo CD
+// ask of a file before they apply it.
+func holdsObjects(name string, limit int64) bool {
+	if info, err := os.Stat(name); err == nil && limit > 0 && info.Size() > limit {
+		return true // the build refuses it, and says why
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return false
+	}
+	docs, err := yamledit.ParseDocuments(data)
+	if err != nil {
+		return true // kustomize says what is wrong with it
+	}
+	for _, d := range docs {
+		if _, _, ok := repoindex.Identify(d); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // hasKustomization reports whether dir holds a kustomization file.
