@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -43,10 +44,23 @@ func (a *applier) viaDeployer(c Change, ref repoindex.DocRef, find repoindex.Fin
 		vars, limitVars = a.variables(c, ref)
 	}
 	if d := dep.Mine; !dep.Shared() && len(vars)+len(limitVars) == 0 {
+		if d == nil && len(dep.All) > 0 && find == nil {
+			// Every deployer of the file gives the object another
+			// namespace or name: the target comes from elsewhere.
+			var all []string
+			for _, o := range dep.All {
+				all = append(all, o.String())
+			}
+			slices.Sort(all)
+			res.File = ref.File
+			res.Err = fmt.Errorf("%w: %s defines %s, but only %s deploys it, as another object; the deployer of %s is not in the repository as written",
+				repoindex.ErrTargetNotFound, ref.File, ref.Key.Name, strings.Join(all, ", "), c.Target)
+			return true, nil, nil
+		}
 		if d == nil || find != nil {
 			return false, nil, nil
 		}
-		if _, name := d.Identity(ref); name == ref.Key.Name {
+		if _, name := a.idx.Identity(d, ref); name == ref.Key.Name {
 			return false, nil, nil
 		}
 		// The deployer renames the object: only its build shows the target.
@@ -264,7 +278,7 @@ func (a *applier) deployerPatch(c Change, ref repoindex.DocRef, d *repoindex.Dep
 	text := patchText(apiVersion, ref.Key.Kind, "", name, at, c, layout{step: step, seq: step}, "\n")
 	if patches != nil && patches.Kind == yaml.SequenceNode {
 		if item := ownPatch(patches, ref.Key.Kind, name); item != nil {
-			return a.updatePatch(fe, src, item, c, d)
+			return a.updatePatch(fe, src, item, c, d, at)
 		}
 	}
 	item := func(indent int) []string {
@@ -333,10 +347,15 @@ func isOwnPatch(item *yaml.Node) bool {
 
 // updatePatch sets c's values in the patch the job wrote before, keeping
 // its text but for the values.
-func (a *applier) updatePatch(fe *fileEdit, src *yamledit.Source, item *yaml.Node, c Change, d *repoindex.Deployer) (string, bool, error) {
+func (a *applier) updatePatch(fe *fileEdit, src *yamledit.Source, item *yaml.Node, c Change, d *repoindex.Deployer, at repoindex.ContainerPath) (string, bool, error) {
 	_, p, _ := yamledit.Lookup(item, "patch")
 	inner := newFileEdit(&repoindex.IndexedFile{Name: d.File, Data: []byte(p.Value)})
 	changed, err := inner.apply(c, 0, nil)
+	if errors.Is(err, repoindex.ErrContainerNotFound) {
+		// Another container of the object: it joins the patch.
+		err = a.addContainer(inner, 0, at, c)
+		changed = err == nil
+	}
 	if err != nil || !changed {
 		return d.File, false, err
 	}

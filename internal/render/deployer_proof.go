@@ -143,6 +143,11 @@ func redecode(docs []*yaml.Node, d *repoindex.Deployer) *repoindex.Deployer {
 func (a *applier) buildAs(files map[string][]byte, d *repoindex.Deployer) (map[string]map[string]any, error) {
 	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: a.abs, Limit: a.limit, Files: maps2(files)}
 	dir := filepath.Join(a.abs, filepath.FromSlash(d.Path))
+	// The path is the repository's to name: through a symlink, it must not
+	// lead the build out of the checkout.
+	if real, err := filepath.EvalSymlinks(dir); err != nil || real != dir {
+		return nil, fmt.Errorf("path %s is not a directory of the repository", d.Path)
+	}
 	kfile := filepath.Join(dir, "kustomization.yaml")
 	var kust map[string]any
 	if k := a.idx.Graph.ByDir[d.Path]; k != nil {

@@ -102,3 +102,27 @@ func TestDeployerProofUndoes(t *testing.T) {
 		t.Errorf("%s changed although the proof failed:\n%s", own, now)
 	}
 }
+
+// TestDeployedIntoAnotherNamespace checks that a file the repository's
+// deployers render into other namespaces only is not the source of a
+// target: production's Kustomization is not in the repository, and
+// staging's renders the Deployment into staging.
+func TestDeployedIntoAnotherNamespace(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, filepath.Join("testdata", "flux-shared-kustomization", "original"), dir)
+	if err := os.Remove(filepath.Join(dir, "clusters", "production", "apps.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Apply(context.Background(), dir, "", []Change{{
+		Target:    Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "production", Name: "podinfo"},
+		Container: "podinfod",
+		Requests:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("300m")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Results[0]
+	if r.Changed || !errors.Is(r.Err, ErrTargetNotFound) || !strings.Contains(r.Err.Error(), "flux-system/apps (into staging)") || len(out.Files) != 0 {
+		t.Fatalf("result %+v, files %v; want not found, naming staging's Kustomization, and nothing written", r, out.Files)
+	}
+}

@@ -114,14 +114,25 @@ func (d *Deployer) namespaceFor(ns string) string {
 	return d.Destination
 }
 
-// Identity returns the namespace and name r's object gets from the
-// deployer.
-func (d *Deployer) Identity(r DocRef) (string, string) {
-	name := r.Key.Name
+// Identity returns the namespace and name r's object gets from d: as the
+// kustomization d builds renders it (which may not be r's own), then with
+// d's namespace and name overrides.
+func (idx *Index) Identity(d *Deployer, r DocRef) (string, string) {
+	ns, name := r.Namespace, r.Key.Name
+	if d.Kind == ArgoApplication && idx.Graph.ByDir[d.Path] == nil {
+		ns, name = r.RawNamespace, r.RawName
+	} else if r.Chain == nil || !idx.selects(d.Path, r) {
+		for _, c := range idx.Graph.Chains(r.File) {
+			if x := (DocRef{File: r.File, Chain: c}); idx.selects(d.Path, x) {
+				ns, name = c.Transform(r.RawNamespace, r.RawName)
+				break
+			}
+		}
+	}
 	if d.NamePrefix != "" || d.NameSuffix != "" {
 		name = d.NamePrefix + name + d.NameSuffix
 	}
-	return d.namespaceFor(r.Namespace), name
+	return d.namespaceFor(ns), name
 }
 
 // DecodeDeployers returns the deployers an Argo CD Application or a Flux
@@ -324,6 +335,15 @@ func ArgoGlob(pattern, rel string) bool {
 	return false
 }
 
+// deploysRoot reports whether d builds the kustomization k, or one that
+// includes it.
+func (idx *Index) deploysRoot(d *Deployer, k *Kustomization) bool {
+	if dk := idx.Graph.ByDir[d.Path]; dk != nil {
+		return dk == k || dk.Includes(k)
+	}
+	return d.Kind == FluxKustomization && under(k.Dir, d.Path)
+}
+
 // Deployment is who deploys a document, as it concerns one target.
 type Deployment struct {
 	// All are the deployers that render the document, Mine the one that
@@ -337,18 +357,22 @@ type Deployment struct {
 // the document too.
 func (d Deployment) Shared() bool { return len(d.Others) > 0 }
 
-// DeploymentOf returns who deploys r, and which of them deploys t: the one
+// DeploymentOf returns who deploys r (through the kustomization that
+// renders it for t, when one does), and which of them deploys t: the one
 // whose namespace and name for r's object are t's, narrowed by Argo CD's
 // tracking and Flux's labels when several are.
 func (idx *Index) DeploymentOf(r DocRef, t Target) Deployment {
 	var dep Deployment
 	var mine []*Deployer
 	for _, d := range idx.Deployers {
-		if !idx.renders(d, r) {
+		// Through a kustomization, what counts is who deploys it: other
+		// environments that render the file are the kustomization's
+		// concern (SharedFor), and its patches hold the change.
+		if !idx.renders(d, r) || r.Chain != nil && !idx.deploysRoot(d, r.Chain.Root()) {
 			continue
 		}
 		dep.All = append(dep.All, d)
-		if ns, name := d.Identity(r); name == t.Name && (ns == t.Namespace || ns == "") {
+		if ns, name := idx.Identity(d, r); name == t.Name && (ns == t.Namespace || ns == "") {
 			mine = append(mine, d)
 		}
 	}
@@ -370,24 +394,36 @@ func (idx *Index) DeploymentOf(r DocRef, t Target) Deployment {
 	if len(mine) == 1 {
 		dep.Mine = mine[0]
 	}
+	// A deployer of a kustomization built on the target's renders the
+	// change with it, as an overlay does.
+	builtOn := func(d *Deployer) bool {
+		if dep.Mine == nil || r.Chain == nil {
+			return false
+		}
+		k := idx.Graph.ByDir[d.Path]
+		return k != nil && k.Includes(r.Chain.Root())
+	}
 	ids := map[[2]string]bool{}
 	for _, d := range dep.All {
-		ns, name := d.Identity(r)
+		if builtOn(d) {
+			continue
+		}
+		ns, name := idx.Identity(d, r)
 		ids[[2]string{ns, name}] = true
 	}
 	if len(ids) < 2 {
 		return dep
 	}
 	for _, d := range dep.All {
-		if d == dep.Mine {
+		if d == dep.Mine || builtOn(d) {
 			continue
 		}
 		if dep.Mine == nil {
 			dep.Others = append(dep.Others, d)
 			continue
 		}
-		ns, name := dep.Mine.Identity(r)
-		if dns, dname := d.Identity(r); dns != ns || dname != name {
+		ns, name := idx.Identity(dep.Mine, r)
+		if dns, dname := idx.Identity(d, r); dns != ns || dname != name {
 			dep.Others = append(dep.Others, d)
 		}
 	}
