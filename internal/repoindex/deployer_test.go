@@ -186,6 +186,24 @@ func TestAddDeployer(t *testing.T) {
 	if why := idx.CanPatch(dep.Others[0]); why == "" {
 		t.Error("a live deployer can carry a patch in the repository")
 	}
+	// The same through BuildIndex, which also seeks the name a live
+	// deployer's namePrefix gives.
+	prefixed, err := yamledit.ParseDocuments([]byte(argoApp("demo-app3", "manifests", "demo3", "    kustomize:\n      namePrefix: live-\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "demo3", Name: "live-guestbook-ui"}
+	w := Wants{Objects: map[IdentKey]bool{KeyOf(live): true}, Dir: ".", Names: [][]byte{[]byte(live.Name)},
+		Live: []LiveDeployer{{Doc: prefixed[0], Origin: "the cluster"}}}
+	if idx, err = BuildIndex(context.Background(), fsys, ".", w, 0); err != nil {
+		t.Fatal(err)
+	}
+	if ref, _, err = idx.Resolve(Sought{Target: live, Container: "guestbook-ui"}, "."); err != nil || ref.File != "manifests/deployment.yaml" {
+		t.Fatalf("Resolve(%s) = %s, %v; want manifests/deployment.yaml", live, ref.File, err)
+	}
+	if dep := idx.DeploymentOf(ref, live); dep.Mine == nil || dep.Mine.Name != "demo-app3" || !dep.Shared() {
+		t.Errorf("deployment of %s = %+v, want demo-app3's, shared with demo-app1", live, dep)
+	}
 	notDeployer, _ := yamledit.ParseDocuments([]byte(guestbook))
 	if err := idx.AddDeployer(notDeployer[0], "x"); err == nil {
 		t.Error("AddDeployer took a Deployment")
