@@ -13,6 +13,7 @@ import (
 
 	"code.gitea.io/sdk/gitea"
 
+	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
@@ -155,4 +156,60 @@ func giteaRunArgs(t *testing.T, bed *testbed.Bed, forge *testbed.Gitea, repoURL 
 		"--forge-token-file", tokenFile,
 		"--output", "json",
 	}, extra...)
+}
+
+// TestEndToEndGiteaGroupInBranchTemplate runs the command grouped by
+// namespace with a branch template that places {{.Group}}: the group's
+// pull request comes from the branch the template names, after the push
+// branch and a "-pr/", and a second run finds it again as its own and
+// leaves it alone instead of closing it or opening another.
+func TestEndToEndGiteaGroupInBranchTemplate(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	end := time.Now().Truncate(time.Minute).Add(-10 * time.Minute)
+	bed := testbedtest.Start(t, testbed.Options{History: webHistoryFrom(end.Add(-7*24*time.Hour+time.Hour), end)})
+	forge := testbedtest.Gitea(t)
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), shopObjects(t, true)...); err != nil {
+		t.Fatalf("applying cluster objects: %v", err)
+	}
+	repoURL, err := forge.CreateRepo(ctx, "gitops", map[string]string{"clusters/prod/web.yaml": webManifest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tmpl = "recommend-job/{{.Base}}{{with .Group}}-pr/{{.}}{{end}}"
+	args := giteaRunArgs(t, bed, forge, repoURL, "--pr-group-by", "namespace", "--git-branch-template", tmpl, "--prometheus-step", "1m")
+	sdk, err := gitea.NewClient(forge.APIURL(), gitea.SetToken(forge.Token()), gitea.SetContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := gitops.Options{PushBranch: "recommend-job/main", GroupPrefix: "recommend-job/main-pr/"}.GroupBranch("namespace/shop")
+	if !strings.HasPrefix(want, "recommend-job/main-pr/namespace-shop-") {
+		t.Fatalf("the group's branch would be %s", want)
+	}
+	for run := 1; run <= 2; run++ {
+		rep := runJSON(t, ctx, args)
+		var shop *plan.Group
+		for i := range rep.Groups {
+			if rep.Groups[i].Name == "namespace/shop" {
+				shop = &rep.Groups[i]
+			}
+		}
+		if shop == nil || shop.Git == nil || shop.Git.PullRequest == nil {
+			t.Fatalf("run %d: groups %+v, want namespace/shop with a pull request", run, rep.Groups)
+		}
+		wantAction := plan.PRCreated
+		if run == 2 {
+			wantAction = plan.PRUnchanged
+		}
+		if shop.Git.Branch != want || shop.Git.PullRequest.Action != wantAction {
+			t.Errorf("run %d: namespace/shop's git = %+v, pull request %+v; want branch %s, pull request %s", run, shop.Git, shop.Git.PullRequest, want, wantAction)
+		}
+		prs, _, err := sdk.ListRepoPullRequests(forge.Username, "gitops", gitea.ListPullRequestsOptions{State: gitea.StateOpen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(prs) != 1 || prs[0].Head.Ref != want {
+			t.Errorf("run %d: %d open pull requests, want one from %s", run, len(prs), want)
+		}
+	}
 }

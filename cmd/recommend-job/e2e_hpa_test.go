@@ -173,3 +173,59 @@ func TestEndToEndHPAModes(t *testing.T) {
 		}
 	}
 }
+
+// TestEndToEndHPAModeAnnotation runs the job in hpa-mode hold on the
+// autoscaled shop, where web's ResourceRecommend says
+// recommend-job.io/hpa-mode: adjust and api's a mode that does not exist:
+// web's request and its HPA's target move together as in mode adjust, and
+// api alone is rejected with the annotation named, the run going on.
+func TestEndToEndHPAModeAnnotation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	end := time.Now().Truncate(time.Minute).Add(-10 * time.Minute)
+	start := end.Add(-7 * 24 * time.Hour)
+	var containers []history.Container
+	for _, name := range []string{"web", "api"} {
+		for _, pod := range history.Rollouts(name, 2, 1, start, end)[0].Pods {
+			containers = append(containers, history.Container{Namespace: "shop", Pod: pod, Container: "app", Start: start, End: end,
+				CPU: history.Constant(0.05), Memory: history.Constant(100 * mib)})
+		}
+	}
+	bed := testbedtest.Start(t, testbed.Options{History: history.Series(containers, time.Minute)})
+	annotated := func(name, mode string) string {
+		return strings.Replace(hpaRecommend(name), "metadata:\n", "metadata:\n  annotations:\n    recommend-job.io/hpa-mode: "+mode+"\n", 1)
+	}
+	var cluster []string
+	for name, mode := range map[string]string{"web": "adjust", "api": "sideways"} {
+		cluster = append(cluster, strings.Replace(hpaDeployment(name), "metadata:\n", "metadata:\n  namespace: shop\n", 1), annotated(name, mode),
+			strings.Replace(hpaAutoscaler(name, "40"), "metadata:\n", "metadata:\n  namespace: shop\n", 1))
+	}
+	objects := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n---\n" + strings.Join(cluster, "---\n")
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), shopObjects(t, true)[0], []byte(objects)); err != nil {
+		t.Fatalf("applying cluster objects: %v", err)
+	}
+
+	repoURL := testbedtest.CreateRepo(t, bed, "hpa-annotation", hpaRepo)
+	rep := runJSON(t, ctx, bedArgs(t, bed, repoURL, "--hpa-mode", "hold"))
+	web := entry(t, rep, "shop", "web")
+	if r := resourceOf(web, "app", "cpu"); r.HeldBack || !r.Changed || quantity(r.Recommended) != "250m" {
+		t.Errorf("web's cpu = %+v, want 500m → 250m: its annotation says adjust", r)
+	}
+	if len(web.Autoscalers) != 1 || len(web.Autoscalers[0].Targets) != 1 ||
+		web.Autoscalers[0].Targets[0].From != 40 || web.Autoscalers[0].Targets[0].To != 80 || !web.Autoscalers[0].Changed {
+		t.Errorf("web's autoscalers = %+v, want its HPA 40%% → 80%%", web.Autoscalers)
+	}
+	api := entry(t, rep, "shop", "api")
+	if api.Error == nil || api.Error.Code != "HPAModeInvalid" ||
+		api.Error.Message != `annotation recommend-job.io/hpa-mode: "sideways" is neither hold nor adjust` {
+		t.Errorf("api's error = %+v, want HPAModeInvalid naming the annotation", api.Error)
+	}
+	if len(api.Containers) != 0 {
+		t.Errorf("api has containers %+v, want none: it is invalid", api.Containers)
+	}
+	auth := &githttp.BasicAuth{Username: bed.Git.Username, Password: bed.Git.Password()}
+	patch, _ := fileAt(t, repoURL, auth, "recommend-job/main", "shop/production/recommend-job-horizontalpodautoscaler-web.yaml")
+	if !strings.Contains(patch, "averageUtilization: 80 # of the request\n") {
+		t.Errorf("web's HPA patch:\n%s\nwant averageUtilization 80", patch)
+	}
+}

@@ -188,8 +188,13 @@ func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
 		item := c.item(ctx, rec, targets)
 		ns := namespaces[rec.Namespace]
 		item.NamespaceLabels, item.NamespaceAnnotations = ns.labels, ns.annotations
+		mode, invalid := hpaModeOf(rec.Annotations, c.hpaMode)
+		if item.Invalid == nil && invalid != nil {
+			item.Invalid = invalid
+			c.log.InfoContext(ctx, "invalid resource recommend", "resourceRecommend", rec.Namespace+"/"+rec.Name, "code", invalid.Code, "message", invalid.Message)
+		}
 		if item.Invalid == nil && item.Workload != nil {
-			item.HeldBack, item.Autoscalers = hpas.of(targets.keyOf(rec), c.hpaMode)
+			item.HeldBack, item.Autoscalers = hpas.of(targets.keyOf(rec), mode)
 		}
 		items = append(items, item)
 	}

@@ -34,6 +34,32 @@ const (
 	HPAAdjust HPAMode = "adjust"
 )
 
+// AnnotationHPAMode overrides the run's HPA mode for one ResourceRecommend.
+const AnnotationHPAMode = "recommend-job.io/hpa-mode"
+
+// CodeHPAModeInvalid reports an AnnotationHPAMode that is neither HPAHold
+// nor HPAAdjust. Katalyst reads no such annotation and has no code for it.
+const CodeHPAModeInvalid = "HPAModeInvalid"
+
+// hpaModeOf returns the HPA mode of a ResourceRecommend with annotations:
+// its AnnotationHPAMode, else the run's mode.
+func hpaModeOf(annotations map[string]string, run HPAMode) (HPAMode, *ValidationError) {
+	value, set := annotations[AnnotationHPAMode]
+	if !set {
+		return run, nil
+	}
+	switch mode := HPAMode(value); mode {
+	case HPAHold, HPAAdjust:
+		return mode, nil
+	}
+	// The value is the tenant's: a long one is cut, so that it cannot fill
+	// the status and the report.
+	if len(value) > 64 {
+		value = value[:64] + "..."
+	}
+	return "", invalid(CodeHPAModeInvalid, "annotation %s: %q is neither %s nor %s", AnnotationHPAMode, value, HPAHold, HPAAdjust)
+}
+
 // Autoscaler is a HorizontalPodAutoscaler that scales a target on the
 // utilisation of a resource, which is relative to the request.
 type Autoscaler struct {

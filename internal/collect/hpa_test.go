@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -106,6 +107,38 @@ func TestHPAModes(t *testing.T) {
 			}
 			if d := cmp.Diff(tt.wantHPAs, hpas); d != "" {
 				t.Errorf("autoscalers (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestHPAModeOf(t *testing.T) {
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		run         HPAMode
+		want        HPAMode
+		wantErr     string
+	}{
+		{name: "no annotation takes the run's", run: HPAAdjust, want: HPAAdjust},
+		{name: "adjust overrides hold", annotations: map[string]string{AnnotationHPAMode: "adjust"}, run: HPAHold, want: HPAAdjust},
+		{name: "hold overrides adjust", annotations: map[string]string{AnnotationHPAMode: "hold"}, run: HPAAdjust, want: HPAHold},
+		{name: "anything else is invalid", annotations: map[string]string{AnnotationHPAMode: "Adjust"}, run: HPAHold,
+			wantErr: `annotation recommend-job.io/hpa-mode: "Adjust" is neither hold nor adjust`},
+		{name: "a long value is cut", annotations: map[string]string{AnnotationHPAMode: strings.Repeat("x", 1000)}, run: HPAHold,
+			wantErr: `annotation recommend-job.io/hpa-mode: "` + strings.Repeat("x", 64) + `..." is neither hold nor adjust`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, invalid := hpaModeOf(tt.annotations, tt.run)
+			if tt.wantErr != "" {
+				if invalid == nil || invalid.Code != CodeHPAModeInvalid || invalid.Message != tt.wantErr {
+					t.Errorf("hpaModeOf = %q, %+v; want %s: %s", got, invalid, CodeHPAModeInvalid, tt.wantErr)
+				}
+				return
+			}
+			if invalid != nil || got != tt.want {
+				t.Errorf("hpaModeOf = %q, %v; want %q", got, invalid, tt.want)
 			}
 		})
 	}

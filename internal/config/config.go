@@ -137,6 +137,10 @@ type Config struct {
 	// ChartFetchTimeout bounds each fetch of a remote chart.
 	ChartFetchTimeout time.Duration `mapstructure:"chart-fetch-timeout"`
 
+	// groupPrefix and groupSuffix are GitBranchTemplate's text around
+	// {{.Group}}; empty without it.
+	groupPrefix, groupSuffix string
+
 	// chartCredentials are those of HelmRepositoryConfig; nil without it.
 	chartCredentials *chartCredentials
 

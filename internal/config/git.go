@@ -52,7 +52,7 @@ func (c *Config) completeGit() []error {
 		}
 	default:
 		tmpl := c.GitBranchTemplate
-		branch, err := c.pushBranch(tmpl, c.ShardIndex)
+		branch, err := c.pushBranch(tmpl, c.ShardIndex, "")
 		if err == nil {
 			err = checkBranch(branch)
 		}
@@ -63,6 +63,9 @@ func (c *Config) completeGit() []error {
 			errs = append(errs, errors.New("git-branch-template: must use {{.Shard}} with shard-count above 1, or the shards would overwrite each other's changes"))
 		default:
 			c.GitPushBranch = branch
+			if c.groupPrefix, c.groupSuffix, err = c.groupSlot(tmpl, branch); err != nil {
+				errs = append(errs, fmt.Errorf("git-branch-template: %w", err))
+			}
 		}
 	}
 	if endpoint != nil && endpoint.Protocol == "ssh" {
@@ -164,8 +167,45 @@ func checkBranch(name string) error {
 	return nil
 }
 
-// pushBranch renders the branch template for a shard.
-func (c *Config) pushBranch(tmpl string, shard int) (string, error) {
+// groupMark stands for {{.Group}} while groupSlot looks for it: no branch
+// name holds a NUL.
+const groupMark = "\x00group\x00"
+
+// groupSlot returns the text around {{.Group}} in the branch template, which
+// push, the template without a group, the ungrouped runs' branch, is not:
+// empty when the template has no {{.Group}}. A group's branch puts its name
+// and its hash between them (gitops.Options.GroupBranch), so that two
+// groups never share a branch whatever their names' slugs.
+func (c *Config) groupSlot(tmpl, push string) (prefix, suffix string, err error) {
+	marked, err := c.pushBranch(tmpl, c.ShardIndex, groupMark)
+	if err != nil {
+		return "", "", err
+	}
+	switch strings.Count(marked, groupMark) {
+	case 0:
+		if other, err := c.pushBranch(tmpl, c.ShardIndex, "group"); err != nil || other != push {
+			return "", "", errors.New("{{.Group}} must be written as it is, not through a function")
+		}
+		return "", "", nil
+	case 1:
+	default:
+		return "", "", errors.New("{{.Group}} may appear once")
+	}
+	prefix, suffix, _ = strings.Cut(marked, groupMark)
+	example := gitops.Options{PushBranch: push, GroupPrefix: prefix, GroupSuffix: suffix}.GroupBranch("namespace/shop")
+	switch {
+	case checkBranch(example) != nil:
+		return "", "", fmt.Errorf("a group's branch: %w", checkBranch(example))
+	case strings.HasPrefix(example, push+"/"):
+		// git keeps refs as files: a branch cannot be a directory too.
+		return "", "", fmt.Errorf("a group's branch %q would be under the branch %q, which git refuses", example, push)
+	}
+	return prefix, suffix, nil
+}
+
+// pushBranch renders the branch template for a shard and a group's slot
+// ("" for the push branch).
+func (c *Config) pushBranch(tmpl string, shard int, group string) (string, error) {
 	t, err := template.New("branch").Option("missingkey=error").Parse(tmpl)
 	if err != nil {
 		return "", err
@@ -175,7 +215,8 @@ func (c *Config) pushBranch(tmpl string, shard int) (string, error) {
 		Base, Path string
 		Shard      int
 		Sharded    bool
-	}{c.GitBranch, strings.Trim(path.Clean("/"+c.GitPath), "/"), shard, c.ShardCount > 1}
+		Group      string
+	}{c.GitBranch, strings.Trim(path.Clean("/"+c.GitPath), "/"), shard, c.ShardCount > 1, group}
 	if err := t.Execute(&b, data); err != nil {
 		return "", err
 	}
@@ -184,7 +225,7 @@ func (c *Config) pushBranch(tmpl string, shard int) (string, error) {
 
 // shardedTemplate reports whether tmpl gives every shard its own branch.
 func (c *Config) shardedTemplate(tmpl string) bool {
-	a, errA := c.pushBranch(tmpl, 0)
-	b, errB := c.pushBranch(tmpl, 1)
+	a, errA := c.pushBranch(tmpl, 0, "")
+	b, errB := c.pushBranch(tmpl, 1, "")
 	return errA == nil && errB == nil && a != b
 }

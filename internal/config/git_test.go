@@ -57,6 +57,10 @@ func TestCompleteGitErrorsNameTheKey(t *testing.T) {
 		{"forge without token", []string{"--forge=github"}, "forge-token: required for forge github"},
 		{"signing format", []string{"--git-signing-format=x509"}, "git-signing-format: must be openpgp or ssh"},
 		{"direct push to another branch", []string{"--git-direct-push", "--git-push-branch=other"}, "git-push-branch: must be empty or git-branch"},
+		{"group twice", []string{"--git-branch-template=rj/{{.Base}}{{with .Group}}-{{.}}-{{.}}{{end}}"}, "git-branch-template: {{.Group}} may appear once"},
+		{"group through a function", []string{"--git-branch-template=rj/{{.Base}}{{with .Group}}-{{len .}}{{end}}"}, "git-branch-template: {{.Group}} must be written as it is"},
+		{"group under the push branch", []string{"--git-branch-template=rj/{{.Base}}/{{.Group}}"}, `git-branch-template: a group's branch "rj/main/namespace-shop-`},
+		{"group making a bad branch", []string{"--git-branch-template=rj/{{.Base}}{{with .Group}}..{{.}}{{end}}"}, "git-branch-template: a group's branch: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,5 +172,43 @@ func TestForgeTimeoutReachesTheForge(t *testing.T) {
 		if got := cfg.GitOptions().Forge.Timeout; got != tt.want {
 			t.Errorf("%v: the forge's timeout = %s, want %s", tt.args, got, tt.want)
 		}
+	}
+}
+
+// TestCompleteGitGroupInTheTemplate checks where {{.Group}} puts a group's
+// branch, and that a template without it keeps the branches of today.
+func TestCompleteGitGroupInTheTemplate(t *testing.T) {
+	tests := []struct {
+		name               string
+		template           string
+		wantPush, wantLead string
+	}{
+		{"default", "", "recommend-job/main", "recommend-job/main-namespace-shop-"},
+		{"no group", "rj/{{.Base}}", "rj/main", "rj/main-namespace-shop-"},
+		{"group after a slash", "rj/{{.Base}}{{with .Group}}-pr/{{.}}{{end}}", "rj/main", "rj/main-pr/namespace-shop-"},
+		{"group in the middle", "rj/{{.Group}}{{if .Group}}/{{end}}{{.Base}}", "rj/main", "rj/namespace-shop-"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"--prometheus-url=http://prom.example:9090", "--git-url=https://git.example/r.git", "--pr-group-by=namespace"}
+			if tt.template != "" {
+				args = append(args, "--git-branch-template="+tt.template)
+			}
+			cfg, err := Parse(args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := cfg.GitOptions()
+			shop, pay := opts.GroupBranch("namespace/shop"), opts.GroupBranch("namespace/pay")
+			if opts.PushBranch != tt.wantPush || !strings.HasPrefix(shop, tt.wantLead) || shop == pay {
+				t.Errorf("push branch %q, groups' %q and %q; want %q, one starting %q, two apart", opts.PushBranch, shop, pay, tt.wantPush, tt.wantLead)
+			}
+			if !opts.IsGroupBranch(shop) || opts.IsGroupBranch(opts.PushBranch) {
+				t.Errorf("IsGroupBranch(%q) = %t, IsGroupBranch(%q) = %t; want the group's alone", shop, opts.IsGroupBranch(shop), opts.PushBranch, opts.IsGroupBranch(opts.PushBranch))
+			}
+			if tt.template == "" && shop != gitops.GroupBranch("recommend-job/main", "namespace/shop") {
+				t.Errorf("the default's group branch %q is not GroupBranch's", shop)
+			}
+		})
 	}
 }

@@ -59,6 +59,8 @@ func (c *Config) GitOptions() gitops.Options {
 		URL:            c.GitURL,
 		BaseBranch:     c.GitBranch,
 		PushBranch:     c.GitPushBranch,
+		GroupPrefix:    c.groupPrefix,
+		GroupSuffix:    c.groupSuffix,
 		Username:       c.GitUsername,
 		Token:          c.GitToken,
 		SSHKeyFile:     c.GitSSHKeyFile,

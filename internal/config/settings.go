@@ -56,7 +56,7 @@ var settings = []setting{
 	{"git-url", "", "URL of the GitOps repository (file://, http://, https://, ssh:// or user@host:path)"},
 	{"git-branch", "main", "base branch the changes are for"},
 	{"git-push-branch", "", "branch to commit to; from git-branch-template when empty, equal to git-branch to push directly"},
-	{"git-branch-template", defaultBranchTemplate, "template of the push branch; {{.Base}} is git-branch, {{.Path}} git-path, {{.Shard}} the shard index, {{.Sharded}} whether shard-count is above 1"},
+	{"git-branch-template", defaultBranchTemplate, "template of the push branch; {{.Base}} is git-branch, {{.Path}} git-path, {{.Shard}} the shard index, {{.Sharded}} whether shard-count is above 1, {{.Group}} a pull request group's name and hash (empty in the push branch itself)"},
 	{"git-direct-push", false, "commit straight onto git-branch, with no push branch or pull request"},
 	{"git-path", ".", "subtree of the repository holding the manifests"},
 	{"render-mode", "auto", "how changes land: inplace edits the defining file, patch writes a kustomize patch in the overlay, auto patches only where the file is a shared base"},

@@ -97,6 +97,11 @@ type NewPullRequest struct {
 	Title, Body string
 	Labels      []string
 	Reviewers   []string
+	// AllReviewers says Reviewers are every owner the pull request has
+	// now: the requests the job made before of those not among them are
+	// withdrawn. False when an owner could not be read (CODEOWNERS, the
+	// namespaces), so that no one loses a request by a failed read.
+	AllReviewers bool
 }
 
 // Forge is the little of a forge's API the job uses. Bodies go to the
@@ -132,6 +137,11 @@ type Forge interface {
 	// asked before stay asked. The error names the reviewers that could
 	// not be asked; the others are asked all the same.
 	RequestReviewers(ctx context.Context, number int, reviewers []string) error
+	// WithdrawReviewers takes back the requests to review pull request
+	// number from reviewers, named as RequestReviewers takes them; a
+	// review they gave stays. The error names those whose request could
+	// not be withdrawn; the others' are withdrawn all the same.
+	WithdrawReviewers(ctx context.Context, number int, reviewers []string) error
 	// FindIssues returns the open issues whose body's first line (its
 	// line end and trailing white space aside) is marker, oldest first.
 	FindIssues(ctx context.Context, marker string) ([]Issue, error)
@@ -250,6 +260,10 @@ func (f *redactingForge) RequestReviewers(ctx context.Context, number int, revie
 	return callErr(ctx, f, func(ctx context.Context) error { return f.forge.RequestReviewers(ctx, number, reviewers) })
 }
 
+func (f *redactingForge) WithdrawReviewers(ctx context.Context, number int, reviewers []string) error {
+	return callErr(ctx, f, func(ctx context.Context) error { return f.forge.WithdrawReviewers(ctx, number, reviewers) })
+}
+
 func (f *redactingForge) FindIssues(ctx context.Context, marker string) ([]Issue, error) {
 	return call(ctx, f, func(ctx context.Context) ([]Issue, error) { return f.forge.FindIssues(ctx, marker) })
 }
@@ -317,8 +331,9 @@ func repositoryOf(repo, gitURL string) (owner, name string, err error) {
 // values on the branch. A Create that races another run's ("already
 // exists") finds and updates that one instead of failing. The reviewers
 // of a pull request that was open already are asked again, so that they
-// follow its files and ResourceRecommends; those asked before stay asked.
-// A pull request returned with an error was opened or brought up to date,
+// follow its files and ResourceRecommends; those asked before stay asked
+// while they are owners, and have the job's requests withdrawn once they
+// are not (pr.AllReviewers). A pull request returned with an error was opened or brought up to date,
 // but its labels or reviewers could not all be set.
 func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*plan.PullRequest, error) {
 	body := pr.Body
@@ -344,10 +359,16 @@ func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*plan.Pul
 			return nil, fmt.Errorf("opening the pull request: %w, but none is open", ErrAlreadyExists)
 		}
 	}
-	// The line keeps those asked before who are no owners now, so that
-	// they are not asked again should they come back.
+	// Without every owner, the line keeps those asked before who are no
+	// owners now, as their requests stay; with every owner, those are
+	// withdrawn below, and asked again should they come back.
 	asked := askedReviewers(open.Body)
-	pr.Body = withReviewersLine(body, append(slices.Clone(pr.Reviewers), newReviewers(asked, pr.Reviewers)...))
+	var gone []string
+	if pr.AllReviewers {
+		gone = newReviewers(asked, pr.Reviewers)
+	} else {
+		pr.Body = withReviewersLine(body, append(slices.Clone(pr.Reviewers), newReviewers(asked, pr.Reviewers)...))
+	}
 	var synced *plan.PullRequest
 	if open.Title == pr.Title && sameBody(open.Body, pr.Body) {
 		synced = &plan.PullRequest{URL: open.URL, Number: open.Number, Action: plan.PRUnchanged, Body: open.Body}
@@ -361,12 +382,21 @@ func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*plan.Pul
 	// Owners change with the files and the ResourceRecommends: those the
 	// job has not asked yet are asked; no one is asked twice, not even
 	// after they reviewed.
+	var errs []error
 	if missing := newReviewers(pr.Reviewers, asked); len(missing) > 0 {
 		if err := f.RequestReviewers(ctx, synced.Number, missing); err != nil {
-			return synced, fmt.Errorf("asking the reviewers of pull request %d: %w", synced.Number, err)
+			errs = append(errs, fmt.Errorf("asking the reviewers of pull request %d: %w", synced.Number, err))
 		}
 	}
-	return synced, nil
+	// Those who are no owners any more are not left waited for: the job
+	// takes back its own requests, in the first run that finds them gone,
+	// as it asks a new owner in the first run that finds them.
+	if len(gone) > 0 {
+		if err := f.WithdrawReviewers(ctx, synced.Number, gone); err != nil {
+			errs = append(errs, fmt.Errorf("withdrawing the review requests of pull request %d: %w", synced.Number, err))
+		}
+	}
+	return synced, errors.Join(errs...)
 }
 
 // reviewersPrefix starts the hidden line of a body that records whom the
@@ -522,6 +552,15 @@ func (u *unasked) err(forge string, number int) error {
 		return nil
 	}
 	return fmt.Errorf("%s: could not ask %s to review pull request %d: %w", forge, strings.Join(u.names, ", "), number, errors.Join(u.errs...))
+}
+
+// withdrawErr names the reviewers whose requests could not be withdrawn,
+// nil when there are none.
+func (u *unasked) withdrawErr(forge string, number int) error {
+	if len(u.names) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: could not withdraw the requests of %s to review pull request %d: %w", forge, strings.Join(u.names, ", "), number, errors.Join(u.errs...))
 }
 
 // lastClosedScan finds the pull request closed last in a list sorted by

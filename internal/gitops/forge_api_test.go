@@ -816,6 +816,9 @@ func TestForgeNewMethodsSealErrors(t *testing.T) {
 		{"RequestReviewers", func(ctx context.Context, f Forge) error {
 			return f.RequestReviewers(ctx, 1, []string{"alice"})
 		}},
+		{"WithdrawReviewers", func(ctx context.Context, f Forge) error {
+			return f.WithdrawReviewers(ctx, 1, []string{"alice"})
+		}},
 		{"FindIssues", func(ctx context.Context, f Forge) error { _, err := f.FindIssues(ctx, "m"); return err }},
 		{"CloseIssue", func(ctx context.Context, f Forge) error { return f.CloseIssue(ctx, 1) }},
 		{"CreateIssue", func(ctx context.Context, f Forge) error {
@@ -852,5 +855,121 @@ func TestForgeNewMethodsSealErrors(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestGitHubWithdrawReviewers takes back users' and a team's requests in
+// one call, and names those GitHub would not take back.
+func TestGitHubWithdrawReviewers(t *testing.T) {
+	const path = ghPulls + "/3/requested_reviewers"
+	pr := ghPR{number: 3, head: "h", base: "main"}.json()
+	tests := []struct {
+		name      string
+		reviewers []string
+		script    []exchange
+		wantNamed []string
+	}{
+		{
+			name:      "users and a team of the organization",
+			reviewers: []string{"@ana", "ben", "@org/platform", "ana"},
+			script: []exchange{{method: http.MethodDelete, path: path, status: http.StatusOK, answer: pr,
+				body: map[string]any{"reviewers": []string{"ana", "ben"}, "team_reviewers": []string{"platform"}}}},
+		},
+		{
+			name:      "a team of another organization is not sent",
+			reviewers: []string{"ana", "@other/platform"},
+			script: []exchange{{method: http.MethodDelete, path: path, status: http.StatusOK, answer: pr,
+				body: map[string]any{"reviewers": []string{"ana"}}}},
+			wantNamed: []string{"@other/platform"},
+		},
+		{
+			name:      "refused",
+			reviewers: []string{"ana"},
+			script: []exchange{{method: http.MethodDelete, path: path, status: http.StatusUnprocessableEntity, answer: ghValidationFailed,
+				body: map[string]any{"reviewers": []string{"ana"}}}},
+			wantNamed: []string{"ana", "422"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			forge := newScriptedForge(t, ForgeGitHub, tt.script...)
+			err := forge.WithdrawReviewers(context.Background(), 3, tt.reviewers)
+			if (err != nil) != (len(tt.wantNamed) > 0) {
+				t.Fatalf("WithdrawReviewers() error = %v, want error %t", err, len(tt.wantNamed) > 0)
+			}
+			if err != nil && !strings.HasPrefix(err.Error(), "github: could not withdraw the requests of ") {
+				t.Errorf("error = %q, want github: could not withdraw the requests of ...", err)
+			}
+			for _, s := range tt.wantNamed {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error = %q, want it to name %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+// TestGitLabWithdrawReviewers looks users up by name and sets reviewer_ids
+// to the merge request's other reviewers; nothing is sent when none of
+// them is a reviewer.
+func TestGitLabWithdrawReviewers(t *testing.T) {
+	const users = "/api/v4/users"
+	user := func(name string, id int) exchange {
+		answer := []map[string]any{}
+		if id != 0 {
+			answer = append(answer, map[string]any{"id": id, "username": name})
+		}
+		return exchange{method: http.MethodGet, path: users, query: query("username", name), status: http.StatusOK, answer: answer}
+	}
+	mr := func(reviewers ...int) glMR { return glMR{iid: 3, head: "h", base: "main", reviewers: reviewers} }
+	tests := []struct {
+		name      string
+		reviewers []string
+		script    []exchange
+		wantNamed []string
+	}{
+		{
+			name:      "the others kept",
+			reviewers: []string{"ana", "@org/platform", "cyd"},
+			script: []exchange{
+				user("ana", 7), user("cyd", 0),
+				{method: http.MethodGet, path: glMRs + "/3", status: http.StatusOK, answer: mr(8, 7, 5).json()},
+				{method: http.MethodPut, path: glMRs + "/3", status: http.StatusOK, answer: mr(8, 5).json(),
+					body: map[string]any{"reviewer_ids": []int{8, 5}}},
+			},
+			wantNamed: []string{"@org/platform", "cyd", "no such user"},
+		},
+		{
+			name:      "the last one: none left",
+			reviewers: []string{"ana"},
+			script: []exchange{
+				user("ana", 7),
+				{method: http.MethodGet, path: glMRs + "/3", status: http.StatusOK, answer: mr(7).json()},
+				{method: http.MethodPut, path: glMRs + "/3", status: http.StatusOK, answer: mr().json(),
+					body: map[string]any{"reviewer_ids": []int{}}},
+			},
+		},
+		{
+			name:      "not a reviewer any more: no update",
+			reviewers: []string{"ana"},
+			script: []exchange{
+				user("ana", 7),
+				{method: http.MethodGet, path: glMRs + "/3", status: http.StatusOK, answer: mr(8).json()},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			forge := newScriptedForge(t, ForgeGitLab, tt.script...)
+			err := forge.WithdrawReviewers(context.Background(), 3, tt.reviewers)
+			if (err != nil) != (len(tt.wantNamed) > 0) {
+				t.Fatalf("WithdrawReviewers() error = %v, want error %t", err, len(tt.wantNamed) > 0)
+			}
+			for _, s := range tt.wantNamed {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error = %q, want it to name %q", err, s)
+				}
+			}
+		})
 	}
 }

@@ -367,6 +367,41 @@ func (g *giteaForge) RequestReviewers(ctx context.Context, number int, reviewers
 	return failed.err("gitea", number)
 }
 
+func (g *giteaForge) WithdrawReviewers(ctx context.Context, number int, reviewers []string) error {
+	var failed unasked
+	var withdraw []reviewer
+	for _, r := range parseReviewers(reviewers) {
+		if r.isTeam() && !strings.EqualFold(r.org, g.owner) {
+			failed.add(r, fmt.Errorf("a team of another organization than %s", g.owner))
+			continue
+		}
+		withdraw = append(withdraw, r)
+	}
+	if len(withdraw) == 0 {
+		return failed.withdrawErr("gitea", number)
+	}
+	c, err := g.client(ctx)
+	if err != nil {
+		for _, r := range withdraw {
+			failed.add(r, err)
+		}
+		return failed.withdrawErr("gitea", number)
+	}
+	// One at a time: Gitea stops at the first it cannot take back.
+	for _, r := range withdraw {
+		var opt gitea.PullReviewRequestOptions
+		if r.isTeam() {
+			opt.TeamReviewers = []string{r.slug}
+		} else {
+			opt.Reviewers = []string{r.user}
+		}
+		if _, err := c.DeleteReviewRequests(g.owner, g.repo, int64(number), opt); err != nil {
+			failed.add(r, err)
+		}
+	}
+	return failed.withdrawErr("gitea", number)
+}
+
 func (g *giteaForge) FindIssues(ctx context.Context, marker string) ([]Issue, error) {
 	c, err := g.client(ctx)
 	if err != nil {

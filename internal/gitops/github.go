@@ -241,6 +241,34 @@ func (g *gitHub) RequestReviewers(ctx context.Context, number int, reviewers []s
 	return failed.err("github", number)
 }
 
+func (g *gitHub) WithdrawReviewers(ctx context.Context, number int, reviewers []string) error {
+	var failed unasked
+	var req github.ReviewersRequest
+	var withdraw []reviewer
+	for _, r := range parseReviewers(reviewers) {
+		switch {
+		case r.isTeam() && !strings.EqualFold(r.org, g.owner):
+			failed.add(r, fmt.Errorf("a team of another organization than %s", g.owner))
+			continue
+		case r.isTeam():
+			req.TeamReviewers = append(req.TeamReviewers, r.slug)
+		default:
+			req.Reviewers = append(req.Reviewers, r.user)
+		}
+		withdraw = append(withdraw, r)
+	}
+	if len(withdraw) > 0 {
+		// GitHub takes back the requests it has and ignores the others
+		// (one who reviewed meanwhile).
+		if _, err := g.client.PullRequests.RemoveReviewers(ctx, g.owner, g.repo, number, req); err != nil {
+			for _, r := range withdraw {
+				failed.add(r, err)
+			}
+		}
+	}
+	return failed.withdrawErr("github", number)
+}
+
 func (g *gitHub) FindIssues(ctx context.Context, marker string) ([]Issue, error) {
 	opts := &github.IssueListByRepoOptions{State: "open", Sort: "created", Direction: "asc", ListOptions: github.ListOptions{PerPage: 100}}
 	var found []Issue

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
@@ -319,6 +320,57 @@ func (g *gitLab) RequestReviewers(ctx context.Context, number int, reviewers []s
 		}
 	}
 	return failed.err("gitlab", number)
+}
+
+func (g *gitLab) WithdrawReviewers(ctx context.Context, number int, reviewers []string) error {
+	var failed unasked
+	withdraw := map[int64]reviewer{}
+	var ids []int64 // in the order given, for the error
+	for _, r := range parseReviewers(reviewers) {
+		if r.isTeam() {
+			failed.add(r, errors.New("groups cannot review merge requests through the API"))
+			continue
+		}
+		id, err := g.userID(ctx, r.user)
+		if err != nil {
+			failed.add(r, err)
+			continue
+		}
+		if _, seen := withdraw[id]; !seen {
+			withdraw[id] = r
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return failed.withdrawErr("gitlab", number)
+	}
+	// reviewer_ids replaces the reviewers: keep the others.
+	mr, _, err := g.client.MergeRequests.GetMergeRequest(g.project, int64(number), nil, gitlab.WithContext(ctx))
+	if err != nil {
+		for _, id := range ids {
+			failed.add(withdraw[id], err)
+		}
+		return failed.withdrawErr("gitlab", number)
+	}
+	kept := []int64{}
+	for _, u := range mr.Reviewers {
+		if u != nil && !slices.Contains(kept, u.ID) {
+			if _, gone := withdraw[u.ID]; !gone {
+				kept = append(kept, u.ID)
+			}
+		}
+	}
+	if len(kept) == len(mr.Reviewers) {
+		return failed.withdrawErr("gitlab", number)
+	}
+	if _, _, err := g.client.MergeRequests.UpdateMergeRequest(g.project, int64(number), &gitlab.UpdateMergeRequestOptions{
+		ReviewerIDs: &kept,
+	}, gitlab.WithContext(ctx)); err != nil {
+		for _, id := range ids {
+			failed.add(withdraw[id], err)
+		}
+	}
+	return failed.withdrawErr("gitlab", number)
 }
 
 func (g *gitLab) FindIssues(ctx context.Context, marker string) ([]Issue, error) {

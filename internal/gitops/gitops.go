@@ -96,6 +96,11 @@ type Options struct {
 	// PushBranch is the branch the job pushes to, rebuilt on top of
 	// BaseBranch by every run. Equal to BaseBranch for a direct push.
 	PushBranch string
+	// GroupPrefix and GroupSuffix, when either is set, are
+	// git-branch-template's text around {{.Group}}: a group's branch is
+	// GroupPrefix, the group's name and check, GroupSuffix. Empty: the
+	// push branch, "-" and the group's name and check (GroupBranch).
+	GroupPrefix, GroupSuffix string
 	// Username and Token authenticate over HTTP(S). The token is sent as
 	// the password of basic auth, which GitHub, GitLab and Gitea accept.
 	Username string

@@ -60,6 +60,37 @@ func (g GroupBy) Grouped() bool { return g.Kind != "" && g.Kind != "none" }
 // digits and single dots, so that no group name (a label value "a..b", an
 // annotation "../x") makes a name git check-ref-format refuses.
 func GroupBranch(pushBranch, group string) string {
+	return defaultNaming(pushBranch).branch(group)
+}
+
+// groupNaming places a group's name in its branch: prefix, the name and
+// its check, suffix. key is what the check covers besides the name.
+type groupNaming struct{ prefix, suffix, key string }
+
+// defaultNaming puts the group's name after the push branch and a "-".
+func defaultNaming(pushBranch string) groupNaming {
+	return groupNaming{prefix: pushBranch + "-", key: pushBranch}
+}
+
+// GroupBranch is the branch of one pull request group: GroupBranch of the
+// push branch, or, when git-branch-template places {{.Group}}, the
+// template with the group's name and check in its place.
+func (o Options) GroupBranch(group string) string { return o.groupNaming().branch(group) }
+
+// IsGroupBranch reports whether name is a branch o.GroupBranch made.
+func (o Options) IsGroupBranch(name string) bool { return o.groupNaming().owns(name) }
+
+// GroupHeadPrefix is what every branch o.GroupBranch makes starts with.
+func (o Options) GroupHeadPrefix() string { return o.groupNaming().prefix }
+
+func (o Options) groupNaming() groupNaming {
+	if o.GroupPrefix == "" && o.GroupSuffix == "" {
+		return defaultNaming(o.PushBranch)
+	}
+	return groupNaming{prefix: o.GroupPrefix, suffix: o.GroupSuffix, key: o.GroupPrefix + "\x00" + o.GroupSuffix}
+}
+
+func (n groupNaming) branch(group string) string {
 	sum := sha256.Sum256([]byte(group))
 	var b strings.Builder
 	dash := false
@@ -83,7 +114,7 @@ func GroupBranch(pushBranch, group string) string {
 	if slug := strings.Trim(b.String(), "-."); slug != "" {
 		name = slug + "-" + name
 	}
-	return pushBranch + "-" + name + branchCheck(pushBranch, name)
+	return n.prefix + name + branchCheck(n.key, name) + n.suffix
 }
 
 // branchCheck is the check of a group branch: hex digits of a hash of the
@@ -100,9 +131,9 @@ const branchCheckBytes = 3
 // maxGroupSlug bounds the readable part of a group's branch name.
 const maxGroupSlug = 48
 
-// GroupBranches lists the branches of the remote that GroupBranch made
-// from pushBranch: the branches of groups of this or an earlier run.
-func GroupBranches(ctx context.Context, opts Options, pushBranch string) ([]string, error) {
+// GroupBranches lists the branches of the remote that opts.GroupBranch
+// made: the branches of groups of this or an earlier run.
+func GroupBranches(ctx context.Context, opts Options) ([]string, error) {
 	cleanURL, auth, err := authFor(opts)
 	if err != nil {
 		return nil, err
@@ -120,7 +151,7 @@ func GroupBranches(ctx context.Context, opts Options, pushBranch string) ([]stri
 	}
 	var out []string
 	for _, r := range refs {
-		if name := r.Name().Short(); r.Name().IsBranch() && IsGroupBranch(pushBranch, name) {
+		if name := r.Name().Short(); r.Name().IsBranch() && opts.IsGroupBranch(name) {
 			out = append(out, name)
 		}
 	}
@@ -133,20 +164,30 @@ func GroupBranches(ctx context.Context, opts Options, pushBranch string) ([]stri
 // digits of the group, and the check of the push branch and what comes
 // before it.
 func IsGroupBranch(pushBranch, name string) bool {
-	rest, ok := strings.CutPrefix(name, pushBranch+"-")
-	n := 8 + 2*branchCheckBytes
-	if !ok || len(rest) < n {
+	return defaultNaming(pushBranch).owns(name)
+}
+
+func (n groupNaming) owns(name string) bool {
+	rest, ok := strings.CutPrefix(name, n.prefix)
+	if !ok {
 		return false
 	}
-	digits := rest[len(rest)-n:]
+	if rest, ok = strings.CutSuffix(rest, n.suffix); !ok {
+		return false
+	}
+	count := 8 + 2*branchCheckBytes
+	if len(rest) < count {
+		return false
+	}
+	digits := rest[len(rest)-count:]
 	if _, err := hex.DecodeString(digits); err != nil || strings.ToLower(digits) != digits {
 		return false
 	}
-	if len(rest) > n && rest[len(rest)-n-1] != '-' {
+	if len(rest) > count && rest[len(rest)-count-1] != '-' {
 		return false
 	}
 	named := rest[:len(rest)-2*branchCheckBytes]
-	return rest[len(named):] == branchCheck(pushBranch, named)
+	return rest[len(named):] == branchCheck(n.key, named)
 }
 
 // GroupPullRequestTitle is the title of a group's pull request: the run's

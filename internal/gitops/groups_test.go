@@ -91,3 +91,31 @@ func TestGroupPullRequestTitle(t *testing.T) {
 		t.Errorf("title %q", got)
 	}
 }
+
+// TestOptionsGroupBranchInATemplate checks group branches a template
+// places: between its text, distinct, valid as refs, and told apart from
+// those of the default naming of the same push branch.
+func TestOptionsGroupBranchInATemplate(t *testing.T) {
+	placed := Options{PushBranch: "rj/main", GroupPrefix: "rj/", GroupSuffix: "/main"}
+	plain := Options{PushBranch: "rj/main"}
+	seen := map[string]string{}
+	for _, g := range []string{"namespace/shop", "namespace/Shop", "team=a..b", "", strings.Repeat("x", 300)} {
+		b := placed.GroupBranch(g)
+		if other, dup := seen[b]; dup {
+			t.Errorf("%q and %q share the branch %s", g, other, b)
+		}
+		seen[b] = g
+		if !strings.HasPrefix(b, "rj/") || !strings.HasSuffix(b, "/main") || plumbing.NewBranchReferenceName(b).Validate() != nil {
+			t.Errorf("%q: branch %q, want a valid one between rj/ and /main", g, b)
+		}
+		if !placed.IsGroupBranch(b) || plain.IsGroupBranch(b) || placed.IsGroupBranch(plain.GroupBranch(g)) {
+			t.Errorf("%q: %s is not told apart from %s", g, b, plain.GroupBranch(g))
+		}
+	}
+	if got := placed.GroupHeadPrefix(); got != "rj/" {
+		t.Errorf("GroupHeadPrefix() = %q, want rj/", got)
+	}
+	if got := plain.GroupHeadPrefix(); got != "rj/main-" {
+		t.Errorf("GroupHeadPrefix() = %q, want rj/main-", got)
+	}
+}

@@ -28,14 +28,16 @@ import (
 // The chart's Source is dir. Its Digest is the hex sha256 of its file
 // names and contents, in name order.
 func LoadDir(fsys fs.FS, dir string) (*Chart, error) {
-	return loadDir(fsys, dir, nil)
+	return loadDir(fsys, dir, nil, nil)
 }
 
 // loadDir loads a chart directory, and the file:// dependencies that its
 // charts/ does not hold from the directories they name, as helm
 // dependency build would; seen holds the directories on the way, against
-// cycles.
-func loadDir(fsys fs.FS, dir string, seen []string) (*Chart, error) {
+// cycles. remote, when set, fetches the dependencies from chart
+// repositories; without it they are left out, and rendering refuses the
+// chart (checkDependencies).
+func loadDir(fsys fs.FS, dir string, seen []string, remote remoteFetch) (*Chart, error) {
 	if !fs.ValidPath(dir) {
 		return nil, fmt.Errorf("load chart directory %q: not a slash-separated relative path", dir)
 	}
@@ -57,13 +59,26 @@ func loadDir(fsys fs.FS, dir string, seen []string) (*Chart, error) {
 			continue
 		}
 		sub := path.Join(dir, local)
-		dep, err := loadDir(fsys, sub, append(seen, dir))
+		dep, err := loadDir(fsys, sub, append(seen, dir), remote)
 		if err != nil {
 			return nil, fmt.Errorf("load chart directory %s: dependency %s: %w", dir, d.Name, err)
 		}
 		c.AddDependency(dep.chart)
 		sum := sha256.Sum256([]byte(digest + "\x00" + dep.Digest))
 		digest = hex.EncodeToString(sum[:])
+	}
+	if remote != nil {
+		deps, depsDigest, err := remote(files, c)
+		if err != nil {
+			return nil, fmt.Errorf("load chart directory %s: %w", dir, err)
+		}
+		for _, dep := range deps {
+			c.AddDependency(dep)
+		}
+		if len(deps) > 0 {
+			sum := sha256.Sum256([]byte(digest + "\x00" + depsDigest))
+			digest = hex.EncodeToString(sum[:])
+		}
 	}
 	return &Chart{Name: c.Metadata.Name, Version: c.Metadata.Version, Source: dir, Digest: digest, chart: c}, nil
 }

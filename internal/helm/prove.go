@@ -20,6 +20,10 @@ type Expect struct {
 	// Requests and Limits are the values the container must have after
 	// the change. The fields they do not name must not change.
 	Requests, Limits corev1.ResourceList
+	// Utilization are the averageUtilization targets that move with the
+	// requests (hpa-mode adjust), with the percentage each must have
+	// after the change.
+	Utilization map[UtilizationTarget]int32
 }
 
 // proofLines bounds how many differences a failed proof lists.
@@ -327,6 +331,14 @@ func compareRenders(before, after []Object, want []Expect, namespace string) []s
 			}
 			met[i] = true
 			problems = append(problems, expectOn(w, a, ab, bb)...)
+		}
+		for _, w := range want {
+			for t, pct := range w.Utilization {
+				if a.Kind == "HorizontalPodAutoscaler" && a.Name == t.HPA && (a.Namespace == "" || a.Namespace == namespace) &&
+					!removeUtilization(ab, bb, t.Index, pct) {
+					problems = append(problems, fmt.Sprintf("%s: averageUtilization of metric %d is not %d%% after the change", key, t.Index, pct))
+				}
+			}
 		}
 		for _, d := range diffValues(bb, ab) {
 			problems = append(problems, key+": "+d)

@@ -128,6 +128,9 @@ type Loader struct {
 	indexes flight[string, *repo.IndexFile]
 	tags    flight[string, []string]
 	charts  flight[chartKey, *Chart]
+	// dependencies are chart directories' dependencies from chart
+	// repositories, by the digest of the directory's files.
+	dependencies flight[string, fetchedDependencies]
 }
 
 // chartKey identifies a chart version in a repository.

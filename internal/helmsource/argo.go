@@ -66,7 +66,7 @@ func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) 
 			}
 			ch, err = a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: src.Chart, Version: src.TargetRevision})
 		} else {
-			ch, err = a.localChart(r, src.RepoURL, src.Path)
+			ch, err = a.localChart(ctx, r, src.RepoURL, src.Path)
 		}
 		if err != nil {
 			return nil, err

@@ -174,7 +174,7 @@ func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease
 			u, _ = tree.Dig(src, "spec", "url").(string)
 		}
 		var err error
-		if ch, err = a.localChart(r, u, spec.Chart); err != nil {
+		if ch, err = a.localChart(ctx, r, u, spec.Chart); err != nil {
 			return nil, err
 		}
 		// Paths from the root of the repository, as source-controller reads them.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
@@ -239,7 +240,7 @@ func (a *Sources) fetchChart(ctx context.Context, r *Release, ref helm.ChartRef)
 
 // localChart loads a chart directory of this repository, once per run; a
 // git source of another repository is refused.
-func (a *Sources) localChart(r *Release, repoURL, dir string) (*helm.Chart, error) {
+func (a *Sources) localChart(ctx context.Context, r *Release, repoURL, dir string) (*helm.Chart, error) {
 	if !a.isThisRepo(repoURL) {
 		return nil, fmt.Errorf("%s: its chart %s is in the git repository %s, not in this one", r, dir, RedactURL(repoURL))
 	}
@@ -247,7 +248,11 @@ func (a *Sources) localChart(r *Release, repoURL, dir string) (*helm.Chart, erro
 	if ch, ok := a.LocalCharts[dir]; ok {
 		return ch, nil
 	}
-	ch, err := helm.LoadDir(a.FS, dir)
+	load := helm.LoadDir
+	if a.Charts != nil {
+		load = func(fsys fs.FS, dir string) (*helm.Chart, error) { return a.Charts.LoadDir(ctx, fsys, dir) }
+	}
+	ch, err := load(a.FS, dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: loading the chart %s: %w", r, dir, err)
 	}

@@ -48,6 +48,9 @@ type Edits interface {
 // (helm.Loader does, once per run).
 type ChartFetcher interface {
 	Fetch(ctx context.Context, ref helm.ChartRef) (*helm.Chart, error)
+	// LoadDir loads a chart directory of the repository with the
+	// dependencies it takes from chart repositories.
+	LoadDir(ctx context.Context, fsys fs.FS, dir string) (*helm.Chart, error)
 }
 
 // ErrNotHelm marks a target that an Argo CD application tracks but whose

@@ -247,3 +247,66 @@ func TestWriteBackGiteaOwners(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteBackGiteaWithdrawsReviewers opens a group's pull request on a
+// real Gitea, asking the owner CODEOWNERS gives its file; a person then
+// hands the file to another owner on main. The next run asks the new
+// owner and withdraws the job's request from the one who left, in that
+// one run, as it asks a new owner in one run; a run that could not read
+// the namespaces leaves the requests as they are.
+func TestWriteBackGiteaWithdrawsReviewers(t *testing.T) {
+	ctx := t.Context()
+	b := newGroupsBed(t, []string{"shop"}, map[string]string{".github/CODEOWNERS": "* @ana\n"})
+	for _, name := range []string{"ana", "ben", "cyd"} {
+		if _, _, err := b.sdk.AdminCreateUser(gitea.CreateUserOption{Username: name, Email: name + "@example.com",
+			Password: "pw-" + name + name, MustChangePassword: gitea.OptionalBool(false)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))
+	run := func(cpu string, namespacesRead bool) *gitea.PullRequest {
+		t.Helper()
+		p := shopsPlan(map[string]string{"shop": cpu})
+		if namespacesRead {
+			p.Items[0].NamespaceLabels = map[string]string{"kubernetes.io/metadata.name": "shop"}
+		}
+		if err := writeBack(ctx, b.cfg, p, log); err != nil {
+			t.Fatal(err)
+		}
+		pr := b.openPRs(t)[groupBranch("shop")]
+		if pr == nil {
+			t.Fatal("no pull request for shop")
+		}
+		return pr
+	}
+	reviewers := func(pr *gitea.PullRequest) []string {
+		t.Helper()
+		got, _, err := b.sdk.GetPullRequest(b.srv.Username, "fleet", pr.Index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, u := range got.RequestedReviewers {
+			names = append(names, u.UserName)
+		}
+		slices.Sort(names)
+		return names
+	}
+	if got := reviewers(run("390m", true)); !slices.Equal(got, []string{"ana"}) {
+		t.Fatalf("first run: reviewers %q, want ana", got)
+	}
+	b.reader.pushAs(t, "someone", "main", ".github/CODEOWNERS", "* @ben\n")
+	pr := run("380m", true)
+	if got := reviewers(pr); !slices.Equal(got, []string{"ben"}) {
+		t.Errorf("after ana left CODEOWNERS: reviewers %q, want ben alone", got)
+	}
+	if !strings.Contains(pr.Body, "<!-- recommend-job: reviewers @ben -->") {
+		t.Errorf("the body does not record ben alone as asked:\n%s", pr.Body)
+	}
+	// Without the namespaces, whose annotations name reviewers too, no
+	// request is withdrawn: ben stays asked though cyd owns the file now.
+	b.reader.pushAs(t, "someone", "main", ".github/CODEOWNERS", "* @cyd\n")
+	if got := reviewers(run("370m", false)); !slices.Equal(got, []string{"ben", "cyd"}) {
+		t.Errorf("a run without the namespaces: reviewers %q, want ben kept and cyd asked", got)
+	}
+}

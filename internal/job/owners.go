@@ -53,3 +53,16 @@ func reviewersOf(run, owners []string, items []plan.Item) []string {
 	}
 	return slices.Clip(out)
 }
+
+// namespacesRead reports whether the namespaces of items were read, so
+// that their reviewers are known. Every namespace has a label, its name
+// (kubernetes.io/metadata.name): an item without labels of its namespace
+// is one whose namespaces could not be listed.
+func namespacesRead(items []plan.Item) bool {
+	for _, it := range items {
+		if it.NamespaceLabels == nil {
+			return false
+		}
+	}
+	return true
+}

@@ -190,14 +190,14 @@ func closeSettledRegressions(ctx context.Context, cfg Config, p *plan.Plan, log 
 	if p.Incomplete() {
 		return nil
 	}
-	branches, err := gitops.GroupBranches(ctx, cfg.Git, cfg.Git.PushBranch)
+	branches, err := gitops.GroupBranches(ctx, cfg.Git)
 	if err != nil {
 		return fmt.Errorf("listing the group branches: %w", err)
 	}
 	names := map[string]string{}
 	for i := range p.Items {
 		name := regressionGroupPrefix + p.Items[i].Key()
-		names[gitops.GroupBranch(cfg.Git.PushBranch, name)] = name
+		names[cfg.Git.GroupBranch(name)] = name
 	}
 	var forge gitops.Forge
 	for _, b := range branches {

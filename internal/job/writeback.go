@@ -145,6 +145,7 @@ func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, lo
 			Head: opts.PushBranch, Base: opts.BaseBranch,
 			Title: title, Body: pullRequestBody(p),
 			Labels: opts.Forge.Labels, Reviewers: reviewersOf(opts.Forge.Reviewers, res.owners, p.Items),
+			AllReviewers: res.ownersRead && namespacesRead(p.Items),
 		})
 		if pr == nil {
 			// Pushed all the same: a person may merge the branch.
@@ -197,8 +198,9 @@ type attemptResult struct {
 	// holds changes against the base.
 	hasChanges bool
 	// owners are the owners the repository's CODEOWNERS gives the
-	// changed files.
-	owners []string
+	// changed files; ownersRead says CODEOWNERS, or its absence, was read.
+	owners     []string
+	ownersRead bool
 	// commit is the push branch's commit that holds the changes: pushed
 	// now, or there already with the same tree.
 	commit string
@@ -248,7 +250,7 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 		// worth the change.
 		log.WarnContext(ctx, "CODEOWNERS not read", "file", file, "error", err)
 	}
-	res.owners = gitops.Reviewers(codeowners.OwnersOf(out.Files))
+	res.owners, res.ownersRead = gitops.Reviewers(codeowners.OwnersOf(out.Files)), err == nil
 	if cfg.DryRun {
 		diff, err := ws.Diff(out.Files)
 		if err != nil {

@@ -58,7 +58,7 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 			sub.Items[j] = p.Items[i]
 			keys[j] = p.Items[i].Key()
 		}
-		branch := gitops.GroupBranch(cfg.Git.PushBranch, g.name)
+		branch := cfg.Git.GroupBranch(g.name)
 		p.Groups = append(p.Groups, plan.Group{Name: g.name, Items: keys})
 		if len(changesOf(sub)) == 0 {
 			if !sub.Incomplete() {
@@ -155,14 +155,14 @@ func openGroupBranches(ctx context.Context, cfg Config, forge gitops.Forge) (map
 	if forge == nil {
 		return open, nil
 	}
-	prs, err := forge.ListOpen(ctx, cfg.Git.BaseBranch, cfg.Git.PushBranch+"-")
+	prs, err := forge.ListOpen(ctx, cfg.Git.BaseBranch, cfg.Git.GroupHeadPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("listing the open pull requests: %w", err)
 	}
 	for _, pr := range prs {
 		// The prefix is also that of a job whose push branch starts
 		// with this one's.
-		if gitops.IsGroupBranch(cfg.Git.PushBranch, pr.Head) {
+		if cfg.Git.IsGroupBranch(pr.Head) {
 			open[pr.Head] = true
 		}
 	}
@@ -231,14 +231,14 @@ func closedHold(ctx context.Context, cfg Config, forge gitops.Forge, branch stri
 // no item of this run belongs to any more. It returns the branches whose
 // pull requests it closed.
 func closeQuietGroups(ctx context.Context, cfg Config, p *plan.Plan, forge gitops.Forge, quiet []string, log *slog.Logger) ([]string, error) {
-	branches, err := gitops.GroupBranches(ctx, cfg.Git, cfg.Git.PushBranch)
+	branches, err := gitops.GroupBranches(ctx, cfg.Git)
 	if err != nil {
 		return nil, err
 	}
 	var closed []string
 	active := map[string]bool{}
 	for _, g := range p.Groups {
-		active[gitops.GroupBranch(cfg.Git.PushBranch, g.Name)] = true
+		active[cfg.Git.GroupBranch(g.Name)] = true
 	}
 	for _, b := range branches {
 		gone := !active[b] && !p.Incomplete()
@@ -259,7 +259,7 @@ func closeQuietGroups(ctx context.Context, cfg Config, p *plan.Plan, forge gitop
 		closed = append(closed, b)
 		log.InfoContext(ctx, "nothing to change in the group: closed its pull request", "branch", b, "url", pr.URL, "number", pr.Number)
 		for i := range p.Groups {
-			if gitops.GroupBranch(cfg.Git.PushBranch, p.Groups[i].Name) == b {
+			if cfg.Git.GroupBranch(p.Groups[i].Name) == b {
 				p.Groups[i].Git = &plan.Git{Branch: b, PullRequest: pr}
 			}
 		}

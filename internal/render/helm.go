@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
@@ -71,12 +72,19 @@ type heldRelease struct {
 
 // apply resolves, edits and plans the proofs of the changes in pending,
 // whose targets no manifest defines but Helm may render.
-func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, results []Result) []heldRelease {
+// It returns the releases edited, and the changes held whole: those whose
+// HorizontalPodAutoscaler no values key adjusts, with nothing else to set.
+func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, results []Result) ([]heldRelease, []int) {
 	var rels []*helmsource.Release
+	var settled []int
 	byRef := map[string]*helmsource.Release{}
 	for _, i := range pending {
 		r, err := h.a.FindRelease(changes[i].sought(), h.dir)
 		if err != nil {
+			if changes[i].Autoscaler != nil && holdAutoscaled(&changes[i], &results[i], "no Helm release of the repository renders it, so hpa-mode adjust does not do it") {
+				settled = append(settled, i)
+				continue
+			}
 			if !errors.Is(err, helmsource.ErrNotHelm) {
 				results[i].Err = err
 			}
@@ -93,7 +101,7 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 	var held []heldRelease
 	for _, r := range rels {
 		if err := ctx.Err(); err != nil {
-			return held
+			return held, settled
 		}
 		st, err := h.a.Load(ctx, r, false)
 		if errors.Is(err, helmsource.ErrNotHelm) {
@@ -104,6 +112,10 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 			continue
 		}
 		values := helmsource.MergeLayers(st.Layers)
+		hpaSets := h.autoscalerKeys(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: values}, r, changes, results, &settled)
+		if len(r.Changes) == 0 {
+			continue
+		}
 		want := make([]helm.Container, len(r.Changes))
 		for j, i := range r.Changes {
 			want[j] = helmContainer(changes[i])
@@ -115,7 +127,7 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 		}
 		var post []int
 		for j, i := range r.Changes {
-			if h.applyOne(r, st.Layers, changes[i], found[j], i, &results[i]) {
+			if h.applyOne(r, st.Layers, changes[i], found[j], hpaSets[i], i, &results[i]) {
 				post = append(post, i)
 			}
 		}
@@ -124,7 +136,38 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 		}
 		held = append(held, heldRelease{Release: r, before: values, post: st.Post})
 	}
-	return held
+	return held, settled
+}
+
+// autoscalerKeys finds, for the changes of r whose HorizontalPodAutoscaler
+// moves with the requests (hpa-mode adjust), the values keys that set its
+// targets, by rendering the release rel as for the requests, and returns
+// the assignments of the new targets by change. A change whose targets no
+// key sets has its autoscaled resources held; one with nothing else left
+// leaves r.Changes for settled.
+func (h *helmPhase) autoscalerKeys(ctx context.Context, rel helm.Release, r *helmsource.Release, changes []Change, results []Result, settled *[]int) map[int][]helmsource.Assignment {
+	sets := map[int][]helmsource.Assignment{}
+	r.Changes = slices.DeleteFunc(r.Changes, func(i int) bool {
+		c := &changes[i]
+		if c.Autoscaler == nil {
+			return false
+		}
+		var as []helmsource.Assignment
+		for _, u := range c.Autoscaler.Utilization {
+			key, err := helm.UtilizationKey(ctx, rel, helm.UtilizationTarget{HPA: c.Autoscaler.Target.Name, Index: u.Index})
+			if err != nil {
+				if holdAutoscaled(c, &results[i], err.Error()) {
+					*settled = append(*settled, i)
+					return true
+				}
+				return false
+			}
+			as = append(as, helmsource.Assignment{Path: key, Quantity: *resource.NewQuantity(int64(u.Percent), resource.DecimalSI)})
+		}
+		sets[i] = as
+		return false
+	})
+	return sets
 }
 
 func (h *helmPhase) failAll(r *helmsource.Release, results []Result, err error) {
@@ -141,15 +184,22 @@ func helmContainer(c Change) helm.Container {
 // applyOne writes one change's values at the keys found for its container,
 // in the layer of its environment. It reports, for a HelmRelease, that no
 // key sizes the container alone: a post-renderer must.
-func (h *helmPhase) applyOne(r *helmsource.Release, layers []helmsource.Layer, c Change, found helm.Found, i int, res *Result) (post bool) {
+func (h *helmPhase) applyOne(r *helmsource.Release, layers []helmsource.Layer, c Change, found helm.Found, hpa []helmsource.Assignment, i int, res *Result) (post bool) {
 	res.Helm = &HelmSource{
 		Kind: r.Kind, Object: r.ObjectName(), Release: r.Name, Namespace: r.Namespace,
 		Chart: r.Chart.Name, Version: r.Chart.Version, ChartSource: r.Chart.Source,
 	}
 	as, err := assignmentsFor(c, found)
 	if r.Kind == "HelmRelease" && (errors.Is(err, helm.ErrNoKey) || errors.Is(err, helm.ErrSharedKey)) {
+		if len(hpa) > 0 {
+			// A post-renderer would size the container, and the values
+			// the HPA: two edits the proof does not tie together.
+			res.File, res.Err = r.Ref.File, fmt.Errorf("%w: %s: no values key sizes %s alone, and its HorizontalPodAutoscaler's target is a values key: not adjusted", helmsource.ErrHelm, r, helmContainer(c))
+			return false
+		}
 		return true
 	}
+	as = append(as, hpa...)
 	if err != nil {
 		res.File, res.Err = r.Ref.File, fmt.Errorf("%w: %s, chart %s %s: %w", helmsource.ErrHelm, r, r.Chart.Name, r.Chart.Version, err)
 		return false
@@ -179,6 +229,9 @@ func (h *helmPhase) applyOne(r *helmsource.Release, layers []helmsource.Layer, c
 		if fe.created {
 			res.Method = MethodNewFile
 		}
+	}
+	if len(hpa) > 0 && res.Err == nil {
+		res.Autoscaler = &AutoscalerResult{File: res.File, Changed: res.Changed}
 	}
 	if res.Err == nil && l.File == "" && r.Ref.Chain != nil {
 		k := r.Ref.Chain.Root()
@@ -416,7 +469,14 @@ func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes [
 				continue
 			}
 			c := changes[i]
-			expects = append(expects, helm.Expect{Container: helmContainer(c), Requests: c.Requests, Limits: c.Limits})
+			e := helm.Expect{Container: helmContainer(c), Requests: c.Requests, Limits: c.Limits}
+			if c.Autoscaler != nil {
+				e.Utilization = map[helm.UtilizationTarget]int32{}
+				for _, u := range c.Autoscaler.Utilization {
+					e.Utilization[helm.UtilizationTarget{HPA: c.Autoscaler.Target.Name, Index: u.Index}] = u.Percent
+				}
+			}
+			expects = append(expects, e)
 			files = append(files, h.touchedBy(i, res)...)
 		}
 		if len(expects) == 0 {

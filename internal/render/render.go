@@ -231,14 +231,13 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	if err != nil {
 		return nil, err
 	}
-	pending, settled := holdChartAutoscaled(changes, pending, out.Results)
 	pl := placement{
 		proofs:  map[string][]int{},
 		touched: make([][]string, len(changes)),
 		exps:    make([]expectation, len(changes)),
 	}
 	hp := &helmPhase{a: a, dir: dir, mode: o.mode, proofs: pl.proofs, exps: pl.exps, touched: pl.touched}
-	held := hp.apply(ctx, changes, pending, out.Results)
+	held, settled := hp.apply(ctx, changes, pending, out.Results)
 	for i, c := range changes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -372,28 +371,19 @@ func resolveAll(ctx context.Context, idx *repoindex.Index, changes []Change, dir
 	return refs, finds, pending, nil
 }
 
-// holdChartAutoscaled holds the autoscaled resources of the pending
-// changes: an HPA a chart renders is not adjusted, so the resources it
-// scales on stay, and the rest goes through the release as usual. It
-// returns the changes still pending and those with nothing left to set.
-func holdChartAutoscaled(changes []Change, pending []int, results []Result) (left, settled []int) {
-	left = slices.DeleteFunc(pending, func(i int) bool {
-		if changes[i].Autoscaler == nil {
-			return false
-		}
-		hpa := changes[i].Autoscaler.Target.Name
-		var nothingLeft bool
-		changes[i], results[i].Held, nothingLeft = withoutAutoscaled(changes[i])
-		results[i].HeldReason = fmt.Sprintf("no manifest defines the target, so a Helm chart may render it, and its HorizontalPodAutoscaler %s "+
-			"would have to be adjusted through the chart's values, which hpa-mode adjust does not do", hpa)
-		if nothingLeft {
-			results[i].Err = nil
-			settled = append(settled, i)
-			return true
-		}
-		return false
-	})
-	return left, settled
+// holdAutoscaled holds the autoscaled resources of a change a chart may
+// render, whose HorizontalPodAutoscaler's targets could not be set
+// through the chart's values, for why; the rest goes through the release
+// as usual. It reports that nothing is left to set.
+func holdAutoscaled(c *Change, res *Result, why string) (settled bool) {
+	hpa := c.Autoscaler.Target.Name
+	*c, res.Held, settled = withoutAutoscaled(*c)
+	res.HeldReason = fmt.Sprintf("no manifest defines the target, so a Helm chart may render it, and its HorizontalPodAutoscaler %s "+
+		"would have to be adjusted through the chart's values: %s", hpa, why)
+	if settled {
+		res.Err = nil
+	}
+	return settled
 }
 
 // place edits the source of change c in place or with a patch, then its
