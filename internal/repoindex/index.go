@@ -55,6 +55,9 @@ type DocRef struct {
 	// renderer also renders it, or the renderer renders it twice. resolve
 	// sets it.
 	Shared string
+	// Deployer names the Argo CD or Flux object that narrowed the search
+	// to this document (kind, namespace/name, origin); resolve sets it.
+	Deployer string
 }
 
 // IndexedFile is a file holding at least one wanted object, kept as read so
@@ -80,6 +83,9 @@ type Index struct {
 	// apps maps an Argo CD Application's name to its source paths, and
 	// fluxes a Flux Kustomization's namespace/name to its path.
 	apps, fluxes map[string][]string
+	// deployers are the live and generated deployers by "app:<name>" or
+	// "flux:<namespace>/<name>" (addDeployers).
+	deployers map[string]Deployer
 	// markers maps "namespace/name:container" to the documents marking it.
 	markers map[string][]DocRef
 	// Declared holds the directories something names as deployed: the
@@ -112,6 +118,9 @@ type Wants struct {
 	// Helm asks for every object that may render or feed a Helm release
 	// (helmKinds), whatever its name.
 	Helm bool
+	// Deployers are the Argo CD and Flux objects the repository does not
+	// hold as written (live, generated); theirs are the paths that count.
+	Deployers []Deployer
 }
 
 // wanted reports whether the index keeps documents of the object k.
@@ -166,6 +175,9 @@ func BuildIndex(ctx context.Context, fsys fs.FS, dir string, w Wants, limit int6
 	}
 	for i, s := range scans {
 		idx.add(s, paths[i])
+	}
+	if err := idx.addDeployers(w.Deployers); err != nil {
+		return nil, err
 	}
 	for _, p := range w.Paths {
 		idx.Declared[CleanRepoPath(p)] = true
