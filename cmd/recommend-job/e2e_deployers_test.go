@@ -109,7 +109,7 @@ func TestEndToEndDeployers(t *testing.T) {
 		t.Helper()
 		repoURL := testbedtest.CreateRepo(t, bed, name, files)
 		var stdout, stderr bytes.Buffer
-		args := append(bedArgs(t, bed, repoURL), extra...)
+		args := append(bedArgs(t, bed, repoURL, "--namespaces", "shop"), extra...)
 		if code := run(ctx, args, &stdout, &stderr); code != exitOK {
 			t.Fatalf("run() = %d, want %d; stderr:\n%s\nstdout:\n%s", code, exitOK, stderr.String(), stdout.String())
 		}
@@ -203,6 +203,60 @@ subjects: [{kind: ServiceAccount, name: narrow, namespace: recommend-job}]
 			t.Fatalf("applying the Applications: %v", err)
 		}
 		check(t, "issue30-live", withFiles(issue30Repo, nil), "Application argocd/shop-prod (from the cluster)")
+	})
+
+	t.Run("a live Flux Kustomization over a stale file", func(t *testing.T) {
+		repoURL := bed.Git.URL("issue30-flux")
+		files := map[string]string{
+			// The file says clusters/old; the cluster's object, applied
+			// since, says clusters/prod.
+			"flux-system/apps.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  interval: 10m
+  path: ./clusters/old
+  sourceRef: {kind: GitRepository, name: flux-system}
+`,
+			"base/kustomization.yaml":          layoutsRepo["store/kustomize/base/kustomization.yaml"],
+			"base/frontend.yaml":               layoutsRepo["store/kustomize/base/frontend.yaml"],
+			"clusters/old/kustomization.yaml":  "namespace: store\nresources:\n- ../../base\n",
+			"clusters/prod/kustomization.yaml": "namespace: store\nresources:\n- ../../base\n",
+		}
+		cluster := `apiVersion: v1
+kind: Namespace
+metadata: {name: flux-system}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: store}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 1m, url: '` + strings.Replace(repoURL, "http://", "http://git@", 1) + `', ref: {branch: main}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec: {interval: 10m, path: ./clusters/prod, sourceRef: {kind: GitRepository, name: flux-system}}
+---
+` + strings.Replace(layoutsRepo["store/kustomize/base/frontend.yaml"], "  name: frontend\n",
+			"  name: frontend\n  namespace: store\n  labels:\n    kustomize.toolkit.fluxcd.io/name: apps\n    kustomize.toolkit.fluxcd.io/namespace: flux-system\n", 1) +
+			"---\n" + layoutsRecommend("store", "frontend")
+		if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), []byte(cluster)); err != nil {
+			t.Fatalf("applying the Flux objects: %v", err)
+		}
+		testbedtest.CreateRepo(t, bed, "issue30-flux", files)
+		rep := runJSON(t, ctx, bedArgs(t, bed, repoURL, "--namespaces", "store"))
+		frontend := entry(t, rep, "store", "frontend")
+		want := []string{"clusters/prod/kustomization.yaml", "clusters/prod/recommend-job-deployment-frontend.yaml"}
+		if rep.Git == nil || !slices.Equal(rep.Git.Files, want) {
+			t.Fatalf("git = %+v, want %v; store/frontend source %+v", rep.Git, want, frontend.Source)
+		}
+		if d := "Kustomization flux-system/apps (from the cluster)"; frontend.Source.Deployer != d {
+			t.Errorf("store/frontend deployed by %q, want %q", frontend.Source.Deployer, d)
+		}
 	})
 }
 
