@@ -28,8 +28,8 @@ func WithDeployers(ds []DeployerObject) Option {
 func WithClusterName(name string) Option { return func(o *options) { o.cluster = name } }
 
 // addDeployers adds to w, when a target names its deployer, the live
-// deployers and the Applications the repository's ApplicationSets
-// generate, the live first. It returns why some ApplicationSets
+// deployers, the Applications the repository's ApplicationSets generate
+// and those its apps of apps' charts render, in that order of precedence. It returns why some ApplicationSets
 // generated nothing.
 func (o *options) addDeployers(ctx context.Context, fsys fs.FS, w *repoindex.Wants) ([]string, error) {
 	if !w.Pointers {
@@ -39,8 +39,12 @@ func (o *options) addDeployers(ctx context.Context, fsys fs.FS, w *repoindex.Wan
 	if err != nil {
 		return nil, fmt.Errorf("generating the ApplicationSets' Applications: %w", err)
 	}
-	w.Deployers = append(slices.Clone(o.deployers), gen.Apps...)
-	return gen.Unsupported, nil
+	apps, err := appset.AppsOfApps(ctx, fsys, o.maxFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("rendering the apps of apps: %w", err)
+	}
+	w.Deployers = slices.Concat(o.deployers, gen.Apps, apps.Apps)
+	return append(gen.Unsupported, apps.Unsupported...), nil
 }
 
 // explainUnsupported records the deployer that placed each change, and

@@ -131,3 +131,74 @@ func TestDeployersUnsupportedGenerator(t *testing.T) {
 		t.Errorf("Err = %v", r.Err)
 	}
 }
+
+// guestbookRepo is argocd-example-apps' app of apps: the chart apps/
+// renders the Application helm-guestbook, whose source is the chart
+// helm-guestbook/ of the same repository.
+var guestbookRepo = map[string]string{
+	"apps/Chart.yaml":  "apiVersion: v2\nname: applications\nversion: 0.1.0\n",
+	"apps/values.yaml": "spec:\n  destination:\n    server: https://kubernetes.default.svc\n  source:\n    repoURL: https://github.com/argoproj/argocd-example-apps.git\n    targetRevision: HEAD\n",
+	"apps/templates/helm-guestbook.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: helm-guestbook
+  namespace: argocd
+  finalizers:
+  - resources-finalizer.argocd.argoproj.io
+spec:
+  destination:
+    namespace: helm-guestbook
+    server: {{ .Values.spec.destination.server }}
+  project: default
+  source:
+    path: helm-guestbook
+    repoURL: {{ .Values.spec.source.repoURL }}
+    targetRevision: {{ .Values.spec.source.targetRevision }}
+`,
+	"helm-guestbook/Chart.yaml":  "apiVersion: v2\nname: helm-guestbook\nversion: 0.1.0\n",
+	"helm-guestbook/values.yaml": "replicaCount: 1\nimage:\n  repository: gcr.io/heptio-images/ks-guestbook-demo\n  tag: 0.1\nresources: {}\n",
+	"helm-guestbook/templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  replicas: {{ .Values.replicaCount }}
+  selector:
+    matchLabels: {app: {{ .Release.Name }}}
+  template:
+    metadata:
+      labels: {app: {{ .Release.Name }}}
+    spec:
+      containers:
+        - name: {{ .Chart.Name }}
+          image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+          resources:
+{{ toYaml .Values.resources | indent 12 }}
+`,
+}
+
+// TestAppOfApps checks that argocd-example-apps' helm-guestbook is found
+// through its app of apps chart: its Application, which no file of the
+// repository holds as written, names the chart, and the reason the
+// change cannot land names that Application, not a target not found.
+func TestAppOfApps(t *testing.T) {
+	dir := writeTree(t, guestbookRepo)
+	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "helm-guestbook", Name: "helm-guestbook",
+		Annotations: map[string]string{ArgoTrackingID: "helm-guestbook:apps/Deployment:helm-guestbook/helm-guestbook"}}
+	out, err := Apply(context.Background(), dir, ".", []Change{{Target: web, Container: "helm-guestbook", Requests: quantities(map[string]string{"cpu": "100m"})}},
+		WithRepositoryURL("https://github.com/argoproj/argocd-example-apps"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Results[0]
+	if errors.Is(r.Err, ErrTargetNotFound) || r.Helm == nil {
+		t.Fatalf("Err = %v, Helm = %+v: want helm-guestbook found", r.Err, r.Helm)
+	}
+	if h := r.Helm; h.Object != "argocd/helm-guestbook" || h.Release != "helm-guestbook" || h.ChartSource != "helm-guestbook" || h.Keys["requests.cpu"] != "resources.requests.cpu" {
+		t.Errorf("Helm = %+v, want the release helm-guestbook of the chart helm-guestbook, its key resources.requests.cpu", h)
+	}
+	// Its values would go in the Application, which the chart renders.
+	if !errors.Is(r.Err, ErrUnsafeFile) || !strings.Contains(r.Err.Error(), "Application argocd/helm-guestbook (rendered by the app of apps chart apps) is not a file of the repository") || len(out.Files) != 0 {
+		t.Errorf("Err = %v, files %v: want refused, naming the Application the chart renders", r.Err, out.Files)
+	}
+}

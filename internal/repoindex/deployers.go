@@ -42,7 +42,10 @@ func (d Deployer) Name() string {
 // addDeployers records the paths the deployers render, in place of those
 // of the repository's objects of the same names; of two deployers of one
 // name, the first given counts (the caller puts the cluster's first).
-func (idx *Index) addDeployers(ds []Deployer) error {
+// With helm, each Application of this repository is indexed too, as a
+// document of a file no edit may touch, so that a Helm release it renders
+// is found through it.
+func (idx *Index) addDeployers(ds []Deployer, helm bool) error {
 	seen := map[string]bool{}
 	for _, d := range ds {
 		data, err := sigsyaml.Marshal(d.Object)
@@ -59,14 +62,27 @@ func (idx *Index) addDeployers(ds []Deployer) error {
 		}
 		var s scan
 		s.pointers(docs[0], key, ns)
+		first := !seen["app:"+key.Name] && !seen["app:"+ns+"_"+key.Name]
 		for name := range s.apps {
 			idx.deployerNamed(seen, "app:"+name, name, d, s.apps[name], idx.apps)
+		}
+		if helm && first && d.Elsewhere == "" && key.Group == ArgoGroup && key.Kind == "Application" {
+			idx.addVirtual(d, data, key, ns)
 		}
 		for name := range s.fluxes {
 			idx.deployerNamed(seen, "flux:"+name, name, d, s.fluxes[name], idx.fluxes)
 		}
 	}
 	return nil
+}
+
+// addVirtual indexes the Application d as the one document of a file
+// named after it, which no edit may touch: it is not in the repository.
+func (idx *Index) addVirtual(d Deployer, data []byte, key IdentKey, ns string) {
+	name := "[" + d.Name() + "]"
+	idx.Files[name] = &IndexedFile{Name: name, Data: data, Mode: 0o644,
+		Unsafe: fmt.Errorf("%w: %s is not a file of the repository", ErrUnsafeFile, d.Name())}
+	idx.Refs[key] = append(idx.Refs[key], DocRef{File: name, Key: key, Namespace: ns, RawName: key.Name, RawNamespace: ns})
 }
 
 // deployerNamed records d as the deployer of name in paths (idx.apps or

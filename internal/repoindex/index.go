@@ -176,7 +176,7 @@ func BuildIndex(ctx context.Context, fsys fs.FS, dir string, w Wants, limit int6
 	for i, s := range scans {
 		idx.add(s, paths[i])
 	}
-	if err := idx.addDeployers(w.Deployers); err != nil {
+	if err := idx.addDeployers(w.Deployers, w.Helm); err != nil {
 		return nil, err
 	}
 	for _, p := range w.Paths {
