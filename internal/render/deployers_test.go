@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // shopTree is issue 30's repository: production is the base of a smoke
@@ -93,6 +95,10 @@ func TestDeployersPlaceTheChange(t *testing.T) {
 			deployer: "Application argocd/shop-prod (from the cluster)"},
 		{name: "live wins over generated", appset: true, live: []DeployerObject{liveApp("shop-prod", repo, "./apps/prod/")},
 			deployer: "Application argocd/shop-prod (from the cluster)"},
+		{name: "live with a chart for source", live: []DeployerObject{{Origin: "from the cluster", Object: map[string]any{
+			"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": map[string]any{"name": "shop-prod", "namespace": "argocd"},
+			"spec": map[string]any{"source": map[string]any{"repoURL": repo, "chart": "shop"}}}}},
+			err: "the Application argocd/shop-prod (from the cluster) that deploys it names no path of this repository: none is chosen"},
 		{name: "deployer unknown", err: "the Argo CD application shop-prod that deploys it is neither in the cluster"},
 		{name: "live from another repository", live: []DeployerObject{{Origin: "from the cluster", Elsewhere: "https://git.example.com/org/other", Object: liveApp("shop-prod", "", "apps/prod").Object}},
 			err: "is deployed by Application argocd/shop-prod (from the cluster) from https://git.example.com/org/other, another repository"},
@@ -231,5 +237,30 @@ func TestAppOfApps(t *testing.T) {
 	// Its values would go in the Application, which the chart renders.
 	if !errors.Is(r.Err, ErrUnsafeFile) || !strings.Contains(r.Err.Error(), "Application argocd/helm-guestbook (rendered by the app of apps chart apps) is not a file of the repository") || len(out.Files) != 0 {
 		t.Errorf("Err = %v, files %v: want refused, naming the Application the chart renders", r.Err, out.Files)
+	}
+}
+
+// TestLiveApplicationBesideItsFile checks that a live Application the
+// repository also holds as a file does not make its Helm release
+// ambiguous: the values go in the file, as without the live one.
+func TestLiveApplicationBesideItsFile(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, filepath.Join("testdata", "helm-argo-valuesobject", "original"), dir)
+	data, err := os.ReadFile(filepath.Join(dir, "argocd", "shop.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := sigsyaml.Unmarshal(data, &obj); err != nil {
+		t.Fatal(err)
+	}
+	worker := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-worker", Labels: map[string]string{InstanceLabel: "shop"}}
+	out, err := Apply(context.Background(), dir, ".", []Change{{Target: worker, Container: "worker", Requests: quantities(map[string]string{"cpu": "20m"})}},
+		WithDeployers([]DeployerObject{{Object: obj, Origin: "from the cluster"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := out.Results[0]; r.Err != nil || r.File != "argocd/shop.yaml" || !r.Changed {
+		t.Errorf("result = %v in %q (changed %v), want argocd/shop.yaml changed", r.Err, r.File, r.Changed)
 	}
 }

@@ -2,6 +2,7 @@ package repoindex
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	sigsyaml "sigs.k8s.io/yaml"
@@ -62,6 +63,13 @@ func (idx *Index) addDeployers(ds []Deployer, helm bool) error {
 		}
 		var s scan
 		s.pointers(docs[0], key, ns)
+		if _, ok := s.apps[key.Name]; !ok && key.Group == ArgoGroup && key.Kind == "Application" {
+			// A chart of a chart repository, say: known, with no path.
+			s.apps = map[string][]string{key.Name: nil}
+			if ns != "" {
+				s.apps[ns+"_"+key.Name] = nil
+			}
+		}
 		first := !seen["app:"+key.Name] && !seen["app:"+ns+"_"+key.Name]
 		for name := range s.apps {
 			idx.deployerNamed(seen, "app:"+name, name, d, s.apps[name], idx.apps)
@@ -79,6 +87,9 @@ func (idx *Index) addDeployers(ds []Deployer, helm bool) error {
 // addVirtual indexes the Application d as the one document of a file
 // named after it, which no edit may touch: it is not in the repository.
 func (idx *Index) addVirtual(d Deployer, data []byte, key IdentKey, ns string) {
+	if slices.ContainsFunc(idx.Refs[key], func(r DocRef) bool { return r.Namespace == ns || r.Namespace == "" }) {
+		return // the repository's file is the one to edit
+	}
 	name := "[" + d.Name() + "]"
 	idx.Files[name] = &IndexedFile{Name: name, Data: data, Mode: 0o644,
 		Unsafe: fmt.Errorf("%w: %s is not a file of the repository", ErrUnsafeFile, d.Name())}
