@@ -153,6 +153,10 @@ func (g *generator) applications(appset map[string]any, p string) ([]repoindex.D
 		if own, ok := tree.Dig(gen, firstKey(gen), "template").(map[string]any); ok {
 			t = mergeMaps(tree.DeepCopy(tmpl).(map[string]any), own)
 		}
+		if len(apps)+len(params) > maxApplications {
+			errs = append(errs, fmt.Errorf("generator %d: more than %d Applications", i+1, maxApplications))
+			break
+		}
 		for _, ps := range params {
 			filled, err := g.fill(tree.DeepCopy(t), ps)
 			if err != nil {
@@ -176,6 +180,10 @@ func (g *generator) applications(appset map[string]any, p string) ([]repoindex.D
 	}
 	return apps, errors.Join(errs...)
 }
+
+// maxApplications bounds what one ApplicationSet generates: the
+// repository is untrusted, and a matrix multiplies.
+const maxApplications = 10000
 
 // firstKey is the one key of a generator: its kind.
 func firstKey(gen any) string {
@@ -350,6 +358,9 @@ func (g *generator) matrix(spec any) ([]map[string]any, error) {
 		more, err := g.eval(second)
 		if err != nil {
 			return nil, fmt.Errorf("matrix: %w", err)
+		}
+		if len(sets)+len(more) > maxApplications {
+			return nil, fmt.Errorf("matrix: more than %d parameter sets", maxApplications)
 		}
 		for _, q := range more {
 			s := tree.DeepCopy(p).(map[string]any)

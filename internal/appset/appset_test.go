@@ -2,6 +2,7 @@ package appset
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -148,5 +149,49 @@ spec:
 				t.Errorf("unsupported %q, want %q", joined, tt.unsupported)
 			}
 		})
+	}
+}
+
+// TestGenerateBounded checks that an ApplicationSet of the repository,
+// untrusted, cannot make a string or a list of Applications of any size.
+func TestGenerateBounded(t *testing.T) {
+	var elems strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&elems, "          - {n: '%d'}\n", i)
+	}
+	fsys := fstest.MapFS{
+		"big.yaml": {Data: []byte(`apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: big, namespace: argocd}
+spec:
+  generators:
+  - matrix:
+      generators:
+      - list:
+          elements:
+` + elems.String() + `      - list:
+          elements:
+` + elems.String() + `  template:
+    metadata: {name: 'a-{{n}}'}
+    spec: {source: {path: x}}
+`)},
+		"long.yaml": {Data: []byte(`apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: long, namespace: argocd}
+spec:
+  goTemplate: true
+  generators: [{list: {elements: [{n: x}]}}]
+  template:
+    metadata: {name: '{{ .n }}{{ range $i, $e := list 1 2 3 }}{{ printf "%070000d" 0 }}{{ end }}'}
+    spec: {source: {path: x}}
+`)},
+	}
+	g, err := Generate(context.Background(), fsys, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(g.Unsupported, "; ")
+	if len(g.Apps) != 0 || !strings.Contains(joined, "more than 10000") || !strings.Contains(joined, "above 65536 bytes") {
+		t.Errorf("generated %d, unsupported %q", len(g.Apps), joined)
 	}
 }

@@ -53,10 +53,11 @@ func (g *generator) fill(v any, params map[string]any) (any, error) {
 }
 
 // funcs are sprig's functions as Argo CD offers them: without those that
-// read the environment or the network.
+// read the environment or the network, nor those that make a string or a
+// list of any length, which the repository, untrusted, would set.
 var funcs = func() template.FuncMap {
 	f := maps.Clone(sprig.TxtFuncMap())
-	for _, name := range []string{"env", "expandenv", "getHostByName"} {
+	for _, name := range []string{"env", "expandenv", "getHostByName", "repeat", "until", "untilStep", "seq"} {
 		delete(f, name)
 	}
 	return f
@@ -68,9 +69,23 @@ func (g *generator) goTemplate(text string, params map[string]any) (string, erro
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	if err := t.Execute(&b, params); err != nil {
+	b := &cappedBuilder{}
+	if err := t.Execute(b, params); err != nil {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// maxTemplateOutput bounds what one string of a template may become.
+const maxTemplateOutput = 64 << 10
+
+// cappedBuilder is a strings.Builder that refuses to grow past
+// maxTemplateOutput.
+type cappedBuilder struct{ strings.Builder }
+
+func (b *cappedBuilder) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > maxTemplateOutput {
+		return 0, fmt.Errorf("a template's output is above %d bytes", maxTemplateOutput)
+	}
+	return b.Builder.Write(p)
 }
