@@ -23,6 +23,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/config"
+	"github.com/recommend-job/recommend-job/internal/deployers"
 	"github.com/recommend-job/recommend-job/internal/doctor"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	helmrender "github.com/recommend-job/recommend-job/internal/helm"
@@ -188,6 +189,7 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 		},
 
 		HistoryConcurrency: cfg.PrometheusConcurrency,
+		Deployers:          deployers.New(dyn, cfg.DeployerOptions()),
 	}}
 	if rec != nil {
 		// A nil *Store in the interface would read as a record.

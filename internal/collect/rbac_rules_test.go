@@ -58,10 +58,12 @@ func TestChartRBACRules(t *testing.T) {
 	readOnly := []string{
 		"/namespaces:list",
 		"apps/daemonsets:list", "apps/deployments:list", "apps/replicasets:list", "apps/statefulsets:list",
-		"argoproj.io/rollouts:list",
+		"argoproj.io/applications:list", "argoproj.io/rollouts:list",
 		"autoscaling/horizontalpodautoscalers:list",
 		"batch/cronjobs:list", "batch/jobs:list",
+		"helm.toolkit.fluxcd.io/helmreleases:list", "kustomize.toolkit.fluxcd.io/kustomizations:list",
 		"recommendation.katalyst.kubewharf.io/resourcerecommends:list",
+		"source.toolkit.fluxcd.io/gitrepositories:list", "source.toolkit.fluxcd.io/ocirepositories:list",
 	}
 	withStatus := slices.Sorted(slices.Values(append(slices.Clone(readOnly), "recommendation.katalyst.kubewharf.io/resourcerecommends/status:patch")))
 	withExtra := slices.Sorted(slices.Values(append(slices.Clone(readOnly), "example.com/widgets:list")))

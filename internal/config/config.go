@@ -42,6 +42,11 @@ type Config struct {
 	RenderMode    string        `mapstructure:"render-mode"`
 	RenderPaths   []string      `mapstructure:"render-paths"`
 	MaxFileSize   string        `mapstructure:"max-file-size"`
+	// ArgoCDNamespaces and FluxNamespaces are where the live deployers
+	// are read; ArgoCDClusterName is this cluster for ApplicationSets.
+	ArgoCDNamespaces  []string `mapstructure:"argocd-namespaces"`
+	FluxNamespaces    []string `mapstructure:"flux-namespaces"`
+	ArgoCDClusterName string   `mapstructure:"argocd-cluster-name"`
 	// HelmRenderMemory, HelmRenderCPU and HelmRenderOutput bound each
 	// render of a chart, in its own process.
 	HelmRenderMemory string        `mapstructure:"helm-render-memory"`

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/recommend-job/recommend-job/internal/collect"
+	"github.com/recommend-job/recommend-job/internal/deployers"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/render"
@@ -32,7 +33,14 @@ func (c *Config) CollectOptions(log *slog.Logger) []collect.Option {
 // it once per run: the loader keeps what it fetched for the run.
 func (c *Config) RenderOptions() []render.Option {
 	return []render.Option{render.WithMode(c.Parsed.RenderMode), render.WithPaths(c.Parsed.RenderPaths),
-		render.WithMaxFileSize(c.Parsed.MaxFileSize), render.WithCharts(c.chartLoader()), render.WithRepositoryURL(withoutUserInfo(c.GitURL))}
+		render.WithMaxFileSize(c.Parsed.MaxFileSize), render.WithCharts(c.chartLoader()), render.WithRepositoryURL(withoutUserInfo(c.GitURL)),
+		render.WithClusterName(c.ArgoCDClusterName)}
+}
+
+// DeployerOptions are what the lister of the live Argo CD and Flux
+// objects reads, and the repository they are compared with.
+func (c *Config) DeployerOptions() deployers.Options {
+	return deployers.Options{ArgoNamespaces: c.ArgoCDNamespaces, FluxNamespaces: c.FluxNamespaces, RepoURL: withoutUserInfo(c.GitURL)}
 }
 
 // minRenderMemory is the least helm-render-memory: the data segment Go's

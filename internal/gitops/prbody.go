@@ -208,6 +208,9 @@ func (w *bodyWriter) workload(e plan.Item, name, target string, containers []pla
 		}
 	}
 	w.text(fmt.Sprintf("\n### %s: %s%s\n\n", name, target, file))
+	if e.Source != nil && e.Source.Deployer != "" {
+		w.text("Deployed by " + mdText(e.Source.Deployer) + ".\n\n")
+	}
 	header := "| Container | Resource | Current | Proposed | Change | Limit | Usage p50 / p90 / max | Window | OOM kills |"
 	if helm != nil {
 		w.text(helmLine(helm) + "\n\n")

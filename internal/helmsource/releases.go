@@ -182,6 +182,10 @@ func (a *Sources) fileData(name string, edited bool) ([]byte, error) {
 		}
 		return orig, nil
 	}
+	if f := a.Index.Files[name]; f != nil {
+		// As indexed: a live or generated Application has no file.
+		return f.Data, nil
+	}
 	data, _, err := repoindex.ReadLimited(a.FS, name, a.Limit)
 	return data, err
 }

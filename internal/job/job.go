@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/recommend-job/recommend-job/internal/collect"
@@ -55,6 +56,9 @@ type Config struct {
 	// only evidence of its changes that verification, corrections and
 	// holds trust. Without one, nothing is recorded or verified.
 	Record Record
+	// Deployers lists the live Argo CD and Flux objects, which say where
+	// each target is rendered from; nil reads the repository alone.
+	Deployers DeployerLister
 
 	// ledger is what this run learns of the record and adds to it.
 	ledger *ledger
@@ -65,6 +69,13 @@ type Config struct {
 type Record interface {
 	Load(ctx context.Context) ([]gitops.Pushed, error)
 	Update(ctx context.Context, change func([]gitops.Pushed) []gitops.Pushed) error
+}
+
+// DeployerLister lists the live Argo CD and Flux objects; an error says
+// which kinds it could not read, the others are returned all the same.
+// deployers.Lister is one.
+type DeployerLister interface {
+	List(ctx context.Context) ([]render.DeployerObject, error)
 }
 
 // PullRequestPolicy bounds the pull requests of a grouped run, and asks
@@ -140,6 +151,7 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 		}
 		return p, nil
 	}
+	cfg.RenderOptions = withLiveDeployers(ctx, cfg, log)
 	err = writeBack(ctx, cfg, p, log)
 	if !cfg.DryRun {
 		if rerr := saveRecord(ctx, cfg, log); rerr != nil {
@@ -160,6 +172,20 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 		cutShort(ctx, p, "git")
 	}
 	return p, err
+}
+
+// withLiveDeployers returns the render options with the live deployers,
+// read once per run. What cannot be read is said once, and the
+// repository's deployers are used in its place.
+func withLiveDeployers(ctx context.Context, cfg Config, log *slog.Logger) []render.Option {
+	if cfg.Deployers == nil {
+		return cfg.RenderOptions
+	}
+	ds, err := cfg.Deployers.List(ctx)
+	if err != nil {
+		log.WarnContext(ctx, "cannot read the live Argo CD and Flux objects: where targets are rendered from is read from the repository", "error", err)
+	}
+	return append(slices.Clip(cfg.RenderOptions), render.WithDeployers(ds))
 }
 
 // recommendAll adds each item's plan to p, in the order collected. The

@@ -5,6 +5,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/helmsource"
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // Mode says how a change lands in the repository.
@@ -55,6 +56,8 @@ type options struct {
 	charts      helmsource.ChartFetcher
 	repoURL     string
 	keys        *helm.Finder
+	deployers   []repoindex.External
+	cluster     string
 }
 
 // WithMode sets the run's mode; a Change's own Mode overrides it.

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	sigsyaml "sigs.k8s.io/yaml"
+
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
@@ -173,7 +175,7 @@ func TestAddDeployer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := idx.AddDeployer(docs[0], "the cluster"); err != nil {
+	if err := idx.AddDeployer(docs[0], "from the cluster"); err != nil {
 		t.Fatal(err)
 	}
 	dep := idx.DeploymentOf(ref, target)
@@ -188,13 +190,13 @@ func TestAddDeployer(t *testing.T) {
 	}
 	// The same through BuildIndex, which also seeks the name a live
 	// deployer's namePrefix gives.
-	prefixed, err := yamledit.ParseDocuments([]byte(argoApp("demo-app3", "manifests", "demo3", "    kustomize:\n      namePrefix: live-\n")))
-	if err != nil {
+	var prefixed map[string]any
+	if err := sigsyaml.Unmarshal([]byte(argoApp("demo-app3", "manifests", "demo3", "    kustomize:\n      namePrefix: live-\n")), &prefixed); err != nil {
 		t.Fatal(err)
 	}
 	live := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "demo3", Name: "live-guestbook-ui"}
 	w := Wants{Objects: map[IdentKey]bool{KeyOf(live): true}, Dir: ".", Names: [][]byte{[]byte(live.Name)},
-		Live: []LiveDeployer{{Doc: prefixed[0], Origin: "the cluster"}}}
+		External: []External{{Object: prefixed, Origin: "from the cluster"}}}
 	if idx, err = BuildIndex(context.Background(), fsys, ".", w, 0); err != nil {
 		t.Fatal(err)
 	}

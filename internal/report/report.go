@@ -290,6 +290,9 @@ func status(it plan.Item, c plan.Container, r plan.Resource) string {
 	if route := helmRoute(it, c, r); route != "" {
 		s += ", " + route
 	}
+	if it.Source != nil && it.Source.Deployer != "" {
+		s += ", deployed by " + it.Source.Deployer
+	}
 	return s
 }
 
