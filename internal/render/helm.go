@@ -403,14 +403,14 @@ func (h *helmPhase) placeObject(c Change, ref repoindex.DocRef, place placer, fr
 // the edits that survived the kustomize proofs: only the changed
 // containers' values may differ in the whole output. A release that fails
 // has its edits undone.
-func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes []Change, results []Result) error {
+func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes []Change, pending []int, results []Result) error {
 	for _, r := range held {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		var expects []helm.Expect
 		var files []string
-		for _, i := range r.Changes {
+		for _, i := range append(slices.Clone(r.Changes), h.marked(r, changes, pending, results)...) {
 			res := &results[i]
 			if res.Err != nil || !res.Changed {
 				continue
@@ -440,6 +440,23 @@ func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes [
 		}
 	}
 	return nil
+}
+
+// marked returns the changes outside pending, placed by a marker, that
+// release r renders: a marker in its values and a sibling's values key
+// or post-renderer are proved together, each allowed its own values.
+func (h *helmPhase) marked(r heldRelease, changes []Change, pending []int, results []Result) []int {
+	var out []int
+	for i, c := range changes {
+		if slices.Contains(pending, i) || results[i].Err != nil || !results[i].Changed {
+			continue
+		}
+		other, err := h.a.FindRelease(c.sought(), h.dir)
+		if err == nil && other.Ref.File == r.Ref.File && other.Ref.Doc == r.Ref.Doc && other.Ref.RenderedFrom() == r.Ref.RenderedFrom() {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // touchedBy returns the files the change's edit wrote.

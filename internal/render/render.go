@@ -250,17 +250,21 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		}
 		var files []string
 		pl.exps[i], files = a.place(c, refs[i], finds[i], mode, dir, res)
+		if res.Err == nil {
+			// Kept for every change: a proof that undoes a file undoes
+			// the changes of whoever else wrote it.
+			pl.touched[i] = files
+		}
 		if res.Err == nil && refs[i].Chain != nil {
 			k := refs[i].Chain.Root()
 			pl.proofs[k.Dir] = append(pl.proofs[k.Dir], i)
-			pl.touched[i] = files
 		}
 	}
 
 	if err := a.prove(ctx, root, pl.proofs, pl.exps, pl.touched, out.Results); err != nil {
 		return nil, err
 	}
-	if err := hp.proveHelm(ctx, held, changes, out.Results); err != nil {
+	if err := hp.proveHelm(ctx, held, changes, pending, out.Results); err != nil {
 		return nil, err
 	}
 	if out.Files, err = a.write(r); err != nil {
@@ -392,6 +396,19 @@ func (a *applier) place(c Change, ref repoindex.DocRef, find repoindex.Finder, m
 	value := repoindex.MarkerValue(c.Target.Namespace, c.Target.Name, c.Container)
 	var keys []string
 	var direct bool
+	if find != nil && ref.Chain == nil {
+		// A marker in a patch of an object (a HelmRelease's values in an
+		// overlay): no build proves it alone, but a build that proves a
+		// sibling's edit of the same file expects it there.
+		if doc, err := a.Doc(ref.File, ref.Doc); err == nil {
+			if object, keys, direct, err := repoindex.MarkedObject(doc, patchedObject(doc, ref), value); err == nil {
+				exp.object, exp.path = object, keys
+				if !direct {
+					exp.path = append(slices.Clone(keys), "resources")
+				}
+			}
+		}
+	}
 	if find != nil && ref.Chain != nil {
 		// What a kustomization renders from a marked file is proven
 		// too, at the marked path of the marked object.
@@ -436,6 +453,25 @@ func (a *applier) place(c Change, ref repoindex.DocRef, find repoindex.Finder, m
 	}
 	a.journal = nil
 	return exp, files
+}
+
+// patchedObject is ref with the identity of the object its document
+// names, as a patch names the object it patches.
+func patchedObject(doc *yaml.Node, ref repoindex.DocRef) repoindex.DocRef {
+	var head struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+		Metadata   struct {
+			Name      string `yaml:"name"`
+			Namespace string `yaml:"namespace"`
+		} `yaml:"metadata"`
+	}
+	if doc.Decode(&head) != nil {
+		return ref
+	}
+	ref.Key = repoindex.IdentKey{Group: repoindex.Group(head.APIVersion), Kind: head.Kind, Name: head.Metadata.Name}
+	ref.Namespace = head.Metadata.Namespace
+	return ref
 }
 
 // marked is where a marker puts a change: its value, the keys of the
