@@ -426,6 +426,8 @@ func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes [
 		if err == nil {
 			continue
 		}
+		slices.Sort(files)
+		files = slices.Compact(files)
 		for _, f := range files {
 			if fe := h.a.files[f]; fe != nil {
 				fe.data, fe.docs = fe.orig, nil
@@ -435,7 +437,7 @@ func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes [
 			res := &results[i]
 			if res.Err == nil && res.Changed && slices.Contains(files, res.File) {
 				res.Changed, res.Method = false, ""
-				res.Err = fmt.Errorf("%s: %w: %w", res.File, ErrProofFailed, err)
+				res.Err = fmt.Errorf("%s: %w: rendered with the edits of %s: %w", res.File, ErrProofFailed, strings.Join(files, ", "), err)
 			}
 		}
 	}
