@@ -161,7 +161,11 @@ type Outcome struct {
 // Every kustomization touched is built before and after the edits; when the
 // targets do not render with the new values, or anything else in the output
 // changes, the edits of that kustomization are undone and their results
-// wrap ErrProofFailed.
+// wrap ErrProofFailed. Once the files are written, a last proof checks the
+// written tree against every result that says its change landed (its
+// files on disk as edited, its kustomization built from them): a change
+// that fails it is undone on disk with every change sharing a file, so a
+// Result never says Changed for a value the tree does not hold.
 //
 // No file above the size limit (WithMaxFileSize) is read, here or by
 // kustomize: each is listed in Outcome.Skipped, a target it might define
@@ -261,16 +265,29 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		}
 	}
 
+	hook(stepPlaced, a, r)
 	if err := a.prove(ctx, root, pl.proofs, pl.exps, pl.touched, out.Results); err != nil {
 		return nil, err
 	}
 	if err := hp.proveHelm(ctx, held, changes, pending, out.Results); err != nil {
 		return nil, err
 	}
+	hook(stepProved, a, r)
 	if out.Files, err = a.write(r); err != nil {
 		return nil, err
 	}
+	hook(stepWritten, a, r)
+	if out.Files, err = a.finalProof(r, pl, out.Results, out.Files); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// hook calls testHookStep, when a test set it.
+func hook(step string, a *applier, r *os.Root) {
+	if testHookStep != nil {
+		testHookStep(step, a, r)
+	}
 }
 
 // placement is what placing the changes leaves for proving them: per

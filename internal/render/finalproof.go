@@ -1,0 +1,173 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
+)
+
+// Steps of Apply that testHookStep is called after.
+const (
+	stepPlaced  = "placed"  // every edit made in memory, none proved
+	stepProved  = "proved"  // the proofs done, nothing written
+	stepWritten = "written" // the files written, the last proof not made
+)
+
+// testHookStep, when set, is called after each step of Apply with the
+// applier and the repository: a test breaks one step through it (a wrong
+// value, a lost write, a file undone behind a change's back) and checks
+// that the results claim nothing the written tree does not hold.
+var testHookStep func(step string, a *applier, r *os.Root)
+
+// finalProof checks the tree as written against every result that says
+// its change landed, whatever the steps before said: each file the change
+// wrote must be on disk as its edit left it, and each kustomization that
+// proved it must build from the written tree to its output before the
+// edits with the changes' values, and nothing else. A change that fails
+// is undone on disk, with every change that wrote one of its files, and
+// its result says why; it returns the files that stay written.
+func (a *applier) finalProof(r *os.Root, pl placement, results []Result, written []string) ([]string, error) {
+	failed := map[int]error{}
+	for i := range results {
+		if !results[i].Changed || results[i].Err != nil {
+			continue
+		}
+		if err := a.onDisk(r, wroteBy(i, pl.touched, results), written); err != nil {
+			failed[i] = err
+		}
+	}
+	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: a.abs, Limit: a.limit}
+	for _, dir := range slices.Sorted(maps.Keys(pl.proofs)) {
+		var exps, siblings []expectation
+		var files []string
+		for _, i := range pl.proofs[dir] {
+			if results[i].Changed && results[i].Err == nil && failed[i] == nil {
+				exps = append(exps, pl.exps[i])
+				exps = append(exps, pl.exps[i].also...)
+				files = append(files, wroteBy(i, pl.touched, results)...)
+			}
+		}
+		if len(exps) == 0 {
+			continue
+		}
+		for _, i := range sharing(files, pl.touched, results) {
+			if !slices.Contains(pl.proofs[dir], i) && pl.exps[i].change.Target.Name != "" {
+				siblings = append(siblings, pl.exps[i])
+			}
+		}
+		// As the proof did, the run's other edits are in both builds:
+		// before is the written tree with these files as they were.
+		before := map[string][]byte{}
+		for _, f := range files {
+			if fe := a.files[f]; fe != nil {
+				before[filepath.Join(a.abs, filepath.FromSlash(f))] = fe.orig
+			}
+		}
+		fsys.Files = before
+		if err := proveBuild(fsys, filepath.Join(a.abs, filepath.FromSlash(dir)), nil, exps, siblings); err != nil {
+			err = fmt.Errorf("%s, built from the written tree: %w", a.idx.Graph.ByDir[dir].File, err)
+			for _, i := range pl.proofs[dir] {
+				if results[i].Changed && results[i].Err == nil && failed[i] == nil {
+					failed[i] = err
+				}
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return written, nil
+	}
+	return a.undoWritten(r, pl.touched, results, failed, written)
+}
+
+// wroteBy returns the files change i wrote.
+func wroteBy(i int, touched [][]string, results []Result) []string {
+	if touched[i] != nil {
+		return touched[i]
+	}
+	return []string{results[i].File}
+}
+
+// onDisk checks that each of files is on disk as the run's edits left it,
+// and written when they changed it.
+func (a *applier) onDisk(r *os.Root, files, written []string) error {
+	for _, f := range files {
+		fe := a.files[f]
+		if fe == nil {
+			return fmt.Errorf("%s was never opened for the edit", f)
+		}
+		if !fe.dirty() {
+			return fmt.Errorf("%s holds none of the edit: it was undone", f)
+		}
+		if !slices.Contains(written, f) {
+			return fmt.Errorf("%s was not written", f)
+		}
+		data, err := r.ReadFile(filepath.FromSlash(f))
+		if err != nil {
+			return fmt.Errorf("reading %s back: %w", f, err)
+		}
+		if !bytes.Equal(data, fe.data) {
+			return fmt.Errorf("%s on disk is not what the edit wrote", f)
+		}
+	}
+	return nil
+}
+
+// undoWritten puts the files of the failed changes back as they were,
+// and with them every change that wrote one of those files, until no
+// change left standing shares a file with an undone one.
+func (a *applier) undoWritten(r *os.Root, touched [][]string, results []Result, failed map[int]error, written []string) ([]string, error) {
+	undone := map[string]bool{}
+	for grew := true; grew; {
+		grew = false
+		for i := range failed {
+			for _, f := range wroteBy(i, touched, results) {
+				if !undone[f] {
+					undone[f], grew = true, true
+				}
+			}
+		}
+		for _, i := range sharing(slices.Collect(maps.Keys(undone)), touched, results) {
+			if failed[i] == nil && results[i].Changed {
+				failed[i] = fmt.Errorf("undone with %s, which shares a file with a change that failed", strings.Join(wroteBy(i, touched, results), ", "))
+				grew = true
+			}
+		}
+	}
+	var errs []error
+	for _, f := range slices.Sorted(maps.Keys(undone)) {
+		fe := a.files[f]
+		if fe == nil || !slices.Contains(written, f) {
+			continue
+		}
+		var err error
+		if fe.created {
+			err = r.Remove(filepath.FromSlash(f))
+		} else {
+			err = yamledit.WriteFile(r, fe.name, fe.orig, fe.mode)
+		}
+		if err != nil && !(fe.created && errors.Is(err, fs.ErrNotExist)) {
+			errs = append(errs, fmt.Errorf("undoing %s: %w", f, err))
+		}
+		fe.data, fe.docs = fe.orig, nil
+	}
+	if err := errors.Join(errs...); err != nil {
+		// The tree holds some edits it must not: the run must discard it.
+		return nil, fmt.Errorf("writing the edited files: %w", err)
+	}
+	for i, err := range failed {
+		results[i].Changed, results[i].Method, results[i].Autoscaler = false, "", nil
+		results[i].Err = fmt.Errorf("%s: %w: last proof: %w", results[i].File, ErrProofFailed, err)
+	}
+	return slices.DeleteFunc(written, func(f string) bool { return undone[f] }), nil
+}
