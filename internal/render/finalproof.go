@@ -171,3 +171,68 @@ func (a *applier) undoWritten(r *os.Root, touched [][]string, results []Result, 
 	}
 	return slices.DeleteFunc(written, func(f string) bool { return undone[f] }), nil
 }
+
+// oneSource refuses the changes of different targets placed in the same
+// container of the same document: the file holds one value, whichever
+// edit came last would win, and both would say they landed. Their edits
+// are undone, with every change that wrote one of their files.
+func (a *applier) oneSource(changes []Change, refs []repoindex.DocRef, finds []repoindex.Finder, results []Result, touched [][]string) {
+	type source struct {
+		file      string
+		doc       int
+		container string
+	}
+	by := map[source][]int{}
+	for i, res := range results {
+		// A marker names its container: two markers are two sources.
+		if res.Err != nil || res.File == "" || res.File != refs[i].File || finds[i] != nil {
+			continue
+		}
+		k := source{res.File, refs[i].Doc, changes[i].Container}
+		by[k] = append(by[k], i)
+	}
+	failed := map[int]error{}
+	for k, idx := range by {
+		for _, i := range idx {
+			var others []string
+			for _, j := range idx {
+				if t := changes[j].Target.String(); t != changes[i].Target.String() && !slices.Contains(others, t) {
+					others = append(others, t)
+				}
+			}
+			if len(others) > 0 {
+				failed[i] = fmt.Errorf("%w: container %q of document %d of %s is also the source of %s; one file cannot hold the values of both (an overlay per deployer can)",
+					ErrProofFailed, k.container, k.doc+1, k.file, strings.Join(others, ", "))
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return
+	}
+	undone := map[string]bool{}
+	for grew := true; grew; {
+		grew = false
+		for i := range failed {
+			for _, f := range wroteBy(i, touched, results) {
+				if !undone[f] {
+					undone[f], grew = true, true
+				}
+			}
+		}
+		for _, i := range sharing(slices.Collect(maps.Keys(undone)), touched, results) {
+			if failed[i] == nil && results[i].Changed {
+				failed[i] = fmt.Errorf("%w: undone with %s, which shares a file with a change that was refused", ErrProofFailed, strings.Join(wroteBy(i, touched, results), ", "))
+				grew = true
+			}
+		}
+	}
+	for f := range undone {
+		if fe := a.files[f]; fe != nil {
+			fe.data, fe.docs = fe.orig, nil
+		}
+	}
+	for i, err := range failed {
+		results[i].Changed, results[i].Method, results[i].Autoscaler = false, "", nil
+		results[i].Err = fmt.Errorf("%s: %w", results[i].File, err)
+	}
+}

@@ -265,6 +265,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		}
 	}
 
+	a.oneSource(changes, refs, finds, out.Results, pl.touched)
 	hook(stepPlaced, a, r)
 	if err := a.prove(ctx, root, pl.proofs, pl.exps, pl.touched, out.Results); err != nil {
 		return nil, err
