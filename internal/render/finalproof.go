@@ -11,7 +11,9 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/yamledit"
@@ -30,6 +32,10 @@ const (
 // that the results claim nothing the written tree does not hold.
 var testHookStep func(step string, a *applier, r *os.Root)
 
+// errSharedFile marks a change undone only because a change that failed
+// wrote one of its files: Apply makes it again without that change.
+var errSharedFile = errors.New("undone with a change that failed and wrote the same file")
+
 // finalProof checks the tree as written against every result that says
 // its change landed, whatever the steps before said: each file the change
 // wrote must be on disk as its edit left it, and each kustomization that
@@ -37,7 +43,7 @@ var testHookStep func(step string, a *applier, r *os.Root)
 // edits with the changes' values, and nothing else. A change that fails
 // is undone on disk, with every change that wrote one of its files, and
 // its result says why; it returns the files that stay written.
-func (a *applier) finalProof(r *os.Root, pl placement, results []Result, written []string) ([]string, error) {
+func (a *applier) finalProof(r *os.Root, pl placement, edited []edit, results []Result, written []string) ([]string, error) {
 	failed := map[int]error{}
 	for i := range results {
 		if !results[i].Changed || results[i].Err != nil {
@@ -45,6 +51,13 @@ func (a *applier) finalProof(r *os.Root, pl placement, results []Result, written
 		}
 		if err := a.onDisk(r, wroteBy(i, pl.touched, results), written); err != nil {
 			failed[i] = err
+			continue
+		}
+		if e := edited[i]; e.find != nil && results[i].File == e.ref.File {
+			// Edited in place: the values are read back where they went.
+			if err := holds(a.files[e.ref.File].data, e.ref.Doc, e.find, results[i].Change, results[i].Held); err != nil {
+				failed[i] = fmt.Errorf("%s: %w", e.ref.File, err)
+			}
 		}
 	}
 	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: a.abs, Limit: a.limit}
@@ -88,6 +101,55 @@ func (a *applier) finalProof(r *os.Root, pl placement, results []Result, written
 		return written, nil
 	}
 	return a.undoWritten(r, pl.touched, results, failed, written)
+}
+
+// edit is where a change was edited in place: its document and how to
+// find its values there.
+type edit struct {
+	ref  repoindex.DocRef
+	find repoindex.Finder
+}
+
+// holds reports whether document doc of data holds the change's values
+// where find finds them: under the resources of a container or of the
+// mapping a marker marks, or in the marked resources themselves. The
+// held resources were left as they were, and are not looked at.
+func holds(data []byte, doc int, find repoindex.Finder, c Change, held []corev1.ResourceName) error {
+	docs, err := yamledit.ParseDocuments(data)
+	if err != nil {
+		return err
+	}
+	if doc >= len(docs) {
+		return fmt.Errorf("document %d is gone", doc+1)
+	}
+	n, direct, err := find(docs[doc])
+	if err != nil {
+		return err
+	}
+	res := n
+	if !direct && n != nil {
+		_, res, _ = yamledit.Lookup(n, "resources")
+	}
+	for _, s := range []struct {
+		list   string
+		values corev1.ResourceList
+	}{{"requests", c.Requests}, {"limits", c.Limits}} {
+		for _, name := range slices.Sorted(maps.Keys(s.values)) {
+			if slices.Contains(held, name) {
+				continue
+			}
+			var v *yaml.Node
+			if res != nil {
+				if _, list, _ := yamledit.Lookup(res, s.list); list != nil {
+					_, v, _ = yamledit.Lookup(list, string(name))
+				}
+			}
+			if want := s.values[name]; v == nil || !yamledit.SameQuantity(v, want) {
+				return fmt.Errorf("document %d does not hold %s %s %s of container %q", doc+1, s.list, name, want.String(), c.Container)
+			}
+		}
+	}
+	return nil
 }
 
 // wroteBy returns the files change i wrote.
@@ -139,7 +201,7 @@ func (a *applier) undoWritten(r *os.Root, touched [][]string, results []Result, 
 		}
 		for _, i := range sharing(slices.Collect(maps.Keys(undone)), touched, results) {
 			if failed[i] == nil && results[i].Changed {
-				failed[i] = fmt.Errorf("undone with %s, which shares a file with a change that failed", strings.Join(wroteBy(i, touched, results), ", "))
+				failed[i] = fmt.Errorf("%w: %s", errSharedFile, strings.Join(wroteBy(i, touched, results), ", "))
 				grew = true
 			}
 		}
@@ -221,7 +283,7 @@ func (a *applier) oneSource(changes []Change, refs []repoindex.DocRef, finds []r
 		}
 		for _, i := range sharing(slices.Collect(maps.Keys(undone)), touched, results) {
 			if failed[i] == nil && results[i].Changed {
-				failed[i] = fmt.Errorf("%w: undone with %s, which shares a file with a change that was refused", ErrProofFailed, strings.Join(wroteBy(i, touched, results), ", "))
+				failed[i] = fmt.Errorf("%w: %w: %s", ErrProofFailed, errSharedFile, strings.Join(wroteBy(i, touched, results), ", "))
 				grew = true
 			}
 		}
@@ -235,4 +297,16 @@ func (a *applier) oneSource(changes []Change, refs []repoindex.DocRef, finds []r
 		results[i].Changed, results[i].Method, results[i].Autoscaler = false, "", nil
 		results[i].Err = fmt.Errorf("%s: %w", results[i].File, err)
 	}
+}
+
+// sharedOnly returns the changes undone only for sharing a file with one
+// that failed.
+func sharedOnly(results []Result) []int {
+	var out []int
+	for i, r := range results {
+		if errors.Is(r.Err, errSharedFile) {
+			out = append(out, i)
+		}
+	}
+	return out
 }

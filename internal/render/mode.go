@@ -55,6 +55,9 @@ type options struct {
 	charts      helmsource.ChartFetcher
 	repoURL     string
 	keys        *helm.Finder
+	// again marks the second pass of Apply, for the changes the first
+	// undid only because they shared a file with one that failed.
+	again bool
 }
 
 // WithMode sets the run's mode; a Change's own Mode overrides it.

@@ -202,6 +202,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	}
 
 	out := &Outcome{Results: make([]Result, len(changes))}
+	asked := changes
 	changes, w := wantsOf(changes, o.paths, dir, out.Results)
 	abs, err := filepath.Abs(root)
 	if err == nil {
@@ -278,8 +279,33 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		return nil, err
 	}
 	hook(stepWritten, a, r)
-	if out.Files, err = a.finalProof(r, pl, out.Results, out.Files); err != nil {
+	edited := make([]edit, len(changes))
+	for i := range changes {
+		if !slices.Contains(pending, i) {
+			edited[i] = edit{ref: refs[i], find: finds[i]}
+			if edited[i].find == nil {
+				edited[i].find = containerFinder(changes[i].Container)
+			}
+		}
+	}
+	if out.Files, err = a.finalProof(r, pl, edited, out.Results, out.Files); err != nil {
 		return nil, err
+	}
+	if again := sharedOnly(out.Results); len(again) > 0 && !o.again {
+		// Made again on the written tree, without the changes that
+		// failed: each stands or falls on its own.
+		sub := make([]Change, len(again))
+		for j, i := range again {
+			sub[j] = asked[i]
+		}
+		more, err := Apply(ctx, root, path, sub, append(slices.Clone(opts), func(o *options) { o.again = true })...)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range again {
+			out.Results[i] = more.Results[j]
+		}
+		out.Files = slices.Compact(slices.Sorted(slices.Values(append(out.Files, more.Files...))))
 	}
 	return out, nil
 }
