@@ -97,10 +97,18 @@ func (a *applier) finalProof(r *os.Root, pl placement, edited []edit, results []
 			}
 		}
 	}
-	if len(failed) == 0 {
+	// A written file a proof has undone since (the Helm proof's second
+	// pass) goes back on disk too.
+	var clean []string
+	for _, f := range written {
+		if fe := a.files[f]; fe != nil && !fe.dirty() {
+			clean = append(clean, f)
+		}
+	}
+	if len(failed) == 0 && len(clean) == 0 {
 		return written, nil
 	}
-	return a.undoWritten(r, pl.touched, results, failed, written)
+	return a.undoWritten(r, pl.touched, results, failed, clean, written)
 }
 
 // edit is where a change was edited in place: its document and how to
@@ -188,8 +196,11 @@ func (a *applier) onDisk(r *os.Root, files, written []string) error {
 // undoWritten puts the files of the failed changes back as they were,
 // and with them every change that wrote one of those files, until no
 // change left standing shares a file with an undone one.
-func (a *applier) undoWritten(r *os.Root, touched [][]string, results []Result, failed map[int]error, written []string) ([]string, error) {
+func (a *applier) undoWritten(r *os.Root, touched [][]string, results []Result, failed map[int]error, clean, written []string) ([]string, error) {
 	undone := map[string]bool{}
+	for _, f := range clean {
+		undone[f] = true
+	}
 	for grew := true; grew; {
 		grew = false
 		for i := range failed {

@@ -22,39 +22,39 @@ import (
 // and the files reported written are exactly those that differ from the
 // original.
 func TestFinalProofFaults(t *testing.T) {
-	// Each case's first change sets cpu 250m.
-	cases := []string{"kustomize-overlays", "helm-flux-marker-sibling"}
+	// The cpu request each case's first change sets.
+	cases := map[string]string{"kustomize-overlays": "250m", "helm-flux-marker-sibling": "250m", "helm-argo-valuefiles": "150m"}
 	faults := []struct {
 		name string
 		step string
 		// breakFile breaks file, written by the first change.
-		breakFile func(t *testing.T, fe *fileEdit, r *os.Root)
+		breakFile func(t *testing.T, fe *fileEdit, r *os.Root, cpu string)
 	}{
 		{
 			name: "the edit writes a wrong value, before the proof",
 			step: stepPlaced,
-			breakFile: func(t *testing.T, fe *fileEdit, _ *os.Root) {
-				fe.data, fe.docs = bytes.Replace(fe.data, []byte("cpu: 250m"), []byte("cpu: 251m"), 1), nil
+			breakFile: func(t *testing.T, fe *fileEdit, _ *os.Root, cpu string) {
+				fe.data, fe.docs = bytes.Replace(fe.data, []byte("cpu: "+cpu), []byte("cpu: 1"+cpu), 1), nil
 			},
 		},
 		{
 			name: "the edit writes a wrong value, after the proof",
 			step: stepProved,
-			breakFile: func(t *testing.T, fe *fileEdit, _ *os.Root) {
-				fe.data, fe.docs = bytes.Replace(fe.data, []byte("cpu: 250m"), []byte("cpu: 251m"), 1), nil
+			breakFile: func(t *testing.T, fe *fileEdit, _ *os.Root, cpu string) {
+				fe.data, fe.docs = bytes.Replace(fe.data, []byte("cpu: "+cpu), []byte("cpu: 1"+cpu), 1), nil
 			},
 		},
 		{
 			name: "a sibling undoes the file behind the change's back",
 			step: stepProved,
-			breakFile: func(t *testing.T, fe *fileEdit, _ *os.Root) {
+			breakFile: func(t *testing.T, fe *fileEdit, _ *os.Root, _ string) {
 				fe.data, fe.docs = fe.orig, nil
 			},
 		},
 		{
 			name: "the write is lost",
 			step: stepWritten,
-			breakFile: func(t *testing.T, fe *fileEdit, r *os.Root) {
+			breakFile: func(t *testing.T, fe *fileEdit, r *os.Root, _ string) {
 				var err error
 				if fe.created {
 					err = r.Remove(filepath.FromSlash(fe.name))
@@ -67,7 +67,7 @@ func TestFinalProofFaults(t *testing.T) {
 			},
 		},
 	}
-	for _, name := range cases {
+	for _, name := range slices.Sorted(maps.Keys(cases)) {
 		base := filepath.Join("testdata", name)
 		spec := readSpec(t, filepath.Join(base, "changes.yaml"))
 		var changes []Change
@@ -97,7 +97,7 @@ func TestFinalProofFaults(t *testing.T) {
 			t.Run(name+"/"+f.name, func(t *testing.T) {
 				testHookStep = func(step string, a *applier, r *os.Root) {
 					if step == f.step && a.files[file] != nil {
-						f.breakFile(t, a.files[file], r)
+						f.breakFile(t, a.files[file], r, cases[name])
 					}
 				}
 				t.Cleanup(func() { testHookStep = nil })

@@ -279,6 +279,11 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		return nil, err
 	}
 	hook(stepWritten, a, r)
+	// The releases are rendered once more from what was written: the
+	// edits in memory are the files on disk, which finalProof checks.
+	if err := hp.proveHelm(ctx, held, changes, pending, out.Results); err != nil {
+		return nil, err
+	}
 	edited := make([]edit, len(changes))
 	for i := range changes {
 		if !slices.Contains(pending, i) {
