@@ -284,7 +284,12 @@ func summaryCells(container string, r plan.Resource) []string {
 	case !r.Changed:
 		change = "unchanged"
 	}
-	cells := []string{container, res, quantity(r.Current), proposed, change, limitCell(r), "-", "-", "-"}
+	current := quantity(r.Current)
+	if r.Current == nil {
+		// Nothing set is not a value of 0.
+		current = "none"
+	}
+	cells := []string{container, res, current, proposed, change, limitCell(r), "-", "-", "-"}
 	ev := r.Evidence
 	if ev == nil {
 		return cells
