@@ -73,8 +73,13 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 		}
 		for _, c := range it.Containers {
 			for _, r := range c.Resources {
+				current := dash(r.Current)
+				if r.Current == nil {
+					// Nothing set is not a value of 0.
+					current = "none"
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, target, plan.Line(c.Name), r.Resource,
-					dash(r.Current), dash(r.Recommended), plan.Line(status(it, c, r)))
+					current, dash(r.Recommended), plan.Line(status(it, c, r)))
 			}
 		}
 	}

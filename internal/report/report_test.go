@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -179,5 +180,24 @@ func TestTableGroupsSummed(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), `"branches":["rj-a"]`) && !strings.Contains(buf.String(), `"branches": [`) {
 		t.Errorf("JSON lacks git.branches:\n%s", buf.String())
+	}
+}
+
+// TestTableMissingCurrent checks that a request that was not set shows as
+// none, not as a quantity of 0 nor a dash a reader could take for one.
+func TestTableMissingCurrent(t *testing.T) {
+	p := &plan.Plan{Items: []plan.Item{{
+		Namespace: "demo1", Name: "guestbook-ui", Valid: true,
+		Target: plan.Target{Kind: "Deployment", Name: "guestbook-ui"},
+		Containers: []plan.Container{{Name: "guestbook-ui", Resources: []plan.Resource{
+			{Resource: "memory", Recommended: q("54Mi"), Request: q("54Mi"), Changed: true},
+		}}},
+	}}}
+	var buf bytes.Buffer
+	if err := Write(&buf, p, FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`memory\s+none\s+54Mi`).MatchString(buf.String()) {
+		t.Errorf("table does not show the missing request as none:\n%s", buf.String())
 	}
 }
