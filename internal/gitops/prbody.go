@@ -287,7 +287,12 @@ func summaryCells(container string, r plan.Resource) []string {
 	case !r.Changed:
 		change = "unchanged"
 	}
-	cells := []string{container, res, quantity(r.Current), proposed, change, limitCell(r), "-", "-", "-"}
+	current := quantity(r.Current)
+	if r.Current == nil {
+		// Nothing set is not a value of 0.
+		current = "none"
+	}
+	cells := []string{container, res, current, proposed, change, limitCell(r), "-", "-", "-"}
 	ev := r.Evidence
 	if ev == nil {
 		return cells
@@ -414,8 +419,9 @@ type requestTotals struct {
 	cpuBefore, cpuAfter int64
 	memBefore, memAfter int64
 	cpu, mem            int
-	// fresh counts the requests set where there was none.
-	fresh int
+	// fresh counts the requests set where there was none, freshCPU and
+	// freshMem by resource.
+	fresh, freshCPU, freshMem int
 }
 
 // add counts r, a request to write; a limit-only change leaves the
@@ -445,7 +451,20 @@ func (t *requestTotals) add(r plan.Resource) {
 	}
 	if r.Current == nil {
 		t.fresh++
+		if r.Resource == corev1.ResourceCPU {
+			t.freshCPU++
+		} else {
+			t.freshMem++
+		}
 	}
+}
+
+// currentTotal shows the current total: none when no request was set.
+func currentTotal(total int64, fresh, count int, format func(int64) string) string {
+	if fresh == count {
+		return "none"
+	}
+	return format(total)
 }
 
 // String is the line that tells a reviewer how much more or less the
@@ -455,11 +474,11 @@ func (t requestTotals) String() string {
 	var parts []string
 	if t.cpu > 0 {
 		parts = append(parts, fmt.Sprintf("cpu %s (%s → %s over %d %s)", signed(t.cpuAfter-t.cpuBefore, milliCores),
-			milliCores(t.cpuBefore), milliCores(t.cpuAfter), t.cpu, plural(t.cpu, "request", "requests")))
+			currentTotal(t.cpuBefore, t.freshCPU, t.cpu, milliCores), milliCores(t.cpuAfter), t.cpu, plural(t.cpu, "request", "requests")))
 	}
 	if t.mem > 0 {
 		parts = append(parts, fmt.Sprintf("memory %s (%s → %s over %d %s)", signed(t.memAfter-t.memBefore, byteAmount),
-			byteAmount(t.memBefore), byteAmount(t.memAfter), t.mem, plural(t.mem, "request", "requests")))
+			currentTotal(t.memBefore, t.freshMem, t.mem, byteAmount), byteAmount(t.memAfter), t.mem, plural(t.mem, "request", "requests")))
 	}
 	if len(parts) == 0 {
 		return "**Change in total requests, per replica:** none, only limits change."

@@ -109,7 +109,21 @@ func TestPullRequestBodyCases(t *testing.T) {
 				plan.Container{Name: "app", Resources: []plan.Resource{change(corev1.ResourceMemory, "1Gi", "768Mi")}},
 				plan.Container{Name: "worker", Resources: []plan.Resource{change(corev1.ResourceMemory, "256Mi", "512Mi"), change(corev1.ResourceCPU, "", "250m")}},
 			),
-			want: []string{"cpu +250m (0 → 250m over 1 request), memory ±0 (1280Mi → 1280Mi over 2 requests)", "A container without a request counts from zero."},
+			want: []string{"cpu +250m (none → 250m over 1 request), memory ±0 (1280Mi → 1280Mi over 2 requests)", "A container without a request counts from zero."},
+		},
+		{
+			name:    "a memory request where there was none",
+			plan:    oneWorkload(plan.Container{Name: "app", Resources: []plan.Resource{change(corev1.ResourceMemory, "", "54Mi"), change(corev1.ResourceCPU, "100m", "72m")}}),
+			want:    []string{"cpu -28m (100m → 72m over 1 request), memory +54Mi (none → 54Mi over 1 request)"},
+			notWant: []string{"0Gi", "(0 →"},
+		},
+		{
+			name: "requests with and without a current value",
+			plan: oneWorkload(
+				plan.Container{Name: "app", Resources: []plan.Resource{change(corev1.ResourceMemory, "", "54Mi")}},
+				plan.Container{Name: "worker", Resources: []plan.Resource{change(corev1.ResourceMemory, "64Mi", "128Mi")}},
+			),
+			want: []string{"memory +118Mi (64Mi → 182Mi over 2 requests)", "A container without a request counts from zero."},
 		},
 		{
 			name: "a limit that moves with its request",

@@ -120,7 +120,7 @@ func TestPullRequestBody(t *testing.T) {
 		"\n### shop/web-rec: Deployment web in `apps/web.yaml`\n\n" + summaryHead +
 		"| app | cpu | 500m | 390m | -22.0% | 1, unchanged | 121m / 311m / 1240m | 7d: 6048 samples over 7d | - |\n" +
 		"| app | memory | 512Mi | 600Mi | +17.2% | 1Gi, unchanged | 380Mi / 452Mi / 498Mi | 7d: 168 samples over 7d | 2, floor 598Mi set the value |\n" +
-		"| sidecar | cpu | - | 50m | new | none | 18m / 41m / 90m | 7d: 6048 samples over 7d | - |\n" +
+		"| sidecar | cpu | none | 50m | new | none | 18m / 41m / 90m | 7d: 6048 samples over 7d | - |\n" +
 		"| sidecar | memory | 64Mi | 64Mi | held back | 128Mi, unchanged | 41Mi / 52Mi / 58Mi | 7d: 168 samples over 7d | 0 |\n" +
 		"\n" + evidenceHead +
 		"| app | cpu | p90, half-life 24h0m0s, 6048 samples over 167h55m0s of 168h0m0s | 352m | +10% | 387m | - | 5m | - |\n" +

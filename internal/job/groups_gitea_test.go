@@ -116,8 +116,18 @@ func TestWriteBackGiteaGroups(t *testing.T) {
 	if err := writeBack(ctx, cfg, first, log); err != nil {
 		t.Fatalf("first run: %v", err)
 	}
-	if first.Git != nil || len(first.Groups) != 3 {
-		t.Fatalf("first run: git %+v, %d groups; want no run-wide git and three groups", first.Git, len(first.Groups))
+	if len(first.Groups) != 3 {
+		t.Fatalf("first run: %d groups, want three", len(first.Groups))
+	}
+	// The run-wide git sums the groups up, for a script that reads
+	// git.pushed whatever the grouping.
+	if g := first.Git; g == nil || !g.Pushed || g.Branch != "" || len(g.Branches) != 3 || len(g.PullRequests) != 3 || len(g.Files) != 3 {
+		t.Fatalf("first run: git %+v; want pushed, no branch of its own, the three groups' branches, pull requests and files", first.Git)
+	}
+	for _, ns := range []string{"blog", "pay", "shop"} {
+		if !slices.Contains(first.Git.Branches, branch(ns)) {
+			t.Errorf("first run: git.branches %v lacks %s", first.Git.Branches, branch(ns))
+		}
 	}
 	prs := openPRs()
 	if len(prs) != 3 {
@@ -159,6 +169,10 @@ func TestWriteBackGiteaGroups(t *testing.T) {
 	prs = openPRs()
 	if len(prs) != 2 || prs[branch("blog")] != nil {
 		t.Fatalf("after the second run %d pull requests are open (%v), want pay's and shop's", len(prs), prs)
+	}
+	// Nothing was pushed this time, whatever each group's pull request did.
+	if g := second.Git; g == nil || g.Pushed || len(g.PullRequests) != 3 {
+		t.Errorf("second run: git %+v; want nothing pushed and the three pull requests", second.Git)
 	}
 	for _, g := range second.Groups {
 		ns := strings.TrimPrefix(g.Name, "namespace/")

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 )
@@ -61,5 +63,47 @@ func TestGroupItems(t *testing.T) {
 	want := []group{{name: "namespace/blog", items: []int{1}}, {name: "namespace/shop", items: []int{0, 2}}}
 	if !slices.EqualFunc(got, want, func(x, y group) bool { return x.name == y.name && slices.Equal(x.items, y.items) }) {
 		t.Errorf("groups %+v, want %+v", got, want)
+	}
+}
+
+// TestSumGroups checks that the run-wide git sums up the groups: a
+// script reading git.pushed is right whatever the grouping.
+func TestSumGroups(t *testing.T) {
+	pr := func(n int, action string) *plan.PullRequest {
+		return &plan.PullRequest{Number: n, Action: action, Body: "body"}
+	}
+	tests := []struct {
+		name string
+		p    plan.Plan
+		want *plan.Git
+	}{
+		{name: "no branch reached", p: plan.Plan{Groups: []plan.Group{{Name: "a", Held: "closed"}}}},
+		{
+			name: "groups only",
+			p: plan.Plan{Groups: []plan.Group{
+				{Name: "a", Git: &plan.Git{Branch: "rj-a", Commit: "c1", Pushed: true, Files: []string{"b.yaml"}, Attempts: 1, PullRequest: pr(1, plan.PRCreated)}},
+				{Name: "b", Git: &plan.Git{Branch: "rj-b", Files: []string{"a.yaml", "b.yaml"}, Attempts: 2, PullRequest: pr(2, plan.PRUnchanged)}},
+				{Name: "c", Waiting: "pr-limit 2 reached"},
+			}},
+			want: &plan.Git{Pushed: true, Files: []string{"a.yaml", "b.yaml"}, Attempts: 2, Branches: []string{"rj-a"},
+				PullRequests: []plan.PullRequest{{Number: 1, Action: plan.PRCreated}, {Number: 2, Action: plan.PRUnchanged}}},
+		},
+		{
+			name: "the run's own branch and a regression's group",
+			p: plan.Plan{
+				Git:    &plan.Git{Branch: "rj", Files: []string{"own.yaml"}, Attempts: 1},
+				Groups: []plan.Group{{Name: "regression", Git: &plan.Git{Branch: "rj-r", Commit: "c2", Pushed: true, Files: []string{"r.yaml"}, PullRequest: pr(3, plan.PRCreated)}}},
+			},
+			want: &plan.Git{Branch: "rj", Pushed: true, Files: []string{"own.yaml"}, Attempts: 1, Branches: []string{"rj-r"},
+				PullRequests: []plan.PullRequest{{Number: 3, Action: plan.PRCreated}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sumGroups(&tt.p)
+			if diff := cmp.Diff(tt.want, tt.p.Git); diff != "" {
+				t.Errorf("git (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -175,6 +175,7 @@ func writeApart(ctx context.Context, cfg Config, p *plan.Plan, title string, log
 	gerr := writeGroups(ctx, cfg, apart, log)
 	back(apart, regressed)
 	p.Groups = apart.Groups
+	sumGroups(p)
 	return errors.Join(err, gerr)
 }
 

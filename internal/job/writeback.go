@@ -33,6 +33,7 @@ func writeBack(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) 
 	switch {
 	case cfg.GroupBy.Grouped() && !cfg.Git.Direct():
 		err = writeGroups(ctx, cfg, p, log)
+		sumGroups(p)
 	case hasRegression(p) && !cfg.Git.Direct():
 		err = writeApart(ctx, cfg, p, gitops.PullRequestTitle(cfg.Git.BaseBranch, cfg.Path), log)
 	default:

@@ -148,6 +148,50 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 	return errors.Join(errs...)
 }
 
+// sumGroups makes p.Git say what the run did on every branch, its own
+// (p.Git, when it has one) and its groups': a reader of git.pushed is
+// right whatever the grouping. Files stay the run's own branch's when it
+// has one; a group's pull request body stays in its group.
+func sumGroups(p *plan.Plan) {
+	sum := p.Git
+	if sum == nil {
+		sum = &plan.Git{}
+	} else {
+		c := *sum
+		sum = &c
+		if sum.Pushed || sum.Commit != "" {
+			sum.Branches = []string{sum.Branch}
+		}
+		if pr := sum.PullRequest; pr != nil {
+			sum.PullRequests = []plan.PullRequest{{URL: pr.URL, Number: pr.Number, Action: pr.Action}}
+		}
+	}
+	reached := p.Git != nil
+	for _, g := range p.Groups {
+		if g.Git == nil {
+			continue
+		}
+		reached = true
+		sum.Pushed = sum.Pushed || g.Git.Pushed
+		sum.Attempts = max(sum.Attempts, g.Git.Attempts)
+		if g.Git.Pushed || g.Git.Commit != "" {
+			sum.Branches = append(sum.Branches, g.Git.Branch)
+		}
+		for _, f := range g.Git.Files {
+			if p.Git == nil && !slices.Contains(sum.Files, f) {
+				sum.Files = append(sum.Files, f)
+			}
+		}
+		if pr := g.Git.PullRequest; pr != nil {
+			sum.PullRequests = append(sum.PullRequests, plan.PullRequest{URL: pr.URL, Number: pr.Number, Action: pr.Action})
+		}
+	}
+	if reached {
+		slices.Sort(sum.Files)
+		p.Git = sum
+	}
+}
+
 // openGroupBranches returns the head branches of the job's open pull
 // requests, none without a forge.
 func openGroupBranches(ctx context.Context, cfg Config, forge gitops.Forge) (map[string]bool, error) {

@@ -23,7 +23,7 @@ type Plan struct {
 	Items  []Item `json:"resourceRecommends"`
 	// Git is what was committed and pushed; nil when the repository was
 	// not reached. When the run groups its changes, each group has its
-	// own in Groups, and Git is nil.
+	// own in Groups, and Git sums them up (see Git.Branches).
 	Git *Git `json:"git,omitempty"`
 	// Groups are the pull request groups of the run, by name; each has its
 	// branch, its commit and its pull request.
@@ -399,6 +399,14 @@ type Git struct {
 	Diff string `json:"diff,omitempty"`
 	// PullRequest is the pull request for the branch, when a forge is set.
 	PullRequest *PullRequest `json:"pullRequest,omitempty"`
+	// Branches and PullRequests are, for a run whose changes went to
+	// groups, the branches that hold its changes (pushed now or before)
+	// and the pull requests it synced, the run's own branch first; Pushed
+	// then says whether any of them was pushed, Files lists every file
+	// they changed, and Branch is empty when the run has no branch of its
+	// own.
+	Branches     []string      `json:"branches,omitempty"`
+	PullRequests []PullRequest `json:"pullRequests,omitempty"`
 	// Skipped lists the repository files the run did not read: those above
 	// max-file-size, and those the checkout left out because git or the
 	// file system refuses their paths (the job's commit keeps them as the

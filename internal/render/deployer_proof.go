@@ -109,7 +109,7 @@ func (a *applier) proveDeployerFile(file string, proofs []deployerProof, after m
 		if err != nil {
 			return fmt.Errorf("%s does not build after the edit: %w", d, err)
 		}
-		if err := compareBuilds(old, built, exps); err != nil {
+		if err := compareBuilds(old, built, exps, nil); err != nil {
 			return fmt.Errorf("built as %s: %w", d, err)
 		}
 	}

@@ -456,14 +456,14 @@ func (h *helmPhase) placeObject(c Change, ref repoindex.DocRef, place placer, fr
 // the edits that survived the kustomize proofs: only the changed
 // containers' values may differ in the whole output. A release that fails
 // has its edits undone.
-func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes []Change, results []Result) error {
+func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes []Change, pending []int, results []Result) error {
 	for _, r := range held {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		var expects []helm.Expect
 		var files []string
-		for _, i := range r.Changes {
+		for _, i := range append(slices.Clone(r.Changes), h.marked(r, changes, pending, results)...) {
 			res := &results[i]
 			if res.Err != nil || !res.Changed {
 				continue
@@ -486,6 +486,8 @@ func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes [
 		if err == nil {
 			continue
 		}
+		slices.Sort(files)
+		files = slices.Compact(files)
 		for _, f := range files {
 			if fe := h.a.files[f]; fe != nil {
 				fe.data, fe.docs = fe.orig, nil
@@ -495,11 +497,28 @@ func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes [
 			res := &results[i]
 			if res.Err == nil && res.Changed && slices.Contains(files, res.File) {
 				res.Changed, res.Method = false, ""
-				res.Err = fmt.Errorf("%s: %w: %w", res.File, ErrProofFailed, err)
+				res.Err = fmt.Errorf("%s: %w: rendered with the edits of %s: %w", res.File, ErrProofFailed, strings.Join(files, ", "), err)
 			}
 		}
 	}
 	return nil
+}
+
+// marked returns the changes outside pending, placed by a marker, that
+// release r renders: a marker in its values and a sibling's values key
+// or post-renderer are proved together, each allowed its own values.
+func (h *helmPhase) marked(r heldRelease, changes []Change, pending []int, results []Result) []int {
+	var out []int
+	for i, c := range changes {
+		if slices.Contains(pending, i) || results[i].Err != nil || !results[i].Changed {
+			continue
+		}
+		other, err := h.a.FindRelease(c.sought(), h.dir)
+		if err == nil && other.Ref.File == r.Ref.File && other.Ref.Doc == r.Ref.Doc && other.Ref.RenderedFrom() == r.Ref.RenderedFrom() {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // touchedBy returns the files the change's edit wrote.

@@ -58,6 +58,9 @@ type options struct {
 	keys        *helm.Finder
 	deployers   []repoindex.External
 	cluster     string
+	// again marks the second pass of Apply, for the changes the first
+	// undid only because they shared a file with one that failed.
+	again bool
 }
 
 // WithMode sets the run's mode; a Change's own Mode overrides it.

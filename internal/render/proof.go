@@ -70,17 +70,26 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 			exps = append(exps, changes[i])
 			exps = append(exps, changes[i].also...)
 		}
+		// Changes of other targets written in the same files are proved
+		// with these: each is allowed its own values and nothing more.
+		var siblings []expectation
+		for _, i := range sharing(files[dir], touched, results) {
+			if !slices.Contains(proofs[dir], i) && changes[i].change.Target.Name != "" {
+				siblings = append(siblings, changes[i])
+				siblings = append(siblings, changes[i].also...)
+			}
+		}
 		err := a.checkExternal(dir)
 		if err == nil {
 			// The run's other edits are in both builds: only these are compared.
 			fsys.Files = without(after, abs, files[dir])
-			err = proveBuild(fsys, filepath.Join(abs, filepath.FromSlash(dir)), after, exps)
+			err = proveBuild(fsys, filepath.Join(abs, filepath.FromSlash(dir)), after, exps, siblings)
 		}
 		if err == nil {
 			err = a.proveOthers(fsys, abs, dir, files[dir], after)
 		}
 		if err != nil {
-			failed[dir] = fmt.Errorf("%w: %s: %w", ErrProofFailed, a.idx.Graph.ByDir[dir].File, err)
+			failed[dir] = fmt.Errorf("%w: %s, built with the edits of %s: %w", ErrProofFailed, a.idx.Graph.ByDir[dir].File, strings.Join(files[dir], ", "), err)
 		}
 	}
 	// An edit that fails takes down every edit sharing a file with it.
@@ -110,12 +119,36 @@ func (a *applier) prove(ctx context.Context, root string, proofs map[string][]in
 				fe.data, fe.docs = fe.orig, nil
 			}
 		}
-		for _, i := range proofs[dir] {
+		// Whoever else wrote an undone file is undone with it, whatever
+		// proof it was in.
+		for _, i := range append(slices.Clone(proofs[dir]), sharing(files[dir], touched, results)...) {
+			if results[i].Err != nil {
+				continue
+			}
 			results[i].Changed, results[i].Method, results[i].Autoscaler = false, "", nil
 			results[i].Err = fmt.Errorf("%s: %w", results[i].File, err)
 		}
 	}
 	return nil
+}
+
+// sharing returns the changes, applied without error, whose edits wrote
+// one of files.
+func sharing(files []string, touched [][]string, results []Result) []int {
+	var out []int
+	for i := range results {
+		if results[i].Err != nil {
+			continue
+		}
+		wrote := touched[i]
+		if wrote == nil && results[i].Changed {
+			wrote = []string{results[i].File}
+		}
+		if slices.ContainsFunc(wrote, func(f string) bool { return slices.Contains(files, f) }) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // proveOthers builds every environment that reads one of the files edited
@@ -200,8 +233,10 @@ func (a *applier) checkExternal(dir string) error {
 }
 
 // proveBuild builds the kustomization in kdir from fsys as it is and with
-// the edited files laid over it instead, and compares the outputs.
-func proveBuild(fsys repoindex.ProofFS, kdir string, edited map[string][]byte, changes []expectation) error {
+// the edited files laid over it instead, and compares the outputs. Every
+// change must show in the output; siblings, the changes of other targets
+// written in the same files, may, and then with their own values only.
+func proveBuild(fsys repoindex.ProofFS, kdir string, edited map[string][]byte, changes, siblings []expectation) error {
 	before, err := build(fsys, kdir)
 	if err != nil {
 		return fmt.Errorf("does not build before the edit: %w", err)
@@ -211,12 +246,12 @@ func proveBuild(fsys repoindex.ProofFS, kdir string, edited map[string][]byte, c
 	if err != nil {
 		return fmt.Errorf("does not build after the edit: %w", err)
 	}
-	return compareBuilds(before, after, changes)
+	return compareBuilds(before, after, changes, siblings)
 }
 
 // compareBuilds fails unless after is before with the changes' values on
 // their objects, and nothing else different.
-func compareBuilds(before, after map[string]map[string]any, changes []expectation) error {
+func compareBuilds(before, after map[string]map[string]any, changes, siblings []expectation) error {
 	matched := make([]bool, len(changes))
 	for _, id := range slices.Sorted(maps.Keys(before)) {
 		got, ok := after[id]
@@ -225,7 +260,7 @@ func compareBuilds(before, after map[string]map[string]any, changes []expectatio
 		}
 		want := before[id]
 		var mine bool
-		for i, c := range changes {
+		for i, c := range append(slices.Clone(changes), siblings...) {
 			if !c.renders(id) {
 				continue
 			}
@@ -233,14 +268,22 @@ func compareBuilds(before, after map[string]map[string]any, changes []expectatio
 				want = tree.DeepCopy(want).(map[string]any)
 				mine = true
 			}
-			matched[i] = true
+			if i < len(changes) {
+				matched[i] = true
+			}
 			if err := c.expect(want, got); err != nil {
-				return fmt.Errorf("%s: %w", id, err)
+				return fmt.Errorf("%s: %s: %w", id, c, err)
 			}
 		}
 		if !reflect.DeepEqual(want, got) {
 			if mine {
-				return fmt.Errorf("%s changes beyond the container's resources", id)
+				var allowed []string
+				for _, c := range append(slices.Clone(changes), siblings...) {
+					if c.renders(id) {
+						allowed = append(allowed, c.String())
+					}
+				}
+				return fmt.Errorf("%s changes beyond the container's resources (the changes it may show: %s)", id, strings.Join(allowed, "; "))
 			}
 			return fmt.Errorf("%s changes too", id)
 		}

@@ -169,7 +169,11 @@ type Outcome struct {
 // Every kustomization touched is built before and after the edits; when the
 // targets do not render with the new values, or anything else in the output
 // changes, the edits of that kustomization are undone and their results
-// wrap ErrProofFailed.
+// wrap ErrProofFailed. Once the files are written, a last proof checks the
+// written tree against every result that says its change landed (its
+// files on disk as edited, its kustomization built from them): a change
+// that fails it is undone on disk with every change sharing a file, so a
+// Result never says Changed for a value the tree does not hold.
 //
 // No file above the size limit (WithMaxFileSize) is read, here or by
 // kustomize: each is listed in Outcome.Skipped, a target it might define
@@ -206,6 +210,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	}
 
 	out := &Outcome{Results: make([]Result, len(changes))}
+	asked := changes
 	changes, w := wantsOf(changes, o.paths, dir, out.Results)
 	abs, err := filepath.Abs(root)
 	if err == nil {
@@ -262,6 +267,11 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		}
 		var files []string
 		pl.exps[i], files = a.place(c, refs[i], finds[i], mode, dir, res)
+		if res.Err == nil {
+			// Kept for every change: a proof that undoes a file undoes
+			// the changes of whoever else wrote it.
+			pl.touched[i] = files
+		}
 		if d := pl.exps[i].deployer; d != nil {
 			a.deployerProofs = append(a.deployerProofs, deployerProof{d: d, index: i, exp: pl.exps[i], files: files})
 			continue
@@ -269,23 +279,66 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		if res.Err == nil && refs[i].Chain != nil {
 			k := refs[i].Chain.Root()
 			pl.proofs[k.Dir] = append(pl.proofs[k.Dir], i)
-			pl.touched[i] = files
 		}
 	}
 
+	a.oneSource(changes, refs, finds, out.Results, pl.touched)
+	hook(stepPlaced, a, r)
 	if err := a.prove(ctx, root, pl.proofs, pl.exps, pl.touched, out.Results); err != nil {
 		return nil, err
 	}
-	if err := hp.proveHelm(ctx, held, changes, out.Results); err != nil {
+	if err := hp.proveHelm(ctx, held, changes, pending, out.Results); err != nil {
 		return nil, err
 	}
 	if err := a.proveDeployers(ctx, out.Results); err != nil {
 		return nil, err
 	}
+	hook(stepProved, a, r)
 	if out.Files, err = a.write(r); err != nil {
 		return nil, err
 	}
+	hook(stepWritten, a, r)
+	// The releases are rendered once more from what was written: the
+	// edits in memory are the files on disk, which finalProof checks.
+	if err := hp.proveHelm(ctx, held, changes, pending, out.Results); err != nil {
+		return nil, err
+	}
+	edited := make([]edit, len(changes))
+	for i := range changes {
+		if !slices.Contains(pending, i) {
+			edited[i] = edit{ref: refs[i], find: finds[i]}
+			if edited[i].find == nil {
+				edited[i].find = containerFinder(changes[i].Container)
+			}
+		}
+	}
+	if out.Files, err = a.finalProof(r, pl, edited, out.Results, out.Files); err != nil {
+		return nil, err
+	}
+	if again := sharedOnly(out.Results); len(again) > 0 && !o.again {
+		// Made again on the written tree, without the changes that
+		// failed: each stands or falls on its own.
+		sub := make([]Change, len(again))
+		for j, i := range again {
+			sub[j] = asked[i]
+		}
+		more, err := Apply(ctx, root, path, sub, append(slices.Clone(opts), func(o *options) { o.again = true })...)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range again {
+			out.Results[i] = more.Results[j]
+		}
+		out.Files = slices.Compact(slices.Sorted(slices.Values(append(out.Files, more.Files...))))
+	}
 	return out, nil
+}
+
+// hook calls testHookStep, when a test set it.
+func hook(step string, a *applier, r *os.Root) {
+	if testHookStep != nil {
+		testHookStep(step, a, r)
+	}
 }
 
 // placement is what placing the changes leaves for proving them: per
@@ -405,6 +458,19 @@ func (a *applier) place(c Change, ref repoindex.DocRef, find repoindex.Finder, m
 	value := repoindex.MarkerValue(c.Target.Namespace, c.Target.Name, c.Container)
 	var keys []string
 	var direct bool
+	if find != nil && ref.Chain == nil {
+		// A marker in a patch of an object (a HelmRelease's values in an
+		// overlay): no build proves it alone, but a build that proves a
+		// sibling's edit of the same file expects it there.
+		if doc, err := a.Doc(ref.File, ref.Doc); err == nil {
+			if object, keys, direct, err := repoindex.MarkedObject(doc, patchedObject(doc, ref), value); err == nil {
+				exp.object, exp.path = object, keys
+				if !direct {
+					exp.path = append(slices.Clone(keys), "resources")
+				}
+			}
+		}
+	}
 	if find != nil && ref.Chain != nil {
 		// What a kustomization renders from a marked file is proven
 		// too, at the marked path of the marked object.
@@ -467,6 +533,25 @@ func (a *applier) place(c Change, ref repoindex.DocRef, find repoindex.Finder, m
 	}
 	a.journal = nil
 	return exp, files
+}
+
+// patchedObject is ref with the identity of the object its document
+// names, as a patch names the object it patches.
+func patchedObject(doc *yaml.Node, ref repoindex.DocRef) repoindex.DocRef {
+	var head struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+		Metadata   struct {
+			Name      string `yaml:"name"`
+			Namespace string `yaml:"namespace"`
+		} `yaml:"metadata"`
+	}
+	if doc.Decode(&head) != nil {
+		return ref
+	}
+	ref.Key = repoindex.IdentKey{Group: repoindex.Group(head.APIVersion), Kind: head.Kind, Name: head.Metadata.Name}
+	ref.Namespace = head.Metadata.Namespace
+	return ref
 }
 
 // marked is where a marker puts a change: its value, the keys of the

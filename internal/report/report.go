@@ -73,8 +73,13 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 		}
 		for _, c := range it.Containers {
 			for _, r := range c.Resources {
+				current := dash(r.Current)
+				if r.Current == nil {
+					// Nothing set is not a value of 0.
+					current = "none"
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, target, plan.Line(c.Name), r.Resource,
-					dash(r.Current), dash(r.Recommended), plan.Line(status(it, c, r)))
+					current, dash(r.Recommended), plan.Line(status(it, c, r)))
 			}
 		}
 	}
@@ -97,7 +102,7 @@ func writeTable(w io.Writer, p *plan.Plan) error {
 			return err
 		}
 	}
-	if err := writeGit(w, p, p.Git); err != nil {
+	if err := writeGit(w, p, ownBranch(p.Git)); err != nil {
 		return err
 	}
 	for _, g := range p.Groups {
@@ -214,6 +219,21 @@ func watchDetail(it plan.Item, w plan.Watch) string {
 	default:
 		return "took effect " + w.Effective.UTC().Format(layout) + "; nothing worse so far"
 	}
+}
+
+// ownBranch is what the run did on its own branch, without what g sums
+// up of its groups (which the groups' lines say); nil when it has none.
+func ownBranch(g *plan.Git) *plan.Git {
+	if g == nil || len(g.Branches) == 0 && len(g.PullRequests) == 0 {
+		return g
+	}
+	if g.Branch == "" {
+		return nil
+	}
+	own := *g
+	own.Pushed = g.Commit != ""
+	own.Branches, own.PullRequests = nil, nil
+	return &own
 }
 
 // writeGit prints what the run did on one branch: pushed, up to date,

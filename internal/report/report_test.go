@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -152,5 +153,51 @@ func TestTableShowsTenantTextInert(t *testing.T) {
 	}
 	if !strings.Contains(out, "+ a\uFFFD[1mb\n") {
 		t.Errorf("diff lines = %q, want the escape shown as U+FFFD and the line kept", out)
+	}
+}
+
+// TestTableGroupsSummed checks that the run-wide git, when it only sums
+// up the groups, is not printed as a branch of its own: each group's line
+// says what happened to it; the JSON keeps the sum.
+func TestTableGroupsSummed(t *testing.T) {
+	p := &plan.Plan{
+		Git: &plan.Git{Pushed: true, Files: []string{"a.yaml"}, Branches: []string{"rj-a"}},
+		Groups: []plan.Group{
+			{Name: "namespace/a", Git: &plan.Git{Branch: "rj-a", Commit: "0123456789abcdef", Pushed: true, Files: []string{"a.yaml"}}},
+		},
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, p, FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if n := strings.Count(out, "pushed "); n != 1 || !strings.Contains(out, "group namespace/a:\npushed 0123456789ab to branch rj-a") {
+		t.Errorf("table prints %d pushed lines, want the group's alone:\n%s", n, out)
+	}
+	buf.Reset()
+	if err := Write(&buf, p, FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"branches":["rj-a"]`) && !strings.Contains(buf.String(), `"branches": [`) {
+		t.Errorf("JSON lacks git.branches:\n%s", buf.String())
+	}
+}
+
+// TestTableMissingCurrent checks that a request that was not set shows as
+// none, not as a quantity of 0 nor a dash a reader could take for one.
+func TestTableMissingCurrent(t *testing.T) {
+	p := &plan.Plan{Items: []plan.Item{{
+		Namespace: "demo1", Name: "guestbook-ui", Valid: true,
+		Target: plan.Target{Kind: "Deployment", Name: "guestbook-ui"},
+		Containers: []plan.Container{{Name: "guestbook-ui", Resources: []plan.Resource{
+			{Resource: "memory", Recommended: q("54Mi"), Request: q("54Mi"), Changed: true},
+		}}},
+	}}}
+	var buf bytes.Buffer
+	if err := Write(&buf, p, FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`memory\s+none\s+54Mi`).MatchString(buf.String()) {
+		t.Errorf("table does not show the missing request as none:\n%s", buf.String())
 	}
 }

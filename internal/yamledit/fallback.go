@@ -36,6 +36,9 @@ func (s *Source) RegionOf(doc, n *yaml.Node) (Region, error) {
 			return Region{}, err
 		}
 		r.First, r.indent, r.item = n.Line, dash, true
+	case parent.Kind == yaml.DocumentNode:
+		// Its first key's line would blame an entry the edit is not in.
+		return Region{}, fmt.Errorf("the edit is at the document's top level, which is not re-serialised")
 	default:
 		return Region{}, fmt.Errorf("line %d: not on lines of its own", n.Line)
 	}

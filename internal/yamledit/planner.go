@@ -1,6 +1,9 @@
 package yamledit
 
 import (
+	"bytes"
+	"strings"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -152,6 +155,22 @@ func (p *Planner) Fill(parent, k, v *yaml.Node, entries []Entry) {
 		p.Edits = append(p.Edits, Splice{Start: start, End: end, Text: "{" + FlowText(entries, json) + "}", Depth: v.Column})
 		return
 	}
+	if !empty && p.Src.LineOf(start) > k.Line && p.braceLine(k, p.Src.LineOf(start)) {
+		// "resources:", comment lines, then "{}" alone on its line, as
+		// charts ship it: the entries take the braces' line, below the
+		// comments.
+		line := p.Src.LineOf(start)
+		col := k.Column + p.Step
+		br := p.Src.LineBreak(line)
+		joint := br
+		if joint == "" {
+			joint = p.Src.DefaultBreak()
+		}
+		next, _ := p.Src.AfterLine(line)
+		text := strings.Join(BlockLines(entries, col-1, p.Step, nil), joint) + br
+		p.Edits = append(p.Edits, Splice{Start: p.Src.LineStart(line), End: next, Text: text, Depth: col})
+		return
+	}
 	if p.Src.LineOf(start) != k.Line || p.Src.LineOf(end) != k.Line || !p.Src.RestIsComment(end) {
 		p.fail(NoSplice("line %d: value of %q is not on its key's line", k.Line, k.Value))
 		return
@@ -166,6 +185,24 @@ func (p *Planner) Fill(parent, k, v *yaml.Node, entries []Entry) {
 	}
 	col := k.Column + p.Step
 	p.InsertLines(k.Line, BlockLines(entries, col-1, p.Step, nil), col)
+}
+
+// braceLine reports whether key k's value is an empty flow mapping alone
+// on line, below the key, with only a comment after the key's colon and
+// only blank and comment lines, indented below the key, between them.
+func (p *Planner) braceLine(k *yaml.Node, line int) bool {
+	if !p.Src.EmptyAfterKey(k) || string(bytes.TrimSpace(p.Src.Text(line))) != "{}" {
+		return false
+	}
+	if ind, _, _ := p.Src.Indent(line); ind < k.Column {
+		return false
+	}
+	for l := k.Line + 1; l < line; l++ {
+		if ind, blank, comment := p.Src.Indent(l); !blank && (!comment || ind < k.Column) {
+			return false
+		}
+	}
+	return true
 }
 
 // InsertLines plans lines to follow line, with that line's break.

@@ -1,0 +1,323 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/yamledit"
+)
+
+// Steps of Apply that testHookStep is called after.
+const (
+	stepPlaced  = "placed"  // every edit made in memory, none proved
+	stepProved  = "proved"  // the proofs done, nothing written
+	stepWritten = "written" // the files written, the last proof not made
+)
+
+// testHookStep, when set, is called after each step of Apply with the
+// applier and the repository: a test breaks one step through it (a wrong
+// value, a lost write, a file undone behind a change's back) and checks
+// that the results claim nothing the written tree does not hold.
+var testHookStep func(step string, a *applier, r *os.Root)
+
+// errSharedFile marks a change undone only because a change that failed
+// wrote one of its files: Apply makes it again without that change.
+var errSharedFile = errors.New("undone with a change that failed and wrote the same file")
+
+// finalProof checks the tree as written against every result that says
+// its change landed, whatever the steps before said: each file the change
+// wrote must be on disk as its edit left it, and each kustomization that
+// proved it must build from the written tree to its output before the
+// edits with the changes' values, and nothing else. A change that fails
+// is undone on disk, with every change that wrote one of its files, and
+// its result says why; it returns the files that stay written.
+func (a *applier) finalProof(r *os.Root, pl placement, edited []edit, results []Result, written []string) ([]string, error) {
+	failed := map[int]error{}
+	for i := range results {
+		if !results[i].Changed || results[i].Err != nil {
+			continue
+		}
+		if err := a.onDisk(r, wroteBy(i, pl.touched, results), written); err != nil {
+			failed[i] = err
+			continue
+		}
+		if e := edited[i]; e.find != nil && results[i].File == e.ref.File {
+			// Edited in place: the values are read back where they went.
+			if err := holds(a.files[e.ref.File].data, e.ref.Doc, e.find, results[i].Change, results[i].Held); err != nil {
+				failed[i] = fmt.Errorf("%s: %w", e.ref.File, err)
+			}
+		}
+	}
+	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: a.abs, Limit: a.limit}
+	for _, dir := range slices.Sorted(maps.Keys(pl.proofs)) {
+		var exps, siblings []expectation
+		var files []string
+		for _, i := range pl.proofs[dir] {
+			if results[i].Changed && results[i].Err == nil && failed[i] == nil {
+				exps = append(exps, pl.exps[i])
+				exps = append(exps, pl.exps[i].also...)
+				files = append(files, wroteBy(i, pl.touched, results)...)
+			}
+		}
+		if len(exps) == 0 {
+			continue
+		}
+		for _, i := range sharing(files, pl.touched, results) {
+			if !slices.Contains(pl.proofs[dir], i) && pl.exps[i].change.Target.Name != "" {
+				siblings = append(siblings, pl.exps[i])
+			}
+		}
+		// As the proof did, the run's other edits are in both builds:
+		// before is the written tree with these files as they were.
+		before := map[string][]byte{}
+		for _, f := range files {
+			if fe := a.files[f]; fe != nil {
+				before[filepath.Join(a.abs, filepath.FromSlash(f))] = fe.orig
+			}
+		}
+		fsys.Files = before
+		if err := proveBuild(fsys, filepath.Join(a.abs, filepath.FromSlash(dir)), nil, exps, siblings); err != nil {
+			err = fmt.Errorf("%s, built from the written tree: %w", a.idx.Graph.ByDir[dir].File, err)
+			for _, i := range pl.proofs[dir] {
+				if results[i].Changed && results[i].Err == nil && failed[i] == nil {
+					failed[i] = err
+				}
+			}
+		}
+	}
+	// A written file a proof has undone since (the Helm proof's second
+	// pass) goes back on disk too.
+	var clean []string
+	for _, f := range written {
+		if fe := a.files[f]; fe != nil && !fe.dirty() {
+			clean = append(clean, f)
+		}
+	}
+	if len(failed) == 0 && len(clean) == 0 {
+		return written, nil
+	}
+	return a.undoWritten(r, pl.touched, results, failed, clean, written)
+}
+
+// edit is where a change was edited in place: its document and how to
+// find its values there.
+type edit struct {
+	ref  repoindex.DocRef
+	find repoindex.Finder
+}
+
+// holds reports whether document doc of data holds the change's values
+// where find finds them: under the resources of a container or of the
+// mapping a marker marks, or in the marked resources themselves. The
+// held resources were left as they were, and are not looked at.
+func holds(data []byte, doc int, find repoindex.Finder, c Change, held []corev1.ResourceName) error {
+	docs, err := yamledit.ParseDocuments(data)
+	if err != nil {
+		return err
+	}
+	if doc >= len(docs) {
+		return fmt.Errorf("document %d is gone", doc+1)
+	}
+	n, direct, err := find(docs[doc])
+	if err != nil {
+		return err
+	}
+	res := n
+	if !direct && n != nil {
+		_, res, _ = yamledit.Lookup(n, "resources")
+	}
+	for _, s := range []struct {
+		list   string
+		values corev1.ResourceList
+	}{{"requests", c.Requests}, {"limits", c.Limits}} {
+		for _, name := range slices.Sorted(maps.Keys(s.values)) {
+			if slices.Contains(held, name) {
+				continue
+			}
+			var v *yaml.Node
+			if res != nil {
+				if _, list, _ := yamledit.Lookup(res, s.list); list != nil {
+					_, v, _ = yamledit.Lookup(list, string(name))
+				}
+			}
+			if want := s.values[name]; v == nil || !yamledit.SameQuantity(v, want) {
+				return fmt.Errorf("document %d does not hold %s %s %s of container %q", doc+1, s.list, name, want.String(), c.Container)
+			}
+		}
+	}
+	return nil
+}
+
+// wroteBy returns the files change i wrote.
+func wroteBy(i int, touched [][]string, results []Result) []string {
+	if touched[i] != nil {
+		return touched[i]
+	}
+	return []string{results[i].File}
+}
+
+// onDisk checks that each of files is on disk as the run's edits left it,
+// and written when they changed it.
+func (a *applier) onDisk(r *os.Root, files, written []string) error {
+	for _, f := range files {
+		fe := a.files[f]
+		if fe == nil {
+			return fmt.Errorf("%s was never opened for the edit", f)
+		}
+		if !fe.dirty() {
+			return fmt.Errorf("%s holds none of the edit: it was undone", f)
+		}
+		if !slices.Contains(written, f) {
+			return fmt.Errorf("%s was not written", f)
+		}
+		data, err := r.ReadFile(filepath.FromSlash(f))
+		if err != nil {
+			return fmt.Errorf("reading %s back: %w", f, err)
+		}
+		if !bytes.Equal(data, fe.data) {
+			return fmt.Errorf("%s on disk is not what the edit wrote", f)
+		}
+	}
+	return nil
+}
+
+// undoWritten puts the files of the failed changes back as they were,
+// and with them every change that wrote one of those files, until no
+// change left standing shares a file with an undone one.
+func (a *applier) undoWritten(r *os.Root, touched [][]string, results []Result, failed map[int]error, clean, written []string) ([]string, error) {
+	undone := map[string]bool{}
+	for _, f := range clean {
+		undone[f] = true
+	}
+	for grew := true; grew; {
+		grew = false
+		for i := range failed {
+			for _, f := range wroteBy(i, touched, results) {
+				if !undone[f] {
+					undone[f], grew = true, true
+				}
+			}
+		}
+		for _, i := range sharing(slices.Collect(maps.Keys(undone)), touched, results) {
+			if failed[i] == nil && results[i].Changed {
+				failed[i] = fmt.Errorf("%w: %s", errSharedFile, strings.Join(wroteBy(i, touched, results), ", "))
+				grew = true
+			}
+		}
+	}
+	var errs []error
+	for _, f := range slices.Sorted(maps.Keys(undone)) {
+		fe := a.files[f]
+		if fe == nil || !slices.Contains(written, f) {
+			continue
+		}
+		var err error
+		if fe.created {
+			err = r.Remove(filepath.FromSlash(f))
+		} else {
+			err = yamledit.WriteFile(r, fe.name, fe.orig, fe.mode)
+		}
+		if err != nil && !(fe.created && errors.Is(err, fs.ErrNotExist)) {
+			errs = append(errs, fmt.Errorf("undoing %s: %w", f, err))
+		}
+		fe.data, fe.docs = fe.orig, nil
+	}
+	if err := errors.Join(errs...); err != nil {
+		// The tree holds some edits it must not: the run must discard it.
+		return nil, fmt.Errorf("writing the edited files: %w", err)
+	}
+	for i, err := range failed {
+		results[i].Changed, results[i].Method, results[i].Autoscaler = false, "", nil
+		results[i].Err = fmt.Errorf("%s: %w: last proof: %w", results[i].File, ErrProofFailed, err)
+	}
+	return slices.DeleteFunc(written, func(f string) bool { return undone[f] }), nil
+}
+
+// oneSource refuses the changes of different targets placed in the same
+// container of the same document: the file holds one value, whichever
+// edit came last would win, and both would say they landed. Their edits
+// are undone, with every change that wrote one of their files.
+func (a *applier) oneSource(changes []Change, refs []repoindex.DocRef, finds []repoindex.Finder, results []Result, touched [][]string) {
+	type source struct {
+		file      string
+		doc       int
+		container string
+	}
+	by := map[source][]int{}
+	for i, res := range results {
+		// A marker names its container: two markers are two sources.
+		if res.Err != nil || res.File == "" || res.File != refs[i].File || finds[i] != nil {
+			continue
+		}
+		k := source{res.File, refs[i].Doc, changes[i].Container}
+		by[k] = append(by[k], i)
+	}
+	failed := map[int]error{}
+	for k, idx := range by {
+		for _, i := range idx {
+			var others []string
+			for _, j := range idx {
+				if t := changes[j].Target.String(); t != changes[i].Target.String() && !slices.Contains(others, t) {
+					others = append(others, t)
+				}
+			}
+			if len(others) > 0 {
+				failed[i] = fmt.Errorf("%w: container %q of document %d of %s is also the source of %s; one file cannot hold the values of both (an overlay per deployer can)",
+					ErrProofFailed, k.container, k.doc+1, k.file, strings.Join(others, ", "))
+			}
+		}
+	}
+	if len(failed) == 0 {
+		return
+	}
+	undone := map[string]bool{}
+	for grew := true; grew; {
+		grew = false
+		for i := range failed {
+			for _, f := range wroteBy(i, touched, results) {
+				if !undone[f] {
+					undone[f], grew = true, true
+				}
+			}
+		}
+		for _, i := range sharing(slices.Collect(maps.Keys(undone)), touched, results) {
+			if failed[i] == nil && results[i].Changed {
+				failed[i] = fmt.Errorf("%w: %w: %s", ErrProofFailed, errSharedFile, strings.Join(wroteBy(i, touched, results), ", "))
+				grew = true
+			}
+		}
+	}
+	for f := range undone {
+		if fe := a.files[f]; fe != nil {
+			fe.data, fe.docs = fe.orig, nil
+		}
+	}
+	for i, err := range failed {
+		results[i].Changed, results[i].Method, results[i].Autoscaler = false, "", nil
+		results[i].Err = fmt.Errorf("%s: %w", results[i].File, err)
+	}
+}
+
+// sharedOnly returns the changes undone only for sharing a file with one
+// that failed.
+func sharedOnly(results []Result) []int {
+	var out []int
+	for i, r := range results {
+		if errors.Is(r.Err, errSharedFile) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
