@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/helmsource"
@@ -385,18 +386,33 @@ func (h *helmPhase) placeObject(c Change, ref repoindex.DocRef, place placer, fr
 	if err != nil {
 		return file, false, nil, err
 	}
-	if fe.unsafe != nil {
-		return file, false, nil, fmt.Errorf("%s: %w", file, fe.unsafe)
+	err = fe.unsafe
+	changed := false
+	if err == nil {
+		var docs []*yaml.Node
+		if docs, err = fe.currentDocs(); err != nil {
+			return file, false, nil, err
+		}
+		changed, err = fe.edit(docs, doc, c, place)
 	}
-	docs, err := fe.currentDocs()
-	if err != nil {
-		return file, false, nil, err
+	switch {
+	case err == nil:
+		return file, changed, []string{file}, nil
+	case !errors.Is(err, repoindex.ErrUnsafeFile) || ref.Chain == nil || file != ref.File:
+	case mode == ModeAuto:
+		// What cannot be edited in place is patched through the
+		// kustomization that renders it, as patch mode would.
+		if _, ferr := fresh(2); ferr != nil {
+			return file, false, nil, fmt.Errorf("%s: %w; nor could it be patched in %s: %w", file, err, ref.Chain.Root().File, ferr)
+		}
+		return h.a.newObjectPatch(ref, func(step int) []string {
+			body, _ := fresh(step)
+			return body
+		})
+	default:
+		return file, false, nil, fmt.Errorf("%s: %w; a patch in %s would leave it as it is (render-mode patch, or the annotation %s: patch)", file, err, ref.Chain.Root().File, AnnotationMode)
 	}
-	changed, err := fe.edit(docs, doc, c, place)
-	if err != nil {
-		return file, false, nil, fmt.Errorf("%s: %w", file, err)
-	}
-	return file, changed, []string{file}, nil
+	return file, false, nil, fmt.Errorf("%s: %w", file, err)
 }
 
 // proveHelm renders each release's chart with its values before and after
