@@ -262,6 +262,14 @@ func TestEndToEnd(t *testing.T) {
 	if second.Git == nil || second.Git.Pushed || second.Git.Commit != "" {
 		t.Errorf("second run git = %+v, want nothing pushed", second.Git)
 	}
+	// Against the pull request's branch, which holds them, its files are
+	// unchanged, though main does not hold them.
+	if second.Git != nil && len(second.Git.Files) > 0 {
+		t.Errorf("second run git.files = %v, want none: the push branch holds them", second.Git.Files)
+	}
+	if w := entry(t, second, "shop", "web"); w.Source == nil || w.Source.Changed {
+		t.Errorf("second run shop/web source = %+v, want unchanged", w.Source)
+	}
 	if _, again := fileAt(t, repoURL, auth, "recommend-job/main", "clusters/prod/web.yaml"); again != head {
 		t.Errorf("second run moved the branch from %s to %s", head, again)
 	}

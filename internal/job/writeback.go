@@ -173,7 +173,26 @@ func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, lo
 	if !cfg.DryRun && res.hasChanges {
 		cfg.ledger.pushed(res.commit, opts.PushBranch, p.Git.PullRequest, p)
 	}
+	if res.upToDate {
+		// The pull request and the record above describe what the branch
+		// holds; the report says what this run changed, which is nothing.
+		unchangedOnBranch(p)
+	}
 	return nil
+}
+
+// unchangedOnBranch reports p's files as unchanged: the push branch already
+// held the bytes this run rendered.
+func unchangedOnBranch(p *plan.Plan) {
+	p.Git.Files = nil
+	for i := range p.Items {
+		if s := p.Items[i].Source; s != nil {
+			s.Changed, s.Method = false, ""
+		}
+		for j := range p.Items[i].Autoscalers {
+			p.Items[i].Autoscalers[j].Changed = false
+		}
+	}
 }
 
 // whyNothingLeft is what the body of a pull request closed for having
@@ -202,6 +221,8 @@ type attemptResult struct {
 	// commit is the push branch's commit that holds the changes: pushed
 	// now, or there already with the same tree.
 	commit string
+	// upToDate reports that the push branch already held the same tree.
+	upToDate bool
 }
 
 // writeOnce is one attempt: checkout, render, commit, push.
@@ -274,7 +295,7 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 	}
 	if upToDate {
 		log.InfoContext(ctx, "push branch already up to date", "branch", ws.Branch())
-		res.commit = ws.PushTip()
+		res.commit, res.upToDate = ws.PushTip(), true
 		return res, nil
 	}
 	if testHookBeforePush != nil {
