@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -361,7 +362,11 @@ func recordRendering(ctx context.Context, p *plan.Plan, results []render.Result,
 		it.Source.Changed = it.Source.Changed || r.Changed
 		if h := r.Helm; h != nil {
 			it.Source.Helm = &plan.Helm{Kind: h.Kind, Object: h.Object, Release: h.Release, Namespace: h.Namespace,
-				Chart: h.Chart, Version: h.Version, ChartSource: h.ChartSource, Layer: h.Layer}
+				Chart: h.Chart, Version: h.Version, ChartSource: h.ChartSource, Layer: h.Layer,
+				SchemaUnchecked: slices.Clone(h.SchemaUnchecked)}
+			for _, u := range h.SchemaUnchecked {
+				log.WarnContext(ctx, "values schema not checked", "release", h.Namespace+"/"+h.Release, "chart", h.Chart, "reason", u)
+			}
 		}
 		if m := string(r.Method); r.Changed && (it.Source.Method == "" || it.Source.Method == plan.MethodSplice) {
 			// Of an item's containers, the method that rewrote the most.

@@ -373,6 +373,10 @@ type Helm struct {
 	// charts/shop/values-production.yaml" or "spec.values of HelmRelease
 	// shop/shop (apps/shop.yaml)".
 	Layer string `json:"layer,omitempty"`
+	// SchemaUnchecked names the chart's values schemas that could not be
+	// checked, and why (a $ref that could not be fetched); the values were
+	// written, proved by rendering.
+	SchemaUnchecked []string `json:"schemaUnchecked,omitempty"`
 }
 
 // Edit methods of Source.Method.

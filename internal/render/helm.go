@@ -49,6 +49,9 @@ type HelmSource struct {
 	// Keys maps each value set (requests.cpu) to the values key it went to
 	// (web.resources.requests.cpu).
 	Keys map[string]string
+	// SchemaUnchecked names the chart's values schemas the proof could not
+	// check, and why: a $ref it could not fetch.
+	SchemaUnchecked []string
 }
 
 // helmPhase is what the Helm changes of one Apply share.
@@ -439,6 +442,13 @@ func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes [
 			continue
 		}
 		err := h.proveRelease(ctx, r, expects)
+		if unchecked := r.Chart.SchemaUnchecked(); len(unchecked) > 0 {
+			for _, i := range r.Changes {
+				if results[i].Helm != nil {
+					results[i].Helm.SchemaUnchecked = unchecked
+				}
+			}
+		}
 		if err == nil {
 			continue
 		}
