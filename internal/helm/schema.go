@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/common/util"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // checkSchemas checks values against the values.schema.json of the chart
