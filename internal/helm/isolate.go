@@ -76,6 +76,8 @@ type renderRequest struct {
 	Values          map[string]any
 	Name, Namespace string
 	Validate        bool
+	// Cluster is the render's capabilities; nil for Helm's defaults.
+	Cluster *Cluster
 }
 
 // renderAnswer is the child's answer: the output of every template by
@@ -135,9 +137,9 @@ func (w *wireChart) chart() *chartv2.Chart {
 }
 
 // render renders ch in a new child process within MaxRenderTime.
-func (c *child) render(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool) (map[string]string, []string, error) {
+func (c *child) render(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool, cl *Cluster) (map[string]string, []string, error) {
 	var in bytes.Buffer
-	req := renderRequest{Chart: toWire(ch), Values: values, Name: options.Name, Namespace: options.Namespace, Validate: validate}
+	req := renderRequest{Chart: toWire(ch), Values: values, Name: options.Name, Namespace: options.Namespace, Validate: validate, Cluster: cl}
 	if err := gob.NewEncoder(&in).Encode(&req); err != nil {
 		return nil, nil, fmt.Errorf("encoding the chart for its render process: %w", err)
 	}
@@ -263,7 +265,7 @@ func ServeRender(args []string, in io.Reader, out, stderr io.Writer) int {
 		return 1
 	}
 	options := common.ReleaseOptions{Name: req.Name, Namespace: req.Namespace, Revision: 1, IsInstall: true}
-	files, unchecked, err := engineOutput(context.Background(), req.Chart.chart(), req.Values, options, req.Validate)
+	files, unchecked, err := engineOutput(context.Background(), req.Chart.chart(), req.Values, options, req.Validate, req.Cluster)
 	var answer renderAnswer
 	switch {
 	case err != nil:

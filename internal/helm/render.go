@@ -36,7 +36,8 @@ type Object struct {
 // Render renders a release as helm template would: its values coalesced
 // with the chart's defaults and checked against the chart's
 // values.schema.json, for a first install in the release's namespace,
-// with Helm's default capabilities and no cluster. NOTES.txt, partials
+// with the cluster of UseCluster as its capabilities (else Helm's
+// defaults) and no connection to it. NOTES.txt, partials
 // and empty documents are left out. Errors of the chart wrap ErrRender.
 func Render(ctx context.Context, r Release) ([]Object, error) {
 	if err := ctx.Err(); err != nil {
@@ -186,9 +187,17 @@ func renderFiles(ctx context.Context, r Release, ch *chartv2.Chart, values map[s
 
 // engineOutput is Helm's values of the release, values over the chart's
 // defaults (checked against its schema when validate is set), rendered
-// by its template engine, and the schemas that could not be checked.
-func engineOutput(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool) (map[string]string, []string, error) {
-	top, err := util.ToRenderValuesWithSchemaValidation(ch, values, options, common.DefaultCapabilities, true)
+// by its template engine with c as its capabilities (Helm's defaults when
+// nil), and the schemas that could not be checked.
+func engineOutput(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool, c *Cluster) (map[string]string, []string, error) {
+	caps, err := capabilitiesOf(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkKubeVersion(ch, c, caps); err != nil {
+		return nil, nil, err
+	}
+	top, err := util.ToRenderValuesWithSchemaValidation(ch, values, options, caps, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -229,9 +238,9 @@ func runEngine(ctx context.Context, r Release, ch *chartv2.Chart, values map[str
 	var unchecked []string
 	var err error
 	if c := isolated.Load(); c != nil {
-		out, unchecked, err = c.render(ctx, ch, values, options, validate)
+		out, unchecked, err = c.render(ctx, ch, values, options, validate, cluster.Load())
 	} else {
-		out, unchecked, err = runInProcess(ctx, ch, values, options, validate)
+		out, unchecked, err = runInProcess(ctx, ch, values, options, validate, cluster.Load())
 	}
 	if errors.Is(err, errLimit) && ctx.Err() == nil {
 		err = fmt.Errorf("%w: the chart is not rendered again in this run", err)
@@ -244,7 +253,7 @@ func runEngine(ctx context.Context, r Release, ch *chartv2.Chart, values map[str
 
 // runInProcess renders ch in this process within MaxRenderTime, after
 // which the render is left to finish on its own.
-func runInProcess(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool) (map[string]string, []string, error) {
+func runInProcess(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool, c *Cluster) (map[string]string, []string, error) {
 	type result struct {
 		out       map[string]string
 		unchecked []string
@@ -252,7 +261,7 @@ func runInProcess(ctx context.Context, ch *chartv2.Chart, values map[string]any,
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, unchecked, err := engineOutput(ctx, ch, values, options, validate)
+		out, unchecked, err := engineOutput(ctx, ch, values, options, validate, c)
 		done <- result{out, unchecked, err}
 	}()
 	timer := time.NewTimer(MaxRenderTime)
