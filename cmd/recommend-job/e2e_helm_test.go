@@ -957,7 +957,7 @@ func TestEndToEndHelm(t *testing.T) {
 				if it.Source.File != tc.file || !it.Source.Changed || it.Source.Error != "" || it.Source.Method != plan.MethodSplice {
 					t.Errorf("%s: source %+v, want %s spliced", w.target, it.Source, tc.file)
 				}
-				if it.Source.Helm == nil || *it.Source.Helm != tc.helm {
+				if it.Source.Helm == nil || !reflect.DeepEqual(*it.Source.Helm, tc.helm) {
 					t.Errorf("%s: source.helm = %+v, want %+v", w.target, it.Source.Helm, tc.helm)
 				}
 				if len(it.Containers) != 1 || it.Containers[0].Name != w.container {
