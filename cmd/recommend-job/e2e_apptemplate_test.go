@@ -70,7 +70,9 @@ spec:
 `
 
 // TestEndToEndAppTemplate runs the job on a HelmRelease of the chart from
-// an OCI registry over plain HTTP, for a Deployment whose containers use
+// an OCI registry, over plain HTTP (the OCIRepository's spec.insecure) and
+// over TLS with a private CA (chart-ca-file), for a Deployment whose
+// containers use
 // 3m of CPU and 12Mi of memory: the values are edited in place, tpl
 // strings, anchor and comments kept, to 3m and 12Mi plus the 30% buffer
 // (4m, 16Mi), not the first buckets' ends plus the buffer (13m, 26Mi);
@@ -100,28 +102,6 @@ func TestEndToEndAppTemplate(t *testing.T) {
 		}
 		chart[name] = string(data)
 	}
-	reg := helmtest.NewRegistry(t)
-	reg.Push(t, "app-template", "4.1.2", chart)
-
-	files := map[string]string{
-		"apps/media/atuin/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: media\nresources:\n  - ./ocirepository.yaml\n  - ./helmrelease.yaml\n",
-		"apps/media/atuin/ocirepository.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
-kind: OCIRepository
-metadata:
-  name: app-template
-spec:
-  interval: 15m
-  url: ` + reg.URL + `/app-template
-  insecure: true
-  layerSelector:
-    mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip
-    operation: copy
-  ref:
-    tag: 4.1.2
-`,
-		"apps/media/atuin/helmrelease.yaml": appTemplateRelease,
-	}
-	repoURL := testbedtest.CreateRepo(t, bed, "home-ops", files)
 
 	// The cluster: the release as helm-controller installed it.
 	var hr struct {
@@ -147,7 +127,58 @@ spec:
 		t.Fatalf("applying cluster objects: %v", err)
 	}
 
-	args := bedArgs(t, bed, repoURL, "--namespaces", "media", "--git-path", "apps")
+	for _, tc := range []struct {
+		name string
+		// tls serves the registry over HTTPS with a private CA, handed to
+		// the job by chart-ca-file; else over plain HTTP, which the
+		// OCIRepository's spec.insecure allows.
+		tls bool
+	}{{name: "plain HTTP"}, {name: "TLS with a private CA", tls: true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var opts []helmtest.RepoOption
+			insecure := "  insecure: true\n"
+			var extra []string
+			if tc.tls {
+				opts, insecure = append(opts, helmtest.WithTLS()), ""
+			}
+			reg := helmtest.NewRegistry(t, opts...)
+			reg.Push(t, "app-template", "4.1.2", chart)
+			if tc.tls {
+				file := filepath.Join(t.TempDir(), "ca.pem")
+				if err := os.WriteFile(file, reg.CA, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				extra = append(extra, "--chart-ca-file", file)
+			}
+			files := map[string]string{
+				"apps/media/atuin/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: media\nresources:\n  - ./ocirepository.yaml\n  - ./helmrelease.yaml\n",
+				"apps/media/atuin/ocirepository.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: app-template
+spec:
+  interval: 15m
+  url: ` + reg.URL + `/app-template
+` + insecure + `  layerSelector:
+    mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip
+    operation: copy
+  ref:
+    tag: 4.1.2
+`,
+				"apps/media/atuin/helmrelease.yaml": appTemplateRelease,
+			}
+			repoURL := testbedtest.CreateRepo(t, bed, "home-ops-"+strings.ReplaceAll(tc.name, " ", "-"), files)
+			args := bedArgs(t, bed, repoURL, append([]string{"--namespaces", "media", "--git-path", "apps"}, extra...)...)
+			checkAppTemplateRuns(t, ctx, bed, repoURL, args)
+		})
+	}
+}
+
+// checkAppTemplateRuns runs the job twice on the app-template repository
+// at repoURL: the first run edits the HelmRelease in place, the second
+// pushes nothing.
+func checkAppTemplateRuns(t *testing.T, ctx context.Context, bed *testbed.Bed, repoURL string, args []string) {
+	t.Helper()
 	first := runJSON(t, ctx, args)
 	atuin := entry(t, first, "media", "atuin")
 	want := map[string]string{"app/cpu": "4m", "app/memory": "16Mi", "sidecar/cpu": "4m", "sidecar/memory": "16Mi"}
