@@ -56,6 +56,9 @@ type Release struct {
 	// Values are the release's values above the chart's defaults, merged
 	// from every layer in Helm's order (Merge).
 	Values map[string]any
+	// SkipSchema renders without checking the values against the chart's
+	// schema, as a HelmRelease's disableSchemaValidation asks.
+	SkipSchema bool
 }
 
 // Step is one step of a Path: a mapping key, or a list index.

@@ -146,7 +146,7 @@ const (
 // render renders ch, the release's chart processed for its values, with
 // values above the chart's defaults, and parses the output.
 func render(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, mode renderMode) ([]Object, error) {
-	files, err := renderFiles(ctx, r, ch, values, mode == asInstalled)
+	files, err := renderFiles(ctx, r, ch, values, mode == asInstalled && !r.SkipSchema)
 	if err != nil {
 		return nil, err
 	}

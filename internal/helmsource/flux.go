@@ -32,6 +32,9 @@ func (a *Sources) loadFlux(ctx context.Context, r *Release, obj map[string]any, 
 			r.Namespace = hr.Metadata.Namespace
 		}
 	}
+	// The release is installed: helm-controller upgrades it, and either
+	// flag says its author wants no schema check.
+	r.SkipSchema = hr.Spec.Install.DisableSchemaValidation || hr.Spec.Upgrade.DisableSchemaValidation
 	if r.Chart == nil {
 		ch, err := a.fluxChart(ctx, r, &hr, out)
 		if err != nil {

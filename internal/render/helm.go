@@ -112,7 +112,7 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 		for j, i := range r.Changes {
 			want[j] = helmContainer(changes[i])
 		}
-		found, err := h.a.keys.Keys(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: values}, want)
+		found, err := h.a.keys.Keys(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: values, SkipSchema: r.SkipSchema}, want)
 		if err != nil {
 			h.failAll(r, results, fmt.Errorf("%w: %s: %w", helmsource.ErrHelm, r, err))
 			continue
@@ -211,7 +211,7 @@ func (h *helmPhase) writePost(ctx context.Context, r *helmsource.Release, st hel
 		fail(fmt.Errorf("no values key sizes %s alone, and the HelmRelease has post-renderers of its own, which the job does not change", containerNames(changes, idx)))
 		return
 	}
-	objects, err := helm.Render(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: values})
+	objects, err := helm.Render(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: values, SkipSchema: r.SkipSchema})
 	if err != nil {
 		fail(err)
 		return
@@ -483,7 +483,7 @@ func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []h
 	if err != nil {
 		return fmt.Errorf("%s after the edit: %w", r.Release, err)
 	}
-	rel := helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: r.before}
+	rel := helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: r.before, SkipSchema: r.SkipSchema}
 	wrap := func(err error) error {
 		return fmt.Errorf("%s, chart %s %s: %w", r.Release, r.Chart.Name, r.Chart.Version, err)
 	}
