@@ -201,7 +201,7 @@ stringData:
 	if code := run(ctx, []string{"--config", configFile, "--kubeconfig", kubeconfig}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("run() as the chart's ServiceAccount = %d; stderr:\n%s", code, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), `"pushed": true`) || !strings.Contains(stdout.String(), `"recommended": "400m"`) {
+	if !strings.Contains(stdout.String(), `"pushed": true`) || !strings.Contains(stdout.String(), `"recommended": "390m"`) {
 		t.Errorf("report = %s, want web recommended and pushed", stdout.String())
 	}
 }

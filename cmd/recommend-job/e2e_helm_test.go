@@ -418,12 +418,11 @@ func argoRepo(repoURL string) map[string]string {
 // production release of each repository installs them: shop/shop-web and
 // shop/shop-worker by Flux, storefront/shop-web and storefront/shop-worker
 // by Argo CD. As in webHistory, p90 of a constant lies in its histogram
-// bucket, whose end is buffered by 30% and rounded up:
-//   - web CPU 0.3 cores: 0.30539 x 1.3 = 0.397: 400m (from 500m);
-//     memory 50Mi: 52.70Mi x 1.3 = 68.5Mi: 69Mi (from 512Mi);
-//   - worker CPU 0.02 cores: 0.0205 x 1.3 = 0.02665: 27m (from the
-//     chart's 50m); memory 200Mi: 205.79Mi x 1.3 = 267.5Mi: 268Mi (from
-//     64Mi).
+// bucket, whose end lies above every sample, so the percentile is the
+// constant itself, buffered by 30% and rounded up:
+//   - web CPU 0.3 cores: 390m (from 500m); memory 50Mi: 65Mi (from 512Mi);
+//   - worker CPU 0.02 cores: 26m (from the chart's 50m); memory 200Mi:
+//     260Mi (from 64Mi).
 func helmHistory(end time.Time) []testbed.Series {
 	start := end.Add(-7 * 24 * time.Hour)
 	var containers []history.Container
@@ -842,19 +841,19 @@ func TestEndToEndHelm(t *testing.T) {
 			unhinted: "ambiguous target: HelmRelease.helm.toolkit.fluxcd.io shop/shop is defined in apps/base/shop/release.yaml (document 1) via apps/production/kustomization.yaml, apps/base/shop/release.yaml (document 1) via apps/staging/kustomization.yaml",
 			file:     "apps/production/shop-values.yaml",
 			pushed: strings.NewReplacer(
-				"cpu: 500m # sized", "cpu: 400m # sized",
-				"memory: 512Mi", "memory: 69Mi",
-				"      replicaCount: 2\n", "      replicaCount: 2\n      resources:\n        requests:\n          cpu: 27m\n          memory: 268Mi\n",
+				"cpu: 500m # sized", "cpu: 390m # sized",
+				"memory: 512Mi", "memory: 65Mi",
+				"      replicaCount: 2\n", "      replicaCount: 2\n      resources:\n        requests:\n          cpu: 26m\n          memory: 260Mi\n",
 			).Replace(fluxProduction),
 			helm: plan.Helm{Kind: "HelmRelease", Object: "shop/shop", Release: "shop", Namespace: "shop",
 				Chart: "shop", Version: "0.3.0", ChartSource: "charts/shop", Layer: fluxLayer},
 			message: []string{
 				"shop/shop-web: Deployment shop-web (apps/production/shop-values.yaml)\n" +
 					"  via Helm release shop/shop (chart shop 0.3.0): " + fluxLayer + "\n" +
-					"  web: cpu 500m -> 400m (web.resources.requests.cpu), memory 512Mi -> 69Mi (web.resources.requests.memory)\n",
+					"  web: cpu 500m -> 390m (web.resources.requests.cpu), memory 512Mi -> 65Mi (web.resources.requests.memory)\n",
 				"shop/shop-worker: Deployment shop-worker (apps/production/shop-values.yaml)\n" +
 					"  via Helm release shop/shop (chart shop 0.3.0): " + fluxLayer + "\n" +
-					"  worker: cpu 50m -> 27m (worker.resources.requests.cpu), memory 64Mi -> 268Mi (worker.resources.requests.memory)\n",
+					"  worker: cpu 50m -> 26m (worker.resources.requests.cpu), memory 64Mi -> 260Mi (worker.resources.requests.memory)\n",
 			},
 			helmLine: "Through Helm release `shop/shop`, installed by HelmRelease `shop/shop`, chart `shop` `0.3.0` from `charts/shop`; " +
 				`values written to spec.values of HelmRelease shop/shop \(apps/base/shop/release.yaml, rendered by apps/production\).`,
@@ -876,19 +875,19 @@ func TestEndToEndHelm(t *testing.T) {
 			},
 			file: "charts/shop/values-production.yaml",
 			pushed: strings.NewReplacer(
-				"cpu: 500m # sized", "cpu: 400m # sized",
-				"memory: 512Mi", "memory: 69Mi",
-				"  replicaCount: 2\n", "  replicaCount: 2\n  resources:\n    requests:\n      cpu: 27m\n      memory: 268Mi\n",
+				"cpu: 500m # sized", "cpu: 390m # sized",
+				"memory: 512Mi", "memory: 65Mi",
+				"  replicaCount: 2\n", "  replicaCount: 2\n  resources:\n    requests:\n      cpu: 26m\n      memory: 260Mi\n",
 			).Replace(argoProduction),
 			helm: plan.Helm{Kind: "Application", Object: "argocd/shop-production", Release: "shop", Namespace: "storefront",
 				Chart: "shop", Version: "0.3.0", ChartSource: "charts/shop", Layer: argoLayer},
 			message: []string{
 				"storefront/shop-web: Deployment shop-web (charts/shop/values-production.yaml)\n" +
 					"  via Helm release storefront/shop (chart shop 0.3.0): " + argoLayer + "\n" +
-					"  web: cpu 500m -> 400m (web.resources.requests.cpu), memory 512Mi -> 69Mi (web.resources.requests.memory)\n",
+					"  web: cpu 500m -> 390m (web.resources.requests.cpu), memory 512Mi -> 65Mi (web.resources.requests.memory)\n",
 				"storefront/shop-worker: Deployment shop-worker (charts/shop/values-production.yaml)\n" +
 					"  via Helm release storefront/shop (chart shop 0.3.0): " + argoLayer + "\n" +
-					"  worker: cpu 50m -> 27m (worker.resources.requests.cpu), memory 64Mi -> 268Mi (worker.resources.requests.memory)\n",
+					"  worker: cpu 50m -> 26m (worker.resources.requests.cpu), memory 64Mi -> 260Mi (worker.resources.requests.memory)\n",
 			},
 			helmLine: "Through Helm release `storefront/shop`, installed by Application `argocd/shop-production`, chart `shop` `0.3.0` from `charts/shop`; " +
 				"values written to the values file charts/shop/values-production.yaml.",
@@ -947,8 +946,8 @@ func TestEndToEndHelm(t *testing.T) {
 			for _, w := range []struct {
 				target, container, cpu, memory, currentCPU, currentMemory string
 			}{
-				{"shop-web", "web", "400m", "69Mi", "500m", "512Mi"},
-				{"shop-worker", "worker", "27m", "268Mi", "50m", "64Mi"},
+				{"shop-web", "web", "390m", "65Mi", "500m", "512Mi"},
+				{"shop-worker", "worker", "26m", "260Mi", "50m", "64Mi"},
 			} {
 				it := entry(t, rep, tc.namespace, w.target)
 				if !it.Valid || it.Source == nil {
@@ -958,7 +957,7 @@ func TestEndToEndHelm(t *testing.T) {
 				if it.Source.File != tc.file || !it.Source.Changed || it.Source.Error != "" || it.Source.Method != plan.MethodSplice {
 					t.Errorf("%s: source %+v, want %s spliced", w.target, it.Source, tc.file)
 				}
-				if it.Source.Helm == nil || *it.Source.Helm != tc.helm {
+				if it.Source.Helm == nil || !reflect.DeepEqual(*it.Source.Helm, tc.helm) {
 					t.Errorf("%s: source.helm = %+v, want %+v", w.target, it.Source.Helm, tc.helm)
 				}
 				if len(it.Containers) != 1 || it.Containers[0].Name != w.container {
@@ -1035,10 +1034,10 @@ func TestEndToEndHelm(t *testing.T) {
 			// Each row: the change, the evidence, and the values key last.
 			lines := strings.Split(body, "\n")
 			for _, row := range []struct{ change, key string }{
-				{"| web | cpu | 500m | 400m | -20.0% |", "| `web.resources.requests.cpu` |"},
-				{"| web | memory | 512Mi | 69Mi | -86.5% |", "| `web.resources.requests.memory` |"},
-				{"| worker | cpu | 50m | 27m | -46.0% |", "| `worker.resources.requests.cpu` |"},
-				{"| worker | memory | 64Mi | 268Mi | +318.8% |", "| `worker.resources.requests.memory` |"},
+				{"| web | cpu | 500m | 390m | -22.0% |", "| `web.resources.requests.cpu` |"},
+				{"| web | memory | 512Mi | 65Mi | -87.3% |", "| `web.resources.requests.memory` |"},
+				{"| worker | cpu | 50m | 26m | -48.0% |", "| `worker.resources.requests.cpu` |"},
+				{"| worker | memory | 64Mi | 260Mi | +306.2% |", "| `worker.resources.requests.memory` |"},
 			} {
 				if !slices.ContainsFunc(lines, func(l string) bool {
 					return strings.HasPrefix(l, row.change) && strings.HasSuffix(l, row.key)

@@ -135,7 +135,7 @@ func TestEndToEndHungChartRepositories(t *testing.T) {
 	}
 	auth := &githttp.BasicAuth{Username: bed.Git.Username, Password: bed.Git.Password()}
 	pushed, _ := fileAt(t, repoURL, auth, "recommend-job/main", "clusters/prod/web.yaml")
-	assertRequests(t, pushed, map[string]string{"app/cpu": "400m", "app/memory": "268Mi", "sidecar/cpu": "27m", "sidecar/memory": "69Mi"})
+	assertRequests(t, pushed, map[string]string{"app/cpu": "390m", "app/memory": "260Mi", "sidecar/cpu": "26m", "sidecar/memory": "65Mi"})
 }
 
 // TestEndToEndSignalDuringPush sends the run's SIGTERM while the git

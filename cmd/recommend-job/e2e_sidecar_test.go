@@ -60,8 +60,8 @@ spec:
 // meshHistory is a week of mesh's usage over three rollouts of two pods,
 // with each container's start times:
 //   - app at 0.1 cores and 200Mi, but 700Mi in its first 2 minutes (a JVM
-//     warming up): 145m, and memory at its startup peak, 700Mi;
-//   - proxy at 0.02 cores and 50Mi, from its first minute: 27m and 69Mi,
+//     warming up): 130m, and memory at its startup peak, 700Mi;
+//   - proxy at 0.02 cores and 50Mi, from its first minute: 26m and 65Mi,
 //     its own history's, its startup peak 50Mi setting nothing;
 //   - migrate ran to completion before the window: no history.
 func meshHistory(end time.Time) []testbed.Series {
@@ -100,7 +100,7 @@ func TestEndToEndSizesNativeSidecar(t *testing.T) {
 	if !mesh.Valid {
 		t.Fatalf("shop/mesh invalid: %+v", mesh.Error)
 	}
-	want := map[string]string{"app/cpu": "145m", "app/memory": "700Mi", "proxy/cpu": "27m", "proxy/memory": "69Mi"}
+	want := map[string]string{"app/cpu": "130m", "app/memory": "700Mi", "proxy/cpu": "26m", "proxy/memory": "65Mi"}
 	current := map[string]string{"app/cpu": "500m", "app/memory": "512Mi", "proxy/cpu": "100m", "proxy/memory": "128Mi"}
 	// The highest usage each container's evidence saw: its own.
 	usageMax := map[string]float64{"app/cpu": 0.1, "app/memory": 700 * mib, "proxy/cpu": 0.02, "proxy/memory": 50 * mib}
@@ -132,9 +132,9 @@ func TestEndToEndSizesNativeSidecar(t *testing.T) {
 	auth := &githttp.BasicAuth{Username: bed.Git.Username, Password: bed.Git.Password()}
 	pushed, _ := fileAt(t, repoURL, auth, "recommend-job/main", "clusters/prod/mesh.yaml")
 	wantFile := strings.NewReplacer(
-		"cpu: 100m", "cpu: 27m",
-		"memory: 128Mi", "memory: 69Mi",
-		"cpu: 500m", "cpu: 145m",
+		"cpu: 100m", "cpu: 26m",
+		"memory: 128Mi", "memory: 65Mi",
+		"cpu: 500m", "cpu: 130m",
 		"memory: 512Mi", "memory: 700Mi",
 	).Replace(meshManifest)
 	if pushed != wantFile {
@@ -145,9 +145,9 @@ func TestEndToEndSizesNativeSidecar(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, value := range map[string]string{
-		"initContainers/proxy/cpu": "27m", "initContainers/proxy/memory": "69Mi",
+		"initContainers/proxy/cpu": "26m", "initContainers/proxy/memory": "65Mi",
 		"initContainers/migrate/cpu": "200m", "initContainers/migrate/memory": "256Mi",
-		"containers/app/cpu": "145m", "containers/app/memory": "700Mi",
+		"containers/app/cpu": "130m", "containers/app/memory": "700Mi",
 	} {
 		parts := strings.Split(path, "/")
 		got, err := node.Pipe(yaml.Lookup("spec", "template", "spec", parts[0], "[name="+parts[1]+"]", "resources", "requests", parts[2]))

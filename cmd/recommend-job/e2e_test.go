@@ -124,12 +124,12 @@ spec:
 // next to a web-api Deployment whose pods must not count for web:
 //   - app CPU is 0.1 cores, and 0.3 cores from 09:00 to 12:00 UTC: 12.5% of
 //     the samples are at 0.3, so p90 falls in the histogram bucket holding
-//     0.3, which ends at 0.30539 cores; x 1.3 = 0.397, rounded up to the 5m
-//     step: 400m;
-//   - app memory is a constant 200Mi: its bucket ends at 205.79Mi; x 1.3 =
-//     267.5Mi, rounded up to the 4Mi step: 268Mi;
-//   - sidecar CPU 0.02 cores: bucket end 0.0205 x 1.3 = 0.02665: 27m;
-//     sidecar memory 50Mi: bucket end 52.70Mi x 1.3 = 68.5Mi: 69Mi.
+//     0.3, which ends at 0.30539 cores, above every sample: the percentile
+//     is the highest sample, 0.3; x 1.3 = 390m;
+//   - app memory is a constant 200Mi (its bucket ends above it, at
+//     205.79Mi): x 1.3 = 260Mi;
+//   - sidecar CPU 0.02 cores: x 1.3 = 26m (its bucket ends at 0.0205);
+//     sidecar memory 50Mi: x 1.3 = 65Mi (its bucket ends at 52.70Mi).
 func webHistory(end time.Time) []testbed.Series {
 	return webHistoryFrom(end.Add(-7*24*time.Hour), end)
 }
@@ -200,7 +200,7 @@ func TestEndToEnd(t *testing.T) {
 	if !web.Valid {
 		t.Fatalf("shop/web invalid: %+v", web.Error)
 	}
-	want := map[string]string{"app/cpu": "400m", "app/memory": "268Mi", "sidecar/cpu": "27m", "sidecar/memory": "69Mi"}
+	want := map[string]string{"app/cpu": "390m", "app/memory": "260Mi", "sidecar/cpu": "26m", "sidecar/memory": "65Mi"}
 	current := map[string]string{"app/cpu": "500m", "app/memory": "512Mi", "sidecar/cpu": "100m", "sidecar/memory": "128Mi"}
 	seen := 0
 	for _, c := range web.Containers {
@@ -244,10 +244,10 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("branch head = %s, want the reported commit %s", head, first.Git.Commit)
 	}
 	wantFile := strings.NewReplacer(
-		"cpu: 500m      # launch-day guess", "cpu: 400m      # launch-day guess",
-		"memory: 512Mi", "memory: 268Mi",
-		"cpu: 100m", "cpu: 27m",
-		"memory: 128Mi", "memory: 69Mi",
+		"cpu: 500m      # launch-day guess", "cpu: 390m      # launch-day guess",
+		"memory: 512Mi", "memory: 260Mi",
+		"cpu: 100m", "cpu: 26m",
+		"memory: 128Mi", "memory: 65Mi",
 	).Replace(webManifest)
 	if pushed != wantFile {
 		t.Errorf("pushed file differs from the original beyond the four values:\n--- got\n%s\n--- want\n%s", pushed, wantFile)
@@ -261,6 +261,14 @@ func TestEndToEnd(t *testing.T) {
 	second := runJSON(t, ctx, args)
 	if second.Git == nil || second.Git.Pushed || second.Git.Commit != "" {
 		t.Errorf("second run git = %+v, want nothing pushed", second.Git)
+	}
+	// Against the pull request's branch, which holds them, its files are
+	// unchanged, though main does not hold them.
+	if second.Git != nil && len(second.Git.Files) > 0 {
+		t.Errorf("second run git.files = %v, want none: the push branch holds them", second.Git.Files)
+	}
+	if w := entry(t, second, "shop", "web"); w.Source == nil || w.Source.Changed {
+		t.Errorf("second run shop/web source = %+v, want unchanged", w.Source)
 	}
 	if _, again := fileAt(t, repoURL, auth, "recommend-job/main", "clusters/prod/web.yaml"); again != head {
 		t.Errorf("second run moved the branch from %s to %s", head, again)

@@ -94,6 +94,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	helmrender.Isolate(exe, []string{renderCommand}, cfg.Parsed.RenderLimits)
+	// Charts render as the cluster's helm-controller or Argo CD renders
+	// them: its version (a chart's kubeVersion is checked) and API versions.
+	if c, err := clusterOf(w.discovery); err != nil {
+		log.WarnContext(ctx, "charts render with Helm's default capabilities", "error", err)
+	} else {
+		helmrender.UseCluster(c)
+	}
 	rep, err := job.Run(runCtx, w.job, w.collector, usage.NewReader(w.prometheus, cfg.UsageOptions(log)...), log)
 	if err != nil {
 		rep.Failed = err.Error()

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log/slog"
@@ -56,13 +57,17 @@ type Config struct {
 	// credentials of chart repositories; Load reads it into
 	// chartCredentials.
 	HelmRepositoryConfig string `mapstructure:"helm-repository-config"`
-	GitUsername          string `mapstructure:"git-username"`
-	GitToken             string `mapstructure:"git-token"`
-	GitTokenFile         string `mapstructure:"git-token-file"`
-	GitAuthorName        string `mapstructure:"git-author-name"`
-	GitAuthorEmail       string `mapstructure:"git-author-email"`
-	DryRun               bool   `mapstructure:"dry-run"`
-	FailOnPartial        bool   `mapstructure:"fail-on-partial"`
+	// ChartCAFile holds CA certificates that chart repositories and OCI
+	// registries may be signed by, trusted besides the system's; Load
+	// reads it into chartCAs.
+	ChartCAFile    string `mapstructure:"chart-ca-file"`
+	GitUsername    string `mapstructure:"git-username"`
+	GitToken       string `mapstructure:"git-token"`
+	GitTokenFile   string `mapstructure:"git-token-file"`
+	GitAuthorName  string `mapstructure:"git-author-name"`
+	GitAuthorEmail string `mapstructure:"git-author-email"`
+	DryRun         bool   `mapstructure:"dry-run"`
+	FailOnPartial  bool   `mapstructure:"fail-on-partial"`
 	// RunTimeout is the deadline of a whole run, below the Job's
 	// activeDeadlineSeconds.
 	RunTimeout time.Duration `mapstructure:"run-timeout"`
@@ -148,6 +153,9 @@ type Config struct {
 
 	// chartCredentials are those of HelmRepositoryConfig; nil without it.
 	chartCredentials *chartCredentials
+	// chartCAs are the system's CAs and those of ChartCAFile; nil without
+	// it.
+	chartCAs *x509.CertPool
 
 	// Parsed are the settings above that are written as text, as Load
 	// parsed them: nothing after Load parses their text again.

@@ -1,11 +1,13 @@
 package config
 
 import (
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 
@@ -25,15 +27,40 @@ type chartCredentials struct {
 // completeHelm reads helm-repository-config, so that a file that cannot
 // be read or parsed fails the run before it starts.
 func (c *Config) completeHelm() []error {
+	var errs []error
+	if c.ChartCAFile != "" {
+		pool, err := loadChartCAs(c.ChartCAFile)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("chart-ca-file: %w", err))
+		}
+		c.chartCAs = pool
+	}
 	if c.HelmRepositoryConfig == "" {
-		return nil
+		return errs
 	}
 	creds, err := loadChartCredentials(c.HelmRepositoryConfig)
 	if err != nil {
-		return []error{fmt.Errorf("helm-repository-config: %w", err)}
+		return append(errs, fmt.Errorf("helm-repository-config: %w", err))
 	}
 	c.chartCredentials = creds
-	return nil
+	return errs
+}
+
+// loadChartCAs returns the system's CAs with those of file added: a
+// private CA is trusted besides them, never instead of them.
+func loadChartCAs(file string) (*x509.CertPool, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("%s: no PEM certificate", file)
+	}
+	return pool, nil
 }
 
 // loadChartCredentials reads a Helm repositories file (the

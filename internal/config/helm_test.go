@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
 )
 
 // chartPassword is the password of the test repositories files; no error
@@ -173,5 +174,42 @@ func TestChartLoaderSendsTheRepositorysCredentials(t *testing.T) {
 				t.Errorf("the repository got %+v, want %+v", s, tt.want)
 			}
 		})
+	}
+}
+
+// TestChartCAFile fetches a chart from a repository whose certificate a
+// private CA signed: refused without chart-ca-file, fetched with it; a
+// file without a certificate fails the run at start.
+func TestChartCAFile(t *testing.T) {
+	repo := helmtest.NewRepo(t, helmtest.WithTLS())
+	repo.Add(t, "shop", "1.0.0", map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shop\n"})
+	ref := helm.ChartRef{RepoURL: repo.URL, Chart: "shop", Version: "1.0.0"}
+
+	cfg, err := Parse(requiredArgs(""), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.chartLoader().Fetch(t.Context(), ref); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("Fetch() without chart-ca-file = %v, want the certificate refused", err)
+	}
+
+	file := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(file, repo.CA, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = Parse(append(requiredArgs(""), "--chart-ca-file="+file), io.Discard)
+	if err != nil {
+		t.Fatalf("Parse() error = %v", err)
+	}
+	if ch, err := cfg.chartLoader().Fetch(t.Context(), ref); err != nil || ch.Name != "shop" {
+		t.Errorf("Fetch() with chart-ca-file = %v, %v; want the chart", ch, err)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.pem")
+	if err := os.WriteFile(bad, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse(append(requiredArgs(""), "--chart-ca-file="+bad), io.Discard); err == nil || !strings.Contains(err.Error(), "chart-ca-file: "+bad+": no PEM certificate") {
+		t.Errorf("Parse() with a file without a certificate = %v, want it refused", err)
 	}
 }

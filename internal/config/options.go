@@ -1,7 +1,9 @@
 package config
 
 import (
+	"crypto/tls"
 	"log/slog"
+	"net/http"
 
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/deployers"
@@ -51,7 +53,13 @@ const minRenderMemory = 128 << 20
 // repository the credentials helm-repository-config gives it and gives
 // each fetch chart-fetch-timeout.
 func (c *Config) chartLoader(opts ...helm.LoaderOption) *helm.Loader {
-	return helm.NewLoader(append([]helm.LoaderOption{helm.WithCredentials(c.chartCredentials.lookup), helm.WithFetchTimeout(c.ChartFetchTimeout)}, opts...)...)
+	base := []helm.LoaderOption{helm.WithCredentials(c.chartCredentials.lookup), helm.WithFetchTimeout(c.ChartFetchTimeout)}
+	if c.chartCAs != nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = &tls.Config{RootCAs: c.chartCAs, MinVersion: tls.VersionTLS12}
+		base = append(base, helm.WithHTTPClient(&http.Client{Transport: t}))
+	}
+	return helm.NewLoader(append(base, opts...)...)
 }
 
 // Verify are the thresholds that watch the job's merged changes.

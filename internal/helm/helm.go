@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
@@ -43,6 +44,9 @@ type Chart struct {
 	chart *chartv2.Chart
 	// stalled is set once a render of the chart ran past MaxRenderTime.
 	stalled atomic.Pointer[error]
+	// unchecked lists the values schemas its renders could not check.
+	mu        sync.Mutex
+	unchecked []string
 }
 
 // Release is one Helm release to render.
@@ -52,6 +56,9 @@ type Release struct {
 	// Values are the release's values above the chart's defaults, merged
 	// from every layer in Helm's order (Merge).
 	Values map[string]any
+	// SkipSchema renders without checking the values against the chart's
+	// schema, as a HelmRelease's disableSchemaValidation asks.
+	SkipSchema bool
 }
 
 // Step is one step of a Path: a mapping key, or a list index.

@@ -76,14 +76,17 @@ type renderRequest struct {
 	Values          map[string]any
 	Name, Namespace string
 	Validate        bool
+	// Cluster is the render's capabilities; nil for Helm's defaults.
+	Cluster *Cluster
 }
 
 // renderAnswer is the child's answer: the output of every template by
 // its name, or the error of the chart, or the limit the render reached.
 type renderAnswer struct {
-	Files map[string]string
-	Err   string
-	Limit string
+	Files     map[string]string
+	Unchecked []string
+	Err       string
+	Limit     string
 }
 
 // wireChart is what Helm's engine reads of a chart and its subcharts,
@@ -134,11 +137,11 @@ func (w *wireChart) chart() *chartv2.Chart {
 }
 
 // render renders ch in a new child process within MaxRenderTime.
-func (c *child) render(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool) (map[string]string, error) {
+func (c *child) render(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool, cl *Cluster) (map[string]string, []string, error) {
 	var in bytes.Buffer
-	req := renderRequest{Chart: toWire(ch), Values: values, Name: options.Name, Namespace: options.Namespace, Validate: validate}
+	req := renderRequest{Chart: toWire(ch), Values: values, Name: options.Name, Namespace: options.Namespace, Validate: validate, Cluster: cl}
 	if err := gob.NewEncoder(&in).Encode(&req); err != nil {
-		return nil, fmt.Errorf("encoding the chart for its render process: %w", err)
+		return nil, nil, fmt.Errorf("encoding the chart for its render process: %w", err)
 	}
 	renderCtx, cancel := context.WithTimeout(ctx, MaxRenderTime)
 	defer cancel()
@@ -158,28 +161,28 @@ func (c *child) render(ctx context.Context, ch *chartv2.Chart, values map[string
 	cmd.WaitDelay = time.Second
 	runErr := cmd.Run()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if renderCtx.Err() != nil {
-		return nil, fmt.Errorf("%w (%s)", errStalled, MaxRenderTime)
+		return nil, nil, fmt.Errorf("%w (%s)", errStalled, MaxRenderTime)
 	}
 	if out.over {
-		return nil, fmt.Errorf("%w: its output, above %s", errLimit, quantity(c.limits.Output))
+		return nil, nil, fmt.Errorf("%w: its output, above %s", errLimit, quantity(c.limits.Output))
 	}
 	if runErr != nil {
-		return nil, c.failure(cmd.ProcessState, runErr, errHead.String())
+		return nil, nil, c.failure(cmd.ProcessState, runErr, errHead.String())
 	}
 	var answer renderAnswer
 	if err := gob.NewDecoder(&out.buf).Decode(&answer); err != nil {
-		return nil, fmt.Errorf("reading the answer of the render process: %w", err)
+		return nil, nil, fmt.Errorf("reading the answer of the render process: %w", err)
 	}
 	switch {
 	case answer.Limit != "":
-		return nil, fmt.Errorf("%w: %s", errLimit, answer.Limit)
+		return nil, nil, fmt.Errorf("%w: %s", errLimit, answer.Limit)
 	case answer.Err != "":
-		return nil, errors.New(answer.Err)
+		return nil, nil, errors.New(answer.Err)
 	}
-	return answer.Files, nil
+	return answer.Files, answer.Unchecked, nil
 }
 
 // failure says why a render process failed: the limit it reached, from
@@ -262,7 +265,7 @@ func ServeRender(args []string, in io.Reader, out, stderr io.Writer) int {
 		return 1
 	}
 	options := common.ReleaseOptions{Name: req.Name, Namespace: req.Namespace, Revision: 1, IsInstall: true}
-	files, err := engineOutput(context.Background(), req.Chart.chart(), req.Values, options, req.Validate)
+	files, unchecked, err := engineOutput(context.Background(), req.Chart.chart(), req.Values, options, req.Validate, req.Cluster)
 	var answer renderAnswer
 	switch {
 	case err != nil:
@@ -270,7 +273,7 @@ func ServeRender(args []string, in io.Reader, out, stderr io.Writer) int {
 	case *output > 0 && outputSize(files) > *output:
 		answer.Limit = "its output, above " + quantity(*output)
 	default:
-		answer.Files = files
+		answer.Files, answer.Unchecked = files, unchecked
 	}
 	if err := gob.NewEncoder(out).Encode(&answer); err != nil {
 		fmt.Fprintf(stderr, "render: writing the answer: %v\n", err)

@@ -94,7 +94,7 @@ func (l *Loader) listTags(ctx context.Context, ref ChartRef, u *url.URL, repoPat
 		if err != nil {
 			return nil, fmt.Errorf("list the tags of %s: %w", repoPath, err)
 		}
-		repository.Client, repository.PlainHTTP = l.registryAuth(ctx, ref.RepoURL, u)
+		repository.Client, repository.PlainHTTP = l.registryAuth(ctx, ref.RepoURL, u, ref.PlainHTTP)
 		repository.TagListMaxPages = maxTagPages
 		var tags []string
 		err = repository.Tags(ctx, "", func(page []string) error {
@@ -158,7 +158,7 @@ func tagVersion(tag string) (*semver.Version, bool) {
 
 // pullOCI pulls the chart tagged tag and loads it.
 func (l *Loader) pullOCI(ctx context.Context, ref ChartRef, u *url.URL, repoPath, tag string) (*Chart, error) {
-	client, err := l.registryClient(ctx, ref.RepoURL, u)
+	client, err := l.registryClient(ctx, ref.RepoURL, u, ref.PlainHTTP)
 	if err != nil {
 		return nil, err
 	}
@@ -179,8 +179,8 @@ func (l *Loader) pullOCI(ctx context.Context, ref ChartRef, u *url.URL, repoPath
 // carries ctx (the client itself has none to give) and whose every
 // response is bounded by MaxChartArchiveBytes. It uses the loader's
 // credentials only, never a docker or helm login of the machine.
-func (l *Loader) registryClient(ctx context.Context, rawRepoURL string, u *url.URL) (*registry.Client, error) {
-	authorizer, plainHTTP := l.registryAuth(ctx, rawRepoURL, u)
+func (l *Loader) registryClient(ctx context.Context, rawRepoURL string, u *url.URL, insecure bool) (*registry.Client, error) {
+	authorizer, plainHTTP := l.registryAuth(ctx, rawRepoURL, u, insecure)
 	opts := []registry.ClientOption{registry.ClientOptHTTPClient(authorizer.Client), registry.ClientOptAuthorizer(*authorizer)}
 	if plainHTTP {
 		opts = append(opts, registry.ClientOptPlainHTTP())
@@ -196,8 +196,9 @@ func (l *Loader) registryClient(ctx context.Context, rawRepoURL string, u *url.U
 // every request carries ctx, its every response is bounded by
 // MaxChartArchiveBytes, and it logs in with the loader's credentials
 // only, never a docker or helm login of the machine. plainHTTP says
-// whether the registry is spoken to over plain HTTP.
-func (l *Loader) registryAuth(ctx context.Context, rawRepoURL string, u *url.URL) (authorizer *auth.Client, plainHTTP bool) {
+// whether the registry is spoken to over plain HTTP: when the source
+// declares it insecure, or WithPlainHTTP allows it for loopback.
+func (l *Loader) registryAuth(ctx context.Context, rawRepoURL string, u *url.URL, insecure bool) (authorizer *auth.Client, plainHTTP bool) {
 	hc := *l.client
 	base := hc.Transport
 	if base == nil {
@@ -211,7 +212,7 @@ func (l *Loader) registryAuth(ctx context.Context, rawRepoURL string, u *url.URL
 			authorizer.Credential = auth.StaticCredential(u.Host, auth.Credential{Username: c.Username, Password: c.Password})
 		}
 	}
-	return authorizer, l.plainHTTP && isLoopback(u.Hostname())
+	return authorizer, insecure || l.plainHTTP && isLoopback(u.Hostname())
 }
 
 // ociError says what an OCI registry's refusal means: a missing chart

@@ -36,7 +36,8 @@ type Object struct {
 // Render renders a release as helm template would: its values coalesced
 // with the chart's defaults and checked against the chart's
 // values.schema.json, for a first install in the release's namespace,
-// with Helm's default capabilities and no cluster. NOTES.txt, partials
+// with the cluster of UseCluster as its capabilities (else Helm's
+// defaults) and no connection to it. NOTES.txt, partials
 // and empty documents are left out. Errors of the chart wrap ErrRender.
 func Render(ctx context.Context, r Release) ([]Object, error) {
 	if err := ctx.Err(); err != nil {
@@ -145,7 +146,7 @@ const (
 // render renders ch, the release's chart processed for its values, with
 // values above the chart's defaults, and parses the output.
 func render(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, mode renderMode) ([]Object, error) {
-	files, err := renderFiles(ctx, r, ch, values, mode == asInstalled)
+	files, err := renderFiles(ctx, r, ch, values, mode == asInstalled && !r.SkipSchema)
 	if err != nil {
 		return nil, err
 	}
@@ -162,12 +163,15 @@ func renderFiles(ctx context.Context, r Release, ch *chartv2.Chart, values map[s
 		values = map[string]any{}
 	}
 	options := common.ReleaseOptions{Name: r.Name, Namespace: r.Namespace, Revision: 1, IsInstall: true}
-	out, err := runEngine(ctx, r, ch, values, options, validate)
+	out, unchecked, err := runEngine(ctx, r, ch, values, options, validate)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, ctxErr
 	}
 	if err != nil {
 		return nil, renderError(r, "", err)
+	}
+	if r.Chart != nil {
+		r.Chart.noteUnchecked(unchecked)
 	}
 	files := make(map[string]string, len(out))
 	prefix := ch.Name() + "/"
@@ -183,14 +187,30 @@ func renderFiles(ctx context.Context, r Release, ch *chartv2.Chart, values map[s
 
 // engineOutput is Helm's values of the release, values over the chart's
 // defaults (checked against its schema when validate is set), rendered
-// by its template engine.
-func engineOutput(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool) (map[string]string, error) {
-	top, err := util.ToRenderValuesWithSchemaValidation(ch, values, options, common.DefaultCapabilities, !validate)
+// by its template engine with c as its capabilities (Helm's defaults when
+// nil), and the schemas that could not be checked.
+func engineOutput(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool, c *Cluster) (map[string]string, []string, error) {
+	caps, err := capabilitiesOf(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if err := checkKubeVersion(ch, c, caps); err != nil {
+		return nil, nil, err
+	}
+	top, err := util.ToRenderValuesWithSchemaValidation(ch, values, options, caps, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	var unchecked []string
+	if validate {
+		vals, _ := top["Values"].(common.Values)
+		if unchecked, err = checkSchemas(ch, vals); err != nil {
+			return nil, nil, err
+		}
 	}
 	var e engine.Engine
-	return e.RenderWithContext(ctx, ch, top)
+	out, err := e.RenderWithContext(ctx, ch, top)
+	return out, unchecked, err
 }
 
 // MaxRenderTime bounds one render of a chart. Helm's engine does not stop
@@ -208,18 +228,19 @@ var errStalled = fmt.Errorf("%w: a render took longer than the limit", errLimit)
 // runEngine renders ch within its limits, in a render process when
 // Isolate says so, unless a render of the same chart reached a limit
 // before; a chart that reaches one is not rendered again.
-func runEngine(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool) (map[string]string, error) {
+func runEngine(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool) (map[string]string, []string, error) {
 	if r.Chart != nil {
 		if err := r.Chart.stalled.Load(); err != nil {
-			return nil, *err
+			return nil, nil, *err
 		}
 	}
 	var out map[string]string
+	var unchecked []string
 	var err error
 	if c := isolated.Load(); c != nil {
-		out, err = c.render(ctx, ch, values, options, validate)
+		out, unchecked, err = c.render(ctx, ch, values, options, validate, cluster.Load())
 	} else {
-		out, err = runInProcess(ctx, ch, values, options, validate)
+		out, unchecked, err = runInProcess(ctx, ch, values, options, validate, cluster.Load())
 	}
 	if errors.Is(err, errLimit) && ctx.Err() == nil {
 		err = fmt.Errorf("%w: the chart is not rendered again in this run", err)
@@ -227,30 +248,31 @@ func runEngine(ctx context.Context, r Release, ch *chartv2.Chart, values map[str
 			r.Chart.stalled.Store(&err)
 		}
 	}
-	return out, err
+	return out, unchecked, err
 }
 
 // runInProcess renders ch in this process within MaxRenderTime, after
 // which the render is left to finish on its own.
-func runInProcess(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool) (map[string]string, error) {
+func runInProcess(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool, c *Cluster) (map[string]string, []string, error) {
 	type result struct {
-		out map[string]string
-		err error
+		out       map[string]string
+		unchecked []string
+		err       error
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := engineOutput(ctx, ch, values, options, validate)
-		done <- result{out, err}
+		out, unchecked, err := engineOutput(ctx, ch, values, options, validate, c)
+		done <- result{out, unchecked, err}
 	}()
 	timer := time.NewTimer(MaxRenderTime)
 	defer timer.Stop()
 	select {
 	case res := <-done:
-		return res.out, res.err
+		return res.out, res.unchecked, res.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	case <-timer.C:
-		return nil, fmt.Errorf("%w (%s)", errStalled, MaxRenderTime)
+		return nil, nil, fmt.Errorf("%w (%s)", errStalled, MaxRenderTime)
 	}
 }
 

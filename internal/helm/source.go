@@ -55,6 +55,9 @@ type ChartRef struct {
 	// before them (v1.21.1) count as their semver version, and an exact
 	// version finds them with or without the v.
 	Version string
+	// PlainHTTP speaks plain HTTP to an OCI registry, as the spec.insecure
+	// of a Flux OCIRepository or HelmRepository asks.
+	PlainHTTP bool
 }
 
 // String names the chart for messages: the repository URL without its

@@ -409,8 +409,8 @@ func TestChartRefString(t *testing.T) {
 		ref  ChartRef
 		want string
 	}{
-		{ChartRef{"https://u:pw@charts.example.com/", "podinfo", "^6"}, "https://charts.example.com/ podinfo ^6"},
-		{ChartRef{"oci://ghcr.io/org", "podinfo", ""}, "oci://ghcr.io/org podinfo (latest)"},
+		{ChartRef{RepoURL: "https://u:pw@charts.example.com/", Chart: "podinfo", Version: "^6"}, "https://charts.example.com/ podinfo ^6"},
+		{ChartRef{RepoURL: "oci://ghcr.io/org", Chart: "podinfo"}, "oci://ghcr.io/org podinfo (latest)"},
 	}
 	for _, tt := range tests {
 		if got := tt.ref.String(); got != tt.want {

@@ -32,6 +32,9 @@ func (a *Sources) loadFlux(ctx context.Context, r *Release, obj map[string]any, 
 			r.Namespace = hr.Metadata.Namespace
 		}
 	}
+	// The release is installed: helm-controller upgrades it, and either
+	// flag says its author wants no schema check.
+	r.SkipSchema = hr.Spec.Install.DisableSchemaValidation || hr.Spec.Upgrade.DisableSchemaValidation
 	if r.Chart == nil {
 		ch, err := a.fluxChart(ctx, r, &hr, out)
 		if err != nil {
@@ -118,10 +121,15 @@ func (a *Sources) ownFile(env *repoindex.Kustomization, file string) bool {
 // OCIRepository through the run's chart fetcher.
 func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease, out map[string]map[string]any) (*helm.Chart, error) {
 	if ref := hr.Spec.ChartRef; ref != nil {
-		if ref.Kind != "OCIRepository" {
+		refNS := OrDefault(ref.Namespace, hr.Metadata.Namespace)
+		switch ref.Kind {
+		case "OCIRepository":
+		case "HelmChart":
+			return a.fluxHelmChart(ctx, r, ref.Name, refNS, out)
+		default:
 			return nil, fmt.Errorf("%s: spec.chartRef to a %s is not supported", r, ref.Kind)
 		}
-		src, err := a.sourceObject("OCIRepository", ref.Name, OrDefault(ref.Namespace, hr.Metadata.Namespace), out)
+		src, err := a.sourceObject("OCIRepository", ref.Name, refNS, out)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
@@ -135,7 +143,7 @@ func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease
 		if i < 0 {
 			return nil, fmt.Errorf("%s: the OCIRepository's url %q names no chart", r, RedactURL(u))
 		}
-		return a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u[:i], Chart: u[i+1:], Version: version})
+		return a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u[:i], Chart: u[i+1:], Version: version, PlainHTTP: insecure(src)})
 	}
 	if hr.Spec.Chart == nil {
 		return nil, fmt.Errorf("%s has neither spec.chart nor spec.chartRef", r)
@@ -155,7 +163,7 @@ func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
 		u, _ := tree.Dig(src, "spec", "url").(string)
-		if ch, err = a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: spec.Chart, Version: spec.Version}); err != nil {
+		if ch, err = a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: spec.Chart, Version: spec.Version, PlainHTTP: insecure(src)}); err != nil {
 			return nil, err
 		}
 		// The files of a packaged chart.
@@ -216,4 +224,33 @@ func (a *Sources) sourceObject(kind, name, ns string, out map[string]map[string]
 		return found[0], nil
 	}
 	return nil, fmt.Errorf("the %s %s/%s is defined differently in %s", kind, ns, name, strings.Join(where, ", "))
+}
+
+// fluxHelmChart loads the chart of a Flux HelmChart that a HelmRelease's
+// spec.chartRef names: spec.chart and spec.version of its HelmRepository.
+func (a *Sources) fluxHelmChart(ctx context.Context, r *Release, name, namespace string, out map[string]map[string]any) (*helm.Chart, error) {
+	hc, err := a.sourceObject("HelmChart", name, namespace, out)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r, err)
+	}
+	kind, _ := tree.Dig(hc, "spec", "sourceRef", "kind").(string)
+	if kind != "HelmRepository" {
+		return nil, fmt.Errorf("%s: the HelmChart %s/%s takes its chart from a %s, which is not supported", r, namespace, name, kind)
+	}
+	repoName, _ := tree.Dig(hc, "spec", "sourceRef", "name").(string)
+	src, err := a.sourceObject("HelmRepository", repoName, namespace, out)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r, err)
+	}
+	u, _ := tree.Dig(src, "spec", "url").(string)
+	chart, _ := tree.Dig(hc, "spec", "chart").(string)
+	version, _ := tree.Dig(hc, "spec", "version").(string)
+	return a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: chart, Version: version, PlainHTTP: insecure(src)})
+}
+
+// insecure reports a Flux source's spec.insecure: its registry speaks
+// plain HTTP.
+func insecure(src map[string]any) bool {
+	v, _ := tree.Dig(src, "spec", "insecure").(bool)
+	return v
 }

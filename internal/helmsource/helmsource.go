@@ -295,7 +295,13 @@ type FluxHelmRelease struct {
 		} `json:"chartRef"`
 		Values        map[string]any     `json:"values"`
 		PostRenderers []FluxPostRenderer `json:"postRenderers"`
-		ValuesFrom    []struct {
+		Install       struct {
+			DisableSchemaValidation bool `json:"disableSchemaValidation"`
+		} `json:"install"`
+		Upgrade struct {
+			DisableSchemaValidation bool `json:"disableSchemaValidation"`
+		} `json:"upgrade"`
+		ValuesFrom []struct {
 			Kind       string `json:"kind"`
 			Name       string `json:"name"`
 			ValuesKey  string `json:"valuesKey"`
@@ -453,6 +459,9 @@ type Release struct {
 	// Name and namespace are the Helm release's.
 	Name, Namespace string
 	Chart           *helm.Chart
+	// SkipSchema follows a HelmRelease's disableSchemaValidation: its
+	// values are not checked against the chart's schema.
+	SkipSchema bool
 	// Source is the index in spec.sources of an Application's Helm
 	// source, or -1 for spec.source.
 	Source int

@@ -116,10 +116,11 @@ func TestRunQueriesPerNamespaceWhateverTheWindows(t *testing.T) {
 		}
 	}
 	// What the cut changes: 3 days hold neither the core nor the kill. 0.2
-	// cores: 0.215786 x 1.3 -> 285m; 200Mi: 205.79Mi x 1.3 -> 268Mi. Over
-	// 10 days the core weighs enough to set p90: 1.016281 x 1.3 -> 1350m,
-	// and the kill raises memory to 200Mi + 100Mi.
-	for name, want := range map[string][2]string{"worker": {"285m", "268Mi"}, "batch": {"1350m", "300Mi"}} {
+	// cores x 1.3 -> 260m; 200Mi x 1.3 -> 260Mi (their buckets end above
+	// every sample). Over 10 days the core weighs enough to set p90, its
+	// bucket ending above the 1 core sampled: x 1.3 -> 1300m, and the kill
+	// raises memory to 200Mi + 100Mi.
+	for name, want := range map[string][2]string{"worker": {"260m", "260Mi"}, "batch": {"1300m", "300Mi"}} {
 		res := entries[name].Containers[0].Resources
 		if res[0].Recommended.String() != want[0] || res[1].Recommended.String() != want[1] {
 			t.Errorf("%s = cpu %s memory %s, want %s %s", name, res[0].Recommended, res[1].Recommended, want[0], want[1])

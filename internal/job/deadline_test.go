@@ -94,10 +94,10 @@ func TestRunCutShortReportsWhatItHad(t *testing.T) {
 			wantReason: "usage history unavailable: run deadline of 1s exceeded"},
 		{name: "deadline after one namespace was read", ok: map[string]bool{"up": true}, cause: errDeadline,
 			wantInterrupted: "run deadline of 1s exceeded during history", wantErr: errDeadline, wantEntries: 2,
-			wantRecommended: "285m", wantReason: "usage history unavailable: run deadline of 1s exceeded"},
+			wantRecommended: "260m", wantReason: "usage history unavailable: run deadline of 1s exceeded"},
 		{name: "signal during history", ok: map[string]bool{"up": true}, cause: signal,
 			wantInterrupted: "terminated signal received during history", wantErr: signal, wantEntries: 2,
-			wantRecommended: "285m", wantReason: "usage history unavailable: terminated signal received"},
+			wantRecommended: "260m", wantReason: "usage history unavailable: terminated signal received"},
 		{name: "every query timed out, the run did not end", ok: map[string]bool{},
 			wantErr: usage.ErrUnavailable, wantEntries: 2, wantReason: "usage history unavailable: querying cpu in namespace down: no answer within 2m0s"},
 	}

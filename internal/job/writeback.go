@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -175,7 +176,26 @@ func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, lo
 	if !cfg.DryRun && res.hasChanges {
 		cfg.ledger.pushed(res.commit, opts.PushBranch, p.Git.PullRequest, p)
 	}
+	if res.upToDate {
+		// The pull request and the record above describe what the branch
+		// holds; the report says what this run changed, which is nothing.
+		unchangedOnBranch(p)
+	}
 	return nil
+}
+
+// unchangedOnBranch reports p's files as unchanged: the push branch already
+// held the bytes this run rendered.
+func unchangedOnBranch(p *plan.Plan) {
+	p.Git.Files = nil
+	for i := range p.Items {
+		if s := p.Items[i].Source; s != nil {
+			s.Changed, s.Method = false, ""
+		}
+		for j := range p.Items[i].Autoscalers {
+			p.Items[i].Autoscalers[j].Changed = false
+		}
+	}
 }
 
 // whyNothingLeft is what the body of a pull request closed for having
@@ -205,6 +225,8 @@ type attemptResult struct {
 	// commit is the push branch's commit that holds the changes: pushed
 	// now, or there already with the same tree.
 	commit string
+	// upToDate reports that the push branch already held the same tree.
+	upToDate bool
 }
 
 // writeOnce is one attempt: checkout, render, commit, push.
@@ -277,7 +299,7 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 	}
 	if upToDate {
 		log.InfoContext(ctx, "push branch already up to date", "branch", ws.Branch())
-		res.commit = ws.PushTip()
+		res.commit, res.upToDate = ws.PushTip(), true
 		return res, nil
 	}
 	if testHookBeforePush != nil {
@@ -346,7 +368,11 @@ func recordRendering(ctx context.Context, p *plan.Plan, results []render.Result,
 		}
 		if h := r.Helm; h != nil {
 			it.Source.Helm = &plan.Helm{Kind: h.Kind, Object: h.Object, Release: h.Release, Namespace: h.Namespace,
-				Chart: h.Chart, Version: h.Version, ChartSource: h.ChartSource, Layer: h.Layer}
+				Chart: h.Chart, Version: h.Version, ChartSource: h.ChartSource, Layer: h.Layer,
+				SchemaUnchecked: slices.Clone(h.SchemaUnchecked)}
+			for _, u := range h.SchemaUnchecked {
+				log.WarnContext(ctx, "values schema not checked", "release", h.Namespace+"/"+h.Release, "chart", h.Chart, "reason", u)
+			}
 		}
 		if m := string(r.Method); r.Changed && (it.Source.Method == "" || it.Source.Method == plan.MethodSplice) {
 			// Of an item's containers, the method that rewrote the most.

@@ -219,9 +219,13 @@ type Evidence struct {
 	// Percentile and HalfLife are the histogram's settings.
 	Percentile float64 `json:"percentile"`
 	HalfLife   string  `json:"halfLife,omitempty"`
-	// RawValue is the percentile before the buffer.
-	RawValue      float64 `json:"percentileValue"`
-	BufferPercent int32   `json:"bufferPercent"`
+	// RawValue is the percentile before the buffer: the end of the
+	// histogram's bucket it falls in, or the highest sample when that is
+	// lower (PercentileAtMax). Resolution is that bucket's width.
+	RawValue        float64 `json:"percentileValue"`
+	Resolution      float64 `json:"resolution,omitempty"`
+	PercentileAtMax bool    `json:"percentileAtMax,omitempty"`
+	BufferPercent   int32   `json:"bufferPercent"`
 	// BufferedValue is RawValue x (1 + BufferPercent/100).
 	BufferedValue float64 `json:"bufferedValue"`
 	// OOMFloor is max(peak + 100Mi, peak x 1.2) after an OOM kill.
@@ -374,6 +378,10 @@ type Helm struct {
 	// charts/shop/values-production.yaml" or "spec.values of HelmRelease
 	// shop/shop (apps/shop.yaml)".
 	Layer string `json:"layer,omitempty"`
+	// SchemaUnchecked names the chart's values schemas that could not be
+	// checked, and why (a $ref that could not be fetched); the values were
+	// written, proved by rendering.
+	SchemaUnchecked []string `json:"schemaUnchecked,omitempty"`
 }
 
 // Edit methods of Source.Method.

@@ -55,33 +55,31 @@ func TestResourceOf(t *testing.T) {
 		wantRequest     string
 		wantLimit       string
 	}{
-		// 0.1 cores: bucket end 0.110266 x 1.3 = 0.143346 -> 145m, equal to
-		// the current 0.145: written, not a change.
-		{name: "same quantity is no change", policy: cpu, history: hourlyHistory(0.1), wantCurrent: "145m", wantRecommended: "145m", wantRequest: "145m"},
-		// 0.2 cores: 0.215786 x 1.3 = 0.280522 -> 285m.
-		{name: "cpu change", policy: cpu, history: hourlyHistory(0.2), wantCurrent: "145m", wantRecommended: "285m", wantChanged: true, wantRequest: "285m"},
-		// 0.12 cores: bucket 9 (log 1.6 / log 1.05 = 9.63), ends at
-		// 0.2 x (1.05^10 - 1) = 0.125779, x 1.3 = 0.163513 -> 165m, 13.8%
-		// above the current 145m: changed.
-		{name: "cpu above threshold", policy: cpu, history: hourlyHistory(0.12), wantCurrent: "145m", wantRecommended: "165m", wantChanged: true, wantRequest: "165m"},
-		// 180Mi: bucket 13, ends at 186.91Mi, x 1.3 = 242.98Mi -> 244Mi, above
-		// the 200Mi limit.
+		// Constant usage is its own percentile (the bucket ends above it):
+		// 0.1115 x 1.3 = 0.14495 -> 145m, equal to the current 0.145:
+		// written, not a change.
+		{name: "same quantity is no change", policy: cpu, history: hourlyHistory(0.1115), wantCurrent: "145m", wantRecommended: "145m", wantRequest: "145m"},
+		// 0.2 cores x 1.3 = 260m.
+		{name: "cpu change", policy: cpu, history: hourlyHistory(0.2), wantCurrent: "145m", wantRecommended: "260m", wantChanged: true, wantRequest: "260m"},
+		// 0.12 cores x 1.3 = 0.156 -> 160m, 10.3% above the current 145m:
+		// changed.
+		{name: "cpu above threshold", policy: cpu, history: hourlyHistory(0.12), wantCurrent: "145m", wantRecommended: "160m", wantChanged: true, wantRequest: "160m"},
+		// 180Mi x 1.3 = 234Mi -> 236Mi, above the 200Mi limit.
 		{name: "capped at the limit", policy: mem, history: hourlyHistory(180 << 20), wantCurrent: "100Mi",
 			wantRecommended: "200Mi", wantChanged: true, wantReason: "capped at limit 200Mi", wantRequest: "200Mi"},
-		// RequestsAndLimits: 200Mi:100Mi is a ratio of 2; 180Mi gives 244Mi
-		// and a 488Mi limit.
+		// RequestsAndLimits: 200Mi:100Mi is a ratio of 2; 180Mi gives 236Mi
+		// and a 472Mi limit.
 		{name: "requests and limits", policy: collect.ResourcePolicy{Resource: corev1.ResourceMemory, BufferPercent: 30,
 			ControlledValues: v1alpha1.ContainerControlledValuesRequestsAndLimits}, history: hourlyHistory(180 << 20), wantCurrent: "100Mi",
-			wantRecommended: "244Mi", wantChanged: true, wantRequest: "244Mi", wantLimit: "488Mi"},
+			wantRecommended: "236Mi", wantChanged: true, wantRequest: "236Mi", wantLimit: "472Mi"},
 		// LimitsOnly: the limit 1 core keeps its ratio to the request 145m
-		// (6.897): 285m x 6.897 = 1.9655 cores -> 2 (50m steps). Current and
-		// recommended are the limit's.
+		// (6.897): 260m x 6.897 = 1.7931 cores -> 1800m (50m steps). Current
+		// and recommended are the limit's.
 		{name: "limits only", policy: collect.ResourcePolicy{Resource: corev1.ResourceCPU, BufferPercent: 30,
 			ControlledValues: v1alpha1.ContainerControlledValuesLimitsOnly}, history: hourlyHistory(0.2),
-			wantCurrent: "1", wantRecommended: "2", wantChanged: true, wantLimit: "2"},
-		// 95Mi: bucket 8, ends at 105.16Mi, x 1.3 = 136.70Mi, up to the 4Mi
-		// step: 140Mi.
-		{name: "memory change", policy: mem, history: hourlyHistory(95 << 20), wantCurrent: "100Mi", wantRecommended: "140Mi", wantChanged: true, wantRequest: "140Mi"},
+			wantCurrent: "1", wantRecommended: "1800m", wantChanged: true, wantLimit: "1800m"},
+		// 95Mi x 1.3 = 123.5Mi, up to the 4Mi step: 124Mi.
+		{name: "memory change", policy: mem, history: hourlyHistory(95 << 20), wantCurrent: "100Mi", wantRecommended: "124Mi", wantChanged: true, wantRequest: "124Mi"},
 		// The same 95Mi, but the pods reached 150Mi in their first minutes.
 		{name: "startup peak floors memory", policy: mem, history: withStartup(hourlyHistory(95<<20), 150<<20), wantCurrent: "100Mi",
 			wantRecommended: "152Mi", wantChanged: true, wantRequest: "152Mi"},
@@ -185,15 +183,15 @@ func TestItem(t *testing.T) {
 		return ForItem(it, u, err, Options{})
 	}
 
-	// 0.1 cores -> 145m; the limit keeps 200m:100m, 290m.
+	// 0.1 cores -> 130m; the limit keeps 200m:100m, 260m.
 	for _, it := range []collect.Item{plain, windowed, peaks} {
 		p := of(it)
 		r := p.Containers[0].Resources[0]
-		if s(r.Request) != "145m" || s(r.Limit) != "290m" || s(r.RecommendedLimit) != "290m" || s(r.CurrentLimit) != "200m" {
-			t.Errorf("%s: writes request %s limit %s (%s -> %s), want 145m and 290m (200m -> 290m)", it.Name, s(r.Request), s(r.Limit), s(r.CurrentLimit), s(r.RecommendedLimit))
+		if s(r.Request) != "130m" || s(r.Limit) != "260m" || s(r.RecommendedLimit) != "260m" || s(r.CurrentLimit) != "200m" {
+			t.Errorf("%s: writes request %s limit %s (%s -> %s), want 130m and 260m (200m -> 260m)", it.Name, s(r.Request), s(r.Limit), s(r.CurrentLimit), s(r.RecommendedLimit))
 		}
-		if r.Evidence == nil || r.Evidence.Limit != "290m" {
-			t.Errorf("%s: evidence %+v, want the limit 290m", it.Name, r.Evidence)
+		if r.Evidence == nil || r.Evidence.Limit != "260m" {
+			t.Errorf("%s: evidence %+v, want the limit 260m", it.Name, r.Evidence)
 		}
 		if p.Object.Name != "web" || p.Annotations["recommend-job.io/path"] != "clusters/prod" || !p.Containers[0].Writes() {
 			t.Errorf("%s: object %+v annotations %v, want web's and the item's", it.Name, p.Object, p.Annotations)
@@ -204,14 +202,14 @@ func TestItem(t *testing.T) {
 		t.Errorf("hpa: resource %+v, want nothing written, the reason and the current 100m", r)
 	}
 
-	// Within the threshold: 145m against 140m is held back and not written.
+	// Within the threshold: 130m against 125m is held back and not written.
 	close := item("close", func(it *collect.Item) {
-		it.Workload.Containers[0].Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("140m")}
+		it.Workload.Containers[0].Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("125m")}
 	})
 	r := of(close).Containers[0].Resources[0]
-	if r.Request != nil || r.Limit != nil || r.Changed || s(r.Recommended) != "145m" ||
-		r.Reason != "held back: request 145m is 3.6% from the current 140m, below the 10% change threshold" {
-		t.Errorf("close: resource %+v, want nothing written, 145m held back", r)
+	if r.Request != nil || r.Limit != nil || r.Changed || s(r.Recommended) != "130m" ||
+		r.Reason != "held back: request 130m is 4.0% from the current 125m, below the 10% change threshold" {
+		t.Errorf("close: resource %+v, want nothing written, 130m held back", r)
 	}
 	// A percentile extension of 0.5 changes nothing for constant usage, but
 	// shows in the evidence.

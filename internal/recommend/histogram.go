@@ -129,11 +129,19 @@ func (h *Histogram) Empty() bool {
 
 // Percentile returns the end of the bucket in which the cumulative weight
 // reaches p of the total, so the result is rounded up to a bucket boundary
-// (at most 5% above the true percentile); for the last bucket, its start.
-// An empty histogram gives 0.
+// (by up to 5% of the value plus the first bucket's width); for the last
+// bucket, its start. An empty histogram gives 0.
 func (h *Histogram) Percentile(p float64) float64 {
+	_, end := h.PercentileBucket(p)
+	return end
+}
+
+// PercentileBucket returns the start and end of the bucket in which the
+// cumulative weight reaches p of the total; for the last bucket, which has
+// no end, its start twice. An empty histogram gives 0, 0.
+func (h *Histogram) PercentileBucket(p float64) (start, end float64) {
 	if h.Empty() {
-		return 0
+		return 0, 0
 	}
 	threshold := p * h.total
 	sum := 0.0
@@ -144,8 +152,9 @@ func (h *Histogram) Percentile(p float64) float64 {
 			break
 		}
 	}
+	start = h.opts.bucketStart(b)
 	if b < len(h.weights)-1 {
-		return h.opts.bucketStart(b + 1)
+		return start, h.opts.bucketStart(b + 1)
 	}
-	return h.opts.bucketStart(b)
+	return start, start
 }

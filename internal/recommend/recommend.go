@@ -139,7 +139,7 @@ type Result struct {
 }
 
 // Compute recommends one container resource: the decaying histogram's
-// percentile of the samples, plus the buffer, raised to the OOM floor and
+// percentile of the samples (never above the highest sample), plus the buffer, raised to the OOM floor and
 // to the startup peak, rounded up to a friendly step, bounded by
 // minAllowed and maxAllowed, applied to the request and/or limit as
 // controlledValues says, and held back when it differs from the current
@@ -165,7 +165,14 @@ func Compute(in Input, opts Options) (Result, error) {
 			f.samples, span, opts.MinSamples, opts.MinSpan), Evidence: ev}, nil
 	}
 
-	ev.RawValue = f.hist.Percentile(p)
+	// A bucket's end can lie far above every sample at the low end, where
+	// the first bucket alone is 10m or 1e7 bytes wide: no sample needed
+	// more than the highest one, which is exact.
+	start, end := f.hist.PercentileBucket(p)
+	ev.RawValue, ev.Resolution = end, end-start
+	if peak < end {
+		ev.RawValue, ev.PercentileAtMax = peak, true
+	}
 	value := ev.RawValue * (1 + float64(in.BufferPercent)/100)
 	ev.BufferedValue = value
 	if in.OOMKilled && in.Resource == corev1.ResourceMemory {

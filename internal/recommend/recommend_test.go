@@ -37,8 +37,10 @@ func str(q *resource.Quantity) string {
 
 const mib = 1 << 20
 
-// Bucket ends used below (start of the next bucket, 0.2 x (1.05^(b+1) - 1)
-// for CPU and 2e8 x (1.05^(b+1) - 1) bytes for memory):
+// Bucket ends (start of the next bucket, 0.2 x (1.05^(b+1) - 1) for CPU
+// and 2e8 x (1.05^(b+1) - 1) bytes for memory) of the constant usages
+// below, all above the usage itself, so the percentile is the usage, the
+// highest sample:
 //   - 0.02 cores: bucket 1, ends at 0.0205;
 //   - 0.1 cores: bucket 8, ends at 0.110266;
 //   - 1 core: bucket 36, ends at 1.016281;
@@ -63,76 +65,80 @@ func TestCompute(t *testing.T) {
 		wantHeld    string
 		wantReason  string
 	}{
-		// 0.110266 x 1.3 = 0.143346 cores, up to the 5m step: 145m.
-		{name: "cpu constant", in: cpu(0.1), wantValue: "145m", wantRequest: "145m"},
-		// 0.0205 x 1.3 = 0.02665, up to the 1m step: 27m.
-		{name: "cpu small", in: cpu(0.02), wantValue: "27m", wantRequest: "27m"},
-		// 1.016281 x 1.3 = 1.321166, up to the 50m step: 1350m.
-		{name: "cpu cores", in: cpu(1), wantValue: "1350m", wantRequest: "1350m"},
-		// 215785635.9 x 1.3 = 280521327 bytes = 267.53Mi, up to the 4Mi step: 268Mi.
-		{name: "memory constant", in: mem(200 * mib), wantValue: "268Mi", wantRequest: "268Mi"},
-		// 55256312.5 x 1.3 = 71833206 bytes = 68.51Mi, up to the 1Mi step: 69Mi.
-		{name: "memory small", in: mem(50 * mib), wantValue: "69Mi", wantRequest: "69Mi"},
-		// 1027.20Mi without buffer, up to the 32Mi step: 1056Mi.
-		{name: "memory large", in: with(mem(1000*mib), func(i *Input) { i.BufferPercent = 0 }), wantValue: "1056Mi", wantRequest: "1056Mi"},
-		// 145m is below minAllowed 200m.
+		// 0.1 x 1.3 = 0.13 cores, on the 5m step: 130m.
+		{name: "cpu constant", in: cpu(0.1), wantValue: "130m", wantRequest: "130m"},
+		// 0.02 x 1.3 = 0.026, on the 1m step: 26m.
+		{name: "cpu small", in: cpu(0.02), wantValue: "26m", wantRequest: "26m"},
+		// 1 x 1.3 = 1.3, on the 50m step: 1300m.
+		{name: "cpu cores", in: cpu(1), wantValue: "1300m", wantRequest: "1300m"},
+		// 200Mi x 1.3 = 260Mi, on the 4Mi step.
+		{name: "memory constant", in: mem(200 * mib), wantValue: "260Mi", wantRequest: "260Mi"},
+		// 50Mi x 1.3 = 65Mi, on the 1Mi step.
+		{name: "memory small", in: mem(50 * mib), wantValue: "65Mi", wantRequest: "65Mi"},
+		// 1000Mi without buffer, on the 4Mi step.
+		{name: "memory large", in: with(mem(1000*mib), func(i *Input) { i.BufferPercent = 0 }), wantValue: "1000Mi", wantRequest: "1000Mi"},
+		// The first bucket ends at 10m, far above 3m: 3m x 1.3 = 3.9m, up to 4m.
+		{name: "cpu in the first bucket", in: cpu(0.003), wantValue: "4m", wantRequest: "4m"},
+		// 12Mi is in the second bucket, which ends at 19.55Mi: 12Mi x 1.3 = 15.6Mi, up to 16Mi.
+		{name: "memory in the second bucket", in: mem(12 * mib), wantValue: "16Mi", wantRequest: "16Mi"},
+		// 130m is below minAllowed 200m.
 		{name: "min allowed", in: with(cpu(0.1), func(i *Input) { i.MinAllowed = q("200m") }),
 			wantValue: "200m", wantRequest: "200m", wantCapped: []string{"minAllowed 200m"}},
-		// 268Mi is above maxAllowed 256Mi.
+		// 260Mi is above maxAllowed 256Mi.
 		{name: "max allowed", in: with(mem(200*mib), func(i *Input) { i.MaxAllowed = q("256Mi") }),
 			wantValue: "256Mi", wantRequest: "256Mi", wantCapped: []string{"maxAllowed 256Mi"}},
-		// RequestsOnly: 268Mi is above the 250Mi limit, the request stops there.
+		// RequestsOnly: 260Mi is above the 250Mi limit, the request stops there.
 		{name: "requests only capped at the limit", in: with(mem(200*mib), func(i *Input) { i.Limit = q("250Mi") }),
 			wantValue: "250Mi", wantRequest: "250Mi", wantCapped: []string{"limit 250Mi"}},
-		// RequestsAndLimits, 100m:200m is a ratio of 2: 145m and 290m.
+		// RequestsAndLimits, 100m:200m is a ratio of 2: 130m and 260m.
 		{name: "requests and limits keep the ratio", in: with(cpu(0.1), func(i *Input) {
 			i.ControlledValues, i.Request, i.Limit = v1alpha1.ContainerControlledValuesRequestsAndLimits, q("100m"), q("200m")
-		}), wantValue: "145m", wantRequest: "145m", wantLimit: "290m"},
+		}), wantValue: "130m", wantRequest: "130m", wantLimit: "260m"},
 		// No limit stays no limit.
 		{name: "requests and limits without a limit", in: with(cpu(0.1), func(i *Input) {
 			i.ControlledValues, i.Request = v1alpha1.ContainerControlledValuesRequestsAndLimits, q("100m")
-		}), wantValue: "145m", wantRequest: "145m"},
+		}), wantValue: "130m", wantRequest: "130m"},
 		// request == limit (Guaranteed QoS) stays equal.
 		{name: "requests and limits guaranteed", in: with(cpu(0.1), func(i *Input) {
 			i.ControlledValues, i.Request, i.Limit = v1alpha1.ContainerControlledValuesRequestsAndLimits, q("100m"), q("100m")
-		}), wantValue: "145m", wantRequest: "145m", wantLimit: "145m"},
+		}), wantValue: "130m", wantRequest: "130m", wantLimit: "130m"},
 		// A limit without a request: Kubernetes takes the limit as the request.
 		{name: "requests and limits, limit only", in: with(cpu(0.1), func(i *Input) {
 			i.ControlledValues, i.Limit = v1alpha1.ContainerControlledValuesRequestsAndLimits, q("1")
-		}), wantValue: "145m", wantRequest: "145m", wantLimit: "145m"},
-		// LimitsOnly, 100m:300m is a ratio of 3: the limit is 435m, the request stays.
+		}), wantValue: "130m", wantRequest: "130m", wantLimit: "130m"},
+		// LimitsOnly, 100m:300m is a ratio of 3: the limit is 390m, the request stays.
 		{name: "limits only", in: with(cpu(0.1), func(i *Input) {
 			i.ControlledValues, i.Request, i.Limit = v1alpha1.ContainerControlledValuesLimitsOnly, q("100m"), q("300m")
-		}), wantValue: "145m", wantLimit: "435m"},
-		// LimitsOnly, 500m:600m is 1.2: 174m would be below the request 500m.
+		}), wantValue: "130m", wantLimit: "390m"},
+		// LimitsOnly, 500m:600m is 1.2: 156m would be below the request 500m.
 		{name: "limits only never below the request", in: with(cpu(0.1), func(i *Input) {
 			i.ControlledValues, i.Request, i.Limit = v1alpha1.ContainerControlledValuesLimitsOnly, q("500m"), q("600m")
-		}), wantValue: "145m", wantLimit: "500m", wantCapped: []string{"request 500m"}},
+		}), wantValue: "130m", wantLimit: "500m", wantCapped: []string{"request 500m"}},
 		{name: "limits only without a limit", in: with(cpu(0.1), func(i *Input) {
 			i.ControlledValues, i.Request = v1alpha1.ContainerControlledValuesLimitsOnly, q("100m")
-		}), wantValue: "145m", wantHeld: "no limit to control: a container without a limit keeps none"},
-		// 145m against 140m: 3.6%, under 10%.
-		{name: "held back below the threshold", in: with(cpu(0.1), func(i *Input) { i.Request = q("140m") }),
-			wantValue: "145m", wantHeld: "request 145m is 3.6% from the current 140m, below the 10% change threshold"},
-		// 145m against 160m: 9.4%.
-		{name: "held back downwards", in: with(cpu(0.1), func(i *Input) { i.Request = q("160m") }),
-			wantValue: "145m", wantHeld: "request 145m is 9.4% from the current 160m, below the 10% change threshold"},
-		// 145m against 130m: 11.5%, over 10%.
-		{name: "changed above the threshold", in: with(cpu(0.1), func(i *Input) { i.Request = q("130m") }),
-			wantValue: "145m", wantRequest: "145m"},
+		}), wantValue: "130m", wantHeld: "no limit to control: a container without a limit keeps none"},
+		// 130m against 125m: 4.0%, under 10%.
+		{name: "held back below the threshold", in: with(cpu(0.1), func(i *Input) { i.Request = q("125m") }),
+			wantValue: "130m", wantHeld: "request 130m is 4.0% from the current 125m, below the 10% change threshold"},
+		// 130m against 140m: 7.1%.
+		{name: "held back downwards", in: with(cpu(0.1), func(i *Input) { i.Request = q("140m") }),
+			wantValue: "130m", wantHeld: "request 130m is 7.1% from the current 140m, below the 10% change threshold"},
+		// 130m against 115m: 13.0%, over 10%.
+		{name: "changed above the threshold", in: with(cpu(0.1), func(i *Input) { i.Request = q("115m") }),
+			wantValue: "130m", wantRequest: "130m"},
 		// Equal is written: it corrects a repository that disagrees.
-		{name: "equal is not held back", in: with(cpu(0.1), func(i *Input) { i.Request = q("0.145") }),
-			wantValue: "145m", wantRequest: "145m"},
-		// 140m is below minAllowed 145m, so the 3.6% change is made.
-		{name: "current outside the bounds is not held back", in: with(cpu(0.1), func(i *Input) { i.Request, i.MinAllowed = q("140m"), q("145m") }),
-			wantValue: "145m", wantRequest: "145m"},
-		// Peak 200Mi after an OOM: max(200Mi + 100Mi, 200Mi x 1.2) = 300Mi, above the buffered 267.53Mi.
+		{name: "equal is not held back", in: with(cpu(0.1), func(i *Input) { i.Request = q("0.13") }),
+			wantValue: "130m", wantRequest: "130m"},
+		// 125m is below minAllowed 130m, so the 4.0% change is made.
+		{name: "current outside the bounds is not held back", in: with(cpu(0.1), func(i *Input) { i.Request, i.MinAllowed = q("125m"), q("130m") }),
+			wantValue: "130m", wantRequest: "130m"},
+		// Peak 200Mi after an OOM: max(200Mi + 100Mi, 200Mi x 1.2) = 300Mi, above the buffered 260Mi.
 		{name: "oom bump", in: with(mem(200*mib), func(i *Input) { i.OOMKilled = true }), wantValue: "300Mi", wantRequest: "300Mi"},
 		// The OOM floor is capped by maxAllowed.
 		{name: "oom bump capped", in: with(mem(200*mib), func(i *Input) { i.OOMKilled, i.MaxAllowed = true, q("280Mi") }),
 			wantValue: "280Mi", wantRequest: "280Mi", wantCapped: []string{"maxAllowed 280Mi"}},
 		// An OOM says nothing about CPU.
-		{name: "oom leaves cpu alone", in: with(cpu(0.1), func(i *Input) { i.OOMKilled = true }), wantValue: "145m", wantRequest: "145m"},
+		{name: "oom leaves cpu alone", in: with(cpu(0.1), func(i *Input) { i.OOMKilled = true }), wantValue: "130m", wantRequest: "130m"},
 		{name: "no samples", in: Input{Resource: corev1.ResourceCPU}, wantReason: "insufficient data: no samples in the window"},
 		// 24 samples over 23h: too short a span.
 		{name: "short span", in: Input{Resource: corev1.ResourceCPU, Samples: hourly(t0, 0.1, 23)},
@@ -143,7 +149,7 @@ func TestCompute(t *testing.T) {
 			wantReason: "insufficient data: no samples in the last 24h0m0s, the newest is 25h0m0s old"},
 		// 24h old is still fresh.
 		{name: "fresh", in: Input{Resource: corev1.ResourceCPU, Samples: hourly(t0, 0.1, 25), BufferPercent: 30, Now: t0.Add(49 * time.Hour)},
-			wantValue: "145m", wantRequest: "145m"},
+			wantValue: "130m", wantRequest: "130m"},
 		// 2 samples 48h apart: too few.
 		{name: "too few samples", in: Input{Resource: corev1.ResourceCPU, Samples: []Sample{{t0, 0.1}, {t0.Add(48 * time.Hour), 0.1}}},
 			wantReason: "insufficient data: 2 samples over 48h0m0s, need 12 over 24h0m0s"},
@@ -173,13 +179,16 @@ func TestComputeEvidence(t *testing.T) {
 		t.Fatalf("Compute() error = %v", err)
 	}
 	e := got.Evidence
-	// 26 hourly peaks over 25h; p90 200Mi's bucket end 215785635.9 bytes,
-	// x 1.3 = 280521326.6; OOM floor 300Mi = 314572800 bytes; 4Mi steps.
+	// 26 hourly peaks over 25h; p90 200Mi's bucket ends at 215785635.9
+	// bytes, above every sample, so the percentile is 200Mi = 209715200
+	// bytes, at a resolution of the bucket's 19799316.0 bytes, x 1.3 =
+	// 272629760; OOM floor 300Mi = 314572800 bytes; 4Mi steps.
 	if e.Window != "168h0m0s" || e.Samples != 26 || e.Span != "25h0m0s" || e.Percentile != 0.9 || e.HalfLife != "24h0m0s" {
 		t.Errorf("evidence history = %+v, want window 168h, 26 samples over 25h, p90, half-life 24h", e)
 	}
-	if math.Abs(e.RawValue-215785635.88) > 1 || math.Abs(e.BufferedValue-280521326.6) > 1 || e.BufferPercent != 30 {
-		t.Errorf("evidence values = %v buffered %v buffer %d, want 215785635.9, 280521326.6, 30", e.RawValue, e.BufferedValue, e.BufferPercent)
+	if e.RawValue != 200*mib || !e.PercentileAtMax || math.Abs(e.Resolution-19799316.0) > 1 || math.Abs(e.BufferedValue-272629760) > 1 || e.BufferPercent != 30 {
+		t.Errorf("evidence values = %v (at max %v, resolution %v) buffered %v buffer %d, want 209715200 (true, 19799316.0), 272629760, 30",
+			e.RawValue, e.PercentileAtMax, e.Resolution, e.BufferedValue, e.BufferPercent)
 	}
 	if !e.OOMKilled || e.OOMFloor != 300*mib || e.RoundingStep != "4Mi" {
 		t.Errorf("evidence oom %v floor %v step %q, want true 314572800 4Mi", e.OOMKilled, e.OOMFloor, e.RoundingStep)
@@ -190,16 +199,16 @@ func TestComputeEvidence(t *testing.T) {
 // Every old sample is 84h older than a new one, so the old level's share
 // of the weight (weight = usage, decayed by 2^(-age/halfLife)) is
 // 1 x 2^(-84/halfLife) / (1 x 2^(-84/halfLife) + 0.2):
-//   - half-life 24h: 0.0884 / 0.2884 = 30.6%, so p90 is still 1 core's
-//     bucket end, 1.016281, x 1.3 = 1.321 -> 1350m;
+//   - half-life 24h: 0.0884 / 0.2884 = 30.6%, so p90 is still in 1 core's
+//     bucket, which ends above the highest sample, 1 core: x 1.3 -> 1300m;
 //   - half-life 12h: 0.0078 / 0.2078 = 3.8%, so p90 is 0.2 cores' bucket end,
-//     0.215786, x 1.3 = 0.280522 -> 285m.
+//     0.215786, below the highest sample, x 1.3 = 0.280522 -> 285m.
 func TestComputeHalfLife(t *testing.T) {
 	samples := append(hourly(t0, 1, 83), hourly(t0.Add(84*time.Hour), 0.2, 83)...)
 	for _, tt := range []struct {
 		halfLife time.Duration
 		want     string
-	}{{24 * time.Hour, "1350m"}, {12 * time.Hour, "285m"}} {
+	}{{24 * time.Hour, "1300m"}, {12 * time.Hour, "285m"}} {
 		got, err := Compute(Input{Resource: corev1.ResourceCPU, Samples: samples, BufferPercent: 30}, Options{HalfLife: tt.halfLife})
 		if err != nil {
 			t.Fatalf("Compute() error = %v", err)
@@ -322,13 +331,13 @@ func TestComputeStartupFloor(t *testing.T) {
 		wantFloor  bool
 		wantCapped []string
 	}{
-		// 700Mi, above 268Mi, on the 4Mi step already.
+		// 700Mi, above 260Mi, on the 4Mi step already.
 		{name: "startup peak above the buffered p90", in: mem(700 * mib), wantValue: "700Mi", wantPeak: 700 * mib, wantFloor: true},
 		// 701.5Mi, up to the 4Mi step: 704Mi.
 		{name: "startup peak rounded up", in: mem(701.5 * mib), wantValue: "704Mi", wantPeak: 701.5 * mib, wantFloor: true},
-		// 150Mi is below 267.5Mi: shown, not applied.
-		{name: "startup peak below the buffered p90", in: mem(150 * mib), wantValue: "268Mi", wantPeak: 150 * mib},
-		{name: "no startup seen", in: mem(0), wantValue: "268Mi"},
+		// 150Mi is below 260Mi: shown, not applied.
+		{name: "startup peak below the buffered p90", in: mem(150 * mib), wantValue: "260Mi", wantPeak: 150 * mib},
+		{name: "no startup seen", in: mem(0), wantValue: "260Mi"},
 		// An OOM kill at 200Mi floors at 300Mi, above the 250Mi startup.
 		{name: "OOM floor above the startup peak", in: with(mem(250*mib), func(i *Input) { i.OOMKilled = true }),
 			wantValue: "300Mi", wantPeak: 250 * mib},
@@ -338,9 +347,9 @@ func TestComputeStartupFloor(t *testing.T) {
 			wantValue: "700Mi", wantPeak: 700 * mib, wantFloor: true},
 		{name: "the limit caps the request", in: with(mem(700*mib), func(i *Input) { i.Limit = q("600Mi") }),
 			wantValue: "600Mi", wantPeak: 700 * mib, wantFloor: true, wantCapped: []string{"limit 600Mi, below the startup peak 700Mi"}},
-		// CPU has no startup floor: 0.110266 x 1.3 up to 145m.
+		// CPU has no startup floor: 0.1 x 1.3 = 130m.
 		{name: "cpu ignores it", in: Input{Resource: corev1.ResourceCPU, Samples: hourly(t0, 0.1, 25), BufferPercent: 30, StartupPeak: 700 * mib},
-			wantValue: "145m"},
+			wantValue: "130m"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

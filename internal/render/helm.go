@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/helmsource"
@@ -49,6 +50,9 @@ type HelmSource struct {
 	// Keys maps each value set (requests.cpu) to the values key it went to
 	// (web.resources.requests.cpu).
 	Keys map[string]string
+	// SchemaUnchecked names the chart's values schemas the proof could not
+	// check, and why: a $ref it could not fetch.
+	SchemaUnchecked []string
 }
 
 // helmPhase is what the Helm changes of one Apply share.
@@ -120,7 +124,7 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 		for j, i := range r.Changes {
 			want[j] = helmContainer(changes[i])
 		}
-		found, err := h.a.keys.Keys(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: values}, want)
+		found, err := h.a.keys.Keys(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: values, SkipSchema: r.SkipSchema}, want)
 		if err != nil {
 			h.failAll(r, results, fmt.Errorf("%w: %s: %w", helmsource.ErrHelm, r, err))
 			continue
@@ -260,7 +264,7 @@ func (h *helmPhase) writePost(ctx context.Context, r *helmsource.Release, st hel
 		fail(fmt.Errorf("no values key sizes %s alone, and the HelmRelease has post-renderers of its own, which the job does not change", containerNames(changes, idx)))
 		return
 	}
-	objects, err := helm.Render(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: values})
+	objects, err := helm.Render(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: values, SkipSchema: r.SkipSchema})
 	if err != nil {
 		fail(err)
 		return
@@ -438,18 +442,33 @@ func (h *helmPhase) placeObject(c Change, ref repoindex.DocRef, place placer, fr
 	if err != nil {
 		return file, false, nil, err
 	}
-	if fe.unsafe != nil {
-		return file, false, nil, fmt.Errorf("%s: %w", file, fe.unsafe)
+	err = fe.unsafe
+	changed := false
+	if err == nil {
+		var docs []*yaml.Node
+		if docs, err = fe.currentDocs(); err != nil {
+			return file, false, nil, err
+		}
+		changed, err = fe.edit(docs, doc, c, place)
 	}
-	docs, err := fe.currentDocs()
-	if err != nil {
-		return file, false, nil, err
+	switch {
+	case err == nil:
+		return file, changed, []string{file}, nil
+	case !errors.Is(err, repoindex.ErrUnsafeFile) || ref.Chain == nil || file != ref.File:
+	case mode == ModeAuto:
+		// What cannot be edited in place is patched through the
+		// kustomization that renders it, as patch mode would.
+		if _, ferr := fresh(2); ferr != nil {
+			return file, false, nil, fmt.Errorf("%s: %w; nor could it be patched in %s: %w", file, err, ref.Chain.Root().File, ferr)
+		}
+		return h.a.newObjectPatch(ref, func(step int) []string {
+			body, _ := fresh(step)
+			return body
+		})
+	default:
+		return file, false, nil, fmt.Errorf("%s: %w; a patch in %s would leave it as it is (render-mode patch, or the annotation %s: patch)", file, err, ref.Chain.Root().File, AnnotationMode)
 	}
-	changed, err := fe.edit(docs, doc, c, place)
-	if err != nil {
-		return file, false, nil, fmt.Errorf("%s: %w", file, err)
-	}
-	return file, changed, []string{file}, nil
+	return file, false, nil, fmt.Errorf("%s: %w", file, err)
 }
 
 // proveHelm renders each release's chart with its values before and after
@@ -483,6 +502,13 @@ func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes [
 			continue
 		}
 		err := h.proveRelease(ctx, r, expects)
+		if unchecked := r.Chart.SchemaUnchecked(); len(unchecked) > 0 {
+			for _, i := range r.Changes {
+				if results[i].Helm != nil {
+					results[i].Helm.SchemaUnchecked = unchecked
+				}
+			}
+		}
 		if err == nil {
 			continue
 		}
@@ -536,7 +562,7 @@ func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []h
 	if err != nil {
 		return fmt.Errorf("%s after the edit: %w", r.Release, err)
 	}
-	rel := helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: r.before}
+	rel := helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: r.before, SkipSchema: r.SkipSchema}
 	wrap := func(err error) error {
 		return fmt.Errorf("%s, chart %s %s: %w", r.Release, r.Chart.Name, r.Chart.Version, err)
 	}

@@ -399,3 +399,94 @@ spec:
 		t.Errorf("apps/shop.yaml:\n%s\nwant it to end with:\n%s", data, want)
 	}
 }
+
+// TestApplyFluxSourcesAsDeclared follows HelmReleases to their charts as
+// Flux declares the sources: an OCIRepository whose spec.insecure says its
+// registry speaks plain HTTP (the loader allows none of its own), and a
+// spec.chartRef to a HelmChart of a HelmRepository.
+func TestApplyFluxSourcesAsDeclared(t *testing.T) {
+	reg := helmtest.NewRegistry(t)
+	reg.Push(t, "shop", "1.4.0", chartFiles(t))
+	repo := helmtest.NewRepo(t)
+	repo.Add(t, "shop", "1.4.0", chartFiles(t))
+	release := func(name, kind, source string) string {
+		return `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: ` + name + `
+  namespace: ` + name + `
+spec:
+  chartRef:
+    kind: ` + kind + `
+    name: ` + source + `
+    namespace: flux-system
+  values:
+    web:
+      replicas: 2
+`
+	}
+	for _, tt := range []struct {
+		name, source, kind, sources string
+		want                        string
+	}{{
+		name: "insecure", kind: "OCIRepository", source: "shop-oci", want: reg.URL + "/shop",
+		sources: `apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: shop-oci
+  namespace: flux-system
+spec:
+  url: ` + reg.URL + `/shop
+  insecure: true
+  ref:
+    tag: 1.4.0
+`,
+	}, {
+		name: "helmchart", kind: "HelmChart", source: "shop-chart", want: repo.URL,
+		sources: `apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmChart
+metadata:
+  name: shop-chart
+  namespace: flux-system
+spec:
+  chart: shop
+  version: 1.4.x
+  sourceRef:
+    kind: HelmRepository
+    name: shop-charts
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata:
+  name: shop-charts
+  namespace: flux-system
+spec:
+  url: ` + repo.URL + "\n",
+	}} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeFiles(t, root, map[string]string{"infrastructure/sources.yaml": tt.sources, "apps/shop.yaml": release(tt.name, tt.kind, tt.source)})
+			c := Change{
+				Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: tt.name, Name: tt.name + "-web",
+					Labels: map[string]string{repoindex.FluxHelmName: tt.name, repoindex.FluxHelmNamespace: tt.name}},
+				Container: "web",
+				Requests:  quantities(map[string]string{"cpu": "300m"}),
+			}
+			out, err := Apply(context.Background(), root, ".", []Change{c}, WithCharts(helm.NewLoader()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Results[0]
+			if r.Err != nil || !r.Changed || r.Helm == nil || !strings.HasPrefix(r.Helm.ChartSource, tt.want) {
+				t.Fatalf("changed %v, err %v, helm %+v; want the chart from %s", r.Changed, r.Err, r.Helm, tt.want)
+			}
+			data, err := os.ReadFile(filepath.Join(root, "apps", "shop.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "    web:\n      replicas: 2\n      resources:\n        requests:\n          cpu: 300m\n"; !strings.HasSuffix(string(data), want) {
+				t.Errorf("apps/shop.yaml:\n%s\nwant it to end with:\n%s", data, want)
+			}
+		})
+	}
+}

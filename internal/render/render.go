@@ -587,6 +587,21 @@ func (a *applier) edit(c Change, ref repoindex.DocRef, find repoindex.Finder, mo
 		res.File = ref.File
 		res.Changed, res.Err = a.inPlace(c, ref, nil)
 		files = []string{ref.File}
+		switch {
+		case res.Err == nil || !errors.Is(res.Err, ErrUnsafeFile):
+		case mode == ModeAuto:
+			// What cannot be edited in place is patched through the
+			// kustomization that renders it, as patch mode would, and
+			// proved the same way.
+			pf, changed, pfiles, err := a.patch(c, ref)
+			if err != nil {
+				res.Err = fmt.Errorf("%w; nor could it be patched in %s: %w", res.Err, ref.Chain.Root().File, err)
+				return files
+			}
+			res.File, res.Changed, files, res.Err = pf, changed, pfiles, nil
+		default:
+			res.Err = fmt.Errorf("%w; a patch in %s would leave it as it is (render-mode patch, or the annotation %s: patch)", res.Err, ref.Chain.Root().File, AnnotationMode)
+		}
 	}
 	return files
 }

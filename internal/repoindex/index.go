@@ -698,6 +698,7 @@ var helmKinds = map[groupKind]bool{
 	{FluxSourceGroup, "HelmRepository"}: true,
 	{FluxSourceGroup, "GitRepository"}:  true,
 	{FluxSourceGroup, "OCIRepository"}:  true,
+	{FluxSourceGroup, "HelmChart"}:      true,
 	{ArgoGroup, "Application"}:          true,
 	{ArgoGroup, "ApplicationSet"}:       true,
 }

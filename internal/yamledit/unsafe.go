@@ -3,6 +3,8 @@ package yamledit
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -12,12 +14,13 @@ var ErrTemplate = fmt.Errorf("%w: looks like a Go or Helm template", ErrUnsafe)
 
 // UnsafeFile says why a whole file must not be edited, or returns nil.
 //
-// A template is rendered by another tool, so the YAML we see is not what is
-// applied; {{ anywhere is enough to suspect one, even in a value, because
-// such files parse only by accident. A SOPS file carries a MAC over its
-// content that any edit would break.
+// A template is a file whose structure another tool renders: {{ in a key,
+// on a line of its own or in flow that only parses by accident. {{ inside a
+// scalar value is data to Flux, Argo CD and kustomize (app-template passes
+// such strings through tpl itself), so it does not make a template. A SOPS
+// file carries a MAC over its content that any edit would break.
 func UnsafeFile(data []byte, docs []*yaml.Node) error {
-	if bytes.Contains(data, []byte("{{")) {
+	if bytes.Contains(data, templateOpen) && !templatesOnlyInValues(data, docs) {
 		return ErrTemplate
 	}
 	for _, d := range docs {
@@ -32,6 +35,72 @@ func UnsafeFile(data []byte, docs []*yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// templateOpen opens a Go template action.
+var templateOpen = []byte("{{")
+
+// templatesOnlyInValues reports whether every {{ of data lies inside a
+// scalar that is a value (not a key) of docs. Where a scalar's bytes cannot
+// be told (a plain scalar over several lines, an anchored or tagged one),
+// its {{ counts as outside: in doubt, a template.
+func templatesOnlyInValues(data []byte, docs []*yaml.Node) bool {
+	src := NewSource(data)
+	var spans [][2]int
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		switch n.Kind {
+		case yaml.DocumentNode, yaml.SequenceNode:
+			for _, c := range n.Content {
+				walk(c)
+			}
+		case yaml.MappingNode:
+			for i := 1; i < len(n.Content); i += 2 {
+				walk(n.Content[i])
+			}
+		case yaml.ScalarNode:
+			if !strings.Contains(n.Value, "{{") {
+				return
+			}
+			if start, end, err := valueRange(src, n); err == nil {
+				spans = append(spans, [2]int{start, end})
+			}
+		}
+	}
+	for _, d := range docs {
+		walk(d)
+	}
+	for off := 0; ; {
+		i := bytes.Index(data[off:], templateOpen)
+		if i < 0 {
+			return true
+		}
+		at := off + i
+		if !slices.ContainsFunc(spans, func(s [2]int) bool { return s[0] <= at && at+len(templateOpen) <= s[1] }) {
+			return false
+		}
+		off = at + len(templateOpen)
+	}
+}
+
+// valueRange returns the bytes of a scalar value: ScalarRange's, or a block
+// scalar's header to the end of its last line.
+func valueRange(src *Source, n *yaml.Node) (int, int, error) {
+	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 {
+		return src.ScalarRange(n)
+	}
+	if n.Anchor != "" || n.Style&yaml.TaggedStyle != 0 {
+		return 0, 0, NoSplice("line %d: block scalar is anchored or tagged", n.Line)
+	}
+	start, err := src.NodeOffset(n, "|>")
+	if err != nil {
+		return 0, 0, err
+	}
+	last, err := src.blockScalarEnd(n)
+	if err != nil {
+		return 0, 0, err
+	}
+	return start, src.ends[last-1], nil
 }
 
 // UnsafeNode refuses nodes an edit could not change on their own: an anchor

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -24,6 +25,8 @@ type Registry struct {
 	// URL is the oci:// URL of the path that holds the charts, as a Flux
 	// HelmRepository of type oci names it: oci://127.0.0.1:<port>/charts.
 	URL string
+	// CA is the PEM certificate a Registry made WithTLS serves HTTPS with.
+	CA []byte
 
 	cfg       serverConfig
 	mu        sync.Mutex
@@ -42,7 +45,7 @@ const ociManifestMediaType = "application/vnd.oci.image.manifest.v1+json"
 
 // NewRegistry starts an empty OCI registry, stopped when the test ends.
 // WithBasicAuth makes it ask for basic auth, as registries do, with a 401
-// and a Basic challenge.
+// and a Basic challenge; WithTLS makes it serve HTTPS, its CA in CA.
 func NewRegistry(t testing.TB, opts ...RepoOption) *Registry {
 	t.Helper()
 	r := &Registry{
@@ -54,9 +57,16 @@ func NewRegistry(t testing.TB, opts ...RepoOption) *Registry {
 	for _, opt := range opts {
 		opt(&r.cfg)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(r.serve))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
+	if r.cfg.tls {
+		srv.StartTLS()
+		r.CA = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
-	r.URL = registry.OCIScheme + "://" + strings.TrimPrefix(srv.URL, "http://") + "/" + registryRepoPath
+	host := strings.TrimPrefix(strings.TrimPrefix(srv.URL, "http://"), "https://")
+	r.URL = registry.OCIScheme + "://" + host + "/" + registryRepoPath
 	return r
 }
 

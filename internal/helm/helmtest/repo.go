@@ -2,6 +2,7 @@ package helmtest
 
 import (
 	"bytes"
+	"encoding/pem"
 	"fmt"
 	"maps"
 	"net/http"
@@ -70,6 +71,7 @@ type RepoOption func(*serverConfig)
 
 type serverConfig struct {
 	username, password string
+	tls                bool
 	absoluteURLs       bool
 	chunked            bool
 	hook               func(*http.Request)
@@ -79,6 +81,12 @@ type serverConfig struct {
 // this user name and password.
 func WithBasicAuth(username, password string) RepoOption {
 	return func(c *serverConfig) { c.username, c.password = username, password }
+}
+
+// WithTLS makes a Repo serve HTTPS with a certificate of its own CA,
+// which its CA field holds.
+func WithTLS() RepoOption {
+	return func(c *serverConfig) { c.tls = true }
 }
 
 // WithAbsoluteURLs makes a Repo's index name its archives by absolute
@@ -122,6 +130,8 @@ type Repo struct {
 	// URL is the repository's URL, as a Flux HelmRepository or an Argo
 	// CD Application names it: http://127.0.0.1:<port>/charts.
 	URL string
+	// CA is the PEM certificate a Repo made WithTLS serves HTTPS with.
+	CA []byte
 
 	cfg      serverConfig
 	mu       sync.Mutex
@@ -140,7 +150,13 @@ func NewRepo(t testing.TB, opts ...RepoOption) *Repo {
 	for _, opt := range opts {
 		opt(&r.cfg)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(r.serve))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
+	if r.cfg.tls {
+		srv.StartTLS()
+		r.CA = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	r.URL = srv.URL + strings.TrimSuffix(repoPath, "/")
 	return r
