@@ -211,6 +211,10 @@ const ReasonHistoryUnavailable = "usage history unavailable: "
 type Evidence struct {
 	// Window is how far back history was read.
 	Window string `json:"window,omitempty"`
+	// Resolution is how CPU history was read and where that came from,
+	// e.g. "rate over 2m every 1m, from the 1m scrape interval" (CPU
+	// only).
+	Resolution string `json:"resolution,omitempty"`
 	// Samples is the number of samples in the histogram: CPU rates, or
 	// memory peaks per interval.
 	Samples int `json:"samples"`

@@ -104,6 +104,8 @@ type Input struct {
 	First, Last time.Time
 	// Window is how far back the samples were read, for the evidence.
 	Window time.Duration
+	// Resolution is how CPU samples were read, for the evidence.
+	Resolution string
 	// Now is when the window ended; zero skips the check of the newest
 	// sample's age.
 	Now           time.Time
@@ -269,6 +271,7 @@ func observe(in Input, opts Options) (observation, error) {
 	if in.Window > 0 {
 		ev.Window, ev.WindowDays = in.Window.String(), days(in.Window)
 	}
+	ev.Resolution = in.Resolution
 	if in.Resource == corev1.ResourceMemory {
 		ev.StartupPeak = in.StartupPeak
 		ev.OOMKills = in.OOMKills

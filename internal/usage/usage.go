@@ -95,6 +95,9 @@ type History struct {
 	// Step is the time between two samples of one pod: the query step for
 	// CPU, the peak interval for memory.
 	Step time.Duration
+	// Resolution is how CPU was read: its rate window and step, and the
+	// scrape interval they came from (CPU only).
+	Resolution Resolution
 
 	// Fold, when set, took the samples in place of Values, which stays
 	// empty; First and Last are still those of the samples. See FoldFunc.
@@ -261,6 +264,7 @@ type Reader struct {
 	startup      time.Duration // the startup window; no startup peaks when zero
 	memoryWindow time.Duration // how far back memory peaks are read, when further than window
 	end          time.Time     // of the window one Read reads
+	res          Resolution    // of the CPU history one Read reads
 	folding      *folding      // of the read, when its CPU samples are folded
 	now          func() time.Time
 	log          *slog.Logger
@@ -272,11 +276,13 @@ type Option func(*Reader)
 // WithWindow sets how far back history is read.
 func WithWindow(d time.Duration) Option { return func(r *Reader) { r.window = d } }
 
-// WithStep sets the resolution of the CPU history.
+// WithStep sets the resolution of the CPU history; zero measures it in
+// each namespace: its scrape interval.
 func WithStep(d time.Duration) Option { return func(r *Reader) { r.step = d } }
 
 // WithRateWindow sets the range of rate() over the CPU counter; it must
-// hold at least two scrapes.
+// hold at least two scrapes. Zero measures it in each namespace: two
+// scrape intervals, at least the step.
 func WithRateWindow(d time.Duration) Option { return func(r *Reader) { r.rateWindow = d } }
 
 // WithPeakInterval sets the interval of the memory peaks.
@@ -340,6 +346,13 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	if err != nil {
 		return nil, err
 	}
+
+	// The read is the copy ReadEach made: its resolution is the
+	// namespace's own.
+	if r.res, err = r.resolution(ctx, namespace, selector); err != nil {
+		return nil, err
+	}
+	r.step, r.rateWindow = r.res.Step, r.res.RateWindow
 
 	out := make(map[WorkloadRef]Usage, len(workloads))
 	cpu := fmt.Sprintf(`max by (pod, container) (rate(container_cpu_usage_seconds_total{%s}[%s]))`,
@@ -459,7 +472,13 @@ func (r *Reader) selectors(namespace string, workloads []WorkloadRef) (pods, sel
 // rate window more, which holds two scrapes, so that a restart between
 // the last scrape of one hour and the first of the next is seen.
 func (r *Reader) oomQuery(pods string) string {
-	rng := model.Duration(oomResolution + r.rateWindow)
+	overlap := r.rateWindow
+	if overlap <= 0 {
+		// Not measured here (a watch): the default holds two scrapes of
+		// most Prometheus setups.
+		overlap = DefaultRateWindow
+	}
+	rng := model.Duration(oomResolution + overlap)
 	return fmt.Sprintf(`max by (pod, container) (max_over_time(kube_pod_container_status_last_terminated_reason{reason="OOMKilled",%s}[%s]) > 0)`+
 		` and on (pod, container) max by (pod, container) (changes(kube_pod_container_status_restarts_total{%s}[%s]) > 0)`, pods, rng, pods, rng)
 }
@@ -750,9 +769,9 @@ func (r *Reader) history(u map[WorkloadRef]Usage, w WorkloadRef, container strin
 	}
 	h := usage[container][res]
 	if h == nil {
-		h = &History{Window: r.window, End: r.end, Step: r.step}
+		h = &History{Window: r.window, End: r.end, Step: r.step, Resolution: r.res}
 		if res == corev1.ResourceMemory {
-			h.Window, h.Step = max(r.window, r.memoryWindow), r.peakInterval
+			h.Window, h.Step, h.Resolution = max(r.window, r.memoryWindow), r.peakInterval, Resolution{}
 		}
 		usage[container][res] = h
 	}
@@ -802,7 +821,7 @@ func (f *folding) add(w WorkloadRef, container string, series *model.SampleStrea
 		}
 		h := u[container][corev1.ResourceCPU]
 		if h == nil {
-			h = &History{Window: own.Window, End: f.r.end, Step: f.r.step}
+			h = &History{Window: own.Window, End: f.r.end, Step: f.r.step, Resolution: f.r.res}
 			h.Fold = f.fn(Want{Ref: w, Settings: s}, container, h)
 			u[container] = map[corev1.ResourceName]*History{corev1.ResourceCPU: h}
 		}
