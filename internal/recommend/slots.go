@@ -170,7 +170,7 @@ func (s *Slots) Fold(from, reference time.Time) *Fold {
 	f := NewFold(s.Resource, s.HalfLife, reference)
 	keys := make([]int64, 0, len(s.slots))
 	for k := range s.slots {
-		if !s.start(k+1).After(from) {
+		if !s.start(k + 1).After(from) {
 			continue
 		}
 		keys = append(keys, k)
