@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/recommend-job/recommend-job/internal/checkpoint"
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/config"
 	"github.com/recommend-job/recommend-job/internal/doctor"
@@ -166,12 +167,16 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 		return nil, err
 	}
 	var rec *record.Store
+	var checkpoints *checkpoint.Store
 	if ns := recordNamespace(cfg.RecordNamespace); ns != "" {
 		core, err := corev1client.NewForConfig(restCfg)
 		if err != nil {
 			return nil, fmt.Errorf("creating core client: %w", err)
 		}
 		rec = record.New(core.ConfigMaps(ns), ns, cfg.RecordName)
+		if cfg.Checkpoints {
+			checkpoints = checkpoint.New(core.ConfigMaps(ns), ns, cfg.ShardIndex)
+		}
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
 	collector := collect.New(dyn, mapper, append(cfg.CollectOptions(log), collect.WithMetadataClient(metaClient))...)
@@ -192,6 +197,9 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 	if rec != nil {
 		// A nil *Store in the interface would read as a record.
 		w.job.Record, w.record = rec, rec
+	}
+	if checkpoints != nil {
+		w.job.Checkpoints = checkpoints
 	}
 	return w, nil
 }

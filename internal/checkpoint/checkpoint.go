@@ -68,25 +68,14 @@ type Entry struct {
 	// End is the end of the history folded in: the next run reads from
 	// there.
 	End time.Time `json:"end"`
+	// Containers are the target's containers when the folds were made.
+	Containers []string `json:"containers"`
 	// Folds are the encoded folds (recommend.Slots) by "container/resource".
 	Folds map[string][]byte `json:"folds"`
 }
 
 // Key names the target of e in a Checkpoint.
 func (e Entry) Key() string { return e.Namespace + "/" + e.Kind + "/" + e.Name }
-
-// Containers are the containers e holds folds of, sorted.
-func (e Entry) Containers() []string {
-	var out []string
-	for k := range e.Folds {
-		c, _, _ := strings.Cut(k, "/")
-		if !slices.Contains(out, c) {
-			out = append(out, c)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
 
 // Want is what a run needs of a target's checkpoint for it to stand for
 // the history it folded.
@@ -107,7 +96,7 @@ func (e Entry) Mismatch(w Want, now time.Time) string {
 		return "checkpoint of another UID"
 	case e.Settings != w.Settings:
 		return "checkpoint of other settings"
-	case !slices.Equal(e.Containers(), sortedCopy(w.Containers)):
+	case !slices.Equal(sortedCopy(e.Containers), sortedCopy(w.Containers)):
 		return "checkpoint of other containers"
 	case e.End.After(now):
 		return "checkpoint from the future"

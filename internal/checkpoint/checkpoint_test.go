@@ -3,7 +3,9 @@ package checkpoint
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +20,9 @@ func entry(ns, name string, folds ...string) Entry {
 	e := Entry{Namespace: ns, Kind: "Deployment", Name: name, UID: "uid-" + name, Settings: "s1", End: t0, Folds: map[string][]byte{}}
 	for _, f := range folds {
 		e.Folds[f] = []byte("slots of " + f)
+		if c, _, _ := strings.Cut(f, "/"); !slices.Contains(e.Containers, c) {
+			e.Containers = append(e.Containers, c)
+		}
 	}
 	return e
 }

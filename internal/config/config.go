@@ -133,6 +133,7 @@ type Config struct {
 	VerifyThrottledBefore float64       `mapstructure:"verify-throttled-before"`
 	RecordNamespace       string        `mapstructure:"record-namespace"`
 	RecordName            string        `mapstructure:"record-name"`
+	Checkpoints           bool          `mapstructure:"checkpoints"`
 
 	// ChartFetchTimeout bounds each fetch of a remote chart.
 	ChartFetchTimeout time.Duration `mapstructure:"chart-fetch-timeout"`

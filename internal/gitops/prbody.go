@@ -320,6 +320,9 @@ func evidenceCells(container string, r plan.Resource) []string {
 	if ev.Resolution != "" {
 		hist += "; " + mdText(ev.Resolution)
 	}
+	if ev.History != "" {
+		hist += "; " + mdText(ev.History)
+	}
 	cells := []string{container, res, hist, "-", fmt.Sprintf("+%d%%", ev.BufferPercent), "-", "-", "-", "-"}
 	// Without a rounding step no value was computed: too little history,
 	// or held back for an autoscaler before any.

@@ -122,3 +122,27 @@ func (r *Reader) resolution(ctx context.Context, namespace, selector string) (Re
 	}
 	return res, nil
 }
+
+// clip keeps the points of rngs that lie within parts: each range cut to
+// the grid points of each part, so that a part reads the samples a whole
+// read would have at the same times.
+func clip(rngs []promv1.Range, parts []Span) []promv1.Range {
+	var out []promv1.Range
+	for _, p := range parts {
+		for _, rng := range rngs {
+			from, to := rng.Start, rng.End
+			if p.From.After(from) {
+				n := (p.From.Sub(from) + rng.Step - 1) / rng.Step
+				from = from.Add(n * rng.Step)
+			}
+			if p.To.Before(to) {
+				n := (to.Sub(p.To) + rng.Step - 1) / rng.Step
+				to = to.Add(-n * rng.Step)
+			}
+			if !from.After(to) {
+				out = append(out, promv1.Range{Start: from, End: to, Step: rng.Step})
+			}
+		}
+	}
+	return out
+}

@@ -265,6 +265,7 @@ type Reader struct {
 	memoryWindow time.Duration // how far back memory peaks are read, when further than window
 	end          time.Time     // of the window one Read reads
 	res          Resolution    // of the CPU history one Read reads
+	spans        SpansFunc     // of the CPU history one Read reads; all when nil
 	folding      *folding      // of the read, when its CPU samples are folded
 	now          func() time.Time
 	log          *slog.Logger
@@ -353,11 +354,21 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 		return nil, err
 	}
 	r.step, r.rateWindow = r.res.Step, r.res.RateWindow
+	if r.spans != nil {
+		// Every read of spans samples the same times, a whole number of
+		// steps from the epoch, so that what one run folded is what a
+		// later one would have read.
+		r.end = r.end.Truncate(r.step)
+	}
 
 	out := make(map[WorkloadRef]Usage, len(workloads))
 	cpu := fmt.Sprintf(`max by (pod, container) (rate(container_cpu_usage_seconds_total{%s}[%s]))`,
 		selector, model.Duration(r.rateWindow))
-	err = r.eachSeries(ctx, namespace, corev1.ResourceCPU, cpu, r.window, r.step, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+	var parts []Span
+	if r.spans != nil {
+		parts = r.spans(namespace, r.res, r.end.Add(-span(r.window, r.step)), r.end)
+	}
+	err = r.eachSeriesIn(ctx, namespace, corev1.ResourceCPU, cpu, r.window, r.step, parts, a, func(w WorkloadRef, container string, series *model.SampleStream) {
 		if r.folding != nil {
 			r.folding.add(w, container, series)
 			return
@@ -561,6 +572,26 @@ func (r *Reader) resolve(s Settings) Settings {
 // decoded, those outside the group's window left out, instead of being
 // kept and cut.
 func (r *Reader) ReadEach(ctx context.Context, namespace string, groups map[Settings][]WorkloadRef, fold FoldFunc) (map[Settings]map[WorkloadRef]Usage, error) {
+	return r.ReadSpans(ctx, namespace, groups, fold, nil)
+}
+
+// Span is a part of a window, From and To included.
+type Span struct{ From, To time.Time }
+
+// SpansFunc says which spans of the window from start to end a read of
+// namespace's CPU history at res reads; nil reads it whole.
+type SpansFunc func(namespace string, res Resolution, start, end time.Time) []Span
+
+// SpanReader is a SettingsReader that can read only some spans of the CPU
+// history, for folds that hold the rest; Reader is one.
+type SpanReader interface {
+	ReadSpans(ctx context.Context, namespace string, groups map[Settings][]WorkloadRef, fold FoldFunc, spans SpansFunc) (map[Settings]map[WorkloadRef]Usage, error)
+}
+
+// ReadSpans is ReadEach with the CPU history read only in the spans that
+// spans returns (nil: all), once the namespace's resolution is known.
+// Memory peaks, OOM kills and startup peaks are read whole.
+func (r *Reader) ReadSpans(ctx context.Context, namespace string, groups map[Settings][]WorkloadRef, fold FoldFunc, spans SpansFunc) (map[Settings]map[WorkloadRef]Usage, error) {
 	var all []WorkloadRef
 	var window, interval time.Duration
 	for s, ws := range groups {
@@ -594,6 +625,7 @@ func (r *Reader) ReadEach(ctx context.Context, namespace string, groups map[Sett
 	if fold != nil {
 		c.folding = newFolding(&c, groups, r.resolve, fold)
 	}
+	c.spans = spans
 	got, err := c.read(ctx, namespace, all)
 	if err != nil {
 		return nil, err
@@ -694,7 +726,18 @@ func (r *Reader) send(ctx context.Context, q string, rng promv1.Range, each func
 // workload and container.
 func (r *Reader) eachSeries(ctx context.Context, namespace string, what corev1.ResourceName, query string, window, step time.Duration,
 	a *attributor, add func(WorkloadRef, string, *model.SampleStream)) error {
-	for _, rng := range r.ranges(window, step) {
+	return r.eachSeriesIn(ctx, namespace, what, query, window, step, nil, a, add)
+}
+
+// eachSeriesIn is eachSeries over the points of the window within parts
+// only; all of them when parts is nil.
+func (r *Reader) eachSeriesIn(ctx context.Context, namespace string, what corev1.ResourceName, query string, window, step time.Duration,
+	parts []Span, a *attributor, add func(WorkloadRef, string, *model.SampleStream)) error {
+	rngs := r.ranges(window, step)
+	if parts != nil {
+		rngs = clip(rngs, parts)
+	}
+	for _, rng := range rngs {
 		err := r.query(ctx, namespace, what, query, rng, func(series *model.SampleStream) {
 			if w, ok := a.owner(string(series.Metric["pod"])); ok {
 				add(w, string(series.Metric["container"]), series)
