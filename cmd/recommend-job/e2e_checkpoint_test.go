@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -85,6 +86,17 @@ func TestEndToEndCheckpoints(t *testing.T) {
 	tampered := entry(t, runJSON(t, ctx, args), "shop", "web")
 	assertHistory(t, "tampered", tampered, "7d read: checkpoint unreadable")
 	assertSameValues(t, "tampered", stateless, tampered)
+
+	// doctor shows how old each namespace's checkpoint is.
+	var doc, docErr bytes.Buffer
+	if code := run(ctx, append([]string{"doctor"}, args...), &doc, &docErr); code != exitOK {
+		t.Errorf("doctor = %d; output:\n%s\nstderr:\n%s", code, doc.String(), docErr.String())
+	}
+	for _, want := range []string{"checkpoint of 1 targets, written ", "namespace shop: checkpoint "} {
+		if !strings.Contains(doc.String(), want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, doc.String())
+		}
+	}
 }
 
 // assertHistory checks the CPU evidence of every container of it says

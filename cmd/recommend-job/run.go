@@ -238,6 +238,9 @@ func (w *wiring) doctor(cfg *config.Config, log *slog.Logger) doctor.Config {
 	if w.record != nil {
 		d.Record = w.record
 	}
+	if w.job.Checkpoints != nil {
+		d.Checkpoints = w.job.Checkpoints
+	}
 	return d
 }
 
