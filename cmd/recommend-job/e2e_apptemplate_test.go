@@ -186,7 +186,7 @@ func checkAppTemplateRuns(t *testing.T, ctx context.Context, bed *testbed.Bed, r
 	for _, c := range atuin.Containers {
 		for _, r := range c.Resources {
 			got[c.Name+"/"+string(r.Resource)] = quantity(r.Recommended)
-			if r.Evidence == nil || !r.Evidence.PercentileAtMax || r.Evidence.Resolution <= 0 {
+			if r.Evidence == nil || !r.Evidence.PercentileAtMax || r.Evidence.BucketWidth <= 0 {
 				t.Errorf("%s/%s: evidence %+v, want the percentile at the highest sample and the bucket's width", c.Name, r.Resource, r.Evidence)
 			}
 		}

@@ -205,7 +205,8 @@ func TestPrometheusQueryTimeout(t *testing.T) {
 			defer srv.Close()
 			defer close(done)
 			cfg := &config.Config{PrometheusURL: srv.URL, PrometheusTimeout: 500 * time.Millisecond, PrometheusOwnership: false,
-				Window: 24 * time.Hour, PrometheusStep: time.Minute, PrometheusRateWindow: 5 * time.Minute, MemoryPeakInterval: time.Hour}
+				Window: 24 * time.Hour, MemoryPeakInterval: time.Hour,
+				Parsed: config.Parsed{PrometheusStep: time.Minute, PrometheusRateWindow: 5 * time.Minute}}
 			api, err := newPrometheusAPI(cfg)
 			if err != nil {
 				t.Fatal(err)

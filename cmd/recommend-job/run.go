@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/recommend-job/recommend-job/internal/checkpoint"
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/config"
 	"github.com/recommend-job/recommend-job/internal/deployers"
@@ -174,12 +175,16 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 		return nil, err
 	}
 	var rec *record.Store
+	var checkpoints *checkpoint.Store
 	if ns := recordNamespace(cfg.RecordNamespace); ns != "" {
 		core, err := corev1client.NewForConfig(restCfg)
 		if err != nil {
 			return nil, fmt.Errorf("creating core client: %w", err)
 		}
 		rec = record.New(core.ConfigMaps(ns), ns, cfg.RecordName)
+		if cfg.Checkpoints {
+			checkpoints = checkpoint.New(core.ConfigMaps(ns), ns, cfg.ShardIndex)
+		}
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
 	collector := collect.New(dyn, mapper, append(cfg.CollectOptions(log), collect.WithMetadataClient(metaClient))...)
@@ -201,6 +206,9 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 	if rec != nil {
 		// A nil *Store in the interface would read as a record.
 		w.job.Record, w.record = rec, rec
+	}
+	if checkpoints != nil {
+		w.job.Checkpoints = checkpoints
 	}
 	return w, nil
 }
@@ -238,6 +246,9 @@ func (w *wiring) doctor(cfg *config.Config, log *slog.Logger) doctor.Config {
 	}
 	if w.record != nil {
 		d.Record = w.record
+	}
+	if w.job.Checkpoints != nil {
+		d.Checkpoints = w.job.Checkpoints
 	}
 	return d
 }

@@ -67,16 +67,21 @@ func TestChartRBACRules(t *testing.T) {
 	}
 	withStatus := slices.Sorted(slices.Values(append(slices.Clone(readOnly), "recommendation.katalyst.kubewharf.io/resourcerecommends/status:patch")))
 	withExtra := slices.Sorted(slices.Values(append(slices.Clone(readOnly), "example.com/widgets:list")))
+	// The record, read and written by name, and the checkpoints, listed
+	// and deleted: in the job's namespace alone.
+	role := []string{"/configmaps:create", "/configmaps:get,update", "/configmaps:list,delete"}
 	tests := []struct {
-		name string
-		set  map[string]any
-		want []string
+		name     string
+		set      map[string]any
+		want     []string
+		wantRole []string
 	}{
 		{name: "default is read-only", want: readOnly},
 		{name: "write-status adds the status patch", set: map[string]any{"config": map[string]any{"write-status": true}}, want: withStatus},
 		{name: "extra rules for custom kinds", set: map[string]any{"rbac": map[string]any{"extraRules": []any{
 			map[string]any{"apiGroups": []any{"example.com"}, "resources": []any{"widgets"}, "verbs": []any{"list"}},
 		}}}, want: withExtra},
+		{name: "no checkpoints, no list", set: map[string]any{"config": map[string]any{"checkpoints": false}}, want: readOnly, wantRole: role[:2]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,9 +89,11 @@ func TestChartRBACRules(t *testing.T) {
 			if d := cmp.Diff(tt.want, ruleSummary(t, docs[0])); d != "" {
 				t.Errorf("ClusterRole rules (-want +got):\n%s", d)
 			}
-			// The record: read and written by name, in the job's namespace
-			// alone.
-			if d := cmp.Diff([]string{"/configmaps:create", "/configmaps:get,update"}, ruleSummary(t, docs[2])); d != "" {
+			wantRole := role
+			if tt.wantRole != nil {
+				wantRole = tt.wantRole
+			}
+			if d := cmp.Diff(wantRole, ruleSummary(t, docs[2])); d != "" {
 				t.Errorf("Role rules (-want +got):\n%s", d)
 			}
 			rules, _, _ := unstructured.NestedSlice(docs[2].Object, "rules")

@@ -35,6 +35,9 @@ type ObjectRef struct {
 	Name        string
 	Labels      map[string]string
 	Annotations map[string]string
+	// UID tells the object from one deleted and created again under its
+	// name (a checkpoint of its history is the old one's).
+	UID string
 }
 
 // objectRefOf is obj's reference.
@@ -46,6 +49,7 @@ func objectRefOf(obj *unstructured.Unstructured) ObjectRef {
 		Name:        obj.GetName(),
 		Labels:      obj.GetLabels(),
 		Annotations: obj.GetAnnotations(),
+		UID:         string(obj.GetUID()),
 	}
 }
 

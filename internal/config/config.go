@@ -84,8 +84,8 @@ type Config struct {
 	PrometheusInsecureSkipVerify bool          `mapstructure:"prometheus-insecure-skip-verify"`
 	PrometheusHeaders            []string      `mapstructure:"prometheus-headers"`
 	PrometheusLabelFilter        string        `mapstructure:"prometheus-label-filter"`
-	PrometheusStep               time.Duration `mapstructure:"prometheus-step"`
-	PrometheusRateWindow         time.Duration `mapstructure:"prometheus-rate-window"`
+	PrometheusStep               string        `mapstructure:"prometheus-step"`
+	PrometheusRateWindow         string        `mapstructure:"prometheus-rate-window"`
 	PrometheusOwnership          bool          `mapstructure:"prometheus-ownership"`
 	PrometheusTimeout            time.Duration `mapstructure:"prometheus-timeout"`
 	PrometheusConcurrency        int           `mapstructure:"prometheus-concurrency"`
@@ -143,6 +143,7 @@ type Config struct {
 	VerifyThrottledBefore float64       `mapstructure:"verify-throttled-before"`
 	RecordNamespace       string        `mapstructure:"record-namespace"`
 	RecordName            string        `mapstructure:"record-name"`
+	Checkpoints           bool          `mapstructure:"checkpoints"`
 
 	// ChartFetchTimeout bounds each fetch of a remote chart.
 	ChartFetchTimeout time.Duration `mapstructure:"chart-fetch-timeout"`
@@ -172,6 +173,9 @@ type Parsed struct {
 	GroupBy        gitops.GroupBy
 	CommitTemplate *template.Template
 	LogLevel       slog.Level
+	// PrometheusStep and PrometheusRateWindow are zero for auto: measured
+	// in each namespace's samples.
+	PrometheusStep, PrometheusRateWindow time.Duration
 }
 
 // NewFlagSet returns a flag set with a flag for every key and FileFlag,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -44,4 +45,24 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%q: not a whole number of bytes", s)
 	}
 	return n, nil
+}
+
+// Auto is the value of a setting the job measures itself.
+const Auto = "auto"
+
+// parseAuto reads a duration that may be auto (zero): prometheus-step and
+// prometheus-rate-window; a duration must be positive.
+func parseAuto(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == Auto {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q: want auto or a duration such as 1m: %w", s, err)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("must be positive, got %v", d)
+	}
+	return d, nil
 }

@@ -45,12 +45,18 @@ func (c *Config) completePrometheus() []error {
 		errs = append(errs, errors.New(`prometheus-label-filter: must be label matchers without braces, e.g. cluster="prod"`))
 	}
 	for _, d := range []struct {
-		key   string
-		value time.Duration
-	}{{"prometheus-step", c.PrometheusStep}, {"prometheus-rate-window", c.PrometheusRateWindow}, {"prometheus-timeout", c.PrometheusTimeout}} {
-		if d.value <= 0 {
-			errs = append(errs, fmt.Errorf("%s: must be positive, got %v", d.key, d.value))
+		key  string
+		text string
+		into *time.Duration
+	}{{"prometheus-step", c.PrometheusStep, &c.Parsed.PrometheusStep}, {"prometheus-rate-window", c.PrometheusRateWindow, &c.Parsed.PrometheusRateWindow}} {
+		v, err := parseAuto(d.text)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", d.key, err))
 		}
+		*d.into = v
+	}
+	if c.PrometheusTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("prometheus-timeout: must be positive, got %v", c.PrometheusTimeout))
 	}
 	if c.PrometheusConcurrency < 1 {
 		errs = append(errs, fmt.Errorf("prometheus-concurrency: must be at least 1, got %d", c.PrometheusConcurrency))
@@ -148,8 +154,8 @@ func (c *Config) PrometheusHTTP() (promconfig.HTTPClientConfig, error) {
 func (c *Config) UsageOptions(log *slog.Logger) []usage.Option {
 	return []usage.Option{
 		usage.WithWindow(c.Window),
-		usage.WithStep(c.PrometheusStep),
-		usage.WithRateWindow(c.PrometheusRateWindow),
+		usage.WithStep(c.Parsed.PrometheusStep),
+		usage.WithRateWindow(c.Parsed.PrometheusRateWindow),
 		usage.WithPeakInterval(c.MemoryPeakInterval),
 		usage.WithStartupWindow(c.StartupWindow),
 		usage.WithLabelFilter(c.PrometheusLabelFilter),

@@ -8,7 +8,7 @@ import (
 
 func TestCompletePrometheus(t *testing.T) {
 	valid := func() Config {
-		return Config{PrometheusURL: "https://prometheus.example", Window: 7 * 24 * time.Hour, PrometheusStep: time.Minute, PrometheusRateWindow: 5 * time.Minute, PrometheusTimeout: 2 * time.Minute, HalfLife: 24 * time.Hour,
+		return Config{PrometheusURL: "https://prometheus.example", Window: 7 * 24 * time.Hour, PrometheusStep: "auto", PrometheusRateWindow: "5m", PrometheusTimeout: 2 * time.Minute, HalfLife: 24 * time.Hour,
 			PrometheusConcurrency: 4, MemoryPeakInterval: time.Hour, StartupWindow: 5 * time.Minute, Percentile: 0.9, MinSamples: 12, ChangeThreshold: 0.1}
 	}
 	tests := []struct {
@@ -32,6 +32,10 @@ func TestCompletePrometheus(t *testing.T) {
 		{"percentile below the median", func(c *Config) { c.Percentile = 0.3 }, "percentile: must be a number in [0.5, 1], got 0.3"},
 		{"half-life too long", func(c *Config) { c.HalfLife = 8760 * time.Hour }, "half-life: must be between 1h and 720h, got 8760h"},
 		{"threshold", func(c *Config) { c.ChangeThreshold = 1 }, "change-threshold: must be in [0, 1), got 1"},
+		{"step set", func(c *Config) { c.PrometheusStep = "1m" }, ""},
+		{"step neither auto nor a duration", func(c *Config) { c.PrometheusStep = "fine" },
+			`prometheus-step: "fine": want auto or a duration such as 1m: time: invalid duration "fine"`},
+		{"rate window not positive", func(c *Config) { c.PrometheusRateWindow = "0s" }, "prometheus-rate-window: must be positive, got 0s"},
 		{"query timeout", func(c *Config) { c.PrometheusTimeout = 0 }, "prometheus-timeout: must be positive, got 0s"},
 		{"no namespace read at a time", func(c *Config) { c.PrometheusConcurrency = 0 }, "prometheus-concurrency: must be at least 1, got 0"},
 		{"peak interval", func(c *Config) { c.MemoryPeakInterval = 0 }, "memory-peak-interval: must be a whole number of minutes between 1m and 24h, got 0s"},
@@ -105,5 +109,27 @@ func TestPrometheusHTTP(t *testing.T) {
 	}
 	if _, err := (&Config{PrometheusHeaders: []string{"Authorization=Bearer s3cr3t"}}).PrometheusHTTP(); err == nil || strings.Contains(err.Error(), "s3cr3t") {
 		t.Errorf("PrometheusHTTP() with an Authorization header: error = %v, want one that does not quote it", err)
+	}
+}
+
+func TestCompletePrometheusParsesResolution(t *testing.T) {
+	tests := []struct {
+		step, rate         string
+		wantStep, wantRate time.Duration
+	}{
+		{"auto", "auto", 0, 0},
+		{"1m", "auto", time.Minute, 0},
+		{" 30s ", "2m", 30 * time.Second, 2 * time.Minute},
+	}
+	for _, tt := range tests {
+		c := Config{PrometheusURL: "https://prometheus.example", Window: 7 * 24 * time.Hour, PrometheusStep: tt.step, PrometheusRateWindow: tt.rate,
+			PrometheusTimeout: time.Minute, HalfLife: 24 * time.Hour, PrometheusConcurrency: 1, MemoryPeakInterval: time.Hour, Percentile: 0.9, MinSamples: 1}
+		if errs := c.completePrometheus(); len(errs) > 0 {
+			t.Fatalf("step %q, rate window %q: %v", tt.step, tt.rate, errs)
+		}
+		if c.Parsed.PrometheusStep != tt.wantStep || c.Parsed.PrometheusRateWindow != tt.wantRate {
+			t.Errorf("step %q, rate window %q parsed as %s and %s, want %s and %s (zero: auto)", tt.step, tt.rate,
+				c.Parsed.PrometheusStep, c.Parsed.PrometheusRateWindow, tt.wantStep, tt.wantRate)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
+	"github.com/recommend-job/recommend-job/internal/checkpoint"
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/recommend"
@@ -58,6 +59,11 @@ type Config struct {
 	Record interface {
 		Load(ctx context.Context) ([]gitops.Pushed, error)
 	}
+	// Checkpoints are the shard's checkpoints of the folded history; nil
+	// when the job keeps none.
+	Checkpoints interface {
+		Load(ctx context.Context) (*checkpoint.Checkpoint, error)
+	}
 	// Now is the time the merged changes are checked at; time.Now when
 	// nil.
 	Now func() time.Time
@@ -78,6 +84,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 
 	d.section("prometheus " + redactedURL(cfg.PrometheusURL))
 	d.history(ctx, cfg, items)
+
+	if cfg.Checkpoints != nil {
+		d.section("checkpoints")
+		d.checkpoints(ctx, cfg, items)
+	}
 
 	d.section("repository " + redactedURL(cfg.Git.URL))
 	d.repository(ctx, cfg.Git)

@@ -325,6 +325,12 @@ func evidenceCells(container string, r plan.Resource) []string {
 	}
 	hist := fmt.Sprintf("p%s, half-life %s, %d %s over %s of %s", strconv.FormatFloat(ev.Percentile*100, 'f', -1, 64), mdText(dashed(ev.HalfLife)),
 		ev.Samples, plural(ev.Samples, "sample", "samples"), mdText(dashed(ev.Span)), mdText(dashed(ev.Window)))
+	if ev.Resolution != "" {
+		hist += "; " + mdText(ev.Resolution)
+	}
+	if ev.History != "" {
+		hist += "; " + mdText(ev.History)
+	}
 	cells := []string{container, res, hist, "-", fmt.Sprintf("+%d%%", ev.BufferPercent), "-", "-", "-", "-"}
 	// Without a rounding step no value was computed: too little history,
 	// or held back for an autoscaler before any.

@@ -59,6 +59,10 @@ type Config struct {
 	// Deployers lists the live Argo CD and Flux objects, which say where
 	// each target is rendered from; nil reads the repository alone.
 	Deployers DeployerLister
+	// Checkpoints keep what a run folded of each target's CPU history,
+	// so that the next run reads only what is new; nil reads every
+	// window whole.
+	Checkpoints Checkpoints
 
 	// ledger is what this run learns of the record and adds to it.
 	ledger *ledger
@@ -216,14 +220,34 @@ func recommendAll(ctx context.Context, p *plan.Plan, items []collect.Item, reade
 		}
 		return nil
 	}
+	var inc *incremental
+	if cfg.Checkpoints != nil {
+		inc = newIncremental(ctx, cfg, items, byWant, log)
+		fold = inc.fold
+	}
 	// One goroutine reads a namespace, and writes the plans of its items.
 	each := func(namespace string, h *usage.Histories) {
 		for _, i := range byNamespace[namespace] {
 			u, unavailable := h.Of(recommend.WantOf(items[i]))
+			var history string
+			if inc != nil && unavailable == nil {
+				u, history = inc.folded(items[i], u)
+			}
 			p.Items[i] = recommend.ForItem(items[i], u, unavailable, cfg.Algorithm)
+			withHistory(&p.Items[i], history)
 		}
 	}
-	return usage.ReadAll(ctx, reader, wants, log, usage.WithConcurrency(cfg.HistoryConcurrency), usage.WithFolds(fold), usage.WithEach(each))
+	opts := []usage.ReadAllOption{usage.WithConcurrency(cfg.HistoryConcurrency), usage.WithFolds(fold), usage.WithEach(each)}
+	if inc != nil {
+		opts = append(opts, usage.WithSpans(inc.spans))
+	}
+	h, err := usage.ReadAll(ctx, reader, wants, log, opts...)
+	// A run that read nothing, or was stopped, leaves the checkpoint as
+	// it was: it holds nothing past what was read.
+	if inc != nil && err == nil && ctx.Err() == nil && !cfg.DryRun {
+		inc.store(ctx, log)
+	}
+	return h, err
 }
 
 // cutShort marks p as cut short in stage when ctx ended, with the cause

@@ -211,6 +211,14 @@ const ReasonHistoryUnavailable = "usage history unavailable: "
 type Evidence struct {
 	// Window is how far back history was read.
 	Window string `json:"window,omitempty"`
+	// Resolution is how CPU history was read and where that came from,
+	// e.g. "rate over 2m every 1m, from the 1m scrape interval" (CPU
+	// only).
+	Resolution string `json:"resolution,omitempty"`
+	// History says how much of the window came from the job's checkpoint
+	// and how much was read, or why it was all read, e.g. "7d: 6d from
+	// checkpoint + 1d read" (CPU only, when checkpoints are on).
+	History string `json:"history,omitempty"`
 	// Samples is the number of samples in the histogram: CPU rates, or
 	// memory peaks per interval.
 	Samples int `json:"samples"`
@@ -221,9 +229,9 @@ type Evidence struct {
 	HalfLife   string  `json:"halfLife,omitempty"`
 	// RawValue is the percentile before the buffer: the end of the
 	// histogram's bucket it falls in, or the highest sample when that is
-	// lower (PercentileAtMax). Resolution is that bucket's width.
+	// lower (PercentileAtMax). BucketWidth is that bucket's width.
 	RawValue        float64 `json:"percentileValue"`
-	Resolution      float64 `json:"resolution,omitempty"`
+	BucketWidth     float64 `json:"bucketWidth,omitempty"`
 	PercentileAtMax bool    `json:"percentileAtMax,omitempty"`
 	BufferPercent   int32   `json:"bufferPercent"`
 	// BufferedValue is RawValue x (1 + BufferPercent/100).

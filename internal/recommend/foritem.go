@@ -145,6 +145,7 @@ func inputOf(rp collect.ResourcePolicy, current *collect.Container, h *usage.His
 	if h != nil {
 		in.Window, in.Now, in.OOMKilled, in.OOMKills = h.Window, h.End, h.OOMKilled, len(h.OOMKills)
 		in.StartupPeak = h.StartupPeak()
+		in.Resolution = h.Resolution.String()
 		if f, ok := h.Fold.(*Fold); ok {
 			in.Fold = f
 		} else {

@@ -104,6 +104,8 @@ type Input struct {
 	First, Last time.Time
 	// Window is how far back the samples were read, for the evidence.
 	Window time.Duration
+	// Resolution is how CPU samples were read, for the evidence.
+	Resolution string
 	// Now is when the window ended; zero skips the check of the newest
 	// sample's age.
 	Now           time.Time
@@ -169,7 +171,7 @@ func Compute(in Input, opts Options) (Result, error) {
 	// the first bucket alone is 10m or 1e7 bytes wide: no sample needed
 	// more than the highest one, which is exact.
 	start, end := f.hist.PercentileBucket(p)
-	ev.RawValue, ev.Resolution = end, end-start
+	ev.RawValue, ev.BucketWidth = end, end-start
 	if peak < end {
 		ev.RawValue, ev.PercentileAtMax = peak, true
 	}
@@ -276,6 +278,7 @@ func observe(in Input, opts Options) (observation, error) {
 	if in.Window > 0 {
 		ev.Window, ev.WindowDays = in.Window.String(), days(in.Window)
 	}
+	ev.Resolution = in.Resolution
 	if in.Resource == corev1.ResourceMemory {
 		ev.StartupPeak = in.StartupPeak
 		ev.OOMKills = in.OOMKills

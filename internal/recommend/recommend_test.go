@@ -186,9 +186,9 @@ func TestComputeEvidence(t *testing.T) {
 	if e.Window != "168h0m0s" || e.Samples != 26 || e.Span != "25h0m0s" || e.Percentile != 0.9 || e.HalfLife != "24h0m0s" {
 		t.Errorf("evidence history = %+v, want window 168h, 26 samples over 25h, p90, half-life 24h", e)
 	}
-	if e.RawValue != 200*mib || !e.PercentileAtMax || math.Abs(e.Resolution-19799316.0) > 1 || math.Abs(e.BufferedValue-272629760) > 1 || e.BufferPercent != 30 {
+	if e.RawValue != 200*mib || !e.PercentileAtMax || math.Abs(e.BucketWidth-19799316.0) > 1 || math.Abs(e.BufferedValue-272629760) > 1 || e.BufferPercent != 30 {
 		t.Errorf("evidence values = %v (at max %v, resolution %v) buffered %v buffer %d, want 209715200 (true, 19799316.0), 272629760, 30",
-			e.RawValue, e.PercentileAtMax, e.Resolution, e.BufferedValue, e.BufferPercent)
+			e.RawValue, e.PercentileAtMax, e.BucketWidth, e.BufferedValue, e.BufferPercent)
 	}
 	if !e.OOMKilled || e.OOMFloor != 300*mib || e.RoundingStep != "4Mi" {
 		t.Errorf("evidence oom %v floor %v step %q, want true 314572800 4Mi", e.OOMKilled, e.OOMFloor, e.RoundingStep)

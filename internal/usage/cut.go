@@ -51,7 +51,7 @@ func (h *History) Cut(window, step time.Duration) (*History, error) {
 	if need := span(window, step) + step - h.Step; window > h.Window || need > span(h.Window, h.Step) {
 		return nil, fmt.Errorf("cannot cut %s at %s from a history of %s", window, step, h.Window)
 	}
-	c := &History{Window: window, End: h.End, Step: step}
+	c := &History{Window: window, End: h.End, Step: step, Resolution: h.Resolution}
 	for _, t := range h.OOMKills {
 		if !t.Before(h.End.Add(-window)) {
 			c.OOMKills = append(c.OOMKills, t)

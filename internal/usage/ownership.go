@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,7 +58,7 @@ func (r *Reader) ownership(ctx context.Context, namespace string, workloads []Wo
 	if !listed {
 		q := fmt.Sprintf(`max by (pod, replicaset, job_name, owner_kind, owner_name) (max_over_time({%s}[%s]))`,
 			sel, model.Duration(r.window))
-		err = r.query(ctx, namespace, "ownership", q, promv1.Range{Start: end, End: end, Step: r.step}, func(s *model.SampleStream) {
+		err = r.query(ctx, namespace, "ownership", q, promv1.Range{Start: end, End: end, Step: cmp.Or(r.step, DefaultStep)}, func(s *model.SampleStream) {
 			o.add(s.Metric)
 		})
 	}

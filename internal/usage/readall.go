@@ -68,6 +68,14 @@ type readAllOptions struct {
 	concurrency int
 	fold        FoldFunc
 	each        func(namespace string, h *Histories)
+	spans       SpansFunc
+}
+
+// WithSpans has the CPU history of each namespace read only in the spans
+// fn returns, where the reader is a SpanReader: the rest of the window is
+// in the folds already (a checkpoint's).
+func WithSpans(fn SpansFunc) ReadAllOption {
+	return func(o *readAllOptions) { o.spans = fn }
 }
 
 // DefaultConcurrency is how many namespaces ReadAll reads at a time unless
@@ -140,9 +148,13 @@ func ReadAll(ctx context.Context, reader NamespaceReader, wants []Want, log *slo
 	read := func(i int) {
 		ns := namespaces[i]
 		var out outcome
-		if perWant {
+		spanReader, spans := reader.(SpanReader)
+		switch {
+		case spans && o.spans != nil:
+			out.got, out.err = spanReader.ReadSpans(ctx, ns, groups[ns], o.fold, o.spans)
+		case perWant:
 			out.got, out.err = settingsReader.ReadEach(ctx, ns, groups[ns], o.fold)
-		} else {
+		default:
 			var u map[WorkloadRef]Usage
 			u, out.err = reader.Read(ctx, ns, groups[ns][Settings{}])
 			out.got = map[Settings]map[WorkloadRef]Usage{{}: u}

@@ -95,6 +95,9 @@ type History struct {
 	// Step is the time between two samples of one pod: the query step for
 	// CPU, the peak interval for memory.
 	Step time.Duration
+	// Resolution is how CPU was read: its rate window and step, and the
+	// scrape interval they came from (CPU only).
+	Resolution Resolution
 
 	// Fold, when set, took the samples in place of Values, which stays
 	// empty; First and Last are still those of the samples. See FoldFunc.
@@ -261,6 +264,8 @@ type Reader struct {
 	startup      time.Duration // the startup window; no startup peaks when zero
 	memoryWindow time.Duration // how far back memory peaks are read, when further than window
 	end          time.Time     // of the window one Read reads
+	res          Resolution    // of the CPU history one Read reads
+	spans        SpansFunc     // of the CPU history one Read reads; all when nil
 	folding      *folding      // of the read, when its CPU samples are folded
 	now          func() time.Time
 	log          *slog.Logger
@@ -272,11 +277,13 @@ type Option func(*Reader)
 // WithWindow sets how far back history is read.
 func WithWindow(d time.Duration) Option { return func(r *Reader) { r.window = d } }
 
-// WithStep sets the resolution of the CPU history.
+// WithStep sets the resolution of the CPU history; zero measures it in
+// each namespace: its scrape interval.
 func WithStep(d time.Duration) Option { return func(r *Reader) { r.step = d } }
 
 // WithRateWindow sets the range of rate() over the CPU counter; it must
-// hold at least two scrapes.
+// hold at least two scrapes. Zero measures it in each namespace: two
+// scrape intervals, at least the step.
 func WithRateWindow(d time.Duration) Option { return func(r *Reader) { r.rateWindow = d } }
 
 // WithPeakInterval sets the interval of the memory peaks.
@@ -341,10 +348,27 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 		return nil, err
 	}
 
+	// The read is the copy ReadEach made: its resolution is the
+	// namespace's own.
+	if r.res, err = r.resolution(ctx, namespace, selector); err != nil {
+		return nil, err
+	}
+	r.step, r.rateWindow = r.res.Step, r.res.RateWindow
+	if r.spans != nil {
+		// Every read of spans samples the same times, a whole number of
+		// steps from the epoch, so that what one run folded is what a
+		// later one would have read.
+		r.end = r.end.Truncate(r.step)
+	}
+
 	out := make(map[WorkloadRef]Usage, len(workloads))
 	cpu := fmt.Sprintf(`max by (pod, container) (rate(container_cpu_usage_seconds_total{%s}[%s]))`,
 		selector, model.Duration(r.rateWindow))
-	err = r.eachSeries(ctx, namespace, corev1.ResourceCPU, cpu, r.window, r.step, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+	var parts []Span
+	if r.spans != nil {
+		parts = r.spans(namespace, r.res, r.end.Add(-span(r.window, r.step)), r.end)
+	}
+	err = r.eachSeriesIn(ctx, namespace, corev1.ResourceCPU, cpu, r.window, r.step, parts, a, func(w WorkloadRef, container string, series *model.SampleStream) {
 		if r.folding != nil {
 			r.folding.add(w, container, series)
 			return
@@ -459,7 +483,13 @@ func (r *Reader) selectors(namespace string, workloads []WorkloadRef) (pods, sel
 // rate window more, which holds two scrapes, so that a restart between
 // the last scrape of one hour and the first of the next is seen.
 func (r *Reader) oomQuery(pods string) string {
-	rng := model.Duration(oomResolution + r.rateWindow)
+	overlap := r.rateWindow
+	if overlap <= 0 {
+		// Not measured here (a watch): the default holds two scrapes of
+		// most Prometheus setups.
+		overlap = DefaultRateWindow
+	}
+	rng := model.Duration(oomResolution + overlap)
 	return fmt.Sprintf(`max by (pod, container) (max_over_time(kube_pod_container_status_last_terminated_reason{reason="OOMKilled",%s}[%s]) > 0)`+
 		` and on (pod, container) max by (pod, container) (changes(kube_pod_container_status_restarts_total{%s}[%s]) > 0)`, pods, rng, pods, rng)
 }
@@ -542,6 +572,26 @@ func (r *Reader) resolve(s Settings) Settings {
 // decoded, those outside the group's window left out, instead of being
 // kept and cut.
 func (r *Reader) ReadEach(ctx context.Context, namespace string, groups map[Settings][]WorkloadRef, fold FoldFunc) (map[Settings]map[WorkloadRef]Usage, error) {
+	return r.ReadSpans(ctx, namespace, groups, fold, nil)
+}
+
+// Span is a part of a window, From and To included.
+type Span struct{ From, To time.Time }
+
+// SpansFunc says which spans of the window from start to end a read of
+// namespace's CPU history at res reads; nil reads it whole.
+type SpansFunc func(namespace string, res Resolution, start, end time.Time) []Span
+
+// SpanReader is a SettingsReader that can read only some spans of the CPU
+// history, for folds that hold the rest; Reader is one.
+type SpanReader interface {
+	ReadSpans(ctx context.Context, namespace string, groups map[Settings][]WorkloadRef, fold FoldFunc, spans SpansFunc) (map[Settings]map[WorkloadRef]Usage, error)
+}
+
+// ReadSpans is ReadEach with the CPU history read only in the spans that
+// spans returns (nil: all), once the namespace's resolution is known.
+// Memory peaks, OOM kills and startup peaks are read whole.
+func (r *Reader) ReadSpans(ctx context.Context, namespace string, groups map[Settings][]WorkloadRef, fold FoldFunc, spans SpansFunc) (map[Settings]map[WorkloadRef]Usage, error) {
 	var all []WorkloadRef
 	var window, interval time.Duration
 	for s, ws := range groups {
@@ -575,6 +625,7 @@ func (r *Reader) ReadEach(ctx context.Context, namespace string, groups map[Sett
 	if fold != nil {
 		c.folding = newFolding(&c, groups, r.resolve, fold)
 	}
+	c.spans = spans
 	got, err := c.read(ctx, namespace, all)
 	if err != nil {
 		return nil, err
@@ -675,7 +726,18 @@ func (r *Reader) send(ctx context.Context, q string, rng promv1.Range, each func
 // workload and container.
 func (r *Reader) eachSeries(ctx context.Context, namespace string, what corev1.ResourceName, query string, window, step time.Duration,
 	a *attributor, add func(WorkloadRef, string, *model.SampleStream)) error {
-	for _, rng := range r.ranges(window, step) {
+	return r.eachSeriesIn(ctx, namespace, what, query, window, step, nil, a, add)
+}
+
+// eachSeriesIn is eachSeries over the points of the window within parts
+// only; all of them when parts is nil.
+func (r *Reader) eachSeriesIn(ctx context.Context, namespace string, what corev1.ResourceName, query string, window, step time.Duration,
+	parts []Span, a *attributor, add func(WorkloadRef, string, *model.SampleStream)) error {
+	rngs := r.ranges(window, step)
+	if parts != nil {
+		rngs = clip(rngs, parts)
+	}
+	for _, rng := range rngs {
 		err := r.query(ctx, namespace, what, query, rng, func(series *model.SampleStream) {
 			if w, ok := a.owner(string(series.Metric["pod"])); ok {
 				add(w, string(series.Metric["container"]), series)
@@ -750,9 +812,9 @@ func (r *Reader) history(u map[WorkloadRef]Usage, w WorkloadRef, container strin
 	}
 	h := usage[container][res]
 	if h == nil {
-		h = &History{Window: r.window, End: r.end, Step: r.step}
+		h = &History{Window: r.window, End: r.end, Step: r.step, Resolution: r.res}
 		if res == corev1.ResourceMemory {
-			h.Window, h.Step = max(r.window, r.memoryWindow), r.peakInterval
+			h.Window, h.Step, h.Resolution = max(r.window, r.memoryWindow), r.peakInterval, Resolution{}
 		}
 		usage[container][res] = h
 	}
@@ -802,7 +864,7 @@ func (f *folding) add(w WorkloadRef, container string, series *model.SampleStrea
 		}
 		h := u[container][corev1.ResourceCPU]
 		if h == nil {
-			h = &History{Window: own.Window, End: f.r.end, Step: f.r.step}
+			h = &History{Window: own.Window, End: f.r.end, Step: f.r.step, Resolution: f.r.res}
 			h.Fold = f.fn(Want{Ref: w, Settings: s}, container, h)
 			u[container] = map[corev1.ResourceName]*History{corev1.ResourceCPU: h}
 		}

@@ -95,6 +95,11 @@ func (r *Reader) ReadWatch(ctx context.Context, namespace string, workloads []Wo
 		step := watchStep
 		if what == "requests" {
 			step = c.step
+			if step <= 0 {
+				// Measured per read, not for a watch: the former default
+				// sees a change of requests within minutes.
+				step = DefaultStep
+			}
 		}
 		err := c.eachSeries(ctx, namespace, corev1.ResourceName(what), queries[what], window, step, a, func(w WorkloadRef, container string, series *model.SampleStream) {
 			wd := watched(w, container)

@@ -43,11 +43,19 @@ func (c candidate) name() string {
 	if c.over != "" {
 		return fmt.Sprintf("%s of %s rates @%s", c.label, short(c.rate), short(c.step))
 	}
+	if c == auto {
+		return "auto"
+	}
 	return short(c.step) + "/" + short(c.rate)
 }
 
 // reference is today's default: a 1m step of rate()s over 5m.
 var reference = candidate{step: usage.DefaultStep, rate: usage.DefaultRateWindow}
+
+// auto is the job's default since the step and rate window are measured:
+// the reader finds the scrape interval in the samples, and its queries
+// (that one included) are counted like any other's.
+var auto = candidate{}
 
 // candidatesFor are the ways to read a history scraped at scrape, the
 // reference first. rate() needs two scrapes in its window, so the finest
@@ -56,6 +64,7 @@ func candidatesFor(scrape time.Duration) []candidate {
 	finest := max(time.Minute, 2*scrape)
 	out := []candidate{
 		reference,
+		auto,
 		{step: 2 * time.Minute, rate: 5 * time.Minute},
 		{step: 150 * time.Second, rate: 5 * time.Minute},
 		{step: 5 * time.Minute, rate: 5 * time.Minute},

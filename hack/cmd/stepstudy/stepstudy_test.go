@@ -34,7 +34,7 @@ func TestCandidates(t *testing.T) {
 			t.Errorf("candidatesFor(%s)[0] = %s, want the reference", scrape, cs[0].name())
 		}
 		for _, c := range cs {
-			if c.rate < 2*scrape {
+			if c != auto && c.rate < 2*scrape {
 				t.Errorf("candidatesFor(%s) has %s, whose rate window holds fewer than two scrapes", scrape, c.name())
 			}
 		}

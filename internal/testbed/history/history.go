@@ -202,3 +202,16 @@ func Step(before, after float64, at time.Time) func(time.Time) float64 {
 		return after
 	}
 }
+
+// Bursts returns a usage function at idle but for n bursts an hour at
+// burst, each lasting length, spread evenly over the hour (UTC) from its
+// start: a gateway's spikes, which a coarse rate() averages away.
+func Bursts(idle, burst float64, n int, length time.Duration) func(time.Time) float64 {
+	every := time.Hour / time.Duration(n)
+	return func(t time.Time) float64 {
+		if t.Sub(t.Truncate(time.Hour))%every < length {
+			return burst
+		}
+		return idle
+	}
+}

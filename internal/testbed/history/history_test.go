@@ -102,3 +102,19 @@ func TestStep(t *testing.T) {
 		t.Errorf("Step(1, 0.2) = %v before and %v at the step, want 1 and 0.2", f(at.Add(-time.Nanosecond)), f(at))
 	}
 }
+
+func TestBursts(t *testing.T) {
+	cpu := Bursts(0.15, 2, 4, 2*time.Minute)
+	hour := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	busy := 0
+	for m := range 60 {
+		if v := cpu(hour.Add(time.Duration(m)*time.Minute + 7*time.Second)); v == 2 {
+			busy++
+		} else if v != 0.15 {
+			t.Fatalf("minute %d: %v, want 0.15 or 2", m, v)
+		}
+	}
+	if busy != 8 {
+		t.Errorf("%d busy minutes an hour, want 8 (four bursts of two)", busy)
+	}
+}

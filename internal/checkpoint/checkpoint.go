@@ -1,0 +1,396 @@
+// Package checkpoint keeps what a run folded of each target's history (its
+// containers' folds in day slots, see recommend.Slots) between runs, so
+// that the next run reads only what is new. Checkpoints are ConfigMaps of
+// the job's namespace, written whole by a run that succeeded, a
+// generation at a time: pages of gzipped JSON, each far below the
+// apiserver's 1 MiB, labelled and listed in pages. Each page carries the
+// SHA-256 of its data, so that an edited or damaged page is ignored and
+// its targets read cold. A shard keeps its own.
+package checkpoint
+
+import (
+	"bytes"
+	"cmp"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Labels and annotations of a checkpoint's pages.
+const (
+	labelManagedBy  = "app.kubernetes.io/managed-by"
+	labelCheckpoint = "recommend-job.io/checkpoint"
+	labelShard      = "recommend-job.io/shard"
+	annGeneration   = "recommend-job.io/generation"
+	annPages        = "recommend-job.io/pages"
+	annSHA256       = "recommend-job.io/sha256"
+)
+
+// dataKey is the binary data key of a page: its entries as gzipped JSON.
+const dataKey = "entries.json.gz"
+
+// MaxPage bounds the compressed data of one page, a quarter of the
+// apiserver's 1 MiB limit on an object.
+const MaxPage = 256 << 10
+
+// maxInflated bounds what one page's data inflates to when read.
+const maxInflated = 16 << 20
+
+// listPage is how many ConfigMaps one list request asks for.
+const listPage = 50
+
+// Entry is the checkpoint of one target: what identifies the history it
+// folded, up to when, and per container and resource the folds.
+type Entry struct {
+	Namespace string `json:"namespace"`
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	// UID is the target's, so that a target deleted and created again
+	// under the same name starts cold.
+	UID string `json:"uid"`
+	// Settings identifies the settings the folds were made with (window,
+	// half-life, resolution, peak interval): another run's settings fold
+	// other values.
+	Settings string `json:"settings"`
+	// End is the end of the history folded in: the next run reads from
+	// there.
+	End time.Time `json:"end"`
+	// Containers are the target's containers when the folds were made.
+	Containers []string `json:"containers"`
+	// Folds are the encoded folds (recommend.Slots) by "container/resource".
+	Folds map[string][]byte `json:"folds"`
+}
+
+// Key names the target of e in a Checkpoint.
+func (e Entry) Key() string { return e.Namespace + "/" + e.Kind + "/" + e.Name }
+
+// Want is what a run needs of a target's checkpoint for it to stand for
+// the history it folded.
+type Want struct {
+	UID, Settings string
+	Containers    []string
+	// Window is how far back the run reads; a checkpoint that ends before
+	// the window's start holds nothing of it.
+	Window time.Duration
+}
+
+// Mismatch says why e cannot stand for the history the run wants as of
+// now, in the words of the evidence ("checkpoint of another UID"); empty
+// when it can.
+func (e Entry) Mismatch(w Want, now time.Time) string {
+	switch {
+	case e.UID != w.UID:
+		return "checkpoint of another UID"
+	case e.Settings != w.Settings:
+		return "checkpoint of other settings"
+	case !slices.Equal(sortedCopy(e.Containers), sortedCopy(w.Containers)):
+		return "checkpoint of other containers"
+	case e.End.After(now):
+		return "checkpoint from the future"
+	case now.Sub(e.End) >= w.Window:
+		return "checkpoint older than the window"
+	}
+	return ""
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Checkpoint is what a shard's last successful run kept, by Entry.Key.
+type Checkpoint struct {
+	Entries map[string]Entry
+	// Generation is when the run that wrote it ended; zero when there is
+	// none. Skipped are the pages left out as unreadable, with why.
+	Generation time.Time
+	Skipped    []string
+}
+
+// Age is how long ago the checkpoint of namespace was written: that of the
+// oldest End of its entries; false when it has none.
+func (c *Checkpoint) Age(namespace string, now time.Time) (time.Duration, bool) {
+	var oldest time.Time
+	for _, e := range c.Entries {
+		if e.Namespace == namespace && (oldest.IsZero() || e.End.Before(oldest)) {
+			oldest = e.End
+		}
+	}
+	if oldest.IsZero() {
+		return 0, false
+	}
+	return now.Sub(oldest), true
+}
+
+// ConfigMaps is the little of the apiserver's ConfigMap API the store
+// needs, in the job's namespace; client-go's ConfigMapInterface is one.
+type ConfigMaps interface {
+	List(ctx context.Context, opts metav1.ListOptions) (*corev1.ConfigMapList, error)
+	Create(ctx context.Context, cm *corev1.ConfigMap, opts metav1.CreateOptions) (*corev1.ConfigMap, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+}
+
+// Store reads and writes one shard's checkpoint.
+type Store struct {
+	client    ConfigMaps
+	namespace string
+	shard     int
+}
+
+// New returns the store of shard's checkpoint in namespace, the job's.
+func New(client ConfigMaps, namespace string, shard int) *Store {
+	return &Store{client: client, namespace: namespace, shard: shard}
+}
+
+func (s *Store) selector() string {
+	return labelCheckpoint + "=true," + labelShard + "=" + strconv.Itoa(s.shard)
+}
+
+// pages lists the shard's pages, a page of the list at a time.
+func (s *Store) pages(ctx context.Context) ([]corev1.ConfigMap, error) {
+	var out []corev1.ConfigMap
+	opts := metav1.ListOptions{LabelSelector: s.selector(), Limit: listPage}
+	for {
+		list, err := s.client.List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing the checkpoints in %s: %w", s.namespace, err)
+		}
+		out = append(out, list.Items...)
+		if list.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = list.Continue
+	}
+}
+
+// Load returns the newest complete generation of the shard's checkpoint:
+// one whose every page is there. A page that is not what its writer wrote
+// (its checksum differs, its data does not decode) is skipped, and its
+// entries are missing: their targets are read cold. No checkpoint is no
+// error.
+func (s *Store) Load(ctx context.Context) (*Checkpoint, error) {
+	all, err := s.pages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byGen := map[string][]corev1.ConfigMap{}
+	for _, cm := range all {
+		byGen[cm.Annotations[annGeneration]] = append(byGen[cm.Annotations[annGeneration]], cm)
+	}
+	gens := make([]string, 0, len(byGen))
+	for g := range byGen {
+		gens = append(gens, g)
+	}
+	// Newest first; generations are RFC 3339 times in UTC, which sort as
+	// text.
+	slices.SortFunc(gens, func(a, b string) int { return strings.Compare(b, a) })
+	out := &Checkpoint{Entries: map[string]Entry{}}
+	for _, g := range gens {
+		pages := byGen[g]
+		at, err := time.Parse(time.RFC3339Nano, g)
+		if err != nil || !complete(pages) {
+			continue
+		}
+		out.Generation = at
+		for _, cm := range pages {
+			entries, err := decode(&cm)
+			if err != nil {
+				out.Skipped = append(out.Skipped, cm.Name+": "+err.Error())
+				continue
+			}
+			for _, e := range entries {
+				out.Entries[e.Key()] = e
+			}
+		}
+		return out, nil
+	}
+	return out, nil
+}
+
+// complete reports whether pages are all the pages their generation says
+// it has.
+func complete(pages []corev1.ConfigMap) bool {
+	n, err := strconv.Atoi(pages[0].Annotations[annPages])
+	if err != nil || n != len(pages) {
+		return false
+	}
+	for _, cm := range pages {
+		if cm.Annotations[annPages] != pages[0].Annotations[annPages] {
+			return false
+		}
+	}
+	return true
+}
+
+// Save writes entries as a new generation of the shard's checkpoint, at
+// at (when the run ended), then deletes the older generations: a run that
+// stops half-way leaves an incomplete generation, which Load passes over.
+// It returns how many bytes the pages hold.
+func (s *Store) Save(ctx context.Context, entries []Entry, at time.Time) (int, error) {
+	slices.SortFunc(entries, func(a, b Entry) int { return cmp.Compare(a.Key(), b.Key()) })
+	pages, err := paginate(entries)
+	if err != nil {
+		return 0, err
+	}
+	old, err := s.pages(ctx)
+	if err != nil {
+		return 0, err
+	}
+	gen := at.UTC().Format(time.RFC3339Nano)
+	size := 0
+	for i, data := range pages {
+		sum := sha256.Sum256(data)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+			Name:      fmt.Sprintf("recommend-job-checkpoint-%d-%d-%d", s.shard, at.UnixMilli(), i),
+			Namespace: s.namespace,
+			Labels:    map[string]string{labelManagedBy: "recommend-job", labelCheckpoint: "true", labelShard: strconv.Itoa(s.shard)},
+			Annotations: map[string]string{annGeneration: gen, annPages: strconv.Itoa(len(pages)),
+				annSHA256: hex.EncodeToString(sum[:])},
+		}, BinaryData: map[string][]byte{dataKey: data}}
+		if _, err := s.client.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			return size, fmt.Errorf("writing the checkpoint %s/%s: %w", s.namespace, cm.Name, err)
+		}
+		size += len(data)
+	}
+	for _, cm := range old {
+		if cm.Annotations[annGeneration] == gen {
+			continue
+		}
+		if err := s.client.Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return size, fmt.Errorf("deleting the checkpoint %s/%s: %w", s.namespace, cm.Name, err)
+		}
+	}
+	return size, nil
+}
+
+// paginate splits entries into pages of at most MaxPage bytes of gzipped
+// JSON each; an entry larger than a page alone is an error.
+func paginate(entries []Entry) ([][]byte, error) {
+	var pages [][]byte
+	var batch []Entry
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		data, err := encode(batch)
+		if err != nil {
+			return err
+		}
+		pages = append(pages, data)
+		batch = nil
+		return nil
+	}
+	// Each entry is sized alone, compressed; a page takes entries while
+	// their sum stays below the bound, which their compression together
+	// only lowers.
+	sum := 0
+	for _, e := range entries {
+		data, err := encode([]Entry{e})
+		if err != nil {
+			return nil, err
+		}
+		if len(data) > MaxPage {
+			return nil, fmt.Errorf("the checkpoint of %s is %d bytes, more than a page's %d", e.Key(), len(data), MaxPage)
+		}
+		if sum+len(data) > MaxPage {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			sum = 0
+		}
+		batch = append(batch, e)
+		sum += len(data)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return pages, nil
+}
+
+func encode(entries []Entry) ([]byte, error) {
+	var b bytes.Buffer
+	w, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.NewEncoder(w).Encode(entries); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// errTampered is the error of a page whose data is not what its writer
+// wrote.
+var errTampered = errors.New("its data does not match its checksum")
+
+func decode(cm *corev1.ConfigMap) ([]Entry, error) {
+	data := cm.BinaryData[dataKey]
+	sum := sha256.Sum256(data)
+	if cm.Annotations[annSHA256] != hex.EncodeToString(sum[:]) {
+		return nil, errTampered
+	}
+	r, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("unreadable: %w", err)
+	}
+	raw, err := io.ReadAll(io.LimitReader(r, maxInflated+1))
+	if err != nil {
+		return nil, fmt.Errorf("unreadable: %w", err)
+	}
+	if len(raw) > maxInflated {
+		return nil, errors.New("unreadable: it inflates past its bound")
+	}
+	var entries []Entry
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return nil, fmt.Errorf("unreadable: %w", err)
+	}
+	return entries, nil
+}
+
+// Evidence says where a window's history came from: "7d: 6d from
+// checkpoint + 1d read" when kept of it came from the checkpoint, or
+// "7d read: " and why not (a Mismatch) when none did.
+func Evidence(window, kept time.Duration, why string) string {
+	if kept <= 0 {
+		if why == "" {
+			why = "no checkpoint"
+		}
+		return span(window) + " read: " + why
+	}
+	return span(window) + ": " + span(kept) + " from checkpoint + " + span(window-kept) + " read"
+}
+
+// span writes d in days, hours and minutes, e.g. 6d23h, 1h, 7d.
+func span(d time.Duration) string {
+	d = d.Round(time.Minute)
+	days, d := d/(24*time.Hour), d%(24*time.Hour)
+	hours, d := d/time.Hour, d%time.Hour
+	var b strings.Builder
+	if days > 0 {
+		fmt.Fprintf(&b, "%dd", days)
+	}
+	if hours > 0 {
+		fmt.Fprintf(&b, "%dh", hours)
+	}
+	if mins := d / time.Minute; mins > 0 || b.Len() == 0 {
+		fmt.Fprintf(&b, "%dm", mins)
+	}
+	return b.String()
+}

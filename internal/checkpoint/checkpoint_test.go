@@ -1,0 +1,207 @@
+package checkpoint
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+var t0 = time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC)
+
+func entry(ns, name string, folds ...string) Entry {
+	e := Entry{Namespace: ns, Kind: "Deployment", Name: name, UID: "uid-" + name, Settings: "s1", End: t0, Folds: map[string][]byte{}}
+	for _, f := range folds {
+		e.Folds[f] = []byte("slots of " + f)
+		if c, _, _ := strings.Cut(f, "/"); !slices.Contains(e.Containers, c) {
+			e.Containers = append(e.Containers, c)
+		}
+	}
+	return e
+}
+
+func TestSaveLoad(t *testing.T) {
+	ctx := context.Background()
+	cms := fake.NewClientset().CoreV1().ConfigMaps("recommend-job")
+	s := New(cms, "recommend-job", 0)
+	if got, err := s.Load(ctx); err != nil || len(got.Entries) != 0 || !got.Generation.IsZero() {
+		t.Fatalf("Load() of nothing = %+v, %v, want an empty checkpoint", got, err)
+	}
+	first := []Entry{entry("shop", "web", "app/cpu", "app/memory"), entry("shop", "api", "app/cpu")}
+	if _, err := s.Save(ctx, first, t0); err != nil {
+		t.Fatal(err)
+	}
+	second := []Entry{entry("shop", "web", "app/cpu")}
+	if _, err := s.Save(ctx, second, t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Generation.Equal(t0.Add(time.Hour)) || len(got.Entries) != 1 || string(got.Entries["shop/Deployment/web"].Folds["app/cpu"]) != "slots of app/cpu" {
+		t.Errorf("Load() = %+v, want the second generation's one entry", got)
+	}
+	list, _ := cms.List(ctx, metav1.ListOptions{})
+	if len(list.Items) != 1 {
+		t.Errorf("%d pages after the second save, want the first generation's deleted", len(list.Items))
+	}
+	// Another shard keeps its own.
+	if other, err := New(cms, "recommend-job", 1).Load(ctx); err != nil || len(other.Entries) != 0 {
+		t.Errorf("shard 1 loads %+v, %v, want nothing of shard 0's", other, err)
+	}
+}
+
+func TestLoadSkipsTamperedAndIncomplete(t *testing.T) {
+	ctx := context.Background()
+	cms := fake.NewClientset().CoreV1().ConfigMaps("recommend-job")
+	s := New(cms, "recommend-job", 0)
+	if _, err := s.Save(ctx, []Entry{entry("shop", "web", "app/cpu")}, t0); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := cms.List(ctx, metav1.ListOptions{})
+	cm := list.Items[0]
+	data, err := encode([]Entry{func() Entry { e := entry("shop", "web", "app/cpu"); e.UID = "forged"; return e }()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.BinaryData[dataKey] = data
+	if _, err := cms.Update(ctx, &cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Entries) != 0 || len(got.Skipped) != 1 {
+		t.Errorf("Load() of a tampered page = %+v, want it skipped", got)
+	}
+
+	// A generation missing a page is passed over for the one before.
+	good := New(fake.NewClientset().CoreV1().ConfigMaps("recommend-job"), "recommend-job", 0)
+	if _, err := good.Save(ctx, []Entry{entry("shop", "web", "app/cpu")}, t0); err != nil {
+		t.Fatal(err)
+	}
+	half := &failingCreates{ConfigMaps: good.client, failAfter: 1}
+	big := manyEntries(400)
+	if _, err := New(half, "recommend-job", 0).Save(ctx, big, t0.Add(time.Hour)); err == nil {
+		t.Fatal("a save whose second page failed succeeded")
+	}
+	got, err = good.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Generation.Equal(t0) || len(got.Entries) != 1 {
+		t.Errorf("Load() after a half-written generation = generation %s with %d entries, want the one before with 1", got.Generation, len(got.Entries))
+	}
+}
+
+// failingCreates fails creates after failAfter of them: a run
+// that stopped while writing its checkpoint.
+type failingCreates struct {
+	ConfigMaps
+	failAfter int
+}
+
+func (c *failingCreates) Create(ctx context.Context, cm *corev1.ConfigMap, opts metav1.CreateOptions) (*corev1.ConfigMap, error) {
+	if c.failAfter == 0 {
+		return nil, context.DeadlineExceeded
+	}
+	c.failAfter--
+	return c.ConfigMaps.Create(ctx, cm, opts)
+}
+
+// manyEntries are n entries of incompressible folds, 4 KiB each.
+func manyEntries(n int) []Entry {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var out []Entry
+	for i := range n {
+		e := entry("shop", "w"+strconv.Itoa(i), "app/cpu")
+		b := make([]byte, 4096)
+		for j := range b {
+			b[j] = byte(rng.IntN(256))
+		}
+		e.Folds["app/cpu"] = b
+		out = append(out, e)
+	}
+	return out
+}
+
+func TestSavePages(t *testing.T) {
+	ctx := context.Background()
+	cms := fake.NewClientset().CoreV1().ConfigMaps("recommend-job")
+	s := New(cms, "recommend-job", 0)
+	size, err := s.Save(ctx, manyEntries(400), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := cms.List(ctx, metav1.ListOptions{})
+	if len(list.Items) < 6 {
+		t.Errorf("%d pages of %d bytes, want at least 6 of at most %d", len(list.Items), size, MaxPage)
+	}
+	for _, cm := range list.Items {
+		if n := len(cm.BinaryData[dataKey]); n > MaxPage {
+			t.Errorf("page %s holds %d bytes, more than %d", cm.Name, n, MaxPage)
+		}
+	}
+	got, err := s.Load(ctx)
+	if err != nil || len(got.Entries) != 400 {
+		t.Errorf("Load() = %d entries, %v, want 400", len(got.Entries), err)
+	}
+}
+
+func TestMismatch(t *testing.T) {
+	now := t0.Add(24 * time.Hour)
+	want := Want{UID: "uid-web", Settings: "s1", Containers: []string{"app", "sidecar"}, Window: 7 * 24 * time.Hour}
+	e := entry("shop", "web", "app/cpu", "app/memory", "sidecar/cpu")
+	for _, tt := range []struct {
+		name   string
+		change func(*Entry, *Want)
+		want   string
+	}{
+		{"matches", func(*Entry, *Want) {}, ""},
+		{"another UID", func(e *Entry, _ *Want) { e.UID = "uid-2" }, "checkpoint of another UID"},
+		{"other settings", func(_ *Entry, w *Want) { w.Settings = "s2" }, "checkpoint of other settings"},
+		{"a container more", func(_ *Entry, w *Want) { w.Containers = append(w.Containers, "init") }, "checkpoint of other containers"},
+		{"older than the window", func(e *Entry, _ *Want) { e.End = now.Add(-8 * 24 * time.Hour) }, "checkpoint older than the window"},
+		{"from the future", func(e *Entry, _ *Want) { e.End = now.Add(time.Hour) }, "checkpoint from the future"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, w := e, want
+			e.Folds = map[string][]byte{}
+			for k, v := range entry("shop", "web", "app/cpu", "app/memory", "sidecar/cpu").Folds {
+				e.Folds[k] = v
+			}
+			w.Containers = append([]string(nil), want.Containers...)
+			tt.change(&e, &w)
+			if got := e.Mismatch(w, now); got != tt.want {
+				t.Errorf("Mismatch() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEvidence(t *testing.T) {
+	week := 7 * 24 * time.Hour
+	for _, tt := range []struct {
+		kept time.Duration
+		why  string
+		want string
+	}{
+		{6 * 24 * time.Hour, "", "7d: 6d from checkpoint + 1d read"},
+		{week - time.Hour, "", "7d: 6d23h from checkpoint + 1h read"},
+		{0, "checkpoint of another UID", "7d read: checkpoint of another UID"},
+		{0, "", "7d read: no checkpoint"},
+	} {
+		if got := Evidence(week, tt.kept, tt.why); got != tt.want {
+			t.Errorf("Evidence(7d, %s, %q) = %q, want %q", tt.kept, tt.why, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,395 @@
+package recommend
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// DaySlot is the length of a slot of Slots: a checkpoint keeps a fold per
+// day, so that the days leaving the window drop out whole.
+const DaySlot = 24 * time.Hour
+
+// Slots is a fold kept in slots of time (days), each its own fold, so that
+// a checkpoint can drop the slots that left the window and fold in only
+// what is new: the Fold of the slots from a time on equals, to the float
+// rounding of its weights, a Fold of the same samples folded in one go.
+// Slot k holds the samples taken in [Anchor + k*Length, Anchor +
+// (k+1)*Length).
+type Slots struct {
+	Resource corev1.ResourceName
+	HalfLife time.Duration
+	Length   time.Duration
+	Anchor   time.Time
+	slots    map[int64]*slot
+}
+
+// slot is the fold of one slot's samples; its weights decay from the
+// slot's own start, so that they mean the same whichever window the slot
+// is later folded into.
+type slot struct {
+	weights     map[int]float64
+	counts      map[int]uint32
+	samples     int
+	first, last time.Time
+	peak        float64
+}
+
+// NewSlots returns empty slots of length from anchor, of res decaying with
+// halfLife.
+func NewSlots(res corev1.ResourceName, halfLife, length time.Duration, anchor time.Time) *Slots {
+	return &Slots{Resource: res, HalfLife: halfLife, Length: length, Anchor: anchor, slots: map[int64]*slot{}}
+}
+
+func (s *Slots) opts() HistogramOptions {
+	if s.Resource == corev1.ResourceMemory {
+		return MemoryHistogram
+	}
+	return CPUHistogram
+}
+
+// index is the slot of t.
+func (s *Slots) index(t time.Time) int64 {
+	d := t.Sub(s.Anchor)
+	k := int64(d / s.Length)
+	if d < 0 && d%s.Length != 0 {
+		k--
+	}
+	return k
+}
+
+// start is the start of slot k.
+func (s *Slots) start(k int64) time.Time {
+	return s.Anchor.Add(time.Duration(k) * s.Length)
+}
+
+// Add folds in the sample v taken at t, as Fold.Add does.
+func (s *Slots) Add(t time.Time, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return
+	}
+	k := s.index(t)
+	sl := s.slots[k]
+	if sl == nil {
+		sl = &slot{weights: map[int]float64{}, counts: map[int]uint32{}}
+		s.slots[k] = sl
+	}
+	if sl.samples == 0 || t.Before(sl.first) {
+		sl.first = t
+	}
+	if sl.samples == 0 || t.After(sl.last) {
+		sl.last = t
+	}
+	if sl.samples == 0 || v > sl.peak {
+		sl.peak = v
+	}
+	sl.samples++
+	w := 1.0
+	if s.Resource == corev1.ResourceCPU {
+		w = math.Max(v, minCPUWeight)
+	}
+	opts := s.opts()
+	n := opts.numBuckets()
+	b := opts.findBucket(v, n)
+	if s.HalfLife > 0 {
+		w *= math.Exp2(float64(t.Sub(s.start(k))) / float64(s.HalfLife))
+	}
+	sl.weights[b] += w
+	sl.counts[b]++
+}
+
+// Straddles reports whether a slot holding samples begins before from and
+// ends after it: its samples from from on cannot be told from the others,
+// so they must be read again.
+func (s *Slots) Straddles(from time.Time) bool {
+	k := s.index(from)
+	return s.start(k).Before(from) && s.slots[k] != nil
+}
+
+// DropBefore drops the slots that begin before from, a straddling one
+// too: what remains are the whole slots from from on.
+func (s *Slots) DropBefore(from time.Time) {
+	for k := range s.slots {
+		if s.start(k).Before(from) {
+			delete(s.slots, k)
+		}
+	}
+}
+
+// Len is how many slots hold samples.
+func (s *Slots) Len() int { return len(s.slots) }
+
+// Merge adds o's slots to s's; both must have the same resource,
+// half-life, length and anchor, and their samples must not overlap.
+func (s *Slots) Merge(o *Slots) error {
+	if s.Resource != o.Resource || s.HalfLife != o.HalfLife || s.Length != o.Length || !s.Anchor.Equal(o.Anchor) {
+		return errors.New("slots of other settings")
+	}
+	for k, from := range o.slots {
+		to := s.slots[k]
+		if to == nil {
+			to = &slot{weights: map[int]float64{}, counts: map[int]uint32{}}
+			s.slots[k] = to
+		}
+		to.merge(from)
+	}
+	return nil
+}
+
+func (sl *slot) merge(o *slot) {
+	if o.samples == 0 {
+		return
+	}
+	if sl.samples == 0 || o.first.Before(sl.first) {
+		sl.first = o.first
+	}
+	if sl.samples == 0 || o.last.After(sl.last) {
+		sl.last = o.last
+	}
+	if sl.samples == 0 || o.peak > sl.peak {
+		sl.peak = o.peak
+	}
+	sl.samples += o.samples
+	for b, w := range o.weights {
+		sl.weights[b] += w
+	}
+	for b, n := range o.counts {
+		sl.counts[b] += n
+	}
+}
+
+// Fold is the fold of the samples of the slots from from on (a slot that
+// straddles from included whole: see Straddles), decayed from reference
+// as NewFold's are.
+func (s *Slots) Fold(from, reference time.Time) *Fold {
+	f := NewFold(s.Resource, s.HalfLife, reference)
+	keys := make([]int64, 0, len(s.slots))
+	for k := range s.slots {
+		if !s.start(k + 1).After(from) {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	// In time order, so that the sums are the same whatever the map's.
+	slices.Sort(keys)
+	for _, k := range keys {
+		sl := s.slots[k]
+		if sl.samples == 0 {
+			continue
+		}
+		scale := 1.0
+		if s.HalfLife > 0 {
+			if f.hist.reference.IsZero() {
+				f.hist.reference = s.start(k).Round(s.HalfLife)
+			}
+			scale = math.Exp2(float64(s.start(k).Sub(f.hist.reference)) / float64(s.HalfLife))
+		}
+		buckets := make([]int, 0, len(sl.weights))
+		for b := range sl.weights {
+			buckets = append(buckets, b)
+		}
+		slices.Sort(buckets)
+		for _, b := range buckets {
+			w := sl.weights[b] * scale
+			f.hist.weights[b] += w
+			f.hist.total += w
+			f.counts[b] += sl.counts[b]
+		}
+		if f.samples == 0 || sl.first.Before(f.first) {
+			f.first = sl.first
+		}
+		if f.samples == 0 || sl.last.After(f.last) {
+			f.last = sl.last
+		}
+		if f.samples == 0 || sl.peak > f.peak {
+			f.peak = sl.peak
+		}
+		f.samples += sl.samples
+	}
+	f.hist.bounds()
+	return f
+}
+
+// bounds sets the lowest and highest bucket holding a weight of epsilon
+// or more, after weights were set directly.
+func (h *Histogram) bounds() {
+	last := len(h.weights) - 1
+	h.minBucket, h.maxBucket = last, 0
+	for b, w := range h.weights {
+		if w >= h.opts.Epsilon {
+			h.minBucket = min(h.minBucket, b)
+			h.maxBucket = max(h.maxBucket, b)
+		}
+	}
+}
+
+// slotsVersion is the first byte of MarshalBinary's encoding.
+const slotsVersion = 1
+
+// MarshalBinary encodes the slots: their settings, then per slot its
+// samples, first and last time, peak and the buckets it holds.
+func (s *Slots) MarshalBinary() ([]byte, error) {
+	b := []byte{slotsVersion}
+	b = binary.AppendUvarint(b, uint64(len(s.Resource)))
+	b = append(b, s.Resource...)
+	b = binary.AppendVarint(b, int64(s.HalfLife))
+	b = binary.AppendVarint(b, int64(s.Length))
+	b = binary.AppendVarint(b, s.Anchor.UnixNano())
+	keys := make([]int64, 0, len(s.slots))
+	for k := range s.slots {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = binary.AppendUvarint(b, uint64(len(keys)))
+	for _, k := range keys {
+		sl := s.slots[k]
+		b = binary.AppendVarint(b, k)
+		b = binary.AppendUvarint(b, uint64(sl.samples))
+		b = binary.AppendVarint(b, sl.first.UnixNano())
+		b = binary.AppendVarint(b, sl.last.UnixNano())
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(sl.peak))
+		buckets := make([]int, 0, len(sl.weights))
+		for bucket := range sl.weights {
+			buckets = append(buckets, bucket)
+		}
+		slices.Sort(buckets)
+		b = binary.AppendUvarint(b, uint64(len(buckets)))
+		for _, bucket := range buckets {
+			b = binary.AppendUvarint(b, uint64(bucket))
+			b = binary.AppendUvarint(b, uint64(sl.counts[bucket]))
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(sl.weights[bucket]))
+		}
+	}
+	return b, nil
+}
+
+// errSlots is the error of an encoding that is not one of MarshalBinary.
+var errSlots = errors.New("not an encoding of slots")
+
+// UnmarshalBinary decodes what MarshalBinary encoded. The bytes come from
+// the cluster: every count, bucket and weight is checked.
+func (s *Slots) UnmarshalBinary(data []byte) error {
+	d := slotsDecoder{b: data}
+	if d.byte() != slotsVersion {
+		return fmt.Errorf("%w: unknown version", errSlots)
+	}
+	n := d.uvarint()
+	if n > 64 || n > uint64(len(d.b)) {
+		return fmt.Errorf("%w: resource name of %d bytes", errSlots, n)
+	}
+	out := Slots{Resource: corev1.ResourceName(d.bytes(int(n))), slots: map[int64]*slot{}}
+	if out.Resource != corev1.ResourceCPU && out.Resource != corev1.ResourceMemory {
+		return fmt.Errorf("%w: resource %q", errSlots, out.Resource)
+	}
+	out.HalfLife, out.Length = time.Duration(d.varint()), time.Duration(d.varint())
+	out.Anchor = time.Unix(0, d.varint()).UTC()
+	if out.HalfLife < 0 || out.Length < time.Minute {
+		return fmt.Errorf("%w: half-life %s, slots of %s", errSlots, out.HalfLife, out.Length)
+	}
+	buckets := out.opts().numBuckets()
+	slotCount := d.uvarint()
+	if slotCount > uint64(len(d.b)) {
+		return fmt.Errorf("%w: %d slots", errSlots, slotCount)
+	}
+	for range slotCount {
+		k := d.varint()
+		sl := &slot{weights: map[int]float64{}, counts: map[int]uint32{}}
+		sl.samples = int(min(d.uvarint(), math.MaxInt32))
+		sl.first, sl.last = time.Unix(0, d.varint()).UTC(), time.Unix(0, d.varint()).UTC()
+		sl.peak = d.float()
+		held := d.uvarint()
+		if held > uint64(buckets) {
+			return fmt.Errorf("%w: %d buckets", errSlots, held)
+		}
+		var counted uint64
+		for range held {
+			b, c, w := d.uvarint(), d.uvarint(), d.float()
+			if b >= uint64(buckets) || c > math.MaxUint32 || !(w >= 0) || math.IsInf(w, 0) {
+				return fmt.Errorf("%w: bucket %d of %d samples, weight %v", errSlots, b, c, w)
+			}
+			sl.weights[int(b)], sl.counts[int(b)] = w, uint32(c)
+			counted += c
+		}
+		if d.err != nil {
+			break
+		}
+		if _, dup := out.slots[k]; dup || counted != uint64(sl.samples) || math.IsNaN(sl.peak) || sl.peak < 0 || sl.last.Before(sl.first) {
+			return fmt.Errorf("%w: slot %d does not add up", errSlots, k)
+		}
+		out.slots[k] = sl
+	}
+	if d.err != nil || len(d.b) != 0 {
+		return fmt.Errorf("%w: truncated or trailing bytes", errSlots)
+	}
+	*s = out
+	return nil
+}
+
+// slotsDecoder reads what MarshalBinary wrote, remembering the first
+// error; a read past the end gives zeros.
+type slotsDecoder struct {
+	b   []byte
+	err error
+}
+
+func (d *slotsDecoder) fail() {
+	if d.err == nil {
+		d.err = errSlots
+	}
+	d.b = nil
+}
+
+func (d *slotsDecoder) byte() byte {
+	if len(d.b) < 1 {
+		d.fail()
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *slotsDecoder) bytes(n int) []byte {
+	if len(d.b) < n {
+		d.fail()
+		return nil
+	}
+	out := d.b[:n]
+	d.b = d.b[n:]
+	return out
+}
+
+func (d *slotsDecoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *slotsDecoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *slotsDecoder) float() float64 {
+	if len(d.b) < 8 {
+		d.fail()
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+	d.b = d.b[8:]
+	return v
+}
