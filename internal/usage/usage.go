@@ -619,7 +619,8 @@ func (r *Reader) query(ctx context.Context, namespace string, what corev1.Resour
 }
 
 // call sends one request to the API with send, within the query timeout,
-// and reports its error and warnings as those of the query of what.
+// and reports its error as that of the query of what; an answer with
+// warnings is a *PartialError.
 func (r *Reader) call(ctx context.Context, namespace string, what corev1.ResourceName, send func(context.Context) (promv1.Warnings, error)) error {
 	qctx, cancel := ctx, context.CancelFunc(func() {})
 	if r.timeout > 0 {
@@ -639,8 +640,12 @@ func (r *Reader) call(ctx context.Context, namespace string, what corev1.Resourc
 	default:
 		return fmt.Errorf("querying %s in namespace %s: %w", what, namespace, err)
 	}
+	// A warning says the answer may lack pods or part of the window: no
+	// value is computed from it.
 	if len(warnings) > 0 {
-		r.log.WarnContext(ctx, "prometheus answered with warnings", "namespace", namespace, "query", what, "warnings", warnings)
+		r.log.WarnContext(ctx, "prometheus answered with warnings: the namespace's history is unavailable for this run",
+			"namespace", namespace, "query", what, "warnings", len(warnings), "first", cleanWarning(warnings[0]))
+		return &PartialError{Query: string(what), Namespace: namespace, Warning: cleanWarning(warnings[0]), Warnings: len(warnings)}
 	}
 	return nil
 }
