@@ -262,6 +262,7 @@ type Reader struct {
 	memoryWindow time.Duration // how far back memory peaks are read, when further than window
 	end          time.Time     // of the window one Read reads
 	folding      *folding      // of the read, when its CPU samples are folded
+	splits       func(Split)   // told of each query split around a backend's limit
 	now          func() time.Time
 	log          *slog.Logger
 }
@@ -435,6 +436,7 @@ func (r *Reader) attribution(ctx context.Context, namespace string, workloads []
 func (r *Reader) selectors(namespace string, workloads []WorkloadRef) (pods, selector string, a *attributor, err error) {
 	patterns := make([]string, 0, len(workloads))
 	matchers := make([]podMatcher, 0, len(workloads))
+	byWorkload := make(map[WorkloadRef]string, len(workloads))
 	for _, w := range workloads {
 		if w.Namespace != namespace {
 			return "", "", nil, fmt.Errorf("workload %s/%s is not in namespace %s", w.Namespace, w.Name, namespace)
@@ -442,15 +444,16 @@ func (r *Reader) selectors(namespace string, workloads []WorkloadRef) (pods, sel
 		p := PodNamePattern(w.Kind, w.Name)
 		patterns = append(patterns, p)
 		matchers = append(matchers, podMatcher{workload: w, re: regexp.MustCompile("^(?:" + p + ")$")})
+		byWorkload[w] = p
 	}
-	sort.Strings(patterns)
 	sort.SliceStable(matchers, func(i, j int) bool { return len(matchers[i].workload.Name) > len(matchers[j].workload.Name) })
-	pods = fmt.Sprintf(`namespace=%s,pod=~%s`, strconv.Quote(namespace), strconv.Quote(strings.Join(patterns, "|")))
+	podSelector := podRegexp(patterns)
+	pods = fmt.Sprintf(`namespace=%s,%s`, strconv.Quote(namespace), podSelector)
 	if r.filter != "" {
 		pods += "," + r.filter
 	}
 	selector = `container!="",container!="POD",` + pods
-	return pods, selector, &attributor{matchers: matchers}, nil
+	return pods, selector, &attributor{matchers: matchers, workloads: workloads, patterns: byWorkload, podSelector: podSelector}, nil
 }
 
 // oomQuery counts a container as OOM-killed at a time when its last
@@ -677,16 +680,12 @@ func (r *Reader) send(ctx context.Context, q string, rng promv1.Range, each func
 
 // eachSeries runs query (named what in errors) over window in ranges of
 // step and hands every series of a pod of the batch to add, with its
-// workload and container.
+// workload and container; a range the backend refuses for its size is
+// read in pieces (see piece).
 func (r *Reader) eachSeries(ctx context.Context, namespace string, what corev1.ResourceName, query string, window, step time.Duration,
 	a *attributor, add func(WorkloadRef, string, *model.SampleStream)) error {
 	for _, rng := range r.ranges(window, step) {
-		err := r.query(ctx, namespace, what, query, rng, func(series *model.SampleStream) {
-			if w, ok := a.owner(string(series.Metric["pod"])); ok {
-				add(w, string(series.Metric["container"]), series)
-			}
-		})
-		if err != nil {
+		if err := r.piece(ctx, namespace, what, query, rng, a, nil, add); err != nil {
 			return err
 		}
 	}
@@ -706,6 +705,12 @@ type attributor struct {
 	// when it is none of the batch's.
 	owned    map[string]*WorkloadRef
 	matchers []podMatcher
+	// workloads are those of the read, patterns their pods' naming
+	// patterns, and podSelector the matcher of all their pods in the
+	// queries (pod=~"..."), which a piece of a split query narrows.
+	workloads   []WorkloadRef
+	patterns    map[WorkloadRef]string
+	podSelector string
 }
 
 func (a *attributor) owner(pod string) (WorkloadRef, bool) {
