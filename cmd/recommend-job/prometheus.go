@@ -25,6 +25,9 @@ func newPrometheusAPI(c *config.Config, opts ...usage.ClientOption) (*usage.Clie
 		// Only the CA is read here; its error names the file.
 		return nil, fmt.Errorf("prometheus-ca-file: %w", err)
 	}
+	if client.Transport, err = managedAuth(c, client.Transport); err != nil {
+		return nil, err
+	}
 	client.Transport = gzipTransport{client.Transport}
 	apiClient, err := usage.NewClient(c.PrometheusURL, client)
 	if err != nil {
