@@ -156,4 +156,13 @@ func TestEndToEndPartialAnswer(t *testing.T) {
 	if !strings.Contains(gitops.PullRequestBody(rep), "### No recommendation") {
 		t.Errorf("the pull request has no section No recommendation:\n%s", gitops.PullRequestBody(rep))
 	}
+
+	// doctor shows the first warning and fails blog's namespace.
+	var doc, docErr bytes.Buffer
+	run(ctx, append([]string{"doctor"}, args...), &doc, &docErr)
+	for _, line := range []string{"first warning of the backend: " + thanosWarning, "FAIL  reading the history of namespace blog: partial response: "} {
+		if !strings.Contains(doc.String(), line) {
+			t.Errorf("doctor output lacks %q:\n%s", line, doc.String())
+		}
+	}
 }
