@@ -22,7 +22,7 @@ type Backend struct {
 // limitFlags are the flags, by the name each server gives them, that
 // bound what one query may read.
 var limitFlags = []string{
-	"query.max-samples", "query.timeout", "query.max-concurrency", // Prometheus, Thanos
+	"query.max-samples", "query.timeout", "query.max-concurrency", "query.max-concurrent", // Prometheus, Thanos
 	"search.maxSamplesPerQuery", "search.maxSamplesPerSeries", "search.maxUniqueTimeseries", // VictoriaMetrics
 	"search.maxPointsPerTimeseries", "search.maxQueryDuration", "search.maxConcurrentRequests",
 }
