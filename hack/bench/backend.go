@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/recommend-job/recommend-job/internal/testbed"
@@ -31,7 +32,10 @@ func (e *env) startVictoriaMetrics(ctx context.Context, dataDir string) error {
 	e.vm = vm
 	began := time.Now()
 	vmctl := filepath.Join(filepath.Dir(bin), "vmctl")
-	cmd := exec.CommandContext(ctx, vmctl, "prometheus", "--prom-snapshot="+dataDir, "--vm-addr="+vm.URL, "-s")
+	line := quote(vmctl) + " prometheus -s --vm-disable-progress-bar --prom-snapshot=" + quote(dataDir) + " --vm-addr=" + quote(vm.URL)
+	// vmctl draws progress bars on a terminal, whatever its flags say:
+	// script gives it one.
+	cmd := exec.CommandContext(ctx, "script", "-qec", line, "/dev/null")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("load the history into victoria-metrics: %w: %.2000s", err, out)
 	}
@@ -42,3 +46,6 @@ func (e *env) startVictoriaMetrics(ctx context.Context, dataDir string) error {
 	e.backend = vm.URL
 	return nil
 }
+
+// quote quotes s for the shell.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
