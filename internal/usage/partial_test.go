@@ -28,6 +28,8 @@ func TestReaderRefusesPartialAnswers(t *testing.T) {
 			wantErr: "partial response: store 10.0.0.1:10901 unavailable, results may be incomplete; querying cpu in namespace shop", wantPartial: true},
 		{name: "several warnings, one with a newline", extra: `,"warnings":["ingester\ndown","another"]`,
 			wantErr: "partial response: ingester down (and 1 more warnings); querying cpu in namespace shop", wantPartial: true},
+		{name: "an info among the warnings, as Prometheus 2.50 sent it", extra: `,"warnings":["PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: \"x\""]`,
+			wantLog: "metric might not be a counter"},
 		{name: "infos only", extra: `,"infos":["PromQL info: metric might not be a counter"]`,
 			wantLog: "metric might not be a counter"},
 		{name: "neither"},

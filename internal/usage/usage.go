@@ -644,7 +644,15 @@ func (r *Reader) call(ctx context.Context, namespace string, what corev1.Resourc
 		return fmt.Errorf("querying %s in namespace %s: %w", what, namespace, err)
 	}
 	// A warning says the answer may lack pods or part of the window: no
-	// value is computed from it.
+	// value is computed from it. Prometheus before 2.51 sent its infos
+	// among the warnings, marked as such: they are only logged.
+	warnings = slices.DeleteFunc(slices.Clone(warnings), func(w string) bool {
+		if strings.HasPrefix(w, "PromQL info: ") {
+			r.log.InfoContext(ctx, "prometheus answered with an info", "namespace", namespace, "query", what, "info", cleanWarning(w))
+			return true
+		}
+		return false
+	})
 	if len(warnings) > 0 {
 		r.log.WarnContext(ctx, "prometheus answered with warnings: the namespace's history is unavailable for this run",
 			"namespace", namespace, "query", what, "warnings", len(warnings), "first", cleanWarning(warnings[0]))
