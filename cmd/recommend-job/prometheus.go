@@ -15,7 +15,7 @@ import (
 // newPrometheusAPI builds the client of the Prometheus-compatible API from
 // the configuration's HTTP client settings (authentication, TLS, headers,
 // proxy): usage's client, which decodes each answer once as it arrives.
-func newPrometheusAPI(c *config.Config) (*usage.Client, error) {
+func newPrometheusAPI(c *config.Config, opts ...usage.ClientOption) (*usage.Client, error) {
 	hc, err := c.PrometheusHTTP()
 	if err != nil {
 		return nil, err
@@ -24,6 +24,9 @@ func newPrometheusAPI(c *config.Config) (*usage.Client, error) {
 	if err != nil {
 		// Only the CA is read here; its error names the file.
 		return nil, fmt.Errorf("prometheus-ca-file: %w", err)
+	}
+	if client.Transport, err = managedAuth(c, client.Transport); err != nil {
+		return nil, err
 	}
 	client.Transport = gzipTransport{client.Transport}
 	apiClient, err := usage.NewClient(c.PrometheusURL, client)

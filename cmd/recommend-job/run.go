@@ -170,7 +170,7 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating authorization client: %w", err)
 	}
-	promAPI, err := newPrometheusAPI(cfg)
+	promAPI, err := newPrometheusAPI(cfg, usage.WithInfoLog(log))
 	if err != nil {
 		return nil, err
 	}

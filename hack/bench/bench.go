@@ -68,6 +68,12 @@ type Options struct {
 	Data DataOptions
 	// NoFloor and NoBaseline leave the floor or the baseline out.
 	NoFloor, NoBaseline bool
+	// Backend is the metrics backend the job queries: BackendPrometheus
+	// (the default) or BackendVictoriaMetrics, which is loaded with the
+	// bed's history. Against VictoriaMetrics there is no floor nor
+	// baseline, which measure Prometheus, and the samples scanned are
+	// Prometheus's for the same queries: VictoriaMetrics gives no count.
+	Backend string
 	// Keep keeps the bed's data in WorkDir after the run.
 	Keep bool
 	// Command is the command line recorded with the result.
@@ -100,6 +106,14 @@ func (o Options) withDefaults() (Options, error) {
 		o.Logf = func(string, ...any) {}
 	}
 	o.Data = o.Data.withDefaults()
+	switch o.Backend {
+	case "", BackendPrometheus:
+		o.Backend = BackendPrometheus
+	case BackendVictoriaMetrics:
+		o.NoFloor, o.NoBaseline = true, true
+	default:
+		return o, fmt.Errorf("backend %q: want %s or %s", o.Backend, BackendPrometheus, BackendVictoriaMetrics)
+	}
 	return o, nil
 }
 
@@ -155,6 +169,9 @@ type env struct {
 	prom   *Proxy
 	git    *Proxy
 	remote GitRemote
+	// backend is the URL the job's queries go to, through prom.
+	backend string
+	vm      *testbed.VictoriaMetrics
 }
 
 // Run benchmarks one scale: it starts the bed on the fleet's usage
@@ -165,7 +182,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{N: opts.N, Date: time.Now().UTC(), Machine: machine(), Commit: opts.Commit, Command: opts.Command}
+	res := &Result{N: opts.N, Date: time.Now().UTC(), Machine: machine(), Commit: opts.Commit, Command: opts.Command, Backend: opts.Backend}
 	if res.Commit == "" {
 		res.Commit = commit(ctx, opts.RepoRoot)
 	}
@@ -228,6 +245,12 @@ func start(ctx context.Context, opts Options, fleet Fleet, data Data) (*env, err
 		return nil, err
 	}
 	e.bed = bed
+	e.backend = bed.Prometheus.URL
+	if opts.Backend == BackendVictoriaMetrics {
+		if err := e.startVictoriaMetrics(ctx, data.Dir); err != nil {
+			return e, err
+		}
+	}
 	if err := e.startProxies(); err != nil {
 		return e, err
 	}
@@ -258,7 +281,7 @@ func (e *env) startProxies() error {
 	}
 	promTr := http.DefaultTransport.(*http.Transport).Clone()
 	promTr.MaxIdleConnsPerHost = 16
-	if e.prom, err = StartProxy(ServerPrometheus, e.bed.Prometheus.URL, promTr, nil, e.rec); err != nil {
+	if e.prom, err = StartProxy(ServerPrometheus, e.backend, promTr, nil, e.rec); err != nil {
 		return err
 	}
 	e.git, err = StartProxy(ServerGit, strings.TrimSuffix(e.bed.Git.BaseURL, "/"), nil, nil, e.rec)
@@ -272,6 +295,9 @@ func (e *env) close() {
 		if p != nil {
 			_ = p.Close()
 		}
+	}
+	if e.vm != nil {
+		_ = e.vm.Stop()
 	}
 	if e.bed != nil {
 		if err := e.bed.Close(); err != nil {
@@ -364,7 +390,13 @@ func (e *env) measure(ctx context.Context, res *Result) error {
 // which are also the floor's.
 func (e *env) attribute(ctx context.Context, res *Result, run *JobRun, apiReqs, promReqs []Request) ([]Replayed, error) {
 	e.opts.Logf("replaying the run's %d Prometheus requests (PromQL queries and series listings) alone, the queries with their statistics", len(promReqs))
-	promReplay, _, err := ReplayPromQL(ctx, e.prom.URL, promReqs, 1)
+	// Only Prometheus counts the samples a query scans: against another
+	// backend, the same queries are replayed on the bed's Prometheus.
+	replayOn := e.prom.URL
+	if e.opts.Backend != BackendPrometheus {
+		replayOn = e.bed.Prometheus.URL
+	}
+	promReplay, _, err := ReplayPromQL(ctx, replayOn, promReqs, 1)
 	if err != nil {
 		return nil, err
 	}

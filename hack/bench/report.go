@@ -116,10 +116,22 @@ func (r *Result) context() []string {
 		fmt.Sprintf("machine: %d CPUs (%s), %s of memory, %s, %s", m.CPUs, m.CPUModel, formatBytes(m.Memory), m.OS, m.Go),
 		fmt.Sprintf("date: %s; commit: %s", r.Date.Format(time.RFC3339), r.Commit),
 		fmt.Sprintf("command: %s", r.Command),
+		fmt.Sprintf("metrics backend: %s", r.backend()),
 		fmt.Sprintf("data: 1-minute usage of 2 pods per workload, rolled over at %s, from %s to %s: %s samples of %s series (%s); setup %s",
 			r.Data.Rollover.Format(time.DateTime), r.Data.Start.Format(time.DateTime), r.Data.End.Format(time.DateTime),
 			formatSI(r.Data.Samples), formatCount(int64(r.Data.Series)), cached, formatDuration(time.Duration(r.Setup))),
 	}
+}
+
+// backend names the metrics backend, and what its samples scanned are.
+func (r *Result) backend() string {
+	switch r.Backend {
+	case "", BackendPrometheus:
+		return "Prometheus"
+	case BackendVictoriaMetrics:
+		return "VictoriaMetrics single-node (samples scanned: Prometheus's for the same queries, which VictoriaMetrics does not count)"
+	}
+	return r.Backend
 }
 
 // summary are the lines below the table: notes, ratios and checks.

@@ -114,7 +114,9 @@ type Result struct {
 	Machine   Machine   `json:"machine"`
 	Commit    string    `json:"commit"`
 	Command   string    `json:"command"`
-	Data      Data      `json:"data"`
+	// Backend is the metrics backend the job queried.
+	Backend string `json:"backend,omitempty"`
+	Data    Data   `json:"data"`
 	// Setup is the time taken to get the bed, the cluster and the
 	// repository ready, data aside.
 	Setup Duration `json:"setup"`

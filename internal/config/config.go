@@ -75,20 +75,28 @@ type Config struct {
 	LogLevel   string        `mapstructure:"log-level"`
 
 	// How to reach and query the Prometheus-compatible API.
-	PrometheusBearerToken        string        `mapstructure:"prometheus-bearer-token"`
-	PrometheusBearerTokenFile    string        `mapstructure:"prometheus-bearer-token-file"`
-	PrometheusUsername           string        `mapstructure:"prometheus-username"`
-	PrometheusPassword           string        `mapstructure:"prometheus-password"`
-	PrometheusPasswordFile       string        `mapstructure:"prometheus-password-file"`
-	PrometheusCAFile             string        `mapstructure:"prometheus-ca-file"`
-	PrometheusInsecureSkipVerify bool          `mapstructure:"prometheus-insecure-skip-verify"`
-	PrometheusHeaders            []string      `mapstructure:"prometheus-headers"`
-	PrometheusLabelFilter        string        `mapstructure:"prometheus-label-filter"`
-	PrometheusStep               string        `mapstructure:"prometheus-step"`
-	PrometheusRateWindow         string        `mapstructure:"prometheus-rate-window"`
-	PrometheusOwnership          bool          `mapstructure:"prometheus-ownership"`
-	PrometheusTimeout            time.Duration `mapstructure:"prometheus-timeout"`
-	PrometheusConcurrency        int           `mapstructure:"prometheus-concurrency"`
+	PrometheusBearerToken        string   `mapstructure:"prometheus-bearer-token"`
+	PrometheusBearerTokenFile    string   `mapstructure:"prometheus-bearer-token-file"`
+	PrometheusUsername           string   `mapstructure:"prometheus-username"`
+	PrometheusPassword           string   `mapstructure:"prometheus-password"`
+	PrometheusPasswordFile       string   `mapstructure:"prometheus-password-file"`
+	PrometheusCAFile             string   `mapstructure:"prometheus-ca-file"`
+	PrometheusInsecureSkipVerify bool     `mapstructure:"prometheus-insecure-skip-verify"`
+	PrometheusHeaders            []string `mapstructure:"prometheus-headers"`
+	// Managed services' authentication.
+	PrometheusSigV4Region            string        `mapstructure:"prometheus-sigv4-region"`
+	PrometheusSigV4RoleARN           string        `mapstructure:"prometheus-sigv4-role-arn"`
+	PrometheusOAuth2TokenURL         string        `mapstructure:"prometheus-oauth2-token-url"`
+	PrometheusOAuth2ClientID         string        `mapstructure:"prometheus-oauth2-client-id"`
+	PrometheusOAuth2ClientSecretFile string        `mapstructure:"prometheus-oauth2-client-secret-file"`
+	PrometheusOAuth2Scopes           []string      `mapstructure:"prometheus-oauth2-scopes"`
+	PrometheusGoogleCredentials      bool          `mapstructure:"prometheus-google-credentials"`
+	PrometheusLabelFilter            string        `mapstructure:"prometheus-label-filter"`
+	PrometheusStep                   string        `mapstructure:"prometheus-step"`
+	PrometheusRateWindow             string        `mapstructure:"prometheus-rate-window"`
+	PrometheusOwnership              bool          `mapstructure:"prometheus-ownership"`
+	PrometheusTimeout                time.Duration `mapstructure:"prometheus-timeout"`
+	PrometheusConcurrency            int           `mapstructure:"prometheus-concurrency"`
 	// The algorithm's run-wide defaults; extensions override them per CR.
 	Percentile         float64       `mapstructure:"percentile"`
 	HalfLife           time.Duration `mapstructure:"half-life"`

@@ -35,6 +35,7 @@ func (c *Config) completePrometheus() []error {
 	if bearer && c.basicAuth() {
 		errs = append(errs, errors.New("prometheus-username: basic authentication and a bearer token exclude each other"))
 	}
+	errs = append(errs, c.completeManagedAuth(bearer)...)
 	if c.PrometheusPassword != "" && c.PrometheusPasswordFile != "" {
 		errs = append(errs, errors.New("prometheus-password-file: must not be set together with prometheus-password"))
 	}
@@ -143,6 +144,12 @@ func (c *Config) PrometheusHTTP() (promconfig.HTTPClientConfig, error) {
 	if len(headers.Headers) > 0 {
 		hc.HTTPHeaders = headers
 	}
+	if c.PrometheusOAuth2TokenURL != "" {
+		hc.OAuth2 = &promconfig.OAuth2{TokenURL: c.PrometheusOAuth2TokenURL, ClientID: c.PrometheusOAuth2ClientID,
+			ClientSecretFile: c.PrometheusOAuth2ClientSecretFile, Scopes: c.PrometheusOAuth2Scopes,
+			// The token endpoint is reached as the API is.
+			ProxyConfig: promconfig.ProxyConfig{ProxyFromEnvironment: true}, TLSConfig: hc.TLSConfig}
+	}
 	// Validate also moves the bearer token where the client reads it.
 	if err := hc.Validate(); err != nil {
 		return hc, fmt.Errorf("prometheus client: %w", err)
@@ -179,4 +186,53 @@ func (c *Config) Algorithm() recommend.Options {
 		MinSamples:       c.MinSamples,
 		ChangeThreshold:  threshold,
 	}
+}
+
+// completeManagedAuth validates the managed services' authentication:
+// one method at most, with what it needs.
+func (c *Config) completeManagedAuth(bearer bool) []error {
+	var errs []error
+	methods := []string{}
+	for _, m := range []struct {
+		key string
+		on  bool
+	}{
+		// Which of these two is checked above.
+		{"a bearer token or basic authentication", bearer || c.basicAuth()},
+		{"prometheus-sigv4-region", c.PrometheusSigV4Region != ""},
+		{"prometheus-oauth2-token-url", c.PrometheusOAuth2TokenURL != ""},
+		{"prometheus-google-credentials", c.PrometheusGoogleCredentials},
+	} {
+		if m.on {
+			methods = append(methods, m.key)
+		}
+	}
+	if len(methods) > 1 {
+		errs = append(errs, fmt.Errorf("prometheus authentication: set one method, got %s", strings.Join(methods, " and ")))
+	}
+	if c.PrometheusSigV4RoleARN != "" && c.PrometheusSigV4Region == "" {
+		errs = append(errs, errors.New("prometheus-sigv4-role-arn: needs prometheus-sigv4-region"))
+	}
+	if c.PrometheusOAuth2TokenURL == "" {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{
+			{"prometheus-oauth2-client-id", c.PrometheusOAuth2ClientID != ""},
+			{"prometheus-oauth2-client-secret-file", c.PrometheusOAuth2ClientSecretFile != ""},
+			{"prometheus-oauth2-scopes", len(c.PrometheusOAuth2Scopes) > 0},
+		} {
+			if k.set {
+				errs = append(errs, fmt.Errorf("%s: needs prometheus-oauth2-token-url", k.key))
+			}
+		}
+	} else {
+		if err := checkURL(c.PrometheusOAuth2TokenURL, "http", "https"); err != nil {
+			errs = append(errs, fmt.Errorf("prometheus-oauth2-token-url: %w", err))
+		}
+		if c.PrometheusOAuth2ClientID == "" || c.PrometheusOAuth2ClientSecretFile == "" {
+			errs = append(errs, errors.New("prometheus-oauth2-token-url: needs prometheus-oauth2-client-id and prometheus-oauth2-client-secret-file"))
+		}
+	}
+	return errs
 }

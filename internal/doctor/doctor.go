@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -216,10 +217,19 @@ func (d *checks) history(ctx context.Context, cfg Config, items []collect.Item) 
 		d.info("no valid ResourceRecommend: nothing to query")
 		return
 	}
+	d.backend(ctx, cfg.Prometheus)
 	rec, api := newRecorder(cfg.Prometheus)
-	reader := namespaceTagger{usage.NewReader(api, cfg.ReaderOptions...)}
+	var mu sync.Mutex
+	splits := map[string][]usage.Split{}
+	opts := append(slices.Clone(cfg.ReaderOptions), usage.WithSplits(func(s usage.Split) {
+		mu.Lock()
+		splits[s.Namespace] = append(splits[s.Namespace], s)
+		mu.Unlock()
+	}))
+	reader := namespaceTagger{usage.NewReader(api, opts...)}
 	// Each namespace's failure is in h; the error only sums them up.
 	h, _ := usage.ReadAll(ctx, reader, wants, d.log)
+	warned := false
 
 	byNamespace := map[string][]collect.Item{}
 	for _, it := range items {
@@ -236,7 +246,15 @@ func (d *checks) history(ctx context.Context, cfg Config, items []collect.Item) 
 			}
 			d.info("namespace %s: %d series over %s at %s <- %s", ns, q.series, q.span, q.step, q.query)
 		}
+		for _, s := range splits[ns] {
+			d.info("namespace %s: the %s query was refused for its size (%s): read again in two pieces by %s, %d and %d", ns, s.Query, s.Limit, s.By, s.Pieces[0], s.Pieces[1])
+		}
 		if _, err := h.Of(recommend.WantOf(byNamespace[ns][0])); err != nil {
+			var partial *usage.PartialError
+			if !warned && errors.As(err, &partial) {
+				warned = true
+				d.info("first warning of the backend: %s", partial.Warning)
+			}
 			d.fail("reading the history of namespace "+ns, err)
 			continue
 		}
@@ -252,6 +270,28 @@ func (d *checks) history(ctx context.Context, cfg Config, items []collect.Item) 
 			d.usage(it, h)
 		}
 	}
+}
+
+// backend shows what the API says it is, and its limits on a query's
+// size; an API that does not say is no failure.
+func (d *checks) backend(ctx context.Context, api usage.RangeQuerier) {
+	describer, ok := api.(interface {
+		Backend(ctx context.Context) (usage.Backend, error)
+	})
+	if !ok {
+		return
+	}
+	b, err := describer.Backend(ctx)
+	if err != nil {
+		d.info("backend: not told (%v)", err)
+		return
+	}
+	name := strings.TrimSpace(b.Name + " " + b.Version)
+	if len(b.Limits) == 0 {
+		d.ok("backend: %s", name)
+		return
+	}
+	d.ok("backend: %s, limits %s", name, strings.Join(b.Limits, ", "))
 }
 
 // usage shows the samples of each container resource of it.

@@ -32,8 +32,9 @@ const (
 type Option func(*options)
 
 type options struct {
-	detached bool
-	gitLog   io.Writer
+	detached       bool
+	gitLog         io.Writer
+	prometheusArgs []string
 }
 
 func buildOptions(opts []Option) options {
@@ -48,6 +49,12 @@ func buildOptions(opts []Option) options {
 // Without it they are killed when their parent dies.
 func Detached() Option {
 	return func(o *options) { o.detached = true }
+}
+
+// PrometheusFlags adds flags to Prometheus' command line, e.g.
+// --query.max-samples=1000 for a strict server.
+func PrometheusFlags(flags ...string) Option {
+	return func(o *options) { o.prometheusArgs = append(o.prometheusArgs, flags...) }
 }
 
 // GitLog makes an in-process git server write its request log and the

@@ -78,6 +78,7 @@ func (p *Prometheus) start(ctx context.Context) error {
 		"--web.listen-address=" + p.addr,
 		"--web.enable-admin-api",
 	}
+	args = append(args, p.opts.prometheusArgs...)
 	proc, err := startProcess("prometheus", p.tools.Prometheus, args, filepath.Join(p.DataDir, "prometheus.log"), nil, p.opts)
 	if err != nil {
 		return err

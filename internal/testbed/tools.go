@@ -23,6 +23,8 @@ var aptPackages = map[string]string{
 	"etcd":       "etcd-server",
 	"prometheus": "prometheus",
 	"git":        "git",
+	// Not a tool every test needs: EnsureVictoriaMetrics installs it.
+	"victoria-metrics": "victoria-metrics",
 }
 
 // Tools holds the paths of the binaries the test bed runs.

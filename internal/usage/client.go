@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"path"
@@ -37,7 +38,16 @@ type Client struct {
 	endpoint *url.URL // of range queries
 	series   *url.URL // of series listings
 	http     *http.Client
+	log      *slog.Logger // receives the answers' infos
 }
+
+// ClientOption configures a Client.
+type ClientOption func(*Client)
+
+// WithInfoLog logs the infos of the answers (PromQL's notes, e.g. that a
+// metric might not be a counter) to l; they change no value, unlike
+// warnings, which the Reader turns into a *PartialError.
+func WithInfoLog(l *slog.Logger) ClientOption { return func(c *Client) { c.log = l } }
 
 var (
 	_ RangeQuerier  = (*Client)(nil)
@@ -50,7 +60,7 @@ var (
 // NewClient returns a Client of the API at address (e.g.
 // http://prometheus:9090, or with a path prefix), sending requests with
 // client; http.DefaultClient when nil.
-func NewClient(address string, client *http.Client) (*Client, error) {
+func NewClient(address string, client *http.Client, opts ...ClientOption) (*Client, error) {
 	u, err := url.Parse(address)
 	if err != nil {
 		return nil, err
@@ -62,7 +72,11 @@ func NewClient(address string, client *http.Client) (*Client, error) {
 	series := *u
 	u.Path = path.Join(base, "/api/v1/query_range")
 	series.Path = path.Join(base, "/api/v1/series")
-	return &Client{endpoint: u, series: &series, http: client}, nil
+	c := &Client{endpoint: u, series: &series, http: client, log: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
 }
 
 // QueryRange runs a range query and returns its matrix. Options are not
@@ -92,20 +106,33 @@ func (c *Client) QueryRange(ctx context.Context, query string, r promv1.Range, o
 // QueryRangeSeries runs a range query and hands over its series one at a
 // time; see SeriesQuerier. It sends the query in a POST form, and again
 // as a GET when the server refuses POST (403, 405 or 501), as the client
-// library does.
+// library does. It asks for no partial answer (partial_response=false,
+// which Thanos reads and the others ignore): a store that cannot be
+// reached then fails the query instead of leaving its series out.
 func (c *Client) QueryRangeSeries(ctx context.Context, query string, r promv1.Range, each func(*model.SampleStream) error) (promv1.Warnings, error) {
 	form := url.Values{
 		"query": {query},
 		"start": {formatTime(r.Start)},
 		"end":   {formatTime(r.End)},
 		"step":  {strconv.FormatFloat(r.Step.Seconds(), 'f', -1, 64)},
+		// Thanos' default may be to answer what the reachable stores hold.
+		"partial_response": {"false"},
 	}
 	resp, err := c.post(ctx, c.endpoint, form)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	return readAnswer(resp, each)
+	a, err := readAnswer(resp, each)
+	c.logInfos(ctx, a.infos)
+	return a.warnings, err
+}
+
+// logInfos logs an answer's infos.
+func (c *Client) logInfos(ctx context.Context, infos []string) {
+	if len(infos) > 0 {
+		c.log.InfoContext(ctx, "prometheus answered with infos", "infos", len(infos), "first", cleanWarning(infos[0]))
+	}
 }
 
 // maxSeriesAnswer bounds the answer of a series listing, decompressed:
@@ -125,7 +152,7 @@ func (c *Client) Series(ctx context.Context, matches []string, start, end time.T
 	if len(opts) > 0 {
 		return nil, nil, nil, errors.New("series options are not supported")
 	}
-	form := url.Values{"match[]": slices.Clone(matches)}
+	form := url.Values{"match[]": slices.Clone(matches), "partial_response": {"false"}}
 	if !start.IsZero() {
 		form.Set("start", formatTime(start))
 	}
@@ -144,6 +171,7 @@ func (c *Client) Series(ctx context.Context, matches []string, start, end time.T
 		sets, err = d.labelSets()
 		return err
 	})
+	c.logInfos(ctx, a.infos)
 	if err != nil {
 		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusNotImplemented {
 			err = unserved{err}
@@ -231,18 +259,18 @@ func (c *Client) send(ctx context.Context, endpoint *url.URL, method string, for
 const maxErrorDetail = 64 << 10
 
 // readAnswer decodes the answer of a range query, handing its series to
-// each.
-func readAnswer(resp *http.Response, each func(*model.SampleStream) error) (promv1.Warnings, error) {
+// each; the answer holds its warnings and infos.
+func readAnswer(resp *http.Response, each func(*model.SampleStream) error) (answer, error) {
 	a, err := readEnvelope(resp, func(d *decoder, a *answer) error { return d.data(a, each) })
 	switch {
 	case err != nil:
-		return a.warnings, err
+		return a, err
 	case a.resultType == "":
-		return a.warnings, &promv1.Error{Type: promv1.ErrBadResponse, Msg: "answer without a result"}
+		return a, &promv1.Error{Type: promv1.ErrBadResponse, Msg: "answer without a result"}
 	case a.resultType != model.ValMatrix.String():
-		return a.warnings, fmt.Errorf("got %s, want a matrix", a.resultType)
+		return a, fmt.Errorf("got %s, want a matrix", a.resultType)
 	}
-	return a.warnings, nil
+	return a, nil
 }
 
 // readEnvelope decodes an answer of the API, reading its data with data,

@@ -122,6 +122,12 @@ func TestClientSendsTheLibrarysRequest(t *testing.T) {
 	if _, _, _, err := newTestClient(t, srv.URL+"/prom/").QueryRange(context.Background(), query, rng); err != nil {
 		t.Fatal(err)
 	}
+	// Client also asks Thanos for no partial answer.
+	if len(got) == 2 && !strings.Contains(got[1], "partial_response=false&") {
+		t.Errorf("request = %q, want partial_response=false", got[1])
+	} else if len(got) == 2 {
+		got[1] = strings.Replace(got[1], "partial_response=false&", "", 1)
+	}
 	if len(got) != 2 || got[0] != got[1] || !strings.Contains(got[0], "POST /prom/api/v1/query_range") {
 		t.Errorf("requests = %q, want the client library's, a POST to the prefixed path", got)
 	}

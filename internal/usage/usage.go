@@ -267,6 +267,7 @@ type Reader struct {
 	res          Resolution    // of the CPU history one Read reads
 	spans        SpansFunc     // of the CPU history one Read reads; all when nil
 	folding      *folding      // of the read, when its CPU samples are folded
+	splits       func(Split)   // told of each query split around a backend's limit
 	now          func() time.Time
 	log          *slog.Logger
 }
@@ -459,6 +460,7 @@ func (r *Reader) attribution(ctx context.Context, namespace string, workloads []
 func (r *Reader) selectors(namespace string, workloads []WorkloadRef) (pods, selector string, a *attributor, err error) {
 	patterns := make([]string, 0, len(workloads))
 	matchers := make([]podMatcher, 0, len(workloads))
+	byWorkload := make(map[WorkloadRef]string, len(workloads))
 	for _, w := range workloads {
 		if w.Namespace != namespace {
 			return "", "", nil, fmt.Errorf("workload %s/%s is not in namespace %s", w.Namespace, w.Name, namespace)
@@ -466,15 +468,16 @@ func (r *Reader) selectors(namespace string, workloads []WorkloadRef) (pods, sel
 		p := PodNamePattern(w.Kind, w.Name)
 		patterns = append(patterns, p)
 		matchers = append(matchers, podMatcher{workload: w, re: regexp.MustCompile("^(?:" + p + ")$")})
+		byWorkload[w] = p
 	}
-	sort.Strings(patterns)
 	sort.SliceStable(matchers, func(i, j int) bool { return len(matchers[i].workload.Name) > len(matchers[j].workload.Name) })
-	pods = fmt.Sprintf(`namespace=%s,pod=~%s`, strconv.Quote(namespace), strconv.Quote(strings.Join(patterns, "|")))
+	podSelector := podRegexp(patterns)
+	pods = fmt.Sprintf(`namespace=%s,%s`, strconv.Quote(namespace), podSelector)
 	if r.filter != "" {
 		pods += "," + r.filter
 	}
 	selector = `container!="",container!="POD",` + pods
-	return pods, selector, &attributor{matchers: matchers}, nil
+	return pods, selector, &attributor{matchers: matchers, workloads: workloads, patterns: byWorkload, podSelector: podSelector}, nil
 }
 
 // oomQuery counts a container as OOM-killed at a time when its last
@@ -670,7 +673,8 @@ func (r *Reader) query(ctx context.Context, namespace string, what corev1.Resour
 }
 
 // call sends one request to the API with send, within the query timeout,
-// and reports its error and warnings as those of the query of what.
+// and reports its error as that of the query of what; an answer with
+// warnings is a *PartialError.
 func (r *Reader) call(ctx context.Context, namespace string, what corev1.ResourceName, send func(context.Context) (promv1.Warnings, error)) error {
 	qctx, cancel := ctx, context.CancelFunc(func() {})
 	if r.timeout > 0 {
@@ -690,8 +694,20 @@ func (r *Reader) call(ctx context.Context, namespace string, what corev1.Resourc
 	default:
 		return fmt.Errorf("querying %s in namespace %s: %w", what, namespace, err)
 	}
+	// A warning says the answer may lack pods or part of the window: no
+	// value is computed from it. Prometheus before 2.51 sent its infos
+	// among the warnings, marked as such: they are only logged.
+	warnings = slices.DeleteFunc(slices.Clone(warnings), func(w string) bool {
+		if strings.HasPrefix(w, "PromQL info: ") {
+			r.log.InfoContext(ctx, "prometheus answered with an info", "namespace", namespace, "query", what, "info", cleanWarning(w))
+			return true
+		}
+		return false
+	})
 	if len(warnings) > 0 {
-		r.log.WarnContext(ctx, "prometheus answered with warnings", "namespace", namespace, "query", what, "warnings", warnings)
+		r.log.WarnContext(ctx, "prometheus answered with warnings: the namespace's history is unavailable for this run",
+			"namespace", namespace, "query", what, "warnings", len(warnings), "first", cleanWarning(warnings[0]))
+		return &PartialError{Query: string(what), Namespace: namespace, Warning: cleanWarning(warnings[0]), Warnings: len(warnings)}
 	}
 	return nil
 }
@@ -723,7 +739,8 @@ func (r *Reader) send(ctx context.Context, q string, rng promv1.Range, each func
 
 // eachSeries runs query (named what in errors) over window in ranges of
 // step and hands every series of a pod of the batch to add, with its
-// workload and container.
+// workload and container; a range the backend refuses for its size is
+// read in pieces (see piece).
 func (r *Reader) eachSeries(ctx context.Context, namespace string, what corev1.ResourceName, query string, window, step time.Duration,
 	a *attributor, add func(WorkloadRef, string, *model.SampleStream)) error {
 	return r.eachSeriesIn(ctx, namespace, what, query, window, step, nil, a, add)
@@ -738,12 +755,7 @@ func (r *Reader) eachSeriesIn(ctx context.Context, namespace string, what corev1
 		rngs = clip(rngs, parts)
 	}
 	for _, rng := range rngs {
-		err := r.query(ctx, namespace, what, query, rng, func(series *model.SampleStream) {
-			if w, ok := a.owner(string(series.Metric["pod"])); ok {
-				add(w, string(series.Metric["container"]), series)
-			}
-		})
-		if err != nil {
+		if err := r.piece(ctx, namespace, what, query, rng, a, nil, add); err != nil {
 			return err
 		}
 	}
@@ -763,6 +775,12 @@ type attributor struct {
 	// when it is none of the batch's.
 	owned    map[string]*WorkloadRef
 	matchers []podMatcher
+	// workloads are those of the read, patterns their pods' naming
+	// patterns, and podSelector the matcher of all their pods in the
+	// queries (pod=~"..."), which a piece of a split query narrows.
+	workloads   []WorkloadRef
+	patterns    map[WorkloadRef]string
+	podSelector string
 }
 
 func (a *attributor) owner(pod string) (WorkloadRef, bool) {

@@ -50,6 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cache := fl.String("cache", "", "`directory` of the cached history and of the runs' files (default .cache/bench of the repository)")
 	keep := fl.Bool("keep", false, "keep the bed's data after each scale")
 	ref := fl.String("ref", "", "build the job as of this `commit` (git archive) rather than from the work tree")
+	backend := fl.String("backend", bench.BackendPrometheus, "metrics `backend` the job queries: prometheus or victoriametrics (no floor nor baseline)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		res, err := bench.Run(ctx, bench.Options{
 			N: n, RepoRoot: root, CacheDir: *cache, JobBinary: job, Keep: *keep,
 			Data:    bench.DataOptions{Window: *window, Horizon: *horizon, NoKubeStateMetrics: *noKSM},
-			NoFloor: *noFloor, NoBaseline: *noBaseline, Command: command, Commit: commit, Logf: logf,
+			NoFloor: *noFloor, NoBaseline: *noBaseline, Backend: *backend, Command: command, Commit: commit, Logf: logf,
 		})
 		if err != nil {
 			return fmt.Errorf("scale %d: %w", n, err)

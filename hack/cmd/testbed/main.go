@@ -50,7 +50,7 @@ commands:
   create-repo NAME [DIR]  create the repository NAME on the git server with
                           the files of DIR in its first commit; prints its URL
   down                    stop the test bed and remove its data and state
-  tools                   install the packages and build kube-apiserver, helm
+  tools                   install the packages (VictoriaMetrics too) and build kube-apiserver, helm
                           and Gitea (once, with progress on stderr), and print
                           the binaries' paths; make test runs it before go
                           test so no test waits for a build
@@ -310,6 +310,10 @@ func ensureTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	victoriaMetrics, err := testbed.EnsureVictoriaMetrics(ctx)
+	if err != nil {
+		return err
+	}
 	for _, t := range []struct{ name, path string }{
 		{"etcd", tools.Etcd},
 		{"kube-apiserver", tools.KubeAPIServer},
@@ -317,6 +321,7 @@ func ensureTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		{"git", tools.Git},
 		{"helm", helm},
 		{"gitea", gitea.Binary},
+		{"victoria-metrics", victoriaMetrics},
 	} {
 		if _, err := fmt.Fprintf(stdout, "%s=%s\n", t.name, t.path); err != nil {
 			return err

@@ -70,3 +70,23 @@ func Prometheus(tb testing.TB, series []testbed.Series) *CountingAPI {
 	tb.Cleanup(func() { _ = prom.Stop() })
 	return NewCountingAPI(tb, prom.URL)
 }
+
+// VictoriaMetrics starts a single-node VictoriaMetrics of its own, with
+// the flags of args added, holding series, stopped when the test ends, and
+// returns its base URL; it fails the test when the server cannot be had.
+func VictoriaMetrics(tb testing.TB, series []testbed.Series, args ...string) string {
+	tb.Helper()
+	binary, err := testbed.EnsureVictoriaMetrics(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	vm, err := testbed.StartVictoriaMetrics(tb.Context(), binary, tb.TempDir(), args)
+	if err != nil {
+		tb.Fatalf("start victoria-metrics: %v", err)
+	}
+	tb.Cleanup(func() { _ = vm.Stop() })
+	if err := vm.Import(tb.Context(), series); err != nil {
+		tb.Fatal(err)
+	}
+	return vm.URL
+}
