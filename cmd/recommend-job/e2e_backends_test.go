@@ -45,7 +45,7 @@ func TestEndToEndBackends(t *testing.T) {
 		}, doctor: []string{"ok    backend: VictoriaMetrics, limits search.maxSamplesPerQuery=30000",
 			"namespace shop: the cpu query was refused for its size (VictoriaMetrics -search.maxSamplesPerQuery): read again in two pieces by "}},
 	}
-	want := map[string]string{"app/cpu": "400m", "app/memory": "268Mi", "sidecar/cpu": "27m", "sidecar/memory": "69Mi"}
+	want := map[string]string{"app/cpu": "390m", "app/memory": "260Mi", "sidecar/cpu": "26m", "sidecar/memory": "65Mi"}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			backendArgs := append(append([]string(nil), args...), "--prometheus-url", b.url(t))

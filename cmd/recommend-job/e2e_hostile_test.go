@@ -216,7 +216,7 @@ func TestEndToEndGroupNameNotARef(t *testing.T) {
 	for name, branch := range branches {
 		g := group(t, again, name)
 		if g.Git == nil || g.Git.Branch != branch || g.Git.PullRequest == nil || g.Git.PullRequest.Action != plan.PRUnchanged {
-			t.Errorf("%s: second run git = %+v, want %s and its pull request unchanged", name, g.Git, branch)
+			t.Errorf("%s: second run git = %+v (pull request %+v), want %s and its pull request unchanged", name, g.Git, g.Git.PullRequest, branch)
 		}
 	}
 	if n := len(b.openPRs(t)); n != 2 {

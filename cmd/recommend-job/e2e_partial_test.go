@@ -110,7 +110,7 @@ func TestEndToEndPartialAnswer(t *testing.T) {
 		t.Fatalf("decoding report: %v\n%s", err, stdout.String())
 	}
 
-	want := map[string]string{"app/cpu": "400m", "app/memory": "268Mi", "sidecar/cpu": "27m", "sidecar/memory": "69Mi"}
+	want := map[string]string{"app/cpu": "390m", "app/memory": "260Mi", "sidecar/cpu": "26m", "sidecar/memory": "65Mi"}
 	shop := entry(t, rep, "shop", "web")
 	for _, c := range shop.Containers {
 		for _, r := range c.Resources {

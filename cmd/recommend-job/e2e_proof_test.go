@@ -82,8 +82,8 @@ func TestEndToEndMarkerAndPostRenderer(t *testing.T) {
 	// Every change the report says landed is in the pushed file, and
 	// has its trailer; both did land.
 	for _, w := range []struct{ target, container, cpu, memory string }{
-		{"shop-web", "web", "400m", "69Mi"},
-		{"shop-worker", "worker", "27m", "268Mi"},
+		{"shop-web", "web", "390m", "65Mi"},
+		{"shop-worker", "worker", "26m", "260Mi"},
 	} {
 		it := entry(t, rep, "shop", w.target)
 		if it.Source == nil || !it.Source.Changed || it.Source.Error != "" || it.Source.File != file || it.Source.Method != plan.MethodSplice {
@@ -106,7 +106,7 @@ func TestEndToEndMarkerAndPostRenderer(t *testing.T) {
 	// The marker's edit and the post-renderer share the patch: web's
 	// values under the marker, the worker's in a patch of its Deployment.
 	for _, s := range []string{
-		"      resources: # {\"$recommend\": \"shop/shop-web:web\"}\n        requests:\n          cpu: 400m\n          memory: 69Mi\n",
+		"      resources: # {\"$recommend\": \"shop/shop-web:web\"}\n        requests:\n          cpu: 390m\n          memory: 65Mi\n",
 		"  postRenderers:\n",
 		"                name: shop-worker\n",
 	} {

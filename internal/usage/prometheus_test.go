@@ -311,23 +311,25 @@ func TestPrometheusWeek(t *testing.T) {
 		}
 	})
 	t.Run("constant usage", func(t *testing.T) {
-		// 0.1 cores: bucket end 0.110266, x 1.3 = 0.143346 -> 145m.
-		// 200Mi: bucket end 205.79Mi, x 1.3 = 267.53Mi -> 268Mi.
-		if r := compute(t, got[web]["app"][corev1.ResourceCPU], corev1.ResourceCPU, recommend.Options{}); r.Request.String() != "145m" {
-			t.Errorf("web cpu = %s, want 145m", r.Request)
+		// 0.1 cores: bucket end 0.110266, above every sample, so the
+		// highest sample counts: 0.1 x 1.3 -> 130m. 200Mi likewise
+		// (bucket end 205.79Mi): 200Mi x 1.3 -> 260Mi.
+		if r := compute(t, got[web]["app"][corev1.ResourceCPU], corev1.ResourceCPU, recommend.Options{}); r.Request.String() != "130m" {
+			t.Errorf("web cpu = %s, want 130m", r.Request)
 		}
-		if r := compute(t, got[web]["app"][corev1.ResourceMemory], corev1.ResourceMemory, recommend.Options{}); r.Request.String() != "268Mi" || r.Evidence.OOMKilled {
-			t.Errorf("web memory = %s (oom %v), want 268Mi without an OOM kill", r.Request, r.Evidence.OOMKilled)
+		if r := compute(t, got[web]["app"][corev1.ResourceMemory], corev1.ResourceMemory, recommend.Options{}); r.Request.String() != "260Mi" || r.Evidence.OOMKilled {
+			t.Errorf("web memory = %s (oom %v), want 260Mi without an OOM kill", r.Request, r.Evidence.OOMKilled)
 		}
 	})
 	t.Run("step change", func(t *testing.T) {
 		// 1 core for 84h, then 0.2: each old sample is 84h older than a new
 		// one, so the old level weighs 1 x 2^(-84/24) = 0.0884 against 0.2:
-		// 30.6% of the weight, p90 stays at 1 core's bucket end 1.016281,
-		// x 1.3 -> 1350m. With a 12h half-life it weighs 2^-7 = 0.0078
-		// against 0.2, 3.8%: p90 is 0.2 cores' 0.215786 x 1.3 -> 285m.
+		// 30.6% of the weight, p90 stays in 1 core's bucket, whose end
+		// 1.016281 is above the highest sample: 1 x 1.3 -> 1300m. With a
+		// 12h half-life it weighs 2^-7 = 0.0078 against 0.2, 3.8%: p90 is
+		// 0.2 cores' 0.215786 (below the 1-core samples) x 1.3 -> 285m.
 		cpu := got[step]["app"][corev1.ResourceCPU]
-		for halfLife, want := range map[time.Duration]string{24 * time.Hour: "1350m", 12 * time.Hour: "285m"} {
+		for halfLife, want := range map[time.Duration]string{24 * time.Hour: "1300m", 12 * time.Hour: "285m"} {
 			if r := compute(t, cpu, corev1.ResourceCPU, recommend.Options{HalfLife: halfLife}); r.Request.String() != want {
 				t.Errorf("step cpu with half-life %s = %s, want %s", halfLife, r.Request, want)
 			}

@@ -71,13 +71,21 @@ func (r *Reader) scrapeInterval(ctx context.Context, namespace, selector string)
 	step := max(r.window/scrapeLooks, time.Minute)
 	rng := promv1.Range{Start: end.Add(-time.Duration(scrapeLooks-1) * step), End: end, Step: step}
 	var seen []float64
-	err := r.query(ctx, namespace, "scrape interval", scrapeQuery(selector), rng, func(series *model.SampleStream) {
+	collect := func(series *model.SampleStream) {
 		for _, s := range series.Values {
 			if v := float64(s.Value); v > 0 && !math.IsInf(v, 0) {
 				seen = append(seen, v)
 			}
 		}
-	})
+	}
+	err := r.query(ctx, namespace, "scrape interval", scrapeQuery(selector), rng, collect)
+	if sizeLimit(err) != "" && len(seen) == 0 {
+		// VictoriaMetrics looks back a whole step for timestamp(): at
+		// a step of days, more samples than a strict limit allows. One
+		// look at the end, a minute's step, reads minutes of them.
+		r.noteSplit(ctx, Split{Namespace: namespace, Query: "scrape interval", Limit: sizeLimit(err), By: "time", Pieces: [2]int{1, 0}})
+		err = r.query(ctx, namespace, "scrape interval", scrapeQuery(selector), promv1.Range{Start: end, End: end, Step: time.Minute}, collect)
+	}
 	if err != nil || len(seen) == 0 {
 		return 0, err
 	}
