@@ -5,13 +5,23 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/recommend-job/recommend-job/internal/checkpoint"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
@@ -142,4 +152,152 @@ func assertSameValues(t *testing.T, run string, a, b plan.Item) {
 			}
 		}
 	}
+}
+
+// TestEndToEndCheckpointFallbacks runs the job on web's week in two
+// namespaces, shop and blog, through a proxy in front of Prometheus that
+// can refuse blog's memory queries: after a cold run, a run in which blog's
+// read fails midway keeps blog's checkpoint where it was and moves shop's;
+// a checkpoint older than the window and one of a Deployment deleted and
+// created again (another UID) are read cold, say so, and give the values
+// of a run without checkpoints.
+func TestEndToEndCheckpointFallbacks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	now := time.Now().Truncate(time.Minute)
+	shop := webHistory(now)
+	series := slices.Clone(shop)
+	for _, s := range shop {
+		if s.Labels["namespace"] != "shop" {
+			continue
+		}
+		labels := maps.Clone(s.Labels)
+		labels["namespace"] = "blog"
+		series = append(series, testbed.Series{Name: s.Name, Labels: labels, Samples: s.Samples})
+	}
+	bed := testbedtest.Start(t, testbed.Options{History: series})
+	inBlog := func(s string) []byte {
+		return []byte(strings.NewReplacer("namespace: shop", "namespace: blog", "name: shop", "name: blog").Replace(s))
+	}
+	deployment := webManifest[strings.Index(webManifest, "---")+4:]
+	objs := append(shopObjects(t, true), inBlog(clusterObjects), inBlog(deployment),
+		[]byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: recommend-job\n"))
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), objs...); err != nil {
+		t.Fatalf("applying cluster objects: %v", err)
+	}
+
+	// The proxy refuses blog's memory queries while refuse is set: blog's
+	// CPU is read and folded, then its read fails.
+	var refuse atomic.Bool
+	target, err := url.Parse(bed.Prometheus.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forward := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		q := r.Form.Get("query")
+		if refuse.Load() && strings.Contains(q, `namespace="blog"`) && strings.Contains(q, "container_memory_working_set_bytes") {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"status":"error","errorType":"bad_data","error":"refused by the test"}`))
+			return
+		}
+		// ParseForm read the body: send the form again.
+		r.Body = io.NopCloser(strings.NewReader(r.PostForm.Encode()))
+		r.ContentLength = int64(len(r.PostForm.Encode()))
+		forward.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+
+	repoURL := testbedtest.CreateRepo(t, bed, "gitops", map[string]string{
+		"clusters/prod/web.yaml": webManifest,
+		"clusters/blog/web.yaml": string(inBlog(webManifest)),
+	})
+	args := append(bedArgs(t, bed, repoURL, "--git-path", "clusters", "--record-namespace", "recommend-job"),
+		"--prometheus-url", proxy.URL)
+	kube, err := kubernetes.NewForConfig(bed.APIServer.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := checkpoint.New(kube.CoreV1().ConfigMaps("recommend-job"), "recommend-job", 0)
+	ends := func() map[string]time.Time {
+		c, err := store.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]time.Time{}
+		for k, e := range c.Entries {
+			out[k] = e.End
+		}
+		return out
+	}
+
+	assertHistory(t, "cold", entry(t, runJSON(t, ctx, args), "blog", "web"), "7d read: no checkpoint")
+	before := ends()
+	if _, ok := before["blog/Deployment/web"]; !ok || len(before) != 2 {
+		t.Fatalf("checkpoint after the cold run: %v, want shop's and blog's web", before)
+	}
+
+	// The next minute, blog's memory cannot be read: blog's checkpoint
+	// stays as it was, shop's moves on.
+	time.Sleep(time.Until(time.Now().Truncate(time.Minute).Add(time.Minute + time.Second)))
+	refuse.Store(true)
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, &stdout, &stderr)
+	refuse.Store(false)
+	if !strings.Contains(stderr.String(), "refused by the test") {
+		t.Fatalf("the run with blog's memory refused (exit %d) does not say so:\n%s", code, stderr.String())
+	}
+	after := ends()
+	for k, end := range before {
+		blog := strings.HasPrefix(k, "blog/")
+		switch {
+		case blog && !after[k].Equal(end):
+			t.Errorf("after blog's failed read, its checkpoint %s ends at %s, want %s as before", k, after[k], end)
+		case !blog && !after[k].After(end):
+			t.Errorf("after blog's failed read, shop's checkpoint %s ends at %s, want past %s", k, after[k], end)
+		}
+	}
+
+	stateless := entry(t, runJSON(t, ctx, append(args, "--checkpoints=false")), "shop", "web")
+
+	// A checkpoint that ends before the window's start holds none of it.
+	old, err := store.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []checkpoint.Entry
+	for _, e := range old.Entries {
+		e.End = e.End.Add(-8 * 24 * time.Hour)
+		entries = append(entries, e)
+	}
+	if _, err := store.Save(ctx, entries, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	stale := entry(t, runJSON(t, ctx, args), "shop", "web")
+	assertHistory(t, "stale", stale, "7d read: checkpoint older than the window")
+	assertSameValues(t, "stale", stateless, stale)
+
+	// The Deployment deleted and created again is another workload.
+	deployments := kube.AppsV1().Deployments("shop")
+	if err := deployments.Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := deployments.Get(ctx, "web", metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), []byte(deployment)); err != nil {
+		t.Fatal(err)
+	}
+	foreign := entry(t, runJSON(t, ctx, args), "shop", "web")
+	assertHistory(t, "foreign", foreign, "7d read: checkpoint of another UID")
+	assertSameValues(t, "foreign", stateless, foreign)
+	assertHistory(t, "blog after shop's recreation", entry(t, runJSON(t, ctx, args), "blog", "web"), "from checkpoint")
 }

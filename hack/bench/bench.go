@@ -32,6 +32,10 @@ const repoName = "bench"
 // baseBranch is the repository's branch the job reads and targets.
 const baseBranch = "main"
 
+// CheckpointNamespace is the job's record namespace when Options.Warm is
+// set: where its checkpoints are kept between the runs.
+const CheckpointNamespace = "recommend-job"
+
 // runTimeout bounds the job's run: far above what any scale takes, so
 // that only a hung run is cut.
 const runTimeout = 3 * time.Hour
@@ -76,6 +80,12 @@ type Options struct {
 	Backend string
 	// Keep keeps the bed's data in WorkDir after the run.
 	Keep bool
+	// Warm, when positive, runs the job again this long after its first
+	// run ended, on the same bed, warm from the checkpoints the first run
+	// wrote in CheckpointNamespace, and then once without checkpoints at
+	// the same moment, whose values the warm run's are compared with.
+	// The job has no clock setting: the benchmark waits.
+	Warm time.Duration
 	// Command is the command line recorded with the result.
 	Command string
 	// Commit is the commit the job was built from; the repository's HEAD
@@ -257,6 +267,12 @@ func start(ctx context.Context, opts Options, fleet Fleet, data Data) (*env, err
 	if err := CreateCluster(ctx, bed.APIServer.RESTConfig(), opts.RepoRoot, fleet); err != nil {
 		return e, err
 	}
+	if opts.Warm > 0 {
+		ns := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + CheckpointNamespace + "\n"
+		if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), []byte(ns)); err != nil {
+			return e, err
+		}
+	}
 	if _, err := bed.Git.CreateRepo(ctx, repoName, fleet.RepositoryFiles()); err != nil {
 		return e, err
 	}
@@ -323,8 +339,10 @@ func (e *env) kubeconfig() (string, error) {
 	return path, nil
 }
 
-// runJob runs the job once, a full run that pushes a branch.
-func (e *env) runJob(ctx context.Context) (*JobRun, error) {
+// runJob runs the job once, a full run that pushes a branch, with extra
+// arguments, its log in the work directory's file logName. With
+// Options.Warm it keeps checkpoints.
+func (e *env) runJob(ctx context.Context, logName string, extra ...string) (*JobRun, error) {
 	kubeconfig, err := e.kubeconfig()
 	if err != nil {
 		return nil, err
@@ -343,15 +361,19 @@ func (e *env) runJob(ctx context.Context) (*JobRun, error) {
 		"--output", "json",
 		"--log-level", "info",
 	}
+	if e.opts.Warm > 0 {
+		args = append(args, "--record-namespace", CheckpointNamespace)
+	}
+	args = append(args, extra...)
 	// The token goes in the environment, in no command line.
 	env := []string{"RECOMMEND_GIT_TOKEN=" + e.remote.Password, "KUBECONFIG="}
-	return RunJob(ctx, e.opts.JobBinary, args, env, filepath.Join(e.opts.WorkDir, "job.log"))
+	return RunJob(ctx, e.opts.JobBinary, args, env, filepath.Join(e.opts.WorkDir, logName))
 }
 
 // measure runs the job, then the floor and the baseline, and fills in res.
 func (e *env) measure(ctx context.Context, res *Result) error {
 	e.opts.Logf("running the job on %d ResourceRecommends", e.fleet.N)
-	run, err := e.runJob(ctx)
+	run, err := e.runJob(ctx, "job.log")
 	if err != nil {
 		return err
 	}
@@ -380,7 +402,12 @@ func (e *env) measure(ctx context.Context, res *Result) error {
 		}
 	}
 	if !e.opts.NoBaseline {
-		return e.baseline(ctx, res, end)
+		if err := e.baseline(ctx, res, end); err != nil {
+			return err
+		}
+	}
+	if e.opts.Warm > 0 {
+		return e.warm(ctx, res, run)
 	}
 	return nil
 }

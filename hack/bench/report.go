@@ -44,6 +44,12 @@ func (r *Result) tableRows() [][]string {
 	if r.Baseline != nil {
 		add("baseline (katalyst)", *r.Baseline, false)
 	}
+	if w := r.Warm; w != nil {
+		for _, s := range w.Stages {
+			add("warm: "+s.Name, s, true)
+		}
+		add("warm total (VmHWM)", w.Total, true)
+	}
 	return rows
 }
 
@@ -161,6 +167,11 @@ func (r *Result) summary() []string {
 	out = append(out, fmt.Sprintf("checks: %s ResourceRecommends, %s with every value, %s values changed; pushed %v to %s, %s files; exit code %d, %d warnings",
 		formatCount(int64(c.ResourceRecommends)), formatCount(int64(c.WithValues)), formatCount(int64(c.Changed)), c.Pushed, c.Branch,
 		formatCount(int64(c.Files)), c.ExitCode, c.Warnings))
+	if w := r.Warm; w != nil {
+		out = append(out, fmt.Sprintf("warm, %s after the cold run: scanned/cold's %s (target <= 0.2); checkpoints %s in %d pages (target <= 20 MiB); %d of %d values differ from a run without checkpoints at the same moment; exit code %d, %d warnings",
+			formatDuration(time.Duration(w.After)), formatRatio(w.ScannedOverCold), formatBytes(w.CheckpointBytes), w.CheckpointPages,
+			w.Differ, w.Values, w.Checks.ExitCode, w.Checks.Warnings))
+	}
 	out = append(out, fmt.Sprintf("apiserver requests of the run (%d): %s", len(r.APICalls), strings.Join(r.APICalls, ", ")))
 	out = append(out, fmt.Sprintf("PromQL queries per namespace: %s (series listings aside); %s", strconv.FormatFloat(r.QueriesPerNamespace, 'f', -1, 64), strings.Join(r.QueryShapes, "; ")))
 	return out

@@ -146,6 +146,8 @@ type Result struct {
 	// QueryShapes are the run's PromQL queries and series listings,
 	// matchers elided, with their range, step and count.
 	QueryShapes []string `json:"queryShapes"`
+	// Warm is the warm run's, with Options.Warm.
+	Warm *Warm `json:"warm,omitempty"`
 }
 
 // machine reads the machine's description from /proc.

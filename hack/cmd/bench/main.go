@@ -51,6 +51,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	keep := fl.Bool("keep", false, "keep the bed's data after each scale")
 	ref := fl.String("ref", "", "build the job as of this `commit` (git archive) rather than from the work tree")
 	backend := fl.String("backend", bench.BackendPrometheus, "metrics `backend` the job queries: prometheus or victoriametrics (no floor nor baseline)")
+	warm := fl.Duration("warm", 0, "run the job again this long after the cold run, warm from its checkpoints (e.g. 1h; the bench waits), then once without checkpoints to compare")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		res, err := bench.Run(ctx, bench.Options{
 			N: n, RepoRoot: root, CacheDir: *cache, JobBinary: job, Keep: *keep,
 			Data:    bench.DataOptions{Window: *window, Horizon: *horizon, NoKubeStateMetrics: *noKSM},
-			NoFloor: *noFloor, NoBaseline: *noBaseline, Backend: *backend, Command: command, Commit: commit, Logf: logf,
+			NoFloor: *noFloor, NoBaseline: *noBaseline, Warm: *warm, Backend: *backend, Command: command, Commit: commit, Logf: logf,
 		})
 		if err != nil {
 			return fmt.Errorf("scale %d: %w", n, err)
