@@ -171,9 +171,11 @@ type Outcome struct {
 // changes, the edits of that kustomization are undone and their results
 // wrap ErrProofFailed. Once the files are written, a last proof checks the
 // written tree against every result that says its change landed (its
-// files on disk as edited, its kustomization built from them): a change
-// that fails it is undone on disk with every change sharing a file, so a
-// Result never says Changed for a value the tree does not hold.
+// files on disk as edited; every environment that proves it or reads one
+// of its files built from the base and from the written tree, differing
+// only in the changes' values on their own objects): a change that fails
+// it is undone on disk with every change sharing a file, so a Result
+// never says Changed for a value the tree does not hold.
 //
 // No file above the size limit (WithMaxFileSize) is read, here or by
 // kustomize: each is listed in Outcome.Skipped, a target it might define
