@@ -27,10 +27,12 @@ const (
 )
 
 // testHookStep, when set, is called after each step of Apply with the
-// applier and the repository: a test breaks one step through it (a wrong
-// value, a lost write, a file undone behind a change's back) and checks
-// that the results claim nothing the written tree does not hold.
-var testHookStep func(step string, a *applier, r *os.Root)
+// applier, the files each change's edit touched and the repository: a
+// test breaks one step through it (a wrong value, a lost write, a file
+// undone behind a change's back, a shared base edited with the change)
+// and checks that the results claim nothing the written tree does not
+// hold.
+var testHookStep func(step string, a *applier, touched [][]string, r *os.Root)
 
 // errSharedFile marks a change undone only because a change that failed
 // wrote one of its files: Apply makes it again without that change.
@@ -38,9 +40,10 @@ var errSharedFile = errors.New("undone with a change that failed and wrote the s
 
 // finalProof checks the tree as written against every result that says
 // its change landed, whatever the steps before said: each file the change
-// wrote must be on disk as its edit left it, and each kustomization that
-// proved it must build from the written tree to its output before the
-// edits with the changes' values, and nothing else. A change that fails
+// wrote must be on disk as its edit left it, and every environment that
+// proved it or reads one of its files must build from the written tree to
+// its output from the base with the changes' values on their own objects,
+// and nothing else (lastBuilds). A change that fails
 // is undone on disk, with every change that wrote one of its files, and
 // its result says why; it returns the files that stay written.
 func (a *applier) finalProof(r *os.Root, pl placement, edited []edit, results []Result, written []string) ([]string, error) {
@@ -60,43 +63,7 @@ func (a *applier) finalProof(r *os.Root, pl placement, edited []edit, results []
 			}
 		}
 	}
-	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: a.abs, Limit: a.limit}
-	for _, dir := range slices.Sorted(maps.Keys(pl.proofs)) {
-		var exps, siblings []expectation
-		var files []string
-		for _, i := range pl.proofs[dir] {
-			if results[i].Changed && results[i].Err == nil && failed[i] == nil {
-				exps = append(exps, pl.exps[i])
-				exps = append(exps, pl.exps[i].also...)
-				files = append(files, wroteBy(i, pl.touched, results)...)
-			}
-		}
-		if len(exps) == 0 {
-			continue
-		}
-		for _, i := range sharing(files, pl.touched, results) {
-			if !slices.Contains(pl.proofs[dir], i) && pl.exps[i].change.Target.Name != "" {
-				siblings = append(siblings, pl.exps[i])
-			}
-		}
-		// As the proof did, the run's other edits are in both builds:
-		// before is the written tree with these files as they were.
-		before := map[string][]byte{}
-		for _, f := range files {
-			if fe := a.files[f]; fe != nil {
-				before[filepath.Join(a.abs, filepath.FromSlash(f))] = fe.orig
-			}
-		}
-		fsys.Files = before
-		if err := proveBuild(fsys, filepath.Join(a.abs, filepath.FromSlash(dir)), nil, exps, siblings); err != nil {
-			err = fmt.Errorf("%s, built from the written tree: %w", a.idx.Graph.ByDir[dir].File, err)
-			for _, i := range pl.proofs[dir] {
-				if results[i].Changed && results[i].Err == nil && failed[i] == nil {
-					failed[i] = err
-				}
-			}
-		}
-	}
+	a.lastBuilds(pl, results, written, failed)
 	// A written file a proof has undone since (the Helm proof's second
 	// pass) goes back on disk too.
 	var clean []string
@@ -109,6 +76,158 @@ func (a *applier) finalProof(r *os.Root, pl placement, edited []edit, results []
 		return written, nil
 	}
 	return a.undoWritten(r, pl.touched, results, failed, clean, written)
+}
+
+// lastBuilds builds, once from the base (the files as they were before
+// this run's writes) and once from the written tree, every environment
+// that proves a standing change or reads a file one wrote, and records
+// in failed the changes whose files make a difference beyond the values
+// of the changes it proves on their own objects. The changes of a
+// kustomization it includes show in its output under its names: their
+// files are as written in both builds, their own proof checks them; so
+// are those of a change no kustomization proves (a deployer's patch, a
+// Helm values file), which its deployer or release proof renders.
+func (a *applier) lastBuilds(pl placement, results []Result, written []string, failed map[int]error) {
+	standing := func(i int) bool { return results[i].Changed && results[i].Err == nil && failed[i] == nil }
+	proofOf := map[int]*repoindex.Kustomization{}
+	for dir, idx := range pl.proofs {
+		for _, i := range idx {
+			proofOf[i] = a.idx.Graph.ByDir[dir]
+		}
+	}
+	// Files undone since or written by a change that failed are as they
+	// were in both builds: they are put back.
+	var common []string
+	for _, f := range written {
+		if fe := a.files[f]; fe != nil && !fe.dirty() {
+			common = append(common, f)
+		}
+	}
+	for i := range results {
+		if results[i].Changed && results[i].Err == nil && failed[i] != nil {
+			common = append(common, wroteBy(i, pl.touched, results)...)
+		}
+	}
+	readers := map[string][]*repoindex.Kustomization{}
+	var roots []*repoindex.Kustomization
+	addRoot := func(k *repoindex.Kustomization) {
+		if k != nil && !slices.Contains(roots, k) {
+			roots = append(roots, k)
+		}
+	}
+	for i := range results {
+		if !standing(i) || proofOf[i] == nil {
+			continue
+		}
+		addRoot(proofOf[i])
+		for _, f := range wroteBy(i, pl.touched, results) {
+			if _, ok := readers[f]; !ok {
+				readers[f] = a.idx.Readers(f)
+			}
+			for _, e := range readers[f] {
+				if a.idx.IsEnv(e) {
+					addRoot(e)
+				}
+			}
+		}
+	}
+	slices.SortFunc(roots, func(x, y *repoindex.Kustomization) int { return strings.Compare(x.Dir, y.Dir) })
+	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: a.abs, Limit: a.limit}
+	asWas := func(files ...[]string) map[string][]byte {
+		out := map[string][]byte{}
+		for _, names := range files {
+			for _, f := range names {
+				if fe := a.files[f]; fe != nil {
+					out[filepath.Join(a.abs, filepath.FromSlash(f))] = fe.orig
+				}
+			}
+		}
+		return out
+	}
+	for _, e := range roots {
+		// own are the changes e proves; others wrote a file e reads and
+		// are proved elsewhere, in no kustomization e includes.
+		var own, others []int
+		var ownFiles, otherFiles []string
+		for i := range results {
+			if !standing(i) || proofOf[i] == nil {
+				continue
+			}
+			files := wroteBy(i, pl.touched, results)
+			switch k := proofOf[i]; {
+			case k == e:
+				own, ownFiles = append(own, i), append(ownFiles, files...)
+			case e.Includes(k):
+			case slices.ContainsFunc(files, func(f string) bool { return slices.Contains(readers[f], e) }):
+				others, otherFiles = append(others, i), append(otherFiles, files...)
+			}
+		}
+		if len(own) == 0 && len(others) == 0 {
+			continue
+		}
+		// Every change may show its own values on its own objects; those
+		// e proves must.
+		var exps, siblings []expectation
+		for _, i := range own {
+			exps = append(exps, pl.exps[i])
+			exps = append(exps, pl.exps[i].also...)
+		}
+		for _, i := range append(sharing(ownFiles, pl.touched, results), others...) {
+			if !slices.Contains(own, i) && failed[i] == nil && pl.exps[i].change.Target.Name != "" {
+				siblings = append(siblings, pl.exps[i])
+				siblings = append(siblings, pl.exps[i].also...)
+			}
+		}
+		edir := filepath.Join(a.abs, filepath.FromSlash(e.Dir))
+		final := asWas(common)
+		err := a.checkExternal(e.Dir)
+		var base, now map[string]map[string]any
+		if err == nil {
+			fsys.Files = asWas(common, ownFiles, otherFiles)
+			if base, err = build(fsys, edir); err != nil {
+				err = fmt.Errorf("does not build from the base: %w", err)
+			}
+		}
+		if err == nil {
+			fsys.Files = final
+			if now, err = build(fsys, edir); err != nil {
+				err = fmt.Errorf("does not build from the written tree: %w", err)
+			}
+		}
+		if err == nil {
+			err = compareBuilds(base, now, exps, siblings)
+		}
+		if err == nil {
+			continue
+		}
+		blame := own
+		if len(others) > 0 {
+			blame = others
+			if len(own) > 0 && base != nil && now != nil {
+				// Both wrote what e reads: with the others' files as
+				// they were, e shows the difference of its own changes.
+				fsys.Files = asWas(common, otherFiles)
+				mid, merr := build(fsys, edir)
+				if merr == nil {
+					merr = compareBuilds(base, mid, exps, siblings)
+				}
+				if merr != nil {
+					blame = own
+				}
+			}
+		}
+		if len(own) > 0 && slices.Equal(blame, own) {
+			err = fmt.Errorf("%s, built from the written tree and from the base: %w", e.File, err)
+		} else {
+			err = fmt.Errorf("%s also reads %s, and built from the written tree its output is not the base's: %w",
+				e.File, strings.Join(slices.Compact(slices.Sorted(slices.Values(otherFiles))), ", "), err)
+		}
+		for _, i := range blame {
+			if failed[i] == nil {
+				failed[i] = err
+			}
+		}
+	}
 }
 
 // edit is where a change was edited in place: its document and how to

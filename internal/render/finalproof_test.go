@@ -23,12 +23,21 @@ import (
 // original.
 func TestFinalProofFaults(t *testing.T) {
 	// The cpu request each case's first change sets.
-	cases := map[string]string{"kustomize-overlays": "250m", "helm-flux-marker-sibling": "250m", "helm-argo-valuefiles": "150m"}
+	cases := map[string]string{
+		"kustomize-overlays": "250m", "helm-flux-marker-sibling": "250m", "helm-argo-valuefiles": "150m",
+		"shared-base-replaced": "150m",
+	}
 	faults := []struct {
 		name string
 		step string
+		// only, when set, is the one case the fault applies to.
+		only string
 		// breakFile breaks file, written by the first change.
 		breakFile func(t *testing.T, fe *fileEdit, r *os.Root, cpu string)
+		// breakEdit, instead, breaks the first change's edit as a whole.
+		breakEdit func(t *testing.T, a *applier, touched [][]string)
+		// reason, when set, is what the first change's error must name.
+		reason string
 	}{
 		{
 			name: "the edit writes a wrong value, before the proof",
@@ -66,6 +75,22 @@ func TestFinalProofFaults(t *testing.T) {
 				}
 			},
 		},
+		{
+			// Canary's patch replaces the base's containers: its own
+			// build cannot show the base's edit, only prod's can.
+			name:   "the edit also writes a shared base that only another environment shows",
+			step:   stepProved,
+			only:   "shared-base-replaced",
+			reason: "last proof: overlays/prod/kustomization.yaml also reads base/deployment.yaml",
+			breakEdit: func(t *testing.T, a *applier, touched [][]string) {
+				fe, err := a.file("base/deployment.yaml")
+				if err != nil {
+					t.Fatal(err)
+				}
+				fe.data, fe.docs = bytes.Replace(fe.orig, []byte("cpu: 500m"), []byte("cpu: 150m"), 1), nil
+				touched[0] = append(touched[0], fe.name)
+			},
+		},
 	}
 	for _, name := range slices.Sorted(maps.Keys(cases)) {
 		base := filepath.Join("testdata", name)
@@ -94,9 +119,16 @@ func TestFinalProofFaults(t *testing.T) {
 		}
 		file := clean.Results[0].File
 		for _, f := range faults {
+			if f.only != "" && f.only != name {
+				continue
+			}
 			t.Run(name+"/"+f.name, func(t *testing.T) {
-				testHookStep = func(step string, a *applier, r *os.Root) {
-					if step == f.step && a.files[file] != nil {
+				testHookStep = func(step string, a *applier, touched [][]string, r *os.Root) {
+					switch {
+					case step != f.step:
+					case f.breakEdit != nil:
+						f.breakEdit(t, a, touched)
+					case a.files[file] != nil:
 						f.breakFile(t, a.files[file], r, cases[name])
 					}
 				}
@@ -104,6 +136,8 @@ func TestFinalProofFaults(t *testing.T) {
 				dir, before, out := apply(t)
 				if r := out.Results[0]; r.Changed || !errors.Is(r.Err, ErrProofFailed) {
 					t.Errorf("change 0: changed %v, err %v; want not changed, the proof failed", r.Changed, r.Err)
+				} else if r.Err != nil && !strings.Contains(r.Err.Error(), f.reason) {
+					t.Errorf("change 0: err %v; want it to name %q", r.Err, f.reason)
 				}
 				after := snapshot(t, dir)
 				var differ []string

@@ -171,9 +171,11 @@ type Outcome struct {
 // changes, the edits of that kustomization are undone and their results
 // wrap ErrProofFailed. Once the files are written, a last proof checks the
 // written tree against every result that says its change landed (its
-// files on disk as edited, its kustomization built from them): a change
-// that fails it is undone on disk with every change sharing a file, so a
-// Result never says Changed for a value the tree does not hold.
+// files on disk as edited; every environment that proves it or reads one
+// of its files built from the base and from the written tree, differing
+// only in the changes' values on their own objects): a change that fails
+// it is undone on disk with every change sharing a file, so a Result
+// never says Changed for a value the tree does not hold.
 //
 // No file above the size limit (WithMaxFileSize) is read, here or by
 // kustomize: each is listed in Outcome.Skipped, a target it might define
@@ -283,7 +285,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	}
 
 	a.oneSource(changes, refs, finds, out.Results, pl.touched)
-	hook(stepPlaced, a, r)
+	hook(stepPlaced, a, pl.touched, r)
 	if err := a.prove(ctx, root, pl.proofs, pl.exps, pl.touched, out.Results); err != nil {
 		return nil, err
 	}
@@ -293,11 +295,11 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	if err := a.proveDeployers(ctx, out.Results); err != nil {
 		return nil, err
 	}
-	hook(stepProved, a, r)
+	hook(stepProved, a, pl.touched, r)
 	if out.Files, err = a.write(r); err != nil {
 		return nil, err
 	}
-	hook(stepWritten, a, r)
+	hook(stepWritten, a, pl.touched, r)
 	// The releases are rendered once more from what was written: the
 	// edits in memory are the files on disk, which finalProof checks.
 	if err := hp.proveHelm(ctx, held, changes, pending, out.Results); err != nil {
@@ -335,9 +337,9 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 }
 
 // hook calls testHookStep, when a test set it.
-func hook(step string, a *applier, r *os.Root) {
+func hook(step string, a *applier, touched [][]string, r *os.Root) {
 	if testHookStep != nil {
-		testHookStep(step, a, r)
+		testHookStep(step, a, touched, r)
 	}
 }
 
