@@ -3,8 +3,11 @@ package render
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -215,28 +218,60 @@ spec:
 }
 
 // TestAppOfApps checks that argocd-example-apps' helm-guestbook is found
-// through its app of apps chart: its Application, which no file of the
-// repository holds as written, names the chart, and the reason the
-// change cannot land names that Application, not a target not found.
+// through its app of apps chart, and that its values, which the
+// Application the chart renders cannot hold, go in the chart's own
+// values.yaml, which only that Application renders; and that a second
+// Application of the chart, another release, makes that file shared:
+// refused, naming both the object and the other reader.
 func TestAppOfApps(t *testing.T) {
-	dir := writeTree(t, guestbookRepo)
 	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "helm-guestbook", Name: "helm-guestbook",
 		Annotations: map[string]string{ArgoTrackingID: "helm-guestbook:apps/Deployment:helm-guestbook/helm-guestbook"}}
-	out, err := Apply(context.Background(), dir, ".", []Change{{Target: web, Container: "helm-guestbook", Requests: quantities(map[string]string{"cpu": "100m"})}},
-		WithRepositoryURL("https://github.com/argoproj/argocd-example-apps"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := out.Results[0]
-	if errors.Is(r.Err, ErrTargetNotFound) || r.Helm == nil {
-		t.Fatalf("Err = %v, Helm = %+v: want helm-guestbook found", r.Err, r.Helm)
-	}
-	if h := r.Helm; h.Object != "argocd/helm-guestbook" || h.Release != "helm-guestbook" || h.ChartSource != "helm-guestbook" || h.Keys["requests.cpu"] != "resources.requests.cpu" {
-		t.Errorf("Helm = %+v, want the release helm-guestbook of the chart helm-guestbook, its key resources.requests.cpu", h)
-	}
-	// Its values would go in the Application, which the chart renders.
-	if !errors.Is(r.Err, ErrUnsafeFile) || !strings.Contains(r.Err.Error(), "Application argocd/helm-guestbook (rendered by the app of apps chart apps) is not a file of the repository") || len(out.Files) != 0 {
-		t.Errorf("Err = %v, files %v: want refused, naming the Application the chart renders", r.Err, out.Files)
+	staging := strings.NewReplacer("name: helm-guestbook\n", "name: helm-guestbook-staging\n", "namespace: helm-guestbook\n", "namespace: helm-guestbook-staging\n").
+		Replace(guestbookRepo["apps/templates/helm-guestbook.yaml"])
+	shared := maps.Clone(guestbookRepo)
+	shared["apps/templates/helm-guestbook-staging.yaml"] = staging
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		written []string
+		errHas  []string
+	}{
+		{name: "only it renders the chart", files: guestbookRepo, written: []string{"helm-guestbook/values.yaml"}},
+		{name: "two Applications share the chart", files: shared, errHas: []string{
+			"helm.valuesObject of Application argocd/helm-guestbook, which is not a file of the repository",
+			"the chart's own helm-guestbook/values.yaml, which Application argocd/helm-guestbook-staging (rendered by the app of apps chart apps) read too",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeTree(t, tc.files)
+			out, err := Apply(context.Background(), dir, ".", []Change{{Target: web, Container: "helm-guestbook", Requests: quantities(map[string]string{"cpu": "100m"})}},
+				WithRepositoryURL("https://github.com/argoproj/argocd-example-apps"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Results[0]
+			if errors.Is(r.Err, ErrTargetNotFound) || r.Helm == nil {
+				t.Fatalf("Err = %v, Helm = %+v: want helm-guestbook found", r.Err, r.Helm)
+			}
+			if h := r.Helm; h.Object != "argocd/helm-guestbook" || h.Release != "helm-guestbook" || h.ChartSource != "helm-guestbook" || h.Keys["requests.cpu"] != "resources.requests.cpu" {
+				t.Errorf("Helm = %+v, want the release helm-guestbook of the chart helm-guestbook, its key resources.requests.cpu", h)
+			}
+			if !slices.Equal(out.Files, tc.written) {
+				t.Errorf("files %v, want %v (err %v)", out.Files, tc.written, r.Err)
+			}
+			if tc.errHas == nil {
+				data, err := os.ReadFile(filepath.Join(dir, "helm-guestbook", "values.yaml"))
+				if r.Err != nil || err != nil || !strings.Contains(string(data), "resources:\n  requests:\n    cpu: 100m\n") {
+					t.Errorf("Err = %v, values.yaml:\n%s\nwant the request in the chart's values", r.Err, data)
+				}
+				return
+			}
+			for _, want := range tc.errHas {
+				if !errors.Is(r.Err, ErrHelm) || !strings.Contains(fmt.Sprint(r.Err), want) {
+					t.Errorf("Err = %v, want %q", r.Err, want)
+				}
+			}
+		})
 	}
 }
 

@@ -96,7 +96,7 @@ func (idx *Index) addVirtual(d External, data []byte, key IdentKey, ns string) {
 		return // the repository's file is the one to edit
 	}
 	name := "[" + d.Name() + "]"
-	idx.Files[name] = &IndexedFile{Name: name, Data: data, Mode: 0o644,
+	idx.Files[name] = &IndexedFile{Name: name, Data: data, Mode: 0o644, External: true,
 		Unsafe: fmt.Errorf("%w: %s is not a file of the repository", ErrUnsafeFile, d.Name())}
 	idx.Refs[key] = append(idx.Refs[key], DocRef{File: name, Key: key, Namespace: ns, RawName: key.Name, RawNamespace: ns})
 }

@@ -69,6 +69,9 @@ type IndexedFile struct {
 	Data   []byte
 	Mode   fs.FileMode
 	Unsafe error // why the file must not be edited, if it must not
+	// External marks an object the repository does not hold (live or
+	// generated), indexed as a file of its own name.
+	External bool
 }
 
 // Index maps wanted objects to the documents that define them.
