@@ -38,6 +38,11 @@ func WithClusterName(name string) Option { return func(o *options) { o.cluster =
 // ApplicationSets, charts or kustomizations gave nothing.
 func (o *options) addDeployers(ctx context.Context, fsys fs.FS, abs string, w *repoindex.Wants) ([]string, error) {
 	if !w.Pointers {
+		if w.Helm {
+			// A HelmRelease's target names no deployer, yet the live
+			// HelmRelease is what its release is.
+			w.External = slices.DeleteFunc(slices.Clone(o.deployers), func(d DeployerObject) bool { return d.Object["kind"] != "HelmRelease" })
+		}
 		return nil, nil
 	}
 	gen, err := appset.Generate(ctx, fsys, appset.Options{RepoURL: o.repoURL, Cluster: appset.Cluster{Name: o.cluster}, Limit: o.maxFileSize})

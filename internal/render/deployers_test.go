@@ -299,3 +299,69 @@ func TestLiveApplicationBesideItsFile(t *testing.T) {
 		t.Errorf("result = %v in %q (changed %v), want argocd/shop.yaml changed", r.Err, r.File, r.Changed)
 	}
 }
+
+// TestLiveHelmReleaseSteers checks that a HelmRelease read from the
+// cluster is what the release uses: when it names another chart or other
+// values than the repository's file, a stale file, the change is refused
+// naming the live one and nothing is written; when it says what the file
+// says, as the API server returns it, the file is edited as without it.
+func TestLiveHelmReleaseSteers(t *testing.T) {
+	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
+		Labels:      map[string]string{"helm.toolkit.fluxcd.io/name": "shop", "helm.toolkit.fluxcd.io/namespace": "shop"},
+		Annotations: map[string]string{"meta.helm.sh/release-name": "shop", "meta.helm.sh/release-namespace": "shop"}}
+	live := func(edit func(spec map[string]any)) []DeployerObject {
+		spec := map[string]any{
+			"interval": "10m",
+			"chart": map[string]any{"spec": map[string]any{
+				"chart": "./charts/shop", "reconcileStrategy": "Revision", "version": "*",
+				"sourceRef": map[string]any{"kind": "GitRepository", "name": "flux-system", "namespace": "flux-system"},
+			}},
+			"values": map[string]any{"web": map[string]any{"replicas": float64(2)}},
+		}
+		if edit != nil {
+			edit(spec)
+		}
+		return []DeployerObject{{Origin: "from the cluster", Object: map[string]any{
+			"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+			"metadata": map[string]any{"name": "shop", "namespace": "shop"}, "spec": spec,
+		}}}
+	}
+	for _, tc := range []struct {
+		name string
+		live []DeployerObject
+		err  string // "" when the file is edited
+	}{
+		{name: "live as the file", live: live(nil)},
+		{name: "live names another chart", live: live(func(s map[string]any) {
+			s["chart"].(map[string]any)["spec"].(map[string]any)["chart"] = "./charts/shop-v2"
+		}),
+			err: "HelmRelease shop/shop (from the cluster) says otherwise at spec.chart.spec.chart"},
+		{name: "live has other values", live: live(func(s map[string]any) { s["values"] = map[string]any{"web": map[string]any{"replicas": float64(3)}} }),
+			err: "HelmRelease shop/shop (from the cluster) says otherwise at spec.values"},
+		{name: "live from another repository", live: func() []DeployerObject {
+			d := live(nil)
+			d[0].Elsewhere = "https://git.example.com/org/other"
+			return d
+		}(), err: "is deployed by HelmRelease shop/shop (from the cluster) from https://git.example.com/org/other, another repository"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			copyTree(t, filepath.Join("testdata", "helm-flux-inline", "original"), dir)
+			out, err := Apply(context.Background(), dir, ".", []Change{{Target: web, Container: "web", Requests: quantities(map[string]string{"cpu": "120m"})}},
+				WithDeployers(tc.live))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Results[0]
+			if tc.err == "" {
+				if r.Err != nil || !r.Changed || r.File != "apps/shop.yaml" {
+					t.Errorf("File = %q, Changed = %v, Err = %v: want apps/shop.yaml edited", r.File, r.Changed, r.Err)
+				}
+				return
+			}
+			if !errors.Is(r.Err, ErrHelm) || !strings.Contains(fmt.Sprint(r.Err), tc.err) || len(out.Files) != 0 {
+				t.Errorf("Err = %v, files %v: want refused, %q", r.Err, out.Files, tc.err)
+			}
+		})
+	}
+}

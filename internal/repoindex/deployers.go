@@ -61,6 +61,10 @@ func (idx *Index) addDeployers(ds []External, helm bool) error {
 		if !ok {
 			continue
 		}
+		if key.Group == FluxHelmGroup && key.Kind == "HelmRelease" {
+			idx.addLiveHelmRelease(d, ns+"/"+key.Name)
+			continue
+		}
 		var s scan
 		s.pointers(docs[0], key, ns)
 		if _, ok := s.apps[key.Name]; !ok && key.Group == ArgoGroup && key.Kind == "Application" {
@@ -158,4 +162,22 @@ func (idx *Index) describe(id, fallback string) (string, bool, *External) {
 		return fallback + " (in the repository)", true, nil
 	}
 	return fallback, false, nil
+}
+
+// addLiveHelmRelease records a HelmRelease of the cluster by
+// namespace/name, the first given counting.
+func (idx *Index) addLiveHelmRelease(d External, id string) {
+	if idx.liveHelm == nil {
+		idx.liveHelm = map[string]External{}
+	}
+	if _, ok := idx.liveHelm[id]; !ok {
+		idx.liveHelm[id] = d
+	}
+}
+
+// LiveHelmRelease returns the HelmRelease namespace/name as the deployers
+// given to the index say it is (read from the cluster), or false.
+func (idx *Index) LiveHelmRelease(namespace, name string) (External, bool) {
+	d, ok := idx.liveHelm[namespace+"/"+name]
+	return d, ok
 }

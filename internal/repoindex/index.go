@@ -89,6 +89,8 @@ type Index struct {
 	// deployers are the live and generated deployers by "app:<name>" or
 	// "flux:<namespace>/<name>" (addDeployers).
 	deployers map[string]External
+	// liveHelm are the live HelmReleases by namespace/name.
+	liveHelm map[string]External
 	// markers maps "namespace/name:container" to the documents marking it.
 	markers map[string][]DocRef
 	// Deployers are the Argo CD Applications' sources and the Flux
