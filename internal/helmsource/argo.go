@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"helm.sh/helm/v4/pkg/strvals"
@@ -160,6 +161,18 @@ func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) 
 			}
 		}
 		layers = append(layers, Layer{What: "helm.parameters of " + r.String(), Values: vals})
+	}
+	if ext && len(layers) > 0 && layers[0].Writable {
+		// The chart's defaults are the fallback: a values file the
+		// Application names, which only it reads, is its environment's.
+		chartValues := layers[0].File
+		if slices.ContainsFunc(layers[1:], func(l Layer) bool { return l.Writable && l.File != "" && l.File != chartValues }) {
+			for j := range layers {
+				if layers[j].File == chartValues {
+					layers[j].Writable = false
+				}
+			}
+		}
 	}
 	return layers, nil
 }

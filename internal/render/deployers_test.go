@@ -220,7 +220,8 @@ spec:
 // TestAppOfApps checks that argocd-example-apps' helm-guestbook is found
 // through its app of apps chart, and that its values, which the
 // Application the chart renders cannot hold, go in the chart's own
-// values.yaml, which only that Application renders; and that a second
+// values.yaml, which only that Application renders, or in the values
+// file it names that only it reads; and that a second
 // Application of the chart, another release, makes that file shared:
 // refused, naming both the object and the other reader.
 func TestAppOfApps(t *testing.T) {
@@ -230,6 +231,13 @@ func TestAppOfApps(t *testing.T) {
 		Replace(guestbookRepo["apps/templates/helm-guestbook.yaml"])
 	shared := maps.Clone(guestbookRepo)
 	shared["apps/templates/helm-guestbook-staging.yaml"] = staging
+	withValueFiles := func(files ...string) map[string]string {
+		m := maps.Clone(guestbookRepo)
+		m["apps/templates/helm-guestbook.yaml"] = strings.Replace(m["apps/templates/helm-guestbook.yaml"], "    path: helm-guestbook\n",
+			"    path: helm-guestbook\n    helm:\n      valueFiles: ["+strings.Join(files, ", ")+"]\n", 1)
+		m["helm-guestbook/values-production.yaml"] = "# production\nreplicaCount: 2\n"
+		return m
+	}
 	for _, tc := range []struct {
 		name    string
 		files   map[string]string
@@ -237,6 +245,8 @@ func TestAppOfApps(t *testing.T) {
 		errHas  []string
 	}{
 		{name: "only it renders the chart", files: guestbookRepo, written: []string{"helm-guestbook/values.yaml"}},
+		{name: "valueFiles names the chart's values", files: withValueFiles("values.yaml"), written: []string{"helm-guestbook/values.yaml"}},
+		{name: "valueFiles names a file of the repository", files: withValueFiles("values.yaml", "values-production.yaml"), written: []string{"helm-guestbook/values-production.yaml"}},
 		{name: "two Applications share the chart", files: shared, errHas: []string{
 			"helm.valuesObject of Application argocd/helm-guestbook, which is not a file of the repository",
 			"the chart's own helm-guestbook/values.yaml, which Application argocd/helm-guestbook-staging (rendered by the app of apps chart apps) read too",
@@ -260,7 +270,7 @@ func TestAppOfApps(t *testing.T) {
 				t.Errorf("files %v, want %v (err %v)", out.Files, tc.written, r.Err)
 			}
 			if tc.errHas == nil {
-				data, err := os.ReadFile(filepath.Join(dir, "helm-guestbook", "values.yaml"))
+				data, err := os.ReadFile(filepath.Join(dir, tc.written[0]))
 				if r.Err != nil || err != nil || !strings.Contains(string(data), "resources:\n  requests:\n    cpu: 100m\n") {
 					t.Errorf("Err = %v, values.yaml:\n%s\nwant the request in the chart's values", r.Err, data)
 				}
