@@ -1,6 +1,7 @@
 package helmsource
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -21,14 +22,12 @@ var liveFields = [][]string{
 // (obj), when the cluster's HelmRelease of that name, which is what Flux
 // installs, names another chart or other values: the repository's file
 // is stale, or not what deploys it, and editing it would not change the
-// release. A live one that deploys from another repository is refused too.
+// release. Where its chart comes from (a chart repository, say) does not
+// matter: the values are still the file's.
 func (a *Sources) checkLive(r *Release, obj map[string]any) error {
 	live, ok := a.Index.LiveHelmRelease(r.Ref.Namespace, r.Ref.Key.Name)
 	if !ok {
 		return nil
-	}
-	if live.Elsewhere != "" {
-		return fmt.Errorf("%s is deployed by %s from %s, another repository", r, live.Name(), RedactURL(live.Elsewhere))
 	}
 	for _, f := range liveFields {
 		mine := normal(tree.Dig(obj, append([]string{"spec"}, f...)...))
@@ -36,6 +35,11 @@ func (a *Sources) checkLive(r *Release, obj map[string]any) error {
 		if f[len(f)-1] == "version" && f[0] == "chart" {
 			// The API server defaults a chart's version to "*".
 			mine, theirs = orAny(mine), orAny(theirs)
+		}
+		if data, _ := json.Marshal(mine); bytes.Contains(data, []byte("${")) {
+			// Flux's postBuild substitutes variables before applying it:
+			// the live object cannot say the same.
+			continue
 		}
 		if !reflect.DeepEqual(mine, theirs) {
 			return fmt.Errorf("%s: %s says otherwise at spec.%s, and is what Flux installs: the repository's file is not what deploys the release", r, live.Name(), dotted(f))

@@ -314,7 +314,8 @@ func TestLiveApplicationBesideItsFile(t *testing.T) {
 // cluster is what the release uses: when it names another chart or other
 // values than the repository's file, a stale file, the change is refused
 // naming the live one and nothing is written; when it says what the file
-// says, as the API server returns it, the file is edited as without it.
+// says, as the API server returns it (a version defaulted to "*"), the
+// file is edited as without it, wherever its chart comes from.
 func TestLiveHelmReleaseSteers(t *testing.T) {
 	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
 		Labels:      map[string]string{"helm.toolkit.fluxcd.io/name": "shop", "helm.toolkit.fluxcd.io/namespace": "shop"},
@@ -348,11 +349,15 @@ func TestLiveHelmReleaseSteers(t *testing.T) {
 			err: "HelmRelease shop/shop (from the cluster) says otherwise at spec.chart.spec.chart"},
 		{name: "live has other values", live: live(func(s map[string]any) { s["values"] = map[string]any{"web": map[string]any{"replicas": float64(3)}} }),
 			err: "HelmRelease shop/shop (from the cluster) says otherwise at spec.values"},
-		{name: "live from another repository", live: func() []DeployerObject {
+		{name: "live with its chart's source elsewhere", live: func() []DeployerObject {
+			// Elsewhere is where the chart comes from; the values are
+			// still the file's.
 			d := live(nil)
-			d[0].Elsewhere = "https://git.example.com/org/other"
+			d[0].Elsewhere = "https://git.example.com/org/charts"
 			return d
-		}(), err: "is deployed by HelmRelease shop/shop (from the cluster) from https://git.example.com/org/other, another repository"},
+		}()},
+		{name: "live names another release", live: live(func(s map[string]any) { s["releaseName"] = "shop-v2" }),
+			err: "HelmRelease shop/shop (from the cluster) says otherwise at spec.releaseName"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
