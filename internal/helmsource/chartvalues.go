@@ -52,7 +52,7 @@ func (a *Sources) chartValuesLayer(r *Release, dir string) (Layer, bool, error) 
 // that render the chart directory dir as another Helm release: the
 // Applications of the repository, live and generated, the ApplicationSets
 // whose Applications were not generated, and the HelmReleases of a git
-// source. Each would read a change of the chart's values.yaml too.
+// source, of the repository and of the cluster. Each would read a change of the chart's values.yaml too.
 func (a *Sources) chartReaders(r *Release, dir string) []string {
 	generated := map[string]bool{}
 	for name, f := range a.Index.Files {
@@ -70,6 +70,18 @@ func (a *Sources) chartReaders(r *Release, dir string) []string {
 			if name := a.rendersChart(r, ref, dir, generated); name != "" && !slices.Contains(out, name) {
 				out = append(out, name)
 			}
+		}
+	}
+	for _, live := range a.Index.LiveHelmReleases() {
+		if live.Elsewhere != "" || slices.Contains(out, live.Name()) {
+			continue
+		}
+		var hr FluxHelmRelease
+		if Convert(live.Object, &hr) == nil && hr.Spec.Chart != nil && hr.Spec.Chart.Spec.SourceRef.Kind == "GitRepository" &&
+			repoindex.CleanRepoPath(hr.Spec.Chart.Spec.Chart) == dir && !slices.ContainsFunc(out, func(n string) bool {
+			return strings.HasPrefix(n, "HelmRelease "+hr.Metadata.Namespace+"/"+hr.Metadata.Name+" (")
+		}) {
+			out = append(out, live.Name())
 		}
 	}
 	return out

@@ -238,9 +238,14 @@ func TestAppOfApps(t *testing.T) {
 		m["helm-guestbook/values-production.yaml"] = "# production\nreplicaCount: 2\n"
 		return m
 	}
+	liveRelease := []DeployerObject{{Origin: "from the cluster", Object: map[string]any{
+		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": map[string]any{"name": "guestbook", "namespace": "flux-system"},
+		"spec": map[string]any{"chart": map[string]any{"spec": map[string]any{"chart": "./helm-guestbook", "sourceRef": map[string]any{"kind": "GitRepository", "name": "flux-system"}}}},
+	}}}
 	for _, tc := range []struct {
 		name    string
 		files   map[string]string
+		live    []DeployerObject
 		written []string
 		errHas  []string
 	}{
@@ -251,11 +256,14 @@ func TestAppOfApps(t *testing.T) {
 			"helm.valuesObject of Application argocd/helm-guestbook, which is not a file of the repository",
 			"the chart's own helm-guestbook/values.yaml, which Application argocd/helm-guestbook-staging (rendered by the app of apps chart apps) read too",
 		}},
+		{name: "a live HelmRelease renders the chart too", files: guestbookRepo, live: liveRelease, errHas: []string{
+			"the chart's own helm-guestbook/values.yaml, which HelmRelease flux-system/guestbook (from the cluster) read too",
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeTree(t, tc.files)
 			out, err := Apply(context.Background(), dir, ".", []Change{{Target: web, Container: "helm-guestbook", Requests: quantities(map[string]string{"cpu": "100m"})}},
-				WithRepositoryURL("https://github.com/argoproj/argocd-example-apps"))
+				WithRepositoryURL("https://github.com/argoproj/argocd-example-apps"), WithDeployers(tc.live))
 			if err != nil {
 				t.Fatal(err)
 			}

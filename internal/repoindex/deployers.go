@@ -2,6 +2,7 @@ package repoindex
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -180,4 +181,13 @@ func (idx *Index) addLiveHelmRelease(d External, id string) {
 func (idx *Index) LiveHelmRelease(namespace, name string) (External, bool) {
 	d, ok := idx.liveHelm[namespace+"/"+name]
 	return d, ok
+}
+
+// LiveHelmReleases returns the live HelmReleases, by namespace/name.
+func (idx *Index) LiveHelmReleases() []External {
+	var out []External
+	for _, id := range slices.Sorted(maps.Keys(idx.liveHelm)) {
+		out = append(out, idx.liveHelm[id])
+	}
+	return out
 }
