@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"helm.sh/helm/v4/pkg/strvals"
@@ -78,8 +79,25 @@ func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) 
 		prefix = helm.Path{helm.Key("spec"), helm.Key("sources"), helm.Index(i), helm.Key("helm")}
 	}
 	var layers []Layer
+	// An Application the repository does not hold has no values of its
+	// own to write: its chart's values.yaml is, when only it renders the
+	// chart (Helm reads it first).
+	ext := a.external(r)
+	objectRefused := ""
+	if ext {
+		objectRefused = "helm.valuesObject of " + r.Kind + " " + r.ObjectName() + ", which is not a file of the repository"
+		if src.Chart == "" {
+			l, ok, err := a.chartValuesLayer(r, repoindex.CleanRepoPath(src.Path))
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				layers = append(layers, l)
+			}
+		}
+	}
 	if src.Helm == nil {
-		return []Layer{{What: "helm.valuesObject of " + r.String(), Prefix: append(prefix, helm.Key("valuesObject")), Writable: true}}, nil
+		return append(layers, Layer{What: "helm.valuesObject of " + r.String(), Prefix: append(prefix, helm.Key("valuesObject")), Writable: !ext, Refused: objectRefused}), nil
 	}
 	for _, vf := range src.Helm.ValueFiles {
 		file, err := a.valueFile(&app, src, vf)
@@ -129,7 +147,7 @@ func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) 
 	// string: it is written only when there is none.
 	layers = append(layers, Layer{
 		What: "helm.valuesObject of " + r.String(), Values: src.Helm.ValuesObject, Prefix: append(prefix, helm.Key("valuesObject")),
-		Writable: src.Helm.Values == "" || len(src.Helm.ValuesObject) > 0,
+		Writable: !ext && (src.Helm.Values == "" || len(src.Helm.ValuesObject) > 0), Refused: objectRefused,
 	})
 	if len(src.Helm.Parameters) > 0 {
 		vals := map[string]any{}
@@ -143,6 +161,18 @@ func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) 
 			}
 		}
 		layers = append(layers, Layer{What: "helm.parameters of " + r.String(), Values: vals})
+	}
+	if ext && len(layers) > 0 && layers[0].Writable {
+		// The chart's defaults are the fallback: a values file the
+		// Application names, which only it reads, is its environment's.
+		chartValues := layers[0].File
+		if slices.ContainsFunc(layers[1:], func(l Layer) bool { return l.Writable && l.File != "" && l.File != chartValues }) {
+			for j := range layers {
+				if layers[j].File == chartValues {
+					layers[j].Writable = false
+				}
+			}
+		}
 	}
 	return layers, nil
 }
@@ -185,7 +215,9 @@ func (a *Sources) valueFile(app *ArgoApplication, src *ArgoSource, vf string) (s
 // production both render), and it is not a chart's own values.yaml.
 func (a *Sources) ownValueFile(r *Release, file string) bool {
 	if path.Base(file) == "values.yaml" && a.Index.Charts[path.Dir(file)] {
-		return false
+		// Every release of the chart reads it: it is r's alone only
+		// when r is generated or live and no other deployer renders it.
+		return a.external(r) && len(a.chartReaders(r, path.Dir(file))) == 0
 	}
 	for _, refs := range a.Index.Refs {
 		for _, ref := range refs {

@@ -79,7 +79,17 @@ func ChooseLayer(layers []Layer, as []Assignment) (Layer, error) {
 		if over != "" {
 			return Layer{}, fmt.Errorf("%s, which no values of the environment alone can override", over)
 		}
-		return Layer{}, errors.New("no values of the release belong to its environment alone (a values file only it reads, spec.values, or a helm.valuesObject where no helm.values string is set, which Argo CD would stop reading)")
+		msg := "no values of the release belong to its environment alone (a values file only it reads, spec.values, or a helm.valuesObject where no helm.values string is set, which Argo CD would stop reading)"
+		var tried []string
+		for _, l := range layers {
+			if l.Refused != "" {
+				tried = append(tried, l.Refused)
+			}
+		}
+		if len(tried) > 0 {
+			msg += ": tried " + strings.Join(tried, "; ")
+		}
+		return Layer{}, errors.New(msg)
 	}
 	// The layer that holds the deepest part of a key already extends
 	// what a person wrote; on a tie the later one wins, as Helm reads it.
@@ -497,6 +507,9 @@ type Layer struct {
 	Prefix helm.Path
 	// writable: the layer belongs to this release's environment alone.
 	Writable bool
+	// Refused says why a layer the job would write to is not writable,
+	// for the refusal to name what was tried.
+	Refused string
 }
 
 // NamedRelease is a HelmRelease and the namespace of the Helm release it

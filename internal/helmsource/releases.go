@@ -216,6 +216,11 @@ func (a *Sources) Load(ctx context.Context, r *Release, edited bool) (Loaded, er
 		return Loaded{}, err
 	}
 	if r.Kind == "HelmRelease" {
+		if !edited {
+			if err := a.checkLive(r, obj); err != nil {
+				return Loaded{}, err
+			}
+		}
 		return a.loadFlux(ctx, r, obj, out)
 	}
 	layers, err := a.loadArgo(ctx, r, obj)

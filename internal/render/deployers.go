@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/recommend-job/recommend-job/internal/appset"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
@@ -29,10 +33,16 @@ func WithClusterName(name string) Option { return func(o *options) { o.cluster =
 
 // addDeployers adds to w, when a target names its deployer, the live
 // deployers, the Applications the repository's ApplicationSets generate
-// and those its apps of apps' charts render, in that order of precedence. It returns why some ApplicationSets
-// generated nothing.
-func (o *options) addDeployers(ctx context.Context, fsys fs.FS, w *repoindex.Wants) ([]string, error) {
+// those its apps of apps' charts render and those its kustomizations of
+// Applications build, in that order of precedence. It returns why some
+// ApplicationSets, charts or kustomizations gave nothing.
+func (o *options) addDeployers(ctx context.Context, fsys fs.FS, abs string, w *repoindex.Wants) ([]string, error) {
 	if !w.Pointers {
+		if w.Helm {
+			// A HelmRelease's target names no deployer, yet the live
+			// HelmRelease is what its release is.
+			w.External = slices.DeleteFunc(slices.Clone(o.deployers), func(d DeployerObject) bool { return d.Object["kind"] != "HelmRelease" })
+		}
 		return nil, nil
 	}
 	gen, err := appset.Generate(ctx, fsys, appset.Options{RepoURL: o.repoURL, Cluster: appset.Cluster{Name: o.cluster}, Limit: o.maxFileSize})
@@ -43,8 +53,46 @@ func (o *options) addDeployers(ctx context.Context, fsys fs.FS, w *repoindex.Wan
 	if err != nil {
 		return nil, fmt.Errorf("rendering the apps of apps: %w", err)
 	}
-	w.External = slices.Concat(o.deployers, gen.Apps, apps.Apps)
-	return append(gen.Unsupported, apps.Unsupported...), nil
+	built, unbuilt, err := o.kustomizedApps(ctx, fsys, abs)
+	if err != nil {
+		return nil, fmt.Errorf("building the kustomizations of Applications: %w", err)
+	}
+	w.External = slices.Concat(o.deployers, gen.Apps, apps.Apps, built)
+	return slices.Concat(gen.Unsupported, apps.Unsupported, unbuilt), nil
+}
+
+// kustomizedApps builds the kustomizations of the repository (under its
+// absolute root abs) that list Argo CD Applications, and returns the
+// Applications as built: Argo CD runs those, with the kustomizations'
+// namePrefix, namespace and patches. A kustomization that does not build
+// is named in the second result.
+func (o *options) kustomizedApps(ctx context.Context, fsys fs.FS, abs string) ([]DeployerObject, []string, error) {
+	dirs, err := repoindex.ApplicationKustomizations(ctx, fsys, o.maxFileSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	var apps []DeployerObject
+	var unbuilt []string
+	for _, dir := range dirs {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		out, err := build(repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: abs, Limit: o.maxFileSize}, filepath.Join(abs, filepath.FromSlash(dir)))
+		if err != nil {
+			unbuilt = append(unbuilt, fmt.Sprintf("the kustomization of Applications %s: %v", dir, err))
+			continue
+		}
+		for _, id := range slices.Sorted(maps.Keys(out)) {
+			if strings.HasPrefix(id, repoindex.ArgoGroup+"/Application/") {
+				obj := out[id]
+				if md, ok := obj["metadata"].(map[string]any); ok && md["namespace"] == nil {
+					md["namespace"] = appset.ArgoNamespace
+				}
+				apps = append(apps, DeployerObject{Object: obj, Origin: "built by the kustomization " + dir})
+			}
+		}
+	}
+	return apps, unbuilt, nil
 }
 
 // explainUnsupported records the deployer that placed each change, and

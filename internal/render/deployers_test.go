@@ -3,8 +3,11 @@ package render
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -215,28 +218,78 @@ spec:
 }
 
 // TestAppOfApps checks that argocd-example-apps' helm-guestbook is found
-// through its app of apps chart: its Application, which no file of the
-// repository holds as written, names the chart, and the reason the
-// change cannot land names that Application, not a target not found.
+// through its app of apps chart, and that its values, which the
+// Application the chart renders cannot hold, go in the chart's own
+// values.yaml, which only that Application renders, or in the values
+// file it names that only it reads; and that a second
+// Application of the chart, another release, makes that file shared:
+// refused, naming both the object and the other reader.
 func TestAppOfApps(t *testing.T) {
-	dir := writeTree(t, guestbookRepo)
 	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "helm-guestbook", Name: "helm-guestbook",
 		Annotations: map[string]string{ArgoTrackingID: "helm-guestbook:apps/Deployment:helm-guestbook/helm-guestbook"}}
-	out, err := Apply(context.Background(), dir, ".", []Change{{Target: web, Container: "helm-guestbook", Requests: quantities(map[string]string{"cpu": "100m"})}},
-		WithRepositoryURL("https://github.com/argoproj/argocd-example-apps"))
-	if err != nil {
-		t.Fatal(err)
+	staging := strings.NewReplacer("name: helm-guestbook\n", "name: helm-guestbook-staging\n", "namespace: helm-guestbook\n", "namespace: helm-guestbook-staging\n").
+		Replace(guestbookRepo["apps/templates/helm-guestbook.yaml"])
+	shared := maps.Clone(guestbookRepo)
+	shared["apps/templates/helm-guestbook-staging.yaml"] = staging
+	withValueFiles := func(files ...string) map[string]string {
+		m := maps.Clone(guestbookRepo)
+		m["apps/templates/helm-guestbook.yaml"] = strings.Replace(m["apps/templates/helm-guestbook.yaml"], "    path: helm-guestbook\n",
+			"    path: helm-guestbook\n    helm:\n      valueFiles: ["+strings.Join(files, ", ")+"]\n", 1)
+		m["helm-guestbook/values-production.yaml"] = "# production\nreplicaCount: 2\n"
+		return m
 	}
-	r := out.Results[0]
-	if errors.Is(r.Err, ErrTargetNotFound) || r.Helm == nil {
-		t.Fatalf("Err = %v, Helm = %+v: want helm-guestbook found", r.Err, r.Helm)
-	}
-	if h := r.Helm; h.Object != "argocd/helm-guestbook" || h.Release != "helm-guestbook" || h.ChartSource != "helm-guestbook" || h.Keys["requests.cpu"] != "resources.requests.cpu" {
-		t.Errorf("Helm = %+v, want the release helm-guestbook of the chart helm-guestbook, its key resources.requests.cpu", h)
-	}
-	// Its values would go in the Application, which the chart renders.
-	if !errors.Is(r.Err, ErrUnsafeFile) || !strings.Contains(r.Err.Error(), "Application argocd/helm-guestbook (rendered by the app of apps chart apps) is not a file of the repository") || len(out.Files) != 0 {
-		t.Errorf("Err = %v, files %v: want refused, naming the Application the chart renders", r.Err, out.Files)
+	liveRelease := []DeployerObject{{Origin: "from the cluster", Object: map[string]any{
+		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": map[string]any{"name": "guestbook", "namespace": "flux-system"},
+		"spec": map[string]any{"chart": map[string]any{"spec": map[string]any{"chart": "./helm-guestbook", "sourceRef": map[string]any{"kind": "GitRepository", "name": "flux-system"}}}},
+	}}}
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		live    []DeployerObject
+		written []string
+		errHas  []string
+	}{
+		{name: "only it renders the chart", files: guestbookRepo, written: []string{"helm-guestbook/values.yaml"}},
+		{name: "valueFiles names the chart's values", files: withValueFiles("values.yaml"), written: []string{"helm-guestbook/values.yaml"}},
+		{name: "valueFiles names a file of the repository", files: withValueFiles("values.yaml", "values-production.yaml"), written: []string{"helm-guestbook/values-production.yaml"}},
+		{name: "two Applications share the chart", files: shared, errHas: []string{
+			"helm.valuesObject of Application argocd/helm-guestbook, which is not a file of the repository",
+			"the chart's own helm-guestbook/values.yaml, which Application argocd/helm-guestbook-staging (rendered by the app of apps chart apps) read too",
+		}},
+		{name: "a live HelmRelease renders the chart too", files: guestbookRepo, live: liveRelease, errHas: []string{
+			"the chart's own helm-guestbook/values.yaml, which HelmRelease flux-system/guestbook (from the cluster) read too",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeTree(t, tc.files)
+			out, err := Apply(context.Background(), dir, ".", []Change{{Target: web, Container: "helm-guestbook", Requests: quantities(map[string]string{"cpu": "100m"})}},
+				WithRepositoryURL("https://github.com/argoproj/argocd-example-apps"), WithDeployers(tc.live))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Results[0]
+			if errors.Is(r.Err, ErrTargetNotFound) || r.Helm == nil {
+				t.Fatalf("Err = %v, Helm = %+v: want helm-guestbook found", r.Err, r.Helm)
+			}
+			if h := r.Helm; h.Object != "argocd/helm-guestbook" || h.Release != "helm-guestbook" || h.ChartSource != "helm-guestbook" || h.Keys["requests.cpu"] != "resources.requests.cpu" {
+				t.Errorf("Helm = %+v, want the release helm-guestbook of the chart helm-guestbook, its key resources.requests.cpu", h)
+			}
+			if !slices.Equal(out.Files, tc.written) {
+				t.Errorf("files %v, want %v (err %v)", out.Files, tc.written, r.Err)
+			}
+			if tc.errHas == nil {
+				data, err := os.ReadFile(filepath.Join(dir, tc.written[0]))
+				if r.Err != nil || err != nil || !strings.Contains(string(data), "resources:\n  requests:\n    cpu: 100m\n") {
+					t.Errorf("Err = %v, values.yaml:\n%s\nwant the request in the chart's values", r.Err, data)
+				}
+				return
+			}
+			for _, want := range tc.errHas {
+				if !errors.Is(r.Err, ErrHelm) || !strings.Contains(fmt.Sprint(r.Err), want) {
+					t.Errorf("Err = %v, want %q", r.Err, want)
+				}
+			}
+		})
 	}
 }
 
@@ -262,5 +315,76 @@ func TestLiveApplicationBesideItsFile(t *testing.T) {
 	}
 	if r := out.Results[0]; r.Err != nil || r.File != "argocd/shop.yaml" || !r.Changed {
 		t.Errorf("result = %v in %q (changed %v), want argocd/shop.yaml changed", r.Err, r.File, r.Changed)
+	}
+}
+
+// TestLiveHelmReleaseSteers checks that a HelmRelease read from the
+// cluster is what the release uses: when it names another chart or other
+// values than the repository's file, a stale file, the change is refused
+// naming the live one and nothing is written; when it says what the file
+// says, as the API server returns it (a version defaulted to "*"), the
+// file is edited as without it, wherever its chart comes from.
+func TestLiveHelmReleaseSteers(t *testing.T) {
+	web := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
+		Labels:      map[string]string{"helm.toolkit.fluxcd.io/name": "shop", "helm.toolkit.fluxcd.io/namespace": "shop"},
+		Annotations: map[string]string{"meta.helm.sh/release-name": "shop", "meta.helm.sh/release-namespace": "shop"}}
+	live := func(edit func(spec map[string]any)) []DeployerObject {
+		spec := map[string]any{
+			"interval": "10m",
+			"chart": map[string]any{"spec": map[string]any{
+				"chart": "./charts/shop", "reconcileStrategy": "Revision", "version": "*",
+				"sourceRef": map[string]any{"kind": "GitRepository", "name": "flux-system", "namespace": "flux-system"},
+			}},
+			"values": map[string]any{"web": map[string]any{"replicas": float64(2)}},
+		}
+		if edit != nil {
+			edit(spec)
+		}
+		return []DeployerObject{{Origin: "from the cluster", Object: map[string]any{
+			"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+			"metadata": map[string]any{"name": "shop", "namespace": "shop"}, "spec": spec,
+		}}}
+	}
+	for _, tc := range []struct {
+		name string
+		live []DeployerObject
+		err  string // "" when the file is edited
+	}{
+		{name: "live as the file", live: live(nil)},
+		{name: "live names another chart", live: live(func(s map[string]any) {
+			s["chart"].(map[string]any)["spec"].(map[string]any)["chart"] = "./charts/shop-v2"
+		}),
+			err: "HelmRelease shop/shop (from the cluster) says otherwise at spec.chart.spec.chart"},
+		{name: "live has other values", live: live(func(s map[string]any) { s["values"] = map[string]any{"web": map[string]any{"replicas": float64(3)}} }),
+			err: "HelmRelease shop/shop (from the cluster) says otherwise at spec.values"},
+		{name: "live with its chart's source elsewhere", live: func() []DeployerObject {
+			// Elsewhere is where the chart comes from; the values are
+			// still the file's.
+			d := live(nil)
+			d[0].Elsewhere = "https://git.example.com/org/charts"
+			return d
+		}()},
+		{name: "live names another release", live: live(func(s map[string]any) { s["releaseName"] = "shop-v2" }),
+			err: "HelmRelease shop/shop (from the cluster) says otherwise at spec.releaseName"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			copyTree(t, filepath.Join("testdata", "helm-flux-inline", "original"), dir)
+			out, err := Apply(context.Background(), dir, ".", []Change{{Target: web, Container: "web", Requests: quantities(map[string]string{"cpu": "120m"})}},
+				WithDeployers(tc.live))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Results[0]
+			if tc.err == "" {
+				if r.Err != nil || !r.Changed || r.File != "apps/shop.yaml" {
+					t.Errorf("File = %q, Changed = %v, Err = %v: want apps/shop.yaml edited", r.File, r.Changed, r.Err)
+				}
+				return
+			}
+			if !errors.Is(r.Err, ErrHelm) || !strings.Contains(fmt.Sprint(r.Err), tc.err) || len(out.Files) != 0 {
+				t.Errorf("Err = %v, files %v: want refused, %q", r.Err, out.Files, tc.err)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package repoindex
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -61,6 +62,10 @@ func (idx *Index) addDeployers(ds []External, helm bool) error {
 		if !ok {
 			continue
 		}
+		if key.Group == FluxHelmGroup && key.Kind == "HelmRelease" {
+			idx.addLiveHelmRelease(d, ns+"/"+key.Name)
+			continue
+		}
 		var s scan
 		s.pointers(docs[0], key, ns)
 		if _, ok := s.apps[key.Name]; !ok && key.Group == ArgoGroup && key.Kind == "Application" {
@@ -96,7 +101,7 @@ func (idx *Index) addVirtual(d External, data []byte, key IdentKey, ns string) {
 		return // the repository's file is the one to edit
 	}
 	name := "[" + d.Name() + "]"
-	idx.Files[name] = &IndexedFile{Name: name, Data: data, Mode: 0o644,
+	idx.Files[name] = &IndexedFile{Name: name, Data: data, Mode: 0o644, External: true,
 		Unsafe: fmt.Errorf("%w: %s is not a file of the repository", ErrUnsafeFile, d.Name())}
 	idx.Refs[key] = append(idx.Refs[key], DocRef{File: name, Key: key, Namespace: ns, RawName: key.Name, RawNamespace: ns})
 }
@@ -158,4 +163,31 @@ func (idx *Index) describe(id, fallback string) (string, bool, *External) {
 		return fallback + " (in the repository)", true, nil
 	}
 	return fallback, false, nil
+}
+
+// addLiveHelmRelease records a HelmRelease of the cluster by
+// namespace/name, the first given counting.
+func (idx *Index) addLiveHelmRelease(d External, id string) {
+	if idx.liveHelm == nil {
+		idx.liveHelm = map[string]External{}
+	}
+	if _, ok := idx.liveHelm[id]; !ok {
+		idx.liveHelm[id] = d
+	}
+}
+
+// LiveHelmRelease returns the HelmRelease namespace/name as the deployers
+// given to the index say it is (read from the cluster), or false.
+func (idx *Index) LiveHelmRelease(namespace, name string) (External, bool) {
+	d, ok := idx.liveHelm[namespace+"/"+name]
+	return d, ok
+}
+
+// LiveHelmReleases returns the live HelmReleases, by namespace/name.
+func (idx *Index) LiveHelmReleases() []External {
+	var out []External
+	for _, id := range slices.Sorted(maps.Keys(idx.liveHelm)) {
+		out = append(out, idx.liveHelm[id])
+	}
+	return out
 }

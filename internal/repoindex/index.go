@@ -69,6 +69,9 @@ type IndexedFile struct {
 	Data   []byte
 	Mode   fs.FileMode
 	Unsafe error // why the file must not be edited, if it must not
+	// External marks an object the repository does not hold (live or
+	// generated), indexed as a file of its own name.
+	External bool
 }
 
 // Index maps wanted objects to the documents that define them.
@@ -86,6 +89,8 @@ type Index struct {
 	// deployers are the live and generated deployers by "app:<name>" or
 	// "flux:<namespace>/<name>" (addDeployers).
 	deployers map[string]External
+	// liveHelm are the live HelmReleases by namespace/name.
+	liveHelm map[string]External
 	// markers maps "namespace/name:container" to the documents marking it.
 	markers map[string][]DocRef
 	// Deployers are the Argo CD Applications' sources and the Flux
