@@ -116,6 +116,43 @@ func (r *Registry) PushArchive(t testing.TB, data []byte) {
 	r.tags[repoName][tag] = digestOf(manifest)
 }
 
+// Layer is one layer of an artifact PushArtifact pushes.
+type Layer struct {
+	MediaType string
+	Data      []byte
+}
+
+// PushArtifact pushes an OCI artifact to charts/<name> as flux push
+// artifact or oras push do, its layers in order, tagged tag when tag is
+// not "", and returns its manifest's digest.
+func (r *Registry) PushArtifact(t testing.TB, name, tag string, layers ...Layer) string {
+	t.Helper()
+	config := []byte("{}")
+	m := ociManifest{SchemaVersion: 2, Config: ociDescriptor{MediaType: "application/vnd.oci.empty.v1+json", Digest: digestOf(config), Size: int64(len(config))}}
+	for _, l := range layers {
+		m.Layers = append(m.Layers, ociDescriptor{MediaType: l.MediaType, Digest: digestOf(l.Data), Size: int64(len(l.Data))})
+	}
+	manifest, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repoName := registryRepoPath + "/" + name
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.blobs[digestOf(config)] = config
+	for _, l := range layers {
+		r.blobs[digestOf(l.Data)] = l.Data
+	}
+	r.manifests[digestOf(manifest)] = manifest
+	if r.tags[repoName] == nil {
+		r.tags[repoName] = map[string]string{}
+	}
+	if tag != "" {
+		r.tags[repoName][tag] = digestOf(manifest)
+	}
+	return digestOf(manifest)
+}
+
 // Requests is how many requests the registry got for path, under /v2/
 // (charts/podinfo/tags/list, charts/podinfo/manifests/1.0.0), refused
 // ones included.
