@@ -3,6 +3,8 @@ package helmtest
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
@@ -279,4 +281,39 @@ func ociError(w http.ResponseWriter, status int, code, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// PushTo pushes a packaged chart with helm's registry client, as helm
+// push does, to <host>/charts/<name>:<version> of a registry that is not
+// a Registry (the test bed's docker-registry): over plain HTTP when ca
+// is nil, else over HTTPS trusting ca; with basic auth when username is
+// set. It returns the manifest's digest and the oci:// URL of the path
+// that holds the charts.
+func PushTo(t testing.TB, host string, ca []byte, username, password string, data []byte) (digest, url string) {
+	t.Helper()
+	c, err := loader.LoadArchive(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("load the chart archive: %v", err)
+	}
+	opts := []registry.ClientOption{}
+	if ca == nil {
+		opts = append(opts, registry.ClientOptPlainHTTP())
+	} else {
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(ca)
+		opts = append(opts, registry.ClientOptHTTPClient(&http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}))
+	}
+	if username != "" {
+		opts = append(opts, registry.ClientOptBasicAuth(username, password))
+	}
+	client, err := registry.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := host + "/" + registryRepoPath + "/" + c.Name() + ":" + strings.ReplaceAll(c.Metadata.Version, "+", "_")
+	res, err := client.Push(data, ref)
+	if err != nil {
+		t.Fatalf("push %s: %v", ref, err)
+	}
+	return res.Manifest.Digest, registry.OCIScheme + "://" + host + "/" + registryRepoPath
 }
