@@ -71,7 +71,9 @@ spec:
 
 // TestEndToEndAppTemplate runs the job on a HelmRelease of the chart from
 // an OCI registry, over plain HTTP (the OCIRepository's spec.insecure) and
-// over TLS with a private CA (chart-ca-file), for a Deployment whose
+// over TLS with a private CA (chart-ca-file), in process and on the test
+// bed's docker-registry (there over TLS with basic auth, the CA and the
+// login read from the Secrets the OCIRepository names), for a Deployment whose
 // containers use
 // 3m of CPU and 12Mi of memory: the values are edited in place, tpl
 // strings, anchor and comments kept, to 3m and 12Mi plus the 30% buffer
