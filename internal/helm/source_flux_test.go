@@ -70,6 +70,22 @@ func TestFetchOCIRefsAsFlux(t *testing.T) {
 	}
 }
 
+// TestFetchOCIDigestChecked proves that a chart asked by digest is not
+// taken from a registry that answers with another manifest.
+func TestFetchOCIDigestChecked(t *testing.T) {
+	r, archives := versionedRegistry(t)
+	asked := r.PushArtifact(t, "podinfo", "", helmtest.Layer{MediaType: registry.ChartLayerMediaType, Data: archives["1.0.0"]})
+	other := r.PushArtifact(t, "podinfo", "", helmtest.Layer{MediaType: registry.ChartLayerMediaType, Data: archives["2.0.0"]})
+	r.Lie(asked, other)
+	c, err := NewLoader(WithPlainHTTP()).Fetch(t.Context(), ChartRef{RepoURL: r.URL, Chart: "podinfo", Digest: asked})
+	if err == nil {
+		t.Fatalf("Fetch() = %s, want the manifest refused", c.Version)
+	}
+	if !strings.Contains(err.Error(), "the manifest's digest is "+other+", not the one asked") {
+		t.Errorf("Fetch() = %v, want an error about the digest", err)
+	}
+}
+
 // writeSecret lays a Secret out as a projected volume does under dir:
 // <dir>/<namespace>/<name>/<key>.
 func writeSecret(t *testing.T, dir, namespace, name string, data map[string][]byte) {

@@ -155,6 +155,15 @@ func (r *Registry) PushArtifact(t testing.TB, name, tag string, layers ...Layer)
 	return digestOf(manifest)
 }
 
+// Lie makes the registry answer a request for the manifest of digest
+// with the manifest of other, as a registry that is broken or not to be
+// trusted would.
+func (r *Registry) Lie(digest, other string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.manifests[digest] = r.manifests[other]
+}
+
 // Requests is how many requests the registry got for path, under /v2/
 // (charts/podinfo/tags/list, charts/podinfo/manifests/1.0.0), refused
 // ones included.
