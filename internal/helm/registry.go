@@ -77,7 +77,7 @@ var digestPattern = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
 // artifact when ref asks for a tag, a digest or a layer as an
 // OCIRepository does.
 func (l *Loader) pullTag(ctx context.Context, ref ChartRef, u *url.URL, repoPath, tag string) (*Chart, error) {
-	key := chartKey{registry.OCIScheme + "://" + repoPath, ref.Layer.MediaType + " " + ref.Layer.Operation, tag}
+	key := chartKey{registry.OCIScheme + "://" + repoPath + ref.accessKey(), ref.Layer.MediaType + " " + ref.Layer.Operation, tag}
 	return l.charts.do(ctx, key, bounded(l, func(ctx context.Context) (*Chart, error) {
 		if ref.Tag == "" && ref.Digest == "" && ref.Layer == (LayerSelector{}) {
 			return l.pullOCI(ctx, ref, u, repoPath, tag)
@@ -194,7 +194,7 @@ func (l *Loader) resolveTag(ctx context.Context, ref ChartRef, u *url.URL, repoP
 // strict semver, v1.21.1 among them, and writes the others as their
 // version, which loses the v the chart has to be pulled with.
 func (l *Loader) listTags(ctx context.Context, ref ChartRef, u *url.URL, repoPath string) ([]string, error) {
-	return l.tags.do(ctx, repoPath, bounded(l, func(ctx context.Context) ([]string, error) {
+	return l.tags.do(ctx, repoPath+ref.accessKey(), bounded(l, func(ctx context.Context) ([]string, error) {
 		repository, err := remote.NewRepository(repoPath)
 		if err != nil {
 			return nil, fmt.Errorf("list the tags of %s: %w", repoPath, err)

@@ -20,7 +20,7 @@ import (
 
 // fetchHTTP fetches a chart from a chart repository served over HTTP.
 func (l *Loader) fetchHTTP(ctx context.Context, ref ChartRef, repoURL *url.URL) (*Chart, error) {
-	key := strings.TrimSuffix(repoURL.String(), "/")
+	key := strings.TrimSuffix(repoURL.String(), "/") + ref.accessKey()
 	idx, err := l.indexes.do(ctx, key, bounded(l, func(ctx context.Context) (*repo.IndexFile, error) {
 		return l.fetchIndex(ctx, ref, repoURL)
 	}))

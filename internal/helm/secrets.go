@@ -62,6 +62,16 @@ func (l *Loader) accessFor(ref ChartRef, host string) (access, error) {
 	return a, nil
 }
 
+// accessKey tells apart, in the run's fetches, sources of one URL that
+// name different Secrets: one without its login must not fail another
+// with it. "" when ref names none.
+func (r ChartRef) accessKey() string {
+	if r.SecretRef == (SecretRef{}) && r.CertSecretRef == (SecretRef{}) {
+		return ""
+	}
+	return " secret=" + r.SecretRef.Namespace + "/" + r.SecretRef.Name + " cert=" + r.CertSecretRef.Namespace + "/" + r.CertSecretRef.Name
+}
+
 // secretDir is the directory a Secret is mounted at.
 func (l *Loader) secretDir(s SecretRef) (string, error) {
 	if !secretNamePattern.MatchString(s.Namespace) || !secretNamePattern.MatchString(s.Name) || strings.Contains(s.Namespace+"/"+s.Name, "..") {

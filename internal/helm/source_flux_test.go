@@ -174,3 +174,29 @@ func TestFetchSourceSecrets(t *testing.T) {
 		})
 	}
 }
+
+// TestFetchSourceSecretsNotShared proves that, in one run, a source
+// without its login failing does not fail another source of the same
+// registry and repository that names its Secrets.
+func TestFetchSourceSecretsNotShared(t *testing.T) {
+	const user, password = "flux", "pw-6b0f2d"
+	reg := helmtest.NewRegistry(t, helmtest.WithBasicAuth(user, password))
+	reg.Push(t, "podinfo", "1.0.0", map[string]string{"templates/cm.yaml": "kind: ConfigMap\n"})
+	repo := helmtest.NewRepo(t, helmtest.WithBasicAuth(user, password))
+	repo.Add(t, "podinfo", "1.0.0", map[string]string{"templates/cm.yaml": "kind: ConfigMap\n"})
+	dir := t.TempDir()
+	writeSecret(t, dir, "apps", "auth", map[string][]byte{"username": []byte(user), "password": []byte(password)})
+	l := NewLoader(WithPlainHTTP(), WithSecretsDir(dir))
+	for _, u := range []string{reg.URL, repo.URL} {
+		for _, version := range []string{"1.0.0", "^1"} {
+			ref := ChartRef{RepoURL: u, Chart: "podinfo", Version: version}
+			if _, err := l.Fetch(t.Context(), ref); err == nil {
+				t.Fatalf("Fetch(%s %s) without a secretRef succeeded, want access refused", u, version)
+			}
+			ref.SecretRef = SecretRef{Namespace: "apps", Name: "auth"}
+			if c, err := l.Fetch(t.Context(), ref); err != nil || c.Version != "1.0.0" {
+				t.Errorf("Fetch(%s %s) with a secretRef = %v, want 1.0.0", u, version, err)
+			}
+		}
+	}
+}
