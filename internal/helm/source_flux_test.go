@@ -3,12 +3,20 @@
 package helm
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/pem"
 	"errors"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"helm.sh/helm/v4/pkg/registry"
 
@@ -198,5 +206,76 @@ func TestFetchSourceSecretsNotShared(t *testing.T) {
 				t.Errorf("Fetch(%s %s) with a secretRef = %v, want 1.0.0", u, version, err)
 			}
 		}
+	}
+}
+
+// clientChain makes a CA and a client certificate it signs, in PEM.
+func clientChain(t *testing.T) (caPEM, certPEM, keyPEM []byte) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "client CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "recommend-job"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caTmpl, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+}
+
+// TestFetchClientCertificate fetches from a chart repository that asks
+// for a client certificate, with the tls.crt and tls.key of the
+// source's certSecretRef: refused without them, and a Secret holding
+// one without the other is named.
+func TestFetchClientCertificate(t *testing.T) {
+	clientCA, cert, key := clientChain(t)
+	repo := helmtest.NewRepo(t, helmtest.WithTLS(), helmtest.WithClientCA(clientCA))
+	repo.Add(t, "podinfo", "1.0.0", map[string]string{"templates/cm.yaml": "kind: ConfigMap\n"})
+	dir := t.TempDir()
+	writeSecret(t, dir, "apps", "mtls", map[string][]byte{"ca.crt": repo.CA, "tls.crt": cert, "tls.key": key})
+	writeSecret(t, dir, "apps", "ca-only", map[string][]byte{"ca.crt": repo.CA})
+	writeSecret(t, dir, "apps", "half", map[string][]byte{"ca.crt": repo.CA, "tls.crt": cert})
+	l := NewLoader(WithSecretsDir(dir))
+	tests := []struct{ secret, wantErr string }{
+		{"mtls", ""},
+		{"ca-only", "certificate"},
+		{"half", "the Secret apps/half holds one of tls.crt and tls.key without the other"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.secret, func(t *testing.T) {
+			c, err := l.Fetch(t.Context(), ChartRef{RepoURL: repo.URL, Chart: "podinfo", Version: "1.0.0", CertSecretRef: SecretRef{Namespace: "apps", Name: tt.secret}})
+			if tt.wantErr == "" {
+				if err != nil || c.Version != "1.0.0" {
+					t.Fatalf("Fetch() = %v, want 1.0.0", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Fetch() = %v, want an error saying %q", err, tt.wantErr)
+			}
+			if strings.Contains(err.Error(), "PRIVATE KEY") {
+				t.Errorf("the error shows the key: %v", err)
+			}
+		})
 	}
 }
