@@ -64,6 +64,8 @@ func TestChartLintAndSchema(t *testing.T) {
 		{name: "shards must be at least one", set: "sharding.shards=0", want: "shards"},
 		{name: "unknown top-level value", set: "sheduel=x", want: "sheduel"},
 		{name: "secret file needs its env", set: "secretFiles[0].secretName=s,secretFiles[0].key=k", want: "env"},
+		{name: "chart secret needs its namespace", set: "chartSecrets[0].name=ghcr-auth", want: "namespace"},
+		{name: "chart secret's name stays in its directory", set: "chartSecrets[0].namespace=flux-system,chartSecrets[0].name=..", want: "name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,6 +77,34 @@ func TestChartLintAndSchema(t *testing.T) {
 				t.Errorf("helm template --set %s: %s, want an error naming %q", tt.set, out, tt.want)
 			}
 		})
+	}
+}
+
+// TestChartMountsChartSecrets renders the chart with chartSecrets: each
+// Secret is mounted where chart-secrets-dir finds the Secret it stands
+// for, from its copy in the job's namespace, and the job is told the
+// directory.
+func TestChartMountsChartSecrets(t *testing.T) {
+	out, err := runHelm(t, helm(t), "template", "rj", chartDir,
+		"--set", "chartSecrets[0].namespace=flux-system,chartSecrets[0].name=ghcr-auth,chartSecrets[0].secretName=flux-ghcr-auth",
+		"--set", "chartSecrets[1].namespace=media,chartSecrets[1].name=registry-ca")
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"- name: RECOMMEND_CHART_SECRETS_DIR\n                  value: /var/run/chart-secrets\n",
+		"- name: chart-secret-0\n                  mountPath: /var/run/chart-secrets/flux-system/ghcr-auth\n                  readOnly: true\n",
+		"- name: chart-secret-1\n                  mountPath: /var/run/chart-secrets/media/registry-ca\n",
+		"- name: chart-secret-0\n              secret:\n                secretName: flux-ghcr-auth\n",
+		"- name: chart-secret-1\n              secret:\n                secretName: registry-ca\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("helm template holds no\n%s\nin:\n%s", want, out)
+		}
+	}
+	out, err = runHelm(t, helm(t), "template", "rj", chartDir)
+	if err != nil || strings.Contains(out, "CHART_SECRETS_DIR") {
+		t.Errorf("helm template without chartSecrets: %v, want no chart-secrets-dir:\n%s", err, out)
 	}
 }
 

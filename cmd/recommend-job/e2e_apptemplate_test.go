@@ -71,7 +71,9 @@ spec:
 
 // TestEndToEndAppTemplate runs the job on a HelmRelease of the chart from
 // an OCI registry, over plain HTTP (the OCIRepository's spec.insecure) and
-// over TLS with a private CA (chart-ca-file), for a Deployment whose
+// over TLS with a private CA (chart-ca-file), in process and on the test
+// bed's docker-registry (there over TLS with basic auth, the CA and the
+// login read from the Secrets the OCIRepository names), for a Deployment whose
 // containers use
 // 3m of CPU and 12Mi of memory: the values are edited in place, tpl
 // strings, anchor and comments kept, to 3m and 12Mi plus the 30% buffer
@@ -133,22 +135,43 @@ func TestEndToEndAppTemplate(t *testing.T) {
 		// the job by chart-ca-file; else over plain HTTP, which the
 		// OCIRepository's spec.insecure allows.
 		tls bool
-	}{{name: "plain HTTP"}, {name: "TLS with a private CA", tls: true}} {
+		// distribution runs the test bed's docker-registry instead of the
+		// in-process registry: over plain HTTP the OCIRepository takes
+		// the highest tag of a semver range; over TLS it asks for basic
+		// auth and the OCIRepository names the chart by digest, its CA in
+		// a certSecretRef and the login in a secretRef, both read from
+		// chart-secrets-dir.
+		distribution bool
+	}{
+		{name: "plain HTTP"}, {name: "TLS with a private CA", tls: true},
+		{name: "docker-registry plain HTTP", distribution: true},
+		{name: "docker-registry TLS and basic auth from Secrets", tls: true, distribution: true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var opts []helmtest.RepoOption
 			insecure := "  insecure: true\n"
+			source := "  layerSelector:\n    mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip\n    operation: copy\n  ref:\n    tag: 4.1.2\n"
 			var extra []string
 			if tc.tls {
 				opts, insecure = append(opts, helmtest.WithTLS()), ""
 			}
-			reg := helmtest.NewRegistry(t, opts...)
-			reg.Push(t, "app-template", "4.1.2", chart)
-			if tc.tls {
-				file := filepath.Join(t.TempDir(), "ca.pem")
-				if err := os.WriteFile(file, reg.CA, 0o600); err != nil {
-					t.Fatal(err)
+			var regURL string
+			if tc.distribution {
+				regURL, source, extra = distributionRegistry(t, ctx, tc.tls, chart)
+				if tc.tls {
+					insecure = ""
 				}
-				extra = append(extra, "--chart-ca-file", file)
+			} else {
+				reg := helmtest.NewRegistry(t, opts...)
+				reg.Push(t, "app-template", "4.1.2", chart)
+				regURL = reg.URL
+				if tc.tls {
+					file := filepath.Join(t.TempDir(), "ca.pem")
+					if err := os.WriteFile(file, reg.CA, 0o600); err != nil {
+						t.Fatal(err)
+					}
+					extra = append(extra, "--chart-ca-file", file)
+				}
 			}
 			files := map[string]string{
 				"apps/media/atuin/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: media\nresources:\n  - ./ocirepository.yaml\n  - ./helmrelease.yaml\n",
@@ -158,13 +181,8 @@ metadata:
   name: app-template
 spec:
   interval: 15m
-  url: ` + reg.URL + `/app-template
-` + insecure + `  layerSelector:
-    mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip
-    operation: copy
-  ref:
-    tag: 4.1.2
-`,
+  url: ` + regURL + `/app-template
+` + insecure + source,
 				"apps/media/atuin/helmrelease.yaml": appTemplateRelease,
 			}
 			repoURL := testbedtest.CreateRepo(t, bed, "home-ops-"+strings.ReplaceAll(tc.name, " ", "-"), files)
@@ -172,6 +190,55 @@ spec:
 			checkAppTemplateRuns(t, ctx, bed, repoURL, args)
 		})
 	}
+}
+
+// distributionRegistry starts the test bed's docker-registry (Debian's
+// distribution v2) with the chart pushed as helm push pushes it, and
+// returns its oci:// URL, the OCIRepository's spec lines after its url
+// and insecure, and the job's arguments. Plain, the spec asks for a
+// semver range; with TLS, the registry asks for basic auth and the spec
+// names the chart's digest, its CA in a certSecretRef and the login in a
+// secretRef, mounted as chart-secrets-dir lays them out.
+func distributionRegistry(t *testing.T, ctx context.Context, withTLS bool, chart map[string]string) (url, source string, args []string) {
+	t.Helper()
+	bin, err := testbed.EnsureDockerRegistry(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := testbed.RegistryOptions{TLS: withTLS}
+	if withTLS {
+		ro.Username, ro.Password = "flux", "pw-reg-4c9e2a"
+	}
+	reg, err := testbed.StartRegistry(ctx, bin, t.TempDir(), ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Stop() })
+	archive := helmtest.Package(t, "app-template", "4.1.2", chart)
+	// An older version, which the semver range must not take.
+	older := helmtest.Package(t, "app-template", "3.7.0", map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: old\n"})
+	helmtest.PushTo(t, reg.Host, reg.CA, ro.Username, ro.Password, older)
+	digest, url := helmtest.PushTo(t, reg.Host, reg.CA, ro.Username, ro.Password, archive)
+	if !withTLS {
+		return url, "  ref:\n    semver: \">=3.0.0 <5.0.0\"\n", nil
+	}
+	dir := t.TempDir()
+	for name, keys := range map[string]map[string]string{
+		"registry-ca":   {"ca.crt": string(reg.CA)},
+		"registry-auth": {"username": ro.Username, "password": ro.Password},
+	} {
+		d := filepath.Join(dir, "media", name)
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range keys {
+			if err := os.WriteFile(filepath.Join(d, k), []byte(v), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	source = "  certSecretRef:\n    name: registry-ca\n  secretRef:\n    name: registry-auth\n  layerSelector:\n    mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip\n    operation: copy\n  ref:\n    digest: " + digest + "\n"
+	return url, source, []string{"--chart-secrets-dir", dir}
 }
 
 // checkAppTemplateRuns runs the job twice on the app-template repository

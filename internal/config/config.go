@@ -57,6 +57,9 @@ type Config struct {
 	// credentials of chart repositories; Load reads it into
 	// chartCredentials.
 	HelmRepositoryConfig string `mapstructure:"helm-repository-config"`
+	// ChartSecretsDir holds the Secrets that Flux sources' secretRef and
+	// certSecretRef name, as <dir>/<namespace>/<name>/<key>.
+	ChartSecretsDir string `mapstructure:"chart-secrets-dir"`
 	// ChartCAFile holds CA certificates that chart repositories and OCI
 	// registries may be signed by, trusted besides the system's; Load
 	// reads it into chartCAs.

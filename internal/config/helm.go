@@ -35,6 +35,11 @@ func (c *Config) completeHelm() []error {
 		}
 		c.chartCAs = pool
 	}
+	if c.ChartSecretsDir != "" {
+		if fi, err := os.Stat(c.ChartSecretsDir); err != nil || !fi.IsDir() {
+			errs = append(errs, fmt.Errorf("chart-secrets-dir: %s is not a directory", c.ChartSecretsDir))
+		}
+	}
 	if c.HelmRepositoryConfig == "" {
 		return errs
 	}

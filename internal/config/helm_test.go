@@ -213,3 +213,39 @@ func TestChartCAFile(t *testing.T) {
 		t.Errorf("Parse() with a file without a certificate = %v, want it refused", err)
 	}
 }
+
+// TestChartSecretsDir fetches a chart whose source names its CA in a
+// certSecretRef: refused without chart-secrets-dir, fetched with it;
+// a path that is no directory fails the run at start.
+func TestChartSecretsDir(t *testing.T) {
+	repo := helmtest.NewRepo(t, helmtest.WithTLS())
+	repo.Add(t, "shop", "1.0.0", map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shop\n"})
+	ref := helm.ChartRef{RepoURL: repo.URL, Chart: "shop", Version: "1.0.0", CertSecretRef: helm.SecretRef{Namespace: "flux-system", Name: "shop-ca"}}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "flux-system", "shop-ca"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "flux-system", "shop-ca", "ca.crt"), repo.CA, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg, err := Parse(requiredArgs(""), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.chartLoader().Fetch(t.Context(), ref); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("Fetch() without chart-secrets-dir = %v, want the certificate refused", err)
+	}
+	cfg, err = Parse(append(requiredArgs(""), "--chart-secrets-dir="+dir), io.Discard)
+	if err != nil {
+		t.Fatalf("Parse() error = %v", err)
+	}
+	if ch, err := cfg.chartLoader().Fetch(t.Context(), ref); err != nil || ch.Name != "shop" {
+		t.Errorf("Fetch() with chart-secrets-dir = %v, %v; want the chart", ch, err)
+	}
+
+	file := filepath.Join(dir, "flux-system", "shop-ca", "ca.crt")
+	if _, err := Parse(append(requiredArgs(""), "--chart-secrets-dir="+file), io.Discard); err == nil || !strings.Contains(err.Error(), "chart-secrets-dir: "+file+" is not a directory") {
+		t.Errorf("Parse() with a file for chart-secrets-dir = %v, want it refused", err)
+	}
+}

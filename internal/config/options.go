@@ -59,6 +59,9 @@ func (c *Config) chartLoader(opts ...helm.LoaderOption) *helm.Loader {
 		t.TLSClientConfig = &tls.Config{RootCAs: c.chartCAs, MinVersion: tls.VersionTLS12}
 		base = append(base, helm.WithHTTPClient(&http.Client{Transport: t}))
 	}
+	if c.ChartSecretsDir != "" {
+		base = append(base, helm.WithSecretsDir(c.ChartSecretsDir))
+	}
 	return helm.NewLoader(append(base, opts...)...)
 }
 

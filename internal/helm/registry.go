@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
 
 	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
@@ -34,6 +39,15 @@ func (l *Loader) fetchOCI(ctx context.Context, ref ChartRef, u *url.URL) (*Chart
 		return nil, errors.New("an oci:// URL cannot have a query or a fragment")
 	}
 	repoPath := u.Host + strings.TrimSuffix(u.Path, "/") + "/" + ref.Chart
+	switch {
+	case ref.Digest != "":
+		if !digestPattern.MatchString(ref.Digest) {
+			return nil, fmt.Errorf("the digest %q is not sha256: and 64 hexadecimal digits", ref.Digest)
+		}
+		return l.pullTag(ctx, ref, u, repoPath, ref.Digest)
+	case ref.Tag != "":
+		return l.pullTag(ctx, ref, u, repoPath, ref.Tag)
+	}
 	if _, err := semver.StrictNewVersion(ref.Version); err != nil {
 		tag, err := l.resolveTag(ctx, ref, u, repoPath)
 		if err != nil {
@@ -55,12 +69,103 @@ func (l *Loader) fetchOCI(ctx context.Context, ref ChartRef, u *url.URL) (*Chart
 	return l.pullTag(ctx, ref, u, repoPath, "v"+ref.Version)
 }
 
-// pullTag pulls the chart tagged tag once for the run.
+// digestPattern is a manifest digest as Flux accepts it in spec.ref.digest.
+var digestPattern = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+
+// pullTag pulls the chart tagged tag (or the manifest of a digest) once
+// for the run: as helm pulls it, or as source-controller pulls an
+// artifact when ref asks for a tag, a digest or a layer as an
+// OCIRepository does.
 func (l *Loader) pullTag(ctx context.Context, ref ChartRef, u *url.URL, repoPath, tag string) (*Chart, error) {
-	return l.charts.do(ctx, chartKey{registry.OCIScheme + "://" + repoPath, "", tag}, bounded(l, func(ctx context.Context) (*Chart, error) {
-		return l.pullOCI(ctx, ref, u, repoPath, tag)
+	key := chartKey{registry.OCIScheme + "://" + repoPath + ref.accessKey(), ref.Layer.MediaType + " " + ref.Layer.Operation, tag}
+	return l.charts.do(ctx, key, bounded(l, func(ctx context.Context) (*Chart, error) {
+		if ref.Tag == "" && ref.Digest == "" && ref.Layer == (LayerSelector{}) {
+			return l.pullOCI(ctx, ref, u, repoPath, tag)
+		}
+		return l.pullArtifact(ctx, ref, u, repoPath, tag)
 	}))
 }
+
+// pullArtifact pulls the manifest reference names (a tag or a digest),
+// checks it against the digest asked, selects the layer that ref's
+// LayerSelector names (the first without one) and loads it as a chart
+// archive, as source-controller and helm-controller read an
+// OCIRepository holding a chart.
+func (l *Loader) pullArtifact(ctx context.Context, ref ChartRef, u *url.URL, repoPath, reference string) (*Chart, error) {
+	op := cmp.Or(ref.Layer.Operation, "extract")
+	if op != "extract" && op != "copy" {
+		return nil, fmt.Errorf("the layer selector's operation %q is neither extract nor copy", ref.Layer.Operation)
+	}
+	repository, err := remote.NewRepository(repoPath)
+	if err != nil {
+		return nil, fmt.Errorf("pull %s: %w", repoPath, err)
+	}
+	repository.Client, repository.PlainHTTP, err = l.registryAuth(ctx, ref, u)
+	if err != nil {
+		return nil, err
+	}
+	name := repoPath + ":" + reference
+	if ref.Digest != "" {
+		name = repoPath + "@" + reference
+	}
+	desc, rc, err := repository.Manifests().FetchReference(ctx, reference)
+	if err != nil {
+		return nil, fmt.Errorf("pull %s: %w", name, ociError(err))
+	}
+	data, err := io.ReadAll(io.LimitReader(rc, maxManifestBytes+1))
+	rc.Close()
+	if err != nil {
+		return nil, fmt.Errorf("pull %s: %w", name, err)
+	}
+	if len(data) > maxManifestBytes {
+		return nil, fmt.Errorf("pull %s: %w: a manifest of more than %d KiB", name, ErrTooLarge, maxManifestBytes>>10)
+	}
+	// The registry's word is not taken for it: the manifest's bytes must
+	// hash to the digest asked.
+	if got := "sha256:" + sha256Hex(data); ref.Digest != "" && got != ref.Digest {
+		return nil, fmt.Errorf("pull %s: the manifest's digest is %s, not the one asked", name, got)
+	}
+	var manifest struct {
+		MediaType string               `json:"mediaType"`
+		Layers    []ocispec.Descriptor `json:"layers"`
+	}
+	if err := json.Unmarshal(data, &manifest); err != nil {
+		return nil, fmt.Errorf("pull %s: the manifest does not parse: %w", name, err)
+	}
+	if len(manifest.Layers) == 0 {
+		return nil, fmt.Errorf("pull %s: %s is no image manifest with layers", name, cmp.Or(manifest.MediaType, desc.MediaType))
+	}
+	layer := manifest.Layers[0]
+	if ref.Layer.MediaType != "" {
+		i := slices.IndexFunc(manifest.Layers, func(d ocispec.Descriptor) bool { return d.MediaType == ref.Layer.MediaType })
+		if i < 0 {
+			return nil, fmt.Errorf("pull %s: %w: no layer of media type %s", name, ErrChartNotFound, ref.Layer.MediaType)
+		}
+		layer = manifest.Layers[i]
+	}
+	if layer.Size > MaxChartArchiveBytes {
+		return nil, fmt.Errorf("pull %s: %w: a layer of %d bytes, more than %d MiB", name, ErrTooLarge, layer.Size, MaxChartArchiveBytes>>20)
+	}
+	blob, err := content.FetchAll(ctx, repository.Blobs(), layer)
+	if err != nil {
+		return nil, fmt.Errorf("pull %s: layer %s: %w", name, layer.Digest, ociError(err))
+	}
+	// extract unpacks a tar+gzip layer; a chart archive is one, and helm
+	// loads the chart from it as helm-controller does from the artifact.
+	// copy takes the layer as it is, which must be a chart archive too.
+	if op == "extract" && !bytes.HasPrefix(blob, []byte{0x1f, 0x8b}) {
+		return nil, fmt.Errorf("pull %s: layer %s of media type %s is not tar+gzip, which extract needs", name, layer.Digest, layer.MediaType)
+	}
+	c, err := loader.LoadArchive(bytes.NewReader(blob))
+	if err != nil {
+		return nil, fmt.Errorf("load %s: layer %s: %w", name, layer.Digest, err)
+	}
+	source := registry.OCIScheme + "://" + name
+	return &Chart{Name: c.Metadata.Name, Version: c.Metadata.Version, Source: source, Digest: sha256Hex(blob), chart: c}, nil
+}
+
+// maxManifestBytes bounds a manifest read: a chart's has a few layers.
+const maxManifestBytes = 4 << 20
 
 // resolveTag finds the tag of the chart's OCI repository that ref's
 // version names: a tag equal to it, or to it with a v before it, else
@@ -89,12 +194,15 @@ func (l *Loader) resolveTag(ctx context.Context, ref ChartRef, u *url.URL, repoP
 // strict semver, v1.21.1 among them, and writes the others as their
 // version, which loses the v the chart has to be pulled with.
 func (l *Loader) listTags(ctx context.Context, ref ChartRef, u *url.URL, repoPath string) ([]string, error) {
-	return l.tags.do(ctx, repoPath, bounded(l, func(ctx context.Context) ([]string, error) {
+	return l.tags.do(ctx, repoPath+ref.accessKey(), bounded(l, func(ctx context.Context) ([]string, error) {
 		repository, err := remote.NewRepository(repoPath)
 		if err != nil {
 			return nil, fmt.Errorf("list the tags of %s: %w", repoPath, err)
 		}
-		repository.Client, repository.PlainHTTP = l.registryAuth(ctx, ref.RepoURL, u, ref.PlainHTTP)
+		repository.Client, repository.PlainHTTP, err = l.registryAuth(ctx, ref, u)
+		if err != nil {
+			return nil, err
+		}
 		repository.TagListMaxPages = maxTagPages
 		var tags []string
 		err = repository.Tags(ctx, "", func(page []string) error {
@@ -158,7 +266,7 @@ func tagVersion(tag string) (*semver.Version, bool) {
 
 // pullOCI pulls the chart tagged tag and loads it.
 func (l *Loader) pullOCI(ctx context.Context, ref ChartRef, u *url.URL, repoPath, tag string) (*Chart, error) {
-	client, err := l.registryClient(ctx, ref.RepoURL, u, ref.PlainHTTP)
+	client, err := l.registryClient(ctx, ref, u)
 	if err != nil {
 		return nil, err
 	}
@@ -179,8 +287,11 @@ func (l *Loader) pullOCI(ctx context.Context, ref ChartRef, u *url.URL, repoPath
 // carries ctx (the client itself has none to give) and whose every
 // response is bounded by MaxChartArchiveBytes. It uses the loader's
 // credentials only, never a docker or helm login of the machine.
-func (l *Loader) registryClient(ctx context.Context, rawRepoURL string, u *url.URL, insecure bool) (*registry.Client, error) {
-	authorizer, plainHTTP := l.registryAuth(ctx, rawRepoURL, u, insecure)
+func (l *Loader) registryClient(ctx context.Context, ref ChartRef, u *url.URL) (*registry.Client, error) {
+	authorizer, plainHTTP, err := l.registryAuth(ctx, ref, u)
+	if err != nil {
+		return nil, err
+	}
 	opts := []registry.ClientOption{registry.ClientOptHTTPClient(authorizer.Client), registry.ClientOptAuthorizer(*authorizer)}
 	if plainHTTP {
 		opts = append(opts, registry.ClientOptPlainHTTP())
@@ -194,12 +305,17 @@ func (l *Loader) registryClient(ctx context.Context, rawRepoURL string, u *url.U
 
 // registryAuth returns the client that talks to the registry of u: its
 // every request carries ctx, its every response is bounded by
-// MaxChartArchiveBytes, and it logs in with the loader's credentials
-// only, never a docker or helm login of the machine. plainHTTP says
-// whether the registry is spoken to over plain HTTP: when the source
-// declares it insecure, or WithPlainHTTP allows it for loopback.
-func (l *Loader) registryAuth(ctx context.Context, rawRepoURL string, u *url.URL, insecure bool) (authorizer *auth.Client, plainHTTP bool) {
-	hc := *l.client
+// MaxChartArchiveBytes, and it logs in with the source's secretRef or
+// the loader's credentials only, never a docker or helm login of the
+// machine. plainHTTP says whether the registry is spoken to over plain
+// HTTP: when the source declares it insecure, or WithPlainHTTP allows it
+// for loopback.
+func (l *Loader) registryAuth(ctx context.Context, ref ChartRef, u *url.URL) (authorizer *auth.Client, plainHTTP bool, err error) {
+	a, err := l.accessFor(ref, u.Host)
+	if err != nil {
+		return nil, false, err
+	}
+	hc := *a.client
 	base := hc.Transport
 	if base == nil {
 		base = http.DefaultTransport
@@ -207,12 +323,10 @@ func (l *Loader) registryAuth(ctx context.Context, rawRepoURL string, u *url.URL
 	hc.Transport = &contextTransport{ctx: ctx, base: base, limit: MaxChartArchiveBytes}
 	authorizer = &auth.Client{Client: &hc, Cache: auth.NewCache()}
 	authorizer.Credential = func(context.Context, string) (auth.Credential, error) { return auth.EmptyCredential, nil }
-	if l.credentials != nil {
-		if c, ok := l.credentials(rawRepoURL); ok {
-			authorizer.Credential = auth.StaticCredential(u.Host, auth.Credential{Username: c.Username, Password: c.Password})
-		}
+	if a.creds != nil {
+		authorizer.Credential = auth.StaticCredential(u.Host, auth.Credential{Username: a.creds.Username, Password: a.creds.Password})
 	}
-	return authorizer, insecure || l.plainHTTP && isLoopback(u.Hostname())
+	return authorizer, ref.PlainHTTP || l.plainHTTP && isLoopback(u.Hostname()), nil
 }
 
 // ociError says what an OCI registry's refusal means: a missing chart

@@ -20,9 +20,9 @@ import (
 
 // fetchHTTP fetches a chart from a chart repository served over HTTP.
 func (l *Loader) fetchHTTP(ctx context.Context, ref ChartRef, repoURL *url.URL) (*Chart, error) {
-	key := strings.TrimSuffix(repoURL.String(), "/")
+	key := strings.TrimSuffix(repoURL.String(), "/") + ref.accessKey()
 	idx, err := l.indexes.do(ctx, key, bounded(l, func(ctx context.Context) (*repo.IndexFile, error) {
-		return l.fetchIndex(ctx, ref.RepoURL, repoURL)
+		return l.fetchIndex(ctx, ref, repoURL)
 	}))
 	if err != nil {
 		return nil, err
@@ -32,17 +32,17 @@ func (l *Loader) fetchHTTP(ctx context.Context, ref ChartRef, repoURL *url.URL) 
 		return nil, err
 	}
 	return l.charts.do(ctx, chartKey{key, ref.Chart, cv.Version}, bounded(l, func(ctx context.Context) (*Chart, error) {
-		return l.fetchArchive(ctx, ref.RepoURL, repoURL, ref.Chart, cv)
+		return l.fetchArchive(ctx, ref, repoURL, cv)
 	}))
 }
 
 // fetchIndex downloads and parses a repository's index.yaml.
-func (l *Loader) fetchIndex(ctx context.Context, rawRepoURL string, repoURL *url.URL) (*repo.IndexFile, error) {
+func (l *Loader) fetchIndex(ctx context.Context, ref ChartRef, repoURL *url.URL) (*repo.IndexFile, error) {
 	indexURL, err := resolveRef(repoURL, "index.yaml")
 	if err != nil {
 		return nil, err
 	}
-	data, err := l.get(ctx, rawRepoURL, repoURL, indexURL, MaxIndexBytes)
+	data, err := l.get(ctx, ref, repoURL, indexURL, MaxIndexBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -123,12 +123,13 @@ func versionText(version string) string {
 
 // fetchArchive downloads the archive of chart version cv, checks it
 // against the index's digest and loads it.
-func (l *Loader) fetchArchive(ctx context.Context, rawRepoURL string, repoURL *url.URL, chart string, cv *repo.ChartVersion) (*Chart, error) {
+func (l *Loader) fetchArchive(ctx context.Context, ref ChartRef, repoURL *url.URL, cv *repo.ChartVersion) (*Chart, error) {
+	chart := ref.Chart
 	chartURL, err := resolveRef(repoURL, cv.URLs[0])
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", chart, cv.Version, err)
 	}
-	data, err := l.get(ctx, rawRepoURL, repoURL, chartURL, MaxChartArchiveBytes)
+	data, err := l.get(ctx, ref, repoURL, chartURL, MaxChartArchiveBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -164,18 +165,20 @@ func resolveRef(repoURL *url.URL, ref string) (*url.URL, error) {
 
 // get downloads target, at most limit bytes. The repository's
 // credentials go along only when target is on the repository's host.
-func (l *Loader) get(ctx context.Context, rawRepoURL string, repoURL, target *url.URL, limit int64) ([]byte, error) {
+func (l *Loader) get(ctx context.Context, ref ChartRef, repoURL, target *url.URL, limit int64) ([]byte, error) {
 	name := redacted(target)
+	a, err := l.accessFor(ref, repoURL.Host)
+	if err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", name, unwrapURLError(err))
 	}
-	if target.Scheme == repoURL.Scheme && target.Host == repoURL.Host && l.credentials != nil {
-		if c, ok := l.credentials(rawRepoURL); ok {
-			req.SetBasicAuth(c.Username, c.Password)
-		}
+	if target.Scheme == repoURL.Scheme && target.Host == repoURL.Host && a.creds != nil {
+		req.SetBasicAuth(a.creds.Username, a.creds.Password)
 	}
-	resp, err := l.client.Do(req)
+	resp, err := a.client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", name, unwrapURLError(err))
 	}

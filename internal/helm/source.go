@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -58,12 +59,40 @@ type ChartRef struct {
 	// PlainHTTP speaks plain HTTP to an OCI registry, as the spec.insecure
 	// of a Flux OCIRepository or HelmRepository asks.
 	PlainHTTP bool
+	// Tag is an OCI tag pulled as it is, whatever Version says, as an
+	// OCIRepository's spec.ref.tag names it ("latest" included).
+	Tag string
+	// Digest is an OCI manifest digest (sha256:...) pulled, and checked,
+	// instead of any tag, as an OCIRepository's spec.ref.digest names it.
+	Digest string
+	// Layer selects the layer of an OCI artifact that holds the chart, as
+	// an OCIRepository's spec.layerSelector does; zero, the chart layer
+	// helm push writes, or the first layer of a Tag or Digest.
+	Layer LayerSelector
+	// SecretRef names the Secret of a Flux source's spec.secretRef: a
+	// username and password, or a .dockerconfigjson. CertSecretRef that
+	// of its spec.certSecretRef: ca.crt, tls.crt and tls.key. Both are
+	// read from the loader's secrets directory (WithSecretsDir).
+	SecretRef, CertSecretRef SecretRef
 }
 
+// LayerSelector picks an OCI artifact's layer as a Flux OCIRepository's
+// spec.layerSelector does.
+type LayerSelector struct {
+	// MediaType is the layer's media type; "" takes the first layer.
+	MediaType string
+	// Operation is "extract" (the default: the layer must be a tar+gzip,
+	// here a chart archive) or "copy" (the layer as it is, a chart archive).
+	Operation string
+}
+
+// SecretRef names a Kubernetes Secret by namespace and name.
+type SecretRef struct{ Namespace, Name string }
+
 // String names the chart for messages: the repository URL without its
-// user part, the chart and the version asked.
+// user part, the chart and the version, tag or digest asked.
 func (r ChartRef) String() string {
-	v := r.Version
+	v := cmp.Or(r.Digest, r.Tag, r.Version)
 	if v == "" {
 		v = "(latest)"
 	}
@@ -115,6 +144,15 @@ func WithPlainHTTP() LoaderOption {
 	return func(l *Loader) { l.plainHTTP = true }
 }
 
+// WithSecretsDir makes the Loader read the Secrets that a ChartRef's
+// SecretRef and CertSecretRef name from dir, laid out as
+// <dir>/<namespace>/<name>/<key>, one file per key, as a projected
+// volume mounts them. Without it those refs are not read, and the
+// credentials and CAs the loader was given serve every source.
+func WithSecretsDir(dir string) LoaderOption {
+	return func(l *Loader) { l.secretsDir = dir }
+}
+
 // Loader fetches charts from chart repositories and OCI registries for
 // one run. It fetches each repository's index, each OCI chart's tag list
 // and each chart version at most once, however many callers ask at the
@@ -127,6 +165,7 @@ type Loader struct {
 	credentials func(repoURL string) (Credentials, bool)
 	plainHTTP   bool
 	timeout     time.Duration
+	secretsDir  string
 
 	indexes flight[string, *repo.IndexFile]
 	tags    flight[string, []string]

@@ -134,16 +134,25 @@ func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
 		u, _ := tree.Dig(src, "spec", "url").(string)
-		version, _ := tree.Dig(src, "spec", "ref", "semver").(string)
-		if tag, _ := tree.Dig(src, "spec", "ref", "tag").(string); tag != "" {
-			version = tag
-		}
 		// path.Dir would turn oci:// into oci:/.
 		i := strings.LastIndex(u, "/")
 		if i < 0 {
 			return nil, fmt.Errorf("%s: the OCIRepository's url %q names no chart", r, RedactURL(u))
 		}
-		return a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u[:i], Chart: u[i+1:], Version: version, PlainHTTP: insecure(src)})
+		chartRef := sourceAccess(helm.ChartRef{RepoURL: u[:i], Chart: u[i+1:]}, src, refNS)
+		// As source-controller reads spec.ref: a digest before a semver
+		// range before a tag, and the tag latest without any.
+		str := func(keys ...string) string { v, _ := tree.Dig(src, keys...).(string); return v }
+		switch {
+		case str("spec", "ref", "digest") != "":
+			chartRef.Digest = str("spec", "ref", "digest")
+		case str("spec", "ref", "semver") != "":
+			chartRef.Version = str("spec", "ref", "semver")
+		default:
+			chartRef.Tag = OrDefault(str("spec", "ref", "tag"), "latest")
+		}
+		chartRef.Layer = helm.LayerSelector{MediaType: str("spec", "layerSelector", "mediaType"), Operation: str("spec", "layerSelector", "operation")}
+		return a.fetchChart(ctx, r, chartRef)
 	}
 	if hr.Spec.Chart == nil {
 		return nil, fmt.Errorf("%s has neither spec.chart nor spec.chartRef", r)
@@ -163,7 +172,7 @@ func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
 		u, _ := tree.Dig(src, "spec", "url").(string)
-		if ch, err = a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: spec.Chart, Version: spec.Version, PlainHTTP: insecure(src)}); err != nil {
+		if ch, err = a.fetchChart(ctx, r, sourceAccess(helm.ChartRef{RepoURL: u, Chart: spec.Chart, Version: spec.Version}, src, srcNS)); err != nil {
 			return nil, err
 		}
 		// The files of a packaged chart.
@@ -245,12 +254,19 @@ func (a *Sources) fluxHelmChart(ctx context.Context, r *Release, name, namespace
 	u, _ := tree.Dig(src, "spec", "url").(string)
 	chart, _ := tree.Dig(hc, "spec", "chart").(string)
 	version, _ := tree.Dig(hc, "spec", "version").(string)
-	return a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: chart, Version: version, PlainHTTP: insecure(src)})
+	return a.fetchChart(ctx, r, sourceAccess(helm.ChartRef{RepoURL: u, Chart: chart, Version: version}, src, namespace))
 }
 
-// insecure reports a Flux source's spec.insecure: its registry speaks
-// plain HTTP.
-func insecure(src map[string]any) bool {
-	v, _ := tree.Dig(src, "spec", "insecure").(bool)
-	return v
+// sourceAccess gives ref how a Flux source of namespace ns is reached:
+// its spec.insecure (plain HTTP), and the Secrets its spec.secretRef and
+// spec.certSecretRef name, in the source's namespace as Flux reads them.
+func sourceAccess(ref helm.ChartRef, src map[string]any, ns string) helm.ChartRef {
+	ref.PlainHTTP, _ = tree.Dig(src, "spec", "insecure").(bool)
+	if name, _ := tree.Dig(src, "spec", "secretRef", "name").(string); name != "" {
+		ref.SecretRef = helm.SecretRef{Namespace: ns, Name: name}
+	}
+	if name, _ := tree.Dig(src, "spec", "certSecretRef", "name").(string); name != "" {
+		ref.CertSecretRef = helm.SecretRef{Namespace: ns, Name: name}
+	}
+	return ref
 }

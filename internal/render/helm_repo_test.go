@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"helm.sh/helm/v4/pkg/registry"
 
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
@@ -486,6 +487,62 @@ spec:
 			}
 			if want := "    web:\n      replicas: 2\n      resources:\n        requests:\n          cpu: 300m\n"; !strings.HasSuffix(string(data), want) {
 				t.Errorf("apps/shop.yaml:\n%s\nwant it to end with:\n%s", data, want)
+			}
+		})
+	}
+}
+
+// TestApplyOCIRepositoryRef follows HelmReleases to the chart their
+// OCIRepository's spec.ref names, as source-controller reads it: a
+// digest before a semver range before a tag, the tag latest without any.
+func TestApplyOCIRepositoryRef(t *testing.T) {
+	reg := helmtest.NewRegistry(t)
+	reg.Push(t, "shop", "1.0.0", chartFiles(t))
+	reg.Push(t, "shop", "1.4.0", chartFiles(t))
+	digest := reg.PushArtifact(t, "shop", "latest", helmtest.Layer{MediaType: registry.ChartLayerMediaType, Data: helmtest.Package(t, "shop", "1.2.0", chartFiles(t))})
+	tests := []struct{ name, ref, wantSource string }{
+		{"semver before tag", "  ref:\n    tag: 1.0.0\n    semver: 1.x\n", ":1.4.0"},
+		{"digest before all", "  ref:\n    tag: 1.0.0\n    semver: 1.x\n    digest: " + digest + "\n", "@" + digest},
+		{"tag", "  ref:\n    tag: 1.0.0\n", ":1.0.0"},
+		{"no ref: latest", "", ":latest"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeFiles(t, root, map[string]string{"apps/shop.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: shop
+  namespace: shop
+spec:
+  url: ` + reg.URL + `/shop
+` + tt.ref + `---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: shop
+  namespace: shop
+spec:
+  chartRef:
+    kind: OCIRepository
+    name: shop
+  values:
+    web:
+      replicas: 2
+`})
+			c := Change{
+				Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-web",
+					Labels: map[string]string{repoindex.FluxHelmName: "shop", repoindex.FluxHelmNamespace: "shop"}},
+				Container: "web",
+				Requests:  quantities(map[string]string{"cpu": "300m"}),
+			}
+			out, err := Apply(context.Background(), root, ".", []Change{c}, WithCharts(helm.NewLoader(helm.WithPlainHTTP())))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Results[0]
+			if want := reg.URL + "/shop" + tt.wantSource; r.Err != nil || r.Helm == nil || r.Helm.ChartSource != want {
+				t.Fatalf("err %v, helm %+v; want the chart from %s", r.Err, r.Helm, want)
 			}
 		})
 	}

@@ -25,6 +25,8 @@ var aptPackages = map[string]string{
 	"git":        "git",
 	// Not a tool every test needs: EnsureVictoriaMetrics installs it.
 	"victoria-metrics": "victoria-metrics",
+	// EnsureDockerRegistry installs it, for the OCI registry tests.
+	"docker-registry": "docker-registry",
 }
 
 // Tools holds the paths of the binaries the test bed runs.

@@ -3,6 +3,8 @@ package helmtest
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
@@ -114,6 +116,52 @@ func (r *Registry) PushArchive(t testing.TB, data []byte) {
 		r.tags[repoName] = map[string]string{}
 	}
 	r.tags[repoName][tag] = digestOf(manifest)
+}
+
+// Layer is one layer of an artifact PushArtifact pushes.
+type Layer struct {
+	MediaType string
+	Data      []byte
+}
+
+// PushArtifact pushes an OCI artifact to charts/<name> as flux push
+// artifact or oras push do, its layers in order, tagged tag when tag is
+// not "", and returns its manifest's digest.
+func (r *Registry) PushArtifact(t testing.TB, name, tag string, layers ...Layer) string {
+	t.Helper()
+	config := []byte("{}")
+	m := ociManifest{SchemaVersion: 2, Config: ociDescriptor{MediaType: "application/vnd.oci.empty.v1+json", Digest: digestOf(config), Size: int64(len(config))}}
+	for _, l := range layers {
+		m.Layers = append(m.Layers, ociDescriptor{MediaType: l.MediaType, Digest: digestOf(l.Data), Size: int64(len(l.Data))})
+	}
+	manifest, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repoName := registryRepoPath + "/" + name
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.blobs[digestOf(config)] = config
+	for _, l := range layers {
+		r.blobs[digestOf(l.Data)] = l.Data
+	}
+	r.manifests[digestOf(manifest)] = manifest
+	if r.tags[repoName] == nil {
+		r.tags[repoName] = map[string]string{}
+	}
+	if tag != "" {
+		r.tags[repoName][tag] = digestOf(manifest)
+	}
+	return digestOf(manifest)
+}
+
+// Lie makes the registry answer a request for the manifest of digest
+// with the manifest of other, as a registry that is broken or not to be
+// trusted would.
+func (r *Registry) Lie(digest, other string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.manifests[digest] = r.manifests[other]
 }
 
 // Requests is how many requests the registry got for path, under /v2/
@@ -242,4 +290,39 @@ func ociError(w http.ResponseWriter, status int, code, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// PushTo pushes a packaged chart with helm's registry client, as helm
+// push does, to <host>/charts/<name>:<version> of a registry that is not
+// a Registry (the test bed's docker-registry): over plain HTTP when ca
+// is nil, else over HTTPS trusting ca; with basic auth when username is
+// set. It returns the manifest's digest and the oci:// URL of the path
+// that holds the charts.
+func PushTo(t testing.TB, host string, ca []byte, username, password string, data []byte) (digest, url string) {
+	t.Helper()
+	c, err := loader.LoadArchive(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("load the chart archive: %v", err)
+	}
+	opts := []registry.ClientOption{}
+	if ca == nil {
+		opts = append(opts, registry.ClientOptPlainHTTP())
+	} else {
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(ca)
+		opts = append(opts, registry.ClientOptHTTPClient(&http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}))
+	}
+	if username != "" {
+		opts = append(opts, registry.ClientOptBasicAuth(username, password))
+	}
+	client, err := registry.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := host + "/" + registryRepoPath + "/" + c.Name() + ":" + strings.ReplaceAll(c.Metadata.Version, "+", "_")
+	res, err := client.Push(data, ref)
+	if err != nil {
+		t.Fatalf("push %s: %v", ref, err)
+	}
+	return res.Manifest.Digest, registry.OCIScheme + "://" + host + "/" + registryRepoPath
 }

@@ -2,6 +2,8 @@ package helmtest
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/pem"
 	"fmt"
 	"maps"
@@ -72,6 +74,7 @@ type RepoOption func(*serverConfig)
 type serverConfig struct {
 	username, password string
 	tls                bool
+	clientCAs          *x509.CertPool
 	absoluteURLs       bool
 	chunked            bool
 	hook               func(*http.Request)
@@ -87,6 +90,15 @@ func WithBasicAuth(username, password string) RepoOption {
 // which its CA field holds.
 func WithTLS() RepoOption {
 	return func(c *serverConfig) { c.tls = true }
+}
+
+// WithClientCA makes a Repo made WithTLS ask for a client certificate
+// that a CA of pemCA signed.
+func WithClientCA(pemCA []byte) RepoOption {
+	return func(c *serverConfig) {
+		c.clientCAs = x509.NewCertPool()
+		c.clientCAs.AppendCertsFromPEM(pemCA)
+	}
 }
 
 // WithAbsoluteURLs makes a Repo's index name its archives by absolute
@@ -152,6 +164,9 @@ func NewRepo(t testing.TB, opts ...RepoOption) *Repo {
 	}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
 	if r.cfg.tls {
+		if r.cfg.clientCAs != nil {
+			srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: r.cfg.clientCAs, MinVersion: tls.VersionTLS12}
+		}
 		srv.StartTLS()
 		r.CA = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	} else {
