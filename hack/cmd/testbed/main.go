@@ -50,8 +50,8 @@ commands:
   create-repo NAME [DIR]  create the repository NAME on the git server with
                           the files of DIR in its first commit; prints its URL
   down                    stop the test bed and remove its data and state
-  tools                   install the packages (VictoriaMetrics too) and build kube-apiserver, helm
-                          and Gitea (once, with progress on stderr), and print
+  tools                   install the packages (VictoriaMetrics too) and build kube-apiserver, helm,
+                          Gitea and Thanos (once, with progress on stderr), and print
                           the binaries' paths; make test runs it before go
                           test so no test waits for a build
 `
@@ -314,6 +314,10 @@ func ensureTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	thanos, err := testbed.EnsureThanos(ctx, root)
+	if err != nil {
+		return err
+	}
 	for _, t := range []struct{ name, path string }{
 		{"etcd", tools.Etcd},
 		{"kube-apiserver", tools.KubeAPIServer},
@@ -322,6 +326,7 @@ func ensureTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		{"helm", helm},
 		{"gitea", gitea.Binary},
 		{"victoria-metrics", victoriaMetrics},
+		{"thanos", thanos},
 	} {
 		if _, err := fmt.Fprintf(stdout, "%s=%s\n", t.name, t.path); err != nil {
 			return err
