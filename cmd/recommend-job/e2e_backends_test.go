@@ -5,10 +5,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
@@ -16,7 +18,7 @@ import (
 // TestEndToEndBackends runs the end-to-end history of TestEndToEnd (web's
 // week over three rollouts, next to web-api) against each metrics backend
 // the test bed serves, in a dry run: each must recommend what Prometheus
-// does, a strict one too, and doctor must name it.
+// does, a strict one too, and doctor must name it and see no warning.
 func TestEndToEndBackends(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -39,13 +41,21 @@ func TestEndToEndBackends(t *testing.T) {
 			doctor: []string{"ok    backend: Prometheus 2.", "query.max-samples=50000000"}},
 		{name: "victoriametrics", url: func(t *testing.T) string { return testbedtest.VictoriaMetrics(t, history) },
 			doctor: []string{"ok    backend: VictoriaMetrics\n"}},
+		// A query in front of a sidecar in front of Prometheus, asked
+		// with partial_response=false; its one store is up, so an answer
+		// carrying a warning would leave web unrecommended.
+		{name: "thanos", url: func(t *testing.T) string { return testbedtest.Thanos(t, history).URL },
+			doctor: []string{"ok    backend: Thanos"}},
 		// Every query of the namespace's week is refused whole.
 		{name: "victoriametrics with a small sample limit", url: func(t *testing.T) string {
 			return testbedtest.VictoriaMetrics(t, history, "-search.maxSamplesPerQuery=30000")
 		}, doctor: []string{"ok    backend: VictoriaMetrics, limits search.maxSamplesPerQuery=30000",
 			"namespace shop: the cpu query was refused for its size (VictoriaMetrics -search.maxSamplesPerQuery): read again in two pieces by "}},
 	}
-	want := map[string]string{"app/cpu": "390m", "app/memory": "260Mi", "sidecar/cpu": "26m", "sidecar/memory": "65Mi"}
+	// want is what Prometheus, the first backend, recommends: the values
+	// themselves are TestEndToEnd's to check.
+	keys := []string{"app/cpu", "app/memory", "sidecar/cpu", "sidecar/memory"}
+	want := map[string]string{}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			backendArgs := append(append([]string(nil), args...), "--prometheus-url", b.url(t))
@@ -56,8 +66,11 @@ func TestEndToEndBackends(t *testing.T) {
 				for _, r := range c.Resources {
 					seen++
 					key := c.Name + "/" + string(r.Resource)
-					if quantity(r.Recommended) != want[key] {
-						t.Errorf("%s: recommended %q (%s), want %q as on Prometheus", key, quantity(r.Recommended), r.Reason, want[key])
+					if b.name == "prometheus" && r.Recommended != nil {
+						want[key] = quantity(r.Recommended)
+					}
+					if quantity(r.Recommended) != want[key] || want[key] == "" {
+						t.Errorf("%s: recommended %q (%s, evidence %+v), want %q as on Prometheus", key, quantity(r.Recommended), r.Reason, r.Evidence, want[key])
 					}
 					minSamples := 6 * 24 * 12
 					if r.Resource == "memory" {
@@ -68,8 +81,8 @@ func TestEndToEndBackends(t *testing.T) {
 					}
 				}
 			}
-			if seen != len(want) {
-				t.Errorf("shop/web reports %d container resources, want %d", seen, len(want))
+			if seen != len(keys) || len(want) != len(keys) {
+				t.Errorf("shop/web reports %d container resources, want %d: %v", seen, len(keys), want)
 			}
 			var doc, docErr bytes.Buffer
 			if code := run(ctx, append([]string{"doctor"}, backendArgs...), &doc, &docErr); code != exitOK {
@@ -80,6 +93,35 @@ func TestEndToEndBackends(t *testing.T) {
 					t.Errorf("doctor output lacks %q:\n%s", line, doc.String())
 				}
 			}
+			if strings.Contains(doc.String(), "first warning of the backend") {
+				t.Errorf("doctor saw a warning of the backend, want none:\n%s", doc.String())
+			}
 		})
 	}
+	// Thanos without its one store, asked with partial_response=false,
+	// must not pass an empty or partial answer off as the history.
+	t.Run("thanos with its store down", func(t *testing.T) {
+		th := testbedtest.Thanos(t, history)
+		if err := th.StopSidecar(); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		code := run(ctx, append(append([]string(nil), args...), "--prometheus-url", th.URL), &stdout, &stderr)
+		rep := &plan.Plan{}
+		if err := json.Unmarshal(stdout.Bytes(), rep); err != nil {
+			t.Fatalf("run() = %d; decoding report: %v\nstderr:\n%s", code, err, stderr.String())
+		}
+		resources := 0
+		for _, c := range entry(t, rep, "shop", "web").Containers {
+			for _, r := range c.Resources {
+				resources++
+				if r.Recommended != nil || !strings.HasPrefix(r.Reason, "usage history unavailable: ") {
+					t.Errorf("%s/%s: recommended %q, reason %q; want none, and the history unavailable", c.Name, r.Resource, quantity(r.Recommended), r.Reason)
+				}
+			}
+		}
+		if resources != len(keys) {
+			t.Errorf("shop/web reports %d container resources, want %d, each with its reason", resources, len(keys))
+		}
+	})
 }

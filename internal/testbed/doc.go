@@ -8,7 +8,10 @@
 //   - Prometheus, optionally with usage history written as a TSDB block
 //     (WriteBlock; package history makes cAdvisor-shaped series),
 //   - a git HTTP server (git http-backend behind basic auth) holding bare
-//     repositories that accept pushes.
+//     repositories that accept pushes,
+//   - for other metrics backends, VictoriaMetrics (StartVictoriaMetrics)
+//     and Thanos (StartThanosWithHistory: a query in front of a sidecar in
+//     front of a Prometheus of its own, built from hack/tools/thanos).
 //
 // EnsureTools finds or installs the binaries, Up starts the whole bed and
 // Bed.Env describes it as environment variables. Each server can also be

@@ -35,6 +35,9 @@ type options struct {
 	detached       bool
 	gitLog         io.Writer
 	prometheusArgs []string
+	// externalLabels are Prometheus' external labels, which a Thanos
+	// sidecar requires.
+	externalLabels map[string]string
 }
 
 func buildOptions(opts []Option) options {
@@ -55,6 +58,12 @@ func Detached() Option {
 // --query.max-samples=1000 for a strict server.
 func PrometheusFlags(flags ...string) Option {
 	return func(o *options) { o.prometheusArgs = append(o.prometheusArgs, flags...) }
+}
+
+// PrometheusExternalLabels gives Prometheus external labels, which a
+// Thanos sidecar in front of it requires to tell its data from others'.
+func PrometheusExternalLabels(labels map[string]string) Option {
+	return func(o *options) { o.externalLabels = labels }
 }
 
 // GitLog makes an in-process git server write its request log and the

@@ -115,7 +115,7 @@ require (
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tl := range []tool{kubeAPIServerTool, helmTool, giteaTool} {
+	for _, tl := range []tool{kubeAPIServerTool, helmTool, giteaTool, thanosTool} {
 		v := requiredVersion(filepath.Join(root, "hack", "tools", tl.name, "go.mod"), tl.module)
 		if !strings.HasPrefix(v, "v") {
 			t.Errorf("hack/tools/%s/go.mod requires %s at %q, want a version", tl.name, tl.module, v)

@@ -3,10 +3,13 @@ package testbed
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 const (
@@ -39,7 +42,8 @@ func StartPrometheus(ctx context.Context, tools Tools, dataDir string, opts ...O
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("start prometheus: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dataDir, "prometheus.yml"), []byte(prometheusConfig), 0o644); err != nil {
+	o := buildOptions(opts)
+	if err := os.WriteFile(filepath.Join(dataDir, "prometheus.yml"), []byte(prometheusConfigWith(o.externalLabels)), 0o644); err != nil {
 		return nil, fmt.Errorf("start prometheus: write config: %w", err)
 	}
 	return startWithRetry(func() (*Prometheus, error) {
@@ -48,12 +52,26 @@ func StartPrometheus(ctx context.Context, tools Tools, dataDir string, opts ...O
 			return nil, fmt.Errorf("start prometheus: %w", err)
 		}
 		addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
-		p := &Prometheus{URL: "http://" + addr, DataDir: dataDir, tools: tools, addr: addr, opts: buildOptions(opts)}
+		p := &Prometheus{URL: "http://" + addr, DataDir: dataDir, tools: tools, addr: addr, opts: o}
 		if err := p.start(ctx); err != nil {
 			return nil, err
 		}
 		return p, nil
 	})
+}
+
+// prometheusConfigWith returns prometheusConfig with external labels, in
+// sorted order so that the file is the same each time.
+func prometheusConfigWith(labels map[string]string) string {
+	if len(labels) == 0 {
+		return prometheusConfig
+	}
+	var b strings.Builder
+	b.WriteString(prometheusConfig + "  external_labels:\n")
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		fmt.Fprintf(&b, "    %s: %s\n", k, strconv.Quote(labels[k]))
+	}
+	return b.String()
 }
 
 // StartPrometheusWithHistory writes series into dataDir with WriteBlock

@@ -216,6 +216,9 @@ var (
 	kubeAPIServerTool = tool{name: "kube-apiserver", module: "k8s.io/kubernetes", pkg: "."}
 	helmTool          = tool{name: "helm", module: "helm.sh/helm/v3", pkg: "helm.sh/helm/v3/cmd/helm"}
 	giteaTool         = tool{name: "gitea", module: giteaModule, pkg: ".", tags: "sqlite sqlite_unlock_notify"}
+	// Thanos builds with slicelabels, as its own release does: its gRPC
+	// code takes labels.Labels for a slice, and crashes otherwise.
+	thanosTool = tool{name: "thanos", module: "github.com/thanos-io/thanos", pkg: "github.com/thanos-io/thanos/cmd/thanos", tags: "slicelabels"}
 )
 
 // buildKubeAPIServer builds kube-apiserver from its tools module.

@@ -50,8 +50,8 @@ commands:
   create-repo NAME [DIR]  create the repository NAME on the git server with
                           the files of DIR in its first commit; prints its URL
   down                    stop the test bed and remove its data and state
-  tools                   install the packages (VictoriaMetrics, docker-registry too) and build kube-apiserver, helm
-                          and Gitea (once, with progress on stderr), and print
+  tools                   install the packages (VictoriaMetrics, docker-registry too) and build
+                          kube-apiserver, helm, Gitea and Thanos (once, with progress on stderr), and print
                           the binaries' paths; make test runs it before go
                           test so no test waits for a build
 `
@@ -318,6 +318,10 @@ func ensureTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	thanos, err := testbed.EnsureThanos(ctx, root)
+	if err != nil {
+		return err
+	}
 	for _, t := range []struct{ name, path string }{
 		{"etcd", tools.Etcd},
 		{"kube-apiserver", tools.KubeAPIServer},
@@ -327,6 +331,7 @@ func ensureTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		{"gitea", gitea.Binary},
 		{"victoria-metrics", victoriaMetrics},
 		{"docker-registry", dockerRegistry},
+		{"thanos", thanos},
 	} {
 		if _, err := fmt.Fprintf(stdout, "%s=%s\n", t.name, t.path); err != nil {
 			return err

@@ -90,3 +90,28 @@ func VictoriaMetrics(tb testing.TB, series []testbed.Series, args ...string) str
 	}
 	return vm.URL
 }
+
+// Thanos starts a Thanos query in front of a sidecar in front of a
+// Prometheus holding series, stopped when the test ends, and returns it;
+// it fails the test when the tools or the servers cannot be had.
+func Thanos(tb testing.TB, series []testbed.Series) *testbed.Thanos {
+	tb.Helper()
+	root, err := testbed.RepoRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tools, err := testbed.EnsureTools(tb.Context(), root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	binary, err := testbed.EnsureThanos(tb.Context(), root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	th, err := testbed.StartThanosWithHistory(tb.Context(), tools, binary, tb.TempDir(), series)
+	if err != nil {
+		tb.Fatalf("start thanos: %v", err)
+	}
+	tb.Cleanup(func() { _ = th.Stop() })
+	return th
+}
