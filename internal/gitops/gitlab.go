@@ -249,10 +249,11 @@ func (g *gitLab) Closer(ctx context.Context, number int) (string, bool, error) {
 	return login, member.AccessLevel >= gitlab.DeveloperPermissions, nil
 }
 
-func (g *gitLab) RequestReviewers(ctx context.Context, number int, reviewers []string) error {
-	var failed unasked
+// reviewerIDs resolves reviewers to GitLab user IDs, once each, in the
+// order given (for errors); groups and unknown users go to failed.
+func (g *gitLab) reviewerIDs(ctx context.Context, reviewers []string, failed *unasked) ([]int64, map[int64]reviewer) {
 	var ids []int64
-	asked := map[int64]reviewer{}
+	byID := map[int64]reviewer{}
 	for _, r := range parseReviewers(reviewers) {
 		if r.isTeam() {
 			failed.add(r, errors.New("groups cannot review merge requests through the API"))
@@ -263,11 +264,17 @@ func (g *gitLab) RequestReviewers(ctx context.Context, number int, reviewers []s
 			failed.add(r, err)
 			continue
 		}
-		if _, ok := asked[id]; !ok {
-			asked[id] = r
+		if _, seen := byID[id]; !seen {
+			byID[id] = r
 			ids = append(ids, id)
 		}
 	}
+	return ids, byID
+}
+
+func (g *gitLab) RequestReviewers(ctx context.Context, number int, reviewers []string) error {
+	var failed unasked
+	ids, asked := g.reviewerIDs(ctx, reviewers, &failed)
 	if len(ids) == 0 {
 		return failed.err("gitlab", number)
 	}
@@ -324,23 +331,7 @@ func (g *gitLab) RequestReviewers(ctx context.Context, number int, reviewers []s
 
 func (g *gitLab) WithdrawReviewers(ctx context.Context, number int, reviewers []string) error {
 	var failed unasked
-	withdraw := map[int64]reviewer{}
-	var ids []int64 // in the order given, for the error
-	for _, r := range parseReviewers(reviewers) {
-		if r.isTeam() {
-			failed.add(r, errors.New("groups cannot review merge requests through the API"))
-			continue
-		}
-		id, err := g.userID(ctx, r.user)
-		if err != nil {
-			failed.add(r, err)
-			continue
-		}
-		if _, seen := withdraw[id]; !seen {
-			withdraw[id] = r
-			ids = append(ids, id)
-		}
-	}
+	ids, withdraw := g.reviewerIDs(ctx, reviewers, &failed)
 	if len(ids) == 0 {
 		return failed.withdrawErr("gitlab", number)
 	}
