@@ -6,7 +6,11 @@ import (
 	"path"
 	"slices"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 
 	helmrender "github.com/recommend-job/recommend-job/internal/helm"
 )
@@ -37,4 +41,18 @@ func clusterOf(d discovery.DiscoveryInterface) (*helmrender.Cluster, error) {
 	}
 	slices.Sort(versions)
 	return &helmrender.Cluster{KubeVersion: v.GitVersion, APIVersions: slices.Compact(versions)}, nil
+}
+
+// servedBy says whether the apiserver serves a resource, from discovery
+// (read once, cached): a deployer kind that is not installed is not
+// listed, which would cost a request answered 404. When discovery fails,
+// every kind counts as served and its list says what there is.
+func servedBy(d discovery.DiscoveryInterface) func(schema.GroupVersionResource) bool {
+	return func(gvr schema.GroupVersionResource) bool {
+		list, err := d.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+		if err != nil {
+			return !apierrors.IsNotFound(err) && !errors.Is(err, memory.ErrCacheNotFound)
+		}
+		return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == gvr.Resource })
+	}
 }

@@ -97,7 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	helmrender.Isolate(exe, []string{renderCommand}, cfg.Parsed.RenderLimits)
 	// Charts render as the cluster's helm-controller or Argo CD renders
 	// them: its version (a chart's kubeVersion is checked) and API versions.
-	if c, err := clusterOf(w.discovery); err != nil {
+	if c, err := clusterOf(w.cached); err != nil {
 		log.WarnContext(ctx, "charts render with Helm's default capabilities", "error", err)
 	} else {
 		helmrender.UseCluster(c)
@@ -133,8 +133,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // wiring is the clients and settings a run and doctor use, built from the
 // configuration.
 type wiring struct {
-	rest       *rest.Config
-	discovery  *discovery.DiscoveryClient
+	rest      *rest.Config
+	discovery *discovery.DiscoveryClient
+	// cached is discovery read once per run: the kinds collect maps, the
+	// capabilities charts render with and the deployer kinds served.
+	cached     discovery.CachedDiscoveryInterface
 	access     authorizationclient.SelfSubjectAccessReviewInterface
 	collector  *collect.Collector
 	prometheus usage.RangeQuerier
@@ -186,9 +189,12 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 			checkpoints = checkpoint.New(core.ConfigMaps(ns), ns, cfg.ShardIndex)
 		}
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
+	cached := memory.NewMemCacheClient(disco)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
+	deployerOpts := cfg.DeployerOptions()
+	deployerOpts.Served = servedBy(cached)
 	collector := collect.New(dyn, mapper, append(cfg.CollectOptions(log), collect.WithMetadataClient(metaClient))...)
-	w := &wiring{rest: restCfg, discovery: disco, access: authz.SelfSubjectAccessReviews(), collector: collector, prometheus: promAPI, job: job.Config{
+	w := &wiring{rest: restCfg, discovery: disco, cached: cached, access: authz.SelfSubjectAccessReviews(), collector: collector, prometheus: promAPI, job: job.Config{
 		Git:           cfg.GitOptions(),
 		Path:          cfg.GitPath,
 		DryRun:        cfg.DryRun,
@@ -201,7 +207,7 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 		},
 
 		HistoryConcurrency: cfg.PrometheusConcurrency,
-		Deployers:          deployers.New(dyn, cfg.DeployerOptions()),
+		Deployers:          deployers.New(dyn, deployerOpts),
 	}}
 	if rec != nil {
 		// A nil *Store in the interface would read as a record.

@@ -50,6 +50,9 @@ type Options struct {
 	// repository is marked Elsewhere. "" takes every one to be this one.
 	RepoURL  string
 	PageSize int64
+	// Served says whether the apiserver serves a kind; nil lists every
+	// kind, and one not installed answers 404.
+	Served func(schema.GroupVersionResource) bool
 }
 
 // Lister lists the live deployers through a dynamic client.
@@ -74,6 +77,9 @@ func New(client dynamic.Interface, opts Options) *Lister {
 func (l *Lister) List(ctx context.Context) ([]repoindex.External, error) {
 	var errs []error
 	read := func(gvr schema.GroupVersionResource, namespaces []string) []unstructured.Unstructured {
+		if l.opts.Served != nil && !l.opts.Served(gvr) {
+			return nil // not installed
+		}
 		objs, err := l.list(ctx, gvr, namespaces)
 		switch {
 		case apierrors.IsNotFound(err):
