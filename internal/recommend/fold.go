@@ -57,12 +57,7 @@ func (f *Fold) Add(t time.Time, v float64) {
 		f.peak = v
 	}
 	f.samples++
-	w := 1.0
-	if f.resource == corev1.ResourceCPU {
-		// A CPU sample weighs its usage, so busy minutes count more.
-		w = math.Max(v, minCPUWeight)
-	}
-	f.hist.Add(v, w, t)
+	f.hist.Add(v, sampleWeight(f.resource, v), t)
 	f.counts[f.hist.opts.findBucket(v, len(f.counts))]++
 }
 
@@ -101,4 +96,13 @@ func foldOf(res corev1.ResourceName, halfLife time.Duration, samples []Sample) *
 		f.Add(s.Time, s.Value)
 	}
 	return f
+}
+
+// sampleWeight is a sample's weight in the histogram: a CPU sample weighs
+// its usage, so busy minutes count more; a memory peak counts once.
+func sampleWeight(res corev1.ResourceName, v float64) float64 {
+	if res == corev1.ResourceCPU {
+		return math.Max(v, minCPUWeight)
+	}
+	return 1
 }

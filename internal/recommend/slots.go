@@ -89,10 +89,7 @@ func (s *Slots) Add(t time.Time, v float64) {
 		sl.peak = v
 	}
 	sl.samples++
-	w := 1.0
-	if s.Resource == corev1.ResourceCPU {
-		w = math.Max(v, minCPUWeight)
-	}
+	w := sampleWeight(s.Resource, v)
 	opts := s.opts()
 	n := opts.numBuckets()
 	b := opts.findBucket(v, n)
@@ -385,11 +382,9 @@ func (d *slotsDecoder) varint() int64 {
 }
 
 func (d *slotsDecoder) float() float64 {
-	if len(d.b) < 8 {
-		d.fail()
+	b := d.bytes(8)
+	if b == nil {
 		return 0
 	}
-	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
-	d.b = d.b[8:]
-	return v
+	return math.Float64frombits(binary.LittleEndian.Uint64(b))
 }
