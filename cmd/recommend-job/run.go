@@ -208,6 +208,7 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 
 		HistoryConcurrency: cfg.PrometheusConcurrency,
 		Deployers:          deployers.New(dyn, deployerOpts),
+		Prices:             cfg.Parsed.Prices,
 	}}
 	if rec != nil {
 		// A nil *Store in the interface would read as a record.

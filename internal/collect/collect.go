@@ -47,6 +47,10 @@ type Item struct {
 	// Autoscalers are, in HPA mode adjust, the HorizontalPodAutoscaler
 	// whose utilisation targets change with the requests instead.
 	Autoscalers []Autoscaler
+	// Scaler is the HorizontalPodAutoscaler that sets the target's
+	// replicas, on whatever metric; nil when none does (or HPAs are not
+	// read).
+	Scaler *Scaler
 	// Invalid says why the item was rejected; nil when it is valid.
 	Invalid *ValidationError
 	// Cause is what lay behind a rejection whose katalyst message says
@@ -195,6 +199,9 @@ func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
 		}
 		if item.Invalid == nil && item.Workload != nil {
 			item.HeldBack, item.Autoscalers = hpas.of(targets.keyOf(rec), mode)
+			if s, ok := hpas.scalers[targets.keyOf(rec)]; ok {
+				item.Scaler = &s
+			}
 		}
 		items = append(items, item)
 	}

@@ -3,6 +3,7 @@ package collect
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,6 +74,28 @@ type Autoscaler struct {
 type hpaRead struct {
 	holds       map[targetKey]map[corev1.ResourceName]string
 	autoscalers map[targetKey][]Autoscaler
+	// scalers are the HPA that scales each target, on whatever metric.
+	scalers map[targetKey]Scaler
+}
+
+// Scaler is the HorizontalPodAutoscaler that sets a target's replicas,
+// whatever it scales on: the target's spec.replicas is then not the
+// number of pods it runs.
+type Scaler struct {
+	Name string
+	// CurrentReplicas is its status.currentReplicas; nil before it has
+	// one.
+	CurrentReplicas *int32
+}
+
+// scalerOf is hpa as a Scaler.
+func scalerOf(hpa *unstructured.Unstructured) Scaler {
+	s := Scaler{Name: hpa.GetName()}
+	if n, found, err := unstructured.NestedInt64(hpa.Object, "status", "currentReplicas"); found && err == nil && n >= 0 && n <= math.MaxInt32 {
+		current := int32(n)
+		s.CurrentReplicas = &current
+	}
+	return s
 }
 
 // readHPAs lists the HorizontalPodAutoscalers in scope, one paged list, and
@@ -81,7 +104,7 @@ type hpaRead struct {
 // changes the scaling. Value and AverageValue targets do not depend on the
 // request and hold nothing back.
 func (c *Collector) readHPAs(ctx context.Context) (hpaRead, error) {
-	read := hpaRead{holds: map[targetKey]map[corev1.ResourceName]string{}, autoscalers: map[targetKey][]Autoscaler{}}
+	read := hpaRead{holds: map[targetKey]map[corev1.ResourceName]string{}, autoscalers: map[targetKey][]Autoscaler{}, scalers: map[targetKey]Scaler{}}
 	err := c.eachObject(ctx, hpaGVR, c.scope.namespaces(), "", func(u *unstructured.Unstructured) error {
 		ref, _, _ := unstructured.NestedStringMap(u.Object, "spec", "scaleTargetRef")
 		if ref["kind"] == "" || ref["name"] == "" {
@@ -91,6 +114,10 @@ func (c *Collector) readHPAs(ctx context.Context) (hpaRead, error) {
 			gk:        schema.FromAPIVersionAndKind(ref["apiVersion"], ref["kind"]).GroupKind(),
 			namespace: u.GetNamespace(),
 			name:      ref["name"],
+		}
+		// Two HPAs on one target fight; the first by name is taken.
+		if s, seen := read.scalers[key]; !seen || u.GetName() < s.Name {
+			read.scalers[key] = scalerOf(u)
 		}
 		reasons, utilization := utilizationResources(u)
 		for res, reason := range reasons {

@@ -118,7 +118,7 @@ func (c *Collector) readTargets(ctx context.Context, recs []*v1alpha1.ResourceRe
 					return
 				}
 				depKey := targetKey{gk: gvk.GroupKind(), namespace: key.namespace, name: name}
-				pend = append(pend, pending{dep.Resource, depKey, dependent{rollout: &Workload{ObjectRef: objectRefOf(obj)}, key: key}})
+				pend = append(pend, pending{dep.Resource, depKey, dependent{rollout: &Workload{ObjectRef: objectRefOf(obj), Replicas: replicasOf(obj)}, key: key}})
 				return
 			}
 			w, err := workloadFrom(obj)

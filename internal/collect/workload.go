@@ -2,6 +2,7 @@ package collect
 
 import (
 	"fmt"
+	"math"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -24,6 +25,9 @@ type Workload struct {
 	// is not this one: the Deployment an Argo Rollout's spec.workloadRef
 	// names. The manifest to edit is Source's then; nil means this object.
 	Source *ObjectRef
+	// Replicas is how many pods the object asks for: its spec.replicas, a
+	// DaemonSet's status.desiredNumberScheduled; nil when it says none.
+	Replicas *int32
 }
 
 // ObjectRef names a live object, with the labels and annotations that help
@@ -107,7 +111,7 @@ func workloadRefOf(obj *unstructured.Unstructured) (schema.GroupVersionKind, str
 // katalyst reports as ContainersMatchErrorCode; like katalyst, it skips a
 // container entry without a name.
 func workloadFrom(obj *unstructured.Unstructured) (*Workload, error) {
-	w := &Workload{ObjectRef: objectRefOf(obj)}
+	w := &Workload{ObjectRef: objectRefOf(obj), Replicas: replicasOf(obj)}
 	gk := obj.GroupVersionKind().GroupKind()
 	for _, path := range kinds.PodSpecPaths(gk.Group, gk.Kind) {
 		spec, found, err := unstructured.NestedMap(obj.Object, path...)
@@ -203,4 +207,20 @@ func resourceList(container map[string]any, field string) (corev1.ResourceList, 
 		list[corev1.ResourceName(name)] = q
 	}
 	return list, nil
+}
+
+// replicasOf is the number of pods obj asks for: spec.replicas, or for a
+// DaemonSet, which has none, status.desiredNumberScheduled; nil when
+// neither is a number in range.
+func replicasOf(obj *unstructured.Unstructured) *int32 {
+	path := []string{"spec", "replicas"}
+	if obj.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: "apps", Kind: "DaemonSet"}) {
+		path = []string{"status", "desiredNumberScheduled"}
+	}
+	n, found, err := unstructured.NestedInt64(obj.Object, path...)
+	if !found || err != nil || n < 0 || n > math.MaxInt32 {
+		return nil
+	}
+	r := int32(n)
+	return &r
 }

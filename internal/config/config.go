@@ -19,6 +19,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
 )
 
@@ -155,6 +156,10 @@ type Config struct {
 	RecordNamespace       string        `mapstructure:"record-namespace"`
 	RecordName            string        `mapstructure:"record-name"`
 	Checkpoints           bool          `mapstructure:"checkpoints"`
+	// The prices the cost of the changes is computed with.
+	PriceCPUCoreHour   float64 `mapstructure:"price-cpu-core-hour"`
+	PriceMemoryGiBHour float64 `mapstructure:"price-memory-gib-hour"`
+	PriceCurrency      string  `mapstructure:"price-currency"`
 
 	// ChartFetchTimeout bounds each fetch of a remote chart.
 	ChartFetchTimeout time.Duration `mapstructure:"chart-fetch-timeout"`
@@ -187,6 +192,9 @@ type Parsed struct {
 	// PrometheusStep and PrometheusRateWindow are zero for auto: measured
 	// in each namespace's samples.
 	PrometheusStep, PrometheusRateWindow time.Duration
+	// Prices are price-cpu-core-hour, price-memory-gib-hour and
+	// price-currency.
+	Prices plan.Prices
 }
 
 // NewFlagSet returns a flag set with a flag for every key and FileFlag,

@@ -3,6 +3,7 @@ package config
 import (
 	"time"
 
+	"github.com/recommend-job/recommend-job/internal/cost"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/usage"
@@ -108,6 +109,9 @@ var settings = []setting{
 	{"record-namespace", "", "namespace of the ConfigMap that records the commits the job pushed, which verification, corrections and holds trust alone; the job's own namespace when it runs in a pod"},
 	{"record-name", "recommend-job-record", "name of that ConfigMap"},
 	{"checkpoints", true, "keep what each run folded of each target's CPU history in ConfigMaps of record-namespace, per shard, so that the next run reads only what is new; false reads every window whole"},
+	{"price-cpu-core-hour", cost.DefaultCPUCoreHour, "price of a CPU core requested for an hour, for the cost of the changes; OpenCost's default on-demand price"},
+	{"price-memory-gib-hour", cost.DefaultMemoryGiBHour, "price of a GiB of memory requested for an hour; OpenCost's default on-demand price"},
+	{"price-currency", cost.DefaultCurrency, "currency of the prices, as shown beside the money: a code such as USD or EUR, or a symbol"},
 	{"verify-oom-kills", 1, "OOM kills after a memory cut, more than before, that make it a regression"},
 	{"verify-restarts", 3, "restarts after a cut, more than before, that make it a regression"},
 	{"verify-throttled-after", 0.2, "share of CPU periods throttled after a CPU cut above which, from below verify-throttled-before, it regressed"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/recommend-job/recommend-job/internal/collect"
+	"github.com/recommend-job/recommend-job/internal/cost"
 	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
 )
@@ -73,6 +76,7 @@ func (c *Config) complete() error {
 	if c.Parsed.MaxFileSize, err = parseSize(c.MaxFileSize); err != nil {
 		errs = append(errs, fmt.Errorf("max-file-size: %w", err))
 	}
+	errs = append(errs, c.completePrices()...)
 	limits := &c.Parsed.RenderLimits
 	if limits.Memory, err = parseSize(c.HelmRenderMemory); err != nil {
 		errs = append(errs, fmt.Errorf("helm-render-memory: %w", err))
@@ -174,4 +178,26 @@ func secret(value, file string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSpace(string(b)), nil
+}
+
+// currencyRE is a currency as the money shows it: a code or a symbol,
+// nothing that Markdown reads.
+var currencyRE = regexp.MustCompile(`^[\p{L}\p{Sc}]{1,8}$`)
+
+// completePrices checks the prices and parses them into Parsed.Prices.
+func (c *Config) completePrices() []error {
+	var errs []error
+	for _, p := range []struct {
+		key   string
+		value float64
+	}{{"price-cpu-core-hour", c.PriceCPUCoreHour}, {"price-memory-gib-hour", c.PriceMemoryGiBHour}} {
+		if !(p.value > 0 && p.value <= cost.MaxPrice) {
+			errs = append(errs, fmt.Errorf("%s: must be above 0 and at most %d, got %g", p.key, cost.MaxPrice, p.value))
+		}
+	}
+	if !currencyRE.MatchString(c.PriceCurrency) {
+		errs = append(errs, fmt.Errorf("price-currency: must be 1 to 8 letters or a currency symbol, got %q", c.PriceCurrency))
+	}
+	c.Parsed.Prices = plan.Prices{CPUCoreHour: c.PriceCPUCoreHour, MemoryGiBHour: c.PriceMemoryGiBHour, Currency: c.PriceCurrency}
+	return errs
 }

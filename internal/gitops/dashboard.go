@@ -44,6 +44,7 @@ func DashboardBody(p *plan.Plan, pushBranch string) string {
 	var b strings.Builder
 	b.WriteString(DashboardMarker(pushBranch) + "\n")
 	b.WriteString("Updated by every run of recommend-job; it lists what waits for a person.\n")
+	dashboardCost(&b, p)
 	var open, waiting, held [][]string
 	for _, g := range p.Groups {
 		name := mdText(g.Name)

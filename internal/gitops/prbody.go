@@ -103,6 +103,10 @@ func PullRequestBody(p *plan.Plan) string {
 // pullRequestBody is the body of p, cut to at most limit characters.
 func pullRequestBody(p *plan.Plan, limit int) string {
 	w := &bodyWriter{}
+	if opening := costOpening(p); opening != "" {
+		w.line(opening)
+		w.line("")
+	}
 	regressions(w, p)
 	w.line("This pull request sets resource requests to the usage-based recommendations of the ResourceRecommends below.")
 	if g := groupName(p); g != "" {
@@ -210,6 +214,9 @@ func (w *bodyWriter) workload(e plan.Item, name, target string, containers []pla
 	w.text(fmt.Sprintf("\n### %s: %s%s\n\n", name, target, file))
 	if e.Source != nil && e.Source.Deployer != "" {
 		w.text("Deployed by " + mdText(e.Source.Deployer) + ".\n\n")
+	}
+	if line := costLine(e); line != "" {
+		w.text(line + "\n\n")
 	}
 	header := "| Container | Resource | Current | Proposed | Change | Limit | Usage p50 / p90 / max | Window | OOM kills |"
 	if helm != nil {

@@ -63,6 +63,9 @@ type Config struct {
 	// so that the next run reads only what is new; nil reads every
 	// window whole.
 	Checkpoints Checkpoints
+	// Prices are the run's prices of a core-hour and a GiB-hour, which a
+	// ResourceRecommend's annotations override.
+	Prices plan.Prices
 
 	// ledger is what this run learns of the record and adds to it.
 	ledger *ledger
@@ -140,6 +143,7 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 	for i := range p.Items {
 		// The requests are final, corrections included.
 		recommend.Autoscale(&p.Items[i])
+		withCost(ctx, &p.Items[i], cfg.Prices, log)
 	}
 	if !cfg.DryRun {
 		writeStatuses(ctx, collector, p, log)
@@ -235,9 +239,11 @@ func recommendAll(ctx context.Context, p *plan.Plan, items []collect.Item, reade
 			}
 			p.Items[i] = recommend.ForItem(items[i], u, unavailable, cfg.Algorithm)
 			withHistory(&p.Items[i], history)
+			withReplicas(&p.Items[i], items[i], h)
 		}
 	}
-	opts := []usage.ReadAllOption{usage.WithConcurrency(cfg.HistoryConcurrency), usage.WithFolds(fold), usage.WithEach(each)}
+	opts := []usage.ReadAllOption{usage.WithConcurrency(cfg.HistoryConcurrency), usage.WithFolds(fold), usage.WithEach(each),
+		usage.WithAverageReplicas(scaledTargets(items))}
 	if inc != nil {
 		opts = append(opts, usage.WithSpans(inc.spans))
 	}

@@ -83,6 +83,9 @@ type Item struct {
 	// Autoscalers are the HorizontalPodAutoscalers whose utilisation
 	// targets change with the requests (HPA mode adjust).
 	Autoscalers []Autoscaler `json:"autoscalers,omitempty"`
+	// Cost is what the item's changes do to the requests over all its
+	// replicas, and their monthly price; nil for an invalid item.
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // Regressed reports whether a change of the item regressed and its

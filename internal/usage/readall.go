@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
+	"time"
 )
 
 // ErrUnavailable is returned by ReadAll when no namespace's history could
@@ -43,6 +45,21 @@ type Histories struct {
 	// reader that cannot honour them reads all with its own.
 	perWant   bool
 	workloads int
+	// replicas are the average replica counts read (WithAverageReplicas).
+	replicas map[WorkloadRef]Replicas
+}
+
+// Replicas is a workload's average replica count over a window.
+type Replicas struct {
+	Average float64
+	Window  time.Duration
+}
+
+// AverageReplicas is the average replica count of ref over its window,
+// when WithAverageReplicas asked for it and kube-state-metrics had it.
+func (h *Histories) AverageReplicas(ref WorkloadRef) (Replicas, bool) {
+	v, ok := h.replicas[ref]
+	return v, ok
 }
 
 // Of returns the history of w, or why its namespace could not be read. A
@@ -69,6 +86,18 @@ type readAllOptions struct {
 	fold        FoldFunc
 	each        func(namespace string, h *Histories)
 	spans       SpansFunc
+	// scaled are the workloads whose average replica count is read, and
+	// over which window.
+	scaled map[WorkloadRef]time.Duration
+}
+
+// WithAverageReplicas has the average replica count of each of scaled
+// (the targets an HPA scales) read over its window, where the reader is
+// a ReplicaReader: one more query in a namespace that holds any, none in
+// the others. A failed query is logged and leaves the counts out; the
+// history stands.
+func WithAverageReplicas(scaled map[WorkloadRef]time.Duration) ReadAllOption {
+	return func(o *readAllOptions) { o.scaled = scaled }
 }
 
 // WithSpans has the CPU history of each namespace read only in the spans
@@ -161,6 +190,8 @@ func ReadAll(ctx context.Context, reader NamespaceReader, wants []Want, log *slo
 		}
 		if out.err != nil {
 			log.ErrorContext(ctx, "cannot read usage history", "namespace", ns, "error", out.err)
+		} else {
+			out.replicas = averageReplicas(ctx, reader, ns, o.scaled, log)
 		}
 		if o.each != nil {
 			o.each(ns, out.histories(perWant, ns))
@@ -198,6 +229,12 @@ func ReadAll(ctx context.Context, reader NamespaceReader, wants []Want, log *slo
 			continue
 		}
 		h.workloads += out.workloads + h.keep(out.got)
+		if o.each == nil {
+			if h.replicas == nil {
+				h.replicas = map[WorkloadRef]Replicas{}
+			}
+			maps.Copy(h.replicas, out.replicas)
+		}
 	}
 	if len(errs) > 0 && len(errs) == len(namespaces) {
 		return h, fmt.Errorf("%w: %w", ErrUnavailable, errors.Join(errs...))
@@ -210,6 +247,38 @@ type outcome struct {
 	got       map[Settings]map[WorkloadRef]Usage
 	err       error
 	workloads int
+	replicas  map[WorkloadRef]Replicas
+}
+
+// averageReplicas reads the average replica counts of the workloads of
+// scaled in namespace, over the longest of their windows; nil when there
+// are none, or the reader cannot.
+func averageReplicas(ctx context.Context, reader NamespaceReader, namespace string, scaled map[WorkloadRef]time.Duration, log *slog.Logger) map[WorkloadRef]Replicas {
+	rr, ok := reader.(ReplicaReader)
+	if !ok {
+		return nil
+	}
+	var refs []WorkloadRef
+	var window time.Duration
+	for ref, w := range scaled {
+		if ref.Namespace == namespace {
+			refs = append(refs, ref)
+			window = max(window, w)
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	got, window, err := rr.AverageReplicas(ctx, namespace, refs, window)
+	if err != nil {
+		log.WarnContext(ctx, "cannot read the average replicas: the HPAs' current counts stand for them", "namespace", namespace, "error", err)
+		return nil
+	}
+	out := make(map[WorkloadRef]Replicas, len(got))
+	for ref, v := range got {
+		out[ref] = Replicas{Average: v, Window: window}
+	}
+	return out
 }
 
 // histories are the outcome's alone, for WithEach.
@@ -220,6 +289,7 @@ func (out *outcome) histories(perWant bool, namespace string) *Histories {
 		return h
 	}
 	h.workloads = h.keep(out.got)
+	h.replicas = out.replicas
 	out.workloads = h.workloads
 	return h
 }
