@@ -143,3 +143,25 @@ func TestDashboardCost(t *testing.T) {
 		t.Errorf("savings rows:\n%s", strings.Join(rows, "\n"))
 	}
 }
+
+// TestPullRequestBodyWithCostIsBounded checks that the cost lines keep
+// within the body's bound, and that the opening totals are the whole
+// pull request's though its sections are cut.
+func TestPullRequestBodyWithCostIsBounded(t *testing.T) {
+	rep := manyWorkloads(2000)
+	for i := range rep.Items {
+		if strings.HasPrefix(rep.Items[i].Name, "web-") {
+			rep.Items[i].Cost = &plan.Cost{Replicas: 3, ReplicasSource: "spec", CPUCores: plan.Delta{Net: -0.18, Cut: -0.18},
+				Monthly: plan.Delta{Net: -4.15, Cut: -4.15}, Containers: []plan.ContainerCost{{Name: "app"}},
+				Prices: plan.Prices{CPUCoreHour: 0.031611, MemoryGiBHour: 0.004237, Currency: "USD", Source: "settings"}}
+		}
+	}
+	body := PullRequestBody(rep)
+	if len(body) > MaxBodyLength || !strings.HasSuffix(body, truncatedNote) {
+		t.Errorf("body is %d bytes, want at most %d and cut", len(body), MaxBodyLength)
+	}
+	if opening := strings.Split(body, "\n")[1]; !strings.HasPrefix(opening, "**Monthly change:** USD −8300.00 per month, cpu −360.00 cores, memory 0.00 GiB, over all replicas of 2000 workloads") {
+		t.Errorf("the body opens with %q, want the totals of all 2,000 workloads", opening)
+	}
+	checkBody(t, body)
+}

@@ -370,6 +370,7 @@ func TestPullRequestBodyNeutralisesTenantText(t *testing.T) {
 var jobLines = []string{
 	"This pull request sets ", "**Change in total requests, per replica:** ", "_Usage is what each window observed", "No request changes.",
 	"Through Helm release ", "_Truncated: the job's report lists everything._", "HorizontalPodAutoscaler ",
+	"**Monthly change:** ", "**Cost:** ",
 }
 
 // summaryRE is a folded section's start as the job writes it: its own
