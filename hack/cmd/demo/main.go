@@ -140,6 +140,10 @@ func run(ctx context.Context) error {
 			return err
 		}
 		fmt.Printf("\n%s\n\n", indent(pr.Body))
+		// Each opens with what it does to the team's bill.
+		if !strings.Contains(pr.Body, "\n**Monthly change:** ") {
+			return fmt.Errorf("pull request #%d does not open with its monthly change", pr.Index)
+		}
 	}
 
 	step("running recommend-job again: nothing changed, so no commit and the pull requests stay as they are")
