@@ -112,7 +112,7 @@ func TestEndToEndCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := runJSON(t, ctx, giteaRunArgs(t, bed, forge, repoURL, "--pr-group-by", "none"))
+	rep := runJSON(t, ctx, giteaRunArgs(t, bed, forge, repoURL, "--pr-group-by", "none", "--dashboard"))
 
 	hours := float64(plan.HoursPerMonth)
 	for _, tt := range []struct {
@@ -171,6 +171,23 @@ func TestEndToEndCost(t *testing.T) {
 		if !strings.Contains(got.Body, "\n**Cost:** USD −") || !strings.Contains(got.Body, want) {
 			t.Errorf("the pull request's body lacks %q:\n%s", want, got.Body)
 		}
+	}
+
+	// The dashboard gives the fleet's total, the same, and the workloads
+	// by savings: web's 3.5 replicas save less than api's 4.
+	issues, _, err := sdk.ListRepoIssues(forge.Username, "gitops", gitea.ListIssueOption{State: gitea.StateOpen, Type: gitea.IssueTypeIssue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(issues) != 1 {
+		t.Fatalf("%d dashboard issues, want 1", len(issues))
+	}
+	dash := issues[0].Body
+	fleet := "**Fleet:** " + strings.TrimPrefix(lines[1], "**Monthly change:** ")
+	fleet = fleet[:strings.Index(fleet, " (730 hours")]
+	api, web := strings.Index(dash, "| shop/api | Deployment api | 4 (HPA current"), strings.Index(dash, "| shop/web | Deployment web | 3.5 (average")
+	if !strings.Contains(dash, fleet) || !strings.Contains(dash, "### Top 10 savings") || api < 0 || web < api {
+		t.Errorf("the dashboard lacks the fleet's %q or the savings, api's first:\n%s", fleet, dash)
 	}
 }
 
