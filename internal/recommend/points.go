@@ -41,6 +41,10 @@ type periods struct {
 	anchor time.Time
 	opts   HistogramOptions
 	slots  map[int64]*slot
+	// at and cur are the last sample's period: a series' samples come in
+	// time order, most of them in the period of the one before.
+	at  int64
+	cur *slot
 }
 
 func newPeriods(res corev1.ResourceName, length time.Duration, anchor time.Time) *periods {
@@ -58,10 +62,13 @@ func (p *periods) add(t time.Time, v float64) {
 	if d < 0 && d%p.length != 0 {
 		k--
 	}
-	sl := p.slots[k]
-	if sl == nil {
-		sl = &slot{counts: map[int]uint32{}}
-		p.slots[k] = sl
+	sl := p.cur
+	if sl == nil || k != p.at {
+		if sl = p.slots[k]; sl == nil {
+			sl = &slot{counts: map[int]uint32{}}
+			p.slots[k] = sl
+		}
+		p.at, p.cur = k, sl
 	}
 	if sl.samples == 0 || v > sl.peak {
 		sl.peak = v
