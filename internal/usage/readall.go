@@ -71,7 +71,7 @@ type readAllOptions struct {
 	spans       SpansFunc
 }
 
-// WithSpans has the CPU history of each namespace read only in the spans
+// WithSpans has the history of each namespace read only in the spans
 // fn returns, where the reader is a SpanReader: the rest of the window is
 // in the folds already (a checkpoint's).
 func WithSpans(fn SpansFunc) ReadAllOption {
