@@ -52,6 +52,10 @@ type targetState struct {
 	from, earliest time.Time
 	kept           time.Duration
 	why            string
+	// end and window are those of the read, for a target it found
+	// nothing new of.
+	end    time.Time
+	window time.Duration
 	// anchor is the start of a day slot.
 	anchor time.Time
 	slots  map[string]*recommend.Slots // by container/resource
@@ -118,7 +122,8 @@ func (in *incremental) spans(namespace string, win usage.Window) []usage.Span {
 	for _, i := range in.byNamespace[namespace] {
 		item := in.items[i]
 		w := recommend.WantOf(item)
-		st := &targetState{from: start, earliest: start, anchor: end, slots: map[string]*recommend.Slots{}, res: res, memory: win.Memory}
+		st := &targetState{from: start, earliest: start, anchor: end, slots: map[string]*recommend.Slots{}, res: res, memory: win.Memory,
+			end: end, window: win.Window}
 		in.state[w] = st
 		all = append(all, warm{w, st})
 		e, ok := in.old.Entries[keyOf(item)]
@@ -272,7 +277,11 @@ func (in *incremental) folded(item collect.Item, u usage.Usage) (usage.Usage, st
 		}
 	}
 	if end.IsZero() {
-		return u, ""
+		// Nothing new was read: the checkpoint may hold the window.
+		if len(st.slots) == 0 || st.window == 0 {
+			return u, ""
+		}
+		end, window = st.end, st.window
 	}
 	if window == 0 {
 		window = end.Sub(st.from)

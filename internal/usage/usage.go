@@ -375,7 +375,7 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 		starts := []time.Time{r.end.Add(-span(r.window, r.step)), memoryEnd.Add(-span(max(r.window, r.memoryWindow), r.peakInterval)),
 			hourEnd.Add(-span(r.window, time.Hour))}
 		parts = r.spans(namespace, Window{Resolution: r.res, Earliest: slices.MinFunc(starts, time.Time.Compare),
-			Latest: slices.MaxFunc(starts, time.Time.Compare), End: r.end,
+			Latest: slices.MaxFunc(starts, time.Time.Compare), End: r.end, Window: r.window,
 			Memory: fmt.Sprintf("peak-interval=%s startup-window=%s", r.peakInterval, r.startup)})
 	}
 	err = r.eachSeriesIn(ctx, namespace, corev1.ResourceCPU, cpu, r.end, r.window, r.step, parts, a, func(w WorkloadRef, container string, series *model.SampleStream) {
@@ -597,8 +597,10 @@ type Window struct {
 	// Earliest and Latest are the earliest and latest start of the
 	// read's queries, each on its own grid: CPU at its step, memory at
 	// its peak interval, OOM kills and startup peaks at the hour. End is
-	// the CPU's end, the latest of all.
+	// the CPU's end, the latest of all, and Window how far back CPU is
+	// read from there.
 	Earliest, Latest, End time.Time
+	Window                time.Duration
 	// Memory identifies how memory was read (peak interval, startup
 	// window): another reading gives other peaks.
 	Memory string
