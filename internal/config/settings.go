@@ -107,7 +107,7 @@ var settings = []setting{
 	{"verify-period", 72 * time.Hour, "how long each merged change of the job is watched after it took effect, against as long a period before; 0 watches nothing"},
 	{"record-namespace", "", "namespace of the ConfigMap that records the commits the job pushed, which verification, corrections and holds trust alone; the job's own namespace when it runs in a pod"},
 	{"record-name", "recommend-job-record", "name of that ConfigMap"},
-	{"checkpoints", true, "keep what each run folded of each target's CPU history in ConfigMaps of record-namespace, per shard, so that the next run reads only what is new; false reads every window whole"},
+	{"checkpoints", true, "keep what each run folded of each target's CPU and memory history in ConfigMaps of record-namespace, per shard, so that the next run reads only what is new; false reads every window whole"},
 	{"verify-oom-kills", 1, "OOM kills after a memory cut, more than before, that make it a regression"},
 	{"verify-restarts", 3, "restarts after a cut, more than before, that make it a regression"},
 	{"verify-throttled-after", 0.2, "share of CPU periods throttled after a CPU cut above which, from below verify-throttled-before, it regressed"},
