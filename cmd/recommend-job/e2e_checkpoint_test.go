@@ -33,7 +33,8 @@ import (
 // and the rest of that day read again, with what is new; with checkpoints
 // off, at the same moment; and with a page of the checkpoint tampered
 // with. Every run gives the same values and percentiles as the stateless
-// one, and the evidence says where the history came from each time.
+// one, and the evidence of CPU and memory alike says where the history
+// came from each time.
 func TestEndToEndCheckpoints(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -109,21 +110,26 @@ func TestEndToEndCheckpoints(t *testing.T) {
 	}
 }
 
-// assertHistory checks the CPU evidence of every container of it says
-// want of its history (empty: nothing).
+// assertHistory checks the CPU and memory evidence of every container of
+// it says want of its history (empty: nothing).
 func assertHistory(t *testing.T, run string, it plan.Item, want string) {
 	t.Helper()
+	seen := map[string]bool{}
 	for _, c := range it.Containers {
 		for _, r := range c.Resources {
-			if r.Resource != "cpu" || r.Evidence == nil {
+			if r.Evidence == nil {
 				continue
 			}
+			seen[string(r.Resource)] = true
 			got := r.Evidence.History
-			t.Logf("%s: %s cpu: %s", run, c.Name, got)
+			t.Logf("%s: %s %s: %s", run, c.Name, r.Resource, got)
 			if (want == "" && got != "") || (want != "" && !strings.Contains(got, want)) {
-				t.Errorf("%s run: %s cpu history %q, want %q", run, c.Name, got, want)
+				t.Errorf("%s run: %s %s history %q, want %q", run, c.Name, r.Resource, got, want)
 			}
 		}
+	}
+	if !seen["cpu"] || !seen["memory"] {
+		t.Errorf("%s run: evidence of %v, want of cpu and memory", run, seen)
 	}
 }
 

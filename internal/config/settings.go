@@ -108,7 +108,7 @@ var settings = []setting{
 	{"verify-period", 72 * time.Hour, "how long each merged change of the job is watched after it took effect, against as long a period before; 0 watches nothing"},
 	{"record-namespace", "", "namespace of the ConfigMap that records the commits the job pushed, which verification, corrections and holds trust alone; the job's own namespace when it runs in a pod"},
 	{"record-name", "recommend-job-record", "name of that ConfigMap"},
-	{"checkpoints", true, "keep what each run folded of each target's CPU history in ConfigMaps of record-namespace, per shard, so that the next run reads only what is new; false reads every window whole"},
+	{"checkpoints", true, "keep what each run folded of each target's CPU and memory history in ConfigMaps of record-namespace, per shard, so that the next run reads only what is new; false reads every window whole"},
 	{"price-cpu-core-hour", cost.DefaultCPUCoreHour, "price of a CPU core requested for an hour, for the cost of the changes; OpenCost's default on-demand price"},
 	{"price-memory-gib-hour", cost.DefaultMemoryGiBHour, "price of a GiB of memory requested for an hour; OpenCost's default on-demand price"},
 	{"price-currency", cost.DefaultCurrency, "currency of the prices, as shown beside the money: a code such as USD or EUR, or a symbol"},

@@ -2,9 +2,11 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,15 +20,15 @@ import (
 )
 
 // Checkpoints keep the folds of a shard's targets between runs, so that
-// a run reads only the CPU history that is new; checkpoint.Store is one.
+// a run reads only the history that is new; checkpoint.Store is one.
 type Checkpoints interface {
 	Load(ctx context.Context) (*checkpoint.Checkpoint, error)
 	Save(ctx context.Context, entries []checkpoint.Entry, at time.Time) (int, error)
 }
 
 // incremental is a run's use of the checkpoint: which targets start from
-// it, the day slots each container's CPU is folded into, and the entries
-// to save. Namespaces are read concurrently, each by one goroutine.
+// it, the day slots each container's CPU and memory are folded into, and
+// the entries to save. Namespaces are read concurrently, each by one goroutine.
 type incremental struct {
 	cfg   Config
 	items []collect.Item
@@ -44,16 +46,22 @@ type incremental struct {
 
 // targetState is what one target's read starts from and folds into.
 type targetState struct {
-	// from is where its window starts, kept how much of it came from the
-	// checkpoint, why why none did.
-	from time.Time
-	kept time.Duration
-	why  string
+	// from is where its window starts, earliest where the earliest of
+	// its queries does (memory's may start before CPU's), kept how much
+	// of it came from the checkpoint, why why none did.
+	from, earliest time.Time
+	kept           time.Duration
+	why            string
+	// end and window are those of the read, for a target it found
+	// nothing new of.
+	end    time.Time
+	window time.Duration
 	// anchor is the start of a slot, length theirs (recommend.PeriodOf).
 	anchor time.Time
 	length time.Duration
-	slots  map[string]*recommend.Slots // by container
+	slots  map[string]*recommend.Slots // by container/resource
 	res    usage.Resolution
+	memory string // how memory was read, see usage.Window
 }
 
 func newIncremental(ctx context.Context, cfg Config, items []collect.Item, byWant map[usage.Want][]int, log *slog.Logger) *incremental {
@@ -80,10 +88,10 @@ func keyOf(item collect.Item) string {
 	return item.Namespace + "/" + item.Workload.Kind + "/" + item.Workload.Name
 }
 
-// settingsOf identifies what shapes a target's folds: the half-life and
-// the resolution its CPU was read at.
-func settingsOf(item collect.Item, run recommend.Options, res usage.Resolution) string {
-	return fmt.Sprintf("half-life=%s step=%s rate-window=%s", recommend.OptionsFor(run, item.Extensions).HalfLife, res.Step, res.RateWindow)
+// settingsOf identifies what shapes a target's folds: the half-life, the
+// resolution its CPU was read at and how its memory was.
+func settingsOf(item collect.Item, run recommend.Options, res usage.Resolution, memory string) string {
+	return fmt.Sprintf("half-life=%s step=%s rate-window=%s %s", recommend.OptionsFor(run, item.Extensions).HalfLife, res.Step, res.RateWindow, memory)
 }
 
 func containersOf(item collect.Item) []string {
@@ -96,11 +104,13 @@ func containersOf(item collect.Item) []string {
 }
 
 // spans decides, once the resolution of namespace is known, whether its
-// targets start from the checkpoint: all of them, or none (its CPU is one
-// query). Warm, it reads the new history since the checkpoint's end and
-// the part of the window's first day slot that the slot shares with the
-// time before the window.
-func (in *incremental) spans(namespace string, res usage.Resolution, start, end time.Time) []usage.Span {
+// targets start from the checkpoint: all of them, or none (each of its
+// resources is one query). Warm, it reads the new history since the
+// checkpoint's end and the window's first day slot that starts before
+// every query's window does (CPU's, memory's, the hourly ones'), from
+// the earliest start on.
+func (in *incremental) spans(namespace string, win usage.Window) []usage.Span {
+	res, start, end := win.Resolution, win.Earliest, win.End
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	type warm struct {
@@ -113,8 +123,9 @@ func (in *incremental) spans(namespace string, res usage.Resolution, start, end 
 	for _, i := range in.byNamespace[namespace] {
 		item := in.items[i]
 		w := recommend.WantOf(item)
-		length := recommend.PeriodOf(end.Sub(start))
-		st := &targetState{from: start, anchor: recommend.AnchorOf(end, length), length: length, slots: map[string]*recommend.Slots{}, res: res}
+		length := recommend.PeriodOf(win.Window)
+		st := &targetState{from: start, earliest: start, anchor: recommend.AnchorOf(end, length), length: length, slots: map[string]*recommend.Slots{}, res: res, memory: win.Memory,
+			end: end, window: win.Window}
 		in.state[w] = st
 		all = append(all, warm{w, st})
 		e, ok := in.old.Entries[keyOf(item)]
@@ -134,8 +145,15 @@ func (in *incremental) spans(namespace string, res usage.Resolution, start, end 
 		case w.Settings.Window != 0:
 			why = "a window of its own is read whole"
 			continue
+		case w.Settings.PeakInterval != 0:
+			// Its peaks are cut from the namespace's finer ones.
+			why = "a peak interval of its own is read whole"
+			continue
+		case olderFormat(e):
+			why = "checkpoint of an older format"
+			continue
 		}
-		if m := e.Mismatch(checkpoint.Want{UID: item.Workload.UID, Settings: settingsOf(item, in.cfg.Algorithm, res),
+		if m := e.Mismatch(checkpoint.Want{UID: item.Workload.UID, Settings: settingsOf(item, in.cfg.Algorithm, res, win.Memory),
 			Containers: containersOf(item), Window: end.Sub(start)}, end); m != "" {
 			why = m
 			continue
@@ -151,7 +169,7 @@ func (in *incremental) spans(namespace string, res usage.Resolution, start, end 
 				why = "checkpoint unreadable"
 				break
 			}
-			if (!anchor.IsZero() && !anchor.Equal(s.Anchor)) || s.Resource != corev1.ResourceCPU {
+			if (!anchor.IsZero() && !anchor.Equal(s.Anchor)) || !strings.HasSuffix(key, "/"+string(s.Resource)) {
 				why = "checkpoint unreadable"
 				break
 			}
@@ -166,10 +184,11 @@ func (in *incremental) spans(namespace string, res usage.Resolution, start, end 
 		}
 	}
 	if why == "" && !anchor.IsZero() {
-		// The first whole slot of the window: what comes before it is
-		// read again, the slot that straddles the window's start dropped.
-		length := recommend.PeriodOf(end.Sub(start))
-		d := start.Sub(anchor)
+		// The first slot that starts within every query's window: what
+		// comes before it is read again, from the earliest start, the
+		// slots before it dropped.
+		length := recommend.PeriodOf(win.Window)
+		d := win.Latest.Sub(anchor)
 		k := d / length
 		if d%length != 0 && d > 0 {
 			k++
@@ -187,7 +206,7 @@ func (in *incremental) spans(namespace string, res usage.Resolution, start, end 
 				t.state.anchor = anchor
 				t.state.kept = last.Sub(boundary)
 				for _, s := range t.state.slots {
-					s.DropBefore(start)
+					s.DropBefore(win.Latest)
 				}
 			}
 			return out
@@ -201,6 +220,16 @@ func (in *incremental) spans(namespace string, res usage.Resolution, start, end 
 		t.state.slots = map[string]*recommend.Slots{}
 	}
 	return nil
+}
+
+// olderFormat reports whether e's folds are of an encoding older than
+// this version's (one of them tells: a run writes all alike), which held
+// CPU alone.
+func olderFormat(e checkpoint.Entry) bool {
+	for _, data := range e.Folds {
+		return errors.Is((&recommend.Slots{}).UnmarshalBinary(data), recommend.ErrSlotsVersion)
+	}
+	return false
 }
 
 // fold is the FoldFunc of a checkpointed run: the container's day slots,
@@ -232,9 +261,11 @@ func (in *incremental) byWant(w usage.Want) int {
 }
 
 // folded replaces the day slots in u's CPU histories by the folds of the
-// window they make, adds a history for a container the checkpoint holds
-// but the read found nothing new of, and keeps the entry to save. It
-// returns what the evidence says of the history.
+// window they make, folds u's memory peaks, OOM kills and startup peaks
+// into day slots of their own and replaces them by what those slots hold
+// of the window, adds a history for a container the checkpoint holds but
+// the read found nothing new of, and keeps the entry to save. It returns
+// what the evidence says of the history.
 func (in *incremental) folded(item collect.Item, u usage.Usage) (usage.Usage, string) {
 	w := recommend.WantOf(item)
 	in.mu.Lock()
@@ -247,7 +278,7 @@ func (in *incremental) folded(item collect.Item, u usage.Usage) (usage.Usage, st
 	var window time.Duration
 	for _, resources := range u {
 		if h := resources[corev1.ResourceMemory]; h != nil {
-			end = h.End
+			end, window = h.End, h.Window
 		}
 		if h := resources[corev1.ResourceCPU]; h != nil {
 			end, window = h.End, h.Window
@@ -255,35 +286,75 @@ func (in *incremental) folded(item collect.Item, u usage.Usage) (usage.Usage, st
 		}
 	}
 	if end.IsZero() {
-		return u, ""
+		// Nothing new was read: the checkpoint may hold the window.
+		if len(st.slots) == 0 || st.window == 0 {
+			return u, ""
+		}
+		end, window = st.end, st.window
 	}
 	if window == 0 {
 		window = end.Sub(st.from)
 	}
 	entry := checkpoint.Entry{Namespace: item.Namespace, Kind: item.Workload.Kind, Name: item.Workload.Name, UID: item.Workload.UID,
-		Settings: settingsOf(item, in.cfg.Algorithm, st.res), End: end, Containers: containersOf(item), Folds: map[string][]byte{}}
+		Settings: settingsOf(item, in.cfg.Algorithm, st.res, st.memory), End: end, Containers: containersOf(item), Folds: map[string][]byte{}}
 	out := usage.Usage{}
+	halfLife := recommend.OptionsFor(in.cfg.Algorithm, item.Extensions).HalfLife
 	for c, resources := range u {
 		out[c] = map[corev1.ResourceName]*usage.History{}
 		for res, h := range resources {
 			out[c][res] = h
 		}
+		// What was read of memory joins the slots: each peak, kill and
+		// startup peak is read once, in the run that first saw its time.
+		h := resources[corev1.ResourceMemory]
+		if h == nil {
+			continue
+		}
+		key := c + "/" + string(corev1.ResourceMemory)
+		s := st.slots[key]
+		if s == nil {
+			s = recommend.NewSlots(corev1.ResourceMemory, halfLife, st.length, st.anchor)
+			st.slots[key] = s
+		}
+		for i, v := range h.Values {
+			s.Add(h.Time(i), v)
+		}
+		for _, t := range h.OOMKills {
+			s.AddOOMKill(t)
+		}
+		for _, p := range h.StartupPeaks {
+			s.AddStartupPeak(p.Time, p.Value)
+		}
 	}
 	from := end.Add(-window)
 	for key, s := range st.slots {
-		c := key[:len(key)-len("/cpu")]
-		h := out[c][corev1.ResourceCPU]
+		c, res, _ := strings.Cut(key, "/")
+		h := out[c][s.Resource]
 		if h == nil {
 			h = &usage.History{Window: window, End: end, Step: st.res.Step, Resolution: st.res}
+			if s.Resource == corev1.ResourceMemory {
+				h.Step, h.Resolution = 0, usage.Resolution{}
+			}
 			if out[c] == nil {
 				out[c] = map[corev1.ResourceName]*usage.History{}
 			}
-			out[c][corev1.ResourceCPU] = h
 		}
 		cp := *h
-		f := s.Fold(from, from)
-		cp.Fold = f
-		out[c][corev1.ResourceCPU] = &cp
+		if res == string(corev1.ResourceMemory) {
+			// Each fold takes its own window: memory's may start before
+			// CPU's, on the grid of its peaks.
+			cp.Values, cp.Times = nil, nil
+			cp.Fold = s.Fold(st.earliest, from)
+			cp.OOMKills = s.OOMKills(st.earliest)
+			cp.OOMKilled = len(cp.OOMKills) > 0
+			cp.StartupPeaks = nil
+			for _, p := range s.StartupPeaks(st.earliest) {
+				cp.StartupPeaks = append(cp.StartupPeaks, usage.Point{Time: p.Time, Value: p.Value})
+			}
+		} else {
+			cp.Fold = s.Fold(from, from)
+		}
+		out[c][s.Resource] = &cp
 		if data, err := s.MarshalBinary(); err == nil {
 			entry.Folds[key] = data
 		}
@@ -293,16 +364,15 @@ func (in *incremental) folded(item collect.Item, u usage.Usage) (usage.Usage, st
 	return out, checkpoint.Evidence(window, st.kept, st.why)
 }
 
-// withHistory writes how the CPU history came about into the evidence of
-// p's CPU resources.
+// withHistory writes how the history came about into the evidence of p's
+// resources.
 func withHistory(p *plan.Item, history string) {
 	if history == "" {
 		return
 	}
 	for ci := range p.Containers {
 		for ri := range p.Containers[ci].Resources {
-			r := &p.Containers[ci].Resources[ri]
-			if r.Resource == corev1.ResourceCPU && r.Evidence != nil {
+			if r := &p.Containers[ci].Resources[ri]; r.Evidence != nil {
 				r.Evidence.History = history
 			}
 		}

@@ -59,9 +59,9 @@ type Config struct {
 	// Deployers lists the live Argo CD and Flux objects, which say where
 	// each target is rendered from; nil reads the repository alone.
 	Deployers DeployerLister
-	// Checkpoints keep what a run folded of each target's CPU history,
-	// so that the next run reads only what is new; nil reads every
-	// window whole.
+	// Checkpoints keep what a run folded of each target's CPU and memory
+	// history, so that the next run reads only what is new; nil reads
+	// every window whole.
 	Checkpoints Checkpoints
 	// Prices are the run's prices of a core-hour and a GiB-hour, which a
 	// ResourceRecommend's annotations override.

@@ -220,7 +220,7 @@ type Evidence struct {
 	Resolution string `json:"resolution,omitempty"`
 	// History says how much of the window came from the job's checkpoint
 	// and how much was read, or why it was all read, e.g. "7d: 6d from
-	// checkpoint + 1d read" (CPU only, when checkpoints are on).
+	// checkpoint + 1d read" (when checkpoints are on).
 	History string `json:"history,omitempty"`
 	// Samples is the number of samples in the histogram: CPU rates, or
 	// memory peaks per interval.

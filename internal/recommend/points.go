@@ -153,10 +153,8 @@ func pointsOf(res corev1.ResourceName, h *usage.History) ([]plan.UsagePoint, tim
 	return samplePoints(res, h), PeriodOf(h.Window)
 }
 
-// memoryPoints are the usage points of a memory history, from its peaks
-// per interval.
-// TODO(merge): once memory is folded into day slots, take them from the
-// slots (Slots.Points) as CPU does.
+// memoryPoints are the usage points of a memory history read whole, from
+// its peaks per interval; a checkpointed one has its slots' (pointsOf).
 func memoryPoints(h *usage.History) []plan.UsagePoint {
 	return samplePoints(corev1.ResourceMemory, h)
 }

@@ -38,6 +38,10 @@ type slot struct {
 	samples     int
 	first, last time.Time
 	peak        float64
+	// ooms and startups are memory's OOM kills and startup peaks seen in
+	// the slot, at the times a read gives them.
+	ooms     []time.Time
+	startups []Sample
 }
 
 // NewSlots returns empty slots of length from anchor, of res decaying with
@@ -74,11 +78,7 @@ func (s *Slots) Add(t time.Time, v float64) {
 		return
 	}
 	k := s.index(t)
-	sl := s.slots[k]
-	if sl == nil {
-		sl = &slot{weights: map[int]float64{}, counts: map[int]uint32{}}
-		s.slots[k] = sl
-	}
+	sl := s.slot(k)
 	if sl.samples == 0 || t.Before(sl.first) {
 		sl.first = t
 	}
@@ -98,6 +98,66 @@ func (s *Slots) Add(t time.Time, v float64) {
 	}
 	sl.weights[b] += w
 	sl.counts[b]++
+}
+
+// slot returns slot k, creating it.
+func (s *Slots) slot(k int64) *slot {
+	sl := s.slots[k]
+	if sl == nil {
+		sl = &slot{weights: map[int]float64{}, counts: map[int]uint32{}}
+		s.slots[k] = sl
+	}
+	return sl
+}
+
+// AddOOMKill keeps an OOM kill seen at t (memory only).
+func (s *Slots) AddOOMKill(t time.Time) {
+	sl := s.slot(s.index(t))
+	if !slices.ContainsFunc(sl.ooms, t.Equal) {
+		sl.ooms = append(sl.ooms, t)
+	}
+}
+
+// AddStartupPeak keeps v as the startup peak at t, or raises the one of
+// t to v (memory only).
+func (s *Slots) AddStartupPeak(t time.Time, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return
+	}
+	sl := s.slot(s.index(t))
+	for i, p := range sl.startups {
+		if p.Time.Equal(t) {
+			sl.startups[i].Value = max(p.Value, v)
+			return
+		}
+	}
+	sl.startups = append(sl.startups, Sample{Time: t, Value: v})
+}
+
+// OOMKills are the OOM kills kept in the slots from from on (as Fold
+// counts them), in time order.
+func (s *Slots) OOMKills(from time.Time) []time.Time {
+	var out []time.Time
+	for k, sl := range s.slots {
+		if s.start(k + 1).After(from) {
+			out = append(out, sl.ooms...)
+		}
+	}
+	slices.SortFunc(out, time.Time.Compare)
+	return out
+}
+
+// StartupPeaks are the startup peaks kept in the slots from from on (as
+// Fold counts them), in time order.
+func (s *Slots) StartupPeaks(from time.Time) []Sample {
+	var out []Sample
+	for k, sl := range s.slots {
+		if s.start(k + 1).After(from) {
+			out = append(out, sl.startups...)
+		}
+	}
+	slices.SortFunc(out, func(a, b Sample) int { return a.Time.Compare(b.Time) })
+	return out
 }
 
 // Straddles reports whether a slot holding samples begins before from and
@@ -128,17 +188,25 @@ func (s *Slots) Merge(o *Slots) error {
 		return errors.New("slots of other settings")
 	}
 	for k, from := range o.slots {
-		to := s.slots[k]
-		if to == nil {
-			to = &slot{weights: map[int]float64{}, counts: map[int]uint32{}}
-			s.slots[k] = to
-		}
-		to.merge(from)
+		s.slot(k).merge(from)
 	}
 	return nil
 }
 
 func (sl *slot) merge(o *slot) {
+	for _, t := range o.ooms {
+		if !slices.ContainsFunc(sl.ooms, t.Equal) {
+			sl.ooms = append(sl.ooms, t)
+		}
+	}
+	for _, p := range o.startups {
+		i := slices.IndexFunc(sl.startups, func(q Sample) bool { return q.Time.Equal(p.Time) })
+		if i < 0 {
+			sl.startups = append(sl.startups, p)
+			continue
+		}
+		sl.startups[i].Value = max(sl.startups[i].Value, p.Value)
+	}
 	if o.samples == 0 {
 		return
 	}
@@ -226,11 +294,17 @@ func (h *Histogram) bounds() {
 	}
 }
 
-// slotsVersion is the first byte of MarshalBinary's encoding.
-const slotsVersion = 1
+// slotsVersion is the first byte of MarshalBinary's encoding: 2 added
+// each slot's OOM kills and startup peaks.
+const slotsVersion = 2
+
+// ErrSlotsVersion is the error of an encoding of slots of another version
+// than this one writes.
+var ErrSlotsVersion = errors.New("slots of another format")
 
 // MarshalBinary encodes the slots: their settings, then per slot its
-// samples, first and last time, peak and the buckets it holds.
+// samples, first and last time, peak, the buckets it holds, its OOM kills
+// and its startup peaks.
 func (s *Slots) MarshalBinary() ([]byte, error) {
 	b := []byte{slotsVersion}
 	b = binary.AppendUvarint(b, uint64(len(s.Resource)))
@@ -262,6 +336,17 @@ func (s *Slots) MarshalBinary() ([]byte, error) {
 			b = binary.AppendUvarint(b, uint64(sl.counts[bucket]))
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(sl.weights[bucket]))
 		}
+		ooms := slices.SortedFunc(slices.Values(sl.ooms), time.Time.Compare)
+		b = binary.AppendUvarint(b, uint64(len(ooms)))
+		for _, t := range ooms {
+			b = binary.AppendVarint(b, t.UnixNano())
+		}
+		startups := slices.SortedFunc(slices.Values(sl.startups), func(a, b Sample) int { return a.Time.Compare(b.Time) })
+		b = binary.AppendUvarint(b, uint64(len(startups)))
+		for _, p := range startups {
+			b = binary.AppendVarint(b, p.Time.UnixNano())
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(p.Value))
+		}
 	}
 	return b, nil
 }
@@ -273,8 +358,8 @@ var errSlots = errors.New("not an encoding of slots")
 // the cluster: every count, bucket and weight is checked.
 func (s *Slots) UnmarshalBinary(data []byte) error {
 	d := slotsDecoder{b: data}
-	if d.byte() != slotsVersion {
-		return fmt.Errorf("%w: unknown version", errSlots)
+	if v := d.byte(); v != slotsVersion {
+		return fmt.Errorf("%w: version %d, not %d", ErrSlotsVersion, v, slotsVersion)
 	}
 	n := d.uvarint()
 	if n > 64 || n > uint64(len(d.b)) {
@@ -313,6 +398,9 @@ func (s *Slots) UnmarshalBinary(data []byte) error {
 			sl.weights[int(b)], sl.counts[int(b)] = w, uint32(c)
 			counted += c
 		}
+		if err := sl.decodeMemory(&d, out.start(k), out.Length); err != nil {
+			return err
+		}
 		if d.err != nil {
 			break
 		}
@@ -325,6 +413,36 @@ func (s *Slots) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("%w: truncated or trailing bytes", errSlots)
 	}
 	*s = out
+	return nil
+}
+
+// decodeMemory reads the OOM kills and startup peaks of a slot that
+// starts at start: at most one of each a minute, each within the slot.
+func (sl *slot) decodeMemory(d *slotsDecoder, start time.Time, length time.Duration) error {
+	most := uint64(length / time.Minute)
+	within := func(t time.Time) bool { return !t.Before(start) && t.Before(start.Add(length)) }
+	n := d.uvarint()
+	if n > most || n > uint64(len(d.b)) {
+		return fmt.Errorf("%w: %d OOM kills in a slot", errSlots, n)
+	}
+	for range n {
+		t := time.Unix(0, d.varint()).UTC()
+		if d.err == nil && !within(t) {
+			return fmt.Errorf("%w: an OOM kill out of its slot", errSlots)
+		}
+		sl.ooms = append(sl.ooms, t)
+	}
+	n = d.uvarint()
+	if n > most || n > uint64(len(d.b)) {
+		return fmt.Errorf("%w: %d startup peaks in a slot", errSlots, n)
+	}
+	for range n {
+		p := Sample{Time: time.Unix(0, d.varint()).UTC(), Value: d.float()}
+		if d.err == nil && (!within(p.Time) || !(p.Value >= 0) || math.IsInf(p.Value, 0)) {
+			return fmt.Errorf("%w: a startup peak of %v out of its slot", errSlots, p.Value)
+		}
+		sl.startups = append(sl.startups, p)
+	}
 	return nil
 }
 

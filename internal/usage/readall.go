@@ -100,7 +100,7 @@ func WithAverageReplicas(scaled map[WorkloadRef]time.Duration) ReadAllOption {
 	return func(o *readAllOptions) { o.scaled = scaled }
 }
 
-// WithSpans has the CPU history of each namespace read only in the spans
+// WithSpans has the history of each namespace read only in the spans
 // fn returns, where the reader is a SpanReader: the rest of the window is
 // in the folds already (a checkpoint's).
 func WithSpans(fn SpansFunc) ReadAllOption {

@@ -365,11 +365,20 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	out := make(map[WorkloadRef]Usage, len(workloads))
 	cpu := fmt.Sprintf(`max by (pod, container) (rate(container_cpu_usage_seconds_total{%s}[%s]))`,
 		selector, model.Duration(r.rateWindow))
+	// Each query's samples lie on its own grid from its end: with spans,
+	// memory's and the hourly ones' end on a whole interval, so that a
+	// later read samples the same times.
+	memoryEnd, hourEnd := r.end, r.end
 	var parts []Span
 	if r.spans != nil {
-		parts = r.spans(namespace, r.res, r.end.Add(-span(r.window, r.step)), r.end)
+		memoryEnd, hourEnd = r.end.Truncate(r.peakInterval), r.end.Truncate(time.Hour)
+		starts := []time.Time{r.end.Add(-span(r.window, r.step)), memoryEnd.Add(-span(max(r.window, r.memoryWindow), r.peakInterval)),
+			hourEnd.Add(-span(r.window, time.Hour))}
+		parts = r.spans(namespace, Window{Resolution: r.res, Earliest: slices.MinFunc(starts, time.Time.Compare),
+			Latest: slices.MaxFunc(starts, time.Time.Compare), End: r.end, Window: r.window,
+			Memory: fmt.Sprintf("peak-interval=%s startup-window=%s", r.peakInterval, r.startup)})
 	}
-	err = r.eachSeriesIn(ctx, namespace, corev1.ResourceCPU, cpu, r.window, r.step, parts, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+	err = r.eachSeriesIn(ctx, namespace, corev1.ResourceCPU, cpu, r.end, r.window, r.step, parts, a, func(w WorkloadRef, container string, series *model.SampleStream) {
 		if r.folding != nil {
 			r.folding.add(w, container, series)
 			return
@@ -390,7 +399,7 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	memory := fmt.Sprintf(`max by (pod, container) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`,
 		selector, model.Duration(r.peakInterval))
 	peaks := map[*History]map[time.Time]int{}
-	err = r.eachSeries(ctx, namespace, corev1.ResourceMemory, memory, max(r.window, r.memoryWindow), r.peakInterval, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+	err = r.eachSeriesIn(ctx, namespace, corev1.ResourceMemory, memory, memoryEnd, max(r.window, r.memoryWindow), r.peakInterval, parts, a, func(w WorkloadRef, container string, series *model.SampleStream) {
 		h := r.history(out, w, container, corev1.ResourceMemory)
 		if peaks[h] == nil {
 			peaks[h] = map[time.Time]int{}
@@ -404,7 +413,7 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	}
 
 	// The times of the OOM kills let a shorter window count only its own.
-	err = r.eachSeries(ctx, namespace, "oom", r.oomQuery(pods), r.window, oomResolution, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+	err = r.eachSeriesIn(ctx, namespace, "oom", r.oomQuery(pods), hourEnd, r.window, oomResolution, parts, a, func(w WorkloadRef, container string, series *model.SampleStream) {
 		h := r.history(out, w, container, corev1.ResourceMemory)
 		for _, s := range series.Values {
 			h.OOMKills = append(h.OOMKills, s.Timestamp.Time())
@@ -418,7 +427,7 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	// The startup peaks, also per hour, so that a shorter window keeps
 	// only its own.
 	if r.startup > 0 {
-		err = r.eachSeries(ctx, namespace, "startup", r.startupQuery(selector), r.window, startupResolution, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+		err = r.eachSeriesIn(ctx, namespace, "startup", r.startupQuery(selector), hourEnd, r.window, startupResolution, parts, a, func(w WorkloadRef, container string, series *model.SampleStream) {
 			h := r.history(out, w, container, corev1.ResourceMemory)
 			for _, s := range series.Values {
 				h.addStartupPeak(s.Timestamp.Time(), float64(s.Value))
@@ -581,9 +590,25 @@ func (r *Reader) ReadEach(ctx context.Context, namespace string, groups map[Sett
 // Span is a part of a window, From and To included.
 type Span struct{ From, To time.Time }
 
-// SpansFunc says which spans of the window from start to end a read of
-// namespace's CPU history at res reads; nil reads it whole.
-type SpansFunc func(namespace string, res Resolution, start, end time.Time) []Span
+// Window is what a read of a namespace covers, as a SpansFunc sees it.
+type Window struct {
+	// Resolution is the CPU's.
+	Resolution Resolution
+	// Earliest and Latest are the earliest and latest start of the
+	// read's queries, each on its own grid: CPU at its step, memory at
+	// its peak interval, OOM kills and startup peaks at the hour. End is
+	// the CPU's end, the latest of all, and Window how far back CPU is
+	// read from there.
+	Earliest, Latest, End time.Time
+	Window                time.Duration
+	// Memory identifies how memory was read (peak interval, startup
+	// window): another reading gives other peaks.
+	Memory string
+}
+
+// SpansFunc says which spans of the window w a read of namespace reads, in
+// each query; nil reads it whole.
+type SpansFunc func(namespace string, w Window) []Span
 
 // SpanReader is a SettingsReader that can read only some spans of the CPU
 // history, for folds that hold the rest; Reader is one.
@@ -591,9 +616,10 @@ type SpanReader interface {
 	ReadSpans(ctx context.Context, namespace string, groups map[Settings][]WorkloadRef, fold FoldFunc, spans SpansFunc) (map[Settings]map[WorkloadRef]Usage, error)
 }
 
-// ReadSpans is ReadEach with the CPU history read only in the spans that
-// spans returns (nil: all), once the namespace's resolution is known.
-// Memory peaks, OOM kills and startup peaks are read whole.
+// ReadSpans is ReadEach with the history read only in the spans that
+// spans returns (nil: all), once the namespace's resolution is known:
+// CPU, memory peaks, OOM kills and startup peaks alike. With spans, each
+// query's points lie a whole number of its steps from the epoch.
 func (r *Reader) ReadSpans(ctx context.Context, namespace string, groups map[Settings][]WorkloadRef, fold FoldFunc, spans SpansFunc) (map[Settings]map[WorkloadRef]Usage, error) {
 	var all []WorkloadRef
 	var window, interval time.Duration
@@ -743,14 +769,14 @@ func (r *Reader) send(ctx context.Context, q string, rng promv1.Range, each func
 // read in pieces (see piece).
 func (r *Reader) eachSeries(ctx context.Context, namespace string, what corev1.ResourceName, query string, window, step time.Duration,
 	a *attributor, add func(WorkloadRef, string, *model.SampleStream)) error {
-	return r.eachSeriesIn(ctx, namespace, what, query, window, step, nil, a, add)
+	return r.eachSeriesIn(ctx, namespace, what, query, r.now(), window, step, nil, a, add)
 }
 
-// eachSeriesIn is eachSeries over the points of the window within parts
-// only; all of them when parts is nil.
-func (r *Reader) eachSeriesIn(ctx context.Context, namespace string, what corev1.ResourceName, query string, window, step time.Duration,
+// eachSeriesIn is eachSeries over the window ending at end, at the points
+// within parts only; all of them when parts is nil.
+func (r *Reader) eachSeriesIn(ctx context.Context, namespace string, what corev1.ResourceName, query string, end time.Time, window, step time.Duration,
 	parts []Span, a *attributor, add func(WorkloadRef, string, *model.SampleStream)) error {
-	rngs := r.ranges(window, step)
+	rngs := r.rangesTo(end, window, step)
 	if parts != nil {
 		rngs = clip(rngs, parts)
 	}
@@ -804,7 +830,11 @@ func (a *attributor) owner(pod string) (WorkloadRef, bool) {
 // the end, so that those of a shorter window are among those of a longer
 // one, which is what lets ReadEach cut one from the other.
 func (r *Reader) ranges(window, step time.Duration) []promv1.Range {
-	end := r.now()
+	return r.rangesTo(r.now(), window, step)
+}
+
+// rangesTo is ranges of the window ending at end.
+func (r *Reader) rangesTo(end time.Time, window, step time.Duration) []promv1.Range {
 	start := end.Add(-span(window, step))
 	chunk := time.Duration(maxPointsPerSeries-1) * step
 	var out []promv1.Range

@@ -1,0 +1,248 @@
+package job
+
+import (
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
+	"github.com/recommend-job/recommend-job/internal/checkpoint"
+	"github.com/recommend-job/recommend-job/internal/collect"
+	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/testbed"
+	synthetic "github.com/recommend-job/recommend-job/internal/testbed/history"
+	"github.com/recommend-job/recommend-job/internal/usage"
+)
+
+// TestWarmEqualsCold runs the job's history stage on the same samples
+// three times: cold at t1, saving its checkpoint; warm at t2, 27 hours
+// later, from that checkpoint; and cold at t2 with no checkpoint. The warm
+// plan is the cold one at t2, every value and every figure of the
+// evidence (samples, span, usage, OOM kills, startup peak), for CPU and
+// memory alike, while the warm run reads a fraction of memory's points.
+// Both runs are off the hour, so memory's peaks (on the hour, or on 7
+// hours) start before CPU's window.
+func TestWarmEqualsCold(t *testing.T) {
+	t1 := time.Date(2026, 3, 10, 10, 37, 0, 0, time.UTC)
+	t2 := t1.Add(27*time.Hour + 11*time.Minute)
+	start := t1.Add(-9 * 24 * time.Hour)
+	const mib = 1 << 20
+	memory := func(t time.Time) float64 { return float64(300*mib + 40*mib*(t.Hour()%5) + mib*(t.Minute()%7)) }
+
+	for _, tc := range []struct {
+		name string
+		// rollouts of web over the samples, peakInterval memory's.
+		rollouts     int
+		peakInterval time.Duration
+		// more adds to the containers and series; check tells the case
+		// is in the plans (cold at t1, cold at t2).
+		more  func(cs []synthetic.Container) ([]synthetic.Container, []testbed.Series)
+		check func(t *testing.T, cold1, cold2 plan.Item)
+	}{{
+		name: "a day leaving the window", rollouts: 1, peakInterval: time.Hour,
+		more: func(cs []synthetic.Container) ([]synthetic.Container, []testbed.Series) {
+			at := t1.Add(-6*24*time.Hour - 12*time.Hour)
+			for i := range cs {
+				steadyCPU, steadyMemory := cs[i].CPU, cs[i].Memory
+				cs[i].CPU = func(t time.Time) float64 {
+					if !t.Before(at) && t.Before(at.Add(2*time.Hour)) {
+						return 3
+					}
+					return steadyCPU(t)
+				}
+				cs[i].Memory = func(t time.Time) float64 {
+					if !t.Before(at) && t.Before(at.Add(2*time.Hour)) {
+						return 2048 * mib
+					}
+					return steadyMemory(t)
+				}
+			}
+			return cs, nil
+		},
+		check: func(t *testing.T, cold1, cold2 plan.Item) {
+			if got := *evidence(t, cold1, corev1.ResourceMemory).UsageMax; got < 2048*mib {
+				t.Errorf("cold at t1: memory max %v, want the spike of the day that leaves", got)
+			}
+			if got := *evidence(t, cold2, corev1.ResourceMemory).UsageMax; got >= 2048*mib {
+				t.Errorf("cold at t2: memory max %v, want the spike gone", got)
+			}
+		},
+	}, {
+		name: "an OOM kill in the kept part", rollouts: 1, peakInterval: time.Hour,
+		more: func(cs []synthetic.Container) ([]synthetic.Container, []testbed.Series) {
+			return cs, synthetic.OOMKill("shop", cs[0].Pod, "app", start, t1.Add(-3*24*time.Hour+17*time.Minute), t2, time.Minute)
+		},
+		check: func(t *testing.T, cold1, cold2 plan.Item) {
+			for _, it := range []plan.Item{cold1, cold2} {
+				if ev := evidence(t, it, corev1.ResourceMemory); ev.OOMKills == 0 {
+					t.Errorf("cold: no OOM kill in the evidence %+v", ev)
+				}
+			}
+		},
+	}, {
+		name: "a startup peak in the kept part", rollouts: 3, peakInterval: time.Hour,
+		more: func(cs []synthetic.Container) ([]synthetic.Container, []testbed.Series) {
+			for i := range cs {
+				cs[i] = synthetic.WithStartupSpike(cs[i], 1500*mib, 3*time.Minute)
+			}
+			return cs, nil
+		},
+		check: func(t *testing.T, cold1, cold2 plan.Item) {
+			// The rollouts start 9, 6 and 3 days before t1: the last is in
+			// both windows.
+			for _, it := range []plan.Item{cold1, cold2} {
+				if ev := evidence(t, it, corev1.ResourceMemory); ev.StartupPeak < 1500*mib {
+					t.Errorf("cold: startup peak %v, want the rollout's", ev.StartupPeak)
+				}
+			}
+		},
+	}, {
+		name: "memory peaks of 7h, read from further back than CPU", rollouts: 1, peakInterval: 7 * time.Hour,
+		check: func(t *testing.T, cold1, cold2 plan.Item) {
+			// 168h / 7h steps back from the last whole 7h.
+			if ev := evidence(t, cold2, corev1.ResourceMemory); ev.Samples != 25 {
+				t.Errorf("cold at t2: %d memory peaks, want 25 of 7h", ev.Samples)
+			}
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var cs []synthetic.Container
+			for _, span := range synthetic.Rollouts("web", 2, tc.rollouts, start, t2) {
+				for _, pod := range span.Pods {
+					cs = append(cs, synthetic.Container{Namespace: "shop", Pod: pod, Container: "app", Start: span.Start, End: span.End,
+						CPU: synthetic.DailyPeak(0.1, 0.4, 9, 12), Memory: memory})
+				}
+			}
+			var more []testbed.Series
+			if tc.more != nil {
+				cs, more = tc.more(cs)
+			}
+			series := append(synthetic.Series(cs, time.Minute), synthetic.StartTimes(cs, time.Minute)...)
+			prom := newEnginePrometheus(t, append(series, more...))
+
+			run := func(store Checkpoints, at time.Time) (plan.Item, map[string]int64) {
+				t.Helper()
+				reader := usage.NewReader(prom, usage.WithClock(func() time.Time { return at }), usage.WithPeakInterval(tc.peakInterval))
+				p := &plan.Plan{}
+				if _, err := recommendAll(t.Context(), p, []collect.Item{webItem()}, reader, Config{Checkpoints: store}, slog.New(slog.DiscardHandler)); err != nil {
+					t.Fatal(err)
+				}
+				return p.Items[0], prom.read()
+			}
+			kept := checkpoint.New(fake.NewClientset().CoreV1().ConfigMaps("recommend-job"), "recommend-job", 0)
+			cold1, _ := run(kept, t1)
+			// Again at once: nothing is new, all comes from the checkpoint.
+			again, _ := run(kept, t1)
+			if diff := cmp.Diff(withoutHistory(cold1), withoutHistory(again), quantities); diff != "" {
+				t.Errorf("a run at the checkpoint's end differs from the cold one (-cold +again):\n%s", diff)
+			}
+			warm, warmPoints := run(kept, t2)
+			cold2, coldPoints := run(checkpoint.New(fake.NewClientset().CoreV1().ConfigMaps("recommend-job"), "recommend-job", 0), t2)
+			tc.check(t, cold1, cold2)
+
+			for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+				if h := evidence(t, warm, res).History; !strings.Contains(h, "from checkpoint") {
+					t.Errorf("warm %s history %q, want from the checkpoint", res, h)
+				}
+				if h := evidence(t, cold2, res).History; !strings.Contains(h, "read: no checkpoint") {
+					t.Errorf("cold %s history %q, want read whole", res, h)
+				}
+			}
+			// The history says where it came from; everything else is the
+			// same.
+			if diff := cmp.Diff(withoutHistory(cold2), withoutHistory(warm), quantities); diff != "" {
+				t.Errorf("warm plan differs from the cold one at the same moment (-cold +warm):\n%s", diff)
+			}
+			for _, kind := range []string{"container_cpu_usage_seconds_total", "container_memory_working_set_bytes", "kube_pod_container_status_last_terminated_reason", "container_start_time_seconds"} {
+				t.Logf("%s: warm read %d points, cold %d", kind, warmPoints[kind], coldPoints[kind])
+			}
+			if w, c := warmPoints["container_memory_working_set_bytes"], coldPoints["container_memory_working_set_bytes"]; c == 0 || w*3 > c {
+				t.Errorf("memory peaks: the warm run read %d points, the cold one %d: want at most a third", w, c)
+			}
+		})
+	}
+}
+
+// quantities compares quantities by value.
+var quantities = cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+
+// withoutHistory is it without what its evidence says of the history's
+// origin, which a warm and a cold run tell apart.
+func withoutHistory(it plan.Item) plan.Item {
+	out := it
+	out.Containers = nil
+	for _, c := range it.Containers {
+		c.Resources = slices.Clone(c.Resources)
+		for i, r := range c.Resources {
+			if r.Evidence != nil {
+				ev := *r.Evidence
+				ev.History = ""
+				c.Resources[i].Evidence = &ev
+			}
+		}
+		out.Containers = append(out.Containers, c)
+	}
+	return out
+}
+
+// webItem is shop's Deployment web, whose container app's CPU and memory
+// are recommended.
+func webItem() collect.Item {
+	return collect.Item{Namespace: "shop", Name: "web",
+		Target: v1alpha1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+		Workload: &collect.Workload{ObjectRef: collect.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "uid-web"},
+			Containers: []collect.Container{{Name: "app"}}},
+		Policies: []collect.ContainerPolicy{{ContainerName: "app", Resources: []collect.ResourcePolicy{
+			{Resource: corev1.ResourceCPU, BufferPercent: 30}, {Resource: corev1.ResourceMemory, BufferPercent: 30}}}},
+	}
+}
+
+// evidence is the evidence of res of it's first container.
+func evidence(t *testing.T, it plan.Item, res corev1.ResourceName) *plan.Evidence {
+	t.Helper()
+	for _, c := range it.Containers {
+		for _, r := range c.Resources {
+			if r.Resource == res && r.Evidence != nil {
+				return r.Evidence
+			}
+		}
+	}
+	t.Fatalf("no %s evidence in %+v", res, it)
+	return nil
+}
+
+// TestOlderCheckpointReadCold checks that a checkpoint of the first
+// encoding of slots, which held CPU alone, is read cold and says why.
+func TestOlderCheckpointReadCold(t *testing.T) {
+	now := time.Date(2026, 3, 10, 10, 37, 0, 0, time.UTC)
+	start := now.Add(-8 * 24 * time.Hour)
+	var cs []synthetic.Container
+	for _, pod := range synthetic.Rollouts("web", 1, 1, start, now)[0].Pods {
+		cs = append(cs, synthetic.Container{Namespace: "shop", Pod: pod, Container: "app", Start: start, End: now,
+			CPU: synthetic.Constant(0.2), Memory: synthetic.Constant(300 << 20)})
+	}
+	prom := newEnginePrometheus(t, synthetic.Series(cs, time.Minute))
+	store := checkpoint.New(fake.NewClientset().CoreV1().ConfigMaps("recommend-job"), "recommend-job", 0)
+	old := checkpoint.Entry{Namespace: "shop", Kind: "Deployment", Name: "web", UID: "uid-web", End: now.Add(-time.Hour),
+		Containers: []string{"app"}, Folds: map[string][]byte{"app/cpu": {1, 3, 'c', 'p', 'u'}}}
+	if _, err := store.Save(t.Context(), []checkpoint.Entry{old}, now.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	reader := usage.NewReader(prom, usage.WithClock(func() time.Time { return now }))
+	p := &plan.Plan{}
+	if _, err := recommendAll(t.Context(), p, []collect.Item{webItem()}, reader, Config{Checkpoints: store}, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if h := evidence(t, p.Items[0], res).History; h != "7d read: checkpoint of an older format" {
+			t.Errorf("%s history %q, want read cold for the older format", res, h)
+		}
+	}
+}
