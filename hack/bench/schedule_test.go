@@ -96,7 +96,7 @@ func TestCheckPages(t *testing.T) {
 	}{{
 		name: "pages, discovery, the record and writes",
 		calls: []string{
-			"GET /api", "GET /apis", "GET /apis/apps/v1",
+			"GET /version", "GET /api", "GET /apis", "GET /apis/apps/v1",
 			"GET /apis/apps/v1/deployments?limit=500", "GET /apis/apps/v1/deployments?continue&limit=500",
 			"GET /api/v1/namespaces?limit=500",
 			"GET /api/v1/namespaces/recommend-job/configmaps?limit=100",
@@ -104,7 +104,7 @@ func TestCheckPages(t *testing.T) {
 			"POST /api/v1/namespaces/recommend-job/configmaps",
 			"DELETE /api/v1/namespaces/recommend-job/configmaps/checkpoint-1",
 		},
-		want: Pages{Pages: 4, Discovery: 3, Objects: 1, Writes: 2},
+		want: Pages{Pages: 4, Discovery: 4, Objects: 1, Writes: 2},
 	}, {
 		name: "an unpaged list, cluster-wide and of a namespace",
 		calls: []string{

@@ -75,7 +75,7 @@ func (r *Result) targets() []Target {
 	}
 	add("warm values equal to a stateless run's at the same moment", fmt.Sprintf("%s of %s differ", formatCount(int64(w.Differ)), formatCount(int64(w.Values))),
 		"none differs", "N = 5,000", w.Values > 0 && w.Differ == 0)
-	add("checkpoints", fmt.Sprintf("%s in %d pages", formatBytes(w.CheckpointBytes), w.CheckpointPages), "<= "+formatBytes(maxCheckpointBytes), "N = 5,000",
+	add("checkpoints", fmt.Sprintf("%s (%d ConfigMaps)", formatBytes(w.CheckpointBytes), w.CheckpointPages), "<= "+formatBytes(maxCheckpointBytes), "N = 5,000",
 		w.CheckpointPages > 0 && w.CheckpointBytes <= maxCheckpointBytes)
 	return out
 }
@@ -134,11 +134,13 @@ func checkPages(calls []string) Pages {
 	return p
 }
 
-// isDiscovery says whether path is the apiserver's list of groups or of a
-// group version's resources.
+// isDiscovery says whether path is the apiserver's version, its list of
+// groups or of a group version's resources.
 func isDiscovery(path string) bool {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	switch parts[0] {
+	case "version":
+		return len(parts) == 1
 	case "api":
 		return len(parts) <= 2
 	case "apis":
