@@ -37,8 +37,8 @@ const baseBranch = "main"
 const CheckpointNamespace = "recommend-job"
 
 // DefaultBaselineMax is the largest scale hack/cmd/bench runs the
-// katalyst-style baseline at by default: its 4N queries take about half an
-// hour at N = 20,000, and the issue sets no target against it there.
+// katalyst-style baseline at by default: its 4N queries would take 20 to
+// 25 minutes at N = 20,000, where the issue sets no target against it.
 const DefaultBaselineMax = 5000
 
 // runTimeout bounds the job's run: far above what any scale takes, so
