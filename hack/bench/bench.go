@@ -36,6 +36,11 @@ const baseBranch = "main"
 // set: where its checkpoints are kept between the runs.
 const CheckpointNamespace = "recommend-job"
 
+// DefaultBaselineMax is the largest scale hack/cmd/bench runs the
+// katalyst-style baseline at by default: its 4N queries would take 20 to
+// 25 minutes at N = 20,000, where the issue sets no target against it.
+const DefaultBaselineMax = 5000
+
 // runTimeout bounds the job's run: far above what any scale takes, so
 // that only a hung run is cut.
 const runTimeout = 3 * time.Hour
@@ -86,6 +91,11 @@ type Options struct {
 	// the same moment, whose values the warm run's are compared with.
 	// The job has no clock setting: the benchmark waits.
 	Warm time.Duration
+	// Between, when set, is called between the steps of the cold
+	// measurement (after the run, its replay, the floor, the baseline), so
+	// that another scale's warm run that fell due runs there, on its own
+	// bed, and never while a step of this one runs. RunScales sets it.
+	Between func(context.Context) error
 	// Command is the command line recorded with the result.
 	Command string
 	// Commit is the commit the job was built from; the repository's HEAD
@@ -186,8 +196,32 @@ type env struct {
 
 // Run benchmarks one scale: it starts the bed on the fleet's usage
 // history, creates the cluster and the repository, runs the job through
-// counting proxies, then the floor and the baseline, and stops the bed.
+// counting proxies, then the floor and the baseline, with Options.Warm the
+// warm run, and stops the bed.
 func Run(ctx context.Context, opts Options) (*Result, error) {
+	s, err := Start(ctx, opts)
+	if s == nil {
+		return nil, err
+	}
+	defer s.Close()
+	if err == nil && s.e.opts.Warm > 0 {
+		err = s.Warm(ctx)
+	}
+	return s.res, err
+}
+
+// Scale is one scale being measured: what was measured so far, and its
+// bed, which stays up between the cold run and the warm run.
+type Scale struct {
+	e    *env
+	res  *Result
+	cold *JobRun
+}
+
+// Start measures the cold run of one scale as Run does, and leaves its bed
+// up for Warm; Close stops it. On an error after the bed started, it
+// returns the scale too, with what was measured, for Close.
+func Start(ctx context.Context, opts Options) (*Scale, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -215,19 +249,37 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	res.Data = data
 	setup := time.Now()
 	e, err := start(ctx, opts, fleet, data)
-	if e != nil {
-		defer e.close()
-	}
-	if err != nil {
+	if e == nil {
 		return nil, err
+	}
+	s := &Scale{e: e, res: res}
+	if err != nil {
+		return s, err
 	}
 	res.Setup = Duration(time.Since(setup))
 	opts.Logf("set up in %s: bed, %d workloads and ResourceRecommends in %d namespaces, repository", time.Since(setup).Round(time.Millisecond), fleet.N, len(fleet.Namespaces))
-	if err := e.measure(ctx, res); err != nil {
-		return res, err
-	}
-	return res, nil
+	s.cold, err = e.measure(ctx, res)
+	res.Targets = res.targets()
+	return s, err
 }
+
+// Result is what the scale measured so far.
+func (s *Scale) Result() *Result { return s.res }
+
+// WarmAt is when the warm run is due: Options.Warm after the cold run
+// ended.
+func (s *Scale) WarmAt() time.Time { return s.cold.End.Add(s.e.opts.Warm) }
+
+// Warm waits until WarmAt, then measures the warm run on the scale's bed
+// and fills in the result's Warm.
+func (s *Scale) Warm(ctx context.Context) error {
+	err := s.e.warm(ctx, s.res, s.cold)
+	s.res.Targets = s.res.targets()
+	return err
+}
+
+// Close stops the scale's bed.
+func (s *Scale) Close() { s.e.close() }
 
 func countKustomize(f Fleet) int {
 	n := 0
@@ -370,13 +422,20 @@ func (e *env) runJob(ctx context.Context, logName string, extra ...string) (*Job
 	return RunJob(ctx, e.opts.JobBinary, args, env, filepath.Join(e.opts.WorkDir, logName))
 }
 
-// measure runs the job, then the floor and the baseline, and fills in res.
-func (e *env) measure(ctx context.Context, res *Result) error {
+// measure runs the job, then the floor and the baseline, and fills in res;
+// it returns the run.
+func (e *env) measure(ctx context.Context, res *Result) (*JobRun, error) {
 	e.opts.Logf("running the job on %d ResourceRecommends", e.fleet.N)
 	run, err := e.runJob(ctx, "job.log")
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return run, e.measureRun(ctx, res, run)
+}
+
+// measureRun fills in res for the cold run: its rows, the floor and the
+// baseline.
+func (e *env) measureRun(ctx context.Context, res *Result, run *JobRun) error {
 	e.opts.Logf("the job exited with %d after %s (log in %s)", run.ExitCode, run.End.Sub(run.Start).Round(time.Millisecond), filepath.Join(e.opts.WorkDir, "job.log"))
 	res.Checks = checks(run)
 	apiReqs := e.rec.Requests(ServerAPI, run.Start, run.End)
@@ -388,6 +447,9 @@ func (e *env) measure(ctx context.Context, res *Result) error {
 	if run.ExitCode != 0 {
 		return fmt.Errorf("the job exited with %d: %s%s", run.ExitCode, run.Report.Failed, run.Report.Interrupted)
 	}
+	if err := e.between(ctx); err != nil {
+		return err
+	}
 	promReplay, err := e.attribute(ctx, res, run, apiReqs, promReqs)
 	if err != nil {
 		return err
@@ -396,8 +458,14 @@ func (e *env) measure(ctx context.Context, res *Result) error {
 	if err := e.stored(ctx, res, end); err != nil {
 		return err
 	}
+	if err := e.between(ctx); err != nil {
+		return err
+	}
 	if !e.opts.NoFloor {
 		if err := e.floor(ctx, res, run, apiReqs, promReqs, promReplay); err != nil {
+			return err
+		}
+		if err := e.between(ctx); err != nil {
 			return err
 		}
 	}
@@ -405,11 +473,17 @@ func (e *env) measure(ctx context.Context, res *Result) error {
 		if err := e.baseline(ctx, res, end); err != nil {
 			return err
 		}
-	}
-	if e.opts.Warm > 0 {
-		return e.warm(ctx, res, run)
+		return e.between(ctx)
 	}
 	return nil
+}
+
+// between calls Options.Between, if any.
+func (e *env) between(ctx context.Context) error {
+	if e.opts.Between == nil {
+		return nil
+	}
+	return e.opts.Between(ctx)
 }
 
 // attribute replays the run's queries for the samples each scanned, and
@@ -523,7 +597,11 @@ func (e *env) floor(ctx context.Context, res *Result, run *JobRun, apiReqs, prom
 // git, and returns the floor's row of it.
 func (e *env) gitFloor(ctx context.Context, branch string, files []string) (Row, error) {
 	e.opts.Logf("cloning and pushing the same %d files with git", len(files))
+	// The warm run's floor clones again where the cold run's did.
 	dir := filepath.Join(e.opts.WorkDir, "floor")
+	if err := os.RemoveAll(dir); err != nil {
+		return Row{}, fmt.Errorf("git floor: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Row{}, fmt.Errorf("git floor: %w", err)
 	}

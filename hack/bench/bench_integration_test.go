@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/recommend-job/recommend-job/internal/testbed"
 )
@@ -21,16 +22,28 @@ const queriesPerNamespace = 5
 
 // maxAPIRequests bounds the apiserver requests of a run below 500 of each
 // object (one page): discovery, the ResourceRecommends, per kind its
-// metadata and its objects, the HorizontalPodAutoscalers.
-const maxAPIRequests = 16
+// metadata and its objects, the HorizontalPodAutoscalers; and, as the runs
+// keep checkpoints, the checkpoints' list and write and the record's reads
+// and write.
+const maxAPIRequests = 20
 
-// TestSmoke runs the benchmark at N = 100, floor and baseline included, and
-// the job alone at N = 120, on a week of history, and checks counts, never
+// smokeWarm is how long after its cold run each scale of TestSmoke runs
+// warm: longer than N = 120 takes after its run (the replay of its
+// queries), so that N = 100 starts cold before N = 120's warm run, which
+// then runs between two steps of N = 100's measurement or after it.
+const smokeWarm = 90 * time.Second
+
+// TestSmoke runs the job alone at N = 120, and the benchmark at N = 100,
+// floor and baseline included, on a week of history, each warm smokeWarm
+// after its cold run, interleaved (RunScales), and checks counts, never
 // times: the apiserver requests of a run are a few and the same at both
 // scales (both have more namespaces than the job lists one by one), the
 // job sends queriesPerNamespace queries per namespace, every
 // ResourceRecommend gets its values, the branch is pushed with one changed
-// file per workload, and the floor and the baseline send what they should.
+// file per workload, and the floor and the baseline send what they should;
+// N = 120's warm run comes after N = 100's cold run started, and each warm
+// run gives the values of a run without checkpoints, keeps its
+// checkpoint, and reads only pages.
 func TestSmoke(t *testing.T) {
 	root, err := testbed.RepoRoot()
 	if err != nil {
@@ -41,25 +54,44 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := t.TempDir()
-	run := func(n int, floorAndBaseline bool) *Result {
-		t.Helper()
-		res, err := Run(t.Context(), Options{
+	var opts []Options
+	for _, n := range []int{120, 100} {
+		opts = append(opts, Options{
 			N: n, RepoRoot: root, CacheDir: cache, WorkDir: t.TempDir(), JobBinary: job,
-			NoFloor: !floorAndBaseline, NoBaseline: !floorAndBaseline, Logf: t.Logf,
+			NoFloor: n != 100, NoBaseline: n != 100, Warm: smokeWarm, Logf: t.Logf,
 		})
-		if err != nil {
-			t.Fatalf("N = %d: %v", n, err)
+	}
+	var results []*Result
+	var started100 bool
+	opts[1].Logf = func(format string, args ...any) {
+		if strings.HasPrefix(format, "running the job on") {
+			started100 = true
 		}
+		t.Logf(format, args...)
+	}
+	err = RunScales(t.Context(), opts, func(res *Result) error {
 		var b strings.Builder
 		if err := res.WriteText(&b); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		t.Logf("N = %d:\n%s", n, b.String())
-		checkRun(t, res)
-		return res
+		t.Logf("N = %d:\n%s", res.N, b.String())
+		if res.N == 120 && !started100 {
+			t.Errorf("N = 120: its warm run ended before N = 100's cold run started; want them interleaved")
+		}
+		results = append(results, res)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	res := run(100, true)
-	other := run(120, false)
+	if len(results) != 2 || results[0].N != 120 || results[1].N != 100 {
+		t.Fatalf("results %v, want N = 120 then 100", results)
+	}
+	res, other := results[1], results[0]
+	for _, r := range results {
+		checkRun(t, r)
+		checkWarm(t, r)
+	}
 
 	if !slices.Equal(res.APICalls, other.APICalls) {
 		t.Errorf("apiserver requests differ with N:\nN = 100: %s\nN = 120: %s", strings.Join(res.APICalls, ", "), strings.Join(other.APICalls, ", "))
@@ -71,9 +103,15 @@ func TestSmoke(t *testing.T) {
 	if len(res.Floor) != 3 {
 		t.Fatalf("floor rows = %+v, want list calls, PromQL queries and clone + push", res.Floor)
 	}
-	if lists, queries := res.Floor[0], res.Floor[1]; lists.APIRequests != res.Total.APIRequests || queries.Queries != res.Total.Queries {
-		t.Errorf("floor replayed %d apiserver requests and %d queries, the run sent %d and %d",
-			lists.APIRequests, queries.Queries, res.Total.APIRequests, res.Total.Queries)
+	reads := 0
+	for _, c := range res.APICalls {
+		if strings.HasPrefix(c, "GET ") {
+			reads++
+		}
+	}
+	if lists, queries := res.Floor[0], res.Floor[1]; lists.APIRequests != reads || queries.Queries != res.Total.Queries {
+		t.Errorf("floor replayed %d apiserver requests and %d queries, the run sent %d reads and %d queries",
+			lists.APIRequests, queries.Queries, reads, res.Total.Queries)
 	}
 	if queries := res.Floor[1]; queries.Samples != res.Total.Samples || queries.Samples == 0 {
 		t.Errorf("floor queries scanned %d samples, the run's %d; want the same, above zero", queries.Samples, res.Total.Samples)
@@ -116,6 +154,35 @@ func checkRun(t *testing.T, res *Result) {
 	for _, want := range []string{"collect", "history", StageRender, StageGit} {
 		if !slices.Contains(names, want) {
 			t.Errorf("N = %d: stages %v, want %s among them", res.N, names, want)
+		}
+	}
+}
+
+// checkWarm checks the warm run of one scale: it ran, no value differs
+// from a run without checkpoints at the same moment, the checkpoint was
+// kept, and every list it read was paged.
+func checkWarm(t *testing.T, res *Result) {
+	t.Helper()
+	w := res.Warm
+	if w == nil {
+		t.Errorf("N = %d: no warm run", res.N)
+		return
+	}
+	if w.Checks.ExitCode != 0 || w.Checks.WithValues != res.N {
+		t.Errorf("N = %d, warm: exit code %d, %d ResourceRecommends with every value; want 0, %d", res.N, w.Checks.ExitCode, w.Checks.WithValues, res.N)
+	}
+	if w.Values != 4*res.N || w.Differ != 0 {
+		t.Errorf("N = %d, warm: %d of %d values differ from a run without checkpoints; want none of %d", res.N, w.Differ, w.Values, 4*res.N)
+	}
+	if w.CheckpointPages == 0 || w.CheckpointBytes == 0 {
+		t.Errorf("N = %d, warm: checkpoint of %d bytes in %d pages, want one", res.N, w.CheckpointBytes, w.CheckpointPages)
+	}
+	if w.After < Duration(smokeWarm) {
+		t.Errorf("N = %d, warm: ran %s after the cold run, want at least %s", res.N, w.After, smokeWarm)
+	}
+	for _, calls := range [][]string{res.APICalls, w.APICalls} {
+		if p := checkPages(calls); len(p.Unpaged) > 0 || p.Pages == 0 {
+			t.Errorf("N = %d: apiserver requests %s; want pages only", res.N, p)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"path"
 	"regexp"
 	"slices"
@@ -8,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
@@ -271,5 +275,35 @@ func TestMaxOverlap(t *testing.T) {
 	}
 	if n := MaxOverlap([]Request{r(0, 1), r(1, 2)}); n != 1 {
 		t.Errorf("MaxOverlap() of back-to-back requests = %d, want 1", n)
+	}
+}
+
+func TestContinueToken(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	list := &metav1.PartialObjectMetadataList{
+		TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadataList"},
+		ListMeta: metav1.ListMeta{Continue: "next-page"},
+		Items:    []metav1.PartialObjectMetadata{{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "a"}}},
+	}
+	var proto bytes.Buffer
+	if err := protobuf.NewSerializer(scheme, scheme).Encode(list, &proto); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"json", `{"kind":"DeploymentList","metadata":{"continue":"next-page"},"items":[]}`, "next-page"},
+		{"json, last page", `{"kind":"DeploymentList","metadata":{},"items":[]}`, ""},
+		{"protobuf, as the metadata client asks", proto.String(), "next-page"},
+		{"neither", "k8s\x00garbage", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := continueToken([]byte(tc.body)); got != tc.want {
+				t.Errorf("continueToken = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // statsParam asks Prometheus for the query's statistics, the samples it
@@ -80,9 +83,23 @@ func withoutContinue(q url.Values) string {
 	return c.Encode()
 }
 
-// continueToken returns metadata.continue of a JSON list, "" when there is
-// none or the answer is not JSON.
+// protobufMagic starts the apiserver's protobuf answers, which the job's
+// metadata client asks for.
+var protobufMagic = []byte("k8s\x00")
+
+// continueToken returns metadata.continue of a list, JSON or protobuf, ""
+// when there is none or the answer is neither.
 func continueToken(body []byte) string {
+	if raw, ok := bytes.CutPrefix(body, protobufMagic); ok {
+		// Every list's first field is its ListMeta; the items, which
+		// PartialObjectMetadataList does not know whole, are skipped.
+		var envelope runtime.Unknown
+		var list metav1.PartialObjectMetadataList
+		if envelope.Unmarshal(raw) != nil || list.Unmarshal(envelope.Raw) != nil {
+			return ""
+		}
+		return list.Continue
+	}
 	var list struct {
 		Metadata struct {
 			Continue string `json:"continue"`

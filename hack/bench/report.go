@@ -49,6 +49,15 @@ func (r *Result) tableRows() [][]string {
 			add("warm: "+s.Name, s, true)
 		}
 		add("warm total (VmHWM)", w.Total, true)
+		for _, f := range w.Floor {
+			add("warm floor: "+f.Name, f, false)
+		}
+		if len(w.Floor) > 0 {
+			add("warm floor", w.FloorTotal, false)
+		}
+		if w.Concurrent != nil {
+			add("warm: "+w.Concurrent.Name+" *", *w.Concurrent, false)
+		}
 	}
 	return rows
 }
@@ -171,8 +180,16 @@ func (r *Result) summary() []string {
 		out = append(out, fmt.Sprintf("warm, %s after the cold run: scanned/cold's %s (target <= 0.2); checkpoints %s in %d pages (target <= 20 MiB); %d of %d values differ from a run without checkpoints at the same moment; exit code %d, %d warnings",
 			formatDuration(time.Duration(w.After)), formatRatio(w.ScannedOverCold), formatBytes(w.CheckpointBytes), w.CheckpointPages,
 			w.Differ, w.Values, w.Checks.ExitCode, w.Checks.Warnings))
+		out = append(out, fmt.Sprintf("warm ratios: run/floor %s (target <= 1.5); baseline/history %s (target >= 10, the cold run's baseline); history/its queries alone %s; history/its queries at its concurrency %s",
+			formatRatio(w.Ratios.RunOverFloor), formatRatio(w.Ratios.BaselineOverHistory), formatRatio(w.Ratios.HistoryOverQueries), formatRatio(w.Ratios.HistoryOverConcurrent)))
+	}
+	if len(r.Targets) > 0 {
+		out = append(out, "targets: "+formatTargets(r.Targets))
 	}
 	out = append(out, fmt.Sprintf("apiserver requests of the run (%d): %s", len(r.APICalls), strings.Join(r.APICalls, ", ")))
+	if w := r.Warm; w != nil {
+		out = append(out, fmt.Sprintf("apiserver requests of the warm run (%d): %s", len(w.APICalls), strings.Join(w.APICalls, ", ")))
+	}
 	out = append(out, fmt.Sprintf("PromQL queries per namespace: %s (series listings aside); %s", strconv.FormatFloat(r.QueriesPerNamespace, 'f', -1, 64), strings.Join(r.QueryShapes, "; ")))
 	return out
 }

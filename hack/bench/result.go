@@ -148,6 +148,8 @@ type Result struct {
 	QueryShapes []string `json:"queryShapes"`
 	// Warm is the warm run's, with Options.Warm.
 	Warm *Warm `json:"warm,omitempty"`
+	// Targets are the issue's targets this scale's figures meet or miss.
+	Targets []Target `json:"targets,omitempty"`
 }
 
 // machine reads the machine's description from /proc.

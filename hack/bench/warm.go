@@ -29,6 +29,18 @@ type Warm struct {
 	Values int    `json:"values"`
 	Differ int    `json:"differ"`
 	Checks Checks `json:"checks"`
+	// APICalls are the warm run's apiserver requests, method and path.
+	APICalls []string `json:"apiCalls"`
+	// Floor, FloorTotal and Concurrent are the warm run's floor, as
+	// Result's; its apiserver part replays the run's reads, not its
+	// writes of the checkpoints and the record.
+	Floor      []Row `json:"floor,omitempty"`
+	FloorTotal Row   `json:"floorTotal"`
+	Concurrent *Row  `json:"concurrent,omitempty"`
+	// Ratios are the warm run's; BaselineOverHistory sets the cold run's
+	// baseline, which reads the same window, against the warm history
+	// stage.
+	Ratios Ratios `json:"ratios"`
 }
 
 // warm runs the job again Options.Warm after the cold run ended, then
@@ -56,13 +68,30 @@ func (e *env) warm(ctx context.Context, res *Result, cold *JobRun) error {
 	if stateless.ExitCode != 0 {
 		return fmt.Errorf("the run without checkpoints exited with %d: %s%s", stateless.ExitCode, stateless.Report.Failed, stateless.Report.Interrupted)
 	}
-	w := &Warm{After: Duration(e.opts.Warm), Checks: checks(run)}
+	w := &Warm{After: Duration(run.Start.Sub(cold.End)), Checks: checks(run)}
 	w.Values, w.Differ = compareValues(run.Report, stateless.Report)
+	apiReqs := e.rec.Requests(ServerAPI, run.Start, run.End)
+	promReqs := e.rec.Requests(ServerPrometheus, run.Start, run.End)
+	for _, r := range apiReqs {
+		w.APICalls = append(w.APICalls, r.Method+" "+r.Path+queryNote(r.Query))
+	}
 	rows := &Result{}
-	if _, err := e.attribute(ctx, rows, run, e.rec.Requests(ServerAPI, run.Start, run.End), e.rec.Requests(ServerPrometheus, run.Start, run.End)); err != nil {
+	promReplay, err := e.attribute(ctx, rows, run, apiReqs, promReqs)
+	if err != nil {
 		return err
 	}
+	if !e.opts.NoFloor {
+		if err := e.floor(ctx, rows, run, apiReqs, promReqs, promReplay); err != nil {
+			return err
+		}
+	}
 	w.Stages, w.Total = rows.Stages, rows.Total
+	w.Floor, w.FloorTotal, w.Concurrent, w.Ratios = rows.Floor, rows.FloorTotal, rows.Concurrent, rows.Ratios
+	if res.Baseline != nil {
+		if h := rowNamed(w.Stages, "history"); h != nil && h.Wall > 0 {
+			w.Ratios.BaselineOverHistory = float64(res.Baseline.Wall) / float64(h.Wall)
+		}
+	}
 	if res.Total.Samples > 0 {
 		w.ScannedOverCold = float64(w.Total.Samples) / float64(res.Total.Samples)
 	}

@@ -5,7 +5,9 @@
 //	hack/run ./hack/cmd/bench -n "100 1000 5000" [-out results.md|results.json]
 //
 // Each scale starts the test bed, runs the job, its floor and the
-// katalyst-style baseline, and stops the bed before the next one.
+// katalyst-style baseline (up to -baseline-max), and stops the bed before
+// the next one; with -warm, each scale's bed stays up until its warm run,
+// the other scales' cold runs in between (bench.RunScales).
 package main
 
 import (
@@ -51,7 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	keep := fl.Bool("keep", false, "keep the bed's data after each scale")
 	ref := fl.String("ref", "", "build the job as of this `commit` (git archive) rather than from the work tree")
 	backend := fl.String("backend", bench.BackendPrometheus, "metrics `backend` the job queries: prometheus or victoriametrics (no floor nor baseline)")
-	warm := fl.Duration("warm", 0, "run the job again this long after the cold run, warm from its checkpoints (e.g. 1h; the bench waits), then once without checkpoints to compare")
+	warm := fl.Duration("warm", 0, "run the job again this long after the cold run, warm from its checkpoints (e.g. 1h), then once without checkpoints to compare; with several scales, the others run cold meanwhile")
+	baselineMax := fl.Int("baseline-max", bench.DefaultBaselineMax, "leave the katalyst-style baseline out above this `scale` (0: at every scale)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -83,29 +86,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		command += " " + a
 	}
-	var results []*bench.Result
-	for _, n := range ns {
-		logf("scale N = %d", n)
-		res, err := bench.Run(ctx, bench.Options{
+	opts := make([]bench.Options, len(ns))
+	for i, n := range ns {
+		opts[i] = bench.Options{
 			N: n, RepoRoot: root, CacheDir: *cache, JobBinary: job, Keep: *keep,
 			Data:    bench.DataOptions{Window: *window, Horizon: *horizon, NoKubeStateMetrics: *noKSM},
-			NoFloor: *noFloor, NoBaseline: *noBaseline, Warm: *warm, Backend: *backend, Command: command, Commit: commit, Logf: logf,
-		})
-		if err != nil {
-			return fmt.Errorf("scale %d: %w", n, err)
+			NoFloor: *noFloor, NoBaseline: *noBaseline || (*baselineMax > 0 && n > *baselineMax),
+			Warm: *warm, Backend: *backend, Command: command, Commit: commit, Logf: logf,
 		}
+	}
+	if *warm > 0 && len(ns) > 1 {
+		logf("scales %v, cold then warm %s later, interleaved", ns, *warm)
+	}
+	var results []*bench.Result
+	return bench.RunScales(ctx, opts, func(res *bench.Result) error {
 		results = append(results, res)
 		fmt.Fprintln(stdout)
 		if err := res.WriteText(stdout); err != nil {
 			return err
 		}
 		if *out != "" {
-			if err := writeResults(*out, results); err != nil {
-				return err
-			}
+			return writeResults(*out, results)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // parseScales reads "100 1000,5000".
