@@ -57,12 +57,45 @@ const giteaMermaidFooter = `<script src="{{AssetUrlPrefix}}/testbed/mermaid.min.
 </script>
 `
 
+// giteaUtilityHeader is Gitea's custom/header template: the Tailwind
+// utility classes its pages use most, which the built stylesheet would
+// hold; tw-hidden above all, which hides a comment's raw source.
+const giteaUtilityHeader = `<style>
+.tw-hidden { display: none !important; }
+.tw-flex { display: flex; }
+.tw-flex-1 { flex: 1 1 0%; }
+.tw-flex-col { flex-direction: column; }
+.tw-flex-wrap { flex-wrap: wrap; }
+.tw-shrink-0 { flex-shrink: 0; }
+.tw-items-center { align-items: center; }
+.tw-justify-between { justify-content: space-between; }
+.tw-justify-end { justify-content: flex-end; }
+.tw-gap-2 { gap: 0.5rem; }
+.tw-m-0 { margin: 0; }
+.tw-mr-0 { margin-right: 0; }
+.tw-mr-1 { margin-right: 0.25rem; }
+.tw-mr-2 { margin-right: 0.5rem; }
+.tw-ml-1 { margin-left: 0.25rem; }
+.tw-ml-auto { margin-left: auto; }
+.tw-mt-2 { margin-top: 0.5rem; }
+.tw-mb-2 { margin-bottom: 0.5rem; }
+.tw-break-anywhere { overflow-wrap: anywhere; }
+.tw-align-middle { vertical-align: middle; }
+.tw-text-right { text-align: right; }
+.tw-text-xs { font-size: 0.75rem; }
+.tw-font-semibold { font-weight: 600; }
+</style>
+`
+
 // writeGiteaFrontend writes the stand-in frontend into Gitea's custom
-// directory: the footer template, Mermaid's bundle, and the module's
-// stylesheets where the pages look for the built ones.
+// directory: the header and footer templates, Mermaid's bundle, and the
+// module's stylesheets where the pages look for the built ones.
 func writeGiteaFrontend(custom string, tools GiteaTools) error {
-	tmpl := filepath.Join(custom, "templates", "custom", "footer.tmpl")
-	if err := writeCustomFile(tmpl, []byte(giteaMermaidFooter)); err != nil {
+	templates := filepath.Join(custom, "templates", "custom")
+	if err := writeCustomFile(filepath.Join(templates, "header.tmpl"), []byte(giteaUtilityHeader)); err != nil {
+		return err
+	}
+	if err := writeCustomFile(filepath.Join(templates, "footer.tmpl"), []byte(giteaMermaidFooter)); err != nil {
 		return err
 	}
 	bundle, err := os.ReadFile(tools.Mermaid)
