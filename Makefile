@@ -64,12 +64,14 @@ lint: ## Run golangci-lint (pinned) on the code.
 	.cache/bin/golangci-lint run ./...
 
 # DEMO_SCREENSHOT saves the first pull request's page, as headless Chromium
-# shows it, as a PNG, e.g. make demo DEMO_SCREENSHOT=docs/images/pull-request.png.
+# shows it, as a PNG, e.g. make demo DEMO_SCREENSHOT=docs/images/pull-request.png;
+# DEMO_SCREENSHOT_HEIGHT is its window's height in CSS pixels (1280 wide).
 DEMO_SCREENSHOT ?=
+DEMO_SCREENSHOT_HEIGHT ?= 1800
 
 .PHONY: demo
 demo: ## Run the job end to end on the bundled demo, on a local test bed and Gitea: a pull request per team, with its evidence.
-	hack/run ./hack/cmd/demo $(if $(DEMO_SCREENSHOT),-screenshot '$(DEMO_SCREENSHOT)')
+	hack/run ./hack/cmd/demo $(if $(DEMO_SCREENSHOT),-screenshot '$(DEMO_SCREENSHOT)' -screenshot-height $(DEMO_SCREENSHOT_HEIGHT))
 
 .PHONY: step-study
 step-study: ## Measure what coarser CPU steps, rate windows and subqueries cost in precision, on a real Prometheus (about a minute).

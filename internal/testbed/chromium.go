@@ -45,12 +45,12 @@ func (c Chromium) DOM(ctx context.Context, url string, budget time.Duration) (st
 	return string(out), nil
 }
 
-// Screenshot loads url in a window of width x height pixels and saves
+// Screenshot loads url in a window of width x height CSS pixels and saves
 // what it shows, once its scripts have run within budget, as a PNG at
-// path.
-func (c Chromium) Screenshot(ctx context.Context, url, path string, width, height int, budget time.Duration) error {
+// path, scale image pixels to a CSS pixel (below 1 for a smaller file).
+func (c Chromium) Screenshot(ctx context.Context, url, path string, width, height int, scale float64, budget time.Duration) error {
 	if _, err := c.run(ctx, budget, "--screenshot="+path, fmt.Sprintf("--window-size=%d,%d", width, height),
-		"--hide-scrollbars", url); err != nil {
+		fmt.Sprintf("--force-device-scale-factor=%g", scale), "--hide-scrollbars", url); err != nil {
 		return fmt.Errorf("screenshot %s in chromium: %w", url, err)
 	}
 	if st, err := os.Stat(path); err != nil || st.Size() == 0 {

@@ -40,7 +40,7 @@ const mib = 1 << 20
 
 func main() {
 	screenshot := flag.String("screenshot", "", "save the first pull request's page, as headless Chromium shows it, as a PNG `file`")
-	height := flag.Int("screenshot-height", 1800, "the screenshot's height in `pixels`; it is 1280 wide")
+	height := flag.Int("screenshot-height", 1800, "the screenshot's window height in CSS `pixels`; it is 1280 wide")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, shot{path: *screenshot, height: *height})
@@ -212,7 +212,9 @@ func saveScreenshot(ctx context.Context, url string, screenshot shot) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	if err := chromium.Screenshot(ctx, url, path, 1280, screenshot.height, budget); err != nil {
+	// At 0.75 image pixels to a CSS pixel the picture is as wide as a
+	// README shows it, and its file a third smaller.
+	if err := chromium.Screenshot(ctx, url, path, 1280, screenshot.height, 0.75, budget); err != nil {
 		return err
 	}
 	fmt.Printf("saved %s\n", path)
