@@ -150,6 +150,12 @@ func assertSameValues(t *testing.T, run string, a, b plan.Item) {
 				t.Errorf("%s run: %s p%v %v, usage p90 %v max %v; the stateless run %v, %v, %v", run, key, eb.Percentile*100,
 					eb.RawValue, *eb.UsageP90, *eb.UsageMax, ea.RawValue, *ea.UsageP90, *ea.UsageMax)
 			}
+			// The usage chart's days: the same periods, p90 and max.
+			if len(ea.Usage) < 7 || ea.UsagePeriod != "day" || !slices.EqualFunc(ea.Usage, eb.Usage, func(x, y plan.UsagePoint) bool {
+				return x.Start.Equal(y.Start) && x.P90 == y.P90 && x.Max == y.Max
+			}) {
+				t.Errorf("%s run: %s usage per %s %v; the stateless run per %s %v", run, key, eb.UsagePeriod, eb.Usage, ea.UsagePeriod, ea.Usage)
+			}
 		}
 	}
 }

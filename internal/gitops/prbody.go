@@ -100,9 +100,25 @@ func PullRequestBody(p *plan.Plan) string {
 	return pullRequestBody(p, MaxBodyLength)
 }
 
-// pullRequestBody is the body of p, cut to at most limit characters.
+// pullRequestBody is the body of p, cut to at most limit characters. Its
+// usage charts go first: when the body with all of them is too long, they
+// take only what the body without them leaves.
 func pullRequestBody(p *plan.Plan, limit int) string {
-	w := &bodyWriter{}
+	if body := bodyWith(p, limit, &chartBudget{unlimited: true}); !strings.HasSuffix(body, truncatedNote) {
+		return body
+	}
+	plain := bodyWith(p, limit, &chartBudget{note: true})
+	if strings.HasSuffix(plain, truncatedNote) {
+		// Too long without charts: none can stay.
+		return plain
+	}
+	return bodyWith(p, limit, &chartBudget{note: true, left: limit - len(plain)})
+}
+
+// bodyWith is the body of p with the usage charts charts allows, cut to
+// at most limit characters.
+func bodyWith(p *plan.Plan, limit int, charts *chartBudget) string {
+	w := &bodyWriter{charts: charts}
 	regressions(w, p)
 	w.line("This pull request sets resource requests to the usage-based recommendations of the ResourceRecommends below.")
 	if g := groupName(p); g != "" {
@@ -155,6 +171,10 @@ func pullRequestBody(p *plan.Plan, limit int) string {
 		w.line("")
 		w.line("_Usage is what each window observed, neither decayed nor weighted: p50, p90 and max of the CPU of every pod at every step, " +
 			"and of the memory peaks per interval. The proposed values come from the decaying histograms in each workload's evidence._")
+		if charts.note {
+			w.line("")
+			w.line(chartsLeftOut)
+		}
 	}
 	for _, write := range workloads {
 		write()
@@ -232,6 +252,7 @@ func (w *bodyWriter) workload(e plan.Item, name, target string, containers []pla
 		}
 	}
 	w.autoscalers(e.Autoscalers)
+	w.usageCharts(containers)
 	if len(evidence) == 0 {
 		return
 	}
@@ -568,6 +589,8 @@ type bodyWriter struct {
 	cuts []bodyCut
 	// closer closes the folded section being written; "" outside one.
 	closer string
+	// charts is what the usage charts may take.
+	charts *chartBudget
 }
 
 // bodyCut is a place a body may be cut, and what must follow the cut.

@@ -370,6 +370,7 @@ func TestPullRequestBodyNeutralisesTenantText(t *testing.T) {
 var jobLines = []string{
 	"This pull request sets ", "**Change in total requests, per replica:** ", "_Usage is what each window observed", "No request changes.",
 	"Through Helm release ", "_Truncated: the job's report lists everything._", "HorizontalPodAutoscaler ",
+	"Usage of ", chartsLeftOut,
 }
 
 // summaryRE is a folded section's start as the job writes it: its own
@@ -408,6 +409,17 @@ func checkBody(t *testing.T, body string) (headings []string, folded int) {
 			}
 			inDetails = true
 			folded++
+		case line == "```mermaid":
+			// A chart: its lines parse as Mermaid's, up to the fence's end.
+			if !inDetails || lines[i-1] != "" {
+				t.Errorf("line %d: a chart outside a folded section or right after text", i)
+			}
+			end := slices.Index(lines[i+1:], "```")
+			if end < 0 {
+				t.Fatalf("line %d: a chart whose fence is not closed", i)
+			}
+			checkChart(t, lines[i+1:i+1+end])
+			i += end + 1
 		case line == "</details>":
 			if !inDetails || lines[i-1] != "" {
 				t.Errorf("line %d: a folded section closed that is not open, or right after a table row", i)

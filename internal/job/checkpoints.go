@@ -49,8 +49,9 @@ type targetState struct {
 	from time.Time
 	kept time.Duration
 	why  string
-	// anchor is the start of a day slot.
+	// anchor is the start of a slot, length theirs (recommend.PeriodOf).
 	anchor time.Time
+	length time.Duration
 	slots  map[string]*recommend.Slots // by container
 	res    usage.Resolution
 }
@@ -112,7 +113,8 @@ func (in *incremental) spans(namespace string, res usage.Resolution, start, end 
 	for _, i := range in.byNamespace[namespace] {
 		item := in.items[i]
 		w := recommend.WantOf(item)
-		st := &targetState{from: start, anchor: end, slots: map[string]*recommend.Slots{}, res: res}
+		length := recommend.PeriodOf(end.Sub(start))
+		st := &targetState{from: start, anchor: recommend.AnchorOf(end, length), length: length, slots: map[string]*recommend.Slots{}, res: res}
 		in.state[w] = st
 		all = append(all, warm{w, st})
 		e, ok := in.old.Entries[keyOf(item)]
@@ -153,6 +155,12 @@ func (in *incremental) spans(namespace string, res usage.Resolution, start, end 
 				why = "checkpoint unreadable"
 				break
 			}
+			// Slots of another length, or not at a whole UTC day or hour,
+			// would cut the usage chart's periods otherwise than a cold run.
+			if s.Length != st.length || !s.Anchor.Equal(recommend.AnchorOf(s.Anchor, s.Length)) {
+				why = "checkpoint of other slots"
+				break
+			}
 			anchor = s.Anchor
 			st.slots[key] = s
 		}
@@ -160,12 +168,13 @@ func (in *incremental) spans(namespace string, res usage.Resolution, start, end 
 	if why == "" && !anchor.IsZero() {
 		// The first whole slot of the window: what comes before it is
 		// read again, the slot that straddles the window's start dropped.
+		length := recommend.PeriodOf(end.Sub(start))
 		d := start.Sub(anchor)
-		k := d / recommend.DaySlot
-		if d%recommend.DaySlot != 0 && d > 0 {
+		k := d / length
+		if d%length != 0 && d > 0 {
 			k++
 		}
-		boundary := anchor.Add(k * recommend.DaySlot)
+		boundary := anchor.Add(k * length)
 		if !boundary.Before(last) {
 			why = "checkpoint within the window's first day"
 		} else {
@@ -188,7 +197,7 @@ func (in *incremental) spans(namespace string, res usage.Resolution, start, end 
 		why = "no checkpoint"
 	}
 	for _, t := range all {
-		t.state.why, t.state.kept, t.state.anchor = why, 0, end
+		t.state.why, t.state.kept, t.state.anchor = why, 0, recommend.AnchorOf(end, t.state.length)
 		t.state.slots = map[string]*recommend.Slots{}
 	}
 	return nil
@@ -207,7 +216,7 @@ func (in *incremental) fold(w usage.Want, container string, h *usage.History) us
 	s := st.slots[key]
 	if s == nil {
 		item := in.items[in.byWant(w)]
-		s = recommend.NewSlots(corev1.ResourceCPU, recommend.OptionsFor(in.cfg.Algorithm, item.Extensions).HalfLife, recommend.DaySlot, st.anchor)
+		s = recommend.NewSlots(corev1.ResourceCPU, recommend.OptionsFor(in.cfg.Algorithm, item.Extensions).HalfLife, st.length, st.anchor)
 		st.slots[key] = s
 	}
 	return s

@@ -271,6 +271,12 @@ type Evidence struct {
 	UsageP50 *float64 `json:"usageP50,omitempty"`
 	UsageP90 *float64 `json:"usageP90,omitempty"`
 	UsageMax *float64 `json:"usageMax,omitempty"`
+	// Usage is the usage of each period of the window, in time order, for
+	// the chart a reviewer sees: per day, or per hour for a window under
+	// three days (UsagePeriod says which). Like UsageP90 and UsageMax,
+	// neither decayed nor weighted.
+	Usage       []UsagePoint `json:"usage,omitempty"`
+	UsagePeriod string       `json:"usagePeriod,omitempty"`
 	// OOMKills counts the out-of-memory kills seen in the window (memory
 	// only): per pod, the hours in which a container of it restarted
 	// after one.
@@ -280,6 +286,15 @@ type Evidence struct {
 	// relative to the request. No value is computed then; the evidence is
 	// what was observed.
 	HPA string `json:"hpa,omitempty"`
+}
+
+// UsagePoint is the usage of one period of a window: its start, and the
+// 90th percentile (as UsageP90 takes it) and the highest of its samples.
+// A window's first and last periods may hold only part of a period.
+type UsagePoint struct {
+	Start time.Time `json:"start"`
+	P90   float64   `json:"p90"`
+	Max   float64   `json:"max"`
 }
 
 // Autoscaler is a HorizontalPodAutoscaler that scales the target on the

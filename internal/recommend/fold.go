@@ -5,6 +5,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // Fold is the history of one container resource folded into its decaying
@@ -22,6 +24,10 @@ type Fold struct {
 	samples     int
 	first, last time.Time
 	peak        float64
+	// periods counts the samples per period for the usage chart when the
+	// fold takes them itself; points are those of the slots it was made of.
+	periods *periods
+	points  []plan.UsagePoint
 }
 
 // NewFold returns an empty fold of res, whose samples decay with halfLife
@@ -59,6 +65,9 @@ func (f *Fold) Add(t time.Time, v float64) {
 	f.samples++
 	f.hist.Add(v, sampleWeight(f.resource, v), t)
 	f.counts[f.hist.opts.findBucket(v, len(f.counts))]++
+	if f.periods != nil {
+		f.periods.add(t, v)
+	}
 }
 
 // Observed is the p-quantile (p in (0, 1]) of the samples as they were

@@ -34,10 +34,14 @@ func Wants(items []collect.Item) []usage.Want {
 
 // FoldFor returns the fold that takes the CPU samples of the item's
 // containers as they are read (see usage.FoldFunc), decayed with the
-// item's half-life from the start of the window of h.
+// item's half-life from the start of the window of h, and counted per
+// period (PeriodOf) as a checkpoint's slots count them.
 func FoldFor(run Options, item collect.Item, h *usage.History) *Fold {
 	opts := OptionsFor(run, item.Extensions)
-	return NewFold(corev1.ResourceCPU, opts.HalfLife, h.End.Add(-h.Window))
+	f := NewFold(corev1.ResourceCPU, opts.HalfLife, h.End.Add(-h.Window))
+	length := PeriodOf(h.Window)
+	f.periods = newPeriods(corev1.ResourceCPU, length, AnchorOf(h.End, length))
+	return f
 }
 
 // OptionsFor are the run's algorithm settings with the item's extensions
@@ -119,9 +123,17 @@ func heldForAutoscaler(rp collect.ResourcePolicy, current *collect.Container, h 
 	}
 	if ev, err := Observe(in, opts); err == nil {
 		ev.HPA = why
+		withPoints(&ev, rp.Resource, h)
 		r.Evidence = &ev
 	}
 	return r
+}
+
+// withPoints adds the usage of each period of h's window to ev.
+func withPoints(ev *plan.Evidence, res corev1.ResourceName, h *usage.History) {
+	if ev.Usage = pointsOf(res, h); ev.Usage != nil {
+		ev.UsagePeriod = UsagePeriodName(PeriodOf(h.Window))
+	}
 }
 
 // inputOf is the input of Compute for one resource of one container: its
@@ -173,6 +185,7 @@ func resourceOf(rp collect.ResourcePolicy, current *collect.Container, h *usage.
 		return r
 	}
 	r.Evidence = &out.Evidence
+	withPoints(r.Evidence, rp.Resource, h)
 	if out.Value == nil {
 		r.Reason = out.Reason
 		return r

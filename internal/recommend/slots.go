@@ -209,6 +209,7 @@ func (s *Slots) Fold(from, reference time.Time) *Fold {
 		f.samples += sl.samples
 	}
 	f.hist.bounds()
+	f.points = s.Points(from)
 	return f
 }
 
