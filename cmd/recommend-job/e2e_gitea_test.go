@@ -105,6 +105,11 @@ func TestEndToEndGiteaPullRequest(t *testing.T) {
 		t.Fatalf("open pull requests = %d, want exactly #%d (%s)", len(prs), pr.Number, pr.URL)
 	}
 	bodyHas(prs[0].Body, append(rows(first), "| shop/greedy | Deployment web | `ResourceBuffersUnsupported` |", "<!-- recommend-job: sha256=")...)
+	// A usage chart per changed container and resource, folded; the third
+	// run below holds them to the same points a minute later.
+	bodyHas(prs[0].Body, "<details><summary>Usage per day: p90 and max, with the current and proposed requests</summary>\n",
+		"Usage of app, cpu in millicores, per day (UTC): bars are the max; lines, in order: p90, the current request ",
+		"```mermaid\nxychart-beta\n    title \"app cpu\"\n    x-axis [\"", "    title \"app memory\"\n")
 
 	// A bigger buffer: new values, the same pull request rewritten.
 	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), []byte(webBuffer50)); err != nil {

@@ -104,7 +104,8 @@ func PullRequestBody(p *plan.Plan) string {
 // usage charts go first: when the body with all of them is too long, they
 // take only what the body without them leaves.
 func pullRequestBody(p *plan.Plan, limit int) string {
-	if body := bodyWith(p, limit, &chartBudget{unlimited: true}); !strings.HasSuffix(body, truncatedNote) {
+	all := &chartBudget{unlimited: true}
+	if body := bodyWith(p, limit, all); !strings.HasSuffix(body, truncatedNote) || all.taken == 0 {
 		return body
 	}
 	plain := bodyWith(p, limit, &chartBudget{note: true})

@@ -28,6 +28,8 @@ type chartBudget struct {
 	full bool
 	// note writes chartsLeftOut.
 	note bool
+	// taken counts the workloads whose charts were written.
+	taken int
 }
 
 // take reports whether charts of n characters fit, and counts them.
@@ -36,12 +38,13 @@ func (c *chartBudget) take(n int) bool {
 	case c == nil:
 		return false
 	case c.unlimited:
-		return true
 	case c.full || n > c.left:
 		c.full = true
 		return false
+	default:
+		c.left -= n
 	}
-	c.left -= n
+	c.taken++
 	return true
 }
 

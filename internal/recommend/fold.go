@@ -25,9 +25,11 @@ type Fold struct {
 	first, last time.Time
 	peak        float64
 	// periods counts the samples per period for the usage chart when the
-	// fold takes them itself; points are those of the slots it was made of.
+	// fold takes them itself; points are those of the slots it was made
+	// of, period their length.
 	periods *periods
 	points  []plan.UsagePoint
+	period  time.Duration
 }
 
 // NewFold returns an empty fold of res, whose samples decay with halfLife

@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -131,8 +132,9 @@ func heldForAutoscaler(rp collect.ResourcePolicy, current *collect.Container, h 
 
 // withPoints adds the usage of each period of h's window to ev.
 func withPoints(ev *plan.Evidence, res corev1.ResourceName, h *usage.History) {
-	if ev.Usage = pointsOf(res, h); ev.Usage != nil {
-		ev.UsagePeriod = UsagePeriodName(PeriodOf(h.Window))
+	var length time.Duration
+	if ev.Usage, length = pointsOf(res, h); ev.Usage != nil {
+		ev.UsagePeriod = UsagePeriodName(length)
 	}
 }
 

@@ -128,27 +128,29 @@ func (s *Slots) Points(from time.Time) []plan.UsagePoint {
 
 // Points are the usage of each period of the fold's window: from its
 // periods when it counted them (see FoldFor), or from the slots it was
-// made of.
-func (f *Fold) Points() []plan.UsagePoint {
+// made of; and the periods' length.
+func (f *Fold) Points() ([]plan.UsagePoint, time.Duration) {
 	if f.periods != nil {
-		return f.periods.points(time.Time{})
+		return f.periods.points(time.Time{}), f.periods.length
 	}
-	return f.points
+	return f.points, f.period
 }
 
-// pointsOf are the usage points of h, in periods of PeriodOf its window:
-// its fold's, or those of its samples.
-func pointsOf(res corev1.ResourceName, h *usage.History) []plan.UsagePoint {
+// pointsOf are the usage points of h and their periods' length: its
+// fold's, or those of its samples in periods of PeriodOf its window. A
+// fold's periods are its slots', which a window of an item's own may
+// share with a longer one of its namespace.
+func pointsOf(res corev1.ResourceName, h *usage.History) ([]plan.UsagePoint, time.Duration) {
 	if h == nil {
-		return nil
+		return nil, 0
 	}
 	if f, ok := h.Fold.(*Fold); ok {
 		return f.Points()
 	}
 	if res == corev1.ResourceMemory {
-		return memoryPoints(h)
+		return memoryPoints(h), PeriodOf(h.Window)
 	}
-	return samplePoints(res, h)
+	return samplePoints(res, h), PeriodOf(h.Window)
 }
 
 // memoryPoints are the usage points of a memory history, from its peaks

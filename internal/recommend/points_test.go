@@ -93,12 +93,16 @@ func TestPoints(t *testing.T) {
 				}
 			}
 
-			want := stateless.Points()
+			want, wantLength := stateless.Points()
 			if len(want) != tt.points {
 				t.Fatalf("%d points, want %d: %v", len(want), tt.points, want)
 			}
+			warmFold, warmLength := warm.Fold(start, start).Points()
+			if wantLength != length || warmLength != length {
+				t.Errorf("periods of %s and %s, want %s", wantLength, warmLength, length)
+			}
 			for name, got := range map[string][]plan.UsagePoint{
-				"cold slots": cold.Points(start), "warm slots": warm.Points(start), "warm fold": warm.Fold(start, start).Points(),
+				"cold slots": cold.Points(start), "warm slots": warm.Points(start), "warm fold": warmFold,
 			} {
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("%s: points\n%v\nwant the stateless fold's\n%v", name, got, want)
@@ -158,7 +162,7 @@ func TestPointsP90(t *testing.T) {
 				h.Times = append(h.Times, at)
 				fold.Add(at, v*tt.scale)
 			}
-			got := pointsOf(tt.res, h)
+			got, _ := pointsOf(tt.res, h)
 			want := []plan.UsagePoint{{Start: day, P90: fold.Observed(0.9), Max: fold.Peak()}}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("points %v, want %v", got, want)
@@ -188,5 +192,17 @@ func TestWithPoints(t *testing.T) {
 		if ev.UsagePeriod != tt.period || len(ev.Usage) == 0 {
 			t.Errorf("window %s: %d points per %q, want some per %q", tt.window, len(ev.Usage), ev.UsagePeriod, tt.period)
 		}
+	}
+	// A window of an item's own, shorter than its namespace's, folded in
+	// the namespace's day slots: its points are days.
+	s := NewSlots(corev1.ResourceCPU, time.Hour, DaySlot, end)
+	for at := end.Add(-36 * time.Hour); at.Before(end); at = at.Add(time.Minute) {
+		s.Add(at, 0.5)
+	}
+	h := &usage.History{Window: 36 * time.Hour, End: end, Fold: s.Fold(end.Add(-36*time.Hour), end.Add(-36*time.Hour))}
+	var ev plan.Evidence
+	withPoints(&ev, corev1.ResourceCPU, h)
+	if ev.UsagePeriod != "day" || len(ev.Usage) != 2 {
+		t.Errorf("a window of its own in day slots: %d points per %q, want 2 per day", len(ev.Usage), ev.UsagePeriod)
 	}
 }

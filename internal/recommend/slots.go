@@ -209,7 +209,7 @@ func (s *Slots) Fold(from, reference time.Time) *Fold {
 		f.samples += sl.samples
 	}
 	f.hist.bounds()
-	f.points = s.Points(from)
+	f.points, f.period = s.Points(from), s.Length
 	return f
 }
 
