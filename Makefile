@@ -24,7 +24,7 @@ build: ## Build bin/recommend-job.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/recommend-job ./cmd/recommend-job
 
 .PHONY: tools
-tools: ## Install and build what the tests run: etcd, kube-apiserver, Prometheus, VictoriaMetrics, git, helm, Gitea, Thanos.
+tools: ## Install and build what the tests run: etcd, kube-apiserver, Prometheus, VictoriaMetrics, git, helm, Gitea, Thanos, Mermaid, Chromium.
 	hack/testbed tools
 
 # Some unit tests wait out a timeout (a TLS handshake that never completes
@@ -63,9 +63,15 @@ lint: ## Run golangci-lint (pinned) on the code.
 	GOBIN=$(CURDIR)/.cache/bin $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	.cache/bin/golangci-lint run ./...
 
+# DEMO_SCREENSHOT saves the first pull request's page, as headless Chromium
+# shows it, as a PNG, e.g. make demo DEMO_SCREENSHOT=docs/images/pull-request.png;
+# DEMO_SCREENSHOT_HEIGHT is its window's height in CSS pixels (1280 wide).
+DEMO_SCREENSHOT ?=
+DEMO_SCREENSHOT_HEIGHT ?= 1800
+
 .PHONY: demo
 demo: ## Run the job end to end on the bundled demo, on a local test bed and Gitea: a pull request per team, with its evidence.
-	hack/run ./hack/cmd/demo
+	hack/run ./hack/cmd/demo $(if $(DEMO_SCREENSHOT),-screenshot '$(DEMO_SCREENSHOT)' -screenshot-height $(DEMO_SCREENSHOT_HEIGHT))
 
 .PHONY: step-study
 step-study: ## Measure what coarser CPU steps, rate windows and subqueries cost in precision, on a real Prometheus (about a minute).

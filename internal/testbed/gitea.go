@@ -33,6 +33,9 @@ type GiteaTools struct {
 	Source string
 	// Git is the git binary Gitea runs; CreateRepo runs it too.
 	Git string
+	// Mermaid is Mermaid's browser bundle, set for a server that gets the
+	// stand-in frontend (GiteaFrontend).
+	Mermaid string
 }
 
 // EnsureGitea builds Gitea from the tools module in hack/tools/gitea into
@@ -104,6 +107,11 @@ func StartGitea(ctx context.Context, repoRoot, dir string, opts ...Option) (*Git
 	if err != nil {
 		return nil, err
 	}
+	if buildOptions(opts).giteaFrontend {
+		if tools.Mermaid, err = EnsureMermaid(ctx, repoRoot); err != nil {
+			return nil, err
+		}
+	}
 	return startWithRetry(func() (*Gitea, error) { return startGitea(ctx, tools, dir, opts...) })
 }
 
@@ -124,6 +132,12 @@ func startGitea(ctx context.Context, tools GiteaTools, dir string, opts ...Optio
 	ini := filepath.Join(dir, "app.ini")
 	if err := os.WriteFile(ini, []byte(giteaINI(dir, tools, ports[0])), 0o600); err != nil {
 		return nil, fmt.Errorf("start gitea: %w", err)
+	}
+	if tools.Mermaid != "" {
+		// Gitea's custom path is WORK_PATH/custom.
+		if err := writeGiteaFrontend(filepath.Join(dir, "custom"), tools); err != nil {
+			return nil, fmt.Errorf("start gitea: %w", err)
+		}
 	}
 	// Gitea reads HOME for its git configuration; keep the caller's out.
 	env := append(environWithout("GIT_", "GITEA_", "HOME="), "HOME="+dir, "GITEA_WORK_DIR="+dir)

@@ -38,6 +38,8 @@ type options struct {
 	// externalLabels are Prometheus' external labels, which a Thanos
 	// sidecar requires.
 	externalLabels map[string]string
+	// giteaFrontend gives Gitea the stand-in frontend (GiteaFrontend).
+	giteaFrontend bool
 }
 
 func buildOptions(opts []Option) options {

@@ -27,6 +27,8 @@ var aptPackages = map[string]string{
 	"victoria-metrics": "victoria-metrics",
 	// EnsureDockerRegistry installs it, for the OCI registry tests.
 	"docker-registry": "docker-registry",
+	// EnsureChromium installs it, for the browser test.
+	"chromium": "chromium",
 }
 
 // Tools holds the paths of the binaries the test bed runs.

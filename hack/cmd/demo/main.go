@@ -5,13 +5,16 @@
 // and a pull request per team (the ResourceRecommends' team label), and
 // shows each pull request it opened, the commit on its branch and its
 // description, which holds the evidence behind each number. A second run
-// shows that nothing new changes nothing.
+// shows that nothing new changes nothing. With -screenshot FILE it saves
+// the first pull request's page as headless Chromium shows it, charts
+// unfolded, as a PNG.
 package main
 
 import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -36,8 +39,11 @@ import (
 const mib = 1 << 20
 
 func main() {
+	screenshot := flag.String("screenshot", "", "save the first pull request's page, as headless Chromium shows it, as a PNG `file`")
+	height := flag.Int("screenshot-height", 1800, "the screenshot's window height in CSS `pixels`; it is 1280 wide")
+	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx)
+	err := run(ctx, shot{path: *screenshot, height: *height})
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
@@ -45,7 +51,13 @@ func main() {
 	}
 }
 
-func run(ctx context.Context) error {
+// shot is where the screenshot goes, if anywhere, and its height.
+type shot struct {
+	path   string
+	height int
+}
+
+func run(ctx context.Context, screenshot shot) error {
 	root, err := testbed.RepoRoot()
 	if err != nil {
 		return err
@@ -67,7 +79,13 @@ func run(ctx context.Context) error {
 	giteaCh := make(chan started, 1)
 	go func() {
 		began := time.Now()
-		forge, err := testbed.StartGitea(ctx, root, filepath.Join(dir, "gitea"))
+		var opts []testbed.Option
+		if screenshot.path != "" {
+			// Gitea built from source lacks its frontend, which renders
+			// the charts; the test bed's stand-in does.
+			opts = append(opts, testbed.GiteaFrontend())
+		}
+		forge, err := testbed.StartGitea(ctx, root, filepath.Join(dir, "gitea"), opts...)
 		if err == nil {
 			logf("gitea ready at %s after %s", forge.URL, time.Since(began).Round(10*time.Millisecond))
 		}
@@ -160,7 +178,50 @@ func run(ctx context.Context) error {
 		}
 		fmt.Printf("#%d still open, last updated %s\n", pr.Index, pr.Updated.Format(time.RFC3339))
 	}
+	// After the second run, so that the time it takes does not move the
+	// second run's window.
+	if screenshot.path != "" {
+		step("saving a screenshot of " + prs[0].HTMLURL + " as headless Chromium shows it")
+		if err := saveScreenshot(ctx, prs[0].HTMLURL, screenshot); err != nil {
+			return err
+		}
+	}
 	step("done; the test bed and Gitea stop now")
+	return nil
+}
+
+// saveScreenshot saves the page at url, its charts unfolded, as a PNG,
+// and says how many of its charts rendered.
+func saveScreenshot(ctx context.Context, url string, screenshot shot) error {
+	chromium, err := testbed.EnsureChromium(ctx)
+	if err != nil {
+		return err
+	}
+	// The stand-in frontend opens the charts' <details> on this hash.
+	url += "#testbed-open-charts"
+	const budget = 20 * time.Second
+	dom, err := chromium.DOM(ctx, url, budget)
+	if err != nil {
+		return err
+	}
+	page := testbed.ReadMermaidPage(dom)
+	fmt.Printf("%d of %d charts rendered\n", page.Rendered, page.Rendered+page.Pending)
+	for _, msg := range page.Errors {
+		fmt.Printf("a chart Mermaid refused: %s\n", msg)
+	}
+	path, err := filepath.Abs(screenshot.path)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	// At 0.75 image pixels to a CSS pixel the picture is as wide as a
+	// README shows it, and its file a third smaller.
+	if err := chromium.Screenshot(ctx, url, path, 1280, screenshot.height, 0.75, budget); err != nil {
+		return err
+	}
+	fmt.Printf("saved %s\n", path)
 	return nil
 }
 

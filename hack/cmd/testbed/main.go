@@ -322,6 +322,15 @@ func ensureTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	// The browser test loads Gitea's pages with Mermaid's bundle in them.
+	mermaid, err := testbed.EnsureMermaid(ctx, root)
+	if err != nil {
+		return err
+	}
+	chromium, err := testbed.EnsureChromium(ctx)
+	if err != nil {
+		return err
+	}
 	for _, t := range []struct{ name, path string }{
 		{"etcd", tools.Etcd},
 		{"kube-apiserver", tools.KubeAPIServer},
@@ -332,6 +341,8 @@ func ensureTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		{"victoria-metrics", victoriaMetrics},
 		{"docker-registry", dockerRegistry},
 		{"thanos", thanos},
+		{"mermaid", mermaid},
+		{"chromium", chromium.Binary},
 	} {
 		if _, err := fmt.Fprintf(stdout, "%s=%s\n", t.name, t.path); err != nil {
 			return err

@@ -105,15 +105,16 @@ func up(opts testbed.Options) (*testbed.Bed, error) {
 // Gitea starts a Gitea, built from source on first use, with an admin user
 // (Username, Password) and its API token (Token), in a temporary directory
 // of t, or fails the test; it stops when the test ends. Its CreateRepo
-// makes repositories with a first commit on main.
-func Gitea(t testing.TB) *testbed.Gitea {
+// makes repositories with a first commit on main. opts are StartGitea's,
+// e.g. testbed.GiteaFrontend() for pages a browser renders.
+func Gitea(t testing.TB, opts ...testbed.Option) *testbed.Gitea {
 	t.Helper()
 	root, err := testbed.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A build on a cold cache is bounded by go test's -timeout.
-	g, err := testbed.StartGitea(t.Context(), root, t.TempDir())
+	g, err := testbed.StartGitea(t.Context(), root, t.TempDir(), opts...)
 	if err != nil {
 		t.Fatalf("start gitea: %v", err)
 	}
