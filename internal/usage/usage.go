@@ -344,7 +344,7 @@ func (r *Reader) Read(ctx context.Context, namespace string, workloads []Workloa
 }
 
 func (r *Reader) read(ctx context.Context, namespace string, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
-	pods, selector, a, err := r.attribution(ctx, namespace, workloads)
+	pods, selector, a, err := r.selectors(namespace, workloads)
 	if err != nil {
 		return nil, err
 	}
@@ -355,6 +355,15 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 		return nil, err
 	}
 	r.step, r.rateWindow = r.res.Step, r.res.RateWindow
+	// The ownership listing also counts the CPU series of each container
+	// back to the first rate window, which lets the CPU query go without
+	// its max by (pod, container); see cpuSeries.
+	var counted cpuSeries
+	if r.owners {
+		if a.owned, counted, err = r.ownership(ctx, namespace, workloads, selector, r.rateWindow+r.step); err != nil {
+			return nil, err
+		}
+	}
 	if r.spans != nil {
 		// Every read of spans samples the same times, a whole number of
 		// steps from the epoch, so that what one run folded is what a
@@ -363,13 +372,12 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	}
 
 	out := make(map[WorkloadRef]Usage, len(workloads))
-	cpu := fmt.Sprintf(`max by (pod, container) (rate(container_cpu_usage_seconds_total{%s}[%s]))`,
-		selector, model.Duration(r.rateWindow))
+	cpu := cpuQuery(selector, r.rateWindow, counted != nil)
 	var parts []Span
 	if r.spans != nil {
 		parts = r.spans(namespace, r.res, r.end.Add(-span(r.window, r.step)), r.end)
 	}
-	err = r.eachSeriesIn(ctx, namespace, corev1.ResourceCPU, cpu, r.window, r.step, parts, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+	err = r.eachSeriesIn(ctx, namespace, corev1.ResourceCPU, cpu, r.window, r.step, parts, a, counted, func(w WorkloadRef, container string, series *model.SampleStream) {
 		if r.folding != nil {
 			r.folding.add(w, container, series)
 			return
@@ -448,7 +456,7 @@ func (r *Reader) attribution(ctx context.Context, namespace string, workloads []
 		return "", "", nil, err
 	}
 	if r.owners {
-		if a.owned, err = r.ownership(ctx, namespace, workloads); err != nil {
+		if a.owned, _, err = r.ownership(ctx, namespace, workloads, "", 0); err != nil {
 			return "", "", nil, err
 		}
 	}
@@ -743,19 +751,21 @@ func (r *Reader) send(ctx context.Context, q string, rng promv1.Range, each func
 // read in pieces (see piece).
 func (r *Reader) eachSeries(ctx context.Context, namespace string, what corev1.ResourceName, query string, window, step time.Duration,
 	a *attributor, add func(WorkloadRef, string, *model.SampleStream)) error {
-	return r.eachSeriesIn(ctx, namespace, what, query, window, step, nil, a, add)
+	return r.eachSeriesIn(ctx, namespace, what, query, window, step, nil, a, nil, add)
 }
 
 // eachSeriesIn is eachSeries over the points of the window within parts
-// only; all of them when parts is nil.
+// only; all of them when parts is nil. With counted, the query is not
+// aggregated, and the series of a container that has several are merged
+// here (see cpuSeries).
 func (r *Reader) eachSeriesIn(ctx context.Context, namespace string, what corev1.ResourceName, query string, window, step time.Duration,
-	parts []Span, a *attributor, add func(WorkloadRef, string, *model.SampleStream)) error {
+	parts []Span, a *attributor, counted cpuSeries, add func(WorkloadRef, string, *model.SampleStream)) error {
 	rngs := r.ranges(window, step)
 	if parts != nil {
 		rngs = clip(rngs, parts)
 	}
 	for _, rng := range rngs {
-		if err := r.piece(ctx, namespace, what, query, rng, a, nil, add); err != nil {
+		if err := r.piece(ctx, namespace, what, query, rng, a, nil, counted, add); err != nil {
 			return err
 		}
 	}
