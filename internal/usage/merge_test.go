@@ -34,7 +34,9 @@ func TestMergerTakesTheHighestOfAContainersSeries(t *testing.T) {
 	stream := func(pod, id string, points ...model.SamplePair) *model.SampleStream {
 		return &model.SampleStream{Metric: model.Metric{"pod": model.LabelValue(pod), "container": "app", "id": model.LabelValue(id)}, Values: points}
 	}
-	at := func(ts model.Time, v model.SampleValue) model.SamplePair { return model.SamplePair{Timestamp: ts, Value: v} }
+	at := func(ts model.Time, v model.SampleValue) model.SamplePair {
+		return model.SamplePair{Timestamp: ts, Value: v}
+	}
 	type handed struct {
 		Pod    string
 		Points []model.SamplePair
