@@ -77,7 +77,7 @@ func WithSplits(fn func(Split)) Option { return func(r *Reader) { r.splits = fn 
 // series is only taken in the piece its workload is in, so that a pod
 // two pieces' patterns match is counted once.
 func (r *Reader) piece(ctx context.Context, namespace string, what corev1.ResourceName, query string, rng promv1.Range,
-	a *attributor, workloads []WorkloadRef, add func(WorkloadRef, string, *model.SampleStream)) error {
+	a *attributor, workloads []WorkloadRef, counted cpuSeries, add func(WorkloadRef, string, *model.SampleStream)) error {
 	var in map[WorkloadRef]bool
 	if workloads != nil {
 		in = make(map[WorkloadRef]bool, len(workloads))
@@ -89,13 +89,22 @@ func (r *Reader) piece(ctx context.Context, namespace string, what corev1.Resour
 	}
 	q := a.narrow(query, workloads)
 	handed := false
-	err := r.query(ctx, namespace, what, q, rng, func(series *model.SampleStream) {
-		handed = true
+	take := func(series *model.SampleStream) {
 		w, ok := a.owner(string(series.Metric["pod"]))
 		if ok && (in == nil || in[w]) {
 			add(w, string(series.Metric["container"]), series)
 		}
+	}
+	m := counted.merger()
+	err := r.query(ctx, namespace, what, q, rng, func(series *model.SampleStream) {
+		handed = true
+		m.take(series, take)
 	})
+	if err == nil {
+		if err = m.flush(take); err != nil {
+			return fmt.Errorf("querying %s in namespace %s: %w", what, namespace, err)
+		}
+	}
 	limit := sizeLimit(err)
 	if limit == "" || handed {
 		return err
@@ -107,20 +116,20 @@ func (r *Reader) piece(ctx context.Context, namespace string, what corev1.Resour
 		half := len(workloads) / 2
 		split.By, split.Pieces = "workloads", [2]int{half, len(workloads) - half}
 		r.noteSplit(ctx, split)
-		if err := r.piece(ctx, namespace, what, query, rng, a, workloads[:half], add); err != nil {
+		if err := r.piece(ctx, namespace, what, query, rng, a, workloads[:half], counted, add); err != nil {
 			return err
 		}
-		return r.piece(ctx, namespace, what, query, rng, a, workloads[half:], add)
+		return r.piece(ctx, namespace, what, query, rng, a, workloads[half:], counted, add)
 	case steps > 1:
 		half := steps / 2
 		split.By, split.Pieces = "time", [2]int{half, steps - half}
 		r.noteSplit(ctx, split)
 		first := promv1.Range{Start: rng.Start, End: rng.Start.Add(time.Duration(half-1) * rng.Step), Step: rng.Step}
 		second := promv1.Range{Start: first.End.Add(rng.Step), End: rng.End, Step: rng.Step}
-		if err := r.piece(ctx, namespace, what, query, first, a, workloads, add); err != nil {
+		if err := r.piece(ctx, namespace, what, query, first, a, workloads, counted, add); err != nil {
 			return err
 		}
-		return r.piece(ctx, namespace, what, query, second, a, workloads, add)
+		return r.piece(ctx, namespace, what, query, second, a, workloads, counted, add)
 	}
 	return fmt.Errorf("%w (refused by %s for one workload and one step)", err, limit)
 }

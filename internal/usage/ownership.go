@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -35,7 +36,11 @@ var ownershipMetrics = []struct{ metric, subject, kind string }{
 // have samples between the window's start and its end), else, or where
 // the endpoint is not served, a query takes the highest of every sample
 // of the window, reading them all.
-func (r *Reader) ownership(ctx context.Context, namespace string, workloads []WorkloadRef) (map[string]*WorkloadRef, error) {
+//
+// With a cpu selector, the same listing also counts the CPU counter's
+// series of each pod and container from lookback before the window on
+// (see cpuSeries); the count is nil when nothing was listed.
+func (r *Reader) ownership(ctx context.Context, namespace string, workloads []WorkloadRef, cpu string, lookback time.Duration) (map[string]*WorkloadRef, cpuSeries, error) {
 	sel := `__name__=~"kube_pod_owner|kube_replicaset_owner|kube_job_owner",namespace=` + strconv.Quote(namespace)
 	if r.filter != "" {
 		sel += "," + r.filter
@@ -43,12 +48,22 @@ func (r *Reader) ownership(ctx context.Context, namespace string, workloads []Wo
 	end := r.now()
 	o := owners{pods: map[string]ownerRef{}, parents: map[ownerRef]ownerRef{}}
 	var err error
+	var counted cpuSeries
 	listed := false
 	if lister, ok := r.api.(SeriesLister); ok {
+		matches, start := []string{"{" + sel + "}"}, end.Add(-r.window)
+		if cpu != "" {
+			matches, start = append(matches, cpuMetric+"{"+cpu+"}"), start.Add(-lookback)
+			counted = cpuSeries{}
+		}
 		err = r.call(ctx, namespace, "ownership", func(ctx context.Context) (promv1.Warnings, error) {
-			sets, warnings, _, err := lister.Series(ctx, []string{"{" + sel + "}"}, end.Add(-r.window), end)
+			sets, warnings, _, err := lister.Series(ctx, matches, start, end)
 			for _, s := range sets {
-				o.add(model.Metric(s))
+				if m := model.Metric(s); m[model.MetricNameLabel] == cpuMetric {
+					counted.add(m)
+				} else {
+					o.add(m)
+				}
 			}
 			return warnings, err
 		})
@@ -56,6 +71,7 @@ func (r *Reader) ownership(ctx context.Context, namespace string, workloads []Wo
 	}
 	// Where the series endpoint is not served, the query reads the same.
 	if !listed {
+		counted = nil
 		q := fmt.Sprintf(`max by (pod, replicaset, job_name, owner_kind, owner_name) (max_over_time({%s}[%s]))`,
 			sel, model.Duration(r.window))
 		err = r.query(ctx, namespace, "ownership", q, promv1.Range{Start: end, End: end, Step: cmp.Or(r.step, DefaultStep)}, func(s *model.SampleStream) {
@@ -63,7 +79,7 @@ func (r *Reader) ownership(ctx context.Context, namespace string, workloads []Wo
 		})
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	wanted := map[ownerRef]WorkloadRef{}
 	for _, w := range workloads {
@@ -80,7 +96,7 @@ func (r *Reader) ownership(ctx context.Context, namespace string, workloads []Wo
 			out[pod] = nil
 		}
 	}
-	return out, nil
+	return out, counted, nil
 }
 
 // owners are the owners the ownership series name.

@@ -188,8 +188,9 @@ func (l *listingAPI) Series(_ context.Context, matches []string, start, end time
 
 // TestReaderListsOwnership reads ownership from the listing of its series
 // when the API lists series: no ownership query is sent, the listing
-// selects the namespace and the label filter over the window, and the
-// owners resolve as the query's do.
+// selects the namespace and the label filter over the window (and the CPU
+// series, from a rate window earlier), and the owners resolve as the
+// query's do.
 func TestReaderListsOwnership(t *testing.T) {
 	set := func(name string, labels ...string) model.LabelSet {
 		s := model.LabelSet{model.MetricNameLabel: model.LabelValue(name), "namespace": "ns"}
@@ -235,12 +236,14 @@ func TestReaderListsOwnership(t *testing.T) {
 	if h := got[nightly]["c"][corev1.ResourceCPU]; h == nil || !slices.Equal(h.Values, []float64{4}) {
 		t.Errorf("nightly cpu = %+v, want [4], its Job's pod", h)
 	}
-	want := [][]string{{`{__name__=~"kube_pod_owner|kube_replicaset_owner|kube_job_owner",namespace="ns",cluster="prod"}`}}
+	want := [][]string{{`{__name__=~"kube_pod_owner|kube_replicaset_owner|kube_job_owner",namespace="ns",cluster="prod"}`,
+		`container_cpu_usage_seconds_total{container!="",container!="POD",namespace="ns",pod=~"nightly-[0-9]+-[bcdfghjklmnpqrstvwxz2456789]{5}|web-[bcdfghjklmnpqrstvwxz2456789]{1,10}-[bcdfghjklmnpqrstvwxz2456789]{5}",cluster="prod"}`}}
 	if diff := cmp.Diff(want, api.listed); diff != "" {
 		t.Errorf("listings differ (-want +got):\n%s", diff)
 	}
-	if len(api.starts) != 1 || !api.starts[0].Equal(end.Add(-48*time.Hour)) || !api.ends[0].Equal(end) {
-		t.Errorf("listed from %v to %v, want the window, %v to %v", api.starts, api.ends, end.Add(-48*time.Hour), end)
+	// The CPU series are listed back to the first point's rate window.
+	if start := end.Add(-48*time.Hour - DefaultRateWindow - DefaultStep); len(api.starts) != 1 || !api.starts[0].Equal(start) || !api.ends[0].Equal(end) {
+		t.Errorf("listed from %v to %v, want the window and a rate window and step before it, %v to %v", api.starts, api.ends, start, end)
 	}
 	for _, q := range api.queries {
 		if strings.Contains(q, "owner") {
@@ -319,7 +322,7 @@ func TestOwnershipQueriedWhereSeriesAreNotServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	web := WorkloadRef{Kind: "Deployment", Namespace: "shop", Name: "web"}
-	got, err := NewReader(client).ownership(t.Context(), "shop", []WorkloadRef{web})
+	got, _, err := NewReader(client).ownership(t.Context(), "shop", []WorkloadRef{web}, "", 0)
 	if err != nil {
 		t.Fatalf("ownership() error = %v", err)
 	}

@@ -344,7 +344,7 @@ func (r *Reader) Read(ctx context.Context, namespace string, workloads []Workloa
 }
 
 func (r *Reader) read(ctx context.Context, namespace string, workloads []WorkloadRef) (map[WorkloadRef]Usage, error) {
-	pods, selector, a, err := r.attribution(ctx, namespace, workloads)
+	pods, selector, a, err := r.selectors(namespace, workloads)
 	if err != nil {
 		return nil, err
 	}
@@ -355,6 +355,15 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 		return nil, err
 	}
 	r.step, r.rateWindow = r.res.Step, r.res.RateWindow
+	// The ownership listing also counts the CPU series of each container
+	// back to the first rate window, which lets the CPU query go without
+	// its max by (pod, container); see cpuSeries.
+	var counted cpuSeries
+	if r.owners {
+		if a.owned, counted, err = r.ownership(ctx, namespace, workloads, selector, r.rateWindow+r.step); err != nil {
+			return nil, err
+		}
+	}
 	if r.spans != nil {
 		// Every read of spans samples the same times, a whole number of
 		// steps from the epoch, so that what one run folded is what a
@@ -363,8 +372,7 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	}
 
 	out := make(map[WorkloadRef]Usage, len(workloads))
-	cpu := fmt.Sprintf(`max by (pod, container) (rate(container_cpu_usage_seconds_total{%s}[%s]))`,
-		selector, model.Duration(r.rateWindow))
+	cpu := cpuQuery(selector, r.rateWindow, counted != nil)
 	// Each query's samples lie on its own grid from its end: with spans,
 	// memory's and the hourly ones' end on a whole interval, so that a
 	// later read samples the same times.
@@ -378,7 +386,7 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 			Latest: slices.MaxFunc(starts, time.Time.Compare), End: r.end, Window: r.window,
 			Memory: fmt.Sprintf("peak-interval=%s startup-window=%s", r.peakInterval, r.startup)})
 	}
-	err = r.eachSeriesIn(ctx, namespace, corev1.ResourceCPU, cpu, r.end, r.window, r.step, parts, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+	err = r.eachSeriesIn(ctx, namespace, corev1.ResourceCPU, cpu, r.end, r.window, r.step, parts, a, counted, func(w WorkloadRef, container string, series *model.SampleStream) {
 		if r.folding != nil {
 			r.folding.add(w, container, series)
 			return
@@ -399,7 +407,7 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	memory := fmt.Sprintf(`max by (pod, container) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`,
 		selector, model.Duration(r.peakInterval))
 	peaks := map[*History]map[time.Time]int{}
-	err = r.eachSeriesIn(ctx, namespace, corev1.ResourceMemory, memory, memoryEnd, max(r.window, r.memoryWindow), r.peakInterval, parts, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+	err = r.eachSeriesIn(ctx, namespace, corev1.ResourceMemory, memory, memoryEnd, max(r.window, r.memoryWindow), r.peakInterval, parts, a, nil, func(w WorkloadRef, container string, series *model.SampleStream) {
 		h := r.history(out, w, container, corev1.ResourceMemory)
 		if peaks[h] == nil {
 			peaks[h] = map[time.Time]int{}
@@ -413,7 +421,7 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	}
 
 	// The times of the OOM kills let a shorter window count only its own.
-	err = r.eachSeriesIn(ctx, namespace, "oom", r.oomQuery(pods), hourEnd, r.window, oomResolution, parts, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+	err = r.eachSeriesIn(ctx, namespace, "oom", r.oomQuery(pods), hourEnd, r.window, oomResolution, parts, a, nil, func(w WorkloadRef, container string, series *model.SampleStream) {
 		h := r.history(out, w, container, corev1.ResourceMemory)
 		for _, s := range series.Values {
 			h.OOMKills = append(h.OOMKills, s.Timestamp.Time())
@@ -427,7 +435,7 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	// The startup peaks, also per hour, so that a shorter window keeps
 	// only its own.
 	if r.startup > 0 {
-		err = r.eachSeriesIn(ctx, namespace, "startup", r.startupQuery(selector), hourEnd, r.window, startupResolution, parts, a, func(w WorkloadRef, container string, series *model.SampleStream) {
+		err = r.eachSeriesIn(ctx, namespace, "startup", r.startupQuery(selector), hourEnd, r.window, startupResolution, parts, a, nil, func(w WorkloadRef, container string, series *model.SampleStream) {
 			h := r.history(out, w, container, corev1.ResourceMemory)
 			for _, s := range series.Values {
 				h.addStartupPeak(s.Timestamp.Time(), float64(s.Value))
@@ -457,7 +465,7 @@ func (r *Reader) attribution(ctx context.Context, namespace string, workloads []
 		return "", "", nil, err
 	}
 	if r.owners {
-		if a.owned, err = r.ownership(ctx, namespace, workloads); err != nil {
+		if a.owned, _, err = r.ownership(ctx, namespace, workloads, "", 0); err != nil {
 			return "", "", nil, err
 		}
 	}
@@ -769,19 +777,21 @@ func (r *Reader) send(ctx context.Context, q string, rng promv1.Range, each func
 // read in pieces (see piece).
 func (r *Reader) eachSeries(ctx context.Context, namespace string, what corev1.ResourceName, query string, window, step time.Duration,
 	a *attributor, add func(WorkloadRef, string, *model.SampleStream)) error {
-	return r.eachSeriesIn(ctx, namespace, what, query, r.now(), window, step, nil, a, add)
+	return r.eachSeriesIn(ctx, namespace, what, query, r.now(), window, step, nil, a, nil, add)
 }
 
 // eachSeriesIn is eachSeries over the window ending at end, at the points
-// within parts only; all of them when parts is nil.
+// within parts only; all of them when parts is nil. With counted, the
+// query is not aggregated, and the series of a container that has several
+// are merged here (see cpuSeries).
 func (r *Reader) eachSeriesIn(ctx context.Context, namespace string, what corev1.ResourceName, query string, end time.Time, window, step time.Duration,
-	parts []Span, a *attributor, add func(WorkloadRef, string, *model.SampleStream)) error {
+	parts []Span, a *attributor, counted cpuSeries, add func(WorkloadRef, string, *model.SampleStream)) error {
 	rngs := r.rangesTo(end, window, step)
 	if parts != nil {
 		rngs = clip(rngs, parts)
 	}
 	for _, rng := range rngs {
-		if err := r.piece(ctx, namespace, what, query, rng, a, nil, add); err != nil {
+		if err := r.piece(ctx, namespace, what, query, rng, a, nil, counted, add); err != nil {
 			return err
 		}
 	}
