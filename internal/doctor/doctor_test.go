@@ -246,7 +246,7 @@ func testQueriesAreARunsQueries(t *testing.T, api func(*prometheus) usage.RangeQ
 			order = append(order, m[1])
 		}
 		shown[m[1]] = append(shown[m[1]], m[5])
-		if strings.Contains(m[5], "container_cpu_usage_seconds_total") {
+		if strings.Contains(m[5], "rate(container_cpu_usage_seconds_total") {
 			spans[m[1]] = m[3] + " at " + m[4]
 		}
 	}
@@ -261,11 +261,12 @@ func testQueriesAreARunsQueries(t *testing.T, api func(*prometheus) usage.RangeQ
 		want := "ok    namespace " + ns + ": " + strconv.Itoa(len(queries)) + " queries\n"
 		if listed {
 			want = "ok    namespace " + ns + ": " + strconv.Itoa(len(queries)-1) + " queries and a series listing\n"
-			// The pods' ownership, over the namespace's longest window.
-			window := map[string]string{"shop": "10d", "api": "1w"}[ns]
-			line := fmt.Sprintf(`namespace %s: %d series over %s <- series {__name__=~"kube_pod_owner|kube_replicaset_owner|kube_job_owner",namespace="%s"}`,
+			// The pods' ownership and the CPU series, over the namespace's
+			// longest window and the CPU's first rate window and step before it.
+			window := map[string]string{"shop": "10d10m", "api": "7d10m"}[ns]
+			line := fmt.Sprintf(`namespace %s: %d series over %s <- series {__name__=~"kube_pod_owner|kube_replicaset_owner|kube_job_owner",namespace="%s"} container_cpu_usage_seconds_total{`,
 				ns, len(pods[ns]), window, ns)
-			if !strings.Contains(out.String(), line+"\n") {
+			if !strings.Contains(out.String(), line) {
 				t.Errorf("output lacks %q:\n%s", line, out.String())
 			}
 		}
