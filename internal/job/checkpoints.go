@@ -361,6 +361,10 @@ func (in *incremental) folded(item collect.Item, u usage.Usage) (usage.Usage, st
 	}
 	in.save = append(in.save, entry)
 	in.read[item.Namespace] = true
+	// The entry holds the slots encoded, a few hundred bytes a container
+	// where their maps take kilobytes: the slots are let go, so that a run
+	// holds those of the namespaces it is reading, not of every target.
+	delete(in.state, w)
 	return out, checkpoint.Evidence(window, st.kept, st.why)
 }
 
