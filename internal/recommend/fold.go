@@ -21,6 +21,7 @@ type Fold struct {
 	resource    corev1.ResourceName
 	hist        *Histogram
 	counts      []uint32
+	logGrowth   float64 // of the histogram's Growth, found once
 	samples     int
 	first, last time.Time
 	peak        float64
@@ -46,7 +47,7 @@ func NewFold(res corev1.ResourceName, halfLife time.Duration, reference time.Tim
 	if halfLife > 0 && !reference.IsZero() {
 		h.reference = reference.Round(halfLife)
 	}
-	return &Fold{resource: res, hist: h, counts: make([]uint32, len(h.weights))}
+	return &Fold{resource: res, hist: h, counts: make([]uint32, len(h.weights)), logGrowth: math.Log(opts.Growth)}
 }
 
 // Add folds in the sample v taken at t. A value that is not a finite,
@@ -65,10 +66,13 @@ func (f *Fold) Add(t time.Time, v float64) {
 		f.peak = v
 	}
 	f.samples++
-	f.hist.Add(v, sampleWeight(f.resource, v), t)
-	f.counts[f.hist.opts.findBucket(v, len(f.counts))]++
+	b := f.hist.opts.bucketOf(v, len(f.counts), f.logGrowth)
+	if w := sampleWeight(f.resource, v); w > 0 && !math.IsNaN(w) && !math.IsInf(w, 0) {
+		f.hist.addTo(b, w, t)
+	}
+	f.counts[b]++
 	if f.periods != nil {
-		f.periods.add(t, v)
+		f.periods.add(t, v, b)
 	}
 }
 

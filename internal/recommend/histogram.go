@@ -44,7 +44,16 @@ func (o HistogramOptions) findBucket(value float64, n int) int {
 	if value < o.FirstBucket {
 		return 0
 	}
-	b := int(math.Log(value*(o.Growth-1)/o.FirstBucket+1) / math.Log(o.Growth))
+	return o.bucketOf(value, n, math.Log(o.Growth))
+}
+
+// bucketOf is findBucket with the log of Growth given, for callers that
+// find the buckets of many samples.
+func (o HistogramOptions) bucketOf(value float64, n int, logGrowth float64) int {
+	if value < o.FirstBucket {
+		return 0
+	}
+	b := int(math.Log(value*(o.Growth-1)/o.FirstBucket+1) / logGrowth)
 	return min(b, n-1)
 }
 
@@ -78,8 +87,13 @@ func (h *Histogram) Add(value, weight float64, t time.Time) {
 	if weight <= 0 || math.IsNaN(value) || math.IsInf(value, 0) || math.IsNaN(weight) || math.IsInf(weight, 0) {
 		return
 	}
+	h.addTo(h.opts.findBucket(value, len(h.weights)), weight, t)
+}
+
+// addTo adds weight, taken at t, to bucket b: Add's work once the bucket
+// is known, so that a fold finds each sample's bucket once.
+func (h *Histogram) addTo(b int, weight float64, t time.Time) {
 	weight *= h.decay(t)
-	b := h.opts.findBucket(value, len(h.weights))
 	h.weights[b] += weight
 	h.total += weight
 	if b < h.minBucket && h.weights[b] >= h.opts.Epsilon {

@@ -55,8 +55,9 @@ func newPeriods(res corev1.ResourceName, length time.Duration, anchor time.Time)
 	return &periods{length: length, anchor: anchor, opts: opts, slots: map[int64]*slot{}}
 }
 
-// add counts the sample v taken at t; weights are left to the fold.
-func (p *periods) add(t time.Time, v float64) {
+// add counts the sample v, of the given bucket, taken at t; weights are
+// left to the fold.
+func (p *periods) add(t time.Time, v float64, bucket int) {
 	d := t.Sub(p.anchor)
 	k := int64(d / p.length)
 	if d < 0 && d%p.length != 0 {
@@ -74,7 +75,7 @@ func (p *periods) add(t time.Time, v float64) {
 		sl.peak = v
 	}
 	sl.samples++
-	sl.counts[p.opts.findBucket(v, p.opts.numBuckets())]++
+	sl.counts[bucket]++
 }
 
 // points are the usage of each period that ends after from and holds a
@@ -166,11 +167,12 @@ func samplePoints(res corev1.ResourceName, h *usage.History) []plan.UsagePoint {
 	}
 	length := PeriodOf(h.Window)
 	p := newPeriods(res, length, AnchorOf(h.End, length))
+	n := p.opts.numBuckets()
 	for i, v := range h.Values {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 			continue
 		}
-		p.add(h.Time(i), v)
+		p.add(h.Time(i), v, p.opts.findBucket(v, n))
 	}
 	return p.points(time.Time{})
 }

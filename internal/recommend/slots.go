@@ -27,6 +27,10 @@ type Slots struct {
 	Length   time.Duration
 	Anchor   time.Time
 	slots    map[int64]*slot
+	// buckets and logGrowth are found once, not per sample: the number of
+	// buckets of opts() and the log of its Growth.
+	buckets   int
+	logGrowth float64
 }
 
 // slot is the fold of one slot's samples; its weights decay from the
@@ -91,8 +95,10 @@ func (s *Slots) Add(t time.Time, v float64) {
 	sl.samples++
 	w := sampleWeight(s.Resource, v)
 	opts := s.opts()
-	n := opts.numBuckets()
-	b := opts.findBucket(v, n)
+	if s.buckets == 0 {
+		s.buckets, s.logGrowth = opts.numBuckets(), math.Log(opts.Growth)
+	}
+	b := opts.bucketOf(v, s.buckets, s.logGrowth)
 	if s.HalfLife > 0 {
 		w *= math.Exp2(float64(t.Sub(s.start(k))) / float64(s.HalfLife))
 	}

@@ -399,3 +399,49 @@ func sameError(t *testing.T, got, want error, sameType bool) bool {
 	}
 	return false
 }
+
+// chunkReader hands out src in reads of sizes cycling through 1 to max
+// bytes, from an offset, so that the decoder's buffer ends at every
+// place of an answer in turn: within a key, right after it, within a value.
+type chunkReader struct {
+	src       []byte
+	max, next int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.src) == 0 {
+		return 0, io.EOF
+	}
+	r.next = r.next%r.max + 1
+	n := copy(p[:min(len(p), r.next)], r.src)
+	r.src = r.src[n:]
+	return n, nil
+}
+
+func TestDecodeAnswerInAnyPieces(t *testing.T) {
+	text := []byte(`{"status":"success","data":{"resultType":"matrix","result":[` +
+		`{"metric":{"container":"app","pod":"web-5f6d-x2k4p","note":"tab\there \u00e9 \"q\""},"values":[[1700000000,"0.25"],[1700000060.5,"1e-3"],[1700000120,"NaN"]]},` +
+		`{"metric":{"a_long_label_name_to_cross_reads":"v"},"values":[[1700000000.123,"+Inf"],[1700000060,"12345678901234567890"]]}` +
+		`]},"warnings":["partial \"answer\""]}`)
+	decode := func(src io.Reader) (answer, []model.SampleStream, error) {
+		var got []model.SampleStream
+		a, err := decodeAnswer(src, func(s *model.SampleStream) error {
+			got = append(got, model.SampleStream{Metric: s.Metric.Clone(), Values: append([]model.SamplePair(nil), s.Values...)})
+			return nil
+		})
+		return a, got, err
+	}
+	// Whole in the first read: nothing is read again while decoding.
+	wantAnswer, want, err := decode(bytes.NewReader(text))
+	if err != nil || len(want) != 2 || len(want[0].Values) != 3 || want[0].Metric["note"] != "tab\there é \"q\"" {
+		t.Fatalf("decodeAnswer(whole) = %v, %v; want 2 series, the first of 3 samples and its note unescaped", want, err)
+	}
+	for size := 1; size <= 13; size++ {
+		for offset := range size {
+			a, got, err := decode(&chunkReader{src: text, max: size, next: offset})
+			if err != nil || !cmp.Equal(a, wantAnswer, cmp.AllowUnexported(answer{})) || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("reads of up to %d bytes from %d: %v, %+v, %v; want %+v, %v", size, offset, got, a, err, wantAnswer, want)
+			}
+		}
+	}
+}

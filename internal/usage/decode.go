@@ -359,6 +359,9 @@ func (d *decoder) object(member func(key []byte) error) error {
 		if err != nil {
 			return err
 		}
+		// Past the colon, a read may refill the buffer the key lies in.
+		key = append(d.str[:0], key...)
+		d.str = key
 		if err := d.expect(':'); err != nil {
 			return err
 		}
@@ -441,8 +444,20 @@ func (d *decoder) stringInto(s *string) error {
 }
 
 // stringBody reads the rest of a string after its opening quote, escapes
-// resolved, into the scratch buffer.
+// resolved: in the read buffer or the scratch buffer, valid until the next
+// read.
 func (d *decoder) stringBody() ([]byte, error) {
+	// The most common case: the whole string, without escapes, already in
+	// the buffer, handed out as it lies there, valid as the scratch is.
+	for i := d.pos; i < len(d.buf); i++ {
+		if c := d.buf[i]; c == '"' {
+			s := d.buf[d.pos:i]
+			d.pos = i + 1
+			return s, nil
+		} else if c == '\\' || c < 0x20 {
+			break
+		}
+	}
 	d.str = d.str[:0]
 	for {
 		// The common case: a run without escapes within the buffer.
@@ -549,8 +564,19 @@ func (d *decoder) hex4() (rune, error) {
 	return r, nil
 }
 
-// number reads a JSON number into the scratch buffer.
+// number reads a JSON number, valid until the next read.
 func (d *decoder) number() ([]byte, error) {
+	// The most common case, as in stringBody: the number ends in the buffer.
+	for i := d.pos; i < len(d.buf); i++ {
+		if !numberByte(d.buf[i]) {
+			if i == d.pos {
+				break
+			}
+			num := d.buf[d.pos:i]
+			d.pos = i
+			return num, nil
+		}
+	}
 	d.str = d.str[:0]
 	for {
 		for d.pos < len(d.buf) {
