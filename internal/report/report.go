@@ -1,7 +1,10 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -29,9 +32,7 @@ const (
 func Write(w io.Writer, p *plan.Plan, f Format) error {
 	switch f {
 	case FormatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(p)
+		return writeJSON(w, p)
 	case FormatYAML:
 		b, err := yaml.Marshal(p)
 		if err != nil {
@@ -366,4 +367,50 @@ func short(hash string) string {
 		return hash[:12]
 	}
 	return hash
+}
+
+// itemsKey is the plan's items as a plan without them encodes them, at the
+// top level of the indented document.
+const itemsKey = "\n  \"resourceRecommends\": null"
+
+// writeJSON writes p as a json.Encoder indenting by two spaces does, to the
+// byte, but an item at a time: the whole report of a large run, indented,
+// is several times the size of its items, and would be held at once.
+func writeJSON(w io.Writer, p *plan.Plan) error {
+	rest := *p
+	rest.Items = nil
+	doc, err := json.MarshalIndent(&rest, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the report: %w", err)
+	}
+	at := bytes.Index(doc, []byte(itemsKey))
+	if at < 0 {
+		return errors.New("encoding the report: no place for its items")
+	}
+	at += len(itemsKey) - len("null")
+	bw := bufio.NewWriter(w)
+	bw.Write(doc[:at])
+	switch {
+	case p.Items == nil:
+		bw.WriteString("null")
+	case len(p.Items) == 0:
+		bw.WriteString("[]")
+	default:
+		bw.WriteByte('[')
+		for i := range p.Items {
+			item, err := json.MarshalIndent(&p.Items[i], "    ", "  ")
+			if err != nil {
+				return fmt.Errorf("encoding the report: %w", err)
+			}
+			if i > 0 {
+				bw.WriteByte(',')
+			}
+			bw.WriteString("\n    ")
+			bw.Write(item)
+		}
+		bw.WriteString("\n  ]")
+	}
+	bw.Write(doc[at+len("null"):])
+	bw.WriteByte('\n')
+	return bw.Flush()
 }

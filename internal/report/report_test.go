@@ -201,3 +201,34 @@ func TestTableMissingCurrent(t *testing.T) {
 		t.Errorf("table does not show the missing request as none:\n%s", buf.String())
 	}
 }
+
+// TestWriteJSONAsTheEncoderDoes checks that the report written an item at a
+// time is, to the byte, what encoding the whole plan at once gives.
+func TestWriteJSONAsTheEncoderDoes(t *testing.T) {
+	withGroups := sample()
+	withGroups.Groups = []plan.Group{{Name: "shop", Items: []string{"shop/web"}}}
+	withGroups.Failed = "a <tag> & \"quotes\""
+	for name, p := range map[string]*plan.Plan{
+		"items":    sample(),
+		"one item": {Items: sample().Items[:1]},
+		"no items": {Items: []plan.Item{}, DryRun: true},
+		"nil":      {},
+		"groups":   withGroups,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var want bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(p); err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := Write(&got, p, FormatJSON); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Errorf("report:\n%s\nwant, as encoded at once:\n%s", got.String(), want.String())
+			}
+		})
+	}
+}
