@@ -151,7 +151,7 @@ const gib = 1 << 30
 
 // Of is the cost of it's changes at count replicas (from source) and
 // prices: per resource, (proposed - current request) x replicas, a
-// request not set counting as zero; money is that times the price per
+// request not set counting as the limit, or zero without one; money is that times the price per
 // hour times plan.HoursPerMonth. Values are float64 from the quantities,
 // never rounded: only what shows them rounds.
 func Of(it *plan.Item, count float64, source string, prices plan.Prices) *plan.Cost {
@@ -164,9 +164,14 @@ func Of(it *plan.Item, count float64, source string, prices plan.Prices) *plan.C
 				continue
 			}
 			counted = true
+			// A container with a limit and no request is given the limit
+			// as its request (Kubernetes defaults it so): that is what
+			// it holds now.
 			var before float64
 			if r.Current != nil {
 				before = r.Current.AsApproximateFloat64()
+			} else if r.LiveLimit != nil {
+				before = r.LiveLimit.AsApproximateFloat64()
 			}
 			change := (r.Recommended.AsApproximateFloat64() - before) * count
 			var money float64

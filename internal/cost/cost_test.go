@@ -87,6 +87,20 @@ func TestOf(t *testing.T) {
 			},
 		},
 		{
+			// Kubernetes requests the limit when only the limit is set:
+			// 4Gi held now, 1Gi proposed, a cut of 3 GiB a replica.
+			name: "no request under a limit counts from the limit",
+			containers: []plan.Container{{Name: "app", Resources: []plan.Resource{
+				{Resource: corev1.ResourceMemory, LiveLimit: q("4Gi"), Recommended: q("1Gi"), Changed: true},
+			}}},
+			replicas: 10,
+			want: plan.Cost{
+				MemoryGiB:  plan.Delta{Net: -30, Cut: -30},
+				Monthly:    plan.Delta{Net: -30 * 0.005 * 730, Cut: -30 * 0.005 * 730},
+				Containers: []plan.ContainerCost{{Name: "app", MemoryGiB: -30, Monthly: -30 * 0.005 * 730}},
+			},
+		},
+		{
 			name: "held back, unchanged and limit-only values count nothing",
 			containers: []plan.Container{{Name: "app", Resources: []plan.Resource{
 				{Resource: corev1.ResourceCPU, Current: q("1"), Recommended: q("500m"), Changed: true, HeldBack: true},

@@ -457,6 +457,9 @@ type requestTotals struct {
 	// fresh counts the requests set where there was none, freshCPU and
 	// freshMem by resource.
 	fresh, freshCPU, freshMem int
+	// fromLimit counts the requests set where only a limit was, which
+	// count from the limit: Kubernetes requests the limit for them.
+	fromLimit int
 }
 
 // add counts r, a request to write; a limit-only change leaves the
@@ -465,18 +468,23 @@ func (t *requestTotals) add(r plan.Resource) {
 	if r.LimitsOnly || r.Recommended == nil {
 		return
 	}
+	current := r.Current
+	if current == nil && r.LiveLimit != nil {
+		current = r.LiveLimit
+		t.fromLimit++
+	}
 	var before int64
 	switch r.Resource {
 	case corev1.ResourceCPU:
-		if r.Current != nil {
-			before = r.Current.MilliValue()
+		if current != nil {
+			before = current.MilliValue()
 		}
 		t.cpuBefore += before
 		t.cpuAfter += r.Recommended.MilliValue()
 		t.cpu++
 	case corev1.ResourceMemory:
-		if r.Current != nil {
-			before = r.Current.Value()
+		if current != nil {
+			before = current.Value()
 		}
 		t.memBefore += before
 		t.memAfter += r.Recommended.Value()
@@ -484,7 +492,7 @@ func (t *requestTotals) add(r plan.Resource) {
 	default:
 		return
 	}
-	if r.Current == nil {
+	if current == nil {
 		t.fresh++
 		if r.Resource == corev1.ResourceCPU {
 			t.freshCPU++
@@ -519,6 +527,9 @@ func (t requestTotals) String() string {
 		return "**Change in total requests, per replica:** none, only limits change."
 	}
 	s := "**Change in total requests, per replica:** " + strings.Join(parts, ", ") + ": the proposed minus the current requests, summed over the containers."
+	if t.fromLimit > 0 {
+		s += " A container with a limit and no request counts from its limit, which Kubernetes requests for it."
+	}
 	if t.fresh > 0 {
 		s += " A container without a request counts from zero."
 	}

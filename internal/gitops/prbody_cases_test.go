@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/plan"
 )
@@ -116,6 +117,17 @@ func TestPullRequestBodyCases(t *testing.T) {
 			plan:    oneWorkload(plan.Container{Name: "app", Resources: []plan.Resource{change(corev1.ResourceMemory, "", "54Mi"), change(corev1.ResourceCPU, "100m", "72m")}}),
 			want:    []string{"cpu -28m (100m → 72m over 1 request), memory +54Mi (none → 54Mi over 1 request)"},
 			notWant: []string{"0Gi", "(0 →"},
+		},
+		{
+			name: "a request where only a limit was counts from the limit",
+			plan: oneWorkload(plan.Container{Name: "app", Resources: []plan.Resource{func() plan.Resource {
+				r := change(corev1.ResourceMemory, "", "1Gi")
+				limit := resource.MustParse("4Gi")
+				r.LiveLimit = &limit
+				return r
+			}()}}),
+			want:    []string{"memory -3Gi (4Gi → 1Gi over 1 request)", "A container with a limit and no request counts from its limit, which Kubernetes requests for it."},
+			notWant: []string{"none →", "counts from zero"},
 		},
 		{
 			name: "requests with and without a current value",
