@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -62,6 +63,7 @@ type targetState struct {
 	slots  map[string]*recommend.Slots // by container/resource
 	res    usage.Resolution
 	memory string // how memory was read, see usage.Window
+	filter string // the label filter of the read, see usage.Window
 }
 
 func newIncremental(ctx context.Context, cfg Config, items []collect.Item, byWant map[usage.Want][]int, log *slog.Logger) *incremental {
@@ -70,6 +72,11 @@ func newIncremental(ctx context.Context, cfg Config, items []collect.Item, byWan
 		if len(is) == 1 {
 			in.byNamespace[w.Ref.Namespace] = append(in.byNamespace[w.Ref.Namespace], is[0])
 		}
+	}
+	// In the items' order, not the map's: the first target that cannot
+	// start warm names the reason for its namespace, the same every run.
+	for _, is := range in.byNamespace {
+		slices.Sort(is)
 	}
 	old, err := cfg.Checkpoints.Load(ctx)
 	if err != nil {
@@ -89,9 +96,15 @@ func keyOf(item collect.Item) string {
 }
 
 // settingsOf identifies what shapes a target's folds: the half-life, the
-// resolution its CPU was read at and how its memory was.
-func settingsOf(item collect.Item, run recommend.Options, res usage.Resolution, memory string) string {
-	return fmt.Sprintf("half-life=%s step=%s rate-window=%s %s", recommend.OptionsFor(run, item.Extensions).HalfLife, res.Step, res.RateWindow, memory)
+// resolution its CPU was read at, how its memory was, and the label filter
+// that chose its series (named only when set, so that checkpoints of runs
+// without one stay valid).
+func settingsOf(item collect.Item, run recommend.Options, win usage.Window) string {
+	s := fmt.Sprintf("half-life=%s step=%s rate-window=%s %s", recommend.OptionsFor(run, item.Extensions).HalfLife, win.Resolution.Step, win.Resolution.RateWindow, win.Memory)
+	if win.Filter != "" {
+		s += " filter=" + strconv.Quote(win.Filter)
+	}
+	return s
 }
 
 func containersOf(item collect.Item) []string {
@@ -124,7 +137,7 @@ func (in *incremental) spans(namespace string, win usage.Window) []usage.Span {
 		item := in.items[i]
 		w := recommend.WantOf(item)
 		length := recommend.PeriodOf(win.Window)
-		st := &targetState{from: start, earliest: start, anchor: recommend.AnchorOf(end, length), length: length, slots: map[string]*recommend.Slots{}, res: res, memory: win.Memory,
+		st := &targetState{from: start, earliest: start, anchor: recommend.AnchorOf(end, length), length: length, slots: map[string]*recommend.Slots{}, res: res, memory: win.Memory, filter: win.Filter,
 			end: end, window: win.Window}
 		in.state[w] = st
 		all = append(all, warm{w, st})
@@ -153,7 +166,7 @@ func (in *incremental) spans(namespace string, win usage.Window) []usage.Span {
 			why = "checkpoint of an older format"
 			continue
 		}
-		if m := e.Mismatch(checkpoint.Want{UID: item.Workload.UID, Settings: settingsOf(item, in.cfg.Algorithm, res, win.Memory),
+		if m := e.Mismatch(checkpoint.Want{UID: item.Workload.UID, Settings: settingsOf(item, in.cfg.Algorithm, win),
 			Containers: containersOf(item), Window: end.Sub(start)}, end); m != "" {
 			why = m
 			continue
@@ -296,7 +309,7 @@ func (in *incremental) folded(item collect.Item, u usage.Usage) (usage.Usage, st
 		window = end.Sub(st.from)
 	}
 	entry := checkpoint.Entry{Namespace: item.Namespace, Kind: item.Workload.Kind, Name: item.Workload.Name, UID: item.Workload.UID,
-		Settings: settingsOf(item, in.cfg.Algorithm, st.res, st.memory), End: end, Containers: containersOf(item), Folds: map[string][]byte{}}
+		Settings: settingsOf(item, in.cfg.Algorithm, usage.Window{Resolution: st.res, Memory: st.memory, Filter: st.filter}), End: end, Containers: containersOf(item), Folds: map[string][]byte{}}
 	out := usage.Usage{}
 	halfLife := recommend.OptionsFor(in.cfg.Algorithm, item.Extensions).HalfLife
 	for c, resources := range u {

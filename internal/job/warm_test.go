@@ -246,3 +246,36 @@ func TestOlderCheckpointReadCold(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherLabelFilterReadCold checks that a checkpoint folded from the
+// series of another prometheus-label-filter is not taken for this one's:
+// the target is read cold and says why, then warm under the new filter.
+func TestOtherLabelFilterReadCold(t *testing.T) {
+	now := time.Date(2026, 3, 10, 10, 37, 0, 0, time.UTC)
+	start := now.Add(-8 * 24 * time.Hour)
+	var cs []synthetic.Container
+	for _, pod := range synthetic.Rollouts("web", 1, 1, start, now)[0].Pods {
+		cs = append(cs, synthetic.Container{Namespace: "shop", Pod: pod, Container: "app", Start: start, End: now,
+			CPU: synthetic.Constant(0.2), Memory: synthetic.Constant(300 << 20)})
+	}
+	prom := newEnginePrometheus(t, synthetic.Series(cs, time.Minute))
+	store := checkpoint.New(fake.NewClientset().CoreV1().ConfigMaps("recommend-job"), "recommend-job", 0)
+	run := func(at time.Time, filter string) plan.Item {
+		t.Helper()
+		reader := usage.NewReader(prom, usage.WithClock(func() time.Time { return at }), usage.WithLabelFilter(filter))
+		p := &plan.Plan{}
+		if _, err := recommendAll(t.Context(), p, []collect.Item{webItem()}, reader, Config{Checkpoints: store}, slog.New(slog.DiscardHandler)); err != nil {
+			t.Fatal(err)
+		}
+		return p.Items[0]
+	}
+	run(now.Add(-2*time.Hour), `namespace="shop"`)
+	for i, want := range []string{"7d read: checkpoint of other settings", "7d: 6d"} {
+		it := run(now.Add(time.Duration(i-1)*time.Hour), `namespace=~"shop"`)
+		for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if h := evidence(t, it, res).History; !strings.HasPrefix(h, want) {
+				t.Errorf("run %d: %s history %q, want %q", i+2, res, h, want)
+			}
+		}
+	}
+}

@@ -385,8 +385,14 @@ func (s *Slots) UnmarshalBinary(data []byte) error {
 	if slotCount > uint64(len(d.b)) {
 		return fmt.Errorf("%w: %d slots", errSlots, slotCount)
 	}
+	// A slot's start must be a time: slots as far as 10,000 lengths from
+	// the anchor (27 years of days, a year of hours).
+	const farthest = 10_000
 	for range slotCount {
 		k := d.varint()
+		if k > farthest || k < -farthest {
+			return fmt.Errorf("%w: slot %d", errSlots, k)
+		}
 		sl := &slot{weights: map[int]float64{}, counts: map[int]uint32{}}
 		sl.samples = int(min(d.uvarint(), math.MaxInt32))
 		sl.first, sl.last = time.Unix(0, d.varint()).UTC(), time.Unix(0, d.varint()).UTC()
@@ -396,11 +402,13 @@ func (s *Slots) UnmarshalBinary(data []byte) error {
 			return fmt.Errorf("%w: %d buckets", errSlots, held)
 		}
 		var counted uint64
+		next := uint64(0) // the buckets come in increasing order, each once
 		for range held {
 			b, c, w := d.uvarint(), d.uvarint(), d.float()
-			if b >= uint64(buckets) || c > math.MaxUint32 || !(w >= 0) || math.IsInf(w, 0) {
+			if b < next || b >= uint64(buckets) || c > math.MaxUint32 || !(w >= 0) || math.IsInf(w, 0) {
 				return fmt.Errorf("%w: bucket %d of %d samples, weight %v", errSlots, b, c, w)
 			}
+			next = b + 1
 			sl.weights[int(b)], sl.counts[int(b)] = w, uint32(c)
 			counted += c
 		}
@@ -410,7 +418,9 @@ func (s *Slots) UnmarshalBinary(data []byte) error {
 		if d.err != nil {
 			break
 		}
-		if _, dup := out.slots[k]; dup || counted != uint64(sl.samples) || math.IsNaN(sl.peak) || sl.peak < 0 || sl.last.Before(sl.first) {
+		start, end := out.start(k), out.start(k+1)
+		outside := sl.samples > 0 && (sl.first.Before(start) || !sl.last.Before(end))
+		if _, dup := out.slots[k]; dup || counted != uint64(sl.samples) || !(sl.peak >= 0) || math.IsInf(sl.peak, 0) || sl.last.Before(sl.first) || outside {
 			return fmt.Errorf("%w: slot %d does not add up", errSlots, k)
 		}
 		out.slots[k] = sl

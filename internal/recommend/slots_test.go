@@ -188,3 +188,36 @@ func TestSlotsMemory(t *testing.T) {
 		t.Errorf("the first encoding: %v, want ErrSlotsVersion", err)
 	}
 }
+
+// TestSlotsUnmarshalRejectsWhatCannotBe checks encodings that are well
+// formed but describe slots no fold makes: they are refused, never folded.
+func TestSlotsUnmarshalRejectsWhatCannotBe(t *testing.T) {
+	day0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		change func(s *Slots)
+	}{
+		{"an infinite peak", func(s *Slots) { s.slots[0].peak = math.Inf(1) }},
+		{"a slot past any time", func(s *Slots) { s.slots[1<<40] = s.slots[0]; delete(s.slots, 0) }},
+		{"a sample before its slot", func(s *Slots) { s.slots[0].first = day0.Add(-time.Minute) }},
+		{"a sample after its slot", func(s *Slots) { s.slots[0].last = day0.Add(DaySlot) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSlots(corev1.ResourceCPU, time.Hour, DaySlot, day0)
+			for i := range 10 {
+				s.Add(day0.Add(time.Duration(i)*time.Hour), 0.5)
+			}
+			if data, _ := s.MarshalBinary(); (&Slots{}).UnmarshalBinary(data) != nil {
+				t.Fatal("the slots as made do not decode")
+			}
+			tc.change(s)
+			data, err := s.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := (&Slots{}).UnmarshalBinary(data); !errors.Is(err, errSlots) {
+				t.Errorf("decoded: %v, want errSlots", err)
+			}
+		})
+	}
+}

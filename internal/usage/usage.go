@@ -384,7 +384,7 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 			hourEnd.Add(-span(r.window, time.Hour))}
 		parts = r.spans(namespace, Window{Resolution: r.res, Earliest: slices.MinFunc(starts, time.Time.Compare),
 			Latest: slices.MaxFunc(starts, time.Time.Compare), End: r.end, Window: r.window,
-			Memory: fmt.Sprintf("peak-interval=%s startup-window=%s", r.peakInterval, r.startup)})
+			Memory: fmt.Sprintf("peak-interval=%s startup-window=%s", r.peakInterval, r.startup), Filter: r.filter})
 	}
 	err = r.eachSeriesIn(ctx, namespace, corev1.ResourceCPU, cpu, r.end, r.window, r.step, parts, a, counted, func(w WorkloadRef, container string, series *model.SampleStream) {
 		if r.folding != nil {
@@ -612,6 +612,9 @@ type Window struct {
 	// Memory identifies how memory was read (peak interval, startup
 	// window): another reading gives other peaks.
 	Memory string
+	// Filter is the label filter every query carries: another selects
+	// other series.
+	Filter string
 }
 
 // SpansFunc says which spans of the window w a read of namespace reads, in
