@@ -388,6 +388,13 @@ func writeJSON(w io.Writer, p *plan.Plan) error {
 		return errors.New("encoding the report: no place for its items")
 	}
 	at += len(itemsKey) - len("null")
+	// An item that cannot be encoded fails the report before any of it is
+	// written, as the encoder would: never half a document.
+	for i := range p.Items {
+		if _, err := json.Marshal(&p.Items[i]); err != nil {
+			return fmt.Errorf("encoding the report: %w", err)
+		}
+	}
 	bw := bufio.NewWriter(w)
 	bw.Write(doc[:at])
 	switch {

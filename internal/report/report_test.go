@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -230,5 +231,20 @@ func TestWriteJSONAsTheEncoderDoes(t *testing.T) {
 				t.Errorf("report:\n%s\nwant, as encoded at once:\n%s", got.String(), want.String())
 			}
 		})
+	}
+}
+
+// TestWriteJSONWritesNothingOfAReportItCannotEncode checks that an item
+// the encoder refuses fails the report before any of it is written.
+func TestWriteJSONWritesNothingOfAReportItCannotEncode(t *testing.T) {
+	p := sample()
+	// Enough items before it to fill the writer's buffer more than once.
+	for range 100 {
+		p.Items = append(p.Items, sample().Items...)
+	}
+	p.Items = append(p.Items, plan.Item{Namespace: "shop", Name: "bad", Cost: &plan.Cost{Replicas: math.Inf(1)}})
+	var buf bytes.Buffer
+	if err := Write(&buf, p, FormatJSON); err == nil || buf.Len() != 0 {
+		t.Errorf("Write() = %v, wrote %d bytes; want an error and nothing written", err, buf.Len())
 	}
 }

@@ -3,6 +3,7 @@ package usage
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -59,9 +60,15 @@ func (r *Reader) AverageReplicas(ctx context.Context, namespace string, workload
 		if len(series.Values) == 0 {
 			return
 		}
+		// A count is a number of pods: NaN, an infinity or a negative
+		// one is no count, and the workload falls back as without series.
+		v := float64(series.Values[len(series.Values)-1].Value)
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return
+		}
 		for label, names := range byLabel {
 			if w, ok := names[string(series.Metric[model.LabelName(label)])]; ok {
-				out[w] = float64(series.Values[len(series.Values)-1].Value)
+				out[w] = v
 			}
 		}
 	})

@@ -3,6 +3,7 @@ package usage
 import (
 	"context"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,8 @@ func TestReadAllAverageReplicas(t *testing.T) {
 			{Metric: model.Metric{"deployment": "web"}, Values: []model.SamplePair{{Value: 3.25}}},
 			{Metric: model.Metric{"statefulset": "db"}, Values: []model.SamplePair{{Value: 2}}},
 			{Metric: model.Metric{"deployment": "other"}, Values: []model.SamplePair{{Value: 9}}},
+			// No count: api.v2 falls back as without series.
+			{Metric: model.Metric{"deployment": "api.v2"}, Values: []model.SamplePair{{Value: model.SampleValue(math.NaN())}}},
 		}
 	}}
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
