@@ -218,18 +218,25 @@ func evidence(t *testing.T, it plan.Item, res corev1.ResourceName) *plan.Evidenc
 	return nil
 }
 
-// TestOlderCheckpointReadCold checks that a checkpoint of the first
-// encoding of slots, which held CPU alone, is read cold and says why.
-func TestOlderCheckpointReadCold(t *testing.T) {
-	now := time.Date(2026, 3, 10, 10, 37, 0, 0, time.UTC)
+// steadyWeb is eight days of shop/web's app until now, at 0.2 cores and
+// 300Mi, on Prometheus' engine, and an empty checkpoint store.
+func steadyWeb(t *testing.T, now time.Time) (*enginePrometheus, *checkpoint.Store) {
+	t.Helper()
 	start := now.Add(-8 * 24 * time.Hour)
 	var cs []synthetic.Container
 	for _, pod := range synthetic.Rollouts("web", 1, 1, start, now)[0].Pods {
 		cs = append(cs, synthetic.Container{Namespace: "shop", Pod: pod, Container: "app", Start: start, End: now,
 			CPU: synthetic.Constant(0.2), Memory: synthetic.Constant(300 << 20)})
 	}
-	prom := newEnginePrometheus(t, synthetic.Series(cs, time.Minute))
-	store := checkpoint.New(fake.NewClientset().CoreV1().ConfigMaps("recommend-job"), "recommend-job", 0)
+	return newEnginePrometheus(t, synthetic.Series(cs, time.Minute)),
+		checkpoint.New(fake.NewClientset().CoreV1().ConfigMaps("recommend-job"), "recommend-job", 0)
+}
+
+// TestOlderCheckpointReadCold checks that a checkpoint of the first
+// encoding of slots, which held CPU alone, is read cold and says why.
+func TestOlderCheckpointReadCold(t *testing.T) {
+	now := time.Date(2026, 3, 10, 10, 37, 0, 0, time.UTC)
+	prom, store := steadyWeb(t, now)
 	old := checkpoint.Entry{Namespace: "shop", Kind: "Deployment", Name: "web", UID: "uid-web", End: now.Add(-time.Hour),
 		Containers: []string{"app"}, Folds: map[string][]byte{"app/cpu": {1, 3, 'c', 'p', 'u'}}}
 	if _, err := store.Save(t.Context(), []checkpoint.Entry{old}, now.Add(-time.Hour)); err != nil {
@@ -252,14 +259,7 @@ func TestOlderCheckpointReadCold(t *testing.T) {
 // the target is read cold and says why, then warm under the new filter.
 func TestOtherLabelFilterReadCold(t *testing.T) {
 	now := time.Date(2026, 3, 10, 10, 37, 0, 0, time.UTC)
-	start := now.Add(-8 * 24 * time.Hour)
-	var cs []synthetic.Container
-	for _, pod := range synthetic.Rollouts("web", 1, 1, start, now)[0].Pods {
-		cs = append(cs, synthetic.Container{Namespace: "shop", Pod: pod, Container: "app", Start: start, End: now,
-			CPU: synthetic.Constant(0.2), Memory: synthetic.Constant(300 << 20)})
-	}
-	prom := newEnginePrometheus(t, synthetic.Series(cs, time.Minute))
-	store := checkpoint.New(fake.NewClientset().CoreV1().ConfigMaps("recommend-job"), "recommend-job", 0)
+	prom, store := steadyWeb(t, now)
 	run := func(at time.Time, filter string) plan.Item {
 		t.Helper()
 		reader := usage.NewReader(prom, usage.WithClock(func() time.Time { return at }), usage.WithLabelFilter(filter))
