@@ -164,14 +164,9 @@ func Of(it *plan.Item, count float64, source string, prices plan.Prices) *plan.C
 				continue
 			}
 			counted = true
-			// A container with a limit and no request is given the limit
-			// as its request (Kubernetes defaults it so): that is what
-			// it holds now.
 			var before float64
-			if r.Current != nil {
-				before = r.Current.AsApproximateFloat64()
-			} else if r.LiveLimit != nil {
-				before = r.LiveLimit.AsApproximateFloat64()
+			if held := r.HeldRequest(); held != nil {
+				before = held.AsApproximateFloat64()
 			}
 			change := (r.Recommended.AsApproximateFloat64() - before) * count
 			var money float64

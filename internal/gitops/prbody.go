@@ -468,9 +468,8 @@ func (t *requestTotals) add(r plan.Resource) {
 	if r.LimitsOnly || r.Recommended == nil {
 		return
 	}
-	current := r.Current
-	if current == nil && r.LiveLimit != nil {
-		current = r.LiveLimit
+	current := r.HeldRequest()
+	if r.Current == nil && current != nil {
 		t.fromLimit++
 	}
 	var before int64

@@ -53,17 +53,13 @@ type targetState struct {
 	from, earliest time.Time
 	kept           time.Duration
 	why            string
-	// end and window are those of the read, for a target it found
-	// nothing new of.
-	end    time.Time
-	window time.Duration
+	// read is the namespace's read: its resolution, end and window (for
+	// a target it found nothing new of), and what its settings name.
+	read usage.Window
 	// anchor is the start of a slot, length theirs (recommend.PeriodOf).
 	anchor time.Time
 	length time.Duration
 	slots  map[string]*recommend.Slots // by container/resource
-	res    usage.Resolution
-	memory string // how memory was read, see usage.Window
-	filter string // the label filter of the read, see usage.Window
 }
 
 func newIncremental(ctx context.Context, cfg Config, items []collect.Item, byWant map[usage.Want][]int, log *slog.Logger) *incremental {
@@ -123,7 +119,7 @@ func containersOf(item collect.Item) []string {
 // every query's window does (CPU's, memory's, the hourly ones'), from
 // the earliest start on.
 func (in *incremental) spans(namespace string, win usage.Window) []usage.Span {
-	res, start, end := win.Resolution, win.Earliest, win.End
+	start, end := win.Earliest, win.End
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	type warm struct {
@@ -137,8 +133,7 @@ func (in *incremental) spans(namespace string, win usage.Window) []usage.Span {
 		item := in.items[i]
 		w := recommend.WantOf(item)
 		length := recommend.PeriodOf(win.Window)
-		st := &targetState{from: start, earliest: start, anchor: recommend.AnchorOf(end, length), length: length, slots: map[string]*recommend.Slots{}, res: res, memory: win.Memory, filter: win.Filter,
-			end: end, window: win.Window}
+		st := &targetState{from: start, earliest: start, anchor: recommend.AnchorOf(end, length), length: length, slots: map[string]*recommend.Slots{}, read: win}
 		in.state[w] = st
 		all = append(all, warm{w, st})
 		e, ok := in.old.Entries[keyOf(item)]
@@ -300,16 +295,16 @@ func (in *incremental) folded(item collect.Item, u usage.Usage) (usage.Usage, st
 	}
 	if end.IsZero() {
 		// Nothing new was read: the checkpoint may hold the window.
-		if len(st.slots) == 0 || st.window == 0 {
+		if len(st.slots) == 0 || st.read.Window == 0 {
 			return u, ""
 		}
-		end, window = st.end, st.window
+		end, window = st.read.End, st.read.Window
 	}
 	if window == 0 {
 		window = end.Sub(st.from)
 	}
 	entry := checkpoint.Entry{Namespace: item.Namespace, Kind: item.Workload.Kind, Name: item.Workload.Name, UID: item.Workload.UID,
-		Settings: settingsOf(item, in.cfg.Algorithm, usage.Window{Resolution: st.res, Memory: st.memory, Filter: st.filter}), End: end, Containers: containersOf(item), Folds: map[string][]byte{}}
+		Settings: settingsOf(item, in.cfg.Algorithm, st.read), End: end, Containers: containersOf(item), Folds: map[string][]byte{}}
 	out := usage.Usage{}
 	halfLife := recommend.OptionsFor(in.cfg.Algorithm, item.Extensions).HalfLife
 	for c, resources := range u {
@@ -344,7 +339,7 @@ func (in *incremental) folded(item collect.Item, u usage.Usage) (usage.Usage, st
 		c, res, _ := strings.Cut(key, "/")
 		h := out[c][s.Resource]
 		if h == nil {
-			h = &usage.History{Window: window, End: end, Step: st.res.Step, Resolution: st.res}
+			h = &usage.History{Window: window, End: end, Step: st.read.Resolution.Step, Resolution: st.read.Resolution}
 			if s.Resource == corev1.ResourceMemory {
 				h.Step, h.Resolution = 0, usage.Resolution{}
 			}

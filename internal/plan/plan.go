@@ -205,6 +205,16 @@ type Resource struct {
 	Correction bool `json:"correction,omitempty"`
 }
 
+// HeldRequest is what the container requests now: its request, or, with
+// none set, its limit, which Kubernetes then requests for it; nil with
+// neither.
+func (r Resource) HeldRequest() *resource.Quantity {
+	if r.Current == nil {
+		return r.LiveLimit
+	}
+	return r.Current
+}
+
 // ReasonHistoryUnavailable starts the reason of a resource whose history
 // could not be read in this run.
 const ReasonHistoryUnavailable = "usage history unavailable: "
