@@ -291,10 +291,17 @@ func TestEndToEndCheckpointFallbacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var entries []checkpoint.Entry
-	for _, e := range old.Entries {
+	var entries []checkpoint.Packed
+	for _, p := range old.Entries {
+		e, err := p.Entry()
+		if err != nil {
+			t.Fatal(err)
+		}
 		e.End = e.End.Add(-8 * 24 * time.Hour)
-		entries = append(entries, e)
+		if p, err = checkpoint.Pack(e); err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, p)
 	}
 	if _, err := store.Save(ctx, entries, time.Now()); err != nil {
 		t.Fatal(err)

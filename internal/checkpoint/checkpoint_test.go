@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
@@ -27,6 +28,49 @@ func entry(ns, name string, folds ...string) Entry {
 	return e
 }
 
+// packed packs entries, as a run does before it saves them.
+func packed(t *testing.T, entries ...Entry) []Packed {
+	t.Helper()
+	out := make([]Packed, len(entries))
+	for i, e := range entries {
+		p, err := Pack(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// unpacked is the entry of key in c.
+func unpacked(t *testing.T, c *Checkpoint, key string) Entry {
+	t.Helper()
+	e, err := c.Entries[key].Entry()
+	if err != nil {
+		t.Fatalf("the entry %s: %v", key, err)
+	}
+	return e
+}
+
+func TestPackKeepsTheEntry(t *testing.T) {
+	e := manyEntries(1)[0]
+	e.End = t0.Add(90 * time.Minute)
+	p := packed(t, e)[0]
+	got, err := p.Entry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(e, got); diff != "" {
+		t.Errorf("Pack then Entry (-want +got):\n%s", diff)
+	}
+	if p.Key() != e.Key() || p.Namespace != e.Namespace || !p.End.Equal(e.End) {
+		t.Errorf("Packed names %s in %s up to %s, want %s in %s up to %s", p.Key(), p.Namespace, p.End, e.Key(), e.Namespace, e.End)
+	}
+	if _, err := (Packed{key: "shop/Deployment/web", data: []byte("not gzip")}).Entry(); err == nil || !strings.Contains(err.Error(), "shop/Deployment/web") {
+		t.Errorf("Entry() of damaged data = %v, want an error naming the target", err)
+	}
+}
+
 func TestSaveLoad(t *testing.T) {
 	ctx := context.Background()
 	cms := fake.NewClientset().CoreV1().ConfigMaps("recommend-job")
@@ -34,11 +78,11 @@ func TestSaveLoad(t *testing.T) {
 	if got, err := s.Load(ctx); err != nil || len(got.Entries) != 0 || !got.Generation.IsZero() {
 		t.Fatalf("Load() of nothing = %+v, %v, want an empty checkpoint", got, err)
 	}
-	first := []Entry{entry("shop", "web", "app/cpu", "app/memory"), entry("shop", "api", "app/cpu")}
+	first := packed(t, entry("shop", "web", "app/cpu", "app/memory"), entry("shop", "api", "app/cpu"))
 	if _, err := s.Save(ctx, first, t0); err != nil {
 		t.Fatal(err)
 	}
-	second := []Entry{entry("shop", "web", "app/cpu")}
+	second := packed(t, entry("shop", "web", "app/cpu"))
 	if _, err := s.Save(ctx, second, t0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +90,7 @@ func TestSaveLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Generation.Equal(t0.Add(time.Hour)) || len(got.Entries) != 1 || string(got.Entries["shop/Deployment/web"].Folds["app/cpu"]) != "slots of app/cpu" {
+	if !got.Generation.Equal(t0.Add(time.Hour)) || len(got.Entries) != 1 || string(unpacked(t, got, "shop/Deployment/web").Folds["app/cpu"]) != "slots of app/cpu" {
 		t.Errorf("Load() = %+v, want the second generation's one entry", got)
 	}
 	list, _ := cms.List(ctx, metav1.ListOptions{})
@@ -63,12 +107,12 @@ func TestLoadSkipsTamperedAndIncomplete(t *testing.T) {
 	ctx := context.Background()
 	cms := fake.NewClientset().CoreV1().ConfigMaps("recommend-job")
 	s := New(cms, "recommend-job", 0)
-	if _, err := s.Save(ctx, []Entry{entry("shop", "web", "app/cpu")}, t0); err != nil {
+	if _, err := s.Save(ctx, packed(t, entry("shop", "web", "app/cpu")), t0); err != nil {
 		t.Fatal(err)
 	}
 	list, _ := cms.List(ctx, metav1.ListOptions{})
 	cm := list.Items[0]
-	data, err := encode([]Entry{func() Entry { e := entry("shop", "web", "app/cpu"); e.UID = "forged"; return e }()})
+	data, err := page(packed(t, func() Entry { e := entry("shop", "web", "app/cpu"); e.UID = "forged"; return e }()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,11 +130,11 @@ func TestLoadSkipsTamperedAndIncomplete(t *testing.T) {
 
 	// A generation missing a page is passed over for the one before.
 	good := New(fake.NewClientset().CoreV1().ConfigMaps("recommend-job"), "recommend-job", 0)
-	if _, err := good.Save(ctx, []Entry{entry("shop", "web", "app/cpu")}, t0); err != nil {
+	if _, err := good.Save(ctx, packed(t, entry("shop", "web", "app/cpu")), t0); err != nil {
 		t.Fatal(err)
 	}
 	half := &failingCreates{ConfigMaps: good.client, failAfter: 1}
-	big := manyEntries(400)
+	big := packed(t, manyEntries(400)...)
 	if _, err := New(half, "recommend-job", 0).Save(ctx, big, t0.Add(time.Hour)); err == nil {
 		t.Fatal("a save whose second page failed succeeded")
 	}
@@ -138,7 +182,8 @@ func TestSavePages(t *testing.T) {
 	ctx := context.Background()
 	cms := fake.NewClientset().CoreV1().ConfigMaps("recommend-job")
 	s := New(cms, "recommend-job", 0)
-	size, err := s.Save(ctx, manyEntries(400), t0)
+	many := manyEntries(400)
+	size, err := s.Save(ctx, packed(t, many...), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +198,12 @@ func TestSavePages(t *testing.T) {
 	}
 	got, err := s.Load(ctx)
 	if err != nil || len(got.Entries) != 400 {
-		t.Errorf("Load() = %d entries, %v, want 400", len(got.Entries), err)
+		t.Fatalf("Load() = %d entries, %v, want 400", len(got.Entries), err)
+	}
+	for _, e := range many {
+		if diff := cmp.Diff(e, unpacked(t, got, e.Key())); diff != "" {
+			t.Fatalf("entry %s after a save and a load (-want +got):\n%s", e.Key(), diff)
+		}
 	}
 }
 

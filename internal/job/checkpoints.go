@@ -24,7 +24,7 @@ import (
 // a run reads only the history that is new; checkpoint.Store is one.
 type Checkpoints interface {
 	Load(ctx context.Context) (*checkpoint.Checkpoint, error)
-	Save(ctx context.Context, entries []checkpoint.Entry, at time.Time) (int, error)
+	Save(ctx context.Context, entries []checkpoint.Packed, at time.Time) (int, error)
 }
 
 // incremental is a run's use of the checkpoint: which targets start from
@@ -41,7 +41,7 @@ type incremental struct {
 
 	mu    sync.Mutex
 	state map[usage.Want]*targetState
-	save  []checkpoint.Entry
+	save  []checkpoint.Packed
 	read  map[string]bool // namespaces read
 }
 
@@ -78,7 +78,7 @@ func newIncremental(ctx context.Context, cfg Config, items []collect.Item, byWan
 	if err != nil {
 		log.WarnContext(ctx, "cannot read the checkpoints: every target is read cold", "error", err)
 		in.loadErr = "checkpoints unreadable"
-		old = &checkpoint.Checkpoint{Entries: map[string]checkpoint.Entry{}}
+		old = &checkpoint.Checkpoint{Entries: map[string]checkpoint.Packed{}}
 	}
 	for _, s := range old.Skipped {
 		log.WarnContext(ctx, "a checkpoint page is ignored, its targets read cold", "page", s)
@@ -136,7 +136,8 @@ func (in *incremental) spans(namespace string, win usage.Window) []usage.Span {
 		st := &targetState{from: start, earliest: start, anchor: recommend.AnchorOf(end, length), length: length, slots: map[string]*recommend.Slots{}, read: win}
 		in.state[w] = st
 		all = append(all, warm{w, st})
-		e, ok := in.old.Entries[keyOf(item)]
+		packed, ok := in.old.Entries[keyOf(item)]
+		e, unpackErr := packed.Entry()
 		switch {
 		case why != "":
 			continue
@@ -149,6 +150,9 @@ func (in *incremental) spans(namespace string, win usage.Window) []usage.Span {
 			continue
 		case !ok:
 			why = "no checkpoint"
+			continue
+		case unpackErr != nil:
+			why = "checkpoint unreadable"
 			continue
 		case w.Settings.Window != 0:
 			why = "a window of its own is read whole"
@@ -367,11 +371,15 @@ func (in *incremental) folded(item collect.Item, u usage.Usage) (usage.Usage, st
 			entry.Folds[key] = data
 		}
 	}
-	in.save = append(in.save, entry)
+	// The entry holds the slots encoded and packed, a hundred bytes or so
+	// a container where their maps take kilobytes: the slots are let go,
+	// so that a run holds those of the namespaces it is reading, not of
+	// every target. An entry that cannot be packed is not saved, and its
+	// target is read cold next time.
+	if packed, err := checkpoint.Pack(entry); err == nil {
+		in.save = append(in.save, packed)
+	}
 	in.read[item.Namespace] = true
-	// The entry holds the slots encoded, a few hundred bytes a container
-	// where their maps take kilobytes: the slots are let go, so that a run
-	// holds those of the namespaces it is reading, not of every target.
 	delete(in.state, w)
 	return out, checkpoint.Evidence(window, st.kept, st.why)
 }

@@ -239,7 +239,11 @@ func TestOlderCheckpointReadCold(t *testing.T) {
 	prom, store := steadyWeb(t, now)
 	old := checkpoint.Entry{Namespace: "shop", Kind: "Deployment", Name: "web", UID: "uid-web", End: now.Add(-time.Hour),
 		Containers: []string{"app"}, Folds: map[string][]byte{"app/cpu": {1, 3, 'c', 'p', 'u'}}}
-	if _, err := store.Save(t.Context(), []checkpoint.Entry{old}, now.Add(-time.Hour)); err != nil {
+	packed, err := checkpoint.Pack(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Save(t.Context(), []checkpoint.Packed{packed}, now.Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	reader := usage.NewReader(prom, usage.WithClock(func() time.Time { return now }))
