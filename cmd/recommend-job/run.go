@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -29,6 +30,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	helmrender "github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/job"
+	"github.com/recommend-job/recommend-job/internal/memlimit"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/record"
 	"github.com/recommend-job/recommend-job/internal/report"
@@ -71,6 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	klog.SetSlogLogger(log)
 	slog.SetDefault(log)
 	log.InfoContext(ctx, "starting", "version", version)
+	aimBelowContainerLimit(ctx, cfg.Parsed.RenderLimits.Memory, log)
 	// The run ends on its own before the Job's activeDeadlineSeconds, so
 	// that it still reports what it had.
 	runCtx, cancel := context.WithTimeoutCause(ctx, cfg.RunTimeout, runDeadlineError{cfg.RunTimeout})
@@ -306,4 +309,30 @@ not, 2 when the settings are invalid, 3 when a dependency could not be
 reached or the run reached run-timeout.
 
 `+settingsHelp+"\nFlags:\n"+flags.FlagUsages())
+}
+
+// aimBelowContainerLimit has the garbage collector aim below the memory
+// limit of the job's container, less what a chart's render may take, so
+// that a run whose live heap fits is not killed for its garbage. Go's
+// GOMEMLIMIT, when set, decides instead.
+func aimBelowContainerLimit(ctx context.Context, renderMemory int64, log *slog.Logger) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	limit, found, err := memlimit.Container(os.DirFS("/sys/fs/cgroup"), os.DirFS("/proc"))
+	if err != nil {
+		log.WarnContext(ctx, "cannot read the container's memory limit: the garbage collector sets no limit of its own", "error", err)
+		return
+	}
+	if !found {
+		return
+	}
+	soft, ok := memlimit.Soft(limit, renderMemory)
+	if !ok {
+		log.WarnContext(ctx, "the container's memory limit leaves too little beside a chart's render: the garbage collector sets no limit of its own",
+			"containerLimit", limit, "renderMemory", renderMemory)
+		return
+	}
+	debug.SetMemoryLimit(soft)
+	log.InfoContext(ctx, "the garbage collector aims below the container's memory limit", "containerLimit", limit, "renderMemory", renderMemory, "gcLimit", soft)
 }

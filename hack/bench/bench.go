@@ -85,6 +85,10 @@ type Options struct {
 	Backend string
 	// Keep keeps the bed's data in WorkDir after the run.
 	Keep bool
+	// MemoryLimit, when positive, runs the job as in a container of that
+	// many bytes: in a memory cgroup of its own with that limit, which
+	// the job reads as in a pod, and the kernel enforces.
+	MemoryLimit int64
 	// Warm, when positive, runs the job again this long after its first
 	// run ended, on the same bed, warm from the checkpoints the first run
 	// wrote in CheckpointNamespace, and then once without checkpoints at
@@ -226,7 +230,8 @@ func Start(ctx context.Context, opts Options) (*Scale, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{N: opts.N, Date: time.Now().UTC(), Machine: machine(), Commit: opts.Commit, Command: opts.Command, Backend: opts.Backend}
+	res := &Result{N: opts.N, Date: time.Now().UTC(), Machine: machine(), Commit: opts.Commit, Command: opts.Command, Backend: opts.Backend,
+		MemoryLimit: opts.MemoryLimit}
 	if res.Commit == "" {
 		res.Commit = commit(ctx, opts.RepoRoot)
 	}
@@ -419,7 +424,16 @@ func (e *env) runJob(ctx context.Context, logName string, extra ...string) (*Job
 	args = append(args, extra...)
 	// The token goes in the environment, in no command line.
 	env := []string{"RECOMMEND_GIT_TOKEN=" + e.remote.Password, "KUBECONFIG="}
-	return RunJob(ctx, e.opts.JobBinary, args, env, filepath.Join(e.opts.WorkDir, logName))
+	bin := e.opts.JobBinary
+	if e.opts.MemoryLimit > 0 {
+		cg, err := newMemoryCgroup(e.opts.MemoryLimit)
+		if err != nil {
+			return nil, err
+		}
+		defer cg.remove()
+		bin, args = cg.command(bin, args)
+	}
+	return RunJob(ctx, bin, args, env, filepath.Join(e.opts.WorkDir, logName))
 }
 
 // measure runs the job, then the floor and the baseline, and fills in res;

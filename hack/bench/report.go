@@ -125,12 +125,17 @@ func (r *Result) context() []string {
 	if r.Data.Cached {
 		cached = "from the cache"
 	}
+	limit := "no memory limit"
+	if r.MemoryLimit > 0 {
+		limit = "in a memory cgroup limited to " + formatBytes(r.MemoryLimit) + ", as in a container of that limit"
+	}
 	return []string{
 		fmt.Sprintf("workloads: %d Deployments, %d StatefulSets, %d DaemonSets, 2 containers each; %d in kustomize base + overlay layouts, the others plain files",
 			r.Kinds[KindDeployment], r.Kinds[KindStatefulSet], r.Kinds[KindDaemonSet], r.Kustomize),
 		fmt.Sprintf("machine: %d CPUs (%s), %s of memory, %s, %s", m.CPUs, m.CPUModel, formatBytes(m.Memory), m.OS, m.Go),
 		fmt.Sprintf("date: %s; commit: %s", r.Date.Format(time.RFC3339), r.Commit),
 		fmt.Sprintf("command: %s", r.Command),
+		fmt.Sprintf("job: %s", limit),
 		fmt.Sprintf("metrics backend: %s", r.backend()),
 		fmt.Sprintf("data: 1-minute usage of 2 pods per workload, rolled over at %s, from %s to %s: %s samples of %s series (%s); setup %s",
 			r.Data.Rollover.Format(time.DateTime), r.Data.Start.Format(time.DateTime), r.Data.End.Format(time.DateTime),

@@ -116,6 +116,9 @@ type Result struct {
 	Command   string    `json:"command"`
 	// Backend is the metrics backend the job queried.
 	Backend string `json:"backend,omitempty"`
+	// MemoryLimit is the limit of the memory cgroup the job ran in, in
+	// bytes; zero when it ran without one (Options.MemoryLimit).
+	MemoryLimit int64 `json:"memoryLimit,omitempty"`
 	Data    Data   `json:"data"`
 	// Setup is the time taken to get the bed, the cluster and the
 	// repository ready, data aside.

@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/recommend-job/recommend-job/hack/bench"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 )
@@ -54,6 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ref := fl.String("ref", "", "build the job as of this `commit` (git archive) rather than from the work tree")
 	backend := fl.String("backend", bench.BackendPrometheus, "metrics `backend` the job queries: prometheus or victoriametrics (no floor nor baseline)")
 	warm := fl.Duration("warm", 0, "run the job again this long after the cold run, warm from its checkpoints (e.g. 1h), then once without checkpoints to compare; with several scales, the others run cold meanwhile")
+	memoryLimit := fl.String("memory-limit", "", "run the job as in a container of this memory `limit` (e.g. 512Mi): in a memory cgroup of its own with that limit")
 	baselineMax := fl.Int("baseline-max", bench.DefaultBaselineMax, "leave the katalyst-style baseline out above this `scale` (0: at every scale)")
 	if err := fl.Parse(args); err != nil {
 		return err
@@ -61,6 +64,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ns, err := parseScales(*scales)
 	if err != nil {
 		return err
+	}
+	var limit int64
+	if *memoryLimit != "" {
+		q, err := resource.ParseQuantity(*memoryLimit)
+		if err != nil || q.Value() <= 0 {
+			return fmt.Errorf("memory-limit %q: want a quantity such as 512Mi", *memoryLimit)
+		}
+		limit = q.Value()
 	}
 	root, err := testbed.RepoRoot()
 	if err != nil {
@@ -92,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			N: n, RepoRoot: root, CacheDir: *cache, JobBinary: job, Keep: *keep,
 			Data:    bench.DataOptions{Window: *window, Horizon: *horizon, NoKubeStateMetrics: *noKSM},
 			NoFloor: *noFloor, NoBaseline: *noBaseline || (*baselineMax > 0 && n > *baselineMax),
-			Warm: *warm, Backend: *backend, Command: command, Commit: commit, Logf: logf,
+			Warm: *warm, Backend: *backend, MemoryLimit: limit, Command: command, Commit: commit, Logf: logf,
 		}
 	}
 	if *warm > 0 && len(ns) > 1 {
