@@ -137,7 +137,6 @@ func (in *incremental) spans(namespace string, win usage.Window) []usage.Span {
 		in.state[w] = st
 		all = append(all, warm{w, st})
 		packed, ok := in.old.Entries[keyOf(item)]
-		e, unpackErr := packed.Entry()
 		switch {
 		case why != "":
 			continue
@@ -151,15 +150,18 @@ func (in *incremental) spans(namespace string, win usage.Window) []usage.Span {
 		case !ok:
 			why = "no checkpoint"
 			continue
-		case unpackErr != nil:
-			why = "checkpoint unreadable"
-			continue
 		case w.Settings.Window != 0:
 			why = "a window of its own is read whole"
 			continue
 		case w.Settings.PeakInterval != 0:
 			// Its peaks are cut from the namespace's finer ones.
 			why = "a peak interval of its own is read whole"
+			continue
+		}
+		e, err := packed.Entry()
+		switch {
+		case err != nil:
+			why = "checkpoint unreadable"
 			continue
 		case olderFormat(e):
 			why = "checkpoint of an older format"
@@ -181,7 +183,9 @@ func (in *incremental) spans(namespace string, win usage.Window) []usage.Span {
 				why = "checkpoint unreadable"
 				break
 			}
-			if (!anchor.IsZero() && !anchor.Equal(s.Anchor)) || !strings.HasSuffix(key, "/"+string(s.Resource)) {
+			// Slots that hold what came after the entry's end would be
+			// read again, and count twice.
+			if (!anchor.IsZero() && !anchor.Equal(s.Anchor)) || !strings.HasSuffix(key, "/"+string(s.Resource)) || s.Latest().After(e.End) {
 				why = "checkpoint unreadable"
 				break
 			}
@@ -235,8 +239,8 @@ func (in *incremental) spans(namespace string, win usage.Window) []usage.Span {
 }
 
 // olderFormat reports whether e's folds are of an encoding older than
-// this version's (one of them tells: a run writes all alike), which held
-// CPU alone.
+// this version's (one of them tells: a run writes all alike): the first
+// held CPU alone, the second counted the pods killed at one time as one.
 func olderFormat(e checkpoint.Entry) bool {
 	for _, data := range e.Folds {
 		return errors.Is((&recommend.Slots{}).UnmarshalBinary(data), recommend.ErrSlotsVersion)
@@ -331,8 +335,16 @@ func (in *incremental) folded(item collect.Item, u usage.Usage) (usage.Usage, st
 		for i, v := range h.Values {
 			s.Add(h.Time(i), v)
 		}
-		for _, t := range h.OOMKills {
-			s.AddOOMKill(t)
+		// A kill is a pod's: kills of several pods at one time count as
+		// many.
+		kills := slices.SortedFunc(slices.Values(h.OOMKills), time.Time.Compare)
+		for i := 0; i < len(kills); {
+			n := 1
+			for i+n < len(kills) && kills[i+n].Equal(kills[i]) {
+				n++
+			}
+			s.AddOOMKills(kills[i], n)
+			i += n
 		}
 		for _, p := range h.StartupPeaks {
 			s.AddStartupPeak(p.Time, p.Value)

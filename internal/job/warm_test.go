@@ -87,6 +87,20 @@ func TestWarmEqualsCold(t *testing.T) {
 			}
 		},
 	}, {
+		name: "OOM kills of both pods in one hour", rollouts: 1, peakInterval: time.Hour,
+		more: func(cs []synthetic.Container) ([]synthetic.Container, []testbed.Series) {
+			at := t1.Add(-2*24*time.Hour + 33*time.Minute) // 11:10, both kills in the hour to noon
+			return cs, append(synthetic.OOMKill("shop", cs[0].Pod, "app", start, at, t2, time.Minute),
+				synthetic.OOMKill("shop", cs[1].Pod, "app", start, at.Add(9*time.Minute), t2, time.Minute)...)
+		},
+		check: func(t *testing.T, cold1, cold2 plan.Item) {
+			for _, it := range []plan.Item{cold1, cold2} {
+				if ev := evidence(t, it, corev1.ResourceMemory); ev.OOMKills != 2 {
+					t.Errorf("cold: %d OOM kills in the evidence, want both pods'", ev.OOMKills)
+				}
+			}
+		},
+	}, {
 		name: "a startup peak in the kept part", rollouts: 3, peakInterval: time.Hour,
 		more: func(cs []synthetic.Container) ([]synthetic.Container, []testbed.Series) {
 			for i := range cs {
@@ -254,6 +268,52 @@ func TestOlderCheckpointReadCold(t *testing.T) {
 	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		if h := evidence(t, p.Items[0], res).History; h != "7d read: checkpoint of an older format" {
 			t.Errorf("%s history %q, want read cold for the older format", res, h)
+		}
+	}
+}
+
+// TestCheckpointPastItsEndReadCold checks that a checkpoint whose slots
+// hold samples after its entry's end, which the next run would read and
+// count again, is read cold.
+func TestCheckpointPastItsEndReadCold(t *testing.T) {
+	now := time.Date(2026, 3, 10, 10, 37, 0, 0, time.UTC)
+	prom, store := steadyWeb(t, now)
+	run := func(at time.Time) plan.Item {
+		t.Helper()
+		reader := usage.NewReader(prom, usage.WithClock(func() time.Time { return at }))
+		p := &plan.Plan{}
+		if _, err := recommendAll(t.Context(), p, []collect.Item{webItem()}, reader, Config{Checkpoints: store}, slog.New(slog.DiscardHandler)); err != nil {
+			t.Fatal(err)
+		}
+		return p.Items[0]
+	}
+	run(now.Add(-time.Hour))
+	cp, err := store.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tampered []checkpoint.Packed
+	for _, p := range cp.Entries {
+		e, err := p.Entry()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.End = e.End.Add(-2 * time.Hour)
+		if p, err = checkpoint.Pack(e); err != nil {
+			t.Fatal(err)
+		}
+		tampered = append(tampered, p)
+	}
+	if len(tampered) != 1 {
+		t.Fatalf("%d checkpoint entries after the first run, want web's", len(tampered))
+	}
+	if _, err := store.Save(t.Context(), tampered, now.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	warm := run(now)
+	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if h := evidence(t, warm, res).History; h != "7d read: checkpoint unreadable" {
+			t.Errorf("%s history %q, want read cold for slots past the entry's end", res, h)
 		}
 	}
 }

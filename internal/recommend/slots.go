@@ -116,12 +116,27 @@ func (s *Slots) slot(k int64) *slot {
 	return sl
 }
 
-// AddOOMKill keeps an OOM kill seen at t (memory only).
-func (s *Slots) AddOOMKill(t time.Time) {
-	sl := s.slot(s.index(t))
-	if !slices.ContainsFunc(sl.ooms, t.Equal) {
+// AddOOMKills keeps n OOM kills seen at t, one a pod (memory only): as
+// many as the most one read saw there, so that a time two runs read (the
+// overlap of their windows) is not counted twice.
+func (s *Slots) AddOOMKills(t time.Time, n int) {
+	s.slot(s.index(t)).addOOMKills(t, n)
+}
+
+func (sl *slot) addOOMKills(t time.Time, n int) {
+	for range n - countFunc(sl.ooms, t.Equal) {
 		sl.ooms = append(sl.ooms, t)
 	}
+}
+
+func countFunc[T any](s []T, f func(T) bool) int {
+	n := 0
+	for _, v := range s {
+		if f(v) {
+			n++
+		}
+	}
+	return n
 }
 
 // AddStartupPeak keeps v as the startup peak at t, or raises the one of
@@ -166,6 +181,28 @@ func (s *Slots) StartupPeaks(from time.Time) []Sample {
 	return out
 }
 
+// Latest is the time of the latest sample, OOM kill or startup peak in
+// the slots; zero when they hold none.
+func (s *Slots) Latest() time.Time {
+	var latest time.Time
+	for _, sl := range s.slots {
+		if sl.samples > 0 && sl.last.After(latest) {
+			latest = sl.last
+		}
+		for _, t := range sl.ooms {
+			if t.After(latest) {
+				latest = t
+			}
+		}
+		for _, p := range sl.startups {
+			if p.Time.After(latest) {
+				latest = p.Time
+			}
+		}
+	}
+	return latest
+}
+
 // Straddles reports whether a slot holding samples begins before from and
 // ends after it: its samples from from on cannot be told from the others,
 // so they must be read again.
@@ -201,9 +238,7 @@ func (s *Slots) Merge(o *Slots) error {
 
 func (sl *slot) merge(o *slot) {
 	for _, t := range o.ooms {
-		if !slices.ContainsFunc(sl.ooms, t.Equal) {
-			sl.ooms = append(sl.ooms, t)
-		}
+		sl.addOOMKills(t, countFunc(o.ooms, t.Equal))
 	}
 	for _, p := range o.startups {
 		i := slices.IndexFunc(sl.startups, func(q Sample) bool { return q.Time.Equal(p.Time) })
@@ -301,8 +336,10 @@ func (h *Histogram) bounds() {
 }
 
 // slotsVersion is the first byte of MarshalBinary's encoding: 2 added
-// each slot's OOM kills and startup peaks.
-const slotsVersion = 2
+// each slot's OOM kills and startup peaks; 3 keeps an OOM kill per pod,
+// where 2 kept one per time and so counted the pods killed at one time
+// as one.
+const slotsVersion = 3
 
 // ErrSlotsVersion is the error of an encoding of slots of another version
 // than this one writes.
@@ -433,12 +470,13 @@ func (s *Slots) UnmarshalBinary(data []byte) error {
 }
 
 // decodeMemory reads the OOM kills and startup peaks of a slot that
-// starts at start: at most one of each a minute, each within the slot.
+// starts at start, each within the slot: at most one startup peak a
+// minute, and OOM kills, one a pod, no more than the bytes left.
 func (sl *slot) decodeMemory(d *slotsDecoder, start time.Time, length time.Duration) error {
 	most := uint64(length / time.Minute)
 	within := func(t time.Time) bool { return !t.Before(start) && t.Before(start.Add(length)) }
 	n := d.uvarint()
-	if n > most || n > uint64(len(d.b)) {
+	if n > uint64(len(d.b)) {
 		return fmt.Errorf("%w: %d OOM kills in a slot", errSlots, n)
 	}
 	for range n {

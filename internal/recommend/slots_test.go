@@ -147,16 +147,18 @@ func TestSlotsUnmarshalRejects(t *testing.T) {
 
 // TestSlotsMemory checks that memory's slots keep their OOM kills and
 // startup peaks through an encoding, those of the slots dropped leaving,
-// and that the first encoding, which had neither, is told apart.
+// and that the older encodings, the first without either, the second
+// with one kill a time, are told apart.
 func TestSlotsMemory(t *testing.T) {
 	day0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	s := NewSlots(corev1.ResourceMemory, 24*time.Hour, DaySlot, day0)
 	for h := range 72 {
 		s.Add(day0.Add(time.Duration(h)*time.Hour), float64(200<<20+h<<20))
 	}
-	s.AddOOMKill(day0.Add(5 * time.Hour))
-	s.AddOOMKill(day0.Add(50 * time.Hour))
-	s.AddOOMKill(day0.Add(50 * time.Hour)) // seen twice, one kill
+	s.AddOOMKills(day0.Add(5*time.Hour), 1)
+	s.AddOOMKills(day0.Add(50*time.Hour), 2) // two pods
+	s.AddOOMKills(day0.Add(50*time.Hour), 1) // read again, by a run that saw one of them
+	s.AddOOMKills(day0.Add(50*time.Hour), 2) // and by one that saw both
 	s.AddStartupPeak(day0.Add(30*time.Hour), 400<<20)
 	s.AddStartupPeak(day0.Add(30*time.Hour), 500<<20)
 	s.AddStartupPeak(day0.Add(60*time.Hour), 300<<20)
@@ -169,23 +171,25 @@ func TestSlotsMemory(t *testing.T) {
 	if err := got.UnmarshalBinary(data); err != nil {
 		t.Fatal(err)
 	}
-	if kills := got.OOMKills(day0); len(kills) != 2 || !kills[1].Equal(day0.Add(50*time.Hour)) {
-		t.Errorf("OOM kills after a round trip: %v, want at 5h and 50h", kills)
+	if kills := got.OOMKills(day0); len(kills) != 3 || !kills[1].Equal(day0.Add(50*time.Hour)) || !kills[2].Equal(day0.Add(50*time.Hour)) {
+		t.Errorf("OOM kills after a round trip: %v, want at 5h, and two at 50h", kills)
 	}
 	if peaks := got.StartupPeaks(day0); len(peaks) != 2 || peaks[0].Value != 500<<20 || peaks[1].Value != 300<<20 {
 		t.Errorf("startup peaks after a round trip: %v, want 500Mi at 30h and 300Mi at 60h", peaks)
 	}
 	got.DropBefore(day0.Add(24 * time.Hour))
-	if kills := got.OOMKills(day0); len(kills) != 1 {
-		t.Errorf("OOM kills after the first day left: %v, want the one at 50h", kills)
+	if kills := got.OOMKills(day0); len(kills) != 2 {
+		t.Errorf("OOM kills after the first day left: %v, want the two at 50h", kills)
 	}
 	if f := got.Fold(day0, day0); f.Samples() != 48 {
 		t.Errorf("%d peaks after the first day left, want 48", f.Samples())
 	}
 
-	old := append([]byte{1}, data[1:]...)
-	if err := (&Slots{}).UnmarshalBinary(old); !errors.Is(err, ErrSlotsVersion) {
-		t.Errorf("the first encoding: %v, want ErrSlotsVersion", err)
+	for _, version := range []byte{1, 2} {
+		old := append([]byte{version}, data[1:]...)
+		if err := (&Slots{}).UnmarshalBinary(old); !errors.Is(err, ErrSlotsVersion) {
+			t.Errorf("encoding %d: %v, want ErrSlotsVersion", version, err)
+		}
 	}
 }
 
