@@ -80,7 +80,8 @@ type Collector struct {
 	writeStatus bool
 	log         *slog.Logger
 	// listed are the items of the last Collect by namespace/name, whose
-	// listed status WriteStatus compares with the one it would write.
+	// listed status WriteStatus compares with the one it would write;
+	// kept only when it writes statuses, and only what it needs.
 	listed map[string]Item
 }
 
@@ -206,9 +207,14 @@ func (c *Collector) Collect(ctx context.Context) ([]Item, error) {
 		items = append(items, item)
 	}
 	markConflicts(ctx, items, c.otherClaims(others, targets), c.log)
-	c.listed = make(map[string]Item, len(items))
-	for _, it := range items {
-		c.listed[it.Namespace+"/"+it.Name] = it
+	c.listed = nil
+	if c.writeStatus {
+		// What WriteStatus compares and writes, and no more: the items'
+		// targets are let go with the items.
+		c.listed = make(map[string]Item, len(items))
+		for _, it := range items {
+			c.listed[it.Namespace+"/"+it.Name] = Item{Namespace: it.Namespace, Name: it.Name, Invalid: it.Invalid, generation: it.generation, status: it.status}
+		}
 	}
 	sort.Slice(items, func(i, j int) bool {
 		if items[i].Namespace != items[j].Namespace {

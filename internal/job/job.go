@@ -18,7 +18,8 @@ import (
 )
 
 // Collector lists the ResourceRecommends and their targets, and writes
-// each one's outcome to its status when that is enabled.
+// each one's outcome to its status when that is enabled. A run takes the
+// items Collect returns: it clears each once its plan is made.
 type Collector interface {
 	Collect(ctx context.Context) ([]collect.Item, error)
 	WriteStatus(ctx context.Context, p plan.Item) error
@@ -200,7 +201,9 @@ func withLiveDeployers(ctx context.Context, cfg Config, log *slog.Logger) []rend
 // items of a namespace are recommended as soon as its history is read,
 // their CPU samples folded as they are decoded, and the history is then
 // dropped: a run holds the history of the namespaces being read, never
-// the cluster's.
+// the cluster's. It consumes items: once an item's plan is made, the item
+// is cleared, so that a run holds the plans and not every target's
+// objects besides.
 func recommendAll(ctx context.Context, p *plan.Plan, items []collect.Item, reader usage.NamespaceReader, cfg Config, log *slog.Logger) (*usage.Histories, error) {
 	p.Items = make([]plan.Item, len(items))
 	var wants []usage.Want
@@ -209,6 +212,7 @@ func recommendAll(ctx context.Context, p *plan.Plan, items []collect.Item, reade
 	for i, item := range items {
 		if item.Invalid != nil || item.Workload == nil {
 			p.Items[i] = recommend.ForItem(item, nil, nil, cfg.Algorithm)
+			items[i] = collect.Item{}
 			continue
 		}
 		w := recommend.WantOf(item)
@@ -240,6 +244,8 @@ func recommendAll(ctx context.Context, p *plan.Plan, items []collect.Item, reade
 			p.Items[i] = recommend.ForItem(items[i], u, unavailable, cfg.Algorithm)
 			withHistory(&p.Items[i], history)
 			withReplicas(&p.Items[i], items[i], h)
+			// Only this goroutine reads the items of its namespace.
+			items[i] = collect.Item{}
 		}
 	}
 	opts := []usage.ReadAllOption{usage.WithConcurrency(cfg.HistoryConcurrency), usage.WithFolds(fold), usage.WithEach(each),

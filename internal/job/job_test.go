@@ -140,6 +140,29 @@ func TestRunReportsNamespacesWithoutHistory(t *testing.T) {
 	}
 }
 
+// TestRecommendAllLetsItemsGo checks that each item is cleared once its
+// plan is made, whether its namespace was read, could not be, or it was
+// invalid: a run holds the plans, not every target's objects besides.
+func TestRecommendAllLetsItemsGo(t *testing.T) {
+	items := []collect.Item{validItem("down"), validItem("up"),
+		{Namespace: "a", Name: "bad", Invalid: &collect.ValidationError{Code: collect.CodeWorkloadNotFound, Message: "workload not found"}}}
+	p := &plan.Plan{}
+	if _, err := recommendAll(t.Context(), p, items, partialUsage{}, Config{DryRun: true}, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	for i, it := range items {
+		if it.Workload != nil || it.Namespace != "" || it.Invalid != nil {
+			t.Errorf("item %d after recommendAll = %+v, want it cleared", i, it)
+		}
+	}
+	if up := p.Items[1]; up.Namespace != "up" || up.Containers[0].Resources[0].Recommended == nil {
+		t.Errorf("the plan of up/web = %+v, want its recommendation", up)
+	}
+	if bad := p.Items[2]; bad.Error == nil || bad.Error.Code != collect.CodeWorkloadNotFound {
+		t.Errorf("the plan of a/bad = %+v, want its error", bad)
+	}
+}
+
 func TestChangesOf(t *testing.T) {
 	cpu, mem, limit := resource.MustParse("200m"), resource.MustParse("1Gi"), resource.MustParse("400m")
 	p := &plan.Plan{Items: []plan.Item{
