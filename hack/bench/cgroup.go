@@ -1,13 +1,13 @@
 package bench
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
+
+	"github.com/recommend-job/recommend-job/internal/memlimit"
 )
 
 // memoryCgroup is a memory cgroup of its own under the benchmark's, with a
@@ -20,27 +20,11 @@ type memoryCgroup struct {
 // newMemoryCgroup makes a cgroup of limit bytes under the benchmark's own,
 // cgroup v1's memory controller or v2's.
 func newMemoryCgroup(limit int64) (*memoryCgroup, error) {
-	f, err := os.Open("/proc/self/cgroup")
+	where, err := memlimit.Of(os.DirFS("/proc"))
 	if err != nil {
 		return nil, fmt.Errorf("memory limit: %w", err)
 	}
-	defer f.Close()
-	var v1, v2 string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if parts[0] == "0" && parts[1] == "" {
-			v2 = parts[2]
-		}
-		for c := range strings.SplitSeq(parts[1], ",") {
-			if c == "memory" {
-				v1 = parts[2]
-			}
-		}
-	}
+	v1, v2 := where.V1Memory, where.V2
 	name := "recommend-job-bench-" + strconv.Itoa(os.Getpid())
 	var dir, limitFile string
 	switch {

@@ -27,12 +27,35 @@ const unlimited = math.MaxInt64 / 4096 * 4096
 // (/sys/fs/cgroup) as /proc/self/cgroup, read from proc, places it.
 // false when no cgroup sets one.
 func Container(root, proc fs.FS) (int64, bool, error) {
+	cg, err := Of(proc)
+	if err != nil {
+		return 0, false, err
+	}
+	// A hybrid host mounts both: v1's memory controller is the one that
+	// limits then.
+	if cg.V1Memory != "" {
+		return nearest(root, "memory", cg.V1Memory, "memory.limit_in_bytes")
+	}
+	if cg.V2 != "" {
+		return nearest(root, ".", cg.V2, "memory.max")
+	}
+	return 0, false, nil
+}
+
+// Cgroups are where the process is in the cgroup hierarchies, as
+// /proc/self/cgroup says: its path under v1's memory controller, and
+// under v2's unified hierarchy; empty for one it is not in.
+type Cgroups struct {
+	V1Memory, V2 string
+}
+
+// Of reads the cgroups of the process from proc (/proc).
+func Of(proc fs.FS) (Cgroups, error) {
 	data, err := fs.ReadFile(proc, "self/cgroup")
 	if err != nil {
-		return 0, false, fmt.Errorf("reading the process's cgroup: %w", err)
+		return Cgroups{}, fmt.Errorf("reading the process's cgroup: %w", err)
 	}
-	var v1, v2 string
-	found1, found2 := false, false
+	var cg Cgroups
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		// hierarchy-ID:controllers:path
@@ -42,20 +65,12 @@ func Container(root, proc fs.FS) (int64, bool, error) {
 		}
 		switch {
 		case parts[0] == "0" && parts[1] == "":
-			v2, found2 = parts[2], true
+			cg.V2 = parts[2]
 		case containsController(parts[1], "memory"):
-			v1, found1 = parts[2], true
+			cg.V1Memory = parts[2]
 		}
 	}
-	// A hybrid host mounts both: v1's memory controller is the one that
-	// limits then.
-	if found1 {
-		return nearest(root, "memory", v1, "memory.limit_in_bytes")
-	}
-	if found2 {
-		return nearest(root, ".", v2, "memory.max")
-	}
-	return 0, false, nil
+	return cg, nil
 }
 
 func containsController(list, name string) bool {
