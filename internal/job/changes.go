@@ -10,7 +10,7 @@ import (
 // changesOf are the render intents of p: per container of a valid item,
 // the values to write. Each change's Owner is its item's key.
 func changesOf(p *plan.Plan) []render.Change {
-	var changes []render.Change
+	changes := make([]render.Change, 0, changeCount(p))
 	for i := range p.Items {
 		it := &p.Items[i]
 		for _, c := range it.Containers {
@@ -48,6 +48,21 @@ func changesOf(p *plan.Plan) []render.Change {
 		}
 	}
 	return changes
+}
+
+// changeCount is len(changesOf(p)), without making the changes: at tens
+// of thousands of containers, each with its resource lists, that is tens
+// of MiB for a count.
+func changeCount(p *plan.Plan) int {
+	n := 0
+	for i := range p.Items {
+		for _, c := range p.Items[i].Containers {
+			if c.Writes() {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // autoscalerOf is the HPA whose targets move with requests, a container's

@@ -152,7 +152,7 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 	if ctx.Err() != nil {
 		return cutShort(ctx, p, "recommend"), fmt.Errorf("recommending: %w", context.Cause(ctx))
 	}
-	stage.done(ctx, "recommend", "changes", len(changesOf(p)))
+	stage.done(ctx, "recommend", "changes", changeCount(p))
 
 	if cfg.Git.URL == "" {
 		if !cfg.DryRun {

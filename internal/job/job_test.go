@@ -191,4 +191,7 @@ func TestChangesOf(t *testing.T) {
 	if d := cmp.Diff(want, changesOf(p)); d != "" {
 		t.Errorf("changesOf() (-want +got):\n%s", d)
 	}
+	if n := changeCount(p); n != len(want) {
+		t.Errorf("changeCount() = %d, want %d", n, len(want))
+	}
 }

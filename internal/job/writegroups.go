@@ -60,7 +60,7 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 		}
 		branch := cfg.Git.GroupBranch(g.name)
 		p.Groups = append(p.Groups, plan.Group{Name: g.name, Items: keys})
-		if len(changesOf(sub)) == 0 {
+		if changeCount(sub) == 0 {
 			if !sub.Incomplete() {
 				quiet = append(quiet, branch)
 			}
