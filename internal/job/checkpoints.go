@@ -335,17 +335,7 @@ func (in *incremental) folded(item collect.Item, u usage.Usage) (usage.Usage, st
 		for i, v := range h.Values {
 			s.Add(h.Time(i), v)
 		}
-		// A kill is a pod's: kills of several pods at one time count as
-		// many.
-		kills := slices.SortedFunc(slices.Values(h.OOMKills), time.Time.Compare)
-		for i := 0; i < len(kills); {
-			n := 1
-			for i+n < len(kills) && kills[i+n].Equal(kills[i]) {
-				n++
-			}
-			s.AddOOMKills(kills[i], n)
-			i += n
-		}
+		s.AddOOMKills(h.OOMKills)
 		for _, p := range h.StartupPeaks {
 			s.AddStartupPeak(p.Time, p.Value)
 		}

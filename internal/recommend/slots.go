@@ -116,11 +116,14 @@ func (s *Slots) slot(k int64) *slot {
 	return sl
 }
 
-// AddOOMKills keeps n OOM kills seen at t, one a pod (memory only): as
-// many as the most one read saw there, so that a time two runs read (the
-// overlap of their windows) is not counted twice.
-func (s *Slots) AddOOMKills(t time.Time, n int) {
-	s.slot(s.index(t)).addOOMKills(t, n)
+// AddOOMKills keeps the OOM kills one read saw, one a pod, several pods'
+// at the same time (memory only): at each time as many as the most one
+// read saw there, so that a time two runs read (the overlap of their
+// windows) is not counted twice.
+func (s *Slots) AddOOMKills(kills []time.Time) {
+	for _, t := range kills {
+		s.slot(s.index(t)).addOOMKills(t, countFunc(kills, t.Equal))
+	}
 }
 
 func (sl *slot) addOOMKills(t time.Time, n int) {

@@ -155,10 +155,9 @@ func TestSlotsMemory(t *testing.T) {
 	for h := range 72 {
 		s.Add(day0.Add(time.Duration(h)*time.Hour), float64(200<<20+h<<20))
 	}
-	s.AddOOMKills(day0.Add(5*time.Hour), 1)
-	s.AddOOMKills(day0.Add(50*time.Hour), 2) // two pods
-	s.AddOOMKills(day0.Add(50*time.Hour), 1) // read again, by a run that saw one of them
-	s.AddOOMKills(day0.Add(50*time.Hour), 2) // and by one that saw both
+	s.AddOOMKills([]time.Time{day0.Add(5 * time.Hour), day0.Add(50 * time.Hour), day0.Add(50 * time.Hour)}) // two pods at 50h
+	s.AddOOMKills([]time.Time{day0.Add(50 * time.Hour)})                                                    // read again, by a run that saw one of them
+	s.AddOOMKills([]time.Time{day0.Add(50 * time.Hour), day0.Add(50 * time.Hour)})                          // and by one that saw both
 	s.AddStartupPeak(day0.Add(30*time.Hour), 400<<20)
 	s.AddStartupPeak(day0.Add(30*time.Hour), 500<<20)
 	s.AddStartupPeak(day0.Add(60*time.Hour), 300<<20)
