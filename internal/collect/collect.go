@@ -231,7 +231,7 @@ func (c *Collector) item(ctx context.Context, rec *v1alpha1.ResourceRecommend, t
 		Namespace:   rec.Namespace,
 		Name:        rec.Name,
 		Labels:      rec.Labels,
-		Annotations: rec.Annotations,
+		Annotations: withoutLastApplied(rec.Annotations),
 		Target:      rec.Spec.TargetRef,
 		generation:  rec.Generation,
 		status:      rec.Status,
@@ -297,7 +297,7 @@ func (c *Collector) listRecommends(ctx context.Context) ([]*v1alpha1.ResourceRec
 			undecodable = append(undecodable, Item{
 				Namespace:   u.GetNamespace(),
 				Name:        u.GetName(),
-				Annotations: u.GetAnnotations(),
+				Annotations: withoutLastApplied(u.GetAnnotations()),
 				Invalid:     &ValidationError{Code: CodeDecodeError, Message: fmt.Sprintf("cannot decode: %v", err)},
 				generation:  u.GetGeneration(),
 			})

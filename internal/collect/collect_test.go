@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -530,5 +531,42 @@ func TestCollectUnreadableNamespaceFailsOnlyItsItems(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCollectDropsLastApplied checks that the manifest kubectl apply keeps
+// in an annotation is not held for the run, of the ResourceRecommend nor
+// of its target, while the annotations the job reads are.
+func TestCollectDropsLastApplied(t *testing.T) {
+	annotate := func(u *unstructured.Unstructured, extra map[string]string) *unstructured.Unstructured {
+		a := map[string]string{lastApplied: `{"apiVersion":"apps/v1","kind":"Deployment","spec":{"replicas":3}}`}
+		maps.Copy(a, extra)
+		u.SetAnnotations(a)
+		return u
+	}
+	c, _ := newFakeCollector(t,
+		annotate(deployment("shop", "web", container("app", "500m", "512Mi")), map[string]string{"argocd.argoproj.io/tracking-id": "shop:apps/Deployment:shop/web"}),
+		annotate(recommendObj("shop", "web", "Deployment", "web"), map[string]string{"recommend-job.io/mode": "patch"}),
+	)
+	items, err := c.Collect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 1 || items[0].Workload == nil {
+		t.Fatalf("items = %+v, want shop/web with its workload", items)
+	}
+	for _, tc := range []struct {
+		what, kept  string
+		annotations map[string]string
+	}{
+		{what: "ResourceRecommend", kept: "recommend-job.io/mode", annotations: items[0].Annotations},
+		{what: "workload", kept: "argocd.argoproj.io/tracking-id", annotations: items[0].Workload.Annotations},
+	} {
+		if _, ok := tc.annotations[lastApplied]; ok {
+			t.Errorf("%s keeps %s", tc.what, lastApplied)
+		}
+		if tc.annotations[tc.kept] == "" {
+			t.Errorf("%s lost %s: %v", tc.what, tc.kept, tc.annotations)
+		}
 	}
 }

@@ -44,6 +44,19 @@ type ObjectRef struct {
 	UID string
 }
 
+// lastApplied is the annotation in which kubectl apply, and Argo CD's
+// client-side apply, keep the whole manifest they applied.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// withoutLastApplied is annotations, a map of the caller's own, without
+// lastApplied: nothing the job does reads it, and it is as large as the
+// object, which a run over tens of thousands of objects would otherwise
+// hold until its end.
+func withoutLastApplied(annotations map[string]string) map[string]string {
+	delete(annotations, lastApplied)
+	return annotations
+}
+
 // objectRefOf is obj's reference.
 func objectRefOf(obj *unstructured.Unstructured) ObjectRef {
 	return ObjectRef{
@@ -52,7 +65,7 @@ func objectRefOf(obj *unstructured.Unstructured) ObjectRef {
 		Namespace:   obj.GetNamespace(),
 		Name:        obj.GetName(),
 		Labels:      obj.GetLabels(),
-		Annotations: obj.GetAnnotations(),
+		Annotations: withoutLastApplied(obj.GetAnnotations()),
 		UID:         string(obj.GetUID()),
 	}
 }
