@@ -3,6 +3,7 @@ package recommend
 import (
 	"strings"
 	"time"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -159,7 +160,9 @@ func inputOf(rp collect.ResourcePolicy, current *collect.Container, h *usage.His
 	if h != nil {
 		in.Window, in.Now, in.OOMKilled, in.OOMKills = h.Window, h.End, h.OOMKilled, len(h.OOMKills)
 		in.StartupPeak = h.StartupPeak()
-		in.Resolution = h.Resolution.String()
+		// Every CPU resource of a namespace says the same: the evidence
+		// of each keeps one copy, not its own until the report.
+		in.Resolution = unique.Make(h.Resolution.String()).Value()
 		if f, ok := h.Fold.(*Fold); ok {
 			in.Fold = f
 		} else {
@@ -186,7 +189,10 @@ func resourceOf(rp collect.ResourcePolicy, current *collect.Container, h *usage.
 		r.Reason = err.Error()
 		return r
 	}
-	r.Evidence = &out.Evidence
+	// The evidence alone outlives the call: pointing into out would keep
+	// all of out, twice its size, for every resource until the report.
+	ev := out.Evidence
+	r.Evidence = &ev
 	withPoints(r.Evidence, rp.Resource, h)
 	if out.Value == nil {
 		r.Reason = out.Reason
