@@ -251,7 +251,11 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 		log.InfoContext(ctx, "no changes to render")
 		return attemptResult{}, nil
 	}
+	parked := parkEvidence(p)
 	out, err := render.Apply(ctx, ws.Dir(), cfg.Path, changes, cfg.RenderOptions...)
+	if rerr := parked.restore(p); rerr != nil {
+		return attemptResult{}, rerr
+	}
 	if err != nil {
 		return attemptResult{}, fmt.Errorf("rendering: %w", err)
 	}
