@@ -1,8 +1,6 @@
 package job
 
 import (
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
 )
@@ -27,20 +25,17 @@ func changesOf(p *plan.Plan) []render.Change {
 					Annotations: it.Object.Annotations,
 				},
 				Container: c.Name,
-				Requests:  corev1.ResourceList{},
+				Requests:  make(render.Values, 0, len(c.Resources)),
 				Mode:      render.Mode(it.Annotations[render.AnnotationMode]),
 				Path:      it.Annotations[render.AnnotationPath],
 				Owner:     it.Key(),
 			}
 			for _, r := range c.Resources {
 				if r.Request != nil {
-					rc.Requests[r.Resource] = *r.Request
+					rc.Requests = rc.Requests.Set(r.Resource, *r.Request)
 				}
 				if r.Limit != nil {
-					if rc.Limits == nil {
-						rc.Limits = corev1.ResourceList{}
-					}
-					rc.Limits[r.Resource] = *r.Limit
+					rc.Limits = rc.Limits.Set(r.Resource, *r.Limit)
 				}
 			}
 			rc.Autoscaler = autoscalerOf(it, rc.Requests)
@@ -68,7 +63,7 @@ func changeCount(p *plan.Plan) int {
 // autoscalerOf is the HPA whose targets move with requests, a container's
 // requests in it; nil when none moves. The targets of an HPA that scales
 // on the pod's summed requests go with each container's change.
-func autoscalerOf(it *plan.Item, requests corev1.ResourceList) *render.Autoscaler {
+func autoscalerOf(it *plan.Item, requests render.Values) *render.Autoscaler {
 	for _, a := range it.Autoscalers {
 		as := &render.Autoscaler{Target: render.Target{
 			APIVersion: a.Object.APIVersion, Kind: a.Object.Kind, Namespace: a.Object.Namespace, Name: a.Object.Name,
@@ -76,7 +71,7 @@ func autoscalerOf(it *plan.Item, requests corev1.ResourceList) *render.Autoscale
 		}}
 		moves := false
 		for _, t := range a.Targets {
-			_, sets := requests[t.Resource]
+			_, sets := requests.Get(t.Resource)
 			moves = moves || sets && t.Changes()
 			as.Utilization = append(as.Utilization, plan.Utilization{Index: t.Index, Resource: t.Resource, Container: t.Container, Percent: t.To})
 		}

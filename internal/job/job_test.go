@@ -184,8 +184,8 @@ func TestChangesOf(t *testing.T) {
 		Target: render.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web-template",
 			Annotations: map[string]string{render.ArgoTrackingID: "shop:apps/Deployment:shop/web-template"}},
 		Container: "app",
-		Requests:  corev1.ResourceList{corev1.ResourceCPU: cpu},
-		Limits:    corev1.ResourceList{corev1.ResourceCPU: limit, corev1.ResourceMemory: mem},
+		Requests:  render.ValuesOf(corev1.ResourceList{corev1.ResourceCPU: cpu}),
+		Limits:    render.ValuesOf(corev1.ResourceList{corev1.ResourceCPU: limit, corev1.ResourceMemory: mem}),
 		Mode:      render.ModePatch, Path: "clusters/prod", Owner: "shop/web",
 	}}
 	if d := cmp.Diff(want, changesOf(p)); d != "" {

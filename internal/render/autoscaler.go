@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -300,15 +299,15 @@ func (a *applier) undo() {
 // and whether nothing is left to set.
 func withoutAutoscaled(c Change) (Change, []corev1.ResourceName, bool) {
 	var held []corev1.ResourceName
-	requests, limits := maps.Clone(c.Requests), maps.Clone(c.Limits)
+	requests, limits := slices.Clone(c.Requests), slices.Clone(c.Limits)
 	for _, u := range c.Autoscaler.Utilization {
-		_, inRequests := requests[u.Resource]
-		_, inLimits := limits[u.Resource]
+		_, inRequests := requests.Get(u.Resource)
+		_, inLimits := limits.Get(u.Resource)
 		if (inRequests || inLimits) && !slices.Contains(held, u.Resource) {
 			held = append(held, u.Resource)
 		}
-		delete(requests, u.Resource)
-		delete(limits, u.Resource)
+		scaled := func(v Value) bool { return v.Resource == u.Resource }
+		requests, limits = slices.DeleteFunc(requests, scaled), slices.DeleteFunc(limits, scaled)
 	}
 	c.Requests, c.Limits, c.Autoscaler = requests, limits, nil
 	return c, held, len(requests) == 0 && len(limits) == 0

@@ -117,10 +117,10 @@ func (a *applier) variables(c Change, ref repoindex.DocRef) (requests, limits ma
 		return nil, nil
 	}
 	_, res, _ := yamledit.Lookup(ctr, "resources")
-	find := func(section string, values corev1.ResourceList) map[corev1.ResourceName]string {
+	find := func(section string, values Values) map[corev1.ResourceName]string {
 		_, sec, _ := yamledit.Lookup(res, section)
 		var out map[corev1.ResourceName]string
-		for name := range values {
+		for name := range values.All() {
 			v, ok := yamledit.ScalarField(sec, string(name))
 			if m := variableRef.FindStringSubmatch(v); ok && m != nil {
 				if out == nil {
@@ -190,13 +190,13 @@ func (a *applier) substitute(c Change, ref repoindex.DocRef, dep repoindex.Deplo
 	_, post, _ := yamledit.Lookup(spec, "postBuild")
 	_, sub, _ := yamledit.Lookup(post, "substitute")
 	p := &yamledit.Planner{Src: yamledit.NewSource(fe.data)}
-	set := func(values corev1.ResourceList, vs map[corev1.ResourceName]string) error {
+	set := func(values Values, vs map[corev1.ResourceName]string) error {
 		for name, v := range vs {
 			k, n, dup := yamledit.Lookup(sub, v)
 			if dup || n == nil || n.Kind != yaml.ScalarNode {
 				return fmt.Errorf("%w: %s: postBuild.substitute.%s of %s is not one plain value", repoindex.ErrUnsafeFile, d.File, v, d)
 			}
-			q := values[name]
+			q, _ := values.Get(name)
 			if yamledit.SameQuantity(n, q) {
 				continue
 			}

@@ -23,7 +23,7 @@ func TestDeployerPatchUpdated(t *testing.T) {
 		return Change{
 			Target:    Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "production", Name: "podinfo"},
 			Container: "podinfod",
-			Requests:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
+			Requests:  ValuesOf(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}),
 		}
 	}
 	file := filepath.Join(dir, "clusters", "production", "apps.yaml")
@@ -89,7 +89,7 @@ func TestDeployerProofUndoes(t *testing.T) {
 	out, err := Apply(context.Background(), dir, "", []Change{{
 		Target:    Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "production", Name: "podinfo"},
 		Container: "podinfod",
-		Requests:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("300m")},
+		Requests:  ValuesOf(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("300m")}),
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestDeployedIntoAnotherNamespace(t *testing.T) {
 	out, err := Apply(context.Background(), dir, "", []Change{{
 		Target:    Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "production", Name: "podinfo"},
 		Container: "podinfod",
-		Requests:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("300m")},
+		Requests:  ValuesOf(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("300m")}),
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -15,15 +15,15 @@ import (
 var testTarget = Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"}
 
 func requests(container string, kv ...string) Change {
-	c := Change{Target: testTarget, Container: container, Requests: corev1.ResourceList{}}
+	c := Change{Target: testTarget, Container: container}
 	for i := 0; i+1 < len(kv); i += 2 {
-		c.Requests[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+		c.Requests = c.Requests.Set(corev1.ResourceName(kv[i]), resource.MustParse(kv[i+1]))
 	}
 	return c
 }
 
 // quantities parses a test's resource values.
-func quantities(values map[string]string) corev1.ResourceList {
+func quantities(values map[string]string) Values {
 	if values == nil {
 		return nil
 	}
@@ -31,7 +31,7 @@ func quantities(values map[string]string) corev1.ResourceList {
 	for name, v := range values {
 		out[corev1.ResourceName(name)] = resource.MustParse(v)
 	}
-	return out
+	return ValuesOf(out)
 }
 
 // editOne applies c to the document of in that defines its target.

@@ -259,9 +259,9 @@ func holds(data []byte, doc int, find repoindex.Finder, c Change, held []corev1.
 	}
 	for _, s := range []struct {
 		list   string
-		values corev1.ResourceList
+		values Values
 	}{{"requests", c.Requests}, {"limits", c.Limits}} {
-		for _, name := range slices.Sorted(maps.Keys(s.values)) {
+		for name, want := range s.values.All() {
 			if slices.Contains(held, name) {
 				continue
 			}
@@ -271,7 +271,7 @@ func holds(data []byte, doc int, find repoindex.Finder, c Change, held []corev1.
 					_, v, _ = yamledit.Lookup(list, string(name))
 				}
 			}
-			if want := s.values[name]; v == nil || !yamledit.SameQuantity(v, want) {
+			if v == nil || !yamledit.SameQuantity(v, want) {
 				return fmt.Errorf("document %d does not hold %s %s %s of container %q", doc+1, s.list, name, want.String(), c.Container)
 			}
 		}

@@ -162,7 +162,7 @@ func TestFinalProofFaults(t *testing.T) {
 					if !slices.Contains(out.Files, r.File) {
 						t.Errorf("change %d: reported changed in %s, which is not written", i, r.File)
 					}
-					for res, q := range changes[i].Requests {
+					for res, q := range changes[i].Requests.All() {
 						if !strings.Contains(string(after[r.File]), string(res)+": "+q.String()) {
 							t.Errorf("change %d: reported changed, but %s holds no %s %s:\n%s", i, r.File, res, q.String(), after[r.File])
 						}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -282,7 +281,7 @@ func (h *helmPhase) writePost(ctx context.Context, r *helmsource.Release, st hel
 			return
 		}
 		patches = helmsource.WithContainer(patches, helmsource.WorkloadPatch{APIVersion: apiVersion, Kind: c.Target.Kind, Name: c.Target.Name},
-			helmsource.ContainerValues{Name: c.Container, Init: init, Requests: c.Requests, Limits: c.Limits})
+			helmsource.ContainerValues{Name: c.Container, Init: init, Requests: c.Requests.List(), Limits: c.Limits.List()})
 	}
 	c0 := changes[idx[0]]
 	file, changed, files, err := h.placeObject(c0, r.Ref, postRendererPlacer(patches), func(step int) ([]string, error) {
@@ -324,7 +323,7 @@ func wanted(c Change, f helm.Field) bool {
 	if list == "limits" {
 		values = c.Limits
 	}
-	_, ok := values[corev1.ResourceName(name)]
+	_, ok := values.Get(corev1.ResourceName(name))
 	return ok
 }
 
@@ -335,16 +334,16 @@ func assignmentsFor(c Change, found helm.Found) ([]helmsource.Assignment, error)
 	var missing []string
 	for _, s := range []struct {
 		list   string
-		values corev1.ResourceList
+		values Values
 	}{{"requests", c.Requests}, {"limits", c.Limits}} {
-		for _, name := range slices.Sorted(maps.Keys(s.values)) {
+		for name, q := range s.values.All() {
 			f := helm.Field(s.list + "." + string(name))
 			p, ok := found.Keys[f]
 			if !ok {
 				missing = append(missing, string(f))
 				continue
 			}
-			as = append(as, helmsource.Assignment{Path: p, Quantity: s.values[name]})
+			as = append(as, helmsource.Assignment{Path: p, Quantity: q})
 		}
 	}
 	if len(missing) == 0 {
@@ -488,7 +487,7 @@ func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes [
 				continue
 			}
 			c := changes[i]
-			e := helm.Expect{Container: helmContainer(c), Requests: c.Requests, Limits: c.Limits}
+			e := helm.Expect{Container: helmContainer(c), Requests: c.Requests.List(), Limits: c.Limits.List()}
 			if c.Autoscaler != nil {
 				e.Utilization = map[helm.UtilizationTarget]int32{}
 				for _, u := range c.Autoscaler.Utilization {

@@ -359,7 +359,7 @@ func layoutOf(root *yaml.Node, step int) layout {
 
 // resourceEntries returns the change's values as entries to write.
 func resourceEntries(c Change) []yamledit.Entry {
-	return yamledit.ResourceEntries(c.Requests, c.Limits)
+	return yamledit.ResourceEntries(c.Requests.List(), c.Limits.List())
 }
 
 // containerLines renders one container item of a patch at indent.

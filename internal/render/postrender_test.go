@@ -16,7 +16,7 @@ func TestPostRendererPlacer(t *testing.T) {
 	const head = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: legacy\nspec:\n  interval: 10m # keep\n"
 	patch := func(cpu string) []helmsource.WorkloadPatch {
 		return []helmsource.WorkloadPatch{{APIVersion: "apps/v1", Kind: "Deployment", Name: "legacy", Containers: []helmsource.ContainerValues{
-			{Name: "app", Requests: quantities(map[string]string{"cpu": cpu})},
+			{Name: "app", Requests: quantities(map[string]string{"cpu": cpu}).List()},
 		}}}
 	}
 	ours := func(cpu string) string {

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -463,9 +461,9 @@ func objectPodSpecPaths(obj map[string]any) [][]string {
 func expectResources(want, got map[string]any, c Change, who, at string) error {
 	for _, s := range []struct {
 		name   string
-		values corev1.ResourceList
+		values Values
 	}{{"requests", c.Requests}, {"limits", c.Limits}} {
-		for name, v := range s.values {
+		for name, v := range s.values.All() {
 			k := string(name)
 			have := tree.Dig(got, s.name, k)
 			if have == nil {

@@ -80,9 +80,9 @@ type Change struct {
 	Target    repoindex.Target
 	Container string
 	// Requests are the requests to set; only these resources are set.
-	Requests corev1.ResourceList
+	Requests Values
 	// Limits is the same for limits; nil or empty leaves limits alone.
-	Limits corev1.ResourceList
+	Limits Values
 	// Mode overrides the run's mode for this change ("" keeps it); the job
 	// takes it from the ResourceRecommend's AnnotationMode.
 	Mode Mode
@@ -789,9 +789,9 @@ func (c Change) validate() error {
 	}
 	for _, section := range []struct {
 		name   string
-		values corev1.ResourceList
+		values Values
 	}{{"requests", c.Requests}, {"limits", c.Limits}} {
-		for name, q := range section.values {
+		for name, q := range section.values.All() {
 			if errs := validation.IsQualifiedName(string(name)); len(errs) > 0 {
 				return fmt.Errorf("%w: %s: resource name %q: %s", ErrInvalidChange, t, name, errs[0])
 			}
