@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 const simple = `apiVersion: apps/v1
@@ -114,6 +116,12 @@ func TestApplyInvalidChanges(t *testing.T) {
 		// Values are quantities, written in their canonical form: no
 		// malformed, octal-looking or signed text can reach a file.
 		{"negative", Change{Target: target, Container: "app", Limits: quantities(map[string]string{"cpu": "-1"})}},
+		// One value per resource: which of two would be written is not
+		// the renderer's to choose.
+		{"a resource twice", Change{Target: target, Container: "app", Requests: Values{
+			{Resource: "cpu", Quantity: resource.MustParse("1")}, {Resource: "cpu", Quantity: resource.MustParse("2")}}}},
+		{"out of order", Change{Target: target, Container: "app", Requests: Values{
+			{Resource: "memory", Quantity: resource.MustParse("1Gi")}, {Resource: "cpu", Quantity: resource.MustParse("2")}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

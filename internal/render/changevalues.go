@@ -65,6 +65,17 @@ func (vs Values) All() iter.Seq2[corev1.ResourceName, resource.Quantity] {
 	}
 }
 
+// ordered reports whether vs names each resource once, in order, as
+// ValuesOf and Set keep it; a Values made otherwise may not.
+func (vs Values) ordered() bool {
+	for i := 1; i < len(vs); i++ {
+		if vs[i-1].Resource >= vs[i].Resource {
+			return false
+		}
+	}
+	return true
+}
+
 // List is vs as a ResourceList, for the packages that take one; nil when
 // vs is empty.
 func (vs Values) List() corev1.ResourceList {

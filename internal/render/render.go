@@ -791,6 +791,9 @@ func (c Change) validate() error {
 		name   string
 		values Values
 	}{{"requests", c.Requests}, {"limits", c.Limits}} {
+		if !section.values.ordered() {
+			return fmt.Errorf("%w: %s: %s name a resource twice or out of order (make them with ValuesOf or Set)", ErrInvalidChange, t, section.name)
+		}
 		for name, q := range section.values.All() {
 			if errs := validation.IsQualifiedName(string(name)); len(errs) > 0 {
 				return fmt.Errorf("%w: %s: resource name %q: %s", ErrInvalidChange, t, name, errs[0])
