@@ -11,8 +11,8 @@ import (
 
 // Values are the requests or the limits a Change sets, one per resource,
 // in the order of their names. A change sets one or two: a slice of them
-// is a fifth of a map's size, which a run of tens of thousands of changes
-// holds all at once.
+// is about a quarter of a map's size, and a run holds tens of thousands of
+// changes at once.
 type Values []Value
 
 // Value is the quantity to set for one resource.
@@ -44,7 +44,8 @@ func (vs Values) Get(name corev1.ResourceName) (resource.Quantity, bool) {
 	return resource.Quantity{}, false
 }
 
-// Set sets the quantity of name, keeping vs in order.
+// Set returns vs with name set to q, in order. Like append, it may write
+// into vs's array.
 func (vs Values) Set(name corev1.ResourceName, q resource.Quantity) Values {
 	i, found := slices.BinarySearchFunc(vs, name, func(v Value, name corev1.ResourceName) int { return cmp.Compare(v.Resource, name) })
 	if found {
