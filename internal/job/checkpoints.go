@@ -392,11 +392,9 @@ func withHistory(p *plan.Item, history string) {
 	if history == "" {
 		return
 	}
-	for ci := range p.Containers {
-		for ri := range p.Containers[ci].Resources {
-			if r := &p.Containers[ci].Resources[ri]; r.Evidence != nil {
-				r.Evidence.History = history
-			}
+	for r := range p.AllResources() {
+		if r.Evidence != nil {
+			r.Evidence.History = history
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"reflect"
 	"unique"
 
@@ -83,15 +84,12 @@ func (pe *parkedEvidence) restore(p *plan.Plan) error {
 }
 
 // resourcesOf yields every resource of p's items, in order.
-func resourcesOf(p *plan.Plan) func(yield func(*plan.Resource) bool) {
+func resourcesOf(p *plan.Plan) iter.Seq[*plan.Resource] {
 	return func(yield func(*plan.Resource) bool) {
 		for i := range p.Items {
-			cs := p.Items[i].Containers
-			for ci := range cs {
-				for ri := range cs[ci].Resources {
-					if !yield(&cs[ci].Resources[ri]) {
-						return
-					}
+			for r := range p.Items[i].AllResources() {
+				if !yield(r) {
+					return
 				}
 			}
 		}

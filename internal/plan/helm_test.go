@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,5 +42,26 @@ func TestValuesKeys(t *testing.T) {
 				t.Errorf("key of %s (limit %v) = %q, want %q", tc.resource, tc.limit, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestAllResources checks that an item's resources come in order, each
+// the item's own, so that setting one through it sets the item's.
+func TestAllResources(t *testing.T) {
+	it := Item{Containers: []Container{
+		{Name: "app", Resources: []Resource{{Resource: corev1.ResourceCPU}, {Resource: corev1.ResourceMemory}}},
+		{Name: "empty"},
+		{Name: "sidecar", Resources: []Resource{{Resource: corev1.ResourceCPU}}},
+	}}
+	var got []string
+	for r := range it.AllResources() {
+		got = append(got, string(r.Resource))
+		r.Reason = "seen"
+	}
+	if want := "cpu memory cpu"; strings.Join(got, " ") != want {
+		t.Errorf("resources %v, want %s", got, want)
+	}
+	if r := it.Containers[2].Resources[0]; r.Reason != "seen" {
+		t.Errorf("sidecar cpu reason %q: set through AllResources, it did not reach the item", r.Reason)
 	}
 }

@@ -11,6 +11,7 @@
 package plan
 
 import (
+	"iter"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -102,6 +103,21 @@ func (it *Item) Regressed() bool {
 
 // Key names the item uniquely in a run: namespace/name.
 func (it *Item) Key() string { return it.Namespace + "/" + it.Name }
+
+// AllResources yields every resource of every container of it, in order,
+// to be read or set in place.
+func (it *Item) AllResources() iter.Seq[*Resource] {
+	return func(yield func(*Resource) bool) {
+		for ci := range it.Containers {
+			rs := it.Containers[ci].Resources
+			for ri := range rs {
+				if !yield(&rs[ri]) {
+					return
+				}
+			}
+		}
+	}
+}
 
 // Target is the workload an item refers to, as written in the
 // ResourceRecommend.
