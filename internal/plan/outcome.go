@@ -50,15 +50,14 @@ func (p *Plan) lacks(missing func(Resource) bool) bool {
 	if p.Interrupted != "" {
 		return true
 	}
-	for _, it := range p.Items {
+	for i := range p.Items {
+		it := &p.Items[i]
 		if it.Error != nil || (it.Source != nil && it.Source.Error != "") {
 			return true
 		}
-		for _, c := range it.Containers {
-			for _, r := range c.Resources {
-				if missing(r) {
-					return true
-				}
+		for r := range it.AllResources() {
+			if missing(*r) {
+				return true
 			}
 		}
 	}
