@@ -764,7 +764,13 @@ func kustomizeObjects(objects []helm.Object, patches []map[string]any) ([]helm.O
 	if err := fsys.WriteFile("/r/kustomization.yaml", kust); err != nil {
 		return nil, err
 	}
-	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, "/r")
+	// A patch given as a path or a URL would be fetched: Flux's patches
+	// are inline, and nothing is read from elsewhere.
+	proof := repoindex.ProofFS{FileSystem: fsys, Root: "/r"}
+	if err := proof.CheckLocal("/r"); err != nil {
+		return nil, err
+	}
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(proof, "/r")
 	if err != nil {
 		return nil, err
 	}

@@ -35,8 +35,10 @@ func WithClusterName(name string) Option { return func(o *options) { o.cluster =
 // deployers, the Applications the repository's ApplicationSets generate
 // those its apps of apps' charts render and those its kustomizations of
 // Applications build, in that order of precedence. It returns why some
-// ApplicationSets, charts or kustomizations gave nothing.
-func (o *options) addDeployers(ctx context.Context, fsys fs.FS, abs string, w *repoindex.Wants) ([]string, error) {
+// ApplicationSets, charts or kustomizations gave nothing. The
+// kustomizations of Applications, which may be any team's, are built only
+// when a change's Application is not live.
+func (o *options) addDeployers(ctx context.Context, fsys fs.FS, abs string, w *repoindex.Wants, changes []Change) ([]string, error) {
 	if !w.Pointers {
 		if w.Helm {
 			// A HelmRelease's target names no deployer, yet the live
@@ -53,12 +55,34 @@ func (o *options) addDeployers(ctx context.Context, fsys fs.FS, abs string, w *r
 	if err != nil {
 		return nil, fmt.Errorf("rendering the apps of apps: %w", err)
 	}
-	built, unbuilt, err := o.kustomizedApps(ctx, fsys, abs)
-	if err != nil {
-		return nil, fmt.Errorf("building the kustomizations of Applications: %w", err)
+	var built []DeployerObject
+	var unbuilt []string
+	if !o.allLive(changes) {
+		if built, unbuilt, err = o.kustomizedApps(ctx, fsys, abs); err != nil {
+			return nil, fmt.Errorf("building the kustomizations of Applications: %w", err)
+		}
 	}
 	w.External = slices.Concat(o.deployers, gen.Apps, apps.Apps, built)
 	return slices.Concat(gen.Unsupported, apps.Unsupported, unbuilt), nil
+}
+
+// allLive reports whether every change that names an Argo CD Application
+// names one the cluster runs: the live one is then what counts, and no
+// kustomization of Applications needs to be built.
+func (o *options) allLive(changes []Change) bool {
+	live := map[string]bool{}
+	for _, d := range o.deployers {
+		md, _ := d.Object["metadata"].(map[string]any)
+		if name, _ := md["name"].(string); d.Object["kind"] == "Application" && name != "" {
+			live[name] = true
+		}
+	}
+	for _, c := range changes {
+		if app := repoindex.ArgoApp(c.Target); app != "" && !live[app] {
+			return false
+		}
+	}
+	return true
 }
 
 // kustomizedApps builds the kustomizations of the repository (under its

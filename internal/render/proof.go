@@ -301,13 +301,17 @@ func compareBuilds(before, after map[string]map[string]any, changes, siblings []
 
 // build runs kustomize with its defaults (no plugins, files only from the
 // kustomization's root) and returns each object by group/kind/namespace/name.
-func build(fsys filesys.FileSystem, dir string) (_ map[string]map[string]any, err error) {
+// A tree that would fetch anything is refused before kustomize runs.
+func build(fsys repoindex.ProofFS, dir string) (_ map[string]map[string]any, err error) {
 	// A repository's content must not take the run down with it.
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("kustomize panicked: %v", p)
 		}
 	}()
+	if err := fsys.CheckLocal(dir); err != nil {
+		return nil, err
+	}
 	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, dir)
 	if err != nil {
 		return nil, err

@@ -222,7 +222,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		return nil, fmt.Errorf("resolve repository root: %w", err)
 	}
 
-	unsupported, err := o.addDeployers(ctx, r.FS(), abs, &w)
+	unsupported, err := o.addDeployers(ctx, r.FS(), abs, &w, changes)
 	if err != nil {
 		return nil, err
 	}

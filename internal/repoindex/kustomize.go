@@ -84,7 +84,7 @@ func parseKustomization(fsys fs.FS, name string, limit int64) (*Kustomization, e
 	for _, field := range []string{"resources", "bases", "components"} {
 		for _, e := range stringItems(root, field) {
 			p := path.Join(k.Dir, e)
-			if isRemote(e) || !fs.ValidPath(p) {
+			if IsRemote(e) || !fs.ValidPath(p) {
 				k.External = append(k.External, e)
 				continue
 			}
@@ -180,13 +180,6 @@ func stringItems(m *yaml.Node, key string) []string {
 		}
 	}
 	return out
-}
-
-// isRemote reports whether a resources entry names something kustomize
-// would fetch rather than read from the repository.
-func isRemote(e string) bool {
-	return strings.Contains(e, "://") || strings.HasPrefix(e, "git@") ||
-		strings.HasPrefix(e, "github.com/") || strings.HasPrefix(e, "gitlab.com/")
 }
 
 // kgraph is the kustomizations of a repository and how they reach files.
