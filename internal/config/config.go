@@ -64,14 +64,18 @@ type Config struct {
 	// ChartCAFile holds CA certificates that chart repositories and OCI
 	// registries may be signed by, trusted besides the system's; Load
 	// reads it into chartCAs.
-	ChartCAFile    string `mapstructure:"chart-ca-file"`
-	GitUsername    string `mapstructure:"git-username"`
-	GitToken       string `mapstructure:"git-token"`
-	GitTokenFile   string `mapstructure:"git-token-file"`
-	GitAuthorName  string `mapstructure:"git-author-name"`
-	GitAuthorEmail string `mapstructure:"git-author-email"`
-	DryRun         bool   `mapstructure:"dry-run"`
-	FailOnPartial  bool   `mapstructure:"fail-on-partial"`
+	ChartCAFile string `mapstructure:"chart-ca-file"`
+	// RepositoryFetchHosts are the hosts, host or host:port, that the
+	// repository's own files may make the job fetch from (chart
+	// directories' dependencies); none when empty.
+	RepositoryFetchHosts []string `mapstructure:"repository-fetch-hosts"`
+	GitUsername          string   `mapstructure:"git-username"`
+	GitToken             string   `mapstructure:"git-token"`
+	GitTokenFile         string   `mapstructure:"git-token-file"`
+	GitAuthorName        string   `mapstructure:"git-author-name"`
+	GitAuthorEmail       string   `mapstructure:"git-author-email"`
+	DryRun               bool     `mapstructure:"dry-run"`
+	FailOnPartial        bool     `mapstructure:"fail-on-partial"`
 	// RunTimeout is the deadline of a whole run, below the Job's
 	// activeDeadlineSeconds.
 	RunTimeout time.Duration `mapstructure:"run-timeout"`

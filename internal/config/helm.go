@@ -40,6 +40,11 @@ func (c *Config) completeHelm() []error {
 			errs = append(errs, fmt.Errorf("chart-secrets-dir: %s is not a directory", c.ChartSecretsDir))
 		}
 	}
+	for _, h := range c.RepositoryFetchHosts {
+		if u, err := url.Parse("//" + h); err != nil || h == "" || u.Host != h || u.User != nil {
+			errs = append(errs, fmt.Errorf("repository-fetch-hosts: %q is not a host or host:port", h))
+		}
+	}
 	if c.HelmRepositoryConfig == "" {
 		return errs
 	}

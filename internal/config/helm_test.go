@@ -249,3 +249,26 @@ func TestChartSecretsDir(t *testing.T) {
 		t.Errorf("Parse() with a file for chart-secrets-dir = %v, want it refused", err)
 	}
 }
+
+// TestRepositoryFetchHosts checks that repository-fetch-hosts takes hosts
+// and host:port only: a URL, a path or a user would not say which host.
+func TestRepositoryFetchHosts(t *testing.T) {
+	for _, tc := range []struct {
+		value, wantErr string
+	}{
+		{"charts.example.com,127.0.0.1:8080", ""},
+		{"https://charts.example.com", `repository-fetch-hosts: "https://charts.example.com" is not a host or host:port`},
+		{"charts.example.com/stable", `repository-fetch-hosts: "charts.example.com/stable" is not a host or host:port`},
+		{"me@charts.example.com", `repository-fetch-hosts: "me@charts.example.com" is not a host or host:port`},
+	} {
+		cfg, err := Parse(append(requiredArgs(""), "--repository-fetch-hosts="+tc.value), io.Discard)
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("Parse(%q) = %v", tc.value, err)
+		case tc.wantErr == "" && len(cfg.RepositoryFetchHosts) != 2:
+			t.Errorf("Parse(%q) gave %q", tc.value, cfg.RepositoryFetchHosts)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("Parse(%q) = %v, want %q", tc.value, err, tc.wantErr)
+		}
+	}
+}

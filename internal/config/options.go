@@ -53,7 +53,8 @@ const minRenderMemory = 128 << 20
 // repository the credentials helm-repository-config gives it and gives
 // each fetch chart-fetch-timeout.
 func (c *Config) chartLoader(opts ...helm.LoaderOption) *helm.Loader {
-	base := []helm.LoaderOption{helm.WithCredentials(c.chartCredentials.lookup), helm.WithFetchTimeout(c.ChartFetchTimeout)}
+	base := []helm.LoaderOption{helm.WithCredentials(c.chartCredentials.lookup), helm.WithFetchTimeout(c.ChartFetchTimeout),
+		helm.WithDependencyHosts(c.RepositoryFetchHosts)}
 	if c.chartCAs != nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.TLSClientConfig = &tls.Config{RootCAs: c.chartCAs, MinVersion: tls.VersionTLS12}

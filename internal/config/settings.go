@@ -78,6 +78,7 @@ var settings = []setting{
 	{"helm-render-output", "8Mi", "most bytes one render of a chart may output (a quantity); a release whose chart renders more fails"},
 	{"helm-repository-config", "", "Helm repositories file (repositories.yaml, as helm repo add writes it) whose entries give the user name and password of chart repositories and OCI registries by URL"},
 	{"chart-ca-file", "", "PEM file of CA certificates that chart repositories and OCI registries may be signed by (a private CA), trusted in addition to the system's"},
+	{"repository-fetch-hosts", []string{}, "hosts (host or host:port, comma-separated) that the repository's own files may make the job fetch from: the dependencies a chart directory's Chart.yaml takes from chart repositories; none when empty"},
 	{"chart-secrets-dir", "", "directory of the Secrets that Flux OCIRepositories' and HelmRepositories' secretRef and certSecretRef name, mounted as <dir>/<namespace>/<name>/<key>"},
 	{"chart-fetch-timeout", helm.DefaultFetchTimeout, "bound of each fetch from a chart repository or OCI registry (an index, a tag list, a chart), its answer included; a release whose chart did not come in time is reported, the others go on"},
 	{"git-username", "", "user name for HTTP(S) authentication"},

@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,6 +58,12 @@ func (l *Loader) remoteDependencies(ctx context.Context, files []*archive.Buffer
 	if len(wanted) == 0 {
 		return nil, "", nil
 	}
+	for _, d := range wanted {
+		if !l.dependencyHostAllowed(d.Repository) {
+			return nil, "", fmt.Errorf("%w: chart %s takes the dependency %s from %s, whose host repository-fetch-hosts does not name; not fetched",
+				ErrDependencyRefused, c.Name(), d.Name, d.Repository)
+		}
+	}
 	got, err := l.dependencies.do(ctx, filesDigest(files), bounded(l, func(ctx context.Context) (fetchedDependencies, error) {
 		return l.buildDependencies(ctx, c, wanted)
 	}))
@@ -71,6 +79,35 @@ func (l *Loader) remoteDependencies(ctx context.Context, files []*archive.Buffer
 		out = append(out, dep)
 	}
 	return out, got.digest, nil
+}
+
+// ErrDependencyRefused means a chart directory of the repository takes a
+// dependency from a chart repository whose host the run does not allow
+// (WithDependencyHosts): a file of the repository does not choose where
+// the job connects to.
+var ErrDependencyRefused = errors.New("dependency not fetched")
+
+// WithDependencyHosts names the hosts (host or host:port) from which the
+// dependencies that chart directories of the repository declare may be
+// fetched; without it, none is.
+func WithDependencyHosts(hosts []string) LoaderOption {
+	return func(l *Loader) { l.dependencyHosts = slices.Clone(hosts) }
+}
+
+// dependencyHostAllowed reports whether the host of a dependency's
+// repository URL is one WithDependencyHosts names, with its port when it
+// names one.
+func (l *Loader) dependencyHostAllowed(repository string) bool {
+	u, err := url.Parse(repository)
+	if err != nil || u.Host == "" || u.User != nil {
+		return false
+	}
+	for _, h := range l.dependencyHosts {
+		if strings.EqualFold(h, u.Host) || !strings.Contains(h, ":") && strings.EqualFold(h, u.Hostname()) {
+			return true
+		}
+	}
+	return false
 }
 
 // remoteWanted are c's dependencies from an http(s) chart repository that

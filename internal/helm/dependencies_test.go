@@ -3,6 +3,7 @@
 package helm
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -49,7 +50,17 @@ func TestLoaderLoadDirFetchesRemoteDependencies(t *testing.T) {
 		return out
 	}
 
-	l := NewLoader(WithCredentials(creds))
+	host := strings.TrimPrefix(repo.URL, "http://")
+	host, _, _ = strings.Cut(host, "/")
+	if _, err := NewLoader(WithCredentials(creds)).LoadDir(t.Context(), fsys, "charts/app"); !errors.Is(err, ErrDependencyRefused) ||
+		!strings.Contains(err.Error(), "chart app takes the dependency cache from "+repo.URL) {
+		t.Fatalf("without its host allowed: %v, want ErrDependencyRefused naming the dependency and its repository", err)
+	}
+	if n := repo.Requests("index.yaml"); n != 0 {
+		t.Fatalf("without its host allowed, the repository's index was asked for %d times", n)
+	}
+
+	l := NewLoader(WithCredentials(creds), WithDependencyHosts([]string{"example.com", host}))
 	first, err := l.LoadDir(t.Context(), fsys, "charts/app")
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +81,7 @@ func TestLoaderLoadDirFetchesRemoteDependencies(t *testing.T) {
 		!strings.Contains(err.Error(), "declares dependency cache, which is not in its charts/ directory") {
 		t.Errorf("rendering without the dependency: %v, want it refused", err)
 	}
-	if _, err := NewLoader().LoadDir(t.Context(), fsys, "charts/app"); err == nil || strings.Contains(err.Error(), "chart-pw") {
+	if _, err := NewLoader(WithDependencyHosts([]string{host})).LoadDir(t.Context(), fsys, "charts/app"); err == nil || errors.Is(err, ErrDependencyRefused) || strings.Contains(err.Error(), "chart-pw") {
 		t.Errorf("without credentials: %v, want the repository's refusal, no password", err)
 	}
 }

@@ -166,6 +166,9 @@ type Loader struct {
 	plainHTTP   bool
 	timeout     time.Duration
 	secretsDir  string
+	// dependencyHosts are the hosts chart directories' dependencies may
+	// be fetched from.
+	dependencyHosts []string
 
 	indexes flight[string, *repo.IndexFile]
 	tags    flight[string, []string]

@@ -43,9 +43,10 @@ func TestApplyRemoteChartDependency(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := readSpec(t, filepath.Join(base, "changes.yaml"))
+	host, _, _ := strings.Cut(strings.TrimPrefix(repo.URL, "http://"), "/")
 	loader := helm.NewLoader(helm.WithCredentials(func(u string) (helm.Credentials, bool) {
 		return helm.Credentials{Username: "chart-user", Password: "chart-pw"}, u == repo.URL
-	}))
+	}), helm.WithDependencyHosts([]string{host}))
 	out, err := Apply(context.Background(), dir, spec.Path, []Change{spec.Changes[0].change()}, WithCharts(loader))
 	if err != nil {
 		t.Fatal(err)
