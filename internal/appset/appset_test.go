@@ -398,3 +398,63 @@ spec:
 		})
 	}
 }
+
+// TestGenerateTemplateRefused checks that a goTemplate that would loop
+// for minutes, or make text/template panic, is refused, naming its file,
+// and another tenant's ApplicationSet still generates its Application.
+func TestGenerateTemplateRefused(t *testing.T) {
+	tests := []struct {
+		name, options, text, want string
+	}{
+		{
+			name: "a range of a billion iterations",
+			text: `{{ range 1000000000 }}{{ end }}x`,
+			want: "a range of 1000000000 iterations",
+		},
+		{
+			name: "nested ranges over a list",
+			text: `{{ range $.l }}{{ range $.l }}{{ range $.l }}{{ end }}{{ end }}{{ end }}x`,
+			want: "above the evaluation budget",
+		},
+		{
+			// Option panics on an option it does not know.
+			name:    "an option text/template does not know",
+			options: `["bogus"]`,
+			text:    `x{{ "" }}`,
+			want:    `goTemplateOptions: "bogus" is not known`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bomb := `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: bomb, namespace: argocd}
+spec:
+  goTemplate: true
+  goTemplateOptions: ` + cmp.Or(tt.options, "[]") + `
+  generators: [{list: {elements: [{l: [` + strings.Repeat("1, ", 2000) + `1]}]}}]
+  template:
+    metadata: {name: '` + tt.text + `'}
+    spec: {source: {path: x}}
+`
+			fsys := fstest.MapFS{"a-tenant.yaml": {Data: []byte(tenant)}, "bomb.yaml": {Data: []byte(bomb)}}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			start := time.Now()
+			g, err := Generate(ctx, fsys, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("took %v", took)
+			}
+			joined := strings.Join(g.Unsupported, "; ")
+			if !strings.Contains(joined, "bomb.yaml") || !strings.Contains(joined, tt.want) {
+				t.Errorf("unsupported %.300q, want bomb.yaml refused: %q", joined, tt.want)
+			}
+			if len(g.Apps) != 1 || objectName(g.Apps[0].Object) != "argocd/tenant-prod" {
+				t.Errorf("generated %d Applications, want the tenant's alone", len(g.Apps))
+			}
+		})
+	}
+}
