@@ -28,6 +28,9 @@ type Options struct {
 	Cluster Cluster
 	// Limit bounds the size of a file read (<= 0: no limit).
 	Limit int64
+	// FileBudget and RunBudget bound what evaluating one file, and all
+	// of them, may produce (<= 0: DefaultFileBudget, DefaultRunBudget).
+	FileBudget, RunBudget int64
 }
 
 // Cluster is one cluster as Argo CD's cluster generator sees it.
@@ -49,9 +52,18 @@ var errUnsupported = errors.New("unsupported")
 
 // Generate finds the ApplicationSets of the repository in fsys and the
 // Applications they generate. Files that do not parse are skipped, as
-// the index skips them.
+// the index skips them. A file whose evaluation goes past its budget, the
+// run's, or fileTimeout generates nothing and is named in Unsupported;
+// the others are evaluated as usual. Only ctx's end fails Generate.
 func Generate(ctx context.Context, fsys fs.FS, opts Options) (Generated, error) {
 	var out Generated
+	if opts.FileBudget <= 0 {
+		opts.FileBudget = DefaultFileBudget
+	}
+	if opts.RunBudget <= 0 {
+		opts.RunBudget = DefaultRunBudget
+	}
+	run := opts.RunBudget
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // an unreadable corner generates nothing
@@ -72,21 +84,44 @@ func Generate(ctx context.Context, fsys fs.FS, opts Options) (Generated, error) 
 		if err != nil || !bytes.Contains(data, []byte("ApplicationSet")) || !bytes.Contains(data, []byte(repoindex.ArgoGroup)) {
 			return nil
 		}
-		for _, obj := range decodeAll(data) {
-			if kind, _ := obj["kind"].(string); kind != "ApplicationSet" || repoindex.Group(fmt.Sprint(obj["apiVersion"])) != repoindex.ArgoGroup {
-				continue
-			}
-			g := generator{fsys: fsys, opts: opts}
-			apps, err := g.applications(obj, p)
-			name := objectName(obj)
-			if err != nil {
-				out.Unsupported = append(out.Unsupported, fmt.Sprintf("ApplicationSet %s (%s): %v", name, p, err))
-			}
-			out.Apps = append(out.Apps, apps...)
-		}
-		return nil
+		apps, unsupported := generateFile(ctx, fsys, opts, &run, p, data)
+		out.Apps = append(out.Apps, apps...)
+		out.Unsupported = append(out.Unsupported, unsupported...)
+		return ctx.Err()
 	})
 	return out, err
+}
+
+// generateFile evaluates the ApplicationSets of the file p, within a
+// budget of its own, a share of the run's, and fileTimeout. A file past a
+// bound generates nothing: the Applications it would have generated are
+// not known, and the targets they deploy say that this file was not
+// evaluated.
+func generateFile(ctx context.Context, fsys fs.FS, opts Options, run *int64, p string, data []byte) ([]repoindex.External, []string) {
+	ctx, cancel := context.WithTimeout(ctx, fileTimeout)
+	defer cancel()
+	b := &budget{ctx: ctx, file: opts.FileBudget, run: run, fileLimit: opts.FileBudget, runLim: opts.RunBudget}
+	if err := checkExpansion(data, b.left()); err != nil {
+		return nil, []string{fmt.Sprintf("the ApplicationSets in %s: %v", p, err)}
+	}
+	var apps []repoindex.External
+	var unsupported []string
+	for _, obj := range decodeAll(data) {
+		if kind, _ := obj["kind"].(string); kind != "ApplicationSet" || repoindex.Group(fmt.Sprint(obj["apiVersion"])) != repoindex.ArgoGroup {
+			continue
+		}
+		g := generator{fsys: fsys, opts: opts, budget: b}
+		more, err := g.applications(obj, p)
+		name := objectName(obj)
+		if errors.Is(err, ErrBudget) {
+			return nil, []string{fmt.Sprintf("the ApplicationSets in %s (at ApplicationSet %s): %v", p, name, err)}
+		}
+		if err != nil {
+			unsupported = append(unsupported, fmt.Sprintf("ApplicationSet %s (%s): %v", name, p, err))
+		}
+		apps = append(apps, more...)
+	}
+	return apps, unsupported
 }
 
 // decodeAll decodes the documents of a YAML file that decode to objects.
@@ -119,9 +154,14 @@ func objectName(obj map[string]any) string {
 type generator struct {
 	fsys   fs.FS
 	opts   Options
+	budget *budget
 	goTmpl bool
 	// options are goTemplate's templatesOptions (missingkey=error).
 	options []string
+	// parsed are the goTemplate strings parsed, by text.
+	parsed map[string]*parsed
+	// funcs are those goTemplate strings may call (funcMap).
+	funcs map[string]any
 }
 
 // applications returns the Applications appset generates from the file
@@ -144,6 +184,9 @@ func (g *generator) applications(appset map[string]any, p string) ([]repoindex.E
 	var errs []error
 	for i, gen := range asList(tree.Dig(appset, "spec", "generators")) {
 		params, err := g.eval(gen)
+		if errors.Is(err, ErrBudget) {
+			return nil, fmt.Errorf("generator %d: %w", i+1, err)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("generator %d: %w", i+1, err))
 			continue
@@ -159,6 +202,9 @@ func (g *generator) applications(appset map[string]any, p string) ([]repoindex.E
 		}
 		for _, ps := range params {
 			filled, err := g.fill(tree.DeepCopy(t), ps)
+			if errors.Is(err, ErrBudget) {
+				return nil, fmt.Errorf("generator %d: template: %w", i+1, err)
+			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("generator %d: template: %w", i+1, err))
 				break
@@ -313,9 +359,18 @@ func (g *generator) list(spec any) ([]map[string]any, error) {
 		for k, v := range em {
 			g.set(s, k, v)
 		}
+		if err := g.spendSet(s); err != nil {
+			return nil, fmt.Errorf("list: %w", err)
+		}
 		sets = append(sets, s)
 	}
 	return sets, nil
+}
+
+// spendSet spends a set of parameters from the budget: its strings, each
+// time it holds one, as the templates may write them.
+func (g *generator) spendSet(s map[string]any) error {
+	return g.budget.spend(sizeOf(s, g.budget.left()))
 }
 
 // clusters is the cluster generator, for this cluster alone: a selector
@@ -359,13 +414,19 @@ func (g *generator) matrix(spec any) ([]map[string]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("matrix: %w", err)
 		}
-		if len(sets)+len(more) > maxApplications {
-			return nil, fmt.Errorf("matrix: more than %d parameter sets", maxApplications)
+		// The product is refused before it is built: the second
+		// generator, filled with each set of the first, makes about as
+		// many sets each time.
+		if len(sets) == 0 && int64(len(first))*int64(len(more)) > maxApplications || len(sets)+len(more) > maxApplications {
+			return nil, fmt.Errorf("%w: matrix: more than %d parameter sets", ErrBudget, maxApplications)
 		}
 		for _, q := range more {
 			s := tree.DeepCopy(p).(map[string]any)
 			for k, v := range q {
 				s[k] = v
+			}
+			if err := g.spendSet(s); err != nil {
+				return nil, fmt.Errorf("matrix: %w", err)
 			}
 			sets = append(sets, s)
 		}
@@ -388,17 +449,32 @@ func (g *generator) merge(spec any) ([]map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
-	for _, gen := range gens[1:] {
+	// Joined on a map of the later sets by their keys' values, not set
+	// by set: a merge of two generators of n sets each is n steps, not
+	// n². As Argo CD, sets that share their keys' values are refused.
+	if _, err := g.byKeys(base, keys); err != nil {
+		return nil, fmt.Errorf("merge: generator 1: %w", err)
+	}
+	for i, gen := range gens[1:] {
 		more, err := g.eval(gen)
 		if err != nil {
 			return nil, fmt.Errorf("merge: %w", err)
 		}
+		index, err := g.byKeys(more, keys)
+		if err != nil {
+			return nil, fmt.Errorf("merge: generator %d: %w", i+2, err)
+		}
 		for _, b := range base {
-			for _, m := range more {
-				if g.sameKeys(b, m, keys) {
-					for k, v := range m {
-						b[k] = v
-					}
+			key, ok := g.keyOf(b, keys)
+			if !ok {
+				continue
+			}
+			if m, ok := index[key]; ok {
+				for k, v := range m {
+					b[k] = v
+				}
+				if err := g.spendSet(m); err != nil {
+					return nil, fmt.Errorf("merge: %w", err)
 				}
 			}
 		}
@@ -406,15 +482,40 @@ func (g *generator) merge(spec any) ([]map[string]any, error) {
 	return base, nil
 }
 
-// sameKeys reports whether two sets agree on keys.
-func (g *generator) sameKeys(x, y map[string]any, keys []string) bool {
-	for _, k := range keys {
-		vx, vy := g.param(x, k), g.param(y, k)
-		if vx == nil || fmt.Sprint(vx) != fmt.Sprint(vy) {
-			return false
+// byKeys indexes sets by the values of keys: a set without them is left
+// out, two with the same are refused.
+func (g *generator) byKeys(sets []map[string]any, keys []string) (map[string]map[string]any, error) {
+	index := make(map[string]map[string]any, len(sets))
+	for _, s := range sets {
+		key, ok := g.keyOf(s, keys)
+		if !ok {
+			continue
 		}
+		if _, dup := index[key]; dup {
+			return nil, fmt.Errorf("two parameter sets have the same mergeKeys %q", strings.ReplaceAll(key, "\x00", ", "))
+		}
+		if err := g.budget.spend(nodeCost + int64(len(key))); err != nil {
+			return nil, err
+		}
+		index[key] = s
 	}
-	return true
+	return index, nil
+}
+
+// keyOf is the values of keys in a set, joined; false if one is missing.
+func (g *generator) keyOf(s map[string]any, keys []string) (string, bool) {
+	var b strings.Builder
+	for i, k := range keys {
+		v := g.param(s, k)
+		if v == nil {
+			return "", false
+		}
+		if i > 0 {
+			b.WriteByte(0)
+		}
+		fmt.Fprint(&b, v)
+	}
+	return b.String(), true
 }
 
 // param reads a parameter by its dotted name.
@@ -501,9 +602,15 @@ func (g *generator) directories(globs []any) ([]map[string]any, error) {
 		if strings.HasPrefix(d.Name(), ".") {
 			return fs.SkipDir
 		}
+		if err := g.budget.spend(nodeCost); err != nil {
+			return err
+		}
 		if matchAny(include, p) && !matchAny(exclude, p) {
 			s := map[string]any{}
 			g.pathParams(s, p, "")
+			if err := g.spendSet(s); err != nil {
+				return err
+			}
 			sets = append(sets, s)
 		}
 		return nil
@@ -524,6 +631,9 @@ func (g *generator) files(globs []any) ([]map[string]any, error) {
 		if err != nil {
 			return nil
 		}
+		if err := g.budget.spend(nodeCost); err != nil {
+			return err
+		}
 		if d.IsDir() {
 			if p != "." && strings.HasPrefix(d.Name(), ".") {
 				return fs.SkipDir
@@ -535,6 +645,9 @@ func (g *generator) files(globs []any) ([]map[string]any, error) {
 		}
 		data, _, err := repoindex.ReadLimited(g.fsys, p, g.opts.Limit)
 		if err != nil {
+			return fmt.Errorf("git files: %s: %w", p, err)
+		}
+		if err := checkExpansion(data, g.budget.left()); err != nil {
 			return fmt.Errorf("git files: %s: %w", p, err)
 		}
 		var v any
@@ -555,6 +668,9 @@ func (g *generator) files(globs []any) ([]map[string]any, error) {
 				g.set(s, k, v)
 			}
 			g.pathParams(s, path.Dir(p), path.Base(p))
+			if err := g.spendSet(s); err != nil {
+				return fmt.Errorf("git files: %s: %w", p, err)
+			}
 			sets = append(sets, s)
 		}
 		return nil

@@ -1,12 +1,15 @@
 package appset
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/recommend-job/recommend-job/internal/tree"
 )
@@ -191,7 +194,267 @@ spec:
 		t.Fatal(err)
 	}
 	joined := strings.Join(g.Unsupported, "; ")
-	if len(g.Apps) != 0 || !strings.Contains(joined, "more than 10000") || !strings.Contains(joined, "above 65536 bytes") {
+	if len(g.Apps) != 0 || !strings.Contains(joined, "more than 10000") || !strings.Contains(joined, "more than 65536 bytes") {
 		t.Errorf("generated %d, unsupported %q", len(g.Apps), joined)
+	}
+}
+
+// tenant is another team's ApplicationSet, beside each bomb: it must
+// still generate its Application.
+const tenant = `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: tenant, namespace: argocd}
+spec:
+  generators: [{list: {elements: [{env: prod}]}}]
+  template:
+    metadata: {name: 'tenant-{{env}}'}
+    spec: {source: {path: 'apps/tenant/{{env}}'}}
+`
+
+// lines repeats format, given i, n times, a line each.
+func lines(n int, format string) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, format+"\n", i)
+	}
+	return b.String()
+}
+
+// TestGenerateBombs checks that a file of the repository that asks for
+// gigabytes or minutes is refused, naming it, within its budget: the
+// allocations of the whole Generate stay below 64 MiB, it returns within
+// the context's deadline, and another tenant's ApplicationSet still
+// generates its Application.
+func TestGenerateBombs(t *testing.T) {
+	// A long value: each set of parameters carries it.
+	long := strings.Repeat("x", 50<<10)
+	tests := []struct {
+		name string
+		bomb string
+		// deadline is the context's, 0 for none.
+		deadline time.Duration
+		// maxAlloc bounds what Generate allocates, 0 for 64 MiB.
+		maxAlloc uint64
+		want     string
+	}{
+		{
+			// 100 × 100 Applications of four 60 KB annotations: 2.4 GB.
+			name: "printf widths, goTemplate",
+			bomb: `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: bomb, namespace: argocd}
+spec:
+  goTemplate: true
+  generators:
+  - matrix:
+      generators:
+      - list:
+          elements:
+` + lines(100, "          - {a: '%d'}") + `      - list:
+          elements:
+` + lines(100, "          - {b: '%d'}") + `  template:
+    metadata:
+      name: 'bomb-{{.a}}-{{.b}}'
+      annotations:
+        w: '{{ printf "%060000d" 0 }}'
+        x: '{{ printf "%060000d" 1 }}'
+        y: '{{ printf "%060000d" 2 }}'
+        z: '{{ printf "%060000d" 3 }}'
+    spec: {source: {path: x}}
+`,
+			want: "the file produces more than 16777216 bytes",
+		},
+		{
+			// 100 Applications of four strings of 20 × 50 KB: 400 MB.
+			name: "fasttemplate",
+			bomb: `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: bomb, namespace: argocd}
+spec:
+  generators:
+  - matrix:
+      generators:
+      - list:
+          elements:
+          - {v: ` + long + `}
+` + lines(99, "          - {v: '%d'}") + `      - list:
+          elements:
+` + lines(100, "          - {b: '%d'}") + `  template:
+    metadata:
+      name: 'bomb-{{b}}'
+      annotations: {w: '` + strings.Repeat("{{v}}", 20) + `', x: '` + strings.Repeat("{{v}}", 20) + `', y: '` + strings.Repeat("{{v}}", 20) + `', z: '` + strings.Repeat("{{v}}", 20) + `'}
+    spec: {source: {path: x}}
+`,
+			want: "a template's output is above 65536 bytes",
+		},
+		{
+			// 10,000 aliases of a 100 KB scalar: 1 GB decoded.
+			name: "aliases of a long scalar",
+			bomb: `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: bomb, namespace: argocd}
+spec:
+  generators:
+  - list:
+      elements:
+      - {n: &a ` + strings.Repeat("y", 100<<10) + `}
+` + lines(10000, "      - {n: *a} # %d") + `  template:
+    metadata: {name: 'bomb'}
+    spec: {source: {path: x}}
+`,
+			want: "its aliases expand to more than 16777216 bytes",
+		},
+		{
+			// 20,000 sets merged with 20,000: 400 million comparisons
+			// set by set.
+			name:     "quadratic merge",
+			deadline: 2 * time.Second,
+			// Decoding 1.2 MB of YAML alone allocates about 100 MiB, as
+			// any file of that size does.
+			maxAlloc: 160 << 20,
+			bomb: `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: bomb, namespace: argocd}
+spec:
+  generators:
+  - merge:
+      mergeKeys: [k]
+      generators:
+      - list:
+          elements:
+` + lines(20000, "          - {k: '%d', a: x}") + `      - list:
+          elements:
+` + lines(20000, "          - {k: '%d', b: y}") + `  template:
+    metadata: {name: 'bomb-{{k}}'}
+    spec: {source: {path: x}}
+`,
+			want: "more than 10000 Applications",
+		},
+		{
+			// 1,000 × 9 sets, each of the second generator filled with
+			// a 50 KB string: 450 MB of parameters, as much again of
+			// Applications.
+			name: "matrix product",
+			bomb: `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: bomb, namespace: argocd}
+spec:
+  generators:
+  - matrix:
+      generators:
+      - list:
+          elements:
+` + lines(1000, "          - {a: '%d'}") + `      - list:
+          elements:
+` + lines(9, "          - {b: '%d-{{a}}-"+long+"'}") + `  template:
+    metadata: {name: 'bomb-{{a}}', annotations: {b: '{{b}}'}}
+    spec: {source: {path: x}}
+`,
+			want: "the file produces more than 16777216 bytes",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := fstest.MapFS{
+				"a-tenant.yaml": {Data: []byte(tenant)},
+				"bomb.yaml":     {Data: []byte(tt.bomb)},
+			}
+			ctx := context.Background()
+			if tt.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.deadline)
+				defer cancel()
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			g, err := Generate(ctx, fsys, Options{})
+			took := time.Since(start)
+			runtime.ReadMemStats(&after)
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%d KiB file: %v, %d MiB allocated", len(tt.bomb)>>10, took, alloc>>20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			maxAlloc := cmp.Or(tt.maxAlloc, 64<<20)
+			if alloc > maxAlloc {
+				t.Errorf("%d MiB allocated, want below %d MiB", alloc>>20, maxAlloc>>20)
+			}
+			if tt.deadline > 0 && took > tt.deadline+time.Second {
+				t.Errorf("took %v, want within the deadline %v", took, tt.deadline)
+			}
+			joined := strings.Join(g.Unsupported, "; ")
+			if !strings.Contains(joined, "bomb.yaml") || !strings.Contains(joined, tt.want) || strings.Contains(joined, "a-tenant.yaml") {
+				t.Errorf("unsupported %.300q, want bomb.yaml refused: %q", joined, tt.want)
+			}
+			var names []string
+			for _, d := range g.Apps {
+				names = append(names, objectName(d.Object))
+			}
+			if !slices.Equal(names, []string{"argocd/tenant-prod"}) {
+				t.Errorf("generated %d Applications (%.80q), want the tenant's alone", len(names), names)
+			}
+		})
+	}
+}
+
+// TestGenerateTemplateRefused checks that a goTemplate that would loop
+// for minutes, or make text/template panic, is refused, naming its file,
+// and another tenant's ApplicationSet still generates its Application.
+func TestGenerateTemplateRefused(t *testing.T) {
+	tests := []struct {
+		name, options, text, want string
+	}{
+		{
+			name: "a range of a billion iterations",
+			text: `{{ range 1000000000 }}{{ end }}x`,
+			want: "a range of 1000000000 iterations",
+		},
+		{
+			name: "nested ranges over a list",
+			text: `{{ range $.l }}{{ range $.l }}{{ range $.l }}{{ end }}{{ end }}{{ end }}x`,
+			want: "above the evaluation budget",
+		},
+		{
+			// Option panics on an option it does not know.
+			name:    "an option text/template does not know",
+			options: `["bogus"]`,
+			text:    `x{{ "" }}`,
+			want:    `goTemplateOptions: "bogus" is not known`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bomb := `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: bomb, namespace: argocd}
+spec:
+  goTemplate: true
+  goTemplateOptions: ` + cmp.Or(tt.options, "[]") + `
+  generators: [{list: {elements: [{l: [` + strings.Repeat("1, ", 2000) + `1]}]}}]
+  template:
+    metadata: {name: '` + tt.text + `'}
+    spec: {source: {path: x}}
+`
+			fsys := fstest.MapFS{"a-tenant.yaml": {Data: []byte(tenant)}, "bomb.yaml": {Data: []byte(bomb)}}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			start := time.Now()
+			g, err := Generate(ctx, fsys, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("took %v", took)
+			}
+			joined := strings.Join(g.Unsupported, "; ")
+			if !strings.Contains(joined, "bomb.yaml") || !strings.Contains(joined, tt.want) {
+				t.Errorf("unsupported %.300q, want bomb.yaml refused: %q", joined, tt.want)
+			}
+			if len(g.Apps) != 1 || objectName(g.Apps[0].Object) != "argocd/tenant-prod" {
+				t.Errorf("generated %d Applications, want the tenant's alone", len(g.Apps))
+			}
+		})
 	}
 }
