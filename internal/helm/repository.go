@@ -171,6 +171,13 @@ func (l *Loader) get(ctx context.Context, ref ChartRef, repoURL, target *url.URL
 	if err != nil {
 		return nil, err
 	}
+	if ref.SecretRef.Name != "" && a.creds != nil && repoURL.Scheme != "https" && !ref.PlainHTTP {
+		// A Secret's login crosses the network in the clear only when
+		// its source says so: a source's URL alone is the repository's
+		// author's, and may be anyone's server.
+		return nil, fmt.Errorf("get %s: the login of the Secret %s/%s is not sent over plain HTTP: its source does not set spec.insecure",
+			name, ref.SecretRef.Namespace, ref.SecretRef.Name)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", name, unwrapURLError(err))

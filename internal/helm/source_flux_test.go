@@ -12,9 +12,11 @@ import (
 	"encoding/pem"
 	"errors"
 	"math/big"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -201,11 +203,42 @@ func TestFetchSourceSecretsNotShared(t *testing.T) {
 			if _, err := l.Fetch(t.Context(), ref); err == nil {
 				t.Fatalf("Fetch(%s %s) without a secretRef succeeded, want access refused", u, version)
 			}
-			ref.SecretRef = SecretRef{Namespace: "apps", Name: "auth"}
+			// Plain HTTP, as the source says with spec.insecure.
+			ref.SecretRef, ref.PlainHTTP = SecretRef{Namespace: "apps", Name: "auth"}, true
 			if c, err := l.Fetch(t.Context(), ref); err != nil || c.Version != "1.0.0" {
 				t.Errorf("Fetch(%s %s) with a secretRef = %v, want 1.0.0", u, version, err)
 			}
 		}
+	}
+}
+
+// TestSourceSecretNotSentInTheClear checks that a source's Secret login
+// never goes to a chart repository over plain HTTP unless the source sets
+// spec.insecure: the repository's URL is the repository author's to
+// choose. The server records every Authorization header it gets.
+func TestSourceSecretNotSentInTheClear(t *testing.T) {
+	const user, password = "victim", "pw-3c9e1a"
+	var mu sync.Mutex
+	var auth []string
+	repo := helmtest.NewRepo(t, helmtest.WithRequestHook(func(r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if h := r.Header.Get("Authorization"); h != "" {
+			auth = append(auth, h)
+		}
+	}))
+	repo.Add(t, "podinfo", "1.0.0", map[string]string{"templates/cm.yaml": "kind: ConfigMap\n"})
+	dir := t.TempDir()
+	writeSecret(t, dir, "shop", "registry", map[string][]byte{"username": []byte(user), "password": []byte(password)})
+	ref := ChartRef{RepoURL: repo.URL, Chart: "podinfo", Version: "1.0.0", SecretRef: SecretRef{Namespace: "shop", Name: "registry"}}
+	_, err := NewLoader(WithSecretsDir(dir)).Fetch(t.Context(), ref)
+	if err == nil || !strings.Contains(err.Error(), "the login of the Secret shop/registry is not sent over plain HTTP") || strings.Contains(err.Error(), password) {
+		t.Fatalf("Fetch() = %v, want the login refused over plain HTTP, without the password", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(auth) != 0 {
+		t.Fatalf("the repository got Authorization headers %q", auth)
 	}
 }
 
