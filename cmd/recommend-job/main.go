@@ -15,6 +15,7 @@ import (
 	"time"
 
 	helmrender "github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/job"
 )
 
 // renderCommand is the hidden command that makes the binary a render
@@ -84,14 +85,18 @@ func (e runDeadlineError) Is(target error) bool { return target == context.Deadl
 
 // runExitCode is the exit code of a run that failed with err: a run cut
 // short by its deadline is unreachable (something did not answer in time),
-// one interrupted by a signal failed, and any other error is classified
-// by exitCodeFor. parent is the context of the program, runCtx the run's.
+// one interrupted by a signal or whose record could not be written
+// failed, and any other error is classified by exitCodeFor. parent is the context of the program, runCtx the run's.
 func runExitCode(parent, runCtx context.Context, err error) int {
 	switch {
 	case parent.Err() != nil:
 		return exitFailed
 	case errors.As(context.Cause(runCtx), new(runDeadlineError)):
 		return exitUnreachable
+	case errors.Is(err, job.ErrUnrecorded):
+		// Whatever kept the record from being written, even an apiserver
+		// that did not answer in time, the run's pushes are not verified.
+		return exitFailed
 	default:
 		return exitCodeFor(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	helmrender "github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/job"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
@@ -65,6 +66,9 @@ func TestRunExitCode(t *testing.T) {
 		{name: "signal, even with an unreachable dependency", signal: true, err: refused, want: exitFailed},
 		{name: "neither: the error decides", err: refused, want: exitUnreachable},
 		{name: "neither, a failure", err: generic, want: exitFailed},
+		// As job.Run returns it: the record's apiserver timed out.
+		{name: "the record not written, even for want of an answer",
+			err: fmt.Errorf("%w: %w", job.ErrUnrecorded, context.DeadlineExceeded), want: exitFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

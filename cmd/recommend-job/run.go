@@ -187,7 +187,7 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 		if err != nil {
 			return nil, fmt.Errorf("creating core client: %w", err)
 		}
-		rec = record.New(core.ConfigMaps(ns), ns, cfg.RecordName)
+		rec = record.New(core.ConfigMaps(ns), ns, cfg.RecordName, record.WithLogger(log))
 		if cfg.Checkpoints {
 			checkpoints = checkpoint.New(core.ConfigMaps(ns), ns, cfg.ShardIndex)
 		}

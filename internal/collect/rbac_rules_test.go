@@ -67,9 +67,10 @@ func TestChartRBACRules(t *testing.T) {
 	}
 	withStatus := slices.Sorted(slices.Values(append(slices.Clone(readOnly), "recommendation.katalyst.kubewharf.io/resourcerecommends/status:patch")))
 	withExtra := slices.Sorted(slices.Values(append(slices.Clone(readOnly), "example.com/widgets:list")))
-	// The record, read and written by name, and the checkpoints, listed
-	// and deleted: in the job's namespace alone.
-	role := []string{"/configmaps:create", "/configmaps:get,update", "/configmaps:list,delete"}
+	// The record, read and written by name, its pages and the
+	// checkpoints, read, listed and deleted: in the job's namespace alone,
+	// checkpoints or not.
+	role := []string{"/configmaps:create,get,list,delete", "/configmaps:get,update"}
 	tests := []struct {
 		name     string
 		set      map[string]any
@@ -81,7 +82,7 @@ func TestChartRBACRules(t *testing.T) {
 		{name: "extra rules for custom kinds", set: map[string]any{"rbac": map[string]any{"extraRules": []any{
 			map[string]any{"apiGroups": []any{"example.com"}, "resources": []any{"widgets"}, "verbs": []any{"list"}},
 		}}}, want: withExtra},
-		{name: "no checkpoints, no list", set: map[string]any{"config": map[string]any{"checkpoints": false}}, want: readOnly, wantRole: role[:2]},
+		{name: "no checkpoints, the record's pages all the same", set: map[string]any{"config": map[string]any{"checkpoints": false}}, want: readOnly},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

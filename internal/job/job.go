@@ -163,10 +163,7 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 	cfg.RenderOptions = withLiveDeployers(ctx, cfg, log)
 	err = writeBack(ctx, cfg, p, log)
 	if !cfg.DryRun {
-		if rerr := saveRecord(ctx, cfg, log); rerr != nil {
-			log.ErrorContext(ctx, "cannot write the job's record: this run's changes will not be verified once merged", "error", rerr)
-			p.Unrecorded = rerr.Error()
-		}
+		err = recordRun(ctx, cfg, p, err, log)
 	}
 	if err == nil && ctx.Err() != nil {
 		// A push that started finishes within its grace, and may succeed
@@ -181,6 +178,20 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 		cutShort(ctx, p, "git")
 	}
 	return p, err
+}
+
+// recordRun writes what the run learnt and pushed into the job's record,
+// and returns the run's error err, joined with ErrUnrecorded when the
+// record could not be written: a push the record does not hold is never
+// verified, corrected or held, so the run failed, whatever else it did.
+func recordRun(ctx context.Context, cfg Config, p *plan.Plan, err error, log *slog.Logger) error {
+	rerr := saveRecord(ctx, cfg, log)
+	if rerr == nil {
+		return err
+	}
+	log.ErrorContext(ctx, "cannot write the job's record: this run's changes will not be verified once merged", "error", rerr)
+	p.Unrecorded = rerr.Error()
+	return errors.Join(err, fmt.Errorf("%w: %w", ErrUnrecorded, rerr))
 }
 
 // withLiveDeployers returns the render options with the live deployers,

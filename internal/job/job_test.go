@@ -15,6 +15,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 	"github.com/recommend-job/recommend-job/internal/collect"
+	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/usage"
@@ -193,5 +194,58 @@ func TestChangesOf(t *testing.T) {
 	}
 	if n := changeCount(p); n != len(want) {
 		t.Errorf("changeCount() = %d, want %d", n, len(want))
+	}
+}
+
+// failingRecord is a record that reads as empty and cannot be written.
+type failingRecord struct{ err error }
+
+func (failingRecord) Load(context.Context) ([]gitops.Pushed, error) { return nil, nil }
+
+func (r failingRecord) Update(context.Context, func([]gitops.Pushed) []gitops.Pushed) error {
+	return r.err
+}
+
+// TestRecordRunFailsTheRun checks that a run whose pushes could not be
+// recorded fails (ErrUnrecorded, which cmd/recommend-job maps to exit
+// code 1) and says why in the plan, and that a run whose record was
+// written keeps its own outcome. Before, the run completed with only
+// the plan's unrecorded.
+func TestRecordRunFailsTheRun(t *testing.T) {
+	refused := errors.New(`ConfigMap "recommend-job-record" is invalid: []: Too long: may not be more than 1048576 bytes`)
+	pushFailed := errors.New("pushing: refused")
+	tests := []struct {
+		name         string
+		record       Record
+		runErr       error
+		wantErrs     []error
+		wantNil      bool
+	}{
+		{name: "record refused: the run failed", record: failingRecord{refused}, wantErrs: []error{ErrUnrecorded, refused}},
+		{name: "record refused after a failed push: both said", record: failingRecord{refused}, runErr: pushFailed,
+			wantErrs: []error{ErrUnrecorded, refused, pushFailed}},
+		{name: "recorded: the run's own outcome", record: failingRecord{nil}, wantNil: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := Config{Record: tt.record, ledger: &ledger{added: []gitops.Pushed{{Commit: "c1", Branch: "recommend-job/shop",
+				Time: time.Now(), Changes: "Recommend-Job-Change: shop/web app cpu 1 500m\n"}}}}
+			p := &plan.Plan{}
+			err := recordRun(context.Background(), cfg, p, tt.runErr, slog.New(slog.DiscardHandler))
+			if tt.wantNil {
+				if err != nil || p.Unrecorded != "" {
+					t.Fatalf("recordRun() = %v, unrecorded %q; want no error", err, p.Unrecorded)
+				}
+				return
+			}
+			for _, want := range tt.wantErrs {
+				if !errors.Is(err, want) {
+					t.Errorf("recordRun() = %v, want it to be %v", err, want)
+				}
+			}
+			if !strings.Contains(p.Unrecorded, "Too long") {
+				t.Errorf("plan's unrecorded = %q, want the record's error", p.Unrecorded)
+			}
+		})
 	}
 }

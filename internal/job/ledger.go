@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -35,8 +36,15 @@ type ledger struct {
 }
 
 // learnt notes what a verification found of the recorded commits
-// pushed: kept are those still worth keeping.
-func (l *ledger) learnt(pushed, kept []gitops.Pushed) {
+// pushed: those still worth keeping, but for the commits of a pull
+// request a newer one replaced (see record.Superseded), which the record
+// would otherwise keep for weeks, one for each push. When the forge did
+// not answer for every pull request, none is known to be replaced.
+func (l *ledger) learnt(pushed []gitops.Pushed, merged gitops.Merged) {
+	kept := merged.Kept
+	if len(merged.Unresolved) == 0 {
+		kept = record.Superseded(kept, merged.Changes)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, e := range pushed {
@@ -61,6 +69,17 @@ func (l *ledger) pushed(commit, branch string, pr *plan.PullRequest, p *plan.Pla
 	l.added = append(l.added, e)
 }
 
+// merge returns current with what the run learnt and pushed folded in,
+// as of now. The caller holds l.mu.
+func (l *ledger) merge(current []gitops.Pushed, now time.Time) []gitops.Pushed {
+	return record.Merge(current, l.kept, l.added, l.checked, recordKept, now)
+}
+
+// ErrUnrecorded is the error of a run whose pushes could not be
+// recorded: they will not be verified once merged, corrected or held,
+// so the run failed (exit code 1) whatever else it did.
+var ErrUnrecorded = errors.New("cannot write the job's record: this run's pushes will not be verified once merged")
+
 // saveRecord writes what the run learnt and pushed into the job's
 // record, in one update.
 func saveRecord(ctx context.Context, cfg Config, log *slog.Logger) error {
@@ -76,9 +95,7 @@ func saveRecord(ctx context.Context, cfg Config, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	now := time.Now()
-	err := cfg.Record.Update(ctx, func(current []gitops.Pushed) []gitops.Pushed {
-		return record.Merge(current, l.kept, l.added, l.checked, recordKept, now)
-	})
+	err := cfg.Record.Update(ctx, func(current []gitops.Pushed) []gitops.Pushed { return l.merge(current, now) })
 	if err == nil {
 		log.InfoContext(ctx, "recorded the pushed commits", "added", len(l.added), "checked", len(l.checked))
 	}

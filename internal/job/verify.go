@@ -54,7 +54,7 @@ func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchRea
 	if err != nil {
 		return fmt.Errorf("reading the merged changes: %w", err)
 	}
-	cfg.ledger.learnt(pushed, merged.Kept)
+	cfg.ledger.learnt(pushed, merged)
 	latest := verify.Latest(merged.Changes)
 	byItem := map[string][]gitops.RecordedChange{}
 	watchFrom := now.Add(-(th.Period + window))

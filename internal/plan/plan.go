@@ -45,7 +45,8 @@ type Plan struct {
 	// unseen, so no correction is taken back because of it.
 	Unverified string `json:"unverified,omitempty"`
 	// Unrecorded says why the job's record of the commits it pushed
-	// could not be written: they will not be verified once merged.
+	// could not be written: they will not be verified once merged, and the
+	// run failed.
 	Unrecorded string `json:"unrecorded,omitempty"`
 }
 
