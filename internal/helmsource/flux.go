@@ -2,6 +2,7 @@ package helmsource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -120,29 +121,36 @@ func (a *Sources) ownFile(env *repoindex.Kustomization, file string) bool {
 // through a GitRepository, or a chart of a HelmRepository or
 // OCIRepository through the run's chart fetcher.
 func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease, out map[string]map[string]any) (*helm.Chart, error) {
+	// A reference without a namespace is to the HelmRelease's namespace
+	// as Flux applies it (a Kustomization's targetNamespace), which its
+	// build may not show.
+	at := lookup{built: hr.Metadata.Namespace, applied: a.appliedNamespace(r.Ref, hr.Metadata.Namespace), out: out}
 	if ref := hr.Spec.ChartRef; ref != nil {
-		refNS := OrDefault(ref.Namespace, hr.Metadata.Namespace)
+		refNS := OrDefault(ref.Namespace, at.applied)
 		switch ref.Kind {
 		case "OCIRepository":
 		case "HelmChart":
-			return a.fluxHelmChart(ctx, r, ref.Name, refNS, out)
+			return a.fluxHelmChart(ctx, r, ref.Name, refNS, at)
 		default:
 			return nil, fmt.Errorf("%s: spec.chartRef to a %s is not supported", r, ref.Kind)
 		}
-		src, err := a.sourceObject("OCIRepository", ref.Name, refNS, out)
+		src, err := a.sourceObject(r, "OCIRepository", ref.Name, refNS, at)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
-		u, _ := tree.Dig(src, "spec", "url").(string)
+		u, _ := tree.Dig(src.obj, "spec", "url").(string)
 		// path.Dir would turn oci:// into oci:/.
 		i := strings.LastIndex(u, "/")
 		if i < 0 {
 			return nil, fmt.Errorf("%s: the OCIRepository's url %q names no chart", r, RedactURL(u))
 		}
-		chartRef := sourceAccess(helm.ChartRef{RepoURL: u[:i], Chart: u[i+1:]}, src, refNS)
+		chartRef, err := sourceAccess(helm.ChartRef{RepoURL: u[:i], Chart: u[i+1:]}, src, "OCIRepository", ref.Name, refNS)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r, err)
+		}
 		// As source-controller reads spec.ref: a digest before a semver
 		// range before a tag, and the tag latest without any.
-		str := func(keys ...string) string { v, _ := tree.Dig(src, keys...).(string); return v }
+		str := func(keys ...string) string { v, _ := tree.Dig(src.obj, keys...).(string); return v }
 		switch {
 		case str("spec", "ref", "digest") != "":
 			chartRef.Digest = str("spec", "ref", "digest")
@@ -158,7 +166,7 @@ func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease
 		return nil, fmt.Errorf("%s has neither spec.chart nor spec.chartRef", r)
 	}
 	spec := hr.Spec.Chart.Spec
-	srcNS := OrDefault(spec.SourceRef.Namespace, hr.Metadata.Namespace)
+	srcNS := OrDefault(spec.SourceRef.Namespace, at.applied)
 	files := spec.ValuesFiles
 	if len(files) == 0 && spec.ValuesFile != "" {
 		files = []string{spec.ValuesFile}
@@ -167,12 +175,16 @@ func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease
 	var read func(string) ([]byte, error)
 	switch spec.SourceRef.Kind {
 	case "HelmRepository":
-		src, err := a.sourceObject("HelmRepository", spec.SourceRef.Name, srcNS, out)
+		src, err := a.sourceObject(r, "HelmRepository", spec.SourceRef.Name, srcNS, at)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
-		u, _ := tree.Dig(src, "spec", "url").(string)
-		if ch, err = a.fetchChart(ctx, r, sourceAccess(helm.ChartRef{RepoURL: u, Chart: spec.Chart, Version: spec.Version}, src, srcNS)); err != nil {
+		u, _ := tree.Dig(src.obj, "spec", "url").(string)
+		ref, err := sourceAccess(helm.ChartRef{RepoURL: u, Chart: spec.Chart, Version: spec.Version}, src, "HelmRepository", spec.SourceRef.Name, srcNS)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r, err)
+		}
+		if ch, err = a.fetchChart(ctx, r, ref); err != nil {
 			return nil, err
 		}
 		// The files of a packaged chart.
@@ -187,8 +199,8 @@ func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease
 		// the repository: a chart path of a source that is not there is
 		// looked for in this repository.
 		u := ""
-		if src, err := a.sourceObject("GitRepository", spec.SourceRef.Name, srcNS, out); err == nil {
-			u, _ = tree.Dig(src, "spec", "url").(string)
+		if src, err := a.sourceObject(r, "GitRepository", spec.SourceRef.Name, srcNS, at); err == nil {
+			u, _ = tree.Dig(src.obj, "spec", "url").(string)
 		}
 		var err error
 		if ch, err = a.localChart(ctx, r, u, spec.Chart); err != nil {
@@ -205,22 +217,72 @@ func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease
 	return ChartValuesFiles(r, ch, files, read, spec.IgnoreMissingValuesFiles)
 }
 
-// sourceObject finds a Flux source: in the HelmRelease's build, else in
-// the repository's index.
-func (a *Sources) sourceObject(kind, name, ns string, out map[string]map[string]any) (map[string]any, error) {
-	if obj, ok := out[repoindex.FluxSourceGroup+"/"+kind+"/"+ns+"/"+name]; ok {
-		return obj, nil
+// lookup is where a HelmRelease's sources are looked for: the output of
+// the build that renders it (out, nil when none does), the HelmRelease's
+// namespace there (built) and as Flux applies it (applied).
+type lookup struct {
+	built, applied string
+	out            map[string]map[string]any
+}
+
+// source is a Flux source object as a release reads it, and whether the
+// namespace it is read in is established (repoindex.FluxApply): only
+// then may the Secrets it names be read.
+type source struct {
+	obj         map[string]any
+	established bool
+	// why says, when not established, why not.
+	why string
+}
+
+// appliedNamespace is the namespace Flux applies ref's object into: the
+// one the Flux Kustomizations of the index that render it agree on, else
+// built, its namespace as rendered.
+func (a *Sources) appliedNamespace(ref repoindex.DocRef, built string) string {
+	ns := ""
+	for i, ap := range a.Index.FluxApplies(ref) {
+		if i > 0 && ap.Namespace != ns {
+			return built
+		}
+		ns = ap.Namespace
+	}
+	return OrDefault(ns, built)
+}
+
+// sourceObject finds the Flux source kind/name of namespace ns that r
+// reads: in the HelmRelease's build, else in the repository's index, in
+// the namespace Flux applies each into.
+func (a *Sources) sourceObject(r *Release, kind, name, ns string, at lookup) (source, error) {
+	key := repoindex.IdentKey{Group: repoindex.FluxSourceGroup, Kind: kind, Name: name}
+	id := func(ns string) string { return key.Group + "/" + kind + "/" + ns + "/" + name }
+	obj, ok := at.out[id(ns)]
+	if !ok && at.built != ns && at.applied == ns {
+		// Beside the HelmRelease in its build, without a namespace of
+		// its own: Flux applies both into the same one.
+		obj, ok = at.out[id(at.built)]
+	}
+	if ok {
+		var built []repoindex.DocRef
+		for _, ref := range a.Index.Refs[key] {
+			if ref.Chain != nil && r.Ref.Chain != nil && ref.Chain.Root() == r.Ref.Chain.Root() {
+				built = append(built, ref)
+			}
+		}
+		return a.trusted(r, source{obj: obj}, built, ns), nil
 	}
 	var found []map[string]any
 	var where []string
-	for _, ref := range a.Index.Refs[repoindex.IdentKey{Group: repoindex.FluxSourceGroup, Kind: kind, Name: name}] {
-		if ref.Namespace != ns && ref.Namespace != "" {
+	var refs []repoindex.DocRef
+	for _, ref := range a.Index.Refs[key] {
+		applied := a.appliedNamespace(ref, ref.Namespace)
+		if applied != ns && !(ref.Namespace == "" && len(a.Index.FluxApplies(ref)) == 0) {
 			continue
 		}
 		obj, ok := a.decoded(ref)
 		if !ok {
 			continue
 		}
+		refs = append(refs, ref)
 		if !slices.ContainsFunc(found, func(o map[string]any) bool { return EqualSpec(o, obj) }) {
 			found = append(found, obj)
 			where = append(where, ref.File)
@@ -228,45 +290,101 @@ func (a *Sources) sourceObject(kind, name, ns string, out map[string]map[string]
 	}
 	switch len(found) {
 	case 0:
-		return nil, fmt.Errorf("the %s %s/%s is not in the repository", kind, ns, name)
+		return source{}, fmt.Errorf("the %s %s/%s is not in the repository", kind, ns, name)
 	case 1:
-		return found[0], nil
+		return a.trusted(r, source{obj: found[0]}, refs, ns), nil
 	}
-	return nil, fmt.Errorf("the %s %s/%s is defined differently in %s", kind, ns, name, strings.Join(where, ", "))
+	return source{}, fmt.Errorf("the %s %s/%s is defined differently in %s", kind, ns, name, strings.Join(where, ", "))
+}
+
+// trusted says whether s, defined by refs, is established in namespace
+// ns: a Flux Kustomization applies one of refs into ns and may (see
+// repoindex.FluxApply); or, where no Flux Kustomization of the index
+// applies it, it is rendered with the HelmRelease r, whose namespace the
+// cluster gives as ns. A file's own word for its namespace establishes
+// nothing: a tenant's file may claim any.
+func (a *Sources) trusted(r *Release, s source, refs []repoindex.DocRef, ns string) source {
+	var why []string
+	for _, ref := range refs {
+		applies := a.Index.FluxApplies(ref)
+		for _, ap := range applies {
+			if ap.Namespace == ns && ap.Established {
+				s.established = true
+				return s
+			}
+			if ap.Namespace == ns {
+				why = append(why, fmt.Sprintf("%s applies %s as the service account %s, which may write only to %s", ap.By, ref.File, ap.By.ServiceAccountName, ap.By.Namespace))
+			}
+		}
+		if len(applies) > 0 {
+			continue
+		}
+		sameBuild := ref.File == r.Ref.File || ref.Chain != nil && r.Ref.Chain != nil && ref.Chain.Root() == r.Ref.Chain.Root()
+		switch {
+		case sameBuild && r.LiveNamespace != "" && r.LiveNamespace == ns:
+			s.established = true
+			return s
+		case sameBuild:
+			why = append(why, fmt.Sprintf("no Flux Kustomization of the repository applies %s, and the cluster puts the HelmRelease in %q", ref.File, r.LiveNamespace))
+		default:
+			why = append(why, fmt.Sprintf("no Flux Kustomization of the repository applies %s, and it is not rendered with the HelmRelease", ref.File))
+		}
+	}
+	if len(why) == 0 {
+		why = append(why, "it is not defined by a file of the repository")
+	}
+	s.why = strings.Join(why, "; ")
+	return s
 }
 
 // fluxHelmChart loads the chart of a Flux HelmChart that a HelmRelease's
 // spec.chartRef names: spec.chart and spec.version of its HelmRepository.
-func (a *Sources) fluxHelmChart(ctx context.Context, r *Release, name, namespace string, out map[string]map[string]any) (*helm.Chart, error) {
-	hc, err := a.sourceObject("HelmChart", name, namespace, out)
+func (a *Sources) fluxHelmChart(ctx context.Context, r *Release, name, namespace string, at lookup) (*helm.Chart, error) {
+	hc, err := a.sourceObject(r, "HelmChart", name, namespace, at)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r, err)
 	}
-	kind, _ := tree.Dig(hc, "spec", "sourceRef", "kind").(string)
+	kind, _ := tree.Dig(hc.obj, "spec", "sourceRef", "kind").(string)
 	if kind != "HelmRepository" {
 		return nil, fmt.Errorf("%s: the HelmChart %s/%s takes its chart from a %s, which is not supported", r, namespace, name, kind)
 	}
-	repoName, _ := tree.Dig(hc, "spec", "sourceRef", "name").(string)
-	src, err := a.sourceObject("HelmRepository", repoName, namespace, out)
+	repoName, _ := tree.Dig(hc.obj, "spec", "sourceRef", "name").(string)
+	src, err := a.sourceObject(r, "HelmRepository", repoName, namespace, at)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r, err)
 	}
-	u, _ := tree.Dig(src, "spec", "url").(string)
-	chart, _ := tree.Dig(hc, "spec", "chart").(string)
-	version, _ := tree.Dig(hc, "spec", "version").(string)
-	return a.fetchChart(ctx, r, sourceAccess(helm.ChartRef{RepoURL: u, Chart: chart, Version: version}, src, namespace))
+	u, _ := tree.Dig(src.obj, "spec", "url").(string)
+	chart, _ := tree.Dig(hc.obj, "spec", "chart").(string)
+	version, _ := tree.Dig(hc.obj, "spec", "version").(string)
+	ref, err := sourceAccess(helm.ChartRef{RepoURL: u, Chart: chart, Version: version}, src, "HelmRepository", repoName, namespace)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r, err)
+	}
+	return a.fetchChart(ctx, r, ref)
 }
 
-// sourceAccess gives ref how a Flux source of namespace ns is reached:
-// its spec.insecure (plain HTTP), and the Secrets its spec.secretRef and
-// spec.certSecretRef name, in the source's namespace as Flux reads them.
-func sourceAccess(ref helm.ChartRef, src map[string]any, ns string) helm.ChartRef {
-	ref.PlainHTTP, _ = tree.Dig(src, "spec", "insecure").(bool)
-	if name, _ := tree.Dig(src, "spec", "secretRef", "name").(string); name != "" {
-		ref.SecretRef = helm.SecretRef{Namespace: ns, Name: name}
+// ErrSecretNotBound means a Flux source names Secrets of a namespace
+// that nothing establishes it is in: they are not read, and its chart is
+// not fetched.
+var ErrSecretNotBound = errors.New("its Secrets are not read")
+
+// sourceAccess gives ref how the Flux source kind/name of namespace ns is
+// reached: its spec.insecure (plain HTTP), and the Secrets its
+// spec.secretRef and spec.certSecretRef name, in the source's namespace as
+// Flux reads them, when that namespace is established.
+func sourceAccess(ref helm.ChartRef, src source, kind, name, ns string) (helm.ChartRef, error) {
+	ref.PlainHTTP, _ = tree.Dig(src.obj, "spec", "insecure").(bool)
+	secret, _ := tree.Dig(src.obj, "spec", "secretRef", "name").(string)
+	cert, _ := tree.Dig(src.obj, "spec", "certSecretRef", "name").(string)
+	if (secret != "" || cert != "") && !src.established {
+		return helm.ChartRef{}, fmt.Errorf("%w: the %s %s/%s names Secrets of %s, and nothing establishes that it is in %s: %s",
+			ErrSecretNotBound, kind, ns, name, ns, ns, src.why)
 	}
-	if name, _ := tree.Dig(src, "spec", "certSecretRef", "name").(string); name != "" {
-		ref.CertSecretRef = helm.SecretRef{Namespace: ns, Name: name}
+	if secret != "" {
+		ref.SecretRef = helm.SecretRef{Namespace: ns, Name: secret}
 	}
-	return ref
+	if cert != "" {
+		ref.CertSecretRef = helm.SecretRef{Namespace: ns, Name: cert}
+	}
+	return ref, nil
 }

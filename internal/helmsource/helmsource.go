@@ -468,7 +468,10 @@ type Release struct {
 	Ref  repoindex.DocRef // the object's document
 	// Name and namespace are the Helm release's.
 	Name, Namespace string
-	Chart           *helm.Chart
+	// LiveNamespace is the HelmRelease's namespace as the cluster gives
+	// it (helm-controller's labels on the target); "" when not known.
+	LiveNamespace string
+	Chart         *helm.Chart
 	// SkipSchema follows a HelmRelease's disableSchemaValidation: its
 	// values are not checked against the chart's schema.
 	SkipSchema bool

@@ -32,7 +32,7 @@ func (a *Sources) FindRelease(c repoindex.Sought, dir string) (*Release, error) 
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s is installed by the Flux HelmRelease %s/%s: %w", ErrHelm, t, ns, name, err)
 		}
-		r := &Release{Kind: "HelmRelease", Ref: ref, Source: -1}
+		r := &Release{Kind: "HelmRelease", Ref: ref, Source: -1, LiveNamespace: ns}
 		r.Name, r.Namespace = t.Annotations[repoindex.HelmReleaseName], t.Annotations[repoindex.HelmReleaseNS]
 		return r, nil
 	}

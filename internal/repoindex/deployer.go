@@ -65,6 +65,9 @@ type Deployer struct {
 	// objects of postBuild.substituteFrom ("ConfigMap/name").
 	Substitute     map[string]string
 	SubstituteFrom []string
+	// ServiceAccountName is a Flux Kustomization's: the account it
+	// applies as, which a multi-tenant cluster confines to its namespace.
+	ServiceAccountName string
 }
 
 // String names the deployer as errors do: its kind, namespace/name and
@@ -180,6 +183,7 @@ func DecodeDeployers(doc *yaml.Node, origin, file string, i int) []*Deployer {
 		}
 		d.Path = CleanRepoPath(p)
 		d.TargetNamespace, _ = yamledit.ScalarField(spec, "targetNamespace")
+		d.ServiceAccountName, _ = yamledit.ScalarField(spec, "serviceAccountName")
 		d.NamePrefix, _ = yamledit.ScalarField(spec, "namePrefix")
 		d.NameSuffix, _ = yamledit.ScalarField(spec, "nameSuffix")
 		d.Patches, _ = decodeField(spec, "patches").([]any)
@@ -342,6 +346,42 @@ func (idx *Index) deploysRoot(d *Deployer, k *Kustomization) bool {
 		return dk == k || dk.Includes(k)
 	}
 	return d.Kind == FluxKustomization && under(k.Dir, d.Path)
+}
+
+// FluxApply is how one Flux Kustomization applies a document: into which
+// namespace, and whether that namespace is the deployer's to give.
+type FluxApply struct {
+	By        *Deployer
+	Namespace string
+	// Established is set when the namespace does not rest on the file's
+	// word alone: the Kustomization sets it (targetNamespace), applies
+	// into its own namespace, or applies as Flux's own account (no
+	// serviceAccountName), which puts an object wherever its file says.
+	// A tenant's Kustomization (a serviceAccountName) that applies a file
+	// claiming another namespace establishes nothing: Flux would refuse
+	// it.
+	Established bool
+}
+
+// FluxApplies returns how each Flux Kustomization of the index that
+// renders r applies its object: the namespace kustomize-controller gives
+// it (targetNamespace, else the namespace its build has, else the
+// Kustomization's own), and whether that namespace is established. None
+// when no Flux Kustomization renders r.
+func (idx *Index) FluxApplies(r DocRef) []FluxApply {
+	var out []FluxApply
+	for _, d := range idx.Deployers {
+		if d.Kind != FluxKustomization || !idx.renders(d, r) || r.Chain != nil && !idx.deploysRoot(d, r.Chain.Root()) {
+			continue
+		}
+		ns, _ := idx.Identity(d, r)
+		if ns == "" {
+			ns = d.Namespace
+		}
+		out = append(out, FluxApply{By: d, Namespace: ns,
+			Established: d.TargetNamespace != "" || d.ServiceAccountName == "" || ns == d.Namespace})
+	}
+	return out
 }
 
 // Deployment is who deploys a document, as it concerns one target.
