@@ -89,6 +89,7 @@ type Packed struct {
 	End       time.Time
 	key       string
 	data      []byte // gzipped JSON of the entry alone
+	raw       int    // the length of that JSON
 }
 
 // Pack compresses e.
@@ -103,7 +104,7 @@ func Pack(e Entry) (Packed, error) {
 	if err != nil {
 		return Packed{}, fmt.Errorf("packing the checkpoint of %s: %w", e.Key(), err)
 	}
-	return Packed{Namespace: e.Namespace, End: e.End, key: e.Key(), data: data}, nil
+	return Packed{Namespace: e.Namespace, End: e.End, key: e.Key(), data: data, raw: len(raw)}, nil
 }
 
 // Key names the target of p, as Entry.Key.
@@ -334,12 +335,17 @@ type Saved struct {
 type LeftOut struct {
 	// Key names the target, as Entry.Key.
 	Key string
-	// Bytes is the entry's size, packed.
-	Bytes int
+	// Bytes is the entry's size, packed; Unpacked its size before, set
+	// when that is what a page could not hold (folds so alike that they
+	// pack small).
+	Bytes, Unpacked int
 }
 
 // Why says why the entry was left out, in the words of the evidence.
 func (l LeftOut) Why() string {
+	if l.Unpacked > 0 {
+		return fmt.Sprintf("checkpoint left out: %d bytes unpacked, more than a page's %d", l.Unpacked, maxInflated)
+	}
 	return fmt.Sprintf("checkpoint left out: %d bytes packed, more than a page's %d", l.Bytes, MaxPage)
 }
 
@@ -389,26 +395,33 @@ func (s *Store) Save(ctx context.Context, entries []Packed, at time.Time) (Saved
 }
 
 // paginate splits entries into the batches of pages of at most MaxPage
-// bytes of gzipped JSON each, and leaves out an entry larger than a page
-// alone. Each entry is sized as packed, alone; a page takes entries while
-// their sum stays below the bound, which their compression together only
-// lowers.
+// bytes of gzipped JSON each, which inflate to at most maxInflated, as
+// Load reads them; it leaves out an entry larger than a page alone. Each
+// entry is sized as packed, alone; a page takes entries while their sum
+// stays below the bound, which their compression together only lowers.
 func paginate(entries []Packed) ([][]Packed, []LeftOut) {
 	var batches [][]Packed
 	var batch []Packed
 	var leftOut []LeftOut
-	sum := 0
+	// A page's JSON is its entries', a comma between two, in brackets and
+	// a newline: raw starts at those three bytes and counts each comma.
+	sum, raw := 0, 3
 	for _, p := range entries {
 		if len(p.data) > MaxPage {
 			leftOut = append(leftOut, LeftOut{Key: p.key, Bytes: len(p.data)})
 			continue
 		}
-		if sum+len(p.data) > MaxPage {
+		if 3+p.raw > maxInflated {
+			leftOut = append(leftOut, LeftOut{Key: p.key, Bytes: len(p.data), Unpacked: p.raw})
+			continue
+		}
+		if len(batch) > 0 && (sum+len(p.data) > MaxPage || raw+1+p.raw > maxInflated) {
 			batches = append(batches, batch)
-			batch, sum = nil, 0
+			batch, sum, raw = nil, 0, 3
 		}
 		batch = append(batch, p)
 		sum += len(p.data)
+		raw += 1 + p.raw
 	}
 	if len(batch) > 0 {
 		batches = append(batches, batch)

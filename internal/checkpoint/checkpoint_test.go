@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -268,6 +269,55 @@ func TestSaveLeavesOutOversized(t *testing.T) {
 		})
 	}
 	if got := (LeftOut{Key: "big/Deployment/fleet", Bytes: 300000}).Why(); got != "checkpoint left out: 300000 bytes packed, more than a page's 262144" {
+		t.Errorf("Why() = %q", got)
+	}
+}
+
+// TestSaveBoundsWhatAPageUnpacksTo checks that entries whose folds are so
+// alike that they pack small are paged by what they unpack to as well,
+// which Load bounds: one that alone unpacks past the bound is left out
+// and named, two that together would are put on pages of their own, and
+// no page is one Load skips, taking other targets' checkpoints with it.
+func TestSaveBoundsWhatAPageUnpacksTo(t *testing.T) {
+	ctx := context.Background()
+	alike := func(name string, size int) Entry {
+		e := entry("shop", name, "app/cpu")
+		e.Folds["app/cpu"] = make([]byte, size) // zeros: a few KiB packed
+		return e
+	}
+	normal := manyEntries(3) // w0, w1, w2
+	// huge unpacks past the bound alone (base64 makes it larger still);
+	// each twin fits, both do not.
+	huge := alike("w0x", maxInflated)
+	twins := []Entry{alike("w1x", maxInflated/2*3/4), alike("w1y", maxInflated/2*3/4)}
+	cms := fake.NewClientset().CoreV1().ConfigMaps("recommend-job")
+	s := New(cms, "recommend-job", 0)
+	all := packed(t, append(append([]Entry{huge}, twins...), normal...)...)
+	if all[0].raw <= maxInflated || len(all[0].data) > MaxPage || all[1].raw+all[2].raw <= maxInflated {
+		t.Fatalf("sizes: huge %d unpacked, %d packed; twins %d unpacked together, want huge past %d unpacked alone within a page packed, the twins past it together",
+			all[0].raw, len(all[0].data), all[1].raw+all[2].raw, maxInflated)
+	}
+	hugeBytes, hugeRaw := len(all[0].data), all[0].raw
+	saved, err := s.Save(ctx, all, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]LeftOut{{Key: huge.Key(), Bytes: hugeBytes, Unpacked: hugeRaw}}, saved.LeftOut); diff != "" {
+		t.Errorf("Save() left out (-want +got):\n%s", diff)
+	}
+	got, err := s.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Skipped) > 0 || len(got.Entries) != 5 {
+		t.Errorf("Load() = %d entries, skipped %q; want the 5 others and no page skipped", len(got.Entries), got.Skipped)
+	}
+	for _, e := range append(twins, normal...) {
+		if _, ok := got.Entries[e.Key()]; !ok {
+			t.Errorf("%s did not load back", e.Key())
+		}
+	}
+	if got := saved.LeftOut[0].Why(); got != fmt.Sprintf("checkpoint left out: %d bytes unpacked, more than a page's 16777216", hugeRaw) {
 		t.Errorf("Why() = %q", got)
 	}
 }
