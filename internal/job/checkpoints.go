@@ -423,7 +423,7 @@ func (in *incremental) store(ctx context.Context, log *slog.Logger) []checkpoint
 	}
 	for _, l := range saved.LeftOut {
 		log.WarnContext(ctx, "a checkpoint larger than a page is left out: its target is read cold next run",
-			"target", l.Key, "bytes", l.Bytes, "maxPage", checkpoint.MaxPage)
+			"target", l.Key, "bytes", l.Bytes, "unpacked", l.Unpacked, "reason", l.Why())
 	}
 	log.InfoContext(ctx, "checkpoints written", "targets", len(entries)-len(saved.LeftOut), "leftOut", len(saved.LeftOut), "bytes", saved.Bytes)
 	return saved.LeftOut
