@@ -68,7 +68,7 @@ func costOpening(p *plan.Plan) string {
 	case t.workloads == 0 && t.beyond == 0:
 		return ""
 	case t.workloads == 0:
-		return "**Monthly change:** left out;" + t.beyondNote()
+		return "**Monthly change:** not summed:" + t.beyondNote()
 	}
 	return fmt.Sprintf("**Monthly change:** %s, over all replicas of %d %s (%d hours a month; replicas and prices in each workload's section).%s",
 		t, t.workloads, plural(t.workloads, "workload", "workloads"), plan.HoursPerMonth, t.beyondNote())

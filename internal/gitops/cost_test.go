@@ -190,7 +190,7 @@ func TestCostBeyondTheBound(t *testing.T) {
 	}{
 		{"beside another", []plan.Item{web, huge}, "**Monthly change:** USD −34.62 per month, cpu −1.50 cores, memory 0.00 GiB, over all replicas of 1 workload " +
 			"(730 hours a month; replicas and prices in each workload's section). 1 workload's cost is beyond ±1e12 and left out of the totals."},
-		{"alone", []plan.Item{huge}, "**Monthly change:** left out; 1 workload's cost is beyond ±1e12 and left out of the totals."},
+		{"alone", []plan.Item{huge}, "**Monthly change:** not summed: 1 workload's cost is beyond ±1e12 and left out of the totals."},
 		{"two", []plan.Item{huge, huge, web}, "**Monthly change:** USD −34.62 per month, cpu −1.50 cores, memory 0.00 GiB, over all replicas of 1 workload " +
 			"(730 hours a month; replicas and prices in each workload's section). 2 workloads' costs are beyond ±1e12 and left out of the totals."},
 	} {
