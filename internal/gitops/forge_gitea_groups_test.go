@@ -4,6 +4,7 @@ package gitops
 
 import (
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -390,47 +391,51 @@ func TestGiteaTellsWhoOpenedAndClosed(t *testing.T) {
 	}
 }
 
-// TestGiteaTitleLinksNothing opens a group's pull request whose group a
-// tenant named "team#1 @admin" on a real Gitea: Gitea stores the title as
-// the job wrote it, so a later run finds it unchanged, and its page shows
-// the title without a link to #1 (this pull request, or an issue) or to
-// a user.
+// TestGiteaTitleLinksNothing opens group pull requests whose groups a
+// tenant named to link and mention on a real Gitea ("team#1 @admin", and
+// "#1" and "!1" set apart, which Gitea links in a title): Gitea stores
+// each title as the job wrote it, so a later run finds it unchanged, and
+// the pull request's page shows it without a link to #1 or a user.
 func TestGiteaTitleLinksNothing(t *testing.T) {
 	ctx := t.Context()
 	b := newGiteaBed(t)
-	const head = "recommend-job/main-team-1a2b"
-	b.branch(head)
-	title := GroupPullRequestTitle("main", ".", "team#1 @admin")
-	pr, err := b.forge.Create(ctx, NewPullRequest{Head: head, Base: "main", Title: title, Body: "body"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stored, _, err := b.sdk.GetPullRequest(b.owner, "fleet", int64(pr.Number))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pr.Title != title || stored.Title != title {
-		t.Errorf("Gitea holds the title %q (answered %q), want %q as written", stored.Title, pr.Title, title)
-	}
+	for i, group := range []string{"team#1 @admin", "team #1 !1 @admin"} {
+		head := fmt.Sprintf("recommend-job/main-team-%d", i)
+		b.branch(head)
+		title := GroupPullRequestTitle("main", ".", group)
+		pr, err := b.forge.Create(ctx, NewPullRequest{Head: head, Base: "main", Title: title, Body: "body"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, _, err := b.sdk.GetPullRequest(b.owner, "fleet", int64(pr.Number))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr.Title != title || stored.Title != title {
+			t.Errorf("%s: Gitea holds the title %q (answered %q), want %q as written", group, stored.Title, pr.Title, title)
+		}
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, stored.HTMLURL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s = %d, %v", stored.HTMLURL, resp.StatusCode, err)
-	}
-	// The title as rendered: <span id="issue-title">…</span> <span class="index">#1</span>.
-	_, rendered, ok := strings.Cut(string(page), `id="issue-title"`)
-	if rendered, _, ok2 := strings.Cut(rendered, `class="index"`); !ok || !ok2 {
-		t.Fatalf("no rendered title in the page of %s", stored.HTMLURL)
-	} else if strings.Contains(rendered, "<a") || !strings.Contains(rendered, "team#") || !strings.Contains(rendered, "@") {
-		t.Errorf("the rendered title links, or lost the group's text: %s", rendered)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, stored.HTMLURL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s = %d, %v", stored.HTMLURL, resp.StatusCode, err)
+		}
+		// The title as rendered: <div id="issue-title-display"><h1>…<span class="index">#2</span>.
+		_, rendered, ok := strings.Cut(string(page), `id="issue-title-display"`)
+		rendered, _, ok2 := strings.Cut(rendered, `class="index"`)
+		if !ok || !ok2 {
+			t.Fatalf("%s: no rendered title in the page of %s", group, stored.HTMLURL)
+		}
+		if strings.Contains(rendered, "<a") || !strings.Contains(rendered, "#") || !strings.Contains(rendered, "@") {
+			t.Errorf("%s: the rendered title links, or lost the group's text: %s", group, rendered)
+		}
 	}
 }
