@@ -8,11 +8,13 @@ import (
 	"io"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -287,6 +289,8 @@ func TestEndToEndCheckpointFallbacks(t *testing.T) {
 	stateless := entry(t, runJSON(t, ctx, append(args, "--checkpoints=false")), "shop", "web")
 
 	// A checkpoint that ends before the window's start holds none of it.
+	// Saved with a target's checkpoint larger than a page (its hundreds of
+	// containers), which is left out and named while shop's is written.
 	old, err := store.Load(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -303,8 +307,34 @@ func TestEndToEndCheckpointFallbacks(t *testing.T) {
 		}
 		entries = append(entries, p)
 	}
-	if _, err := store.Save(ctx, entries, time.Now()); err != nil {
+	huge := checkpoint.Entry{Namespace: "big", Kind: "Deployment", Name: "fleet", UID: "uid-fleet", End: time.Now(), Folds: map[string][]byte{}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for c := range 80 {
+		data := make([]byte, 4096) // incompressible
+		for j := range data {
+			data[j] = byte(rng.IntN(256))
+		}
+		name := "c" + strconv.Itoa(c)
+		huge.Containers = append(huge.Containers, name)
+		huge.Folds[name+"/cpu"] = data
+	}
+	hugePacked, err := checkpoint.Pack(huge)
+	if err != nil {
 		t.Fatal(err)
+	}
+	saved, err := store.Save(ctx, append(entries, hugePacked), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.LeftOut) != 1 || saved.LeftOut[0].Key != "big/Deployment/fleet" || saved.LeftOut[0].Bytes <= checkpoint.MaxPage {
+		t.Errorf("Save() left out %+v, want big/Deployment/fleet alone, larger than a page", saved.LeftOut)
+	}
+	loaded, err := store.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := loaded.Entries["shop/Deployment/web"]; !ok || len(loaded.Entries) != len(entries) {
+		t.Errorf("Load() after a save with an entry left out = %d entries, shop's there: %v; want the %d others", len(loaded.Entries), ok, len(entries))
 	}
 	stale := entry(t, runJSON(t, ctx, args), "shop", "web")
 	assertHistory(t, "stale", stale, "7d read: checkpoint older than the window")

@@ -89,6 +89,7 @@ type Packed struct {
 	End       time.Time
 	key       string
 	data      []byte // gzipped JSON of the entry alone
+	raw       int    // the length of that JSON
 }
 
 // Pack compresses e.
@@ -103,7 +104,7 @@ func Pack(e Entry) (Packed, error) {
 	if err != nil {
 		return Packed{}, fmt.Errorf("packing the checkpoint of %s: %w", e.Key(), err)
 	}
-	return Packed{Namespace: e.Namespace, End: e.End, key: e.Key(), data: data}, nil
+	return Packed{Namespace: e.Namespace, End: e.End, key: e.Key(), data: data, raw: len(raw)}, nil
 }
 
 // Key names the target of p, as Entry.Key.
@@ -322,28 +323,52 @@ func complete(pages []corev1.ConfigMap) bool {
 	return true
 }
 
+// Saved is what a Save wrote: how many bytes its pages hold, and the
+// entries it left out as larger than a page.
+type Saved struct {
+	Bytes   int
+	LeftOut []LeftOut
+}
+
+// LeftOut is an entry too large for a page: its target is read cold by
+// the next run, and every other target's checkpoint is saved.
+type LeftOut struct {
+	// Key names the target, as Entry.Key.
+	Key string
+	// Bytes is the entry's size, packed; Unpacked its size before, set
+	// when that is what a page could not hold (folds so alike that they
+	// pack small).
+	Bytes, Unpacked int
+}
+
+// Why says why the entry was left out, in the words of the evidence.
+func (l LeftOut) Why() string {
+	if l.Unpacked > 0 {
+		return fmt.Sprintf("checkpoint left out: %d bytes unpacked, more than a page's %d", l.Unpacked, maxInflated)
+	}
+	return fmt.Sprintf("checkpoint left out: %d bytes packed, more than a page's %d", l.Bytes, MaxPage)
+}
+
 // Save writes entries as a new generation of the shard's checkpoint, at
 // at (when the run ended), then deletes the older generations: a run that
 // stops half-way leaves an incomplete generation, which Load passes over.
-// It returns how many bytes the pages hold.
-func (s *Store) Save(ctx context.Context, entries []Packed, at time.Time) (int, error) {
+// An entry larger than a page is left out, named in what it returns: one
+// target's many containers must not stop the others' checkpoints.
+func (s *Store) Save(ctx context.Context, entries []Packed, at time.Time) (Saved, error) {
 	slices.SortFunc(entries, func(a, b Packed) int { return cmp.Compare(a.key, b.key) })
-	batches, err := paginate(entries)
-	if err != nil {
-		return 0, err
-	}
+	batches, leftOut := paginate(entries)
 	old, err := s.pages(ctx)
 	if err != nil {
-		return 0, err
+		return Saved{}, err
 	}
 	gen := at.UTC().Format(time.RFC3339Nano)
-	size := 0
+	saved := Saved{LeftOut: leftOut}
 	// A page is made as it is written: a run holds one page's data, not
 	// the checkpoint's.
 	for i, batch := range batches {
 		data, err := page(batch)
 		if err != nil {
-			return size, err
+			return saved, err
 		}
 		sum := sha256.Sum256(data)
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
@@ -354,43 +379,54 @@ func (s *Store) Save(ctx context.Context, entries []Packed, at time.Time) (int, 
 				annSHA256: hex.EncodeToString(sum[:])},
 		}, BinaryData: map[string][]byte{dataKey: data}}
 		if _, err := s.client.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-			return size, fmt.Errorf("writing the checkpoint %s/%s: %w", s.namespace, cm.Name, err)
+			return saved, fmt.Errorf("writing the checkpoint %s/%s: %w", s.namespace, cm.Name, err)
 		}
-		size += len(data)
+		saved.Bytes += len(data)
 	}
 	for _, cm := range old {
 		if cm.Annotations[annGeneration] == gen {
 			continue
 		}
 		if err := s.client.Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return size, fmt.Errorf("deleting the checkpoint %s/%s: %w", s.namespace, cm.Name, err)
+			return saved, fmt.Errorf("deleting the checkpoint %s/%s: %w", s.namespace, cm.Name, err)
 		}
 	}
-	return size, nil
+	return saved, nil
 }
 
 // paginate splits entries into the batches of pages of at most MaxPage
-// bytes of gzipped JSON each; an entry larger than a page alone is an
-// error. Each entry is sized as packed, alone; a page takes entries while
-// their sum stays below the bound, which their compression together only
-// lowers.
-func paginate(entries []Packed) ([][]Packed, error) {
+// bytes of gzipped JSON each, which inflate to at most maxInflated, as
+// Load reads them; it leaves out an entry larger than a page alone. Each
+// entry is sized as packed, alone; a page takes entries while their sum
+// stays below the bound, which their compression together only lowers.
+func paginate(entries []Packed) ([][]Packed, []LeftOut) {
 	var batches [][]Packed
-	start, sum := 0, 0
-	for i, p := range entries {
+	var batch []Packed
+	var leftOut []LeftOut
+	// A page's JSON is its entries', a comma between two, in brackets and
+	// a newline: raw starts at those three bytes and counts each comma.
+	sum, raw := 0, 3
+	for _, p := range entries {
 		if len(p.data) > MaxPage {
-			return nil, fmt.Errorf("the checkpoint of %s is %d bytes, more than a page's %d", p.key, len(p.data), MaxPage)
+			leftOut = append(leftOut, LeftOut{Key: p.key, Bytes: len(p.data)})
+			continue
 		}
-		if sum+len(p.data) > MaxPage {
-			batches = append(batches, entries[start:i])
-			start, sum = i, 0
+		if 3+p.raw > maxInflated {
+			leftOut = append(leftOut, LeftOut{Key: p.key, Bytes: len(p.data), Unpacked: p.raw})
+			continue
 		}
+		if len(batch) > 0 && (sum+len(p.data) > MaxPage || raw+1+p.raw > maxInflated) {
+			batches = append(batches, batch)
+			batch, sum, raw = nil, 0, 3
+		}
+		batch = append(batch, p)
 		sum += len(p.data)
+		raw += 1 + p.raw
 	}
-	if start < len(entries) {
-		batches = append(batches, entries[start:])
+	if len(batch) > 0 {
+		batches = append(batches, batch)
 	}
-	return batches, nil
+	return batches, leftOut
 }
 
 // page is the data of a page of entries: their JSON array, gzipped.

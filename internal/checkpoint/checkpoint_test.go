@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -183,10 +184,11 @@ func TestSavePages(t *testing.T) {
 	cms := fake.NewClientset().CoreV1().ConfigMaps("recommend-job")
 	s := New(cms, "recommend-job", 0)
 	many := manyEntries(400)
-	size, err := s.Save(ctx, packed(t, many...), t0)
+	saved, err := s.Save(ctx, packed(t, many...), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	size := saved.Bytes
 	list, _ := cms.List(ctx, metav1.ListOptions{})
 	if len(list.Items) < 6 {
 		t.Errorf("%d pages of %d bytes, want at least 6 of at most %d", len(list.Items), size, MaxPage)
@@ -204,6 +206,119 @@ func TestSavePages(t *testing.T) {
 		if diff := cmp.Diff(e, unpacked(t, got, e.Key())); diff != "" {
 			t.Fatalf("entry %s after a save and a load (-want +got):\n%s", e.Key(), diff)
 		}
+	}
+}
+
+// TestSaveLeavesOutOversized checks that an entry larger than a page (a
+// target of a few hundred noisy containers) is left out and named, and
+// that every other target's checkpoint is saved and loads back, wherever
+// the large one sorts among them.
+func TestSaveLeavesOutOversized(t *testing.T) {
+	huge := manyEntries(1)[0]
+	huge.Namespace, huge.Name = "big", "fleet"
+	rng := rand.New(rand.NewPCG(3, 4))
+	for c := range 80 {
+		b := make([]byte, 4096) // incompressible: 80 of them pack past a page
+		for j := range b {
+			b[j] = byte(rng.IntN(256))
+		}
+		huge.Folds["c"+strconv.Itoa(c)+"/cpu"] = b
+	}
+	normal := manyEntries(120) // two pages of them
+	for _, tt := range []struct {
+		name, namespace, target string // where the large entry sorts
+	}{
+		{"sorted first", "a", "fleet"},
+		{"sorted last", "z", "fleet"},
+		{"inside a page", "shop", "w5x"}, // between w59 and w6
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			cms := fake.NewClientset().CoreV1().ConfigMaps("recommend-job")
+			s := New(cms, "recommend-job", 0)
+			big := huge
+			big.Namespace, big.Name = tt.namespace, tt.target
+			all := packed(t, append([]Entry{big}, normal...)...)
+			bigBytes := len(all[0].data)
+			if bigBytes <= MaxPage {
+				t.Fatalf("the large entry packs to %d bytes, want more than a page's %d", bigBytes, MaxPage)
+			}
+			saved, err := s.Save(ctx, all, t0)
+			if err != nil {
+				t.Fatalf("Save() = %v, want the others saved", err)
+			}
+			want := []LeftOut{{Key: big.Key(), Bytes: bigBytes}}
+			if diff := cmp.Diff(want, saved.LeftOut); diff != "" {
+				t.Errorf("Save() left out (-want +got):\n%s", diff)
+			}
+			if list, _ := cms.List(ctx, metav1.ListOptions{}); len(list.Items) != 2 {
+				t.Errorf("%d pages, want the others' two", len(list.Items))
+			}
+			got, err := s.Load(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := got.Entries[big.Key()]; ok || len(got.Entries) != len(normal) {
+				t.Errorf("Load() = %d entries, the large one's there: %v; want the %d others alone", len(got.Entries), ok, len(normal))
+			}
+			for _, e := range normal {
+				if diff := cmp.Diff(e, unpacked(t, got, e.Key())); diff != "" {
+					t.Fatalf("entry %s after a save and a load (-want +got):\n%s", e.Key(), diff)
+				}
+			}
+		})
+	}
+	if got := (LeftOut{Key: "big/Deployment/fleet", Bytes: 300000}).Why(); got != "checkpoint left out: 300000 bytes packed, more than a page's 262144" {
+		t.Errorf("Why() = %q", got)
+	}
+}
+
+// TestSaveBoundsWhatAPageUnpacksTo checks that entries whose folds are so
+// alike that they pack small are paged by what they unpack to as well,
+// which Load bounds: one that alone unpacks past the bound is left out
+// and named, two that together would are put on pages of their own, and
+// no page is one Load skips, taking other targets' checkpoints with it.
+func TestSaveBoundsWhatAPageUnpacksTo(t *testing.T) {
+	ctx := context.Background()
+	alike := func(name string, size int) Entry {
+		e := entry("shop", name, "app/cpu")
+		e.Folds["app/cpu"] = make([]byte, size) // zeros: a few KiB packed
+		return e
+	}
+	normal := manyEntries(3) // w0, w1, w2
+	// huge unpacks past the bound alone (base64 makes it larger still);
+	// each twin fits, both do not.
+	huge := alike("w0x", maxInflated)
+	twins := []Entry{alike("w1x", maxInflated/2*3/4), alike("w1y", maxInflated/2*3/4)}
+	cms := fake.NewClientset().CoreV1().ConfigMaps("recommend-job")
+	s := New(cms, "recommend-job", 0)
+	all := packed(t, append(append([]Entry{huge}, twins...), normal...)...)
+	if all[0].raw <= maxInflated || len(all[0].data) > MaxPage || all[1].raw+all[2].raw <= maxInflated {
+		t.Fatalf("sizes: huge %d unpacked, %d packed; twins %d unpacked together, want huge past %d unpacked alone within a page packed, the twins past it together",
+			all[0].raw, len(all[0].data), all[1].raw+all[2].raw, maxInflated)
+	}
+	hugeBytes, hugeRaw := len(all[0].data), all[0].raw
+	saved, err := s.Save(ctx, all, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]LeftOut{{Key: huge.Key(), Bytes: hugeBytes, Unpacked: hugeRaw}}, saved.LeftOut); diff != "" {
+		t.Errorf("Save() left out (-want +got):\n%s", diff)
+	}
+	got, err := s.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Skipped) > 0 || len(got.Entries) != 5 {
+		t.Errorf("Load() = %d entries, skipped %q; want the 5 others and no page skipped", len(got.Entries), got.Skipped)
+	}
+	for _, e := range append(twins, normal...) {
+		if _, ok := got.Entries[e.Key()]; !ok {
+			t.Errorf("%s did not load back", e.Key())
+		}
+	}
+	if got := saved.LeftOut[0].Why(); got != fmt.Sprintf("checkpoint left out: %d bytes unpacked, more than a page's 16777216", hugeRaw) {
+		t.Errorf("Why() = %q", got)
 	}
 }
 

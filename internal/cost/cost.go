@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -188,5 +190,54 @@ func Of(it *plan.Item, count float64, source string, prices plan.Prices) *plan.C
 			c.Containers = append(c.Containers, cc)
 		}
 	}
+	saturate(c)
 	return c
+}
+
+// saturate caps c's figures at ±plan.MaxFigure and names in c.Beyond
+// those that were beyond it, or not a number (an infinite change less an
+// infinite one): a tenant's minAllowed of 1e15 over two billion replicas
+// must show as beyond the bound, not as whatever its cents wrap to.
+func saturate(c *plan.Cost) {
+	kinds := []struct {
+		name  string
+		delta *plan.Delta
+		of    func(*plan.ContainerCost) *float64
+	}{
+		{"cpu cores", &c.CPUCores, func(cc *plan.ContainerCost) *float64 { return &cc.CPUCores }},
+		{"memory GiB", &c.MemoryGiB, func(cc *plan.ContainerCost) *float64 { return &cc.MemoryGiB }},
+		{"money per month", &c.Monthly, func(cc *plan.ContainerCost) *float64 { return &cc.Monthly }},
+	}
+	figures := func(k int) []*float64 {
+		out := []*float64{&kinds[k].delta.Net, &kinds[k].delta.Raised, &kinds[k].delta.Cut}
+		for i := range c.Containers {
+			out = append(out, kinds[k].of(&c.Containers[i]))
+		}
+		return out
+	}
+	var beyond []string
+	for k := range kinds {
+		if slices.ContainsFunc(figures(k), func(v *float64) bool { return capped(*v) != *v }) {
+			beyond = append(beyond, kinds[k].name)
+		}
+	}
+	if len(beyond) == 0 {
+		return
+	}
+	c.Beyond = strings.Join(beyond, ", ")
+	// Every figure, not only those beyond: a cost some of whose figures
+	// are capped is no sum to add to another's.
+	for k := range kinds {
+		for _, v := range figures(k) {
+			*v = capped(*v)
+		}
+	}
+}
+
+// capped is v within ±plan.MaxFigure; not a number is 0.
+func capped(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return math.Max(-plan.MaxFigure, math.Min(v, plan.MaxFigure))
 }

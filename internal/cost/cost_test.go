@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -140,6 +141,92 @@ func TestOf(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// TestOfSaturates checks that figures no cluster reaches (a tenant's
+// minAllowed of 1e15 cores over two billion replicas) are capped at
+// plan.MaxFigure and named in Beyond, never wrapped or infinite, and that
+// the figures of a sane change stay exact beside them.
+func TestOfSaturates(t *testing.T) {
+	prices := plan.Prices{CPUCoreHour: DefaultCPUCoreHour, MemoryGiBHour: DefaultMemoryGiBHour, Currency: "USD", Source: "settings"}
+	const bound = plan.MaxFigure
+	tests := []struct {
+		name       string
+		containers []plan.Container
+		replicas   float64
+		beyond     string
+		cpu, gib   plan.Delta
+		monthly    plan.Delta
+	}{
+		{
+			name: "minAllowed 1e15 over 2e9 replicas",
+			containers: []plan.Container{{Name: "app", Resources: []plan.Resource{
+				{Resource: corev1.ResourceCPU, Current: q("1"), Recommended: q("1e15"), Changed: true},
+				{Resource: corev1.ResourceMemory, Current: q("1Gi"), Recommended: q("2Gi"), Changed: true},
+			}}},
+			replicas: 2e9,
+			beyond:   "cpu cores, money per month",
+			cpu:      plan.Delta{Net: bound, Raised: bound},
+			gib:      plan.Delta{Net: 2e9, Raised: 2e9}, // within the bound: as it is
+			monthly:  plan.Delta{Net: bound, Raised: bound},
+		},
+		{
+			name: "money alone beyond: 1e11 cores at 730 hours",
+			containers: []plan.Container{{Name: "app", Resources: []plan.Resource{
+				{Resource: corev1.ResourceCPU, Current: q("2e11"), Recommended: q("1e11"), Changed: true},
+			}}},
+			replicas: 1,
+			beyond:   "money per month",
+			cpu:      plan.Delta{Net: -1e11, Cut: -1e11},
+			monthly:  plan.Delta{Net: -bound, Cut: -bound},
+		},
+		{
+			name: "an infinite raise and an infinite cut are not a number",
+			containers: []plan.Container{
+				{Name: "up", Resources: []plan.Resource{{Resource: corev1.ResourceCPU, Current: q("1"), Recommended: q("1e308"), Changed: true}}},
+				{Name: "down", Resources: []plan.Resource{{Resource: corev1.ResourceCPU, Current: q("1e308"), Recommended: q("1"), Changed: true}}},
+			},
+			replicas: 2e9,
+			beyond:   "cpu cores, money per month",
+			cpu:      plan.Delta{Net: 0, Raised: bound, Cut: -bound},
+			monthly:  plan.Delta{Net: 0, Raised: bound, Cut: -bound},
+		},
+		{
+			name: "a sane change is exact",
+			containers: []plan.Container{{Name: "app", Resources: []plan.Resource{
+				{Resource: corev1.ResourceCPU, Current: q("2"), Recommended: q("1"), Changed: true},
+			}}},
+			replicas: 1000,
+			cpu:      plan.Delta{Net: -1000, Cut: -1000},
+			monthly:  plan.Delta{Net: -1000 * DefaultCPUCoreHour * 730, Cut: -1000 * DefaultCPUCoreHour * 730},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Of(&plan.Item{Containers: tt.containers}, tt.replicas, "spec", prices)
+			if got.Beyond != tt.beyond {
+				t.Errorf("Beyond = %q, want %q", got.Beyond, tt.beyond)
+			}
+			for _, d := range []struct {
+				what      string
+				got, want plan.Delta
+			}{{"cpuCores", got.CPUCores, tt.cpu}, {"memoryGiB", got.MemoryGiB, tt.gib}, {"monthly", got.Monthly, tt.monthly}} {
+				if !near(d.got.Net, d.want.Net) || !near(d.got.Raised, d.want.Raised) || !near(d.got.Cut, d.want.Cut) {
+					t.Errorf("%s = %+v, want %+v", d.what, d.got, d.want)
+				}
+			}
+			for _, c := range got.Containers {
+				for _, v := range []float64{c.CPUCores, c.MemoryGiB, c.Monthly} {
+					if math.IsNaN(v) || math.Abs(v) > bound {
+						t.Errorf("container %s = %+v, want its figures within ±%g", c.Name, c, bound)
+					}
+				}
+			}
+			if _, err := json.Marshal(got); err != nil {
+				t.Errorf("the cost does not encode as the report's JSON: %v", err)
+			}
+		})
+	}
+}
 
 // TestPricesFor checks the annotations that set a ResourceRecommend's own
 // prices: taken when both or one is a decimal in bounds, refused whole

@@ -11,15 +11,20 @@ import (
 )
 
 // costTotals sums the costs of items: over all their replicas, in cores,
-// GiB and money per month.
+// GiB and money per month. A cost beyond plan.MaxFigure is not summed,
+// only counted in beyond: it would swamp every other team's.
 type costTotals struct {
 	cpu, memory, money plan.Delta
-	workloads          int
+	workloads, beyond  int
 	currency           string
 }
 
 // add counts c.
 func (t *costTotals) add(c *plan.Cost) {
+	if c.Beyond != "" {
+		t.beyond++
+		return
+	}
 	t.cpu.Merge(c.CPUCores)
 	t.memory.Merge(c.MemoryGiB)
 	t.money.Merge(c.Monthly)
@@ -59,11 +64,26 @@ func (t costTotals) String() string {
 // of p shows a cost.
 func costOpening(p *plan.Plan) string {
 	t := costTotalsOf(p)
-	if t.workloads == 0 {
+	switch {
+	case t.workloads == 0 && t.beyond == 0:
+		return ""
+	case t.workloads == 0:
+		return "**Monthly change:** not summed:" + t.beyondNote()
+	}
+	return fmt.Sprintf("**Monthly change:** %s, over all replicas of %d %s (%d hours a month; replicas and prices in each workload's section).%s",
+		t, t.workloads, plural(t.workloads, "workload", "workloads"), plan.HoursPerMonth, t.beyondNote())
+}
+
+// boundText is plan.MaxFigure as the text shows it: 1e12.
+var boundText = strings.Replace(strconv.FormatFloat(plan.MaxFigure, 'e', -1, 64), "e+", "e", 1)
+
+// beyondNote says, after the totals, how many costs they leave out as
+// beyond the bound; "" when none.
+func (t costTotals) beyondNote() string {
+	if t.beyond == 0 {
 		return ""
 	}
-	return fmt.Sprintf("**Monthly change:** %s, over all replicas of %d %s (%d hours a month; replicas and prices in each workload's section).",
-		t, t.workloads, plural(t.workloads, "workload", "workloads"), plan.HoursPerMonth)
+	return fmt.Sprintf(" %d %s beyond ±%s and left out of the totals.", t.beyond, plural(t.beyond, "workload's cost is", "workloads' costs are"), boundText)
 }
 
 // costLine is the line of a workload's section that gives its own cost:
@@ -80,8 +100,12 @@ func costLine(it plan.Item) string {
 	if c.Prices.Source == "annotation" {
 		prices = "the ResourceRecommend's prices"
 	}
+	figures := t.String()
+	if c.Beyond != "" {
+		figures = "left out, beyond ±" + boundText + ": " + mdText(c.Beyond)
+	}
 	s := fmt.Sprintf("**Cost:** %s; replicas %s (%s), at %s %s per core-hour and %s per GiB-hour (%s).",
-		t, strconv.FormatFloat(c.Replicas, 'f', -1, 64), mdText(c.ReplicasSource), mdText(c.Prices.Currency),
+		figures, strconv.FormatFloat(c.Replicas, 'f', -1, 64), mdText(c.ReplicasSource), mdText(c.Prices.Currency),
 		strconv.FormatFloat(c.Prices.CPUCoreHour, 'f', -1, 64), strconv.FormatFloat(c.Prices.MemoryGiBHour, 'f', -1, 64), prices)
 	if c.PriceError != "" {
 		s += " " + mdText(cutText(c.PriceError, maxDashboardCell))
@@ -101,11 +125,28 @@ func deltaText(d plan.Delta, prefix, suffix string) string {
 }
 
 // cents is v rounded to a hundredth, in hundredths: what shows of it.
-func cents(v float64) int64 { return int64(math.Round(v * 100)) }
+// v is first kept within ±plan.MaxFigure (not a number is 0), where an
+// int64 of hundredths cannot overflow.
+func cents(v float64) int64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return int64(math.Round(math.Max(-plan.MaxFigure, math.Min(v, plan.MaxFigure)) * 100))
+}
 
 // fixed shows v to a hundredth with its sign: +1.25, −0.50 (a minus
-// sign, U+2212), 0.00. Only here is a figure rounded.
+// sign, U+2212), 0.00; beyond ±plan.MaxFigure, "over +1e12" or "under
+// −1e12" (a sum of many costs each within it). Only here is a figure
+// rounded.
 func fixed(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "not a number"
+	case v > plan.MaxFigure:
+		return "over +" + boundText
+	case v < -plan.MaxFigure:
+		return "under −" + boundText
+	}
 	c := cents(v)
 	sign := "+"
 	switch {
@@ -130,14 +171,19 @@ const maxCostRows = 10
 func dashboardCost(b *strings.Builder, p *plan.Plan) {
 	t := costTotalsOf(p)
 	b.WriteString("\n### Cost\n\n")
-	if t.workloads == 0 {
+	if t.workloads == 0 && t.beyond == 0 {
 		b.WriteString("None.\n")
 		return
 	}
-	fmt.Fprintf(b, "**Fleet:** %s, over all replicas of %d %s (%d hours a month).\n", t, t.workloads, plural(t.workloads, "workload", "workloads"), plan.HoursPerMonth)
+	if t.workloads > 0 {
+		fmt.Fprintf(b, "**Fleet:** %s, over all replicas of %d %s (%d hours a month).\n", t, t.workloads, plural(t.workloads, "workload", "workloads"), plan.HoursPerMonth)
+	}
+	if t.beyond > 0 {
+		b.WriteString(strings.TrimPrefix(t.beyondNote(), " ") + "\n")
+	}
 	var saving []plan.Item
 	for _, it := range p.Items {
-		if costed(it) && cents(it.Cost.Monthly.Net) < 0 {
+		if costed(it) && it.Cost.Beyond == "" && cents(it.Cost.Monthly.Net) < 0 {
 			saving = append(saving, it)
 		}
 	}

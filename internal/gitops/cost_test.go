@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -24,6 +25,12 @@ func TestFixed(t *testing.T) {
 		{-21.9, "−21.90"},
 		{0.1 + 0.2, "+0.30"},
 		{1234567.891, "+1234567.89"},
+		// Beyond the bound, what it is, never what its cents wrap to.
+		{1e12, "+1000000000000.00"},
+		{4.6e25, "over +1e12"},
+		{-4.6e25, "under −1e12"},
+		{math.Inf(1), "over +1e12"},
+		{math.NaN(), "not a number"},
 	}
 	for _, tt := range tests {
 		if got := fixed(tt.in); got != tt.want {
@@ -164,4 +171,63 @@ func TestPullRequestBodyWithCostIsBounded(t *testing.T) {
 		t.Errorf("the body opens with %q, want the totals of all 2,000 workloads", opening)
 	}
 	checkBody(t, body)
+}
+
+// TestCostBeyondTheBound checks a tenant's cost beyond plan.MaxFigure (a
+// minAllowed of 1e15 cores over two billion replicas, as cost.Of caps
+// it): its section says it is left out and why, and the totals of the
+// pull request and of the dashboard are the other workloads' alone, with
+// a note, never a wrapped figure such as −-92233720368547758.-8.
+func TestCostBeyondTheBound(t *testing.T) {
+	web := costItem("web", plan.Cost{Replicas: 3, ReplicasSource: "spec",
+		CPUCores: plan.Delta{Net: -1.5, Cut: -1.5}, Monthly: plan.Delta{Net: -34.62, Cut: -34.62}})
+	huge := costItem("huge", plan.Cost{Replicas: 2e9, ReplicasSource: "spec",
+		CPUCores: plan.Delta{Net: 1e12, Raised: 1e12}, Monthly: plan.Delta{Net: 1e12, Raised: 1e12}, Beyond: "cpu cores, money per month"})
+	for _, tt := range []struct {
+		name    string
+		items   []plan.Item
+		opening string
+	}{
+		{"beside another", []plan.Item{web, huge}, "**Monthly change:** USD −34.62 per month, cpu −1.50 cores, memory 0.00 GiB, over all replicas of 1 workload " +
+			"(730 hours a month; replicas and prices in each workload's section). 1 workload's cost is beyond ±1e12 and left out of the totals."},
+		{"alone", []plan.Item{huge}, "**Monthly change:** not summed: 1 workload's cost is beyond ±1e12 and left out of the totals."},
+		{"two", []plan.Item{huge, huge, web}, "**Monthly change:** USD −34.62 per month, cpu −1.50 cores, memory 0.00 GiB, over all replicas of 1 workload " +
+			"(730 hours a month; replicas and prices in each workload's section). 2 workloads' costs are beyond ±1e12 and left out of the totals."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := costOpening(&plan.Plan{Items: tt.items}); got != tt.opening {
+				t.Errorf("costOpening() =\n%s\nwant\n%s", got, tt.opening)
+			}
+		})
+	}
+	wantLine := "**Cost:** left out, beyond ±1e12: cpu cores, money per month; replicas 2000000000 (spec), " +
+		"at USD 0.031611 per core-hour and 0.004237 per GiB-hour (the run's prices)."
+	if got := costLine(huge); got != wantLine {
+		t.Errorf("costLine(huge) =\n%s\nwant\n%s", got, wantLine)
+	}
+
+	// The body as the forge shows it: the shared opening and huge's section.
+	p := bodyReport()
+	p.Items[0].Cost = huge.Cost
+	for i := 1; i < len(p.Items); i++ {
+		p.Items[i].Cost = web.Cost
+	}
+	body := PullRequestBody(p)
+	if lines := strings.Split(body, "\n"); !strings.HasPrefix(lines[1], "**Monthly change:** USD −") ||
+		!strings.HasSuffix(lines[1], "1 workload's cost is beyond ±1e12 and left out of the totals.") {
+		t.Errorf("the body opens with %q, want the others' totals and the note", lines[1])
+	}
+	if !strings.Contains(body, "\n"+wantLine) {
+		t.Errorf("the body lacks huge's cost line %q:\n%s", wantLine, body)
+	}
+	if strings.Contains(body, "1000000000000") || strings.Contains(body, "−-") {
+		t.Errorf("the body shows a capped or wrapped figure:\n%s", body)
+	}
+	checkBody(t, body)
+
+	dash := DashboardBody(&plan.Plan{Items: []plan.Item{web, huge}}, "recommend-job/main")
+	if !strings.Contains(dash, "**Fleet:** USD −34.62 per month, cpu −1.50 cores, memory 0.00 GiB, over all replicas of 1 workload (730 hours a month).\n"+
+		"1 workload's cost is beyond ±1e12 and left out of the totals.\n") || strings.Contains(dash, "shop/huge") {
+		t.Errorf("the dashboard's cost, want web's totals, the note, and huge among no savings:\n%s", dash)
+	}
 }

@@ -4,6 +4,8 @@ package gitops
 
 import (
 	"encoding/base64"
+	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -386,5 +388,54 @@ func TestGiteaTellsWhoOpenedAndClosed(t *testing.T) {
 	}
 	if !got.Merged || got.HeadCommit != branchHead.Commit.ID || got.MergeCommit != main.Commit.ID || got.MergeCommit == got.HeadCommit {
 		t.Errorf("Get(#%d) = %+v; want merged, head %s, merge commit %s (the squash on main)", again.Number, got, branchHead.Commit.ID, main.Commit.ID)
+	}
+}
+
+// TestGiteaTitleLinksNothing opens group pull requests whose groups a
+// tenant named to link and mention on a real Gitea ("team#1 @admin", and
+// "#1" and "!1" set apart, which Gitea links in a title): Gitea stores
+// each title as the job wrote it, so a later run finds it unchanged, and
+// the pull request's page shows it without a link to #1 or a user.
+func TestGiteaTitleLinksNothing(t *testing.T) {
+	ctx := t.Context()
+	b := newGiteaBed(t)
+	for i, group := range []string{"team#1 @admin", "team #1 !1 @admin"} {
+		head := fmt.Sprintf("recommend-job/main-team-%d", i)
+		b.branch(head)
+		title := GroupPullRequestTitle("main", ".", group)
+		pr, err := b.forge.Create(ctx, NewPullRequest{Head: head, Base: "main", Title: title, Body: "body"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, _, err := b.sdk.GetPullRequest(b.owner, "fleet", int64(pr.Number))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr.Title != title || stored.Title != title {
+			t.Errorf("%s: Gitea holds the title %q (answered %q), want %q as written", group, stored.Title, pr.Title, title)
+		}
+
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, stored.HTMLURL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s = %d, %v", stored.HTMLURL, resp.StatusCode, err)
+		}
+		// The title as rendered: <div id="issue-title-display"><h1>…<span class="index">#2</span>.
+		_, rendered, ok := strings.Cut(string(page), `id="issue-title-display"`)
+		rendered, _, ok2 := strings.Cut(rendered, `class="index"`)
+		if !ok || !ok2 {
+			t.Fatalf("%s: no rendered title in the page of %s", group, stored.HTMLURL)
+		}
+		if strings.Contains(rendered, "<a") || !strings.Contains(rendered, "#") || !strings.Contains(rendered, "@") {
+			t.Errorf("%s: the rendered title links, or lost the group's text: %s", group, rendered)
+		}
 	}
 }

@@ -192,9 +192,10 @@ func (n groupNaming) owns(name string) bool {
 
 // GroupPullRequestTitle is the title of a group's pull request: the run's
 // title, for the group. A group's name may come from a tenant's label or
-// annotation: it is kept to one line, and cut, in the title.
+// annotation: it is kept to one line, cut, and made inert (titleText) in
+// the title, so that it links and mentions no one.
 func GroupPullRequestTitle(base, path, group string) string {
-	return PullRequestTitle(base, path) + " for " + cutText(plan.Line(group), maxTitleGroup)
+	return PullRequestTitle(base, path) + " for " + titleText(cutText(plan.Line(group), maxTitleGroup))
 }
 
 // cutText cuts s to n characters, marking the cut with an ellipsis.

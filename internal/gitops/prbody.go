@@ -741,8 +741,9 @@ const wordJoiner = "\u2060"
 // (such as a forged marker) can form; it backslash-escapes the characters
 // of emphasis, links, images, code, tables, math and GitLab's inline diffs
 // (\ ` * _ ~ [ ] ( ) ! | $ { }); it puts a word joiner after @ and # so
-// that a tenant can neither mention users or teams nor link issues; and it
-// breaks bare URLs ("://", "www.") so that they are not made into links.
+// (and after GitHub's GH-) so that a tenant can neither mention users or
+// teams nor link issues; and it breaks bare URLs ("://", "www.") so that
+// they are not made into links.
 // What the reader sees is s, less those invisible joiners.
 func mdText(s string) string {
 	s = plan.Line(s)
@@ -759,24 +760,63 @@ func mdText(s string) string {
 		case '\\', '`', '*', '_', '~', '[', ']', '(', ')', '!', '|', '$', '{', '}':
 			b.WriteByte('\\')
 			b.WriteRune(r)
-		case '@', '#':
-			b.WriteRune(r)
-			b.WriteString(wordJoiner)
-		case ':':
-			b.WriteRune(r)
-			if strings.HasPrefix(s[i+1:], "//") {
-				b.WriteString(wordJoiner)
-			}
-		case '.':
-			if i >= 3 && strings.EqualFold(s[i-3:i], "www") {
-				b.WriteString(wordJoiner)
-			}
-			b.WriteRune(r)
 		default:
-			b.WriteRune(r)
+			writeUnlinked(&b, s, i, r)
 		}
 	}
 	return b.String()
+}
+
+// titleText makes s inert text in a pull request's title, which the
+// forges do not read as Markdown but still link: #123, owner/repo#1,
+// !123 (Gitea, GitLab), GH-123 (GitHub), @user and GitLab's ~label,
+// %milestone, &epic and $snippet. It keeps s to one line and puts a word
+// joiner where mdText does, so that the title reads as s in plain text
+// and links nothing.
+func titleText(s string) string {
+	s = plan.Line(s)
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/8)
+	for i, r := range s {
+		switch r {
+		case '!', '~', '%', '&', '$':
+			// In the body these are escaped as Markdown; a title shows a
+			// backslash as it is.
+			b.WriteRune(r)
+			b.WriteString(wordJoiner)
+		default:
+			writeUnlinked(&b, s, i, r)
+		}
+	}
+	return b.String()
+}
+
+// writeUnlinked writes r, s's rune at i, with a word joiner where a forge
+// would start a mention, a reference or a link: after @ and #, after the
+// dash of GH-, after the colon of ://, and before the dot of www.
+func writeUnlinked(b *strings.Builder, s string, i int, r rune) {
+	switch r {
+	case '@', '#':
+		b.WriteRune(r)
+		b.WriteString(wordJoiner)
+	case '-':
+		b.WriteRune(r)
+		if i >= 2 && strings.EqualFold(s[i-2:i], "gh") {
+			b.WriteString(wordJoiner)
+		}
+	case ':':
+		b.WriteRune(r)
+		if strings.HasPrefix(s[i+1:], "//") {
+			b.WriteString(wordJoiner)
+		}
+	case '.':
+		if i >= 3 && strings.EqualFold(s[i-3:i], "www") {
+			b.WriteString(wordJoiner)
+		}
+		b.WriteRune(r)
+	default:
+		b.WriteRune(r)
+	}
 }
 
 // codeSafe is what code shows as a code span: text in which none of the

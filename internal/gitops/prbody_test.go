@@ -196,6 +196,7 @@ func TestMdText(t *testing.T) {
 		{name: "email", in: "ops@example.com", want: "ops@" + wj + "example.com"},
 		{name: "issue", in: "fixes #12", want: "fixes #" + wj + "12"},
 		{name: "heading", in: "# Approved", want: "#" + wj + " Approved"},
+		{name: "github's GH- references", in: "see GH-12 and gh-3, not ugh-4", want: "see GH-" + wj + "12 and gh-" + wj + "3, not ugh-" + wj + "4"},
 		{name: "bare urls", in: "see https://evil.example or WWW.evil.example", want: "see https:" + wj + "//evil.example or WWW" + wj + ".evil.example"},
 		{name: "line breaks collapse", in: "a\r\nb\n\nc\rd", want: "a b c d"},
 		{name: "controls and separators", in: "a\x00b\x1bc\u0085d\u2028e\u2029f\tg", want: "a b c d e f g"},

@@ -24,7 +24,7 @@ import (
 // a run reads only the history that is new; checkpoint.Store is one.
 type Checkpoints interface {
 	Load(ctx context.Context) (*checkpoint.Checkpoint, error)
-	Save(ctx context.Context, entries []checkpoint.Packed, at time.Time) (int, error)
+	Save(ctx context.Context, entries []checkpoint.Packed, at time.Time) (checkpoint.Saved, error)
 }
 
 // incremental is a run's use of the checkpoint: which targets start from
@@ -36,8 +36,11 @@ type incremental struct {
 	// byNamespace are the items of each namespace that have a want of
 	// their own.
 	byNamespace map[string][]int
-	old         *checkpoint.Checkpoint
-	loadErr     string
+	// byKey is the index of each of those items by its checkpoint's key,
+	// kept as the items are let go.
+	byKey   map[string]int
+	old     *checkpoint.Checkpoint
+	loadErr string
 
 	mu    sync.Mutex
 	state map[usage.Want]*targetState
@@ -63,10 +66,11 @@ type targetState struct {
 }
 
 func newIncremental(ctx context.Context, cfg Config, items []collect.Item, byWant map[usage.Want][]int, log *slog.Logger) *incremental {
-	in := &incremental{cfg: cfg, items: items, byNamespace: map[string][]int{}, state: map[usage.Want]*targetState{}, read: map[string]bool{}}
+	in := &incremental{cfg: cfg, items: items, byNamespace: map[string][]int{}, byKey: map[string]int{}, state: map[usage.Want]*targetState{}, read: map[string]bool{}}
 	for w, is := range byWant {
 		if len(is) == 1 {
 			in.byNamespace[w.Ref.Namespace] = append(in.byNamespace[w.Ref.Namespace], is[0])
+			in.byKey[keyOf(items[is[0]])] = is[0]
 		}
 	}
 	// In the items' order, not the map's: the first target that cannot
@@ -400,8 +404,10 @@ func withHistory(p *plan.Item, history string) {
 }
 
 // store saves the run's entries, and those of namespaces it did not read
-// as they were, as a new generation of the checkpoint.
-func (in *incremental) store(ctx context.Context, log *slog.Logger) {
+// as they were, as a new generation of the checkpoint. It logs and returns
+// the entries left out as larger than a page: their targets read cold
+// next run.
+func (in *incremental) store(ctx context.Context, log *slog.Logger) []checkpoint.LeftOut {
 	in.mu.Lock()
 	entries := slices.Clone(in.save)
 	for _, e := range in.old.Entries {
@@ -410,10 +416,31 @@ func (in *incremental) store(ctx context.Context, log *slog.Logger) {
 		}
 	}
 	in.mu.Unlock()
-	size, err := in.cfg.Checkpoints.Save(ctx, entries, time.Now())
+	saved, err := in.cfg.Checkpoints.Save(ctx, entries, time.Now())
 	if err != nil {
 		log.WarnContext(ctx, "cannot write the checkpoints: the next run reads cold", "error", err)
-		return
+		return nil
 	}
-	log.InfoContext(ctx, "checkpoints written", "targets", len(entries), "bytes", size)
+	for _, l := range saved.LeftOut {
+		log.WarnContext(ctx, "a checkpoint larger than a page is left out: its target is read cold next run",
+			"target", l.Key, "bytes", l.Bytes, "unpacked", l.Unpacked, "reason", l.Why())
+	}
+	log.InfoContext(ctx, "checkpoints written", "targets", len(entries)-len(saved.LeftOut), "leftOut", len(saved.LeftOut), "bytes", saved.Bytes)
+	return saved.LeftOut
+}
+
+// noteLeftOut adds to the history of each item of p whose checkpoint was
+// left out why it was.
+func (in *incremental) noteLeftOut(p *plan.Plan, leftOut []checkpoint.LeftOut) {
+	for _, l := range leftOut {
+		i, ok := in.byKey[l.Key]
+		if !ok {
+			continue // an entry kept of a namespace not read: no item of this run
+		}
+		for r := range p.Items[i].AllResources() {
+			if r.Evidence != nil {
+				r.Evidence.History = strings.TrimPrefix(r.Evidence.History+"; "+l.Why(), "; ")
+			}
+		}
+	}
 }

@@ -268,7 +268,7 @@ func recommendAll(ctx context.Context, p *plan.Plan, items []collect.Item, reade
 	// A run that read nothing, or was stopped, leaves the checkpoint as
 	// it was: it holds nothing past what was read.
 	if inc != nil && err == nil && ctx.Err() == nil && !cfg.DryRun {
-		inc.store(ctx, log)
+		inc.noteLeftOut(p, inc.store(ctx, log))
 	}
 	return h, err
 }

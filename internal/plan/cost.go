@@ -4,6 +4,13 @@ package plan
 // year's 8,760 over 12, as cloud price lists count it.
 const HoursPerMonth = 730
 
+// MaxFigure bounds each figure of a Cost, in cores, GiB or money per
+// month: far above any cluster's, low enough that the sum of a fleet's
+// figures keeps its cents. A figure beyond it comes of a tenant's
+// minAllowed or replica count, not of a cluster: it is capped at it, and
+// the Cost says so (Beyond).
+const MaxFigure = 1e12
+
 // Cost is what an item's changes do to the cluster's requests and their
 // price: the change per replica times its replicas, in cores, GiB and
 // money per month. Increases and decreases are kept apart as well as
@@ -26,6 +33,10 @@ type Cost struct {
 	PriceError string `json:"priceError,omitempty"`
 	// Containers are the figures of each container that changes.
 	Containers []ContainerCost `json:"containers,omitempty"`
+	// Beyond names the figures that were beyond ±MaxFigure, or not a
+	// number, e.g. "cpu cores, money per month": every figure is then
+	// capped at it, and the item is left out of any total.
+	Beyond string `json:"beyond,omitempty"`
 }
 
 // Delta is a change split by direction: Raised sums the increases (>= 0),
