@@ -34,7 +34,7 @@ func (q *queryLog) QueryRangeSeries(ctx context.Context, query string, r promv1.
 }
 
 // TestPrometheusMergesAContainersCPUSeriesAsMaxBy reads a container with
-// several CPU series on a real Prometheus (a second scrape job with other
+// several CPU series on a real Prometheus (a second instance with other
 // values, and a restart's new cgroup halfway): the rates the reader merges
 // itself, where the ownership listing counted the series, equal to the
 // sample what max by (pod, container) answers without the listing, at the
@@ -46,11 +46,13 @@ func TestPrometheusMergesAContainersCPUSeriesAsMaxBy(t *testing.T) {
 		CPU: history.Bursts(0.15, 2, 4, 2*time.Minute), Memory: history.Constant(200 * mib)}}, time.Minute)
 	var series []testbed.Series
 	series = append(series, app...)
-	// A second scrape job: busier at night, idler in the day.
+	// A second instance of the same job, busier at night, idler in the
+	// day (another job's series would make the container refused; see
+	// TestPrometheusRefusesForeignSeries).
 	for _, s := range history.Series([]history.Container{{Namespace: "dup", Pod: pod, Container: "app", Start: start, End: now,
 		CPU: history.DailyPeak(0.5, 0.1, 9, 17)}}, time.Minute) {
 		s.Labels = maps.Clone(s.Labels)
-		s.Labels["job"] = "cadvisor"
+		s.Labels["instance"] = "node-2"
 		series = append(series, s)
 	}
 	// The restart: a new cgroup's counter from noon on, next to the old.
@@ -108,8 +110,8 @@ func TestPrometheusMergesAContainersCPUSeriesAsMaxBy(t *testing.T) {
 	if q := cpuQuery(queries); !strings.HasPrefix(q, "rate(") {
 		t.Errorf("CPU query with the listing: %s, want the rates alone", q)
 	}
-	if q := cpuQuery(theirs); !strings.HasPrefix(q, "max by (pod, container) (rate(") {
-		t.Errorf("CPU query without the listing: %s, want max by (pod, container)", q)
+	if q := cpuQuery(theirs); !strings.HasPrefix(q, "max by (pod, container, job, metrics_path) (rate(") {
+		t.Errorf("CPU query without the listing: %s, want max by (pod, container, job, metrics_path)", q)
 	}
 	for _, container := range []string{"app", "sidecar"} {
 		m, p := merged[container][corev1.ResourceCPU], byPrometheus[container][corev1.ResourceCPU]
