@@ -25,10 +25,12 @@ import (
 // and api's app (0.3 cores, 200Mi). Another job, evil-exporter, writes
 // series under web's app's namespace, pod and container labels, as a
 // Prometheus honouring scraped labels keeps them: 1327.45 cores and 1Ti.
-// Read with the ownership listing (the CPU query a rate alone) or without
-// (the CPU query aggregated), web's app gets no value, each resource
+// Read from Prometheus or VictoriaMetrics, with the ownership listing (the
+// CPU query a rate alone) or without (the CPU query aggregated), web's app
+// gets no value, each resource
 // naming both sources; web's sidecar and api's app get theirs, as if no
-// series were forged.
+// series were forged. With prometheus-label-filter set to the kubelet's
+// job, web's app gets its own values.
 func TestRunRefusesForeignSeries(t *testing.T) {
 	const mib = 1 << 20
 	now := time.Now().UTC().Truncate(time.Minute)
@@ -62,10 +64,27 @@ func TestRunRefusesForeignSeries(t *testing.T) {
 		return it
 	}
 	const refusal = `its usage series come from 2 sources: job="evil-exporter", job="kubelet"; not recommended`
-	for _, owners := range []bool{true, false} {
-		t.Run(map[bool]string{true: "listed", false: "aggregated"}[owners], func(t *testing.T) {
+	vm, err := usage.NewClient(testbedtest.VictoriaMetrics(t, series), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		api    usage.RangeQuerier
+		owners bool
+		// filter is prometheus-label-filter's, which picks one source:
+		// web's app then gets its own values.
+		filter string
+	}{
+		{"prometheus, listed", promAPI, true, ""},
+		{"prometheus, aggregated", promAPI, false, ""},
+		{"victoriametrics, listed", vm, true, ""},
+		{"victoriametrics, aggregated", vm, false, ""},
+		{"prometheus, the kubelet's alone", promAPI, true, `job="kubelet"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			rep, err := Run(t.Context(), Config{DryRun: true}, itemsCollector{item("web", "app", "sidecar"), item("api", "app")},
-				usage.NewReader(promAPI, usage.WithOwnership(owners), usage.WithClock(func() time.Time { return now })), slog.New(slog.DiscardHandler))
+				usage.NewReader(c.api, usage.WithOwnership(c.owners), usage.WithLabelFilter(c.filter), usage.WithClock(func() time.Time { return now })), slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatalf("Run() error = %v", err)
 			}
@@ -77,15 +96,21 @@ func TestRunRefusesForeignSeries(t *testing.T) {
 					}
 				}
 			}
-			for _, key := range []string{"web/app cpu", "web/app memory"} {
-				r := got[key]
-				t.Logf("%s: recommended %s, reason %q", key, r.Recommended, r.Reason)
-				if r.Recommended != nil || !strings.HasPrefix(r.Reason, refusal) {
-					t.Errorf("%s = %s (%q), want no value and the reason %q", key, r.Recommended, r.Reason, refusal)
+			want := map[string]string{"web/sidecar cpu": "13m", "web/sidecar memory": "26Mi", "api/app cpu": "390m", "api/app memory": "260Mi"}
+			if c.filter != "" {
+				want["web/app cpu"], want["web/app memory"] = "130m", "260Mi"
+			} else {
+				for _, key := range []string{"web/app cpu", "web/app memory"} {
+					r := got[key]
+					t.Logf("%s: recommended %s, reason %q", key, r.Recommended, r.Reason)
+					if r.Recommended != nil || !strings.HasPrefix(r.Reason, refusal) {
+						t.Errorf("%s = %s (%q), want no value and the reason %q", key, r.Recommended, r.Reason, refusal)
+					}
 				}
 			}
-			// 0.01 cores and 20Mi, 0.3 cores and 200Mi, plus 30%.
-			for key, want := range map[string]string{"web/sidecar cpu": "13m", "web/sidecar memory": "26Mi", "api/app cpu": "390m", "api/app memory": "260Mi"} {
+			// 0.1 cores and 200Mi, 0.01 cores and 20Mi, 0.3 cores and
+			// 200Mi, plus 30%.
+			for key, want := range want {
 				if r := got[key]; r.Recommended == nil || r.Recommended.String() != want || r.Reason != "" {
 					t.Errorf("%s = %s (%q), want %s", key, r.Recommended, r.Reason, want)
 				}
