@@ -146,8 +146,10 @@ func TestPrometheusMergesAContainersCPUSeriesAsMaxBy(t *testing.T) {
 // namespace of make bench), the three ways in turn within each iteration so
 // that a shared machine's load falls on all alike: as before issue 25 (a
 // 5m rate every 5m, max by), at the data's resolution with max by (a 2m
-// rate every 1m), and at that resolution as the reader asks for it now,
-// the rates alone and merged by the reader. It reports each one's seconds,
+// rate every 1m), the same grouped by source as well (job and
+// metrics_path: the reader's query without a listing), and at that
+// resolution as the reader asks for it with a listing, the rates alone and
+// merged by the reader. It reports each one's seconds,
 // the ratios to the first, and the points and bytes each returned.
 func BenchmarkCPUQueryCost(b *testing.B) {
 	end := now
@@ -193,6 +195,8 @@ func BenchmarkCPUQueryCost(b *testing.B) {
 	}{
 		{"5m-maxby", `max by (pod, container) (rate(container_cpu_usage_seconds_total{` + sel + `}[5m]))`, week(5 * time.Minute)},
 		{"1m-maxby", `max by (pod, container) (rate(container_cpu_usage_seconds_total{` + sel + `}[2m]))`, week(time.Minute)},
+		// As the reader asks without a listing since the sources count.
+		{"1m-maxby-source", `max by (pod, container, job, metrics_path) (rate(container_cpu_usage_seconds_total{` + sel + `}[2m]))`, week(time.Minute)},
 		{"1m-rates", `rate(container_cpu_usage_seconds_total{` + sel + `}[2m])`, week(time.Minute)},
 	}
 	for _, compressed := range []bool{true, false} {
@@ -228,7 +232,8 @@ func BenchmarkCPUQueryCost(b *testing.B) {
 				b.ReportMetric(float64(bytes[k])/(1<<20), way.name+"-MiB")
 			}
 			b.ReportMetric(took[1].Seconds()/took[0].Seconds(), "maxby-1m/5m")
-			b.ReportMetric(took[2].Seconds()/took[0].Seconds(), "rates-1m/5m")
+			b.ReportMetric(took[2].Seconds()/took[1].Seconds(), "maxby-source/maxby")
+			b.ReportMetric(took[3].Seconds()/took[0].Seconds(), "rates-1m/5m")
 		})
 	}
 }
