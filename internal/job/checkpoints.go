@@ -315,6 +315,13 @@ func (in *incremental) folded(item collect.Item, u usage.Usage) (usage.Usage, st
 	if window == 0 {
 		window = end.Sub(st.from)
 	}
+	// Series another job wrote under a container's labels are in its
+	// slots: the entry is not saved, so that they never outlive this
+	// read, and the target is read cold next time.
+	refused := false
+	for c := range u {
+		refused = refused || u.Refusal(c) != nil
+	}
 	entry := checkpoint.Entry{Namespace: item.Namespace, Kind: item.Workload.Kind, Name: item.Workload.Name, UID: item.Workload.UID,
 		Settings: settingsOf(item, in.cfg.Algorithm, st.read), End: end, Containers: containersOf(item), Folds: map[string][]byte{}}
 	out := usage.Usage{}
@@ -382,7 +389,7 @@ func (in *incremental) folded(item collect.Item, u usage.Usage) (usage.Usage, st
 	// so that a run holds those of the namespaces it is reading, not of
 	// every target. An entry that cannot be packed is not saved, and its
 	// target is read cold next time.
-	if packed, err := checkpoint.Pack(entry); err == nil {
+	if packed, err := checkpoint.Pack(entry); err == nil && !refused {
 		in.save = append(in.save, packed)
 	}
 	in.read[item.Namespace] = true

@@ -2,6 +2,7 @@ package job
 
 import (
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -340,6 +341,58 @@ func TestOtherLabelFilterReadCold(t *testing.T) {
 			if h := evidence(t, it, res).History; !strings.HasPrefix(h, want) {
 				t.Errorf("run %d: %s history %q, want %q", i+2, res, h, want)
 			}
+		}
+	}
+}
+
+// TestForeignSeriesNeverCheckpointed runs the history stage with
+// checkpoints on shop/web's app at 0.2 cores and 300Mi, beside which
+// another job (evil-exporter) wrote 1327.45 cores and 1Ti under the same
+// labels: the container is refused and no checkpoint entry keeps what was
+// folded of it. An hour later, with the foreign series gone, web is read
+// cold and recommended from its own series alone.
+func TestForeignSeriesNeverCheckpointed(t *testing.T) {
+	now := time.Date(2026, 3, 10, 10, 37, 0, 0, time.UTC)
+	start := now.Add(-8 * 24 * time.Hour)
+	pod := synthetic.Rollouts("web", 1, 1, start, now)[0].Pods[0]
+	genuine := synthetic.Series([]synthetic.Container{{Namespace: "shop", Pod: pod, Container: "app", Start: start, End: now,
+		CPU: synthetic.Constant(0.2), Memory: synthetic.Constant(300 << 20)}}, time.Minute)
+	forged := slices.Clone(genuine)
+	for _, s := range synthetic.Series([]synthetic.Container{{Namespace: "shop", Pod: pod, Container: "app", Start: start, End: now,
+		CPU: synthetic.Constant(1327.45), Memory: synthetic.Constant(1 << 40)}}, time.Minute) {
+		s.Labels = maps.Clone(s.Labels)
+		s.Labels["job"] = "evil-exporter"
+		forged = append(forged, s)
+	}
+	store := checkpoint.New(fake.NewClientset().CoreV1().ConfigMaps("recommend-job"), "recommend-job", 0)
+	run := func(series []testbed.Series, at time.Time) plan.Item {
+		t.Helper()
+		reader := usage.NewReader(newEnginePrometheus(t, series), usage.WithClock(func() time.Time { return at }))
+		p := &plan.Plan{}
+		if _, err := recommendAll(t.Context(), p, []collect.Item{webItem()}, reader, Config{Checkpoints: store}, slog.New(slog.DiscardHandler)); err != nil {
+			t.Fatal(err)
+		}
+		return p.Items[0]
+	}
+	for _, r := range run(forged, now.Add(-time.Hour)).Containers[0].Resources {
+		if r.Recommended != nil || !strings.HasPrefix(r.Reason, "its usage series come from 2 sources") {
+			t.Errorf("with the foreign series: %s = %s (%q), want refused", r.Resource, r.Recommended, r.Reason)
+		}
+	}
+	cp, err := store.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cp.Entries) != 0 {
+		t.Errorf("checkpoint entries %v after the refused read, want none", slices.Collect(maps.Keys(cp.Entries)))
+	}
+	// 0.2 cores and 300Mi (up to its bucket's end), plus 30%.
+	for i, r := range run(genuine, now).Containers[0].Resources {
+		if want := []string{"260m", "392Mi"}[i]; r.Recommended == nil || r.Recommended.String() != want || r.Reason != "" {
+			t.Errorf("without them: %s = %s (%q), want %s", r.Resource, r.Recommended, r.Reason, want)
+		}
+		if r.Evidence != nil && !strings.Contains(r.Evidence.History, "no checkpoint") {
+			t.Errorf("without them: %s history %q, want read cold", r.Resource, r.Evidence.History)
 		}
 	}
 }

@@ -93,11 +93,17 @@ func ForItem(item collect.Item, u usage.Usage, unavailable error, run Options) p
 	for _, policy := range item.Policies {
 		current := item.Workload.Container(policy.ContainerName)
 		c := plan.Container{Name: policy.ContainerName}
+		// Series another job wrote under the container's labels would
+		// decide its values: none is taken from them.
+		refused := u.Refusal(policy.ContainerName)
 		for _, rp := range policy.Resources {
 			var r plan.Resource
 			switch {
 			case unavailable != nil:
 				r = plan.Resource{Resource: rp.Resource, Reason: plan.ReasonHistoryUnavailable + unavailable.Error()}
+			case refused != nil:
+				in := inputOf(rp, current, nil)
+				r = plan.Resource{Resource: rp.Resource, Current: in.Request, LiveLimit: in.Limit, Reason: refused.Error()}
 			// An HPA's utilization is relative to the request: a limit-only
 			// change does not touch what it sees.
 			case item.HeldBack[rp.Resource] != "" && rp.ControlledValues != v1alpha1.ContainerControlledValuesLimitsOnly:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -256,5 +257,76 @@ func TestObjectOf(t *testing.T) {
 		Labels: map[string]string{"kustomize.toolkit.fluxcd.io/name": "apps"}}}
 	if got := objectOf(plain); got.Kind != "Deployment" || got.Name != "web" || got.Labels["kustomize.toolkit.fluxcd.io/name"] != "apps" {
 		t.Errorf("objectOf(deployment) = %+v, want the workload with its labels", got)
+	}
+}
+
+// TestItemRefusesAContainerOfSeveralSources makes the plan of a workload
+// one of whose containers' usage series came from two sources: each of
+// that container's resources has no value, the current request and the
+// sources as its reason, held back by an autoscaler or not; its other
+// container is recommended as usual.
+func TestItemRefusesAContainerOfSeveralSources(t *testing.T) {
+	sources := []string{`job="evil-exporter"`, `job="kubelet"`}
+	mixed := func(v float64) *usage.History {
+		h := hourlyHistory(v)
+		h.Sources = sources
+		return h
+	}
+	for _, c := range []struct {
+		name     string
+		app      *usage.History // CPU and memory of app
+		heldBack bool
+		// wantApp is app's CPU recommendation, empty for none.
+		wantApp string
+	}{
+		{name: "one source", app: hourlyHistory(0.1), wantApp: "130m"},
+		{name: "one source named", app: func() *usage.History { h := hourlyHistory(0.1); h.Sources = sources[1:]; return h }(), wantApp: "130m"},
+		{name: "two sources", app: mixed(1327.45)},
+		{name: "two sources, held back by an HPA", app: mixed(1327.45), heldBack: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			policy := func(name string) collect.ContainerPolicy {
+				return collect.ContainerPolicy{ContainerName: name, Resources: []collect.ResourcePolicy{
+					{Resource: corev1.ResourceCPU, BufferPercent: 30}, {Resource: corev1.ResourceMemory, BufferPercent: 30}}}
+			}
+			it := collect.Item{Namespace: "shop", Name: "web",
+				Workload: &collect.Workload{ObjectRef: collect.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
+					Containers: []collect.Container{
+						{Name: "app", Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}},
+						{Name: "sidecar"}}},
+				Policies: []collect.ContainerPolicy{policy("app"), policy("sidecar")},
+			}
+			if c.heldBack {
+				it.HeldBack = map[corev1.ResourceName]string{corev1.ResourceCPU: "a HorizontalPodAutoscaler scales on cpu"}
+			}
+			u := usage.Usage{
+				"app":     {corev1.ResourceCPU: c.app, corev1.ResourceMemory: c.app},
+				"sidecar": {corev1.ResourceCPU: hourlyHistory(0.01), corev1.ResourceMemory: hourlyHistory(0.01)},
+			}
+			p := ForItem(it, u, nil, Options{})
+			app, sidecar := p.Containers[0], p.Containers[1]
+			if c.wantApp != "" {
+				if r := app.Resources[0]; s(r.Recommended) != c.wantApp || r.Reason != "" {
+					t.Errorf("app cpu = %s (%q), want %s", s(r.Recommended), r.Reason, c.wantApp)
+				}
+			} else {
+				want := `its usage series come from 2 sources: job="evil-exporter", job="kubelet"; not recommended`
+				for i, r := range app.Resources {
+					if r.Recommended != nil || r.Request != nil || r.Evidence != nil || r.HeldBack || !strings.HasPrefix(r.Reason, want) {
+						t.Errorf("app %s = %s (%q, evidence %v), want none, the reason %q", r.Resource, s(r.Recommended), r.Reason, r.Evidence, want)
+					}
+					if wantCurrent := []string{"100m", "64Mi"}[i]; s(r.Current) != wantCurrent {
+						t.Errorf("app %s current = %s, want %s", r.Resource, s(r.Current), wantCurrent)
+					}
+				}
+				if app.Writes() {
+					t.Error("app writes a value")
+				}
+			}
+			// An HPA holds back every container's CPU: memory tells.
+			if r := sidecar.Resources[1]; r.Recommended == nil || r.Reason != "" {
+				t.Errorf("sidecar memory = %s (%q), want a value", s(r.Recommended), r.Reason)
+			}
+		})
 	}
 }

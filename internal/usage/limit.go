@@ -96,8 +96,15 @@ func (r *Reader) piece(ctx context.Context, namespace string, what corev1.Resour
 		}
 	}
 	m := counted.merger()
+	noted := r.sources != nil && sourced(what)
 	err := r.query(ctx, namespace, what, q, rng, func(series *model.SampleStream) {
 		handed = true
+		// Before the merger, which keeps only the pod and container.
+		if noted {
+			if w, ok := a.owner(string(series.Metric["pod"])); ok && (in == nil || in[w]) {
+				r.sources.note(w, string(series.Metric["container"]), series.Metric)
+			}
+		}
 		m.take(series, take)
 	})
 	if err == nil {

@@ -14,15 +14,16 @@ import (
 const cpuMetric = "container_cpu_usage_seconds_total"
 
 // cpuQuery is the CPU query of the containers selector matches, a rate
-// over rateWindow: one series per pod and container, the highest where a
-// container has several (two scrape jobs, a restart's new cgroup). merged
-// leaves that to the reader (see cpuSeries) and asks for the rates alone.
+// over rateWindow: one series per pod, container and source (see
+// bySource), the highest where a container has several of one source (a
+// restart's new cgroup, another instance). merged leaves that to the
+// reader (see cpuSeries) and asks for the rates alone.
 func cpuQuery(selector string, rateWindow time.Duration, merged bool) string {
 	rate := fmt.Sprintf(`rate(%s{%s}[%s])`, cpuMetric, selector, model.Duration(rateWindow))
 	if merged {
 		return rate
 	}
-	return `max by (pod, container) (` + rate + `)`
+	return `max by (` + bySource + `) (` + rate + `)`
 }
 
 // containerKey is a pod and container, as max by (pod, container) groups

@@ -16,7 +16,7 @@ func TestCPUQuery(t *testing.T) {
 		merged bool
 		want   string
 	}{
-		{false, `max by (pod, container) (rate(container_cpu_usage_seconds_total{namespace="a"}[2m]))`},
+		{false, `max by (pod, container, job, metrics_path) (rate(container_cpu_usage_seconds_total{namespace="a"}[2m]))`},
 		{true, `rate(container_cpu_usage_seconds_total{namespace="a"}[2m])`},
 	} {
 		if got := cpuQuery(`namespace="a"`, 2*60e9, c.merged); got != c.want {
@@ -121,7 +121,7 @@ func TestReaderMergesTheCPUSeriesItListed(t *testing.T) {
 		want   []float64
 	}{
 		{name: "listed", owners: true, query: "rate(container_cpu_usage_seconds_total{", want: []float64{3, 2, 5}},
-		{name: "not listed", owners: false, query: "max by (pod, container) (rate(container_cpu_usage_seconds_total{", want: []float64{3, 2, 5}},
+		{name: "not listed", owners: false, query: "max by (pod, container, job, metrics_path) (rate(container_cpu_usage_seconds_total{", want: []float64{3, 2, 5}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			api := &listingAPI{sets: []model.LabelSet{cpu(pod, "a"), cpu(pod, "b")}}

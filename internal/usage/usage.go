@@ -103,6 +103,13 @@ type History struct {
 	// empty; First and Last are still those of the samples. See FoldFunc.
 	Fold Fold
 
+	// Sources, when it names more than one, are the sources (job, and
+	// metrics_path where set) the container's usage series came from,
+	// every resource's and pod's together: another job may be writing
+	// series under its labels, and no value is taken from them (see
+	// Usage.Refusal). A Reader leaves it nil when they came from one.
+	Sources []string
+
 	// origin and at place the samples on the grid of Step while Times is
 	// nil: sample i was taken at origin + at[i]*Step.
 	origin time.Time
@@ -268,6 +275,7 @@ type Reader struct {
 	spans        SpansFunc     // of the CPU history one Read reads; all when nil
 	folding      *folding      // of the read, when its CPU samples are folded
 	splits       func(Split)   // told of each query split around a backend's limit
+	sources      sources       // of the series one Read reads
 	now          func() time.Time
 	log          *slog.Logger
 }
@@ -404,8 +412,8 @@ func (r *Reader) read(ctx context.Context, namespace string, workloads []Workloa
 	// The peak of each interval, over all pods of a workload: Prometheus
 	// takes it per pod, the pods are merged here, as only the reader knows
 	// which pods belong together.
-	memory := fmt.Sprintf(`max by (pod, container) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`,
-		selector, model.Duration(r.peakInterval))
+	memory := fmt.Sprintf(`max by (%s) (max_over_time(container_memory_working_set_bytes{%s}[%s]))`,
+		bySource, selector, model.Duration(r.peakInterval))
 	peaks := map[*History]map[time.Time]int{}
 	err = r.eachSeriesIn(ctx, namespace, corev1.ResourceMemory, memory, memoryEnd, max(r.window, r.memoryWindow), r.peakInterval, parts, a, nil, func(w WorkloadRef, container string, series *model.SampleStream) {
 		h := r.history(out, w, container, corev1.ResourceMemory)
@@ -538,9 +546,9 @@ const startupResolution = time.Hour
 // memory query's, on the same answer.
 func (r *Reader) startupQuery(selector string) string {
 	step := startupStep(r.startup)
-	return fmt.Sprintf(`max by (pod, container) (max_over_time((max_over_time(container_memory_working_set_bytes{%s}[%s])`+
+	return fmt.Sprintf(`max by (%s) (max_over_time((max_over_time(container_memory_working_set_bytes{%s}[%s])`+
 		` and on (pod, container) (container_start_time_seconds{%s} > time() - %s))[%s:%s]))`,
-		selector, model.Duration(step), selector, strconv.FormatFloat((r.startup+step).Seconds(), 'f', -1, 64),
+		bySource, selector, model.Duration(step), selector, strconv.FormatFloat((r.startup+step).Seconds(), 'f', -1, 64),
 		model.Duration(startupResolution), model.Duration(step))
 }
 
@@ -666,9 +674,20 @@ func (r *Reader) ReadSpans(ctx context.Context, namespace string, groups map[Set
 		c.folding = newFolding(&c, groups, r.resolve, fold)
 	}
 	c.spans = spans
+	c.sources = sources{}
 	got, err := c.read(ctx, namespace, all)
 	if err != nil {
 		return nil, err
+	}
+	mixed := make(map[WorkloadRef]map[string][]string)
+	for _, w := range all {
+		if m := c.sources.mixed(w); m != nil {
+			mixed[w] = m
+			for container, names := range m {
+				r.log.WarnContext(ctx, "a container's usage series come from more than one source: it is not recommended",
+					"namespace", namespace, "workload", w.Kind+"/"+w.Name, "container", container, "sources", strings.Join(names, ", "))
+			}
+		}
 	}
 	if c.folding != nil {
 		c.folding.sortKept()
@@ -689,6 +708,7 @@ func (r *Reader) ReadSpans(ctx context.Context, namespace string, groups map[Set
 			if c.folding != nil {
 				u = u.with(c.folding.got[s][w])
 			}
+			markMixed(u, mixed[w])
 			if len(u) > 0 {
 				m[w] = u
 			}

@@ -275,7 +275,7 @@ func TestReaderReadsStartupPeaks(t *testing.T) {
 		wantPeak    float64
 	}{
 		{name: "default window", window: DefaultStartupWindow, wantQueries: 4, wantPeak: 700,
-			wantQuery: `max by (pod, container) (max_over_time((max_over_time(container_memory_working_set_bytes{` + sel + `}[5m])` +
+			wantQuery: `max by (pod, container, job, metrics_path) (max_over_time((max_over_time(container_memory_working_set_bytes{` + sel + `}[5m])` +
 				` and on (pod, container) (container_start_time_seconds{` + sel + `} > time() - 600))[1h:5m]))`},
 		{name: "an hour, looked at hourly", window: time.Hour, wantQueries: 4, wantPeak: 700, wantQuery: `}[1h]) and on (pod, container) (container_start_time_seconds{` + sel + `} > time() - 7200))[1h:1h]))`},
 		{name: "30s, looked at every minute", window: 30 * time.Second, wantQueries: 4, wantPeak: 700, wantQuery: `}[1m]) and on (pod, container) (container_start_time_seconds{` + sel + `} > time() - 90))[1h:1m]))`},
