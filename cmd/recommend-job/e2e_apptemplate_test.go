@@ -142,10 +142,18 @@ func TestEndToEndAppTemplate(t *testing.T) {
 		// a certSecretRef and the login in a secretRef, both read from
 		// chart-secrets-dir.
 		distribution bool
+		// flux deploys the app with a Flux Kustomization whose
+		// targetNamespace is media, the namespace of neither the
+		// kustomization nor the HelmRelease's file; sourceNS writes the
+		// OCIRepository with it: the Secrets are read from media either
+		// way, as Flux reads them.
+		flux, sourceNS bool
 	}{
 		{name: "plain HTTP"}, {name: "TLS with a private CA", tls: true},
 		{name: "docker-registry plain HTTP", distribution: true},
 		{name: "docker-registry TLS and basic auth from Secrets", tls: true, distribution: true},
+		{name: "Secrets in the Kustomization's targetNamespace", tls: true, distribution: true, flux: true},
+		{name: "Secrets in the Kustomization's targetNamespace, the source's own", tls: true, distribution: true, flux: true, sourceNS: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var opts []helmtest.RepoOption
@@ -184,6 +192,14 @@ spec:
   url: ` + regURL + `/app-template
 ` + insecure + source,
 				"apps/media/atuin/helmrelease.yaml": appTemplateRelease,
+			}
+			if tc.flux {
+				files["apps/media/atuin/kustomization.yaml"] = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ./ocirepository.yaml\n  - ./helmrelease.yaml\n"
+				files["apps/flux/atuin.yaml"] = "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: atuin\n  namespace: flux-system\n" +
+					"spec:\n  interval: 1h\n  path: ./apps/media/atuin\n  targetNamespace: media\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+			}
+			if tc.sourceNS {
+				files["apps/media/atuin/ocirepository.yaml"] = strings.Replace(files["apps/media/atuin/ocirepository.yaml"], "  name: app-template\n", "  name: app-template\n  namespace: media\n", 1)
 			}
 			repoURL := testbedtest.CreateRepo(t, bed, "home-ops-"+strings.ReplaceAll(tc.name, " ", "-"), files)
 			args := bedArgs(t, bed, repoURL, append([]string{"--namespaces", "media", "--git-path", "apps"}, extra...)...)
