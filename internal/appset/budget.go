@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/repoindex"
 )
 
 // The bounds of evaluating the repository, untrusted: one team's file
@@ -131,39 +133,14 @@ func checkExpansion(data []byte, limit int64) error {
 		return nil // no alias
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	sizes := map[*yaml.Node]int64{}
-	var count func(n *yaml.Node) int64
-	count = func(n *yaml.Node) int64 {
-		if n == nil {
-			return 0
-		}
-		if s, ok := sizes[n]; ok {
-			return s // -1 while n is counted: an anchor holding itself
-		}
-		sizes[n] = -1
-		s := int64(nodeCost + len(n.Value))
-		if n.Kind == yaml.AliasNode {
-			s = count(n.Alias)
-		} else {
-			for _, c := range n.Content {
-				k := count(c)
-				if k < 0 {
-					s = -1
-					break
-				}
-				s = min(s+k, 1<<50) // no overflow, far above any limit
-			}
-		}
-		sizes[n] = s
-		return s
-	}
+	e := repoindex.Expansion{Weight: func(n *yaml.Node) int64 { return int64(nodeCost + len(n.Value)) }}
 	var total int64
 	for {
 		n := new(yaml.Node)
 		if err := dec.Decode(n); err != nil {
 			return nil // the end, or an error the decoder reports before expanding
 		}
-		s := count(n)
+		s := e.Size(n)
 		if s < 0 {
 			return fmt.Errorf("%w: an anchor holds an alias of itself", ErrBudget)
 		}

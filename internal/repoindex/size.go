@@ -184,50 +184,63 @@ func CheckAliases(data []byte) error {
 		}
 		docs = append(docs, n)
 	}
-	sizes := map[*yaml.Node]int64{}
-	var count func(n *yaml.Node) int64
-	count = func(n *yaml.Node) int64 {
-		if n == nil {
-			return 0
-		}
-		if s, ok := sizes[n]; ok {
-			return s // -1 while n is being counted: a cycle
-		}
-		sizes[n] = -1
-		var s int64 = 1
-		if n.Kind == yaml.AliasNode {
-			if a := count(n.Alias); a < 0 {
-				s = -1
-			} else {
-				s = a
-			}
-		} else {
-			for _, c := range n.Content {
-				k := count(c)
-				if k < 0 {
-					s = -1
-					break
-				}
-				s = min(s+k, 1<<50) // no overflow, far above any limit
-			}
-		}
-		sizes[n] = s
-		return s
-	}
+	e := Expansion{Weight: func(*yaml.Node) int64 { return 1 }}
 	var expanded int64
 	for _, d := range docs {
-		e := count(d)
-		if e < 0 {
+		n := e.Size(d)
+		if n < 0 {
 			return fmt.Errorf("%w: an anchor holds an alias of itself", ErrAliasBomb)
 		}
-		expanded += e
+		expanded += n
 	}
-	// Every node is counted once in sizes, as written.
-	if literal := int64(len(sizes)); expanded-literal > maxAliasNodes {
+	if literal := int64(e.Counted()); expanded-literal > maxAliasNodes {
 		return fmt.Errorf("%w: its aliases add more than %d nodes", ErrAliasBomb, maxAliasNodes)
 	}
 	return nil
 }
+
+// Expansion counts what YAML nodes amount to once their aliases are
+// expanded, as a decoder copies them: an alias counts what its anchor
+// does, each time it is reached, so a few lines of aliases can count
+// gigabytes before any is copied.
+type Expansion struct {
+	// Weight is what one node counts besides its content.
+	Weight func(*yaml.Node) int64
+	sizes  map[*yaml.Node]int64
+}
+
+// Size returns what n expands to, or -1 when an anchor in it holds an
+// alias of itself. Nodes already counted are not walked again.
+func (e *Expansion) Size(n *yaml.Node) int64 {
+	if n == nil {
+		return 0
+	}
+	if e.sizes == nil {
+		e.sizes = map[*yaml.Node]int64{}
+	}
+	if s, ok := e.sizes[n]; ok {
+		return s // -1 while n is being counted: a cycle
+	}
+	e.sizes[n] = -1
+	s := e.Weight(n)
+	if n.Kind == yaml.AliasNode {
+		s = e.Size(n.Alias)
+	} else {
+		for _, c := range n.Content {
+			k := e.Size(c)
+			if k < 0 {
+				s = -1
+				break
+			}
+			s = min(s+k, 1<<50) // no overflow, far above any limit
+		}
+	}
+	e.sizes[n] = s
+	return s
+}
+
+// Counted is how many nodes Size has counted, each once as written.
+func (e *Expansion) Counted() int { return len(e.sizes) }
 
 // ProofFS is the repository on disk as kustomize reads it for a proof:
 // with the edited and new files laid over it, files above the size limit
