@@ -440,7 +440,7 @@ func TestEndToEndRepositoryBombs(t *testing.T) {
 		}
 	}
 	net := entry(t, &rep, "bomb", "net")
-	wantNet := "teams/bomb/net/kustomization.yaml refers to the network: patches.path: " + endless.URL + "/net/patch.yaml, configMapGenerator: " + endless.URL + "/net/config.yaml"
+	wantNet := "teams/bomb/net/kustomization.yaml refers to the network: patches.path: " + endless.URL + "/net/patch.yaml, configMapGenerator.files: " + endless.URL + "/net/config.yaml"
 	if net.Source == nil || net.Source.Changed || !strings.Contains(net.Source.Error, wantNet) {
 		t.Errorf("bomb/net: source %+v, want its proof refused: %q", net.Source, wantNet)
 	}

@@ -140,10 +140,12 @@ func decodeKustomization(data []byte) (*kustomization, error) {
 	}
 	entries("openapi.path", []string{k.OpenAPI["path"]}, true)
 	for _, g := range k.ConfigMapGenerator {
-		entries("configMapGenerator", generatorFiles(g.KvPairSources), true)
+		entries("configMapGenerator.files", generatorFiles(g.KvPairSources), true)
+		entries("configMapGenerator.envs", g.EnvSources, true)
 	}
 	for _, g := range k.SecretGenerator {
-		entries("secretGenerator", generatorFiles(g.KvPairSources), true)
+		entries("secretGenerator.files", generatorFiles(g.KvPairSources), true)
+		entries("secretGenerator.envs", g.EnvSources, true)
 	}
 	if len(k.HelmCharts) > 0 || k.HelmGlobals != nil {
 		// kustomize inflates charts only with --enable-helm, which the job
@@ -172,8 +174,8 @@ func decodeKustomization(data []byte) (*kustomization, error) {
 	return k, nil
 }
 
-// generatorFiles returns the files a generator reads: its files (each
-// perhaps key=path) and envs.
+// generatorFiles returns the files a generator's files field reads, each
+// perhaps given as key=path.
 func generatorFiles(s types.KvPairSources) []string {
 	var out []string
 	for _, f := range s.FileSources {
@@ -182,8 +184,7 @@ func generatorFiles(s types.KvPairSources) []string {
 		}
 		out = append(out, f)
 	}
-	out = append(out, s.EnvSources...)
-	return append(out, s.EnvSource)
+	return out
 }
 
 // inlinePlugins reports whether a generators, transformers or validators
@@ -239,6 +240,7 @@ func pluginRefs(objects []*resource.Resource) ([]string, error) {
 		}{
 			{"path", []string{c.Path}}, {"paths", c.Paths}, {"targetFilePath", []string{c.TargetFilePath}},
 			{"replacements.path", replaced}, {"files", generatorFiles(c.KvPairSources)},
+			{"envs", append(c.EnvSources, c.EnvSource)},
 		}
 		for _, l := range loads {
 			for _, e := range l.entries {
