@@ -28,10 +28,7 @@ func (a *Sources) loadFlux(ctx context.Context, r *Release, obj map[string]any, 
 		r.Name = hr.ReleaseName()
 	}
 	if r.Namespace == "" {
-		r.Namespace = hr.Spec.TargetNamespace
-		if r.Namespace == "" {
-			r.Namespace = hr.Metadata.Namespace
-		}
+		r.Namespace = OrDefault(hr.Spec.TargetNamespace, a.appliedNamespace(r.Ref, hr.Metadata.Namespace))
 	}
 	// The release is installed: helm-controller upgrades it, and either
 	// flag says its author wants no schema check.
