@@ -320,19 +320,30 @@ func (s *Store) delete(ctx context.Context, names []string) {
 // to be another run's that has yet to write its record: those of writes
 // that were cut short.
 func (s *Store) sweep(ctx context.Context, gen string) {
-	list, err := s.client.List(ctx, metav1.ListOptions{LabelSelector: labelRecord + "=" + s.Name})
-	if err != nil {
-		s.log.WarnContext(ctx, "cannot list the record's pages to delete those of writes cut short", "error", err)
-		return
-	}
 	var orphans []string
-	for _, cm := range list.Items {
-		if cm.Annotations[annGeneration] != gen && time.Since(cm.CreationTimestamp.Time) > orphanAge {
-			orphans = append(orphans, cm.Name)
+	// In list pages of a few: each page of the record is up to MaxPage.
+	opts := metav1.ListOptions{LabelSelector: labelRecord + "=" + s.Name, Limit: listPage}
+	for {
+		list, err := s.client.List(ctx, opts)
+		if err != nil {
+			s.log.WarnContext(ctx, "cannot list the record's pages to delete those of writes cut short", "error", err)
+			return
 		}
+		for _, cm := range list.Items {
+			if cm.Annotations[annGeneration] != gen && time.Since(cm.CreationTimestamp.Time) > orphanAge {
+				orphans = append(orphans, cm.Name)
+			}
+		}
+		if list.Continue == "" {
+			break
+		}
+		opts.Continue = list.Continue
 	}
 	s.delete(ctx, orphans)
 }
+
+// listPage is how many of the record's pages one list request asks for.
+const listPage = 4
 
 // encode returns the gzipped JSON of the newest n of entries, ordered
 // newest first, in pieces of at most MaxPage bytes: n is as many as fit
