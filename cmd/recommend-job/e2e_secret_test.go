@@ -223,7 +223,7 @@ func TestEndToEndTenantTakesNoOtherNamespacesSecret(t *testing.T) {
 	}
 	attacker := entry(t, rep, "attacker", "shop-worker")
 	if attacker.Source == nil || attacker.Source.Changed ||
-		!strings.Contains(attacker.Source.Error, "the HelmRepository victim/private names Secrets of victim") ||
+		!strings.Contains(attacker.Source.Error, "the HelmRepository victim/private names Secrets of victim, and nothing establishes that it is in victim") ||
 		!strings.Contains(attacker.Source.Error, "as the service account attacker") {
 		t.Errorf("attacker: source %+v, want refused, naming the HelmRepository victim/private and the service account attacker", attacker.Source)
 	}
