@@ -1,0 +1,122 @@
+package architecture
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// module is the project's module path.
+const module = "github.com/recommend-job/recommend-job/"
+
+// mayImport is, for each package of internal/ and cmd/, the packages of
+// the project it may import (relative to the module), as ARCHITECTURE.md's
+// "Who may import whom" and "Rendering, by package" say. A package
+// missing here fails the test: a new package states its place.
+var mayImport = map[string][]string{
+	"internal/api/v1alpha1": {},
+	"internal/kinds":        {},
+	"internal/plan":         {},
+	"internal/tree":         {},
+	"internal/yamledit":     {},
+	"internal/memlimit":     {},
+	"internal/checkpoint":   {},
+	"internal/architecture": {},
+
+	// Rendering: each package below render imports only those below it.
+	"internal/helm":       {"internal/kinds"},
+	"internal/repoindex":  {"internal/yamledit", "internal/kinds"},
+	"internal/helmsource": {"internal/repoindex", "internal/helm", "internal/yamledit", "internal/tree", "internal/kinds"},
+	"internal/appset":     {"internal/helm", "internal/helmsource", "internal/repoindex", "internal/tree"},
+	"internal/deployers":  {"internal/helmsource", "internal/repoindex", "internal/tree"},
+	"internal/render": {"internal/appset", "internal/helm", "internal/helmsource", "internal/repoindex",
+		"internal/yamledit", "internal/tree", "internal/kinds", "internal/plan"},
+
+	// The stages, in order; none imports one downstream of it.
+	"internal/collect":   {"internal/api/v1alpha1", "internal/kinds", "internal/plan"},
+	"internal/usage":     {"internal/kinds"},
+	"internal/recommend": {"internal/api/v1alpha1", "internal/collect", "internal/plan", "internal/usage"},
+	"internal/gitops":    {"internal/plan"},
+
+	"internal/cost":        {"internal/plan"},
+	"internal/corrections": {"internal/plan", "internal/gitops"},
+	"internal/record":      {"internal/gitops"},
+	"internal/verify":      {"internal/gitops", "internal/usage", "internal/recommend", "internal/plan"},
+	"internal/report":      {"internal/plan"},
+
+	// job orders every stage of a run but report; doctor repeats the
+	// reads of a run through interfaces of its own; config builds the
+	// stages' options.
+	"internal/job": {"internal/checkpoint", "internal/collect", "internal/corrections", "internal/cost", "internal/gitops",
+		"internal/plan", "internal/recommend", "internal/record", "internal/render", "internal/usage", "internal/verify"},
+	"internal/doctor": {"internal/api/v1alpha1", "internal/checkpoint", "internal/collect", "internal/gitops", "internal/plan",
+		"internal/recommend", "internal/usage", "internal/verify"},
+	"internal/config": {"internal/collect", "internal/cost", "internal/deployers", "internal/gitops", "internal/helm",
+		"internal/plan", "internal/recommend", "internal/render", "internal/report", "internal/usage", "internal/verify"},
+
+	// Test support: no list above names it, so no stage imports it.
+	"internal/testbed":             {},
+	"internal/testbed/history":     {"internal/testbed"},
+	"internal/testbed/testbedtest": {"internal/testbed"},
+	"internal/helm/helmtest":       {},
+
+	"cmd/recommend-job": {"internal/checkpoint", "internal/collect", "internal/config", "internal/deployers", "internal/doctor",
+		"internal/gitops", "internal/helm", "internal/job", "internal/memlimit", "internal/plan", "internal/record",
+		"internal/report", "internal/usage"},
+}
+
+// pkg is what go list says of one package.
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+// projectPackages lists the packages of internal/ and cmd/ with the
+// project's packages each imports, test files left out.
+func projectPackages(t *testing.T) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", "../../internal/...", "../../cmd/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string][]string{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(p.ImportPath, module)
+		var own []string
+		for _, imp := range p.Imports {
+			if rel, ok := strings.CutPrefix(imp, module); ok {
+				own = append(own, rel)
+			}
+		}
+		pkgs[name] = own
+	}
+	return pkgs
+}
+
+// TestImports fails on an import that ARCHITECTURE.md forbids, and on a
+// package it does not place.
+func TestImports(t *testing.T) {
+	for name, imports := range projectPackages(t) {
+		allowed, ok := mayImport[name]
+		if !ok {
+			t.Errorf("%s is not placed in mayImport: say which packages it may import, and where ARCHITECTURE.md puts it", name)
+			continue
+		}
+		for _, imp := range imports {
+			if !slices.Contains(allowed, imp) {
+				t.Errorf("%s imports %s, which ARCHITECTURE.md does not allow it", name, imp)
+			}
+		}
+	}
+}
