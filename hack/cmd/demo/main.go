@@ -69,46 +69,11 @@ func run(ctx context.Context, screenshot shot) error {
 	}
 
 	step("starting the test bed (etcd, kube-apiserver, Prometheus) with a week of usage history, and Gitea")
-	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "    "+format+"\n", args...) }
-	// Gitea starts alongside the bed; both build their servers on first
-	// use, which takes minutes once.
-	type started struct {
-		forge *testbed.Gitea
-		err   error
-	}
-	giteaCh := make(chan started, 1)
-	go func() {
-		began := time.Now()
-		var opts []testbed.Option
-		if screenshot.path != "" {
-			// Gitea built from source lacks its frontend, which renders
-			// the charts; the test bed's stand-in does.
-			opts = append(opts, testbed.GiteaFrontend())
-		}
-		forge, err := testbed.StartGitea(ctx, root, filepath.Join(dir, "gitea"), opts...)
-		if err == nil {
-			logf("gitea ready at %s after %s", forge.URL, time.Since(began).Round(10*time.Millisecond))
-		}
-		giteaCh <- started{forge, err}
-	}()
-	now := time.Now().Truncate(time.Minute)
-	bed, bedErr := testbed.Up(ctx, testbed.Options{
-		Dir:      filepath.Join(dir, "bed"),
-		RepoRoot: root,
-		History:  demoHistory(now),
-		Logf:     logf,
-	})
-	g := <-giteaCh
-	if g.forge != nil {
-		defer func() { _ = g.forge.Close() }()
-	}
-	if bed != nil {
-		defer bed.Close()
-	}
-	if err := errors.Join(bedErr, g.err); err != nil {
+	bed, forge, stop, err := startServers(ctx, root, dir, screenshot.path != "")
+	defer stop()
+	if err != nil {
 		return err
 	}
-	forge := g.forge
 
 	step("applying the CRD, the demo workloads and their ResourceRecommends")
 	if err := applyDemo(ctx, root, demo, bed); err != nil {
@@ -165,6 +130,68 @@ func run(ctx context.Context, screenshot shot) error {
 	}
 
 	step("running recommend-job again: nothing changed, so no commit and the pull requests stay as they are")
+	if err := checkUnchanged(ctx, root, env, args, forge, prs); err != nil {
+		return err
+	}
+	// After the second run, so that the time it takes does not move the
+	// second run's window.
+	if screenshot.path != "" {
+		step("saving a screenshot of " + prs[0].HTMLURL + " as headless Chromium shows it")
+		if err := saveScreenshot(ctx, prs[0].HTMLURL, screenshot); err != nil {
+			return err
+		}
+	}
+	step("done; the test bed and Gitea stop now")
+	return nil
+}
+
+// startServers starts the test bed with the demo's week of history and,
+// beside it, Gitea (with the frontend that renders charts when frontend
+// is set): both build their servers on first use, which takes minutes
+// once. stop stops whichever started, and is to be called whatever err.
+func startServers(ctx context.Context, root, dir string, frontend bool) (*testbed.Bed, *testbed.Gitea, func(), error) {
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "    "+format+"\n", args...) }
+	type started struct {
+		forge *testbed.Gitea
+		err   error
+	}
+	giteaCh := make(chan started, 1)
+	go func() {
+		began := time.Now()
+		var opts []testbed.Option
+		if frontend {
+			// Gitea built from source lacks its frontend, which renders
+			// the charts; the test bed's stand-in does.
+			opts = append(opts, testbed.GiteaFrontend())
+		}
+		forge, err := testbed.StartGitea(ctx, root, filepath.Join(dir, "gitea"), opts...)
+		if err == nil {
+			logf("gitea ready at %s after %s", forge.URL, time.Since(began).Round(10*time.Millisecond))
+		}
+		giteaCh <- started{forge, err}
+	}()
+	now := time.Now().Truncate(time.Minute)
+	bed, bedErr := testbed.Up(ctx, testbed.Options{
+		Dir:      filepath.Join(dir, "bed"),
+		RepoRoot: root,
+		History:  demoHistory(now),
+		Logf:     logf,
+	})
+	g := <-giteaCh
+	stop := func() {
+		if g.forge != nil {
+			_ = g.forge.Close()
+		}
+		if bed != nil {
+			bed.Close()
+		}
+	}
+	return bed, g.forge, stop, errors.Join(bedErr, g.err)
+}
+
+// checkUnchanged runs the job again with env and args and checks that it
+// left each of prs as it was.
+func checkUnchanged(ctx context.Context, root string, env, args []string, forge *testbed.Gitea, prs []*gitea.PullRequest) error {
 	if err := command(ctx, root, env, filepath.Join(root, "hack", "run"), append([]string{"./cmd/recommend-job"}, args...)...); err != nil {
 		return err
 	}
@@ -178,15 +205,6 @@ func run(ctx context.Context, screenshot shot) error {
 		}
 		fmt.Printf("#%d still open, last updated %s\n", pr.Index, pr.Updated.Format(time.RFC3339))
 	}
-	// After the second run, so that the time it takes does not move the
-	// second run's window.
-	if screenshot.path != "" {
-		step("saving a screenshot of " + prs[0].HTMLURL + " as headless Chromium shows it")
-		if err := saveScreenshot(ctx, prs[0].HTMLURL, screenshot); err != nil {
-			return err
-		}
-	}
-	step("done; the test bed and Gitea stop now")
 	return nil
 }
 
