@@ -6,7 +6,9 @@ import (
 	"github.com/recommend-job/recommend-job/internal/cost"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/usage"
+	"github.com/recommend-job/recommend-job/internal/verify"
 )
 
 // setting is one configuration key: its flag, default and help.
@@ -55,12 +57,12 @@ var settings = []setting{
 	{"prometheus-ownership", true, "attribute pods through kube-state-metrics' kube_pod_owner, kube_replicaset_owner and kube_job_owner where present"},
 	{"prometheus-timeout", usage.DefaultQueryTimeout, "bound of each query to the Prometheus API, its answer included"},
 	{"prometheus-concurrency", 4, "namespaces whose history is read at a time, each with its own queries"},
-	{"percentile", 0.9, "usage percentile recommendations start from, in [0.5, 1]"},
-	{"half-life", 24 * time.Hour, "age at which a usage sample weighs half as much, 1h to 720h"},
+	{"percentile", recommend.DefaultPercentile, "usage percentile recommendations start from, in [0.5, 1]"},
+	{"half-life", recommend.DefaultHalfLife, "age at which a usage sample weighs half as much, 1h to 720h"},
 	{"memory-peak-interval", usage.DefaultPeakInterval, "memory enters the histogram as one peak per interval, whole minutes from 1m to 24h"},
 	{"startup-window", usage.DefaultStartupWindow, "memory is never recommended below the highest working set of a container within this long after it started (startup peaks, warm-up), up to 1h; 0 turns the floor off"},
-	{"min-samples", 12, "fewest samples a recommendation is made from"},
-	{"change-threshold", 0.1, "relative change below which the current value is kept; 0 writes every change"},
+	{"min-samples", recommend.DefaultMinSamples, "fewest samples a recommendation is made from"},
+	{"change-threshold", recommend.DefaultChangeThreshold, "relative change below which the current value is kept; 0 writes every change"},
 	{"git-url", "", "URL of the GitOps repository (file://, http://, https://, ssh:// or user@host:path)"},
 	{"git-branch", "main", "base branch the changes are for"},
 	{"git-push-branch", "", "branch to commit to; from git-branch-template when empty, equal to git-branch to push directly"},
@@ -106,17 +108,17 @@ var settings = []setting{
 	{"pr-per-run", 0, "most pull requests a run opens for its groups; 0 for no limit"},
 	{"pr-closed-hold", 720 * time.Hour, "how long a group's pull request that a person closed without merging holds the group while its values stay within the change threshold; 0 holds nothing"},
 	{"dashboard", false, "keep one issue on the forge up to date with the groups' pull requests, those waiting or held, and the targets that could not be rendered"},
-	{"verify-period", 72 * time.Hour, "how long each merged change of the job is watched after it took effect, against as long a period before; 0 watches nothing"},
+	{"verify-period", verify.DefaultPeriod, "how long each merged change of the job is watched after it took effect, against as long a period before; 0 turns verification off"},
 	{"record-namespace", "", "namespace of the ConfigMap that records the commits the job pushed, which verification, corrections and holds trust alone; the job's own namespace when it runs in a pod"},
 	{"record-name", "recommend-job-record", "name of that ConfigMap"},
 	{"checkpoints", true, "keep what each run folded of each target's CPU and memory history in ConfigMaps of record-namespace, per shard, so that the next run reads only what is new; false reads every window whole"},
 	{"price-cpu-core-hour", cost.DefaultCPUCoreHour, "price of a CPU core requested for an hour, for the cost of the changes; OpenCost's default on-demand price"},
 	{"price-memory-gib-hour", cost.DefaultMemoryGiBHour, "price of a GiB of memory requested for an hour; OpenCost's default on-demand price"},
 	{"price-currency", cost.DefaultCurrency, "currency of the prices, as shown beside the money: a code such as USD or EUR, or a symbol"},
-	{"verify-oom-kills", 1, "OOM kills after a memory cut, more than before, that make it a regression"},
-	{"verify-restarts", 3, "restarts after a cut, more than before, that make it a regression"},
-	{"verify-throttled-after", 0.2, "share of CPU periods throttled after a CPU cut above which, from below verify-throttled-before, it regressed"},
-	{"verify-throttled-before", 0.05, "share of CPU periods throttled before a CPU cut below which a rise past verify-throttled-after is a regression"},
+	{"verify-oom-kills", verify.DefaultOOMKills, "OOM kills after a memory cut, more than before, that make it a regression"},
+	{"verify-restarts", verify.DefaultRestarts, "restarts after a cut, more than before, that make it a regression"},
+	{"verify-throttled-after", verify.DefaultThrottledAfter, "share of CPU periods throttled after a CPU cut above which, from below verify-throttled-before, it regressed"},
+	{"verify-throttled-before", verify.DefaultThrottledBefore, "share of CPU periods throttled before a CPU cut below which a rise past verify-throttled-after is a regression"},
 	{"pr-group-by", "application", "one pull request per group of changes, each on its own branch: none, namespace, application (what deploys the target), label:<key> or annotation:<key> (of the ResourceRecommend)"},
 	{"dry-run", false, "render and report, but do not commit or push"},
 	{"fail-on-partial", false, "exit 1 when the run completed but some ResourceRecommend was invalid, had no history or could not be rendered"},

@@ -13,12 +13,14 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/verify"
 )
 
 // Stay is how long a merged correction keeps a container's
-// recommendations from going below it: longer than a window of history,
-// whose OOM kills alone would keep them up only while they are in it.
-const Stay = 30 * 24 * time.Hour
+// recommendations from going below it: as long as the merged changes are
+// read back (verify.LookBack), longer than a window of history, whose OOM
+// kills alone would keep them up only while they are in it.
+const Stay = verify.LookBack
 
 // Resource is the resource of the named container of it, nil when the
 // item does not recommend it.
@@ -37,10 +39,10 @@ func Resource(it *plan.Item, container string, name corev1.ResourceName) *plan.R
 }
 
 // Unwatched applies to r the recorded change c that is no longer
-// watched: a correction merged less than Stay before now keeps r at or
-// above it.
+// watched: a correction that still holds at now (verify.Holds, less than
+// Stay after it was merged) keeps r at or above it.
 func Unwatched(r *plan.Resource, c gitops.RecordedChange, now time.Time) {
-	if c.Correction && now.Sub(c.Time) < Stay {
+	if verify.Holds(c, now) {
 		keepAbove(r, c)
 	}
 }

@@ -53,7 +53,7 @@ type Config struct {
 	// Git is the repository as a run clones it; no URL skips the check.
 	Git gitops.Options
 	// Verify are the thresholds a run watches its merged changes with; a
-	// zero Period, as verify-period 0, watches nothing.
+	// Period of verify.Off, as verify-period 0, watches nothing.
 	Verify verify.Thresholds
 	// Record is the job's record of what it pushed, which verification
 	// trusts alone; nil when the job keeps none.

@@ -23,13 +23,14 @@ import (
 var watchQueryOrder = []string{"requests", "oom", "restarts", "throttled", "periods", "memory"}
 
 // merged checks the job's merged changes as a run does: it reads them
-// from the base branch, the newest of each container's request, reads
-// what their containers did before and after, and shows each change's
-// state; a regression with why, the observations, the correction and the
-// PromQL behind them. A change that regressed is a finding, not a failed
-// check.
+// through verify.ReadMerged, as far back as a run, the newest of each
+// container's request, reads what the containers of those still watched
+// did before and after, and shows each change's state: a regression with
+// why, the observations, the correction and the PromQL behind them; a
+// correction past the watch that still holds the recommendations up. A
+// change that regressed is a finding, not a failed check.
 func (d *checks) merged(ctx context.Context, cfg Config, items []collect.Item) {
-	if cfg.Verify.Period <= 0 {
+	if !cfg.Verify.Enabled() {
 		d.info("verify-period 0: merged changes are not verified")
 		return
 	}
@@ -38,37 +39,22 @@ func (d *checks) merged(ctx context.Context, cfg Config, items []collect.Item) {
 	if cfg.Now != nil {
 		now = cfg.Now()
 	}
-	// As far back as a run watches: a period, and the history window a
-	// change stays in.
-	span := th.Period + usage.DefaultWindow
-	days := int(span.Hours() / 24)
 	if cfg.Record == nil {
 		d.info("no record of the job's pushes is kept (record-namespace): merged changes are not verified")
 		return
 	}
-	pushed, err := cfg.Record.Load(ctx)
+	m, err := verify.ReadMerged(ctx, cfg.Record, cfg.Git, th, now)
 	if err != nil {
-		d.fail("reading the job's record", err)
+		d.fail("merged changes", err)
 		return
 	}
-	var forge gitops.PullRequestGetter
-	if cfg.Git.Forge.Enabled() && !cfg.Git.Direct() {
-		if forge, err = gitops.NewForge(cfg.Git.Forge, cfg.Git.URL); err != nil {
-			d.fail("reading the merged changes", err)
-			return
-		}
-	}
-	merged, err := gitops.ReadMerged(ctx, cfg.Git, forge, pushed, now.Add(-span), 0)
-	if err != nil {
-		d.fail("reading the merged changes", err)
-		return
-	}
-	for _, err := range merged.Unresolved {
+	for _, err := range m.Read.Unresolved {
 		d.fail("telling whether a pull request of the job's was merged", err)
 	}
-	latest := verify.Latest(merged.Changes)
+	days := int(now.Sub(m.Since).Hours() / 24)
+	latest := m.Latest
 	if len(latest) == 0 {
-		d.ok("no merged changes of the job in the last %d days (%d %s in its record)", days, len(pushed), plural(len(pushed), "commit", "commits"))
+		d.ok("no merged changes of the job in the last %d days (%d %s in its record)", days, len(m.Pushed), plural(len(m.Pushed), "commit", "commits"))
 		return
 	}
 	d.ok("%d merged %s of the job in the last %d days", len(latest), plural(len(latest), "change", "changes"), days)
@@ -86,7 +72,7 @@ func (d *checks) merged(ctx context.Context, cfg Config, items []collect.Item) {
 	since := map[string]time.Time{} // per namespace, the oldest change
 	for _, c := range latest {
 		it, ok := byKey[c.Item]
-		if !ok {
+		if !ok || !m.Watched(c) {
 			continue
 		}
 		if s, ok := since[it.Namespace]; !ok || c.Time.Before(s) {
@@ -123,6 +109,10 @@ func (d *checks) merged(ctx context.Context, cfg Config, items []collect.Item) {
 			d.info("%s: not checked: no valid ResourceRecommend of that name in scope", head)
 			continue
 		}
+		if !m.Watched(c) {
+			d.unwatched(head, c, now)
+			continue
+		}
 		if unread[it.Namespace] {
 			d.info("%s: not checked: the namespace's history could not be read", head)
 			continue
@@ -143,6 +133,18 @@ func (d *checks) merged(ctx context.Context, cfg Config, items []collect.Item) {
 			return reader.WatchQueries(it.Namespace, []usage.WorkloadRef{refOf(it)})
 		})
 	}
+}
+
+// unwatched shows a change committed before the watch period and the
+// history window, as a run treats it: not watched, and, for a correction
+// that still holds, the value below which nothing is proposed.
+func (d *checks) unwatched(head string, c gitops.RecordedChange, now time.Time) {
+	if !verify.Holds(c, now) {
+		d.info("%s: past the watch period and the history window; not watched", head)
+		return
+	}
+	d.info("%s: past the watch period and the history window; not watched, but holds the recommendations at or above %s until %s",
+		head, c.To.String(), c.Time.Add(verify.LookBack).UTC().Format(timeLayout))
 }
 
 // watch shows one change's state, and explains a regression.

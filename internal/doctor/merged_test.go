@@ -130,7 +130,7 @@ func TestMergedChanges(t *testing.T) {
 			message: "Right-size resource requests\n\nRecommend-Job-Change: shop/web app memory 512Mi 256Mi\n",
 			want: []string{
 				"\nmerged changes\n",
-				"ok    1 merged change of the job in the last 10 days",
+				"ok    1 merged change of the job in the last 30 days",
 				"shop/web app memory 512Mi -> 256Mi (commit ",
 				": REGRESSED: 2 OOM kills after, 0 before",
 				"  took effect " + committed.Add(time.Hour).Format(timeLayout),
@@ -147,11 +147,11 @@ func TestMergedChanges(t *testing.T) {
 			}},
 		{name: "someone else's trailer is not the job's change", author: person,
 			message: "Copy\n\nRecommend-Job-Change: shop/web app memory 512Mi 256Mi\n",
-			want:    []string{"ok    no merged changes of the job in the last 10 days"}, lack: []string{"REGRESSED"}},
+			want:    []string{"ok    no merged changes of the job in the last 30 days"}, lack: []string{"REGRESSED"}},
 		// The job's author and a co-author line are anyone's to write.
 		{name: "a commit dressed as the job's is not the job's change", author: job,
 			message: "Right-size resource requests\n\nRecommend-Job-Change: shop/web app memory 512Mi 256Mi\n\nCo-authored-by: recommend-job <recommend-job@example.com>\n",
-			want:    []string{"ok    no merged changes of the job in the last 10 days"}, lack: []string{"REGRESSED"}},
+			want:    []string{"ok    no merged changes of the job in the last 30 days"}, lack: []string{"REGRESSED"}},
 		{name: "verify-period 0", author: job, verify: verify.Thresholds{},
 			message: "Right-size resource requests\n\nRecommend-Job-Change: shop/web app memory 512Mi 256Mi\n",
 			want:    []string{"verify-period 0: merged changes are not verified"}, lack: []string{"REGRESSED"}},
@@ -185,6 +185,81 @@ func TestMergedChanges(t *testing.T) {
 			for _, lack := range tt.lack {
 				if strings.Contains(out.String(), lack) {
 					t.Errorf("output holds %q:\n%s", lack, out.String())
+				}
+			}
+		})
+	}
+}
+
+// TestMergedCorrectionsAsARunReadsThem runs doctor on a repository whose
+// base branch holds one change of the job's, committed days ago: doctor
+// reads the merged changes as far back as a run (verify.ReadMerged), so a
+// correction past the watch period that still keeps a run's
+// recommendations up is shown holding its value, and a change older than
+// the look-back is not read at all.
+func TestMergedCorrectionsAsARunReadsThem(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Hour)
+	web := item(t, "shop", "web", `{}`)
+	web.Workload.Containers = []collect.Container{{Name: "app",
+		Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}}}
+	const (
+		correction = "Recommend-Job-Correction: shop/web app memory 256Mi 512Mi\n"
+		change     = "Recommend-Job-Change: shop/web app memory 512Mi 256Mi\n"
+	)
+	tests := []struct {
+		name    string
+		age     time.Duration
+		trailer string
+		want    []string
+		lack    []string
+	}{
+		{name: "a correction 20 days old holds its value", age: 20 * 24 * time.Hour, trailer: correction,
+			want: []string{
+				"ok    1 merged change of the job in the last 30 days",
+				"shop/web app memory 256Mi -> 512Mi (commit ",
+				", a correction: past the watch period and the history window; not watched, but holds the recommendations at or above 512Mi until " +
+					now.Add(10*24*time.Hour).Format(timeLayout),
+			}},
+		{name: "a change 20 days old is not watched and holds nothing", age: 20 * 24 * time.Hour, trailer: change,
+			want: []string{
+				"ok    1 merged change of the job in the last 30 days",
+				"shop/web app memory 512Mi -> 256Mi (commit ",
+				": past the watch period and the history window; not watched\n",
+			},
+			lack: []string{"holds"}},
+		{name: "a correction 31 days old is past the look-back", age: 31 * 24 * time.Hour, trailer: correction,
+			want: []string{"ok    no merged changes of the job in the last 30 days (1 commit in its record)"},
+			lack: []string{"holds"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			committed := now.Add(-tt.age)
+			job := &object.Signature{Name: "recommend-job", Email: "recommend-job@example.com", When: committed}
+			url := testbedtest.FileRemote(t, map[string]string{"apps/web.yaml": "memory: 256Mi\n"})
+			hash := commitAs(t, url, "Right-size resource requests\n\n"+tt.trailer, job)
+			rec := &record{pushed: []gitops.Pushed{{Commit: hash, Branch: "main", Time: committed, Changes: tt.trailer}}}
+			var out bytes.Buffer
+			err := Run(context.Background(), Config{Version: &apiserver{}, Access: &apiserver{}, Collector: collector{items: []collect.Item{web}},
+				Prometheus:    &prometheus{pods: pods},
+				ReaderOptions: []usage.Option{usage.WithClock(func() time.Time { return now }), usage.WithOwnership(false)},
+				Git:           gitops.Options{URL: url, BaseBranch: "main", PushBranch: "recommend-job/main", AuthorEmail: "recommend-job@example.com"},
+				Verify:        verify.Thresholds{Period: verify.DefaultPeriod}, Record: rec, Now: func() time.Time { return now }}, &out)
+			if err != nil {
+				t.Errorf("Run() error = %v, want none\n%s", err, out.String())
+			}
+			at := strings.Index(out.String(), "\nmerged changes\n")
+			if at < 0 {
+				t.Fatalf("no merged changes section:\n%s", out.String())
+			}
+			merged := out.String()[at:]
+			for _, want := range tt.want {
+				if !strings.Contains(merged, want) {
+					t.Errorf("merged changes lack %q:\n%s", want, merged)
+				}
+			}
+			for _, lack := range tt.lack {
+				if strings.Contains(merged, lack) {
+					t.Errorf("merged changes hold %q:\n%s", lack, merged)
 				}
 			}
 		})

@@ -51,7 +51,7 @@ type Config struct {
 	// dashboard.
 	PullRequests PullRequestPolicy
 	// Verify are the thresholds that watch the job's merged changes; a
-	// zero Period watches none.
+	// Period of verify.Off watches none.
 	Verify verify.Thresholds
 	// Record keeps the job's own record of the commits it pushed, the
 	// only evidence of its changes that verification, corrections and
@@ -128,10 +128,10 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 	}
 	stage.done(ctx, "history", "workloads", history.Workloads())
 
-	if cfg.Record == nil && cfg.Verify.Period > 0 && cfg.Git.URL != "" {
+	if cfg.Record == nil && cfg.Verify.Enabled() && cfg.Git.URL != "" {
 		log.InfoContext(ctx, "merged changes are not verified: the job keeps no record of what it pushed (record-namespace)")
 	}
-	if wr, ok := reader.(WatchReader); ok && cfg.Record != nil && cfg.Verify.Period > 0 && cfg.Git.URL != "" && ctx.Err() == nil {
+	if wr, ok := reader.(WatchReader); ok && cfg.Record != nil && cfg.Verify.Enabled() && cfg.Git.URL != "" && ctx.Err() == nil {
 		// What was merged is checked before anything is written, so that
 		// a regressed change is corrected instead of proposed again.
 		if err := verifyMerged(ctx, cfg, p, wr, log); err != nil {

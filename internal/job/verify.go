@@ -27,37 +27,27 @@ type WatchReader interface {
 // regressed: its correction goes to a pull request of its own.
 const regressionGroupPrefix = "regression/"
 
-// verifyMerged finds the job's recorded changes on the base branch (see
-// gitops.ReadMerged: the record is the only evidence), watches those
-// the cluster runs, and puts into p what it saw: each item's watches, the
-// correction of a regressed change in place of the container's
-// recommendations, and, for a container whose correction was merged,
-// recommendations no lower than it. Changes older than the watch period
-// and the history window are not watched; corrections are kept for
-// corrections.Stay. A namespace whose history cannot be read is logged
-// and its changes are left pending; nothing else is held by it.
+// verifyMerged finds the job's recorded changes on the base branch
+// (verify.ReadMerged, which doctor reads too: the record is the only
+// evidence), watches those the cluster runs, and puts into p what it saw:
+// each item's watches, the correction of a regressed change in place of
+// the container's recommendations, and, for a container whose correction
+// was merged, recommendations no lower than it. Changes older than the
+// watch period and the history window are not watched; corrections are
+// kept while they hold (verify.Holds). A namespace whose history cannot
+// be read is logged and its changes are left pending; nothing else is
+// held by it.
 func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchReader, log *slog.Logger) error {
-	window := usage.DefaultWindow
 	th := cfg.Verify.WithDefaults()
 	now := time.Now()
-	pushed, err := cfg.Record.Load(ctx)
+	m, err := verify.ReadMerged(ctx, cfg.Record, cfg.Git, th, now)
 	if err != nil {
 		return err
 	}
-	var forge gitops.PullRequestGetter
-	if cfg.Git.Forge.Enabled() && !cfg.Git.Direct() {
-		if forge, err = gitops.NewForge(cfg.Git.Forge, cfg.Git.URL); err != nil {
-			return err
-		}
-	}
-	merged, err := gitops.ReadMerged(ctx, cfg.Git, forge, pushed, now.Add(-max(corrections.Stay, th.Period+window)), 0)
-	if err != nil {
-		return fmt.Errorf("reading the merged changes: %w", err)
-	}
-	cfg.ledger.learnt(pushed, merged)
-	latest := verify.Latest(merged.Changes)
+	merged := m.Read
+	cfg.ledger.learnt(m.Pushed, merged)
+	latest := m.Latest
 	byItem := map[string][]gitops.RecordedChange{}
-	watchFrom := now.Add(-(th.Period + window))
 	since := map[string]time.Time{} // per namespace, the oldest change watched
 	for _, c := range latest {
 		byItem[c.Item] = append(byItem[c.Item], c)
@@ -70,7 +60,7 @@ func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchRea
 		}
 		ref := usage.WorkloadRef{Kind: it.Target.Kind, Namespace: it.Namespace, Name: it.Target.Name}
 		for _, c := range byItem[it.Key()] {
-			if c.Time.Before(watchFrom) {
+			if !m.Watched(c) {
 				continue
 			}
 			if s, ok := since[it.Namespace]; !ok || c.Time.Before(s) {
@@ -119,7 +109,7 @@ func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchRea
 			if r == nil {
 				continue
 			}
-			if c.Time.Before(watchFrom) {
+			if !m.Watched(c) {
 				corrections.Unwatched(r, c, now)
 				continue
 			}

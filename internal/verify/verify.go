@@ -21,7 +21,8 @@ import (
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
-// Defaults of the thresholds.
+// Defaults of the thresholds; the settings (verify-period, verify-oom-kills,
+// ...) take theirs from here.
 const (
 	DefaultPeriod          = 72 * time.Hour
 	DefaultOOMKills        = 1
@@ -37,10 +38,16 @@ const (
 	oomBumpRatio = 1.2
 )
 
-// Thresholds say when a change regressed; zero fields take the defaults.
+// Off is the Period that turns verification off, as verify-period 0 does:
+// no merged change is read, watched or corrected.
+const Off time.Duration = 0
+
+// Thresholds say when a change regressed; zero fields but Period take the
+// defaults.
 type Thresholds struct {
 	// Period is how long a change is watched after it took effect, and how
-	// far before it the container is compared against.
+	// far before it the container is compared against; Off (zero) turns
+	// verification off, it never stands for DefaultPeriod.
 	Period time.Duration
 	// OOMKills is the least number of OOM kills after a memory cut, more
 	// than before, that makes it a regression.
@@ -54,11 +61,12 @@ type Thresholds struct {
 	ThrottledAfter, ThrottledBefore float64
 }
 
-// WithDefaults fills the zero fields with the defaults.
+// Enabled reports whether merged changes are verified: a Period other
+// than Off.
+func (t Thresholds) Enabled() bool { return t.Period > Off }
+
+// WithDefaults fills the zero fields but Period with the defaults.
 func (t Thresholds) WithDefaults() Thresholds {
-	if t.Period == 0 {
-		t.Period = DefaultPeriod
-	}
 	if t.OOMKills == 0 {
 		t.OOMKills = DefaultOOMKills
 	}
@@ -96,7 +104,8 @@ type Live struct {
 
 // Check watches one change: live is the container's resource in the live
 // pod template, watched what its pods did since the change was committed
-// (nil when nothing was read), now the time of the run.
+// (nil when nothing was read), now the time of the run. th is Enabled: a
+// change is checked only when verification is on.
 func Check(ch gitops.RecordedChange, live Live, watched *usage.Watched, now time.Time, th Thresholds) plan.Watch {
 	th = th.WithDefaults()
 	w := plan.Watch{Container: ch.Container, Resource: ch.Resource, From: ch.From, To: ch.To,

@@ -92,7 +92,7 @@ func TestCheck(t *testing.T) {
 			watched: &usage.Watched{Requests: cpuRequests, Throttled: alwaysThrottled, Periods: alwaysPeriods}, now: now, state: plan.WatchWatching},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := Check(tc.change, tc.live, tc.watched, tc.now, Thresholds{})
+			w := Check(tc.change, tc.live, tc.watched, tc.now, Thresholds{Period: DefaultPeriod})
 			if w.State != tc.state {
 				t.Fatalf("state = %s (%s), want %s", w.State, w.Regression, tc.state)
 			}
