@@ -43,7 +43,7 @@ var mayImport = map[string][]string{
 	"internal/gitops":    {"internal/plan"},
 
 	"internal/cost":        {"internal/plan"},
-	"internal/corrections": {"internal/plan", "internal/gitops"},
+	"internal/corrections": {"internal/plan", "internal/gitops", "internal/verify"},
 	"internal/record":      {"internal/gitops"},
 	"internal/verify":      {"internal/gitops", "internal/usage", "internal/recommend", "internal/plan"},
 	"internal/report":      {"internal/plan"},
