@@ -13,7 +13,6 @@ import (
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/tree"
 )
@@ -570,8 +569,8 @@ func (g *generator) pathParams(s map[string]any, dir, file string) {
 // files matching the globs.
 func (g *generator) git(spec any) ([]map[string]any, error) {
 	repo, _ := tree.Dig(spec, "repoURL").(string)
-	if g.opts.RepoURL != "" && helmsource.NormalRepoURL(repo) != helmsource.NormalRepoURL(g.opts.RepoURL) {
-		return nil, fmt.Errorf("%w: the git generator reads %s, another repository", errUnsupported, helmsource.RedactURL(repo))
+	if g.opts.RepoURL != "" && repoindex.NormalRepoURL(repo) != repoindex.NormalRepoURL(g.opts.RepoURL) {
+		return nil, fmt.Errorf("%w: the git generator reads %s, another repository", errUnsupported, repoindex.RedactURL(repo))
 	}
 	if dirs := asList(tree.Dig(spec, "directories")); len(dirs) > 0 {
 		return g.directories(dirs)

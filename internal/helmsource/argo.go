@@ -186,7 +186,7 @@ func (a *Sources) valueFile(app *ArgoApplication, src *ArgoSource, vf string) (s
 		for _, s := range app.Spec.Sources {
 			if s.Ref == ref[1:] {
 				if !a.isThisRepo(s.RepoURL) {
-					return "", fmt.Errorf("the source %s is the git repository %s, not this one", ref, RedactURL(s.RepoURL))
+					return "", fmt.Errorf("the source %s is the git repository %s, not this one", ref, repoindex.RedactURL(s.RepoURL))
 				}
 				return repoindex.CleanRepoPath(rest), nil
 			}
