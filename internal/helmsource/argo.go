@@ -87,7 +87,7 @@ func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) 
 	if ext {
 		objectRefused = "helm.valuesObject of " + r.Kind + " " + r.ObjectName() + ", which is not a file of the repository"
 		if src.Chart == "" {
-			l, ok, err := a.chartValuesLayer(r, repoindex.CleanRepoPath(src.Path))
+			l, ok, err := a.chartValuesLayer(ctx, r, repoindex.CleanRepoPath(src.Path))
 			if err != nil {
 				return nil, err
 			}
@@ -133,7 +133,8 @@ func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) 
 		if err := sigsyaml.Unmarshal(data, &vals); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", r, file, err)
 		}
-		layers = append(layers, Layer{What: "the values file " + file, Values: vals, File: file, Writable: a.ownValueFile(r, file)})
+		own, refused := a.ownValueFile(ctx, r, file)
+		layers = append(layers, Layer{What: "the values file " + file, Values: vals, File: file, Writable: own, Refused: refused})
 	}
 	// Argo CD reads the values string only when valuesObject is empty.
 	if src.Helm.Values != "" && len(src.Helm.ValuesObject) == 0 {
@@ -212,12 +213,13 @@ func (a *Sources) valueFile(app *ArgoApplication, src *ArgoSource, vf string) (s
 // ownValueFile reports whether a values file belongs to r alone: no other
 // Application of the repository reads it, nor does r's own document as
 // another environment deploys it (a base Application that staging and
-// production both render), and it is not a chart's own values.yaml.
-func (a *Sources) ownValueFile(r *Release, file string) bool {
+// production both render), and it is not a chart's own values.yaml. When
+// it does not, refused says why, if the reason is not another reader's.
+func (a *Sources) ownValueFile(ctx context.Context, r *Release, file string) (own bool, refused string) {
 	if path.Base(file) == "values.yaml" && a.Index.Charts[path.Dir(file)] {
 		// Every release of the chart reads it: it is r's alone only
 		// when r is generated or live and no other deployer renders it.
-		return a.external(r) && len(a.chartReaders(r, path.Dir(file))) == 0
+		return a.external(r) && len(a.chartReaders(ctx, r, path.Dir(file))) == 0, ""
 	}
 	for _, refs := range a.Index.Refs {
 		for _, ref := range refs {
@@ -230,25 +232,28 @@ func (a *Sources) ownValueFile(r *Release, file string) bool {
 				(ref.RenderedFrom() == r.Ref.RenderedFrom() || ref.Chain != nil && !a.Index.IsEnv(ref.Chain.Root())) {
 				continue
 			}
-			obj, ok := a.decoded(ref)
-			if !ok {
-				continue
-			}
 			var apps []map[string]any
 			switch ref.Key.Kind {
 			case "Application":
+				obj, ok := a.decoded(ref)
+				if !ok {
+					continue
+				}
 				apps = []map[string]any{obj}
 			case "ApplicationSet":
-				apps = GeneratedApps(obj)
+				var err error
+				if apps, err = a.generatedApps(ctx, ref); err != nil {
+					return false, fmt.Sprintf("the values file %s, whose readers are not known: %v", file, err)
+				}
 			}
 			for _, app := range apps {
 				if a.ReadsValueFile(app, file) {
-					return false
+					return false, ""
 				}
 			}
 		}
 	}
-	return true
+	return true, ""
 }
 
 // ReadsValueFile reports whether an Application (or an ApplicationSet's
