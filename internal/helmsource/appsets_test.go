@@ -182,3 +182,40 @@ func TestOwnValueFileBombBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestChartReadersBomb checks that an ApplicationSet past appset's budget
+// counts as a reader of a chart's values.yaml, named with the reason its
+// Applications are not known, and that a values file another Application
+// reads is refused as read, whatever an ApplicationSet past its budget
+// says.
+func TestChartReadersBomb(t *testing.T) {
+	setKey := repoindex.IdentKey{Group: repoindex.ArgoGroup, Kind: "ApplicationSet", Name: "bomb"}
+	appKey := repoindex.IdentKey{Group: repoindex.ArgoGroup, Kind: "Application", Name: "shop-staging"}
+	idx := &repoindex.Index{Charts: map[string]bool{"charts/shop": true}, Files: map[string]*repoindex.IndexedFile{}, Refs: map[repoindex.IdentKey][]repoindex.DocRef{
+		setKey: {{File: "argocd/bomb.yaml", Key: setKey, Namespace: "argocd"}},
+		appKey: {{File: "argocd/shop-staging.yaml", Key: appKey, Namespace: "argocd"}},
+	}}
+	a := &Sources{Index: idx, FS: fstest.MapFS{}, RepoURL: "https://git.example.com/platform/fleet.git", Edits: docs{
+		"argocd/bomb.yaml": helmPrintfBomb,
+		"argocd/shop-staging.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: shop-staging, namespace: argocd}
+spec:
+  source:
+    repoURL: https://git.example.com/platform/fleet.git
+    path: charts/shop
+    helm: {valueFiles: [/envs/shared.yaml]}
+`}}
+	r := &Release{Kind: "Application", Name: "storefront", Namespace: "storefront", Ref: repoindex.DocRef{File: "argocd/shop-production.yaml",
+		Key: repoindex.IdentKey{Group: repoindex.ArgoGroup, Kind: "Application", Name: "shop-production"}}}
+	readers := a.chartReaders(context.Background(), r, "charts/shop")
+	want := "ApplicationSet argocd/bomb (argocd/bomb.yaml), whose Applications are not known (the ApplicationSets in argocd/bomb.yaml (at ApplicationSet argocd/bomb): "
+	if !slices.ContainsFunc(readers, func(s string) bool {
+		return strings.HasPrefix(s, want) && strings.Contains(s, "above the evaluation budget")
+	}) {
+		t.Errorf("chartReaders() = %q, want one starting %q", readers, want)
+	}
+	if own, refused := a.ownValueFile(context.Background(), r, "envs/shared.yaml"); own || refused != "" {
+		t.Errorf("ownValueFile(envs/shared.yaml) = %v, %q; want false for Application shop-staging's reading it, no other reason", own, refused)
+	}
+}

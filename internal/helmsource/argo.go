@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -214,15 +215,16 @@ func (a *Sources) valueFile(app *ArgoApplication, src *ArgoSource, vf string) (s
 // Application of the repository reads it, nor does r's own document as
 // another environment deploys it (a base Application that staging and
 // production both render), and it is not a chart's own values.yaml. When
-// it does not, refused says why, if the reason is not another reader's.
+// no other reader is known but an ApplicationSet's Applications are not
+// (past appset's budget), it does not, and refused says why.
 func (a *Sources) ownValueFile(ctx context.Context, r *Release, file string) (own bool, refused string) {
 	if path.Base(file) == "values.yaml" && a.Index.Charts[path.Dir(file)] {
 		// Every release of the chart reads it: it is r's alone only
 		// when r is generated or live and no other deployer renders it.
 		return a.external(r) && len(a.chartReaders(ctx, r, path.Dir(file))) == 0, ""
 	}
-	for _, refs := range a.Index.Refs {
-		for _, ref := range refs {
+	for _, key := range slices.SortedFunc(maps.Keys(a.Index.Refs), compareKeys) {
+		for _, ref := range a.Index.Refs[key] {
 			if ref.Key.Group != repoindex.ArgoGroup {
 				continue
 			}
@@ -243,7 +245,10 @@ func (a *Sources) ownValueFile(ctx context.Context, r *Release, file string) (ow
 			case "ApplicationSet":
 				var err error
 				if apps, err = a.generatedApps(ctx, ref); err != nil {
-					return false, fmt.Sprintf("the values file %s, whose readers are not known: %v", file, err)
+					if refused == "" {
+						refused = fmt.Sprintf("the values file %s, whose readers are not known: %v", file, err)
+					}
+					continue
 				}
 			}
 			for _, app := range apps {
@@ -253,7 +258,7 @@ func (a *Sources) ownValueFile(ctx context.Context, r *Release, file string) (ow
 			}
 		}
 	}
-	return true, ""
+	return refused == "", refused
 }
 
 // ReadsValueFile reports whether an Application (or an ApplicationSet's
