@@ -13,7 +13,6 @@ import (
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/tree"
 )
@@ -31,6 +30,10 @@ type Options struct {
 	// FileBudget and RunBudget bound what evaluating one file, and all
 	// of them, may produce (<= 0: DefaultFileBudget, DefaultRunBudget).
 	FileBudget, RunBudget int64
+	// RunLeft, for Expand, is what the run may still produce, shared by
+	// the calls given it: set to RunBudget when it is 0, spent by each.
+	// nil: each call has a RunBudget of its own.
+	RunLeft *int64
 }
 
 // Cluster is one cluster as Argo CD's cluster generator sees it.
@@ -57,12 +60,7 @@ var errUnsupported = errors.New("unsupported")
 // the others are evaluated as usual. Only ctx's end fails Generate.
 func Generate(ctx context.Context, fsys fs.FS, opts Options) (Generated, error) {
 	var out Generated
-	if opts.FileBudget <= 0 {
-		opts.FileBudget = DefaultFileBudget
-	}
-	if opts.RunBudget <= 0 {
-		opts.RunBudget = DefaultRunBudget
-	}
+	opts = opts.withDefaults()
 	run := opts.RunBudget
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -92,20 +90,73 @@ func Generate(ctx context.Context, fsys fs.FS, opts Options) (Generated, error) 
 	return out, err
 }
 
-// generateFile evaluates the ApplicationSets of the file p, within a
-// budget of its own, a share of the run's, and fileTimeout. A file past a
-// bound generates nothing: the Applications it would have generated are
-// not known, and the targets they deploy say that this file was not
-// evaluated.
+// generateFile evaluates the ApplicationSets of the file p, as expand
+// does, for Generate: a file past a bound generates nothing and is named.
 func generateFile(ctx context.Context, fsys fs.FS, opts Options, run *int64, p string, data []byte) ([]repoindex.External, []string) {
+	e, err := expand(ctx, fsys, opts, run, p, data)
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	return e.Apps, e.Unsupported
+}
+
+// Expanded is what the ApplicationSets of a file generate.
+type Expanded struct {
+	Apps []repoindex.External
+	// AsWritten are the templates of the generators that could not be
+	// evaluated (one that needs more than the repository, or reads
+	// another repository, or whose template fails), as written: the
+	// Applications they would generate are not known, and a parameter
+	// left in a string stands for any text.
+	AsWritten []map[string]any
+	// Unsupported says, per ApplicationSet that generated nothing or not
+	// everything, why.
+	Unsupported []string
+}
+
+// Expand evaluates the ApplicationSets of data, the file p or a document
+// of it, as Generate evaluates a file's: within opts.FileBudget (and a
+// run's budget of opts.RunBudget of its own) and fileTimeout, what its
+// aliases expand to counted before it is decoded. A file past a bound
+// generates nothing: the error wraps ErrBudget and names p. It is the one
+// expander of ApplicationSets: what a caller reads of their Applications
+// (which values files, which chart directories) it reads of these.
+func Expand(ctx context.Context, fsys fs.FS, opts Options, data []byte, p string) (Expanded, error) {
+	opts = opts.withDefaults()
+	run := opts.RunLeft
+	if run == nil {
+		run = new(int64)
+	}
+	if *run == 0 {
+		*run = opts.RunBudget
+	}
+	return expand(ctx, fsys, opts, run, p, data)
+}
+
+// withDefaults fills in the budgets left unset.
+func (o Options) withDefaults() Options {
+	if o.FileBudget <= 0 {
+		o.FileBudget = DefaultFileBudget
+	}
+	if o.RunBudget <= 0 {
+		o.RunBudget = DefaultRunBudget
+	}
+	return o
+}
+
+// expand evaluates the ApplicationSets of the file p, within a budget of
+// its own, a share of the run's, and fileTimeout. A file past a bound
+// generates nothing: the Applications it would have generated are not
+// known, and the targets they deploy say that this file was not
+// evaluated.
+func expand(ctx context.Context, fsys fs.FS, opts Options, run *int64, p string, data []byte) (Expanded, error) {
 	ctx, cancel := context.WithTimeout(ctx, fileTimeout)
 	defer cancel()
 	b := &budget{ctx: ctx, file: opts.FileBudget, run: run, fileLimit: opts.FileBudget, runLim: opts.RunBudget}
 	if err := checkExpansion(data, b.left()); err != nil {
-		return nil, []string{fmt.Sprintf("the ApplicationSets in %s: %v", p, err)}
+		return Expanded{}, fmt.Errorf("the ApplicationSets in %s: %w", p, err)
 	}
-	var apps []repoindex.External
-	var unsupported []string
+	var out Expanded
 	for _, obj := range decodeAll(data) {
 		if kind, _ := obj["kind"].(string); kind != "ApplicationSet" || repoindex.Group(fmt.Sprint(obj["apiVersion"])) != repoindex.ArgoGroup {
 			continue
@@ -114,14 +165,15 @@ func generateFile(ctx context.Context, fsys fs.FS, opts Options, run *int64, p s
 		more, err := g.applications(obj, p)
 		name := objectName(obj)
 		if errors.Is(err, ErrBudget) {
-			return nil, []string{fmt.Sprintf("the ApplicationSets in %s (at ApplicationSet %s): %v", p, name, err)}
+			return Expanded{}, fmt.Errorf("the ApplicationSets in %s (at ApplicationSet %s): %w", p, name, err)
 		}
 		if err != nil {
-			unsupported = append(unsupported, fmt.Sprintf("ApplicationSet %s (%s): %v", name, p, err))
+			out.Unsupported = append(out.Unsupported, fmt.Sprintf("ApplicationSet %s (%s): %v", name, p, err))
 		}
-		apps = append(apps, more...)
+		out.Apps = append(out.Apps, more...)
+		out.AsWritten = append(out.AsWritten, g.asWritten...)
 	}
-	return apps, unsupported
+	return out, nil
 }
 
 // decodeAll decodes the documents of a YAML file that decode to objects.
@@ -162,6 +214,8 @@ type generator struct {
 	parsed map[string]*parsed
 	// funcs are those goTemplate strings may call (funcMap).
 	funcs map[string]any
+	// asWritten are the templates of the generators not evaluated.
+	asWritten []map[string]any
 }
 
 // applications returns the Applications appset generates from the file
@@ -187,17 +241,23 @@ func (g *generator) applications(appset map[string]any, p string) ([]repoindex.E
 		if errors.Is(err, ErrBudget) {
 			return nil, fmt.Errorf("generator %d: %w", i+1, err)
 		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("generator %d: %w", i+1, err))
-			continue
-		}
 		// A generator may carry a template of its own, over the set's.
 		t := tmpl
 		if own, ok := tree.Dig(gen, firstKey(gen), "template").(map[string]any); ok {
 			t = mergeMaps(tree.DeepCopy(tmpl).(map[string]any), own)
 		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("generator %d: %w", i+1, err))
+			if err := g.keepAsWritten(t); err != nil {
+				return nil, fmt.Errorf("generator %d: %w", i+1, err)
+			}
+			continue
+		}
 		if len(apps)+len(params) > maxApplications {
 			errs = append(errs, fmt.Errorf("generator %d: more than %d Applications", i+1, maxApplications))
+			if err := g.keepAsWritten(t); err != nil {
+				return nil, fmt.Errorf("generator %d: %w", i+1, err)
+			}
 			break
 		}
 		for _, ps := range params {
@@ -207,6 +267,9 @@ func (g *generator) applications(appset map[string]any, p string) ([]repoindex.E
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("generator %d: template: %w", i+1, err))
+				if err := g.keepAsWritten(t); err != nil {
+					return nil, fmt.Errorf("generator %d: %w", i+1, err)
+				}
 				break
 			}
 			app, _ := filled.(map[string]any)
@@ -225,6 +288,16 @@ func (g *generator) applications(appset map[string]any, p string) ([]repoindex.E
 		}
 	}
 	return apps, errors.Join(errs...)
+}
+
+// keepAsWritten keeps a copy of the template of a generator that could not
+// be evaluated, spent from the budget as an Application is.
+func (g *generator) keepAsWritten(t map[string]any) error {
+	if err := g.budget.spend(sizeOf(t, g.budget.left())); err != nil {
+		return err
+	}
+	g.asWritten = append(g.asWritten, tree.DeepCopy(t).(map[string]any))
+	return nil
 }
 
 // maxApplications bounds what one ApplicationSet generates: the
@@ -570,8 +643,11 @@ func (g *generator) pathParams(s map[string]any, dir, file string) {
 // files matching the globs.
 func (g *generator) git(spec any) ([]map[string]any, error) {
 	repo, _ := tree.Dig(spec, "repoURL").(string)
-	if g.opts.RepoURL != "" && helmsource.NormalRepoURL(repo) != helmsource.NormalRepoURL(g.opts.RepoURL) {
-		return nil, fmt.Errorf("%w: the git generator reads %s, another repository", errUnsupported, helmsource.RedactURL(repo))
+	if g.fsys == nil {
+		return nil, fmt.Errorf("%w: the git generator, without the repository to read", errUnsupported)
+	}
+	if g.opts.RepoURL != "" && repoindex.NormalRepoURL(repo) != repoindex.NormalRepoURL(g.opts.RepoURL) {
+		return nil, fmt.Errorf("%w: the git generator reads %s, another repository", errUnsupported, repoindex.RedactURL(repo))
 	}
 	if dirs := asList(tree.Dig(spec, "directories")); len(dirs) > 0 {
 		return g.directories(dirs)

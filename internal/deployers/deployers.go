@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/recommend-job/recommend-job/internal/helmsource"
 	"github.com/recommend-job/recommend-job/internal/repoindex"
 	"github.com/recommend-job/recommend-job/internal/tree"
 )
@@ -163,7 +162,7 @@ func (l *Lister) application(obj map[string]any) repoindex.External {
 	}
 	if src, ok := spec["source"].(map[string]any); ok {
 		if url, _ := src["repoURL"].(string); !l.ours(url) {
-			d.Elsewhere = helmsource.RedactURL(url)
+			d.Elsewhere = repoindex.RedactURL(url)
 		}
 		return d
 	}
@@ -174,7 +173,7 @@ func (l *Lister) application(obj map[string]any) repoindex.External {
 		if l.ours(url) {
 			mine = append(mine, s)
 		} else if d.Elsewhere == "" {
-			d.Elsewhere = helmsource.RedactURL(url)
+			d.Elsewhere = repoindex.RedactURL(url)
 		}
 	}
 	if len(mine) > 0 {
@@ -209,10 +208,10 @@ func (l *Lister) flux(obj map[string]any, sources map[string]string) repoindex.E
 	switch {
 	case kind == "GitRepository" && found && l.ours(url):
 	case kind == "GitRepository" && found:
-		d.Elsewhere = helmsource.RedactURL(url)
+		d.Elsewhere = repoindex.RedactURL(url)
 	case kind == "GitRepository" || kind == "OCIRepository":
 		if found {
-			d.Elsewhere = "the " + kind + " " + ns + "/" + name + " (" + helmsource.RedactURL(url) + ")"
+			d.Elsewhere = "the " + kind + " " + ns + "/" + name + " (" + repoindex.RedactURL(url) + ")"
 		} else {
 			d.Elsewhere = "the " + kind + " " + ns + "/" + name + ", which the job could not read"
 		}
@@ -226,5 +225,5 @@ func (l *Lister) flux(obj map[string]any, sources map[string]string) repoindex.E
 // ours reports whether url is this repository, as Argo CD and Flux
 // compare them: scheme, user, port-less ssh form and .git aside.
 func (l *Lister) ours(url string) bool {
-	return l.opts.RepoURL == "" || helmsource.NormalRepoURL(url) == helmsource.NormalRepoURL(l.opts.RepoURL)
+	return l.opts.RepoURL == "" || repoindex.NormalRepoURL(url) == repoindex.NormalRepoURL(l.opts.RepoURL)
 }

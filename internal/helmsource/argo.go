@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -87,7 +88,7 @@ func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) 
 	if ext {
 		objectRefused = "helm.valuesObject of " + r.Kind + " " + r.ObjectName() + ", which is not a file of the repository"
 		if src.Chart == "" {
-			l, ok, err := a.chartValuesLayer(r, repoindex.CleanRepoPath(src.Path))
+			l, ok, err := a.chartValuesLayer(ctx, r, repoindex.CleanRepoPath(src.Path))
 			if err != nil {
 				return nil, err
 			}
@@ -133,7 +134,8 @@ func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) 
 		if err := sigsyaml.Unmarshal(data, &vals); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", r, file, err)
 		}
-		layers = append(layers, Layer{What: "the values file " + file, Values: vals, File: file, Writable: a.ownValueFile(r, file)})
+		own, refused := a.ownValueFile(ctx, r, file)
+		layers = append(layers, Layer{What: "the values file " + file, Values: vals, File: file, Writable: own, Refused: refused})
 	}
 	// Argo CD reads the values string only when valuesObject is empty.
 	if src.Helm.Values != "" && len(src.Helm.ValuesObject) == 0 {
@@ -186,7 +188,7 @@ func (a *Sources) valueFile(app *ArgoApplication, src *ArgoSource, vf string) (s
 		for _, s := range app.Spec.Sources {
 			if s.Ref == ref[1:] {
 				if !a.isThisRepo(s.RepoURL) {
-					return "", fmt.Errorf("the source %s is the git repository %s, not this one", ref, RedactURL(s.RepoURL))
+					return "", fmt.Errorf("the source %s is the git repository %s, not this one", ref, repoindex.RedactURL(s.RepoURL))
 				}
 				return repoindex.CleanRepoPath(rest), nil
 			}
@@ -212,15 +214,17 @@ func (a *Sources) valueFile(app *ArgoApplication, src *ArgoSource, vf string) (s
 // ownValueFile reports whether a values file belongs to r alone: no other
 // Application of the repository reads it, nor does r's own document as
 // another environment deploys it (a base Application that staging and
-// production both render), and it is not a chart's own values.yaml.
-func (a *Sources) ownValueFile(r *Release, file string) bool {
+// production both render), and it is not a chart's own values.yaml. When
+// no other reader is known but an ApplicationSet's Applications are not
+// (past appset's budget), it does not, and refused says why.
+func (a *Sources) ownValueFile(ctx context.Context, r *Release, file string) (own bool, refused string) {
 	if path.Base(file) == "values.yaml" && a.Index.Charts[path.Dir(file)] {
 		// Every release of the chart reads it: it is r's alone only
 		// when r is generated or live and no other deployer renders it.
-		return a.external(r) && len(a.chartReaders(r, path.Dir(file))) == 0
+		return a.external(r) && len(a.chartReaders(ctx, r, path.Dir(file))) == 0, ""
 	}
-	for _, refs := range a.Index.Refs {
-		for _, ref := range refs {
+	for _, key := range slices.SortedFunc(maps.Keys(a.Index.Refs), compareKeys) {
+		for _, ref := range a.Index.Refs[key] {
 			if ref.Key.Group != repoindex.ArgoGroup {
 				continue
 			}
@@ -230,25 +234,31 @@ func (a *Sources) ownValueFile(r *Release, file string) bool {
 				(ref.RenderedFrom() == r.Ref.RenderedFrom() || ref.Chain != nil && !a.Index.IsEnv(ref.Chain.Root())) {
 				continue
 			}
-			obj, ok := a.decoded(ref)
-			if !ok {
-				continue
-			}
 			var apps []map[string]any
 			switch ref.Key.Kind {
 			case "Application":
+				obj, ok := a.decoded(ref)
+				if !ok {
+					continue
+				}
 				apps = []map[string]any{obj}
 			case "ApplicationSet":
-				apps = GeneratedApps(obj)
+				var err error
+				if apps, err = a.generatedApps(ctx, ref); err != nil {
+					if refused == "" {
+						refused = fmt.Sprintf("the values file %s, whose readers are not known: %v", file, err)
+					}
+					continue
+				}
 			}
 			for _, app := range apps {
 				if a.ReadsValueFile(app, file) {
-					return false
+					return false, ""
 				}
 			}
 		}
 	}
-	return true
+	return refused == "", refused
 }
 
 // ReadsValueFile reports whether an Application (or an ApplicationSet's

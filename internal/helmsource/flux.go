@@ -139,7 +139,7 @@ func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease
 		// path.Dir would turn oci:// into oci:/.
 		i := strings.LastIndex(u, "/")
 		if i < 0 {
-			return nil, fmt.Errorf("%s: the OCIRepository's url %q names no chart", r, RedactURL(u))
+			return nil, fmt.Errorf("%s: the OCIRepository's url %q names no chart", r, repoindex.RedactURL(u))
 		}
 		chartRef, err := sourceAccess(helm.ChartRef{RepoURL: u[:i], Chart: u[i+1:]}, src, "OCIRepository", ref.Name, refNS)
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -221,58 +220,6 @@ func EscapeGlob(s string) string {
 		b.WriteRune(c)
 	}
 	return b.String()
-}
-
-// GeneratedApps returns the Applications an ApplicationSet makes from its
-// template: one per element of a list generator, with the element's
-// parameters filled in; for other generators, the template as written,
-// whose parameters match anything.
-func GeneratedApps(appset map[string]any) []map[string]any {
-	tmpl, _ := tree.Dig(appset, "spec", "template").(map[string]any)
-	if tmpl == nil {
-		return nil
-	}
-	gens, _ := tree.Dig(appset, "spec", "generators").([]any)
-	var out []map[string]any
-	for _, g := range gens {
-		elems, ok := tree.Dig(g, "list", "elements").([]any)
-		if !ok {
-			return []map[string]any{tmpl}
-		}
-		for _, e := range elems {
-			params, _ := e.(map[string]any)
-			filled := fillParams(tree.DeepCopy(tmpl), params)
-			out = append(out, filled.(map[string]any))
-		}
-	}
-	if len(out) == 0 {
-		out = append(out, tmpl)
-	}
-	return out
-}
-
-// fillParams replaces {{.key}} and {{key}} in the strings of v with the
-// element's values; other parameters stay.
-func fillParams(v any, params map[string]any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			t[k] = fillParams(e, params)
-		}
-	case []any:
-		for i, e := range t {
-			t[i] = fillParams(e, params)
-		}
-	case string:
-		return TemplateParam.ReplaceAllStringFunc(t, func(m string) string {
-			key := strings.TrimPrefix(strings.TrimSpace(strings.Trim(m, "{}")), ".")
-			if val, ok := params[key]; ok {
-				return fmt.Sprint(val)
-			}
-			return m
-		})
-	}
-	return v
 }
 
 // FluxHelmRelease is what a HelmRelease says about its chart and values.
@@ -542,33 +489,6 @@ func Convert(from any, to any) error {
 		return err
 	}
 	return json.Unmarshal(data, to)
-}
-
-// NormalRepoURL reduces a git URL to host and path: scheme, credentials,
-// port-less ssh forms and a trailing .git do not tell repositories apart.
-func NormalRepoURL(u string) string {
-	u = strings.TrimSpace(u)
-	if !strings.Contains(u, "://") {
-		if host, p, ok := strings.Cut(u, ":"); ok { // git@host:org/repo
-			u = "ssh://" + host + "/" + p
-		}
-	}
-	pu, err := url.Parse(u)
-	if err != nil {
-		return u
-	}
-	p := strings.TrimSuffix(strings.Trim(pu.Path, "/"), ".git")
-	return strings.ToLower(pu.Hostname()) + "/" + p
-}
-
-// RedactURL drops credentials from a URL for messages.
-func RedactURL(u string) string {
-	pu, err := url.Parse(u)
-	if err != nil || pu.User == nil {
-		return u
-	}
-	pu.User = nil
-	return pu.String()
 }
 
 // WorkloadPatch is what a post-renderer patch sets on one rendered

@@ -230,7 +230,7 @@ func (a *Sources) Load(ctx context.Context, r *Release, edited bool) (Loaded, er
 // fetchChart fetches a chart of a chart repository or registry, once per run.
 func (a *Sources) fetchChart(ctx context.Context, r *Release, ref helm.ChartRef) (*helm.Chart, error) {
 	if a.Charts == nil {
-		return nil, fmt.Errorf("%s: its chart %s is in %s, and no chart repository is configured", r, ref.Chart, RedactURL(ref.RepoURL))
+		return nil, fmt.Errorf("%s: its chart %s is in %s, and no chart repository is configured", r, ref.Chart, repoindex.RedactURL(ref.RepoURL))
 	}
 	f, ok := a.Fetched[ref]
 	switch {
@@ -251,7 +251,7 @@ func (a *Sources) fetchChart(ctx context.Context, r *Release, ref helm.ChartRef)
 // git source of another repository is refused.
 func (a *Sources) localChart(ctx context.Context, r *Release, repoURL, dir string) (*helm.Chart, error) {
 	if !a.isThisRepo(repoURL) {
-		return nil, fmt.Errorf("%s: its chart %s is in the git repository %s, not in this one", r, dir, RedactURL(repoURL))
+		return nil, fmt.Errorf("%s: its chart %s is in the git repository %s, not in this one", r, dir, repoindex.RedactURL(repoURL))
 	}
 	dir = repoindex.CleanRepoPath(dir)
 	if ch, ok := a.LocalCharts[dir]; ok {
@@ -276,5 +276,5 @@ func (a *Sources) isThisRepo(u string) bool {
 	if a.RepoURL == "" || u == "" {
 		return true
 	}
-	return NormalRepoURL(u) == NormalRepoURL(a.RepoURL)
+	return repoindex.NormalRepoURL(u) == repoindex.NormalRepoURL(a.RepoURL)
 }

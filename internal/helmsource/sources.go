@@ -19,8 +19,11 @@ type Sources struct {
 	FS    fs.FS
 	Limit int64 // files above it are not read; <= 0: no limit
 	// Charts fetches remote charts; repoURL is the URL of this repository.
-	Charts      ChartFetcher
-	RepoURL     string
+	Charts  ChartFetcher
+	RepoURL string
+	// ClusterName is this cluster as Argo CD names it, for the
+	// ApplicationSets' cluster generator ("": not evaluated).
+	ClusterName string
 	LocalCharts map[string]*helm.Chart
 	// Fetched are the remote charts fetched, or failed to; wanted, while
 	// the releases are surveyed, the charts they need.
@@ -29,6 +32,10 @@ type Sources struct {
 	// releaseNames are the HelmReleases by the release they install.
 	releaseNames map[string][]NamedRelease
 	Edits        Edits
+	// appSets are the ApplicationSets expanded, appSetRun what the run's
+	// budget of their expansion has left.
+	appSets   map[docKey]expandedSet
+	appSetRun int64
 }
 
 // Edits are the repository's files as the run has edited them, and the

@@ -547,3 +547,121 @@ spec:
 		})
 	}
 }
+
+// TestApplyArgoValuesFileBombedAppSet checks that an ApplicationSet read to
+// learn whether a multi-source Application's $values file is its own is
+// expanded by appset, within its budget: a Helm-source ApplicationSet (a
+// list generator whose template renders the same chart with a $values
+// file) that asks for gigabytes, by aliases or by a printf width, leaves
+// the values file unwritten, and the change is refused with appset's
+// budget error naming the ApplicationSet's file.
+func TestApplyArgoValuesFileBombedAppSet(t *testing.T) {
+	repo := helmtest.NewRepo(t)
+	repo.Add(t, "shop", "1.4.0", chartFiles(t))
+	const production = "# Production values of the shop.\nweb:\n  replicas: 3\n"
+	app := `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: shop-production
+  namespace: argocd
+spec:
+  project: default
+  sources:
+    - repoURL: ` + repo.URL + `
+      chart: shop
+      targetRevision: 1.4.0
+      helm:
+        releaseName: storefront
+        valueFiles:
+          - $values/envs/production/shop.yaml
+        values: |
+          web:
+            replicas: 3
+    - repoURL: https://git.example.com/platform/fleet.git
+      targetRevision: main
+      ref: values
+  destination:
+    server: https://kubernetes.default.svc
+    namespace: storefront
+`
+	// bomb renders the chart for each element, env taken from it.
+	bomb := func(style, elements, env string) string {
+		return `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: bomb, namespace: argocd}
+spec:
+` + style + `  generators:
+  - list:
+      elements:
+` + elements + `  template:
+    metadata: {name: 'shop-bomb'}
+    spec:
+      project: default
+      sources:
+      - repoURL: ` + repo.URL + `
+        chart: shop
+        targetRevision: 1.4.0
+        helm:
+          valueFiles: ['$values/envs/` + env + `/shop.yaml']
+      - repoURL: https://git.example.com/platform/fleet.git
+        targetRevision: main
+        ref: values
+      destination: {server: https://kubernetes.default.svc, namespace: bomb}
+`
+	}
+	tests := []struct{ name, bomb, want string }{
+		// The control: the same ApplicationSet within its budget reads
+		// another environment's values file, and the change lands.
+		{"within the budget", bomb("", "      - {env: staging}\n", "{{env}}"), ""},
+		{"aliases", bomb("", "      - {env: &e "+strings.Repeat("x", 512<<10)+"}\n"+strings.Repeat("      - {env: *e}\n", 2000), "{{env}}"),
+			"the ApplicationSets in argocd/bomb.yaml: above the evaluation budget: its aliases expand to more than 16777216 bytes"},
+		{"printf width", bomb("  goTemplate: true\n", "      - {env: production}\n", `{{ .env }}{{ printf "%0999999999d" 0 }}`),
+			"the ApplicationSets in argocd/bomb.yaml (at ApplicationSet argocd/bomb): generator 1: template: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeFiles(t, root, map[string]string{
+				"argocd/shop-production.yaml": app,
+				"argocd/bomb.yaml":            tt.bomb,
+				"envs/production/shop.yaml":   production,
+				"envs/staging/shop.yaml":      production,
+			})
+			argo := Change{
+				Target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "storefront", Name: "storefront-web",
+					Annotations: map[string]string{ArgoTrackingID: "shop-production:apps/Deployment:storefront/storefront-web"}},
+				Container: "web",
+				Requests:  quantities(map[string]string{"cpu": "300m"}),
+			}
+			out, err := Apply(context.Background(), root, ".", []Change{argo},
+				WithCharts(helm.NewLoader()), WithRepositoryURL("ssh://git@git.example.com/platform/fleet"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Results[0]
+			if tt.want == "" {
+				data, _ := os.ReadFile(filepath.Join(root, "envs/production/shop.yaml"))
+				if r.Err != nil || !r.Changed || !strings.HasSuffix(string(data), "  resources:\n    requests:\n      cpu: 300m\n") {
+					t.Fatalf("changed %v, err %v, envs/production/shop.yaml:\n%s\nwant the request written there", r.Changed, r.Err, data)
+				}
+				return
+			}
+			t.Logf("refused: %v", r.Err)
+			if r.Err == nil || r.Changed {
+				t.Fatalf("changed %v, err %v; want the change refused", r.Changed, r.Err)
+			}
+			for _, want := range []string{"the values file envs/production/shop.yaml, whose readers are not known: ", tt.want, "above the evaluation budget"} {
+				if !strings.Contains(r.Err.Error(), want) {
+					t.Errorf("err = %v\nwant it to hold %q", r.Err, want)
+				}
+			}
+			data, err := os.ReadFile(filepath.Join(root, "envs/production/shop.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(data) != production {
+				t.Errorf("envs/production/shop.yaml was written:\n%s", data)
+			}
+		})
+	}
+}

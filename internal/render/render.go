@@ -236,7 +236,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		keys: o.keys, builds: map[string]map[string]map[string]any{},
 	}
 	a.Sources = &helmsource.Sources{
-		Index: idx, FS: r.FS(), Limit: o.maxFileSize, Charts: o.charts, RepoURL: o.repoURL,
+		Index: idx, FS: r.FS(), Limit: o.maxFileSize, Charts: o.charts, RepoURL: o.repoURL, ClusterName: o.cluster,
 		LocalCharts: map[string]*helm.Chart{}, Fetched: map[helm.ChartRef]helmsource.FetchedChart{},
 		Edits: a,
 	}
