@@ -30,9 +30,9 @@ var mayImport = map[string][]string{
 	// Rendering: each package below render imports only those below it.
 	"internal/helm":       {"internal/kinds"},
 	"internal/repoindex":  {"internal/yamledit", "internal/kinds"},
-	"internal/helmsource": {"internal/repoindex", "internal/helm", "internal/yamledit", "internal/tree", "internal/kinds"},
-	"internal/appset":     {"internal/helm", "internal/helmsource", "internal/repoindex", "internal/tree"},
-	"internal/deployers":  {"internal/helmsource", "internal/repoindex", "internal/tree"},
+	"internal/appset":     {"internal/helm", "internal/repoindex", "internal/tree"},
+	"internal/helmsource": {"internal/appset", "internal/repoindex", "internal/helm", "internal/yamledit", "internal/tree", "internal/kinds"},
+	"internal/deployers":  {"internal/repoindex", "internal/tree"},
 	"internal/render": {"internal/appset", "internal/helm", "internal/helmsource", "internal/repoindex",
 		"internal/yamledit", "internal/tree", "internal/kinds", "internal/plan"},
 

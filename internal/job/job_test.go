@@ -215,11 +215,11 @@ func TestRecordRunFailsTheRun(t *testing.T) {
 	refused := errors.New(`ConfigMap "recommend-job-record" is invalid: []: Too long: may not be more than 1048576 bytes`)
 	pushFailed := errors.New("pushing: refused")
 	tests := []struct {
-		name         string
-		record       Record
-		runErr       error
-		wantErrs     []error
-		wantNil      bool
+		name     string
+		record   Record
+		runErr   error
+		wantErrs []error
+		wantNil  bool
 	}{
 		{name: "record refused: the run failed", record: failingRecord{refused}, wantErrs: []error{ErrUnrecorded, refused}},
 		{name: "record refused after a failed push: both said", record: failingRecord{refused}, runErr: pushFailed,
