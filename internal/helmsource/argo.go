@@ -100,8 +100,54 @@ func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) 
 	if src.Helm == nil {
 		return append(layers, Layer{What: "helm.valuesObject of " + r.String(), Prefix: append(prefix, helm.Key("valuesObject")), Writable: !ext, Refused: objectRefused}), nil
 	}
+	files, err := a.valueFileLayers(ctx, r, &app, src)
+	if err != nil {
+		return nil, err
+	}
+	layers = append(layers, files...)
+	// Argo CD reads the values string only when valuesObject is empty.
+	if src.Helm.Values != "" && len(src.Helm.ValuesObject) == 0 {
+		var vals map[string]any
+		if err := sigsyaml.Unmarshal([]byte(src.Helm.Values), &vals); err != nil {
+			return nil, fmt.Errorf("%s: helm.values: %w", r, err)
+		}
+		layers = append(layers, Layer{What: "helm.values of " + r.String(), Values: vals})
+	}
+	// A valuesObject the job would add makes Argo CD drop a values
+	// string: it is written only when there is none.
+	layers = append(layers, Layer{
+		What: "helm.valuesObject of " + r.String(), Values: src.Helm.ValuesObject, Prefix: append(prefix, helm.Key("valuesObject")),
+		Writable: !ext && (src.Helm.Values == "" || len(src.Helm.ValuesObject) > 0), Refused: objectRefused,
+	})
+	if len(src.Helm.Parameters) > 0 {
+		l, err := parametersLayer(r, src.Helm.Parameters)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, l)
+	}
+	if ext && len(layers) > 0 && layers[0].Writable {
+		// The chart's defaults are the fallback: a values file the
+		// Application names, which only it reads, is its environment's.
+		chartValues := layers[0].File
+		if slices.ContainsFunc(layers[1:], func(l Layer) bool { return l.Writable && l.File != "" && l.File != chartValues }) {
+			for j := range layers {
+				if layers[j].File == chartValues {
+					layers[j].Writable = false
+				}
+			}
+		}
+	}
+	return layers, nil
+}
+
+// valueFileLayers reads the layers of an Application's Helm valueFiles, in
+// order: a file of this repository, writable when only this release reads
+// it, or a file of a chart fetched from a repository, read only.
+func (a *Sources) valueFileLayers(ctx context.Context, r *Release, app *ArgoApplication, src *ArgoSource) ([]Layer, error) {
+	var layers []Layer
 	for _, vf := range src.Helm.ValueFiles {
-		file, err := a.valueFile(&app, src, vf)
+		file, err := a.valueFile(app, src, vf)
 		if err != nil {
 			return nil, fmt.Errorf("%s: valueFiles %q: %w", r, vf, err)
 		}
@@ -137,46 +183,23 @@ func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) 
 		own, refused := a.ownValueFile(ctx, r, file)
 		layers = append(layers, Layer{What: "the values file " + file, Values: vals, File: file, Writable: own, Refused: refused})
 	}
-	// Argo CD reads the values string only when valuesObject is empty.
-	if src.Helm.Values != "" && len(src.Helm.ValuesObject) == 0 {
-		var vals map[string]any
-		if err := sigsyaml.Unmarshal([]byte(src.Helm.Values), &vals); err != nil {
-			return nil, fmt.Errorf("%s: helm.values: %w", r, err)
-		}
-		layers = append(layers, Layer{What: "helm.values of " + r.String(), Values: vals})
-	}
-	// A valuesObject the job would add makes Argo CD drop a values
-	// string: it is written only when there is none.
-	layers = append(layers, Layer{
-		What: "helm.valuesObject of " + r.String(), Values: src.Helm.ValuesObject, Prefix: append(prefix, helm.Key("valuesObject")),
-		Writable: !ext && (src.Helm.Values == "" || len(src.Helm.ValuesObject) > 0), Refused: objectRefused,
-	})
-	if len(src.Helm.Parameters) > 0 {
-		vals := map[string]any{}
-		for _, p := range src.Helm.Parameters {
-			parse := strvals.ParseInto
-			if p.ForceString {
-				parse = strvals.ParseIntoString
-			}
-			if err := parse(p.Name+"="+p.Value, vals); err != nil {
-				return nil, fmt.Errorf("%s: helm.parameters %s: %w", r, p.Name, err)
-			}
-		}
-		layers = append(layers, Layer{What: "helm.parameters of " + r.String(), Values: vals})
-	}
-	if ext && len(layers) > 0 && layers[0].Writable {
-		// The chart's defaults are the fallback: a values file the
-		// Application names, which only it reads, is its environment's.
-		chartValues := layers[0].File
-		if slices.ContainsFunc(layers[1:], func(l Layer) bool { return l.Writable && l.File != "" && l.File != chartValues }) {
-			for j := range layers {
-				if layers[j].File == chartValues {
-					layers[j].Writable = false
-				}
-			}
-		}
-	}
 	return layers, nil
+}
+
+// parametersLayer is the layer of an Application's helm.parameters, as
+// helm --set and --set-string read them.
+func parametersLayer(r *Release, params []ArgoParameter) (Layer, error) {
+	vals := map[string]any{}
+	for _, p := range params {
+		parse := strvals.ParseInto
+		if p.ForceString {
+			parse = strvals.ParseIntoString
+		}
+		if err := parse(p.Name+"="+p.Value, vals); err != nil {
+			return Layer{}, fmt.Errorf("%s: helm.parameters %s: %w", r, p.Name, err)
+		}
+	}
+	return Layer{What: "helm.parameters of " + r.String(), Values: vals}, nil
 }
 
 // valueFile resolves an Application's valueFiles entry to a file of this

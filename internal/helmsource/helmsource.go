@@ -191,18 +191,21 @@ type ArgoSource struct {
 	Kustomize any `json:"kustomize"`
 	Directory any `json:"directory"`
 	Helm      *struct {
-		ReleaseName             string         `json:"releaseName"`
-		Namespace               string         `json:"namespace"`
-		ValueFiles              []string       `json:"valueFiles"`
-		Values                  string         `json:"values"`
-		ValuesObject            map[string]any `json:"valuesObject"`
-		IgnoreMissingValueFiles bool           `json:"ignoreMissingValueFiles"`
-		Parameters              []struct {
-			Name        string `json:"name"`
-			Value       string `json:"value"`
-			ForceString bool   `json:"forceString"`
-		} `json:"parameters"`
+		ReleaseName             string          `json:"releaseName"`
+		Namespace               string          `json:"namespace"`
+		ValueFiles              []string        `json:"valueFiles"`
+		Values                  string          `json:"values"`
+		ValuesObject            map[string]any  `json:"valuesObject"`
+		IgnoreMissingValueFiles bool            `json:"ignoreMissingValueFiles"`
+		Parameters              []ArgoParameter `json:"parameters"`
 	} `json:"helm"`
+}
+
+// ArgoParameter is one of an Application's helm.parameters.
+type ArgoParameter struct {
+	Name        string `json:"name"`
+	Value       string `json:"value"`
+	ForceString bool   `json:"forceString"`
 }
 
 // TemplateParam is a parameter of an ApplicationSet's template, in Go
