@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,19 @@ func helm(t *testing.T) string {
 }
 
 func runHelm(t *testing.T, bin string, args ...string) (string, error) {
+	t.Helper()
+	if len(args) > 0 && (args[0] == "lint" || args[0] == "template") && !slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "image.repository") }) {
+		// The chart has no default image: none is published.
+		args = append(args, "--set", "image.repository="+testImage)
+	}
+	return runHelmAsIs(t, bin, args...)
+}
+
+// testImage is the image the chart's tests render it with.
+const testImage = "registry.example.com/platform/recommend-job"
+
+// runHelmAsIs runs helm with args, in homes of its own.
+func runHelmAsIs(t *testing.T, bin string, args ...string) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
 	cmd := exec.CommandContext(t.Context(), bin, args...)
@@ -77,6 +91,22 @@ func TestChartLintAndSchema(t *testing.T) {
 				t.Errorf("helm template --set %s: %s, want an error naming %q", tt.set, out, tt.want)
 			}
 		})
+	}
+}
+
+// TestChartNeedsAnImage checks that the chart refuses to render without
+// image.repository, saying why, rather than install a CronJob whose image
+// no registry serves; with one, the CronJob runs it at the chart's
+// appVersion.
+func TestChartNeedsAnImage(t *testing.T) {
+	bin := helm(t)
+	out, err := runHelmAsIs(t, bin, "template", "rj", chartDir)
+	if err == nil || !strings.Contains(out, "image.repository is required: no image of recommend-job is published") {
+		t.Fatalf("helm template without image.repository = %v\n%s\nwant it refused, saying why", err, out)
+	}
+	out, err = runHelm(t, bin, "template", "rj", chartDir, "--set", "image.repository="+testImage)
+	if err != nil || !strings.Contains(out, "image: \""+testImage+":") {
+		t.Fatalf("helm template with image.repository = %v, want the CronJob to run it:\n%s", err, out)
 	}
 }
 
