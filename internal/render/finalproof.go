@@ -88,144 +88,177 @@ func (a *applier) finalProof(r *os.Root, pl placement, edited []edit, results []
 // are those of a change no kustomization proves (a deployer's patch, a
 // Helm values file), which its deployer or release proof renders.
 func (a *applier) lastBuilds(pl placement, results []Result, written []string, failed map[int]error) {
-	standing := func(i int) bool { return results[i].Changed && results[i].Err == nil && failed[i] == nil }
-	proofOf := map[int]*repoindex.Kustomization{}
+	lp := lastProof{a: a, pl: pl, results: results, failed: failed, proofOf: map[int]*repoindex.Kustomization{}, readers: map[string][]*repoindex.Kustomization{}}
 	for dir, idx := range pl.proofs {
 		for _, i := range idx {
-			proofOf[i] = a.idx.Graph.ByDir[dir]
+			lp.proofOf[i] = a.idx.Graph.ByDir[dir]
 		}
 	}
 	// Files undone since or written by a change that failed are as they
 	// were in both builds: they are put back.
-	var common []string
 	for _, f := range written {
 		if fe := a.files[f]; fe != nil && !fe.dirty() {
-			common = append(common, f)
+			lp.common = append(lp.common, f)
 		}
 	}
 	for i := range results {
 		if results[i].Changed && results[i].Err == nil && failed[i] != nil {
-			common = append(common, wroteBy(i, pl.touched, results)...)
+			lp.common = append(lp.common, wroteBy(i, pl.touched, results)...)
 		}
 	}
-	readers := map[string][]*repoindex.Kustomization{}
+	lp.fsys = repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: a.abs, Limit: a.limit}
+	for _, e := range lp.roots() {
+		lp.prove(e)
+	}
+}
+
+// lastProof is the last proof of the written tree: the environments that
+// render what the standing changes wrote, each built from the base and
+// from the written tree.
+type lastProof struct {
+	a       *applier
+	pl      placement
+	results []Result
+	failed  map[int]error
+	// proofOf is the kustomization that proves each change; readers the
+	// kustomizations that read each written file; common the files as
+	// they were in both builds.
+	proofOf map[int]*repoindex.Kustomization
+	readers map[string][]*repoindex.Kustomization
+	common  []string
+	fsys    repoindex.ProofFS
+}
+
+// standing reports whether change i's edit stands: written, and failed
+// neither before nor in this proof.
+func (lp *lastProof) standing(i int) bool {
+	return lp.results[i].Changed && lp.results[i].Err == nil && lp.failed[i] == nil
+}
+
+// roots returns the kustomizations to build, in order: those that prove a
+// standing change, and the environments that read a file one wrote.
+func (lp *lastProof) roots() []*repoindex.Kustomization {
 	var roots []*repoindex.Kustomization
 	addRoot := func(k *repoindex.Kustomization) {
 		if k != nil && !slices.Contains(roots, k) {
 			roots = append(roots, k)
 		}
 	}
-	for i := range results {
-		if !standing(i) || proofOf[i] == nil {
+	for i := range lp.results {
+		if !lp.standing(i) || lp.proofOf[i] == nil {
 			continue
 		}
-		addRoot(proofOf[i])
-		for _, f := range wroteBy(i, pl.touched, results) {
-			if _, ok := readers[f]; !ok {
-				readers[f] = a.idx.Readers(f)
+		addRoot(lp.proofOf[i])
+		for _, f := range wroteBy(i, lp.pl.touched, lp.results) {
+			if _, ok := lp.readers[f]; !ok {
+				lp.readers[f] = lp.a.idx.Readers(f)
 			}
-			for _, e := range readers[f] {
-				if a.idx.IsEnv(e) {
+			for _, e := range lp.readers[f] {
+				if lp.a.idx.IsEnv(e) {
 					addRoot(e)
 				}
 			}
 		}
 	}
 	slices.SortFunc(roots, func(x, y *repoindex.Kustomization) int { return strings.Compare(x.Dir, y.Dir) })
-	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: a.abs, Limit: a.limit}
-	asWas := func(files ...[]string) map[string][]byte {
-		out := map[string][]byte{}
-		for _, names := range files {
-			for _, f := range names {
-				if fe := a.files[f]; fe != nil {
-					out[filepath.Join(a.abs, filepath.FromSlash(f))] = fe.orig
-				}
+	return roots
+}
+
+// asWas returns the files, as the base has them, to lay over the tree.
+func (lp *lastProof) asWas(files ...[]string) map[string][]byte {
+	out := map[string][]byte{}
+	for _, names := range files {
+		for _, f := range names {
+			if fe := lp.a.files[f]; fe != nil {
+				out[filepath.Join(lp.a.abs, filepath.FromSlash(f))] = fe.orig
 			}
 		}
-		return out
 	}
-	for _, e := range roots {
-		// own are the changes e proves; others wrote a file e reads and
-		// are proved elsewhere, in no kustomization e includes.
-		var own, others []int
-		var ownFiles, otherFiles []string
-		for i := range results {
-			if !standing(i) || proofOf[i] == nil {
-				continue
-			}
-			files := wroteBy(i, pl.touched, results)
-			switch k := proofOf[i]; {
-			case k == e:
-				own, ownFiles = append(own, i), append(ownFiles, files...)
-			case e.Includes(k):
-			case slices.ContainsFunc(files, func(f string) bool { return slices.Contains(readers[f], e) }):
-				others, otherFiles = append(others, i), append(otherFiles, files...)
-			}
-		}
-		if len(own) == 0 && len(others) == 0 {
+	return out
+}
+
+// prove builds e from the base and from the written tree, and fails the
+// changes to blame when its output differs by more than their values.
+func (lp *lastProof) prove(e *repoindex.Kustomization) {
+	// own are the changes e proves; others wrote a file e reads and are
+	// proved elsewhere, in no kustomization e includes.
+	var own, others []int
+	var ownFiles, otherFiles []string
+	for i := range lp.results {
+		if !lp.standing(i) || lp.proofOf[i] == nil {
 			continue
 		}
-		// Every change may show its own values on its own objects; those
-		// e proves must.
-		var exps, siblings []expectation
-		for _, i := range own {
-			exps = append(exps, pl.exps[i])
-			exps = append(exps, pl.exps[i].also...)
+		files := wroteBy(i, lp.pl.touched, lp.results)
+		switch k := lp.proofOf[i]; {
+		case k == e:
+			own, ownFiles = append(own, i), append(ownFiles, files...)
+		case e.Includes(k):
+		case slices.ContainsFunc(files, func(f string) bool { return slices.Contains(lp.readers[f], e) }):
+			others, otherFiles = append(others, i), append(otherFiles, files...)
 		}
-		for _, i := range append(sharing(ownFiles, pl.touched, results), others...) {
-			if !slices.Contains(own, i) && failed[i] == nil && pl.exps[i].change.Target.Name != "" {
-				siblings = append(siblings, pl.exps[i])
-				siblings = append(siblings, pl.exps[i].also...)
+	}
+	if len(own) == 0 && len(others) == 0 {
+		return
+	}
+	// Every change may show its own values on its own objects; those e
+	// proves must.
+	var exps, siblings []expectation
+	for _, i := range own {
+		exps = append(exps, lp.pl.exps[i])
+		exps = append(exps, lp.pl.exps[i].also...)
+	}
+	for _, i := range append(sharing(ownFiles, lp.pl.touched, lp.results), others...) {
+		if !slices.Contains(own, i) && lp.failed[i] == nil && lp.pl.exps[i].change.Target.Name != "" {
+			siblings = append(siblings, lp.pl.exps[i])
+			siblings = append(siblings, lp.pl.exps[i].also...)
+		}
+	}
+	edir := filepath.Join(lp.a.abs, filepath.FromSlash(e.Dir))
+	err := lp.a.checkExternal(e.Dir)
+	var base, now map[string]map[string]any
+	if err == nil {
+		lp.fsys.Files = lp.asWas(lp.common, ownFiles, otherFiles)
+		if base, err = build(lp.fsys, edir); err != nil {
+			err = fmt.Errorf("does not build from the base: %w", err)
+		}
+	}
+	if err == nil {
+		lp.fsys.Files = lp.asWas(lp.common)
+		if now, err = build(lp.fsys, edir); err != nil {
+			err = fmt.Errorf("does not build from the written tree: %w", err)
+		}
+	}
+	if err == nil {
+		err = compareBuilds(base, now, exps, siblings)
+	}
+	if err == nil {
+		return
+	}
+	blame := own
+	if len(others) > 0 {
+		blame = others
+		if len(own) > 0 && base != nil && now != nil {
+			// Both wrote what e reads: with the others' files as they
+			// were, e shows the difference of its own changes.
+			lp.fsys.Files = lp.asWas(lp.common, otherFiles)
+			mid, merr := build(lp.fsys, edir)
+			if merr == nil {
+				merr = compareBuilds(base, mid, exps, siblings)
+			}
+			if merr != nil {
+				blame = own
 			}
 		}
-		edir := filepath.Join(a.abs, filepath.FromSlash(e.Dir))
-		final := asWas(common)
-		err := a.checkExternal(e.Dir)
-		var base, now map[string]map[string]any
-		if err == nil {
-			fsys.Files = asWas(common, ownFiles, otherFiles)
-			if base, err = build(fsys, edir); err != nil {
-				err = fmt.Errorf("does not build from the base: %w", err)
-			}
-		}
-		if err == nil {
-			fsys.Files = final
-			if now, err = build(fsys, edir); err != nil {
-				err = fmt.Errorf("does not build from the written tree: %w", err)
-			}
-		}
-		if err == nil {
-			err = compareBuilds(base, now, exps, siblings)
-		}
-		if err == nil {
-			continue
-		}
-		blame := own
-		if len(others) > 0 {
-			blame = others
-			if len(own) > 0 && base != nil && now != nil {
-				// Both wrote what e reads: with the others' files as
-				// they were, e shows the difference of its own changes.
-				fsys.Files = asWas(common, otherFiles)
-				mid, merr := build(fsys, edir)
-				if merr == nil {
-					merr = compareBuilds(base, mid, exps, siblings)
-				}
-				if merr != nil {
-					blame = own
-				}
-			}
-		}
-		if len(own) > 0 && slices.Equal(blame, own) {
-			err = fmt.Errorf("%s, built from the written tree and from the base: %w", e.File, err)
-		} else {
-			err = fmt.Errorf("%s also reads %s, and built from the written tree its output is not the base's: %w",
-				e.File, strings.Join(slices.Compact(slices.Sorted(slices.Values(otherFiles))), ", "), err)
-		}
-		for _, i := range blame {
-			if failed[i] == nil {
-				failed[i] = err
-			}
+	}
+	if len(own) > 0 && slices.Equal(blame, own) {
+		err = fmt.Errorf("%s, built from the written tree and from the base: %w", e.File, err)
+	} else {
+		err = fmt.Errorf("%s also reads %s, and built from the written tree its output is not the base's: %w",
+			e.File, strings.Join(slices.Compact(slices.Sorted(slices.Values(otherFiles))), ", "), err)
+	}
+	for _, i := range blame {
+		if lp.failed[i] == nil {
+			lp.failed[i] = err
 		}
 	}
 }
