@@ -34,14 +34,16 @@ type Found struct {
 // release name and namespace, and values) for its lifetime, one run, so
 // that asking again renders nothing. It is safe for concurrent use.
 type Finder struct {
+	engine   Engine
 	mu       sync.Mutex
 	releases map[releaseKey]*analysis
 	renders  atomic.Int64
 }
 
-// NewFinder returns a Finder that has rendered nothing.
-func NewFinder() *Finder {
-	return &Finder{releases: map[releaseKey]*analysis{}}
+// NewFinder returns a Finder that renders with e and has rendered
+// nothing.
+func NewFinder(e Engine) *Finder {
+	return &Finder{engine: e, releases: map[releaseKey]*analysis{}}
 }
 
 // Renders returns how many times the Finder has run the template engine.
@@ -219,7 +221,7 @@ func (f *Finder) load(ctx context.Context, r Release, a *analysis) error {
 	var objects []Object
 	if err == nil {
 		f.renders.Add(1)
-		objects, err = render(ctx, r, ch, r.Values, asInstalled)
+		objects, err = f.engine.render(ctx, r, ch, r.Values, asInstalled)
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
@@ -342,14 +344,14 @@ func (p *probeRun) set(ctx context.Context, candidates []Path, failing bool) (bo
 func (p *probeRun) try(ctx context.Context, candidates []Path) (culprits []int, err error) {
 	values, ps := p.build(p.a.probing.values, candidates)
 	p.f.renders.Add(1)
-	objects, err := render(ctx, p.r, p.a.probing.chart, values, forProbes)
+	objects, err := p.f.engine.render(ctx, p.r, p.a.probing.chart, values, forProbes)
 	if err != nil && p.a.probing.chart != p.a.probing.full && missingTemplate(err) && p.left > 0 {
 		// A template left out defines or is included after all: the
 		// whole chart is rendered from now on.
 		p.a.probing.chart, p.a.wholeChart = p.a.probing.full, true
 		p.left--
 		p.f.renders.Add(1)
-		objects, err = render(ctx, p.r, p.a.probing.chart, values, forProbes)
+		objects, err = p.f.engine.render(ctx, p.r, p.a.probing.chart, values, forProbes)
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, ctxErr

@@ -56,6 +56,7 @@ type options struct {
 	charts      helmsource.ChartFetcher
 	repoURL     string
 	keys        *helm.Finder
+	engine      helm.Engine
 	deployers   []repoindex.External
 	cluster     string
 	// again marks the second pass of Apply, for the changes the first

@@ -233,7 +233,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	out.Skipped = idx.Skipped
 	a := &applier{
 		fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize, abs: abs,
-		keys: o.keys, builds: map[string]map[string]map[string]any{},
+		keys: o.keys, builds: map[string]map[string]map[string]any{}, charts: o.engine,
 	}
 	a.Sources = &helmsource.Sources{
 		Index: idx, FS: r.FS(), Limit: o.maxFileSize, Charts: o.charts, RepoURL: o.repoURL,
@@ -241,7 +241,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		Edits: a,
 	}
 	if a.keys == nil {
-		a.keys = helm.NewFinder()
+		a.keys = helm.NewFinder(o.engine)
 	}
 	refs, finds, pending, err := resolveAll(ctx, idx, changes, dir, out.Results)
 	if err != nil {
@@ -672,6 +672,9 @@ type applier struct {
 	// environments built without edits, once in this run.
 	keys   *helm.Finder
 	builds map[string]map[string]map[string]any
+	// charts renders the Helm releases: where, with which capabilities,
+	// within how long.
+	charts helm.Engine
 }
 
 // FileEdits returns the bytes of a file the run has opened, as edited and
