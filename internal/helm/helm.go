@@ -112,8 +112,8 @@ const (
 	LimitsMemory   Field = "limits.memory"
 )
 
-// Fields are the fields Keys looks for, in order.
-var Fields = []Field{RequestsCPU, RequestsMemory, LimitsCPU, LimitsMemory}
+// Fields returns the fields Keys looks for, in order.
+func Fields() []Field { return []Field{RequestsCPU, RequestsMemory, LimitsCPU, LimitsMemory} }
 
 // Container names one container of a rendered workload. Namespace ""
 // is the release's.

@@ -154,7 +154,7 @@ func (f *Finder) Keys(ctx context.Context, r Release, want []Container) ([]Found
 		}
 		a.mappingsProbed = true
 	}
-	if needed := a.needKeys(located, a.scalarsProbed, Fields); len(needed) > 0 {
+	if needed := a.needKeys(located, a.scalarsProbed, Fields()); len(needed) > 0 {
 		if err := f.ready(ctx, r, a); err != nil {
 			return nil, err
 		}
@@ -173,7 +173,7 @@ func (f *Finder) Keys(ctx context.Context, r Release, want []Container) ([]Found
 	// chart reads hundreds of such paths, while a resources mapping the
 	// values do not hold is nearly always under one they do, which the
 	// first phase wrote it into.
-	if needed := a.needKeys(located, a.unsetProbed, requestFields); len(needed) > 0 {
+	if needed := a.needKeys(located, a.unsetProbed, requestFields()); len(needed) > 0 {
 		if err := f.ready(ctx, r, a); err != nil {
 			return nil, err
 		}
@@ -431,8 +431,9 @@ func (a *analysis) record(rendered []podContainer, ids []containerID, ps *probes
 	var order []string
 	hits := map[string][]hit{}
 	keys := map[string]Path{}
+	fields := Fields()
 	for i, c := range rendered {
-		for _, field := range Fields {
+		for _, field := range fields {
 			v, ok := resourceValue(c.body, field)
 			if !ok {
 				continue
@@ -489,9 +490,9 @@ func (a *analysis) note(id containerID, field Field, fd finding) {
 	fields[field] = fd
 }
 
-// requestFields are the fields a container must have keys for: a limit
-// that no key sets is left out without an error.
-var requestFields = []Field{RequestsCPU, RequestsMemory}
+// requestFields returns the fields a container must have keys for: a
+// limit that no key sets is left out without an error.
+func requestFields() []Field { return []Field{RequestsCPU, RequestsMemory} }
 
 // needKeys returns the located containers that have one of fields
 // without a key of their own, and that are not in probed, the
@@ -541,14 +542,14 @@ func (a *analysis) result(r Release, w Container, c *podContainer) Found {
 	out.Keys = Keys{}
 	var noKey []string
 	var errs []error
-	for _, field := range Fields {
+	for _, field := range Fields() {
 		fd, ok := a.found[c.id][field]
 		switch {
 		case ok && len(fd.also) == 0:
 			out.Keys[field] = fd.key
 		case ok:
 			errs = append(errs, fmt.Errorf("%s: %w: %s also sets %s", field, ErrSharedKey, fd.key, containerList(fd.also)))
-		case slices.Contains(requestFields, field):
+		case slices.Contains(requestFields(), field):
 			noKey = append(noKey, string(field))
 		}
 	}
