@@ -62,6 +62,8 @@ type options struct {
 	// again marks the second pass of Apply, for the changes the first
 	// undid only because they shared a file with one that failed.
 	again bool
+	// stepHook, when a test sets it, is called after each step of Apply.
+	stepHook stepHook
 }
 
 // WithMode sets the run's mode; a Change's own Mode overrides it.

@@ -285,7 +285,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	}
 
 	a.oneSource(changes, refs, finds, out.Results, pl.touched)
-	hook(stepPlaced, a, pl.touched, r)
+	o.hook(stepPlaced, a, pl.touched, r)
 	if err := a.prove(ctx, root, pl.proofs, pl.exps, pl.touched, out.Results); err != nil {
 		return nil, err
 	}
@@ -295,11 +295,11 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	if err := a.proveDeployers(ctx, out.Results); err != nil {
 		return nil, err
 	}
-	hook(stepProved, a, pl.touched, r)
+	o.hook(stepProved, a, pl.touched, r)
 	if out.Files, err = a.write(r); err != nil {
 		return nil, err
 	}
-	hook(stepWritten, a, pl.touched, r)
+	o.hook(stepWritten, a, pl.touched, r)
 	// The releases are rendered once more from what was written: the
 	// edits in memory are the files on disk, which finalProof checks.
 	if err := hp.proveHelm(ctx, held, changes, pending, out.Results); err != nil {
@@ -336,10 +336,10 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	return out, nil
 }
 
-// hook calls testHookStep, when a test set it.
-func hook(step string, a *applier, touched [][]string, r *os.Root) {
-	if testHookStep != nil {
-		testHookStep(step, a, touched, r)
+// hook calls the step hook of withStepHook, when a test set one.
+func (o *options) hook(step string, a *applier, touched [][]string, r *os.Root) {
+	if o.stepHook != nil {
+		o.stepHook(step, a, touched, r)
 	}
 }
 
