@@ -116,7 +116,7 @@ func TestEndToEndAppTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := helmrender.Render(ctx, helmrender.Release{Name: "atuin", Namespace: "media", Chart: ch, Values: hr.Spec.Values})
+	objs, err := helmrender.Engine{}.Render(ctx, helmrender.Release{Name: "atuin", Namespace: "media", Chart: ch, Values: hr.Spec.Values})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -467,7 +467,7 @@ func (r helmRelease) render(t *testing.T, root string) []helmrender.Object {
 	if err != nil {
 		t.Fatalf("loading %s: %v", r.chart, err)
 	}
-	objs, err := helmrender.Render(t.Context(), helmrender.Release{Name: r.name, Namespace: r.namespace, Chart: ch, Values: helmrender.Merge(r.values...)})
+	objs, err := helmrender.Engine{}.Render(t.Context(), helmrender.Release{Name: r.name, Namespace: r.namespace, Chart: ch, Values: helmrender.Merge(r.values...)})
 	if err != nil {
 		t.Fatalf("rendering release %s/%s: %v", r.namespace, r.name, err)
 	}

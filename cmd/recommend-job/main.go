@@ -20,7 +20,7 @@ import (
 
 // renderCommand is the hidden command that makes the binary a render
 // process, in which a run renders each chart within limits
-// (helmrender.Isolate). It is not for people: it reads its request from stdin.
+// (helmrender.Isolation). It is not for people: it reads its request from stdin.
 const renderCommand = "__render-chart"
 
 func main() {

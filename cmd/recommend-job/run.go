@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -33,6 +34,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/memlimit"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/record"
+	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/report"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
@@ -97,14 +99,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.ErrorContext(ctx, "cannot find the job's binary to render charts with", "error", err)
 		return exitFailed
 	}
-	helmrender.Isolate(exe, []string{renderCommand}, cfg.Parsed.RenderLimits)
+	charts := helmrender.Engine{Isolation: helmrender.Isolation{Command: exe, Args: []string{renderCommand}, Limits: cfg.Parsed.RenderLimits}}
 	// Charts render as the cluster's helm-controller or Argo CD renders
 	// them: its version (a chart's kubeVersion is checked) and API versions.
 	if c, err := clusterOf(w.cached); err != nil {
 		log.WarnContext(ctx, "charts render with Helm's default capabilities", "error", err)
 	} else {
-		helmrender.UseCluster(c)
+		charts.Cluster = c
 	}
+	w.job.RenderOptions = append(slices.Clip(w.job.RenderOptions), render.WithHelmEngine(charts))
 	rep, err := job.Run(runCtx, w.job, w.collector, usage.NewReader(w.prometheus, cfg.UsageOptions(log)...), log)
 	if err != nil {
 		rep.Failed = err.Error()

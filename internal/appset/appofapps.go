@@ -16,8 +16,8 @@ import (
 // Argo CD Applications (an app of apps, as argocd-example-apps' apps/)
 // with their own values, and returns those Applications, in the
 // namespace Argo CD keeps them in unless they name one. A chart that does
-// not render is named in Unsupported.
-func AppsOfApps(ctx context.Context, fsys fs.FS, limit int64) (Generated, error) {
+// not render is named in Unsupported. The charts render with engine.
+func AppsOfApps(ctx context.Context, fsys fs.FS, limit int64, engine helm.Engine) (Generated, error) {
 	var charts []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -42,7 +42,7 @@ func AppsOfApps(ctx context.Context, fsys fs.FS, limit int64) (Generated, error)
 		ch, err := helm.LoadDir(fsys, dir)
 		var objs []helm.Object
 		if err == nil {
-			objs, err = helm.Render(ctx, helm.Release{Name: path.Base(dir), Namespace: ArgoNamespace, Chart: ch})
+			objs, err = engine.Render(ctx, helm.Release{Name: path.Base(dir), Namespace: ArgoNamespace, Chart: ch})
 		}
 		if err != nil {
 			out.Unsupported = append(out.Unsupported, fmt.Sprintf("the app of apps chart %s: %v", dir, err))

@@ -21,12 +21,12 @@ type UtilizationTarget struct {
 // probed, and the one whose probe comes out there sets it. It wraps
 // ErrNoKey when none does, as when the template writes a number of its
 // own.
-func UtilizationKey(ctx context.Context, r Release, target UtilizationTarget) (Path, error) {
+func (e Engine) UtilizationKey(ctx context.Context, r Release, target UtilizationTarget) (Path, error) {
 	ch, err := releaseChart(r)
 	if err != nil {
 		return nil, err
 	}
-	objects, err := render(ctx, r, ch, r.Values, asInstalled)
+	objects, err := e.render(ctx, r, ch, r.Values, asInstalled)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func UtilizationKey(ctx context.Context, r Release, target UtilizationTarget) (P
 	}
 	for i, group := range groups {
 		values, ps := scalarProbeValues(coalesced, group)
-		probed, err := render(ctx, r, ch, values, asInstalled)
+		probed, err := e.render(ctx, r, ch, values, asInstalled)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -30,7 +30,7 @@ func BenchmarkKeys100Releases(b *testing.B) {
 	renders := 0
 	start := time.Now()
 	for b.Loop() {
-		f := NewFinder()
+		f := NewFinder(testEngine())
 		for i, r := range rs {
 			found, err := f.Keys(ctx, r, wants[i])
 			if err != nil {

@@ -34,7 +34,7 @@ func TestWithDefaults(t *testing.T) {
 		t.Error("the chart with other defaults has the same digest")
 	}
 	replicas := func(c *Chart) any {
-		objs, err := Render(context.Background(), Release{Name: "app", Namespace: "ns", Chart: c})
+		objs, err := testEngine().Render(context.Background(), Release{Name: "app", Namespace: "ns", Chart: c})
 		if err != nil {
 			t.Fatal(err)
 		}

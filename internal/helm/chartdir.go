@@ -87,7 +87,7 @@ func loadDir(fsys fs.FS, dir string, seen []string, remote remoteFetch) (*Chart,
 const maxDependencyDepth = 8
 
 // utf8BOM is dropped from the start of files, as helm does.
-var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+const utf8BOM = "\xEF\xBB\xBF"
 
 // readChartDir reads the files of the chart directory dir that
 // .helmignore keeps, named relative to dir, within MaxChartDirBytes.
@@ -139,7 +139,7 @@ func readChartDir(fsys fs.FS, dir string) ([]*archive.BufferedFile, error) {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", name, err)
 		}
-		data = bytes.TrimPrefix(data, utf8BOM)
+		data = bytes.TrimPrefix(data, []byte(utf8BOM))
 		files = append(files, &archive.BufferedFile{Name: name, ModTime: info.ModTime(), Data: data})
 		return nil
 	})

@@ -2,7 +2,6 @@ package helm
 
 import (
 	"fmt"
-	"sync/atomic"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
@@ -10,7 +9,8 @@ import (
 )
 
 // Cluster is what a chart's templates see of the cluster as
-// .Capabilities, as helm-controller and Argo CD give it to them.
+// .Capabilities, as helm-controller and Argo CD give it to them
+// (Engine.Cluster).
 type Cluster struct {
 	// KubeVersion is the apiserver's version, e.g. v1.31.2.
 	KubeVersion string
@@ -18,14 +18,6 @@ type Cluster struct {
 	// and each with its kinds (apps/v1/Deployment), as Helm lists them.
 	APIVersions []string
 }
-
-// cluster is what renders take as capabilities; nil is Helm's defaults.
-var cluster atomic.Pointer[Cluster]
-
-// UseCluster makes every later render see c as .Capabilities, and refuse
-// a chart whose kubeVersion excludes c's version; nil goes back to Helm's
-// defaults, with which no kubeVersion is checked.
-func UseCluster(c *Cluster) { cluster.Store(c) }
 
 // capabilitiesOf is c as Helm's capabilities.
 func capabilitiesOf(c *Cluster) (*common.Capabilities, error) {

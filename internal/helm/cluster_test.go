@@ -9,10 +9,11 @@ import (
 )
 
 // TestRenderWithTheCluster renders a chart whose templates read
-// .Capabilities and whose kubeVersion sets a floor: with the cluster of
-// UseCluster they see its version and API versions, in this process and
-// in a render process alike, and a cluster below the floor refuses the
-// chart; without one, Helm's defaults and no check.
+// .Capabilities and whose kubeVersion sets a floor: with the Engine's
+// cluster they see its version and API versions, in this process and in
+// a render process alike, and a cluster below the floor refuses the
+// chart; without one, Helm's defaults and no check. The cases run at the
+// same time: each Engine's cluster is its own.
 func TestRenderWithTheCluster(t *testing.T) {
 	files := helmtest.Resources()
 	files["Chart.yaml"] = strings.Replace(files["Chart.yaml"], "version:", "kubeVersion: \">=1.30.0-0\"\nversion:", 1)
@@ -51,13 +52,13 @@ data:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := testEngine()
 			if tt.isolate {
-				isolate(t, DefaultLimits)
+				e = isolatedEngine(DefaultLimits())
 			}
-			prev := cluster.Load()
-			UseCluster(tt.cluster)
-			t.Cleanup(func() { UseCluster(prev) })
-			objects, err := Render(context.Background(), Release{Name: "shop", Namespace: "prod", Chart: ch,
+			e.Cluster = tt.cluster
+			objects, err := e.Render(context.Background(), Release{Name: "shop", Namespace: "prod", Chart: ch,
 				Values: map[string]any{"podLabels": map[string]any{"team": "checkout"}}})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

@@ -38,7 +38,7 @@ func TestLoaderLoadDirFetchesRemoteDependencies(t *testing.T) {
 	}
 	names := func(ch *Chart) []string {
 		t.Helper()
-		objs, err := Render(t.Context(), Release{Name: "app", Namespace: "shop", Chart: ch})
+		objs, err := testEngine().Render(t.Context(), Release{Name: "app", Namespace: "shop", Chart: ch})
 		if err != nil {
 			t.Fatalf("render: %v", err)
 		}
@@ -77,7 +77,7 @@ func TestLoaderLoadDirFetchesRemoteDependencies(t *testing.T) {
 	}
 	if plain, err := LoadDir(fsys, "charts/app"); err != nil || plain.Digest == first.Digest {
 		t.Errorf("LoadDir without the Loader: %v; want the chart, with a digest of its own", err)
-	} else if _, err := Render(t.Context(), Release{Name: "app", Namespace: "shop", Chart: plain}); err == nil ||
+	} else if _, err := testEngine().Render(t.Context(), Release{Name: "app", Namespace: "shop", Chart: plain}); err == nil ||
 		!strings.Contains(err.Error(), "declares dependency cache, which is not in its charts/ directory") {
 		t.Errorf("rendering without the dependency: %v, want it refused", err)
 	}

@@ -5,7 +5,9 @@
 // chart repository or OCI registry (Loader.Fetch), each loaded once per
 // run, or from files (NewChart). A Release is a chart, a release name and
 // namespace, and its values as Helm would merge them from every layer
-// (Merge). Render renders a release as helm template does.
+// (Merge). An Engine says how charts render (in this process or in a
+// render process of the job's binary, with which capabilities, within how
+// long); Engine.Render renders a release as helm template does.
 //
 // Finder.Keys renders a release once with its values, then once more with
 // a distinct probe quantity written under every candidate key at the same

@@ -42,7 +42,8 @@ type Chart struct {
 	Digest string
 
 	chart *chartv2.Chart
-	// stalled is set once a render of the chart ran past MaxRenderTime.
+	// stalled is set once a render of the chart reached a limit (an
+	// Engine's MaxTime, an Isolation's Limits).
 	stalled atomic.Pointer[error]
 	// unchecked lists the values schemas its renders could not check.
 	mu        sync.Mutex
@@ -111,8 +112,8 @@ const (
 	LimitsMemory   Field = "limits.memory"
 )
 
-// Fields are the fields Keys looks for, in order.
-var Fields = []Field{RequestsCPU, RequestsMemory, LimitsCPU, LimitsMemory}
+// Fields returns the fields Keys looks for, in order.
+func Fields() []Field { return []Field{RequestsCPU, RequestsMemory, LimitsCPU, LimitsMemory} }
 
 // Container names one container of a rendered workload. Namespace ""
 // is the release's.

@@ -13,7 +13,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Limits bound one render of a chart in a child process (Isolate).
+// Limits bound one render of a chart in a render process (Isolation).
 type Limits struct {
 	// Memory bounds the child's data segment (RLIMIT_DATA), where Go
 	// keeps its heap; the Go runtime itself takes some 80 MiB of it.
@@ -33,39 +32,33 @@ type Limits struct {
 	Output int64
 }
 
-// DefaultLimits are the limits of a render unless the run says otherwise:
-// with a run's own memory they fit a job limited to 512Mi.
-var DefaultLimits = Limits{Memory: 256 << 20, CPU: 30 * time.Second, Output: 8 << 20}
+// DefaultLimits returns the limits of a render unless the run says
+// otherwise: with a run's own memory they fit a job limited to 512Mi.
+func DefaultLimits() Limits {
+	return Limits{Memory: 256 << 20, CPU: 30 * time.Second, Output: 8 << 20}
+}
 
 // errLimit means a render was stopped at one of its limits: the chart is
 // not rendered again in the run.
 var errLimit = errors.New("render limit reached")
 
-// isolated is the child process every render runs in, nil to render in
-// this process.
-var isolated atomic.Pointer[child]
-
-// child is a program that renders a chart when started, ServeRender
-// being its body, and the limits it is given.
-type child struct {
-	command string
-	args    []string
-	limits  Limits
-}
-
-// Isolate makes every later render of this process run in a child
-// process, command with args, whose body is ServeRender: the job's own
-// binary with a hidden command. A chart's templates are then bounded in
-// memory, processor time and output by limits, and in time by
-// MaxRenderTime, after which the child is killed: a chart that reaches a
-// limit fails its release alone. Helm's engine stops for none of these in
-// this process. Renders run in this process again when command is "".
-func Isolate(command string, args []string, limits Limits) {
-	if command == "" {
-		isolated.Store(nil)
-		return
-	}
-	isolated.Store(&child{command: command, args: slices.Clone(args), limits: limits})
+// Isolation is the render process in which each render of an Engine
+// runs: a program, Command with Args, whose body is ServeRender (the
+// job's own binary with a hidden command), and the Limits it is given. A
+// chart's templates are then bounded in memory, processor time and
+// output by Limits, and in time by the Engine's MaxTime, after which the
+// process is killed: a chart that reaches a limit fails its release
+// alone. Helm's engine stops for none of these in the job's own process.
+// The zero Isolation (Command "") renders in the job's own process.
+type Isolation struct {
+	// Command is the program to start, the job's own binary; "" renders
+	// in this process.
+	Command string
+	// Args are the arguments that make Command a render process; the
+	// limits are added after them.
+	Args []string
+	// Limits bound each render.
+	Limits Limits
 }
 
 // renderRequest is what a child renders: the chart with values above its
@@ -136,24 +129,25 @@ func (w *wireChart) chart() *chartv2.Chart {
 	return ch
 }
 
-// render renders ch in a new child process within MaxRenderTime.
-func (c *child) render(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool, cl *Cluster) (map[string]string, []string, error) {
+// render renders ch in a new render process within maxTime, with cl as
+// its capabilities.
+func (c Isolation) render(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool, cl *Cluster, maxTime time.Duration) (map[string]string, []string, error) {
 	var in bytes.Buffer
 	req := renderRequest{Chart: toWire(ch), Values: values, Name: options.Name, Namespace: options.Namespace, Validate: validate, Cluster: cl}
 	if err := gob.NewEncoder(&in).Encode(&req); err != nil {
 		return nil, nil, fmt.Errorf("encoding the chart for its render process: %w", err)
 	}
-	renderCtx, cancel := context.WithTimeout(ctx, MaxRenderTime)
+	renderCtx, cancel := context.WithTimeout(ctx, maxTime)
 	defer cancel()
-	args := append(slices.Clone(c.args),
-		fmt.Sprintf("--memory=%d", c.limits.Memory),
-		fmt.Sprintf("--cpu=%d", int64(c.limits.CPU.Round(time.Second)/time.Second)),
-		fmt.Sprintf("--output=%d", c.limits.Output))
-	cmd := exec.CommandContext(renderCtx, c.command, args...)
+	args := append(slices.Clone(c.Args),
+		fmt.Sprintf("--memory=%d", c.Limits.Memory),
+		fmt.Sprintf("--cpu=%d", int64(c.Limits.CPU.Round(time.Second)/time.Second)),
+		fmt.Sprintf("--output=%d", c.Limits.Output))
+	cmd := exec.CommandContext(renderCtx, c.Command, args...)
 	cmd.Stdin = &in
 	// The answer holds the output and its encoding: a little above the
 	// output limit, which the child checks first.
-	out := &cappedBuffer{limit: c.limits.Output + c.limits.Output/8 + 64<<10}
+	out := &cappedBuffer{limit: c.Limits.Output + c.Limits.Output/8 + 64<<10}
 	// Go's runtime says why it died first, a trace of every goroutine
 	// after.
 	errHead := &headBuffer{size: 4 << 10}
@@ -164,10 +158,10 @@ func (c *child) render(ctx context.Context, ch *chartv2.Chart, values map[string
 		return nil, nil, err
 	}
 	if renderCtx.Err() != nil {
-		return nil, nil, fmt.Errorf("%w (%s)", errStalled, MaxRenderTime)
+		return nil, nil, fmt.Errorf("%w (%s)", errStalled, maxTime)
 	}
 	if out.over {
-		return nil, nil, fmt.Errorf("%w: its output, above %s", errLimit, quantity(c.limits.Output))
+		return nil, nil, fmt.Errorf("%w: its output, above %s", errLimit, quantity(c.Limits.Output))
 	}
 	if runErr != nil {
 		return nil, nil, c.failure(cmd.ProcessState, runErr, errHead.String())
@@ -188,15 +182,15 @@ func (c *child) render(ctx context.Context, ch *chartv2.Chart, values map[string
 // failure says why a render process failed: the limit it reached, from
 // what Go's runtime writes when its memory runs out and from the
 // processor time the kernel counted, or else how it ended.
-func (c *child) failure(state *os.ProcessState, err error, stderr string) error {
+func (c Isolation) failure(state *os.ProcessState, err error, stderr string) error {
 	// A thread's stack counts in the data limit too: a thread that cannot
 	// be started ran out of the same memory.
 	if strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") ||
 		strings.Contains(stderr, "pthread_create failed") || strings.Contains(stderr, "failed to create new OS thread") {
-		return fmt.Errorf("%w: its memory, %s", errLimit, quantity(c.limits.Memory))
+		return fmt.Errorf("%w: its memory, %s", errLimit, quantity(c.Limits.Memory))
 	}
-	if state != nil && c.limits.CPU > 0 && state.UserTime()+state.SystemTime() >= c.limits.CPU-time.Second/2 {
-		return fmt.Errorf("%w: its processor time, %s", errLimit, c.limits.CPU)
+	if state != nil && c.Limits.CPU > 0 && state.UserTime()+state.SystemTime() >= c.Limits.CPU-time.Second/2 {
+		return fmt.Errorf("%w: its processor time, %s", errLimit, c.Limits.CPU)
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(stderr), "\n")
 	if line == "" {
@@ -242,7 +236,7 @@ func (b *headBuffer) Write(p []byte) (int, error) {
 
 func (b *headBuffer) String() string { return string(b.buf) }
 
-// ServeRender is the body of a render process (Isolate): it takes its
+// ServeRender is the body of a render process (Isolation): it takes its
 // limits from args (--memory, --cpu and --output, in bytes and seconds)
 // before it reads anything, renders the request it reads from in and
 // writes the answer to out. It returns the process's exit code.

@@ -24,18 +24,23 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == renderCommand {
 		os.Exit(ServeRender(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	if os.Getenv(isolateEnv) == "1" {
-		Isolate(os.Args[0], []string{renderCommand}, DefaultLimits)
-	}
 	os.Exit(m.Run())
 }
 
-// isolate runs the test's renders in render processes with limits.
-func isolate(t *testing.T, limits Limits) {
-	t.Helper()
-	prev := isolated.Load()
-	Isolate(os.Args[0], []string{renderCommand}, limits)
-	t.Cleanup(func() { isolated.Store(prev) })
+// testEngine is the Engine of the package's tests: Helm's defaults in
+// this process, or, when isolateEnv is 1, every render in a render
+// process of the test binary.
+func testEngine() Engine {
+	if os.Getenv(isolateEnv) == "1" {
+		return isolatedEngine(DefaultLimits())
+	}
+	return Engine{}
+}
+
+// isolatedEngine renders in render processes of the test binary with
+// limits.
+func isolatedEngine(limits Limits) Engine {
+	return Engine{Isolation: Isolation{Command: os.Args[0], Args: []string{renderCommand}, Limits: limits}}
 }
 
 // TestIsolatedRender renders in a render process what renders in this
@@ -45,12 +50,12 @@ func TestIsolatedRender(t *testing.T) {
 	files["templates/fail.yaml"] = `{{ if .Values.fail }}{{ fail "refused: fail is set" }}{{ end }}`
 	r := Release{Name: "shop", Namespace: "prod", Chart: testChart(t, files),
 		Values: map[string]any{"podLabels": map[string]any{"team": "checkout"}, "gone": nil, "replicas": int64(7000000001)}}
-	want, err := Render(context.Background(), r)
+	want, err := Engine{}.Render(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	isolate(t, DefaultLimits)
-	got, err := Render(context.Background(), r)
+	isolated := isolatedEngine(DefaultLimits())
+	got, err := isolated.Render(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +63,7 @@ func TestIsolatedRender(t *testing.T) {
 		t.Errorf("isolated render differs from the render in this process (-want +got):\n%s", diff)
 	}
 	r.Values = map[string]any{"fail": true}
-	if _, err := Render(context.Background(), r); !errors.Is(err, ErrRender) || !strings.Contains(err.Error(), "refused: fail is set") {
+	if _, err := isolated.Render(context.Background(), r); !errors.Is(err, ErrRender) || !strings.Contains(err.Error(), "refused: fail is set") {
 		t.Errorf("isolated render of a failing chart = %v, want ErrRender with the chart's message", err)
 	}
 }
@@ -85,16 +90,13 @@ func TestIsolatedLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			isolate(t, limits)
-			if tt.time > 0 {
-				defer func(d time.Duration) { MaxRenderTime = d }(MaxRenderTime)
-				MaxRenderTime = tt.time
-			}
+			e := isolatedEngine(limits)
+			e.MaxTime = tt.time
 			files := helmtest.Resources()
 			files["templates/bomb.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n  " + tt.template + "\n"
 			bomb := Release{Name: "web", Namespace: "shop", Chart: testChart(t, files)}
 			start := time.Now()
-			_, err := Render(context.Background(), bomb)
+			_, err := e.Render(context.Background(), bomb)
 			if !errors.Is(err, ErrRender) || !errors.Is(err, errLimit) || !strings.Contains(err.Error(), tt.want) ||
 				!strings.Contains(err.Error(), "release shop/web, chart") {
 				t.Fatalf("Render = %v, want ErrRender naming the release and %q", err, tt.want)
@@ -103,10 +105,10 @@ func TestIsolatedLimits(t *testing.T) {
 				t.Errorf("Render took %s", took)
 			}
 			start = time.Now()
-			if _, again := Render(context.Background(), bomb); !errors.Is(again, errLimit) || time.Since(start) > time.Second {
+			if _, again := e.Render(context.Background(), bomb); !errors.Is(again, errLimit) || time.Since(start) > time.Second {
 				t.Errorf("Render of the same chart again = %v after %s, want the limit at once", again, time.Since(start))
 			}
-			if _, err := Render(context.Background(), Release{Name: "web", Namespace: "shop", Chart: testChart(t, helmtest.Resources())}); err != nil {
+			if _, err := e.Render(context.Background(), Release{Name: "web", Namespace: "shop", Chart: testChart(t, helmtest.Resources())}); err != nil {
 				t.Errorf("Render of another chart: %v", err)
 			}
 		})

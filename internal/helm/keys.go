@@ -34,14 +34,16 @@ type Found struct {
 // release name and namespace, and values) for its lifetime, one run, so
 // that asking again renders nothing. It is safe for concurrent use.
 type Finder struct {
+	engine   Engine
 	mu       sync.Mutex
 	releases map[releaseKey]*analysis
 	renders  atomic.Int64
 }
 
-// NewFinder returns a Finder that has rendered nothing.
-func NewFinder() *Finder {
-	return &Finder{releases: map[releaseKey]*analysis{}}
+// NewFinder returns a Finder that renders with e and has rendered
+// nothing.
+func NewFinder(e Engine) *Finder {
+	return &Finder{engine: e, releases: map[releaseKey]*analysis{}}
 }
 
 // Renders returns how many times the Finder has run the template engine.
@@ -152,7 +154,7 @@ func (f *Finder) Keys(ctx context.Context, r Release, want []Container) ([]Found
 		}
 		a.mappingsProbed = true
 	}
-	if needed := a.needKeys(located, a.scalarsProbed, Fields); len(needed) > 0 {
+	if needed := a.needKeys(located, a.scalarsProbed, Fields()); len(needed) > 0 {
 		if err := f.ready(ctx, r, a); err != nil {
 			return nil, err
 		}
@@ -171,7 +173,7 @@ func (f *Finder) Keys(ctx context.Context, r Release, want []Container) ([]Found
 	// chart reads hundreds of such paths, while a resources mapping the
 	// values do not hold is nearly always under one they do, which the
 	// first phase wrote it into.
-	if needed := a.needKeys(located, a.unsetProbed, requestFields); len(needed) > 0 {
+	if needed := a.needKeys(located, a.unsetProbed, requestFields()); len(needed) > 0 {
 		if err := f.ready(ctx, r, a); err != nil {
 			return nil, err
 		}
@@ -219,7 +221,7 @@ func (f *Finder) load(ctx context.Context, r Release, a *analysis) error {
 	var objects []Object
 	if err == nil {
 		f.renders.Add(1)
-		objects, err = render(ctx, r, ch, r.Values, asInstalled)
+		objects, err = f.engine.render(ctx, r, ch, r.Values, asInstalled)
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
@@ -342,14 +344,14 @@ func (p *probeRun) set(ctx context.Context, candidates []Path, failing bool) (bo
 func (p *probeRun) try(ctx context.Context, candidates []Path) (culprits []int, err error) {
 	values, ps := p.build(p.a.probing.values, candidates)
 	p.f.renders.Add(1)
-	objects, err := render(ctx, p.r, p.a.probing.chart, values, forProbes)
+	objects, err := p.f.engine.render(ctx, p.r, p.a.probing.chart, values, forProbes)
 	if err != nil && p.a.probing.chart != p.a.probing.full && missingTemplate(err) && p.left > 0 {
 		// A template left out defines or is included after all: the
 		// whole chart is rendered from now on.
 		p.a.probing.chart, p.a.wholeChart = p.a.probing.full, true
 		p.left--
 		p.f.renders.Add(1)
-		objects, err = render(ctx, p.r, p.a.probing.chart, values, forProbes)
+		objects, err = p.f.engine.render(ctx, p.r, p.a.probing.chart, values, forProbes)
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, ctxErr
@@ -429,8 +431,9 @@ func (a *analysis) record(rendered []podContainer, ids []containerID, ps *probes
 	var order []string
 	hits := map[string][]hit{}
 	keys := map[string]Path{}
+	fields := Fields()
 	for i, c := range rendered {
-		for _, field := range Fields {
+		for _, field := range fields {
 			v, ok := resourceValue(c.body, field)
 			if !ok {
 				continue
@@ -487,9 +490,9 @@ func (a *analysis) note(id containerID, field Field, fd finding) {
 	fields[field] = fd
 }
 
-// requestFields are the fields a container must have keys for: a limit
-// that no key sets is left out without an error.
-var requestFields = []Field{RequestsCPU, RequestsMemory}
+// requestFields returns the fields a container must have keys for: a
+// limit that no key sets is left out without an error.
+func requestFields() []Field { return []Field{RequestsCPU, RequestsMemory} }
 
 // needKeys returns the located containers that have one of fields
 // without a key of their own, and that are not in probed, the
@@ -539,14 +542,14 @@ func (a *analysis) result(r Release, w Container, c *podContainer) Found {
 	out.Keys = Keys{}
 	var noKey []string
 	var errs []error
-	for _, field := range Fields {
+	for _, field := range Fields() {
 		fd, ok := a.found[c.id][field]
 		switch {
 		case ok && len(fd.also) == 0:
 			out.Keys[field] = fd.key
 		case ok:
 			errs = append(errs, fmt.Errorf("%s: %w: %s also sets %s", field, ErrSharedKey, fd.key, containerList(fd.also)))
-		case slices.Contains(requestFields, field):
+		case slices.Contains(requestFields(), field):
 			noKey = append(noKey, string(field))
 		}
 	}

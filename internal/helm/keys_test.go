@@ -426,7 +426,7 @@ spec:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := NewFinder()
+			f := NewFinder(testEngine())
 			r := Release{Name: "rel", Namespace: "ns", Chart: testChart(t, tt.files), Values: tt.values}
 			found, err := f.Keys(context.Background(), r, tt.want)
 			if err != nil {
@@ -467,7 +467,7 @@ spec:
 }
 
 func TestKeysCache(t *testing.T) {
-	f := NewFinder()
+	f := NewFinder(testEngine())
 	c := testChart(t, helmtest.Components())
 	values := func() map[string]any {
 		return map[string]any{"web": map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "300m"}}}}
@@ -521,7 +521,7 @@ func TestKeysCache(t *testing.T) {
 // did not do for it: its probing is readied again, with one more render
 // of the release, and a third call renders nothing.
 func TestKeysAnotherContainerLater(t *testing.T) {
-	f := NewFinder()
+	f := NewFinder(testEngine())
 	r := Release{Name: "rel", Namespace: "ns", Chart: testChart(t, helmtest.Shared())}
 	app := Container{Kind: "Deployment", Name: "rel-shared", Container: "app"}
 	proxy := Container{Kind: "Deployment", Name: "rel-shared", Container: "proxy"}
@@ -559,7 +559,7 @@ func TestKeysWholeChartKept(t *testing.T) {
 	files["templates/deployment.yaml"] = strings.Replace(files["templates/deployment.yaml"], "  labels:\n",
 		"  annotations:\n    checksum/config: {{ include (print $.Template.BasePath \"/config\" \"map\" \".yaml\") . | sha256sum }}\n  labels:\n", 1)
 	files["templates/configmap.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\n"
-	f := NewFinder()
+	f := NewFinder(testEngine())
 	r := Release{Name: "rel", Namespace: "ns", Chart: testChart(t, files)}
 	steps := []struct {
 		want    Container
@@ -585,7 +585,7 @@ func TestKeysWholeChartKept(t *testing.T) {
 }
 
 func TestKeysReleaseErrors(t *testing.T) {
-	f := NewFinder()
+	f := NewFinder(testEngine())
 	r := Release{Name: "api", Namespace: "shop", Chart: testChart(t, helmtest.Profiles()), Values: map[string]any{"profile": "huge"}}
 	want := []Container{{Kind: "Deployment", Name: "api-profiles", Container: "api"}}
 	for range 2 {
@@ -642,7 +642,7 @@ spec:
               memory: 64Mi
 `,
 	}
-	f := NewFinder()
+	f := NewFinder(testEngine())
 	r := Release{Name: "rel", Namespace: "ns", Chart: testChart(t, files)}
 	found, err := f.Keys(context.Background(), r, []Container{{Kind: "Deployment", Name: "rel", Container: "app"}})
 	if err != nil {
@@ -659,7 +659,7 @@ spec:
 // TestKeysConcurrent asks for the same release from several goroutines:
 // it is analysed once.
 func TestKeysConcurrent(t *testing.T) {
-	f := NewFinder()
+	f := NewFinder(testEngine())
 	r := Release{Name: "rel", Namespace: "ns", Chart: testChart(t, helmtest.Components())}
 	want := []Container{{Kind: "Deployment", Name: "rel-components-web", Container: "web"}}
 	var wg sync.WaitGroup
@@ -720,7 +720,7 @@ spec:
 		"charts/ui/templates/service.yaml":    object("Service"),
 	}
 	r := Release{Name: "rel", Namespace: "ns", Chart: testChart(t, files)}
-	objects, err := Render(context.Background(), r)
+	objects, err := testEngine().Render(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,21 +44,21 @@ const proofLines = 5
 // Its errors wrap ErrProofFailed and list what changed: object, path,
 // before and after. A release that does not render with its own values
 // returns the render's error.
-func Prove(ctx context.Context, r Release, after map[string]any, want []Expect) error {
-	before, err := Render(ctx, r)
+func (e Engine) Prove(ctx context.Context, r Release, after map[string]any, want []Expect) error {
+	before, err := e.Render(ctx, r)
 	if err != nil {
 		return err
 	}
 	changed := r
 	changed.Values = after
-	rendered, err := Render(ctx, changed)
+	rendered, err := e.Render(ctx, changed)
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
 		return fmt.Errorf("%w: rendering after the change: %w", ErrProofFailed, err)
 	}
-	return prove(r, before, rendered, want, func() ([]Object, error) { return Render(ctx, r) })
+	return prove(r, before, rendered, want, func() ([]Object, error) { return e.Render(ctx, r) })
 }
 
 // prove compares before and after, outputs of r's own values and of the

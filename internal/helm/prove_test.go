@@ -278,7 +278,7 @@ func TestProve(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := Release{Name: "shop", Namespace: "ns", Chart: testChart(t, tt.chart), Values: tt.values}
-			err := Prove(context.Background(), r, Merge(tt.values, tt.after), tt.want)
+			err := testEngine().Prove(context.Background(), r, Merge(tt.values, tt.after), tt.want)
 			if len(tt.fails) == 0 {
 				if err != nil {
 					t.Fatalf("Prove: %v", err)
@@ -308,7 +308,7 @@ func TestProveBoundsItsReport(t *testing.T) {
 	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
 		labels[k] = "x"
 	}
-	err := Prove(context.Background(), r, map[string]any{"podLabels": labels}, nil)
+	err := testEngine().Prove(context.Background(), r, map[string]any{"podLabels": labels}, nil)
 	if !errors.Is(err, ErrProofFailed) {
 		t.Fatalf("Prove = %v, want ErrProofFailed", err)
 	}
@@ -319,7 +319,7 @@ func TestProveBoundsItsReport(t *testing.T) {
 
 func TestProveReleaseThatDoesNotRender(t *testing.T) {
 	r := Release{Name: "api", Namespace: "ns", Chart: testChart(t, helmtest.Profiles()), Values: map[string]any{"profile": "huge"}}
-	err := Prove(context.Background(), r, map[string]any{"profile": "small"}, nil)
+	err := testEngine().Prove(context.Background(), r, map[string]any{"profile": "small"}, nil)
 	if !errors.Is(err, ErrRender) || errors.Is(err, ErrProofFailed) {
 		t.Fatalf("Prove of a release that does not render = %v, want ErrRender alone", err)
 	}
@@ -335,7 +335,7 @@ func TestCompare(t *testing.T) {
 		t.Helper()
 		changed := r
 		changed.Values = values
-		objects, err := Render(context.Background(), changed)
+		objects, err := testEngine().Render(context.Background(), changed)
 		if err != nil {
 			t.Fatal(err)
 		}

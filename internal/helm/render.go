@@ -33,13 +33,51 @@ type Object struct {
 	Body map[string]any
 }
 
+// DefaultMaxRenderTime bounds one render of a chart when the Engine
+// sets no MaxTime.
+const DefaultMaxRenderTime = 30 * time.Second
+
+// Engine is how charts are rendered: where (in this process, or each
+// render in a render process, Isolation), with which capabilities
+// (Cluster) and within how long (MaxTime). A run builds one and gives it
+// to everything that renders charts; the zero Engine renders in this
+// process with Helm's default capabilities within DefaultMaxRenderTime.
+// An Engine in use is not changed.
+type Engine struct {
+	// Isolation is the render process each render runs in; the zero
+	// Isolation renders in this process.
+	Isolation Isolation
+	// Cluster is what templates see as .Capabilities, as helm-controller
+	// and Argo CD give it to them, and the version a chart's kubeVersion
+	// must admit; nil is Helm's defaults, with which no kubeVersion is
+	// checked.
+	Cluster *Cluster
+	// MaxTime bounds one render of a chart; zero is DefaultMaxRenderTime.
+	// Helm's engine does not stop for a context while a template runs,
+	// and a chart's templates may take as long as they like (an include
+	// that calls itself twice doubles with each level): a render past it
+	// is killed in its render process (Isolation), or left to finish on
+	// its own in this one; its release is reported, and the chart is not
+	// rendered again in the run, so that one release's chart never holds
+	// up the others.
+	MaxTime time.Duration
+}
+
+// maxTime is the bound of one render.
+func (e Engine) maxTime() time.Duration {
+	if e.MaxTime > 0 {
+		return e.MaxTime
+	}
+	return DefaultMaxRenderTime
+}
+
 // Render renders a release as helm template would: its values coalesced
 // with the chart's defaults and checked against the chart's
 // values.schema.json, for a first install in the release's namespace,
-// with the cluster of UseCluster as its capabilities (else Helm's
-// defaults) and no connection to it. NOTES.txt, partials
-// and empty documents are left out. Errors of the chart wrap ErrRender.
-func Render(ctx context.Context, r Release) ([]Object, error) {
+// with e.Cluster as its capabilities (else Helm's defaults) and no
+// connection to it. NOTES.txt, partials and empty documents are left
+// out. Errors of the chart wrap ErrRender.
+func (e Engine) Render(ctx context.Context, r Release) ([]Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -47,7 +85,7 @@ func Render(ctx context.Context, r Release) ([]Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return render(ctx, r, ch, r.Values, asInstalled)
+	return e.render(ctx, r, ch, r.Values, asInstalled)
 }
 
 // releaseChart returns the release's chart as Helm installs it with the
@@ -145,8 +183,8 @@ const (
 
 // render renders ch, the release's chart processed for its values, with
 // values above the chart's defaults, and parses the output.
-func render(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, mode renderMode) ([]Object, error) {
-	files, err := renderFiles(ctx, r, ch, values, mode == asInstalled && !r.SkipSchema)
+func (e Engine) render(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, mode renderMode) ([]Object, error) {
+	files, err := e.renderFiles(ctx, r, ch, values, mode == asInstalled && !r.SkipSchema)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +193,7 @@ func render(ctx context.Context, r Release, ch *chartv2.Chart, values map[string
 
 // renderFiles runs the template engine: the output of every template
 // file, by its path in the chart, NOTES.txt and partials left out.
-func renderFiles(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, validate bool) (map[string]string, error) {
+func (e Engine) renderFiles(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, validate bool) (map[string]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -163,7 +201,7 @@ func renderFiles(ctx context.Context, r Release, ch *chartv2.Chart, values map[s
 		values = map[string]any{}
 	}
 	options := common.ReleaseOptions{Name: r.Name, Namespace: r.Namespace, Revision: 1, IsInstall: true}
-	out, unchecked, err := runEngine(ctx, r, ch, values, options, validate)
+	out, unchecked, err := e.runEngine(ctx, r, ch, values, options, validate)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, ctxErr
 	}
@@ -213,22 +251,13 @@ func engineOutput(ctx context.Context, ch *chartv2.Chart, values map[string]any,
 	return out, unchecked, err
 }
 
-// MaxRenderTime bounds one render of a chart. Helm's engine does not stop
-// for a context while a template runs, and a chart's templates may take
-// as long as they like (an include that calls itself twice doubles with
-// each level): a render past it is killed in its render process
-// (Isolate), or left to finish on its own in this one; its release is
-// reported, and the chart is not rendered again in the run, so that one
-// release's chart never holds up the others.
-var MaxRenderTime = 30 * time.Second
-
-// errStalled means a render of the chart ran past MaxRenderTime.
+// errStalled means a render of the chart ran past the Engine's MaxTime.
 var errStalled = fmt.Errorf("%w: a render took longer than the limit", errLimit)
 
-// runEngine renders ch within its limits, in a render process when
-// Isolate says so, unless a render of the same chart reached a limit
-// before; a chart that reaches one is not rendered again.
-func runEngine(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool) (map[string]string, []string, error) {
+// runEngine renders ch within e's limits, in a render process when e has
+// an Isolation, unless a render of the same chart reached a limit before;
+// a chart that reaches one is not rendered again.
+func (e Engine) runEngine(ctx context.Context, r Release, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool) (map[string]string, []string, error) {
 	if r.Chart != nil {
 		if err := r.Chart.stalled.Load(); err != nil {
 			return nil, nil, *err
@@ -237,10 +266,10 @@ func runEngine(ctx context.Context, r Release, ch *chartv2.Chart, values map[str
 	var out map[string]string
 	var unchecked []string
 	var err error
-	if c := isolated.Load(); c != nil {
-		out, unchecked, err = c.render(ctx, ch, values, options, validate, cluster.Load())
+	if e.Isolation.Command != "" {
+		out, unchecked, err = e.Isolation.render(ctx, ch, values, options, validate, e.Cluster, e.maxTime())
 	} else {
-		out, unchecked, err = runInProcess(ctx, ch, values, options, validate, cluster.Load())
+		out, unchecked, err = runInProcess(ctx, ch, values, options, validate, e.Cluster, e.maxTime())
 	}
 	if errors.Is(err, errLimit) && ctx.Err() == nil {
 		err = fmt.Errorf("%w: the chart is not rendered again in this run", err)
@@ -251,9 +280,9 @@ func runEngine(ctx context.Context, r Release, ch *chartv2.Chart, values map[str
 	return out, unchecked, err
 }
 
-// runInProcess renders ch in this process within MaxRenderTime, after
-// which the render is left to finish on its own.
-func runInProcess(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool, c *Cluster) (map[string]string, []string, error) {
+// runInProcess renders ch in this process within maxTime, after which
+// the render is left to finish on its own.
+func runInProcess(ctx context.Context, ch *chartv2.Chart, values map[string]any, options common.ReleaseOptions, validate bool, c *Cluster, maxTime time.Duration) (map[string]string, []string, error) {
 	type result struct {
 		out       map[string]string
 		unchecked []string
@@ -264,7 +293,7 @@ func runInProcess(ctx context.Context, ch *chartv2.Chart, values map[string]any,
 		out, unchecked, err := engineOutput(ctx, ch, values, options, validate, c)
 		done <- result{out, unchecked, err}
 	}()
-	timer := time.NewTimer(MaxRenderTime)
+	timer := time.NewTimer(maxTime)
 	defer timer.Stop()
 	select {
 	case res := <-done:
@@ -272,7 +301,7 @@ func runInProcess(ctx context.Context, ch *chartv2.Chart, values map[string]any,
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	case <-timer.C:
-		return nil, nil, fmt.Errorf("%w (%s)", errStalled, MaxRenderTime)
+		return nil, nil, fmt.Errorf("%w (%s)", errStalled, maxTime)
 	}
 }
 

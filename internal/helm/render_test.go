@@ -53,7 +53,7 @@ metadata:
   name: {{ .Release.Name }}
 `
 	r := Release{Name: "shop", Namespace: "prod", Chart: testChart(t, files), Values: map[string]any{"podLabels": map[string]any{"team": "checkout"}}}
-	objects, err := Render(context.Background(), r)
+	objects, err := testEngine().Render(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ metadata:
 func TestRenderSubchartAlias(t *testing.T) {
 	c := testChart(t, helmtest.Umbrella())
 	r := Release{Name: "jobs", Namespace: "batch", Chart: c}
-	objects, err := Render(context.Background(), r)
+	objects, err := testEngine().Render(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestRenderErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := Release{Name: "web", Namespace: "shop", Chart: testChart(t, tt.files), Values: tt.values}
-			_, err := Render(context.Background(), r)
+			_, err := testEngine().Render(context.Background(), r)
 			if !errors.Is(err, ErrRender) {
 				t.Fatalf("Render error = %v, want ErrRender", err)
 			}
@@ -173,7 +173,7 @@ func TestRenderErrors(t *testing.T) {
 func TestRenderSchemaAcceptsValidValues(t *testing.T) {
 	r := Release{Name: "web", Namespace: "shop", Chart: testChart(t, helmtest.Strict()),
 		Values: map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "250m"}}}}
-	if _, err := Render(context.Background(), r); err != nil {
+	if _, err := testEngine().Render(context.Background(), r); err != nil {
 		t.Fatalf("Render with values the schema allows: %v", err)
 	}
 }
@@ -182,36 +182,36 @@ func TestRenderContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := Release{Name: "web", Namespace: "shop", Chart: testChart(t, helmtest.Resources())}
-	_, err := Render(ctx, r)
+	_, err := testEngine().Render(ctx, r)
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrRender) {
 		t.Fatalf("Render with an ended context = %v, want context.Canceled and not ErrRender", err)
 	}
 }
 
 // TestRenderStalls renders a chart whose template includes itself twice
-// per level, seconds of work, with MaxRenderTime far below that: the
+// per level, seconds of work, with the Engine's MaxTime far below that: the
 // render is given up on with an error of the chart, the chart is not
 // rendered again, and another chart renders as before.
 func TestRenderStalls(t *testing.T) {
-	defer func(d time.Duration) { MaxRenderTime = d }(MaxRenderTime)
-	MaxRenderTime = 200 * time.Millisecond
+	e := testEngine()
+	e.MaxTime = 200 * time.Millisecond
 	files := helmtest.Resources()
 	files["templates/_bomb.tpl"] = `{{- define "bomb" -}}{{- if lt (len .) 19 -}}{{ include "bomb" (append . 1) }}{{ include "bomb" (append . 2) }}{{- else -}}x{{- end -}}{{- end -}}`
 	files["templates/bomb.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n  x: {{ include \"bomb\" (list) | len | quote }}\n"
 	stalling := Release{Name: "web", Namespace: "shop", Chart: testChart(t, files)}
 	start := time.Now()
-	_, err := Render(context.Background(), stalling)
+	_, err := e.Render(context.Background(), stalling)
 	if !errors.Is(err, ErrRender) || !errors.Is(err, errStalled) || !strings.Contains(err.Error(), "release shop/web, chart") {
 		t.Fatalf("Render of the stalling chart = %v, want ErrRender naming the release and the limit", err)
 	}
-	if took := time.Since(start); took > 5*MaxRenderTime {
-		t.Errorf("Render took %s, far past the limit of %s", took, MaxRenderTime)
+	if took := time.Since(start); took > 5*e.MaxTime {
+		t.Errorf("Render took %s, far past the limit of %s", took, e.MaxTime)
 	}
 	start = time.Now()
-	if _, err := Render(context.Background(), Release{Name: "api", Namespace: "shop", Chart: stalling.Chart}); !errors.Is(err, errStalled) || time.Since(start) > MaxRenderTime/2 {
+	if _, err := e.Render(context.Background(), Release{Name: "api", Namespace: "shop", Chart: stalling.Chart}); !errors.Is(err, errStalled) || time.Since(start) > e.MaxTime/2 {
 		t.Errorf("Render of the same chart again = %v after %s, want the stall at once", err, time.Since(start))
 	}
-	if _, err := Render(context.Background(), Release{Name: "web", Namespace: "shop", Chart: testChart(t, helmtest.Resources())}); err != nil {
+	if _, err := e.Render(context.Background(), Release{Name: "web", Namespace: "shop", Chart: testChart(t, helmtest.Resources())}); err != nil {
 		t.Errorf("Render of another chart: %v", err)
 	}
 }

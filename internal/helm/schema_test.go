@@ -96,7 +96,7 @@ func TestRenderSchemaRefs(t *testing.T) {
 				files[name] = data
 			}
 			ch := testChart(t, files)
-			_, err := Render(context.Background(), Release{Name: "shop", Namespace: "prod", Chart: ch, Values: tt.values})
+			_, err := testEngine().Render(context.Background(), Release{Name: "shop", Namespace: "prod", Chart: ch, Values: tt.values})
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("Render: %v", err)

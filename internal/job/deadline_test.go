@@ -159,11 +159,10 @@ func TestWriteBackPushesNothingAfterTheDeadline(t *testing.T) {
 
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	testHookBeforePush = func(int) { cancel(errDeadline) }
-	t.Cleanup(func() { testHookBeforePush = nil })
 
 	cfg := Config{Path: "clusters", Git: gitops.Options{URL: url, BaseBranch: "main", PushBranch: "recommend-job/main",
 		AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com"}}
+	cfg.beforePush = func(int) { cancel(errDeadline) }
 	rep := webPlan("390m")
 	err = writeBack(ctx, cfg, rep, slog.New(slog.DiscardHandler))
 	if !errors.Is(err, errDeadline) || !strings.Contains(err.Error(), "not pushing") {

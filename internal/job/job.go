@@ -70,6 +70,9 @@ type Config struct {
 
 	// ledger is what this run learns of the record and adds to it.
 	ledger *ledger
+	// beforePush, when a test sets it, runs between commit and push of
+	// every attempt, so that the test can move the remote under the run.
+	beforePush func(attempt int)
 }
 
 // Record reads and writes the job's record of what it pushed;

@@ -17,10 +17,6 @@ import (
 	"github.com/recommend-job/recommend-job/internal/render"
 )
 
-// testHookBeforePush, when set by a test, runs between commit and push of
-// every attempt, so that a test can move the remote under the run.
-var testHookBeforePush func(attempt int)
-
 // writeBack clones the repository, renders the changes and, unless this is
 // a dry run, commits and pushes what changed, then opens or updates the
 // pull request. The changes are intents (set this container's request to
@@ -306,8 +302,8 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 		res.commit, res.upToDate = ws.PushTip(), true
 		return res, nil
 	}
-	if testHookBeforePush != nil {
-		testHookBeforePush(attempt)
+	if cfg.beforePush != nil {
+		cfg.beforePush(attempt)
 	}
 	// A run past its deadline pushes nothing: a push is never started late.
 	if ctx.Err() != nil {

@@ -169,12 +169,11 @@ func TestWriteBackRetriesWhenBaseMoves(t *testing.T) {
 	// Between the first attempt's commit and its push, someone merges a
 	// change into main: the push would build the branch on a stale base.
 	var moved plumbing.Hash
-	testHookBeforePush = func(attempt int) {
+	cfg.beforePush = func(attempt int) {
 		if attempt == 1 {
 			moved = f.pushAs(t, "alice", "main", "README.md", "fleet, now with docs\n")
 		}
 	}
-	t.Cleanup(func() { testHookBeforePush = nil })
 
 	rep, err := f.run(t, cfg, "390m")
 	if err != nil {
@@ -200,11 +199,10 @@ func TestWriteBackGivesUpAfterAttempts(t *testing.T) {
 	cfg := f.config()
 	cfg.Git.Attempts = 2
 	n := 0
-	testHookBeforePush = func(int) {
+	cfg.beforePush = func(int) {
 		n++
 		f.pushAs(t, "alice", "main", "README.md", strings.Repeat("x", n)+"\n")
 	}
-	t.Cleanup(func() { testHookBeforePush = nil })
 
 	rep, err := f.run(t, cfg, "390m")
 	if !errors.Is(err, gitops.ErrStale) {
@@ -315,12 +313,11 @@ func TestWriteBackDirectPush(t *testing.T) {
 	// A commit lands on main between this run's commit and its push: a
 	// plain push would be refused as non-fast-forward, so the run starts
 	// again on the new main.
-	testHookBeforePush = func(attempt int) {
+	cfg.beforePush = func(attempt int) {
 		if attempt == 1 {
 			f.pushAs(t, "alice", "main", "README.md", "fleet, now with docs\n")
 		}
 	}
-	t.Cleanup(func() { testHookBeforePush = nil })
 
 	rep, err := f.run(t, cfg, "390m")
 	if err != nil {
@@ -341,7 +338,7 @@ func TestWriteBackDirectPush(t *testing.T) {
 	}
 
 	// Main holds the value now: nothing to change, nothing pushed.
-	testHookBeforePush = nil
+	cfg.beforePush = nil
 	again, err := f.run(t, cfg, "390m")
 	if err != nil || again.Git.Pushed || len(again.Git.Files) != 0 {
 		t.Errorf("second run git = %+v, %v; want nothing to do", again.Git, err)

@@ -51,7 +51,7 @@ func (o *options) addDeployers(ctx context.Context, fsys fs.FS, abs string, w *r
 	if err != nil {
 		return nil, fmt.Errorf("generating the ApplicationSets' Applications: %w", err)
 	}
-	apps, err := appset.AppsOfApps(ctx, fsys, o.maxFileSize)
+	apps, err := appset.AppsOfApps(ctx, fsys, o.maxFileSize, o.engine)
 	if err != nil {
 		return nil, fmt.Errorf("rendering the apps of apps: %w", err)
 	}

@@ -19,20 +19,22 @@ import (
 	"github.com/recommend-job/recommend-job/internal/yamledit"
 )
 
-// Steps of Apply that testHookStep is called after.
+// Steps of Apply that a step hook (withStepHook) is called after.
 const (
 	stepPlaced  = "placed"  // every edit made in memory, none proved
 	stepProved  = "proved"  // the proofs done, nothing written
 	stepWritten = "written" // the files written, the last proof not made
 )
 
-// testHookStep, when set, is called after each step of Apply with the
-// applier, the files each change's edit touched and the repository: a
-// test breaks one step through it (a wrong value, a lost write, a file
-// undone behind a change's back, a shared base edited with the change)
-// and checks that the results claim nothing the written tree does not
-// hold.
-var testHookStep func(step string, a *applier, touched [][]string, r *os.Root)
+// stepHook is called after each step of Apply with the applier, the
+// files each change's edit touched and the repository: a test breaks one
+// step through it (a wrong value, a lost write, a file undone behind a
+// change's back, a shared base edited with the change) and checks that
+// the results claim nothing the written tree does not hold.
+type stepHook func(step string, a *applier, touched [][]string, r *os.Root)
+
+// withStepHook has Apply call h after each of its steps; for tests.
+func withStepHook(h stepHook) Option { return func(o *options) { o.stepHook = h } }
 
 // errSharedFile marks a change undone only because a change that failed
 // wrote one of its files: Apply makes it again without that change.

@@ -103,11 +103,11 @@ func TestFinalProofFaults(t *testing.T) {
 		if spec.Mode == "" {
 			opts = nil
 		}
-		apply := func(t *testing.T) (string, map[string][]byte, *Outcome) {
+		apply := func(t *testing.T, more ...Option) (string, map[string][]byte, *Outcome) {
 			dir := t.TempDir()
 			copyTree(t, filepath.Join(base, "original"), dir)
 			before := snapshot(t, dir)
-			out, err := Apply(context.Background(), dir, spec.Path, changes, opts...)
+			out, err := Apply(context.Background(), dir, spec.Path, changes, append(slices.Clip(opts), more...)...)
 			if err != nil {
 				t.Fatalf("Apply: %v", err)
 			}
@@ -123,7 +123,7 @@ func TestFinalProofFaults(t *testing.T) {
 				continue
 			}
 			t.Run(name+"/"+f.name, func(t *testing.T) {
-				testHookStep = func(step string, a *applier, touched [][]string, r *os.Root) {
+				hook := withStepHook(func(step string, a *applier, touched [][]string, r *os.Root) {
 					switch {
 					case step != f.step:
 					case f.breakEdit != nil:
@@ -131,9 +131,8 @@ func TestFinalProofFaults(t *testing.T) {
 					case a.files[file] != nil:
 						f.breakFile(t, a.files[file], r, cases[name])
 					}
-				}
-				t.Cleanup(func() { testHookStep = nil })
-				dir, before, out := apply(t)
+				})
+				dir, before, out := apply(t, hook)
 				if r := out.Results[0]; r.Changed || !errors.Is(r.Err, ErrProofFailed) {
 					t.Errorf("change 0: changed %v, err %v; want not changed, the proof failed", r.Changed, r.Err)
 				} else if r.Err != nil && !strings.Contains(r.Err.Error(), f.reason) {

@@ -24,6 +24,12 @@ import (
 // in the repository are rendered.
 func WithCharts(f helmsource.ChartFetcher) Option { return func(o *options) { o.charts = f } }
 
+// WithHelmEngine sets how Apply renders charts: in a render process and
+// within which limits, with which cluster's capabilities, within how
+// long (helm.Engine). The default, the zero Engine, renders in this
+// process with Helm's default capabilities.
+func WithHelmEngine(e helm.Engine) Option { return func(o *options) { o.engine = e } }
+
 // WithRepositoryURL is the URL of the repository being edited: a Flux
 // GitRepository or an Argo CD source with that URL (compared by host and
 // path) reads its charts and values files from it. Without it every git
@@ -31,7 +37,8 @@ func WithCharts(f helmsource.ChartFetcher) Option { return func(o *options) { o.
 func WithRepositoryURL(u string) Option { return func(o *options) { o.repoURL = u } }
 
 // WithKeyFinder shares a helm.Finder, which caches what it renders, with
-// the caller (the default is one per Apply).
+// the caller (the default is one per Apply, rendering with the Engine of
+// WithHelmEngine); the Finder renders with the Engine it was made with.
 func WithKeyFinder(f *helm.Finder) Option { return func(o *options) { o.keys = f } }
 
 // HelmSource says how a change went through a Helm release.
@@ -157,7 +164,7 @@ func (h *helmPhase) autoscalerKeys(ctx context.Context, rel helm.Release, r *hel
 		}
 		var as []helmsource.Assignment
 		for _, u := range c.Autoscaler.Utilization {
-			key, err := helm.UtilizationKey(ctx, rel, helm.UtilizationTarget{HPA: c.Autoscaler.Target.Name, Index: u.Index})
+			key, err := h.a.charts.UtilizationKey(ctx, rel, helm.UtilizationTarget{HPA: c.Autoscaler.Target.Name, Index: u.Index})
 			if err != nil {
 				if holdAutoscaled(c, &results[i], err.Error()) {
 					*settled = append(*settled, i)
@@ -263,7 +270,7 @@ func (h *helmPhase) writePost(ctx context.Context, r *helmsource.Release, st hel
 		fail(fmt.Errorf("no values key sizes %s alone, and the HelmRelease has post-renderers of its own, which the job does not change", containerNames(changes, idx)))
 		return
 	}
-	objects, err := helm.Render(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: values, SkipSchema: r.SkipSchema})
+	objects, err := h.a.charts.Render(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: values, SkipSchema: r.SkipSchema})
 	if err != nil {
 		fail(err)
 		return
@@ -566,7 +573,7 @@ func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []h
 		return fmt.Errorf("%s, chart %s %s: %w", r.Release, r.Chart.Name, r.Chart.Version, err)
 	}
 	if len(r.post) == 0 && len(st.Post) == 0 {
-		if err := helm.Prove(ctx, rel, helmsource.MergeLayers(st.Layers), expects); err != nil {
+		if err := h.a.charts.Prove(ctx, rel, helmsource.MergeLayers(st.Layers), expects); err != nil {
 			return wrap(err)
 		}
 		return nil
@@ -574,7 +581,7 @@ func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []h
 	output := func(values map[string]any, post []helmsource.FluxPostRenderer) ([]helm.Object, error) {
 		after := rel
 		after.Values = values
-		objects, err := helm.Render(ctx, after)
+		objects, err := h.a.charts.Render(ctx, after)
 		if err != nil {
 			return nil, err
 		}

@@ -56,11 +56,14 @@ type options struct {
 	charts      helmsource.ChartFetcher
 	repoURL     string
 	keys        *helm.Finder
+	engine      helm.Engine
 	deployers   []repoindex.External
 	cluster     string
 	// again marks the second pass of Apply, for the changes the first
 	// undid only because they shared a file with one that failed.
 	again bool
+	// stepHook, when a test sets it, is called after each step of Apply.
+	stepHook stepHook
 }
 
 // WithMode sets the run's mode; a Change's own Mode overrides it.

@@ -233,7 +233,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	out.Skipped = idx.Skipped
 	a := &applier{
 		fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize, abs: abs,
-		keys: o.keys, builds: map[string]map[string]map[string]any{},
+		keys: o.keys, builds: map[string]map[string]map[string]any{}, charts: o.engine,
 	}
 	a.Sources = &helmsource.Sources{
 		Index: idx, FS: r.FS(), Limit: o.maxFileSize, Charts: o.charts, RepoURL: o.repoURL, ClusterName: o.cluster,
@@ -241,7 +241,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		Edits: a,
 	}
 	if a.keys == nil {
-		a.keys = helm.NewFinder()
+		a.keys = helm.NewFinder(o.engine)
 	}
 	refs, finds, pending, err := resolveAll(ctx, idx, changes, dir, out.Results)
 	if err != nil {
@@ -285,7 +285,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	}
 
 	a.oneSource(changes, refs, finds, out.Results, pl.touched)
-	hook(stepPlaced, a, pl.touched, r)
+	o.hook(stepPlaced, a, pl.touched, r)
 	if err := a.prove(ctx, root, pl.proofs, pl.exps, pl.touched, out.Results); err != nil {
 		return nil, err
 	}
@@ -295,11 +295,11 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	if err := a.proveDeployers(ctx, out.Results); err != nil {
 		return nil, err
 	}
-	hook(stepProved, a, pl.touched, r)
+	o.hook(stepProved, a, pl.touched, r)
 	if out.Files, err = a.write(r); err != nil {
 		return nil, err
 	}
-	hook(stepWritten, a, pl.touched, r)
+	o.hook(stepWritten, a, pl.touched, r)
 	// The releases are rendered once more from what was written: the
 	// edits in memory are the files on disk, which finalProof checks.
 	if err := hp.proveHelm(ctx, held, changes, pending, out.Results); err != nil {
@@ -336,10 +336,10 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	return out, nil
 }
 
-// hook calls testHookStep, when a test set it.
-func hook(step string, a *applier, touched [][]string, r *os.Root) {
-	if testHookStep != nil {
-		testHookStep(step, a, touched, r)
+// hook calls the step hook of withStepHook, when a test set one.
+func (o *options) hook(step string, a *applier, touched [][]string, r *os.Root) {
+	if o.stepHook != nil {
+		o.stepHook(step, a, touched, r)
 	}
 }
 
@@ -672,6 +672,9 @@ type applier struct {
 	// environments built without edits, once in this run.
 	keys   *helm.Finder
 	builds map[string]map[string]map[string]any
+	// charts renders the Helm releases: where, with which capabilities,
+	// within how long.
+	charts helm.Engine
 }
 
 // FileEdits returns the bytes of a file the run has opened, as edited and
