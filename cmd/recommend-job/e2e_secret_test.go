@@ -170,7 +170,7 @@ func TestEndToEndTenantTakesNoOtherNamespacesSecret(t *testing.T) {
 	}
 	cluster := [][]byte{shopObjects(t, true)[0]}
 	for _, ns := range []string{"attacker", "victim"} {
-		objs, err := helmrender.Render(ctx, helmrender.Release{Name: "shop", Namespace: ns, Chart: ch,
+		objs, err := helmrender.Engine{}.Render(ctx, helmrender.Release{Name: "shop", Namespace: ns, Chart: ch,
 			Values: map[string]any{"worker": map[string]any{"replicaCount": 2}}})
 		if err != nil {
 			t.Fatal(err)

@@ -66,7 +66,7 @@ var mayImport = map[string][]string{
 
 	"cmd/recommend-job": {"internal/checkpoint", "internal/collect", "internal/config", "internal/deployers", "internal/doctor",
 		"internal/gitops", "internal/helm", "internal/job", "internal/memlimit", "internal/plan", "internal/record",
-		"internal/report", "internal/usage"},
+		"internal/render", "internal/report", "internal/usage"},
 }
 
 // pkg is what go list says of one package.
