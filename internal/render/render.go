@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -255,35 +256,9 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	}
 	hp := &helmPhase{a: a, dir: dir, mode: o.mode, proofs: pl.proofs, exps: pl.exps, touched: pl.touched}
 	held, settled := hp.apply(ctx, changes, pending, out.Results)
-	for i, c := range changes {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		res := &out.Results[i]
-		if res.Err != nil || slices.Contains(pending, i) || slices.Contains(settled, i) {
-			continue
-		}
-		mode := c.Mode
-		if mode == "" {
-			mode = o.mode
-		}
-		var files []string
-		pl.exps[i], files = a.place(c, refs[i], finds[i], mode, dir, res)
-		if res.Err == nil {
-			// Kept for every change: a proof that undoes a file undoes
-			// the changes of whoever else wrote it.
-			pl.touched[i] = files
-		}
-		if d := pl.exps[i].deployer; d != nil {
-			a.deployerProofs = append(a.deployerProofs, deployerProof{d: d, index: i, exp: pl.exps[i], files: files})
-			continue
-		}
-		if res.Err == nil && refs[i].Chain != nil {
-			k := refs[i].Chain.Root()
-			pl.proofs[k.Dir] = append(pl.proofs[k.Dir], i)
-		}
+	if err := a.placeAll(ctx, changes, refs, finds, slices.Concat(pending, settled), o.mode, dir, &pl, out.Results); err != nil {
+		return nil, err
 	}
-
 	a.oneSource(changes, refs, finds, out.Results, pl.touched)
 	o.hook(stepPlaced, a, pl.touched, r)
 	if err := a.prove(ctx, root, pl.proofs, pl.exps, pl.touched, out.Results); err != nil {
@@ -305,6 +280,53 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	if err := hp.proveHelm(ctx, held, changes, pending, out.Results); err != nil {
 		return nil, err
 	}
+	edited := editsOf(changes, pending, refs, finds)
+	if out.Files, err = a.finalProof(r, pl, edited, out.Results, out.Files); err != nil {
+		return nil, err
+	}
+	if again := sharedOnly(out.Results); len(again) > 0 && !o.again {
+		if err := applyAgain(ctx, root, path, asked, again, opts, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// placeAll places each change that is not yet failed nor done (skip) in
+// the index: in place, as a patch or in its deployer, and records what it
+// touched and which kustomization, or deployer, proves it.
+func (a *applier) placeAll(ctx context.Context, changes []Change, refs []repoindex.DocRef, finds []repoindex.Finder, skip []int, mode Mode, dir string, pl *placement, results []Result) error {
+	for i, c := range changes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		res := &results[i]
+		if res.Err != nil || slices.Contains(skip, i) {
+			continue
+		}
+		m := cmp.Or(c.Mode, mode)
+		var files []string
+		pl.exps[i], files = a.place(c, refs[i], finds[i], m, dir, res)
+		if res.Err == nil {
+			// Kept for every change: a proof that undoes a file undoes
+			// the changes of whoever else wrote it.
+			pl.touched[i] = files
+		}
+		if d := pl.exps[i].deployer; d != nil {
+			a.deployerProofs = append(a.deployerProofs, deployerProof{d: d, index: i, exp: pl.exps[i], files: files})
+			continue
+		}
+		if res.Err == nil && refs[i].Chain != nil {
+			k := refs[i].Chain.Root()
+			pl.proofs[k.Dir] = append(pl.proofs[k.Dir], i)
+		}
+	}
+	return nil
+}
+
+// editsOf is where each change but the pending ones was edited, for the
+// final proof.
+func editsOf(changes []Change, pending []int, refs []repoindex.DocRef, finds []repoindex.Finder) []edit {
 	edited := make([]edit, len(changes))
 	for i := range changes {
 		if !slices.Contains(pending, i) {
@@ -314,26 +336,26 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 			}
 		}
 	}
-	if out.Files, err = a.finalProof(r, pl, edited, out.Results, out.Files); err != nil {
-		return nil, err
+	return edited
+}
+
+// applyAgain makes the changes again (asked's, at again) on the written
+// tree, without the changes that failed, so that each stands or falls on
+// its own, and puts their results in out.
+func applyAgain(ctx context.Context, root, path string, asked []Change, again []int, opts []Option, out *Outcome) error {
+	sub := make([]Change, len(again))
+	for j, i := range again {
+		sub[j] = asked[i]
 	}
-	if again := sharedOnly(out.Results); len(again) > 0 && !o.again {
-		// Made again on the written tree, without the changes that
-		// failed: each stands or falls on its own.
-		sub := make([]Change, len(again))
-		for j, i := range again {
-			sub[j] = asked[i]
-		}
-		more, err := Apply(ctx, root, path, sub, append(slices.Clone(opts), func(o *options) { o.again = true })...)
-		if err != nil {
-			return nil, err
-		}
-		for j, i := range again {
-			out.Results[i] = more.Results[j]
-		}
-		out.Files = slices.Compact(slices.Sorted(slices.Values(append(out.Files, more.Files...))))
+	more, err := Apply(ctx, root, path, sub, append(slices.Clone(opts), func(o *options) { o.again = true })...)
+	if err != nil {
+		return err
 	}
-	return out, nil
+	for j, i := range again {
+		out.Results[i] = more.Results[j]
+	}
+	out.Files = slices.Compact(slices.Sorted(slices.Values(append(out.Files, more.Files...))))
+	return nil
 }
 
 // hook calls the step hook of withStepHook, when a test set one.
