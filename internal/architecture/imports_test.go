@@ -1,10 +1,10 @@
 package architecture
 
 import (
-	"encoding/json"
 	"errors"
-	"io"
-	"os/exec"
+	"go/build"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -69,37 +69,44 @@ var mayImport = map[string][]string{
 		"internal/render", "internal/report", "internal/usage"},
 }
 
-// pkg is what go list says of one package.
-type pkg struct {
-	ImportPath string
-	Imports    []string
-}
-
 // projectPackages lists the packages of internal/ and cmd/ with the
-// project's packages each imports, test files left out.
+// project's packages each imports, test files left out, as the go
+// command's default build context sees them.
 func projectPackages(t *testing.T) map[string][]string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", "../../internal/...", "../../cmd/...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	pkgs := map[string][]string{}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	for {
-		var p pkg
-		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
+	for _, root := range []string{"internal", "cmd"} {
+		err := filepath.WalkDir(filepath.Join("..", "..", root), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return err
+			}
+			if d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			bp, err := build.Default.ImportDir(p, 0)
+			var none *build.NoGoError
+			if errors.As(err, &none) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			name := filepath.ToSlash(strings.TrimPrefix(p, filepath.Join("..", "..")+string(filepath.Separator)))
+			var own []string
+			for _, imp := range bp.Imports {
+				if rel, ok := strings.CutPrefix(imp, module); ok {
+					own = append(own, rel)
+				}
+			}
+			pkgs[name] = own
+			return nil
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
-		name := strings.TrimPrefix(p.ImportPath, module)
-		var own []string
-		for _, imp := range p.Imports {
-			if rel, ok := strings.CutPrefix(imp, module); ok {
-				own = append(own, rel)
-			}
-		}
-		pkgs[name] = own
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("found %d packages, want the project's (20 or more)", len(pkgs))
 	}
 	return pkgs
 }
