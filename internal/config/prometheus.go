@@ -177,7 +177,7 @@ func (c *Config) UsageOptions(log *slog.Logger) []usage.Option {
 func (c *Config) Algorithm() recommend.Options {
 	threshold := c.ChangeThreshold
 	if threshold == 0 {
-		threshold = -1 // every change is written
+		threshold = recommend.EveryChange
 	}
 	return recommend.Options{
 		CPUPercentile:    c.Percentile,

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/recommend-job/recommend-job/internal/recommend"
 )
 
 func TestCompletePrometheus(t *testing.T) {
@@ -130,6 +132,24 @@ func TestCompletePrometheusParsesResolution(t *testing.T) {
 		if c.Parsed.PrometheusStep != tt.wantStep || c.Parsed.PrometheusRateWindow != tt.wantRate {
 			t.Errorf("step %q, rate window %q parsed as %s and %s, want %s and %s (zero: auto)", tt.step, tt.rate,
 				c.Parsed.PrometheusStep, c.Parsed.PrometheusRateWindow, tt.wantStep, tt.wantRate)
+		}
+	}
+}
+
+// TestAlgorithmChangeThreshold checks what change-threshold becomes for
+// the algorithm: 0 writes every change (recommend.EveryChange, which the
+// algorithm's defaults keep), any other value is itself.
+func TestAlgorithmChangeThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		setting, want float64
+	}{
+		{0, recommend.EveryChange},
+		{0.1, 0.1},
+		{0.25, 0.25},
+	} {
+		got := (&Config{ChangeThreshold: tc.setting}).Algorithm().WithDefaults().ChangeThreshold
+		if got != tc.want {
+			t.Errorf("change-threshold %v: the algorithm's threshold is %v, want %v", tc.setting, got, tc.want)
 		}
 	}
 }

@@ -55,9 +55,14 @@ type Options struct {
 	// MaxAge is the longest the newest sample may lie before Input.Now.
 	MaxAge time.Duration
 	// ChangeThreshold is the relative difference to the current value
-	// below which the current value is kept; negative means none.
+	// below which the current value is kept; EveryChange keeps none, and
+	// zero is the default's.
 	ChangeThreshold float64
 }
+
+// EveryChange is the ChangeThreshold that keeps no current value: every
+// change is written. The setting change-threshold: 0 means it.
+const EveryChange = -1.0
 
 // WithDefaults fills zero fields with the defaults.
 func (o Options) WithDefaults() Options {
