@@ -126,9 +126,6 @@ func (f fleet) changes(r *rand.Rand, g int) string {
 // last 30 days. Before, the one ConfigMap of the record passed 1 MiB at
 // the second run and every later write was refused.
 func TestRecordSixtyRunsAtScale(t *testing.T) {
-	if testing.Short() {
-		t.Skip("60 runs of the record at 20,000 ResourceRecommends")
-	}
 	const items, runs, mergeEvery = 20000, 60, 7
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(5, 6))
