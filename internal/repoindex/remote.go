@@ -55,10 +55,11 @@ func inline(entry string) bool {
 	return strings.Contains(s, "\n") || strings.HasPrefix(s, "{") || strings.Contains(s, ": ")
 }
 
-// factories are kustomize's own decoders of resources and plugin
-// configurations, so that what is checked is what kustomize reads.
-var factories = sync.OnceValues(func() (*resource.Factory, error) {
-	return provider.NewDefaultDepProvider().GetResourceFactory(), nil
+// resourceFactory is kustomize's own decoder of resources and plugin
+// configurations, so that what is checked is what kustomize reads; made
+// once, when first needed.
+var resourceFactory = sync.OnceValue(func() *resource.Factory {
+	return provider.NewDefaultDepProvider().GetResourceFactory()
 })
 
 // pluginConfig is what the builtin plugins of kustomize load, under the
@@ -191,11 +192,7 @@ func generatorFiles(s types.KvPairSources) []string {
 // entry is a configuration rather than a file's name, as kustomize tells
 // (the entry decodes as objects), and what in it would be fetched.
 func inlinePlugins(entry []byte) ([]string, bool, error) {
-	rf, err := factories()
-	if err != nil {
-		return nil, false, err
-	}
-	objects, err := rf.SliceFromBytes(entry)
+	objects, err := resourceFactory().SliceFromBytes(entry)
 	if err != nil || len(objects) == 0 {
 		return nil, false, nil // a file's name
 	}
@@ -206,11 +203,7 @@ func inlinePlugins(entry []byte) ([]string, bool, error) {
 // pluginFileRefs decodes a file of plugin configurations as kustomize
 // does and returns what in them would be fetched.
 func pluginFileRefs(data []byte) ([]string, error) {
-	rf, err := factories()
-	if err != nil {
-		return nil, err
-	}
-	objects, err := rf.SliceFromBytes(data)
+	objects, err := resourceFactory().SliceFromBytes(data)
 	if err != nil {
 		return nil, err
 	}
