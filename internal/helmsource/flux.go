@@ -236,8 +236,13 @@ type source struct {
 // one the Flux Kustomizations of the index that render it agree on, else
 // built, its namespace as rendered.
 func (a *Sources) appliedNamespace(ref repoindex.DocRef, built string) string {
+	return appliedIn(a.Index.FluxApplies(ref), built)
+}
+
+// appliedIn is the namespace applies agree on, else built.
+func appliedIn(applies []repoindex.FluxApply, built string) string {
 	ns := ""
-	for i, ap := range a.Index.FluxApplies(ref) {
+	for i, ap := range applies {
 		if i > 0 && ap.Namespace != ns {
 			return built
 		}
@@ -271,8 +276,8 @@ func (a *Sources) sourceObject(r *Release, kind, name, ns string, at lookup) (so
 	var where []string
 	var refs []repoindex.DocRef
 	for _, ref := range a.Index.Refs[key] {
-		applied := a.appliedNamespace(ref, ref.Namespace)
-		if applied != ns && !(ref.Namespace == "" && len(a.Index.FluxApplies(ref)) == 0) {
+		applies := a.Index.FluxApplies(ref)
+		if appliedIn(applies, ref.Namespace) != ns && !(ref.Namespace == "" && len(applies) == 0) {
 			continue
 		}
 		obj, ok := a.decoded(ref)
