@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 
-	helmrender "github.com/recommend-job/recommend-job/internal/helm"
+	helmrender "github.com/recommend-job/recommend-job/internal/render/helm"
 )
 
 // clusterOf reads the apiserver's version and the API versions it serves,

@@ -14,8 +14,8 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	helmrender "github.com/recommend-job/recommend-job/internal/helm"
-	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
+	helmrender "github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/helmtest"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/history"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"

@@ -65,7 +65,7 @@ func bombsLines(n int, format string) string {
 }
 
 // bombsAppSets are the five ApplicationSet bombs of issue 37's item 3, as
-// internal/appset's TestGenerateBombs writes them (the merge's lists
+// internal/render/appset's TestGenerateBombs writes them (the merge's lists
 // longer), one a file; the printf one generates bomb-0-0, the
 // Application of bomb/bomb, from teams/bomb/app. Unbounded, the first,
 // the second and the fifth make gigabytes of Applications, the third

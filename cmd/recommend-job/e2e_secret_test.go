@@ -17,9 +17,9 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/google/go-cmp/cmp"
 
-	helmrender "github.com/recommend-job/recommend-job/internal/helm"
-	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
 	"github.com/recommend-job/recommend-job/internal/plan"
+	helmrender "github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/helmtest"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/history"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"

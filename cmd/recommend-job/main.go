@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	helmrender "github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/job"
+	helmrender "github.com/recommend-job/recommend-job/internal/render/helm"
 )
 
 // renderCommand is the hidden command that makes the binary a render

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	helmrender "github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/job"
+	helmrender "github.com/recommend-job/recommend-job/internal/render/helm"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 

@@ -29,12 +29,12 @@ import (
 	"github.com/recommend-job/recommend-job/internal/deployers"
 	"github.com/recommend-job/recommend-job/internal/doctor"
 	"github.com/recommend-job/recommend-job/internal/gitops"
-	helmrender "github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/job"
 	"github.com/recommend-job/recommend-job/internal/memlimit"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/record"
 	"github.com/recommend-job/recommend-job/internal/render"
+	helmrender "github.com/recommend-job/recommend-job/internal/render/helm"
 	"github.com/recommend-job/recommend-job/internal/report"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )

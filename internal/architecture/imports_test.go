@@ -18,23 +18,23 @@ const module = "github.com/recommend-job/recommend-job/"
 // "Who may import whom" and "Rendering, by package" say. A package
 // missing here fails the test: a new package states its place.
 var mayImport = map[string][]string{
-	"internal/api/v1alpha1": {},
-	"internal/kinds":        {},
-	"internal/plan":         {},
-	"internal/tree":         {},
-	"internal/yamledit":     {},
-	"internal/memlimit":     {},
-	"internal/checkpoint":   {},
-	"internal/architecture": {},
+	"internal/api/v1alpha1":    {},
+	"internal/kinds":           {},
+	"internal/plan":            {},
+	"internal/tree":            {},
+	"internal/render/yamledit": {},
+	"internal/memlimit":        {},
+	"internal/checkpoint":      {},
+	"internal/architecture":    {},
 
 	// Rendering: each package below render imports only those below it.
-	"internal/helm":       {"internal/kinds"},
-	"internal/repoindex":  {"internal/yamledit", "internal/kinds"},
-	"internal/appset":     {"internal/helm", "internal/repoindex", "internal/tree"},
-	"internal/helmsource": {"internal/appset", "internal/repoindex", "internal/helm", "internal/yamledit", "internal/tree", "internal/kinds"},
-	"internal/deployers":  {"internal/repoindex", "internal/tree"},
-	"internal/render": {"internal/appset", "internal/helm", "internal/helmsource", "internal/repoindex",
-		"internal/yamledit", "internal/tree", "internal/kinds", "internal/plan"},
+	"internal/render/helm":       {"internal/kinds"},
+	"internal/render/repoindex":  {"internal/render/yamledit", "internal/kinds"},
+	"internal/render/appset":     {"internal/render/helm", "internal/render/repoindex", "internal/tree"},
+	"internal/render/helmsource": {"internal/render/appset", "internal/render/repoindex", "internal/render/helm", "internal/render/yamledit", "internal/tree", "internal/kinds"},
+	"internal/deployers":         {"internal/render/repoindex", "internal/tree"},
+	"internal/render": {"internal/render/appset", "internal/render/helm", "internal/render/helmsource", "internal/render/repoindex",
+		"internal/render/yamledit", "internal/tree", "internal/kinds", "internal/plan"},
 
 	// The stages, in order; none imports one downstream of it.
 	"internal/collect":   {"internal/api/v1alpha1", "internal/kinds", "internal/plan"},
@@ -55,17 +55,17 @@ var mayImport = map[string][]string{
 		"internal/plan", "internal/recommend", "internal/record", "internal/render", "internal/usage", "internal/verify"},
 	"internal/doctor": {"internal/api/v1alpha1", "internal/checkpoint", "internal/collect", "internal/gitops", "internal/plan",
 		"internal/recommend", "internal/usage", "internal/verify"},
-	"internal/config": {"internal/collect", "internal/cost", "internal/deployers", "internal/gitops", "internal/helm",
+	"internal/config": {"internal/collect", "internal/cost", "internal/deployers", "internal/gitops", "internal/render/helm",
 		"internal/plan", "internal/recommend", "internal/render", "internal/report", "internal/usage", "internal/verify"},
 
 	// Test support: no list above names it, so no stage imports it.
-	"internal/testbed":             {},
-	"internal/testbed/history":     {"internal/testbed"},
-	"internal/testbed/testbedtest": {"internal/testbed"},
-	"internal/helm/helmtest":       {},
+	"internal/testbed":              {},
+	"internal/testbed/history":      {"internal/testbed"},
+	"internal/testbed/testbedtest":  {"internal/testbed"},
+	"internal/render/helm/helmtest": {},
 
 	"cmd/recommend-job": {"internal/checkpoint", "internal/collect", "internal/config", "internal/deployers", "internal/doctor",
-		"internal/gitops", "internal/helm", "internal/job", "internal/memlimit", "internal/plan", "internal/record",
+		"internal/gitops", "internal/render/helm", "internal/job", "internal/memlimit", "internal/plan", "internal/record",
 		"internal/render", "internal/report", "internal/usage"},
 }
 

@@ -18,9 +18,9 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/gitops"
-	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 )
 
 // EnvPrefix prefixes every environment variable: git-url is

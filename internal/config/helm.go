@@ -13,7 +13,7 @@ import (
 
 	repo "helm.sh/helm/v4/pkg/repo/v1"
 
-	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 )
 
 // chartCredentials are the basic-auth credentials of chart repositories

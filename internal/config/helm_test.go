@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/helm"
-	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
+	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/helmtest"
 )
 
 // chartPassword is the password of the test repositories files; no error

@@ -5,8 +5,8 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/cost"
 	"github.com/recommend-job/recommend-job/internal/gitops"
-	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/recommend"
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 	"github.com/recommend-job/recommend-job/internal/usage"
 	"github.com/recommend-job/recommend-job/internal/verify"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/recommend-job/recommend-job/internal/repoindex"
-	"github.com/recommend-job/recommend-job/internal/yamledit"
+	"github.com/recommend-job/recommend-job/internal/render/repoindex"
+	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
 
 // proveDeployers builds, before and after the edits, every deployer whose

@@ -11,8 +11,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/recommend-job/recommend-job/internal/appset"
-	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/render/appset"
+	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
 // DeployerObject is an Argo CD or Flux object the repository does not hold as

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/repoindex"
-	"github.com/recommend-job/recommend-job/internal/yamledit"
+	"github.com/recommend-job/recommend-job/internal/render/repoindex"
+	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
 
 // FuzzIndex feeds arbitrary YAML to the index as a kustomization, a

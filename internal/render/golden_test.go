@@ -20,8 +20,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/recommend-job/recommend-job/internal/helm"
 	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 )
 
 // goldenSpec is a case's changes.yaml: the changes to apply and what each

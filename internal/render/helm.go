@@ -13,10 +13,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/recommend-job/recommend-job/internal/helm"
-	"github.com/recommend-job/recommend-job/internal/helmsource"
-	"github.com/recommend-job/recommend-job/internal/repoindex"
-	"github.com/recommend-job/recommend-job/internal/yamledit"
+	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helmsource"
+	"github.com/recommend-job/recommend-job/internal/render/repoindex"
+	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
 
 // WithCharts lets Apply render charts that HelmReleases and Applications

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/helm"
-	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
+	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/helmtest"
 )
 
 // TestApplyRemoteChartDependency is the golden case helm-argo-file-dependency

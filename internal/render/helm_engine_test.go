@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 )
 
 // TestApplyRendersWithItsHelmEngine renders, with the Engine of

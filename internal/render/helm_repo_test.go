@@ -15,9 +15,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"helm.sh/helm/v4/pkg/registry"
 
-	"github.com/recommend-job/recommend-job/internal/helm"
-	"github.com/recommend-job/recommend-job/internal/helm/helmtest"
-	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/helmtest"
+	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
 // chartFiles reads the chart of the golden cases as a chart repository

@@ -3,9 +3,9 @@ package render
 import (
 	"fmt"
 
-	"github.com/recommend-job/recommend-job/internal/helm"
-	"github.com/recommend-job/recommend-job/internal/helmsource"
-	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helmsource"
+	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
 // Mode says how a change lands in the repository.

@@ -11,8 +11,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/recommend-job/recommend-job/internal/repoindex"
-	"github.com/recommend-job/recommend-job/internal/yamledit"
+	"github.com/recommend-job/recommend-job/internal/render/repoindex"
+	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
 
 // patchPrefix starts the name of the patch files Apply writes.

@@ -6,9 +6,9 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/recommend-job/recommend-job/internal/helmsource"
-	"github.com/recommend-job/recommend-job/internal/repoindex"
-	"github.com/recommend-job/recommend-job/internal/yamledit"
+	"github.com/recommend-job/recommend-job/internal/render/helmsource"
+	"github.com/recommend-job/recommend-job/internal/render/repoindex"
+	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
 
 // postRendererPlacer sets spec.postRenderers of a HelmRelease (or of a

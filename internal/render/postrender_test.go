@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/helmsource"
-	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/render/helmsource"
+	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
 // TestPostRendererPlacer covers the post-renderer of a HelmRelease: added

@@ -10,7 +10,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
 // writeTree writes files (slash paths) under a new temporary directory.

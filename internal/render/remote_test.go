@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
 // TestNothingRemoteIsFetched checks that no field of a kustomization, nor

@@ -14,7 +14,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/recommend-job/recommend-job/internal/repoindex"
+	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
 // padded returns a manifest grown with a comment to exactly size bytes.

@@ -1,0 +1,55 @@
+package helmsource
+
+import (
+	"context"
+	"sync"
+
+	"github.com/recommend-job/recommend-job/internal/render/helm"
+)
+
+// FetchCharts fetches the remote charts of rels at the same time, at
+// most ChartFetches at once, and keeps each outcome for fetchChart: a
+// release's load then finds its chart, or its chart's error, at once. So
+// repositories that never answer cost the run one fetch timeout, not one
+// each, and fail only their own releases.
+func (a *Sources) FetchCharts(ctx context.Context, rels []*Release) {
+	if a.Charts == nil {
+		return
+	}
+	// The survey loads each release as the real load does, up to its
+	// chart, which fetchChart notes instead of fetching.
+	a.Wanted = map[helm.ChartRef]bool{}
+	for _, r := range rels {
+		_, _ = a.Load(ctx, r, false)
+	}
+	wanted := a.Wanted
+	a.Wanted = nil
+
+	refs := make([]helm.ChartRef, 0, len(wanted))
+	for ref := range wanted {
+		refs = append(refs, ref)
+	}
+	out := make([]FetchedChart, len(refs))
+	slots := make(chan struct{}, ChartFetches)
+	var wg sync.WaitGroup
+	for i, ref := range refs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				out[i].Err = ctx.Err()
+				return
+			}
+			defer func() { <-slots }()
+			out[i].Chart, out[i].Err = a.Charts.Fetch(ctx, ref)
+		}()
+	}
+	wg.Wait()
+	for i, ref := range refs {
+		if ctx.Err() == nil {
+			a.Fetched[ref] = out[i]
+		}
+	}
+}
