@@ -119,7 +119,7 @@ type Result struct {
 	// MemoryLimit is the limit of the memory cgroup the job ran in, in
 	// bytes; zero when it ran without one (Options.MemoryLimit).
 	MemoryLimit int64 `json:"memoryLimit,omitempty"`
-	Data    Data   `json:"data"`
+	Data        Data  `json:"data"`
 	// Setup is the time taken to get the bed, the cluster and the
 	// repository ready, data aside.
 	Setup Duration `json:"setup"`
