@@ -527,3 +527,41 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestAPIServerReportsItsVersion checks that the test bed's kube-apiserver
+// reports the version of the Kubernetes module it is built from, as a
+// release build does: Helm checks a chart's kubeVersion against it.
+func TestAPIServerReportsItsVersion(t *testing.T) {
+	root, err := testbed.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join(root, "hack", "tools", "kube-apiserver", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ""
+	for line := range strings.Lines(string(mod)) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "k8s.io/kubernetes" {
+			want = f[1]
+		}
+	}
+	if want == "" {
+		t.Fatal("go.mod of kube-apiserver requires no k8s.io/kubernetes")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", bed.APIServer.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GitVersion != want || got.Major+"."+got.Minor != strings.Join(strings.Split(strings.TrimPrefix(want, "v"), ".")[:2], ".") {
+		t.Errorf("server version = %s (%s.%s), want %s", got.GitVersion, got.Major, got.Minor, want)
+	}
+}

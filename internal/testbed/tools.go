@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -212,16 +213,41 @@ type tool struct {
 	pkg string
 	// tags are the build tags.
 	tags string
+	// stampVersion, when set, returns the linker flags that stamp the
+	// module's version into the binary, as the upstream release build does.
+	stampVersion func(version string) []string
 }
 
 var (
-	kubeAPIServerTool = tool{name: "kube-apiserver", module: "k8s.io/kubernetes", pkg: "."}
+	kubeAPIServerTool = tool{name: "kube-apiserver", module: "k8s.io/kubernetes", pkg: ".", stampVersion: kubernetesVersionFlags}
 	helmTool          = tool{name: "helm", module: "helm.sh/helm/v3", pkg: "helm.sh/helm/v3/cmd/helm"}
 	giteaTool         = tool{name: "gitea", module: giteaModule, pkg: ".", tags: "sqlite sqlite_unlock_notify"}
 	// Thanos builds with slicelabels, as its own release does: its gRPC
 	// code takes labels.Labels for a slice, and crashes otherwise.
 	thanosTool = tool{name: "thanos", module: "github.com/thanos-io/thanos", pkg: "github.com/thanos-io/thanos/cmd/thanos", tags: "slicelabels"}
 )
+
+// kubernetesVersionFlags returns the linker flags with which Kubernetes'
+// release build stamps version (v1.34.4) into a server, so that it reports
+// it on /version, and Helm's kubeVersion constraints see a real version
+// rather than v0.0.0-master; nil when version is not vMAJOR.MINOR.PATCH.
+func kubernetesVersionFlags(version string) []string {
+	parts := strings.Split(strings.TrimPrefix(version, "v"), ".")
+	if !strings.HasPrefix(version, "v") || len(parts) != 3 {
+		return nil
+	}
+	for _, p := range parts {
+		if _, err := strconv.Atoi(p); err != nil {
+			return nil
+		}
+	}
+	var flags []string
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		flags = append(flags, "-X", pkg+".gitVersion="+version, "-X", pkg+".gitMajor="+parts[0],
+			"-X", pkg+".gitMinor="+parts[1], "-X", pkg+".gitTreeState=clean")
+	}
+	return flags
+}
 
 // buildKubeAPIServer builds kube-apiserver from its tools module.
 func buildKubeAPIServer(ctx context.Context, repoRoot string) (string, error) {
@@ -258,9 +284,17 @@ func buildTool(ctx context.Context, repoRoot string, t tool) (string, error) {
 	if t.tags != "" {
 		args = append(args, "-tags", t.tags)
 	}
+	version := requiredVersion(filepath.Join(module, "go.mod"), t.module)
+	if t.stampVersion != nil {
+		flags := t.stampVersion(version)
+		if flags == nil {
+			return "", fmt.Errorf("build %s: cannot stamp version %q of %s", t.name, version, t.module)
+		}
+		args = append(args, "-ldflags", strings.Join(flags, " "))
+	}
 	end := reportStep("building "+t.name, "built "+t.name, fmt.Sprintf(
 		"building %s from its Go module (once; cached in %s)...",
-		strings.TrimSpace(t.name+" "+requiredVersion(filepath.Join(module, "go.mod"), t.module)), displayPath(repoRoot, filepath.Dir(out))))
+		strings.TrimSpace(t.name+" "+version), displayPath(repoRoot, filepath.Dir(out))))
 	err = run(ctx, env, goBin, append(args, t.pkg)...)
 	end(err)
 	if err != nil {
