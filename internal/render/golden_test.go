@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,6 +32,9 @@ type goldenSpec struct {
 	Mode    string         `yaml:"mode"` // the run's mode, WithMode
 	Changes []goldenChange `yaml:"changes"`
 	Written []string       `yaml:"written"`
+	// Deleted lists the files of original/ the case removes, slash-separated;
+	// see goldenProblems.
+	Deleted []string `yaml:"deleted"`
 	// Builds, when set, names every kustomization whose output may change
 	// and what may change in it; see checkBuilds.
 	Builds map[string][]string `yaml:"builds"`
@@ -135,8 +139,10 @@ func (g goldenChange) change() Change {
 }
 
 // TestGolden applies each testdata/<case>/changes.yaml to a copy of
-// original/ and compares the whole tree with expected/, byte for byte. The
-// expected trees are hand-written specifications.
+// original/ and compares the whole tree, byte for byte, with original/
+// overlaid with expected/, which holds only the files the case changes or
+// adds, minus the files changes.yaml lists under deleted (see
+// testdata/README.md). The expected files are hand-written specifications.
 func TestGolden(t *testing.T) {
 	cases, err := os.ReadDir("testdata")
 	if err != nil {
@@ -175,7 +181,9 @@ func TestGolden(t *testing.T) {
 			if diff := cmp.Diff(spec.Written, out.Files, cmpNilEmpty); diff != "" {
 				t.Errorf("Outcome.Files (-want +got):\n%s", diff)
 			}
-			compareTrees(t, filepath.Join(base, "expected"), dir)
+			for _, p := range goldenProblems(readTree(t, filepath.Join(base, "original")), readExpected(t, base), spec.Deleted, readTree(t, dir)) {
+				t.Error(p)
+			}
 			checkUntouched(t, dir, before, out.Files)
 			if spec.Builds != nil {
 				checkBuilds(t, filepath.Join(base, "original"), dir, spec.Builds)
@@ -385,26 +393,75 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 	return files
 }
 
-// compareTrees reports files missing on either side and, for each file that
-// differs, the first differing line.
-func compareTrees(t *testing.T, wantDir, gotDir string) {
+// readExpected reads the case's expected/, which a case that changes no
+// file does not have.
+func readExpected(t *testing.T, base string) map[string][]byte {
 	t.Helper()
-	want, got := readTree(t, wantDir), readTree(t, gotDir)
+	dir := filepath.Join(base, "expected")
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return map[string][]byte{}
+	}
+	return readTree(t, dir)
+}
+
+// goldenProblems compares the tree got, which Apply left, with a case's
+// expectation: each file of expected as it is there, each file named in
+// deleted gone, every other file of original byte-identical, and no file
+// beyond those. It also reports a layout that hides what a case changes:
+// an expected file identical to its original, or a deletion of a file
+// original lacks or expected holds. Each problem names its file; the list
+// is sorted.
+func goldenProblems(original, expected map[string][]byte, deleted []string, got map[string][]byte) []string {
+	var problems []string
+	want := maps.Clone(original)
+	for name, data := range expected {
+		if o, ok := original[name]; ok && bytes.Equal(o, data) {
+			problems = append(problems, name+": expected/ holds a copy identical to original/; keep only the files the case changes")
+		}
+		want[name] = data
+	}
+	for _, name := range deleted {
+		_, inExpected := expected[name]
+		_, inOriginal := original[name]
+		switch {
+		case inExpected:
+			problems = append(problems, name+": listed as deleted and held in expected/")
+		case !inOriginal:
+			problems = append(problems, name+": listed as deleted but not in original/")
+		default:
+			delete(want, name)
+		}
+	}
 	for name, w := range want {
 		g, ok := got[name]
-		if !ok {
-			t.Errorf("%s: missing from the result", name)
-			continue
-		}
-		if msg := firstDiff(w, g); msg != "" {
-			t.Errorf("%s: %s", name, msg)
+		_, changed := expected[name]
+		switch {
+		case !ok && changed:
+			problems = append(problems, name+": missing from the result")
+		case !ok:
+			problems = append(problems, name+": removed, want it untouched as in original/")
+		case changed:
+			if msg := firstDiff(w, g); msg != "" {
+				problems = append(problems, name+": "+msg)
+			}
+		default:
+			if msg := firstDiff(w, g); msg != "" {
+				problems = append(problems, name+": changed, want it untouched as in original/, "+msg)
+			}
 		}
 	}
 	for name := range got {
-		if _, ok := want[name]; !ok {
-			t.Errorf("%s: not expected in the result", name)
+		if _, ok := want[name]; ok {
+			continue
+		}
+		if slices.Contains(deleted, name) {
+			problems = append(problems, name+": listed as deleted but still in the result")
+		} else {
+			problems = append(problems, name+": not expected in the result")
 		}
 	}
+	slices.Sort(problems)
+	return problems
 }
 
 // firstDiff describes the first line where got differs from want, line
@@ -427,4 +484,99 @@ func firstDiff(want, got []byte) string {
 		}
 	}
 	return "differs"
+}
+
+// TestGoldenProblems checks that the golden comparison fails as it should:
+// on a file outside expected/ that was touched, on one that appeared, on
+// an expected change missing, and on a layout that would hide a change.
+func TestGoldenProblems(t *testing.T) {
+	original := map[string][]byte{
+		"base/deployment.yaml":    []byte("replicas: 1\n"),
+		"base/kustomization.yaml": []byte("resources: [deployment.yaml]\n"),
+		"old.yaml":                []byte("old\n"),
+	}
+	expected := map[string][]byte{
+		"base/deployment.yaml": []byte("replicas: 2\n"),
+		"prod/patch.yaml":      []byte("patch\n"),
+	}
+	deleted := []string{"old.yaml"}
+	result := func(edit func(map[string][]byte)) map[string][]byte {
+		got := map[string][]byte{
+			"base/deployment.yaml":    []byte("replicas: 2\n"),
+			"base/kustomization.yaml": []byte("resources: [deployment.yaml]\n"),
+			"prod/patch.yaml":         []byte("patch\n"),
+		}
+		edit(got)
+		return got
+	}
+	tests := []struct {
+		name     string
+		expected map[string][]byte
+		deleted  []string
+		got      map[string][]byte
+		want     []string // a text each problem must contain, in order
+	}{{
+		name: "as expected",
+		got:  result(func(map[string][]byte) {}),
+	}, {
+		name: "file outside expected modified",
+		got: result(func(got map[string][]byte) {
+			got["base/kustomization.yaml"] = []byte("resources: [deployment.yaml]\r\n")
+		}),
+		want: []string{`base/kustomization.yaml: changed, want it untouched as in original/, first difference at line 1`},
+	}, {
+		name: "file outside expected removed",
+		got:  result(func(got map[string][]byte) { delete(got, "base/kustomization.yaml") }),
+		want: []string{"base/kustomization.yaml: removed, want it untouched"},
+	}, {
+		name: "file neither lists appears",
+		got:  result(func(got map[string][]byte) { got["prod/kustomization.yaml"] = []byte("x\n") }),
+		want: []string{"prod/kustomization.yaml: not expected in the result"},
+	}, {
+		name: "expected change differs",
+		got:  result(func(got map[string][]byte) { got["base/deployment.yaml"] = []byte("replicas: 3\n") }),
+		want: []string{`base/deployment.yaml: first difference at line 1:`},
+	}, {
+		name: "expected new file missing",
+		got:  result(func(got map[string][]byte) { delete(got, "prod/patch.yaml") }),
+		want: []string{"prod/patch.yaml: missing from the result"},
+	}, {
+		name: "deleted file still there",
+		got:  result(func(got map[string][]byte) { got["old.yaml"] = []byte("old\n") }),
+		want: []string{"old.yaml: listed as deleted but still in the result"},
+	}, {
+		name:     "expected file identical to its original",
+		expected: map[string][]byte{"base/kustomization.yaml": []byte("resources: [deployment.yaml]\n")},
+		got:      result(func(map[string][]byte) {}),
+		want:     []string{"base/kustomization.yaml: expected/ holds a copy identical to original/"},
+	}, {
+		name:    "deletion of a file original lacks",
+		deleted: []string{"old.yaml", "gone.yaml"},
+		got:     result(func(map[string][]byte) {}),
+		want:    []string{"gone.yaml: listed as deleted but not in original/"},
+	}, {
+		name:    "deletion of a file expected holds",
+		deleted: []string{"old.yaml", "prod/patch.yaml"},
+		got:     result(func(map[string][]byte) {}),
+		want:    []string{"prod/patch.yaml: listed as deleted and held in expected/"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			exp := maps.Clone(expected)
+			maps.Copy(exp, tt.expected)
+			del := deleted
+			if tt.deleted != nil {
+				del = tt.deleted
+			}
+			got := goldenProblems(original, exp, del, tt.got)
+			if len(got) != len(tt.want) {
+				t.Fatalf("problems %q, want %d saying %q", got, len(tt.want), tt.want)
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("problem %d = %q, want one saying %q", i, got[i], w)
+				}
+			}
+		})
+	}
 }
