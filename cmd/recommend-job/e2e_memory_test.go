@@ -198,6 +198,11 @@ func TestEndToEndMemoryBound(t *testing.T) {
 	if strings.Contains(stderr.String(), bed.Git.Password()) {
 		t.Error("the git token appears in the logs")
 	}
+	for line := range strings.Lines(stderr.String()) {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("stderr holds a line that is not JSON: %q", line)
+		}
+	}
 	var rep plan.Plan
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("decoding report: %v\n%s", err, stdout.String())

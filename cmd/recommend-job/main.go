@@ -28,7 +28,10 @@ func main() {
 		os.Exit(helmrender.ServeRender(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stderr := os.Stderr
+	restore := logLibraryOutput()
+	code := run(ctx, os.Args[1:], os.Stdout, stderr)
+	restore()
 	stop()
 	os.Exit(code)
 }
