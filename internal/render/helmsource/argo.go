@@ -14,6 +14,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
@@ -66,7 +67,7 @@ func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) 
 			if !strings.Contains(u, "://") {
 				u = "oci://" + u // Argo CD names OCI registries without a scheme
 			}
-			ch, err = a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: src.Chart, Version: src.TargetRevision})
+			ch, err = a.fetchChart(ctx, r, chartfetch.ChartRef{RepoURL: u, Chart: src.Chart, Version: src.TargetRevision})
 		} else {
 			ch, err = a.localChart(ctx, r, src.RepoURL, src.Path)
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 )
 
 // FetchCharts fetches the remote charts of rels at the same time, at
@@ -18,14 +18,14 @@ func (a *Sources) FetchCharts(ctx context.Context, rels []*Release) {
 	}
 	// The survey loads each release as the real load does, up to its
 	// chart, which fetchChart notes instead of fetching.
-	a.Wanted = map[helm.ChartRef]bool{}
+	a.Wanted = map[chartfetch.ChartRef]bool{}
 	for _, r := range rels {
 		_, _ = a.Load(ctx, r, false)
 	}
 	wanted := a.Wanted
 	a.Wanted = nil
 
-	refs := make([]helm.ChartRef, 0, len(wanted))
+	refs := make([]chartfetch.ChartRef, 0, len(wanted))
 	for ref := range wanted {
 		refs = append(refs, ref)
 	}

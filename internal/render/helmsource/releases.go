@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
@@ -228,7 +229,7 @@ func (a *Sources) Load(ctx context.Context, r *Release, edited bool) (Loaded, er
 }
 
 // fetchChart fetches a chart of a chart repository or registry, once per run.
-func (a *Sources) fetchChart(ctx context.Context, r *Release, ref helm.ChartRef) (*helm.Chart, error) {
+func (a *Sources) fetchChart(ctx context.Context, r *Release, ref chartfetch.ChartRef) (*helm.Chart, error) {
 	if a.Charts == nil {
 		return nil, fmt.Errorf("%s: its chart %s is in %s, and no chart repository is configured", r, ref.Chart, repoindex.RedactURL(ref.RepoURL))
 	}
@@ -257,7 +258,7 @@ func (a *Sources) localChart(ctx context.Context, r *Release, repoURL, dir strin
 	if ch, ok := a.LocalCharts[dir]; ok {
 		return ch, nil
 	}
-	load := helm.LoadDir
+	load := chartfetch.LoadDir
 	if a.Charts != nil {
 		load = func(fsys fs.FS, dir string) (*helm.Chart, error) { return a.Charts.LoadDir(ctx, fsys, dir) }
 	}
