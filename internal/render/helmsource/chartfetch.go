@@ -2,8 +2,10 @@ package helmsource
 
 import (
 	"context"
+	"errors"
 	"sync"
 
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 )
 
@@ -53,3 +55,18 @@ func (a *Sources) FetchCharts(ctx context.Context, rels []*Release) {
 		}
 	}
 }
+
+// ChartFetches bounds the remote charts fetched at the same time: enough
+// that a few repositories that hang cost the run one fetch timeout
+// together, few enough not to flood a registry.
+const ChartFetches = 8
+
+// FetchedChart is the outcome of one chart's fetch.
+type FetchedChart struct {
+	Chart *helm.Chart
+	Err   error
+}
+
+// ErrChartWanted ends a release's load during FetchCharts' survey, once
+// its remote chart is noted.
+var ErrChartWanted = errors.New("remote chart noted")
