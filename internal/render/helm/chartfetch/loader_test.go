@@ -118,6 +118,27 @@ func TestLoadDirTop(t *testing.T) {
 	}
 }
 
+// TestLoadDirDigestIsNewChart proves that a chart directory and the same
+// files given to helm.NewChart have one digest: renders are cached by it.
+func TestLoadDirDigestIsNewChart(t *testing.T) {
+	files := helmtest.Bytes(helmtest.Resources())
+	fsys := fstest.MapFS{}
+	for name, data := range files {
+		fsys["charts/resources/"+name] = &fstest.MapFile{Data: data}
+	}
+	dir, err := LoadDir(fsys, "charts/resources")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFiles, err := helm.NewChart("resources", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir.Digest != fromFiles.Digest {
+		t.Errorf("LoadDir digest %s, NewChart digest %s of the same files: want one", dir.Digest, fromFiles.Digest)
+	}
+}
+
 // TestLoadDirDigest proves that the digest follows what the chart is
 // made of, and only that.
 func TestLoadDirDigest(t *testing.T) {
