@@ -15,6 +15,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	helmrender "github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/helm/helmtest"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/history"
@@ -112,7 +113,7 @@ func TestEndToEndAppTemplate(t *testing.T) {
 	if err := sigsyaml.Unmarshal([]byte(appTemplateRelease), &hr); err != nil {
 		t.Fatal(err)
 	}
-	ch, err := helmrender.LoadDir(os.DirFS(appTemplateDir), "charts/app-template")
+	ch, err := chartfetch.LoadDir(os.DirFS(appTemplateDir), "charts/app-template")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/plan"
 	helmrender "github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/history"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
@@ -463,7 +464,7 @@ type helmRelease struct {
 // render renders the release from the checkout at root with the Helm SDK.
 func (r helmRelease) render(t *testing.T, root string) []helmrender.Object {
 	t.Helper()
-	ch, err := helmrender.LoadDir(os.DirFS(root), r.chart)
+	ch, err := chartfetch.LoadDir(os.DirFS(root), r.chart)
 	if err != nil {
 		t.Fatalf("loading %s: %v", r.chart, err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/plan"
 	helmrender "github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/helm/helmtest"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/history"
@@ -164,7 +165,7 @@ func TestEndToEndTenantTakesNoOtherNamespacesSecret(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ch, err := helmrender.LoadDir(os.DirFS(chartDir), "shop")
+	ch, err := chartfetch.LoadDir(os.DirFS(chartDir), "shop")
 	if err != nil {
 		t.Fatal(err)
 	}

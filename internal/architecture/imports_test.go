@@ -28,12 +28,14 @@ var mayImport = map[string][]string{
 	"internal/architecture":    {},
 
 	// Rendering: each package below render imports only those below it.
-	"internal/render/helm":       {"internal/kinds"},
-	"internal/render/repoindex":  {"internal/render/yamledit", "internal/kinds"},
-	"internal/render/appset":     {"internal/render/helm", "internal/render/repoindex", "internal/tree"},
-	"internal/render/helmsource": {"internal/render/appset", "internal/render/repoindex", "internal/render/helm", "internal/render/yamledit", "internal/tree", "internal/kinds"},
-	"internal/deployers":         {"internal/render/repoindex", "internal/tree"},
-	"internal/render": {"internal/render/appset", "internal/render/helm", "internal/render/helmsource", "internal/render/repoindex",
+	"internal/render/helm":            {"internal/kinds"},
+	"internal/render/helm/chartfetch": {"internal/render/helm"},
+	"internal/render/repoindex":       {"internal/render/yamledit", "internal/kinds"},
+	"internal/render/appset":          {"internal/render/helm", "internal/render/helm/chartfetch", "internal/render/repoindex", "internal/tree"},
+	"internal/render/helmsource": {"internal/render/appset", "internal/render/repoindex", "internal/render/helm", "internal/render/helm/chartfetch",
+		"internal/render/yamledit", "internal/tree", "internal/kinds"},
+	"internal/deployers": {"internal/render/repoindex", "internal/tree"},
+	"internal/render": {"internal/render/appset", "internal/render/helm", "internal/render/helm/chartfetch", "internal/render/helmsource", "internal/render/repoindex",
 		"internal/render/yamledit", "internal/tree", "internal/kinds", "internal/plan"},
 
 	// The stages, in order; none imports one downstream of it.
@@ -55,7 +57,7 @@ var mayImport = map[string][]string{
 		"internal/plan", "internal/recommend", "internal/record", "internal/render", "internal/usage", "internal/verify"},
 	"internal/doctor": {"internal/api/v1alpha1", "internal/checkpoint", "internal/collect", "internal/gitops", "internal/plan",
 		"internal/recommend", "internal/usage", "internal/verify"},
-	"internal/config": {"internal/collect", "internal/cost", "internal/deployers", "internal/gitops", "internal/render/helm",
+	"internal/config": {"internal/collect", "internal/cost", "internal/deployers", "internal/gitops", "internal/render/helm", "internal/render/helm/chartfetch",
 		"internal/plan", "internal/recommend", "internal/render", "internal/report", "internal/usage", "internal/verify"},
 
 	// Test support: no list above names it, so no stage imports it.

@@ -13,7 +13,7 @@ import (
 
 	repo "helm.sh/helm/v4/pkg/repo/v1"
 
-	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 )
 
 // chartCredentials are the basic-auth credentials of chart repositories
@@ -21,7 +21,7 @@ import (
 // pointer, which fmt prints as an address, so that printing a Config
 // cannot show a password.
 type chartCredentials struct {
-	byURL map[string]helm.Credentials
+	byURL map[string]chartfetch.Credentials
 }
 
 // completeHelm reads helm-repository-config, so that a file that cannot
@@ -86,7 +86,7 @@ func loadChartCredentials(file string) (*chartCredentials, error) {
 		}
 		return nil, fmt.Errorf("%s: not a Helm repositories file: %s", file, parseProblem(err))
 	}
-	creds := &chartCredentials{byURL: map[string]helm.Credentials{}}
+	creds := &chartCredentials{byURL: map[string]chartfetch.Credentials{}}
 	owner := map[string]string{}
 	for i, e := range f.Repositories {
 		if e == nil {
@@ -106,7 +106,7 @@ func loadChartCredentials(file string) (*chartCredentials, error) {
 			continue
 		}
 		key, _ := repositoryKey(e.URL)
-		c := helm.Credentials{Username: e.Username, Password: e.Password}
+		c := chartfetch.Credentials{Username: e.Username, Password: e.Password}
 		if prev, ok := creds.byURL[key]; ok && prev != c {
 			return nil, fmt.Errorf("%s: repositories %q and %q have the same url and different credentials", file, owner[key], name)
 		}
@@ -133,14 +133,14 @@ func parseProblem(err error) string {
 }
 
 // lookup gives the credentials of the repository at repoURL, as
-// helm.WithCredentials asks for them; none when no file was given.
-func (c *chartCredentials) lookup(repoURL string) (helm.Credentials, bool) {
+// chartfetch.WithCredentials asks for them; none when no file was given.
+func (c *chartCredentials) lookup(repoURL string) (chartfetch.Credentials, bool) {
 	if c == nil {
-		return helm.Credentials{}, false
+		return chartfetch.Credentials{}, false
 	}
 	key, ok := repositoryKey(repoURL)
 	if !ok {
-		return helm.Credentials{}, false
+		return chartfetch.Credentials{}, false
 	}
 	creds, ok := c.byURL[key]
 	return creds, ok

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/helm/helmtest"
 )
 
@@ -58,19 +58,19 @@ repositories:
 	}
 	tests := []struct {
 		url  string
-		want helm.Credentials
+		want chartfetch.Credentials
 		ok   bool
 	}{
-		{"https://Charts.Example.com/shop", helm.Credentials{Username: "bot", Password: chartPassword}, true},
-		{"https://charts.example.com/shop/", helm.Credentials{Username: "bot", Password: chartPassword}, true},
-		{"HTTPS://charts.example.com/shop//", helm.Credentials{Username: "bot", Password: chartPassword}, true},
-		{"oci://registry.example.com/charts", helm.Credentials{Username: "robot", Password: chartPassword + "-oci"}, true},
-		{"http://charts.example.com/shop", helm.Credentials{}, false},
-		{"https://charts.example.com/shop/sub", helm.Credentials{}, false},
-		{"https://charts.example.com", helm.Credentials{}, false},
-		{"https://evil.example.com/shop", helm.Credentials{}, false},
-		{"https://public.example.com", helm.Credentials{}, false},
-		{"not a url", helm.Credentials{}, false},
+		{"https://Charts.Example.com/shop", chartfetch.Credentials{Username: "bot", Password: chartPassword}, true},
+		{"https://charts.example.com/shop/", chartfetch.Credentials{Username: "bot", Password: chartPassword}, true},
+		{"HTTPS://charts.example.com/shop//", chartfetch.Credentials{Username: "bot", Password: chartPassword}, true},
+		{"oci://registry.example.com/charts", chartfetch.Credentials{Username: "robot", Password: chartPassword + "-oci"}, true},
+		{"http://charts.example.com/shop", chartfetch.Credentials{}, false},
+		{"https://charts.example.com/shop/sub", chartfetch.Credentials{}, false},
+		{"https://charts.example.com", chartfetch.Credentials{}, false},
+		{"https://evil.example.com/shop", chartfetch.Credentials{}, false},
+		{"https://public.example.com", chartfetch.Credentials{}, false},
+		{"not a url", chartfetch.Credentials{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {
@@ -163,7 +163,7 @@ func TestChartLoaderSendsTheRepositorysCredentials(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.repo, func(t *testing.T) {
-			_, err := cfg.chartLoader(helm.WithHTTPClient(srv.Client())).Fetch(t.Context(), helm.ChartRef{RepoURL: tt.repo, Chart: "web", Version: "1.0.0"})
+			_, err := cfg.chartLoader(chartfetch.WithHTTPClient(srv.Client())).Fetch(t.Context(), chartfetch.ChartRef{RepoURL: tt.repo, Chart: "web", Version: "1.0.0"})
 			if err == nil {
 				t.Fatal("Fetch() error = nil from a server that refuses everything")
 			}
@@ -183,7 +183,7 @@ func TestChartLoaderSendsTheRepositorysCredentials(t *testing.T) {
 func TestChartCAFile(t *testing.T) {
 	repo := helmtest.NewRepo(t, helmtest.WithTLS())
 	repo.Add(t, "shop", "1.0.0", map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shop\n"})
-	ref := helm.ChartRef{RepoURL: repo.URL, Chart: "shop", Version: "1.0.0"}
+	ref := chartfetch.ChartRef{RepoURL: repo.URL, Chart: "shop", Version: "1.0.0"}
 
 	cfg, err := Parse(requiredArgs(""), io.Discard)
 	if err != nil {
@@ -220,7 +220,7 @@ func TestChartCAFile(t *testing.T) {
 func TestChartSecretsDir(t *testing.T) {
 	repo := helmtest.NewRepo(t, helmtest.WithTLS())
 	repo.Add(t, "shop", "1.0.0", map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shop\n"})
-	ref := helm.ChartRef{RepoURL: repo.URL, Chart: "shop", Version: "1.0.0", CertSecretRef: helm.SecretRef{Namespace: "flux-system", Name: "shop-ca"}}
+	ref := chartfetch.ChartRef{RepoURL: repo.URL, Chart: "shop", Version: "1.0.0", CertSecretRef: chartfetch.SecretRef{Namespace: "flux-system", Name: "shop-ca"}}
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "flux-system", "shop-ca"), 0o700); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/deployers"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/render"
-	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/verify"
 )
 
@@ -52,18 +52,18 @@ const minRenderMemory = 128 << 20
 // chartLoader is a run's loader of remote charts, which sends each
 // repository the credentials helm-repository-config gives it and gives
 // each fetch chart-fetch-timeout.
-func (c *Config) chartLoader(opts ...helm.LoaderOption) *helm.Loader {
-	base := []helm.LoaderOption{helm.WithCredentials(c.chartCredentials.lookup), helm.WithFetchTimeout(c.ChartFetchTimeout),
-		helm.WithDependencyHosts(c.RepositoryFetchHosts)}
+func (c *Config) chartLoader(opts ...chartfetch.LoaderOption) *chartfetch.Loader {
+	base := []chartfetch.LoaderOption{chartfetch.WithCredentials(c.chartCredentials.lookup), chartfetch.WithFetchTimeout(c.ChartFetchTimeout),
+		chartfetch.WithDependencyHosts(c.RepositoryFetchHosts)}
 	if c.chartCAs != nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.TLSClientConfig = &tls.Config{RootCAs: c.chartCAs, MinVersion: tls.VersionTLS12}
-		base = append(base, helm.WithHTTPClient(&http.Client{Transport: t}))
+		base = append(base, chartfetch.WithHTTPClient(&http.Client{Transport: t}))
 	}
 	if c.ChartSecretsDir != "" {
-		base = append(base, helm.WithSecretsDir(c.ChartSecretsDir))
+		base = append(base, chartfetch.WithSecretsDir(c.ChartSecretsDir))
 	}
-	return helm.NewLoader(append(base, opts...)...)
+	return chartfetch.NewLoader(append(base, opts...)...)
 }
 
 // Verify are the thresholds that watch the job's merged changes.

@@ -6,7 +6,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/cost"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/recommend"
-	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/usage"
 	"github.com/recommend-job/recommend-job/internal/verify"
 )
@@ -82,7 +82,7 @@ var settings = []setting{
 	{"chart-ca-file", "", "PEM file of CA certificates that chart repositories and OCI registries may be signed by (a private CA), trusted in addition to the system's"},
 	{"repository-fetch-hosts", []string{}, "hosts (host or host:port, comma-separated) that the repository's own files may make the job fetch from: the dependencies a chart directory's Chart.yaml takes from chart repositories; none when empty"},
 	{"chart-secrets-dir", "", "directory of the Secrets that Flux OCIRepositories' and HelmRepositories' secretRef and certSecretRef name, mounted as <dir>/<namespace>/<name>/<key>"},
-	{"chart-fetch-timeout", helm.DefaultFetchTimeout, "bound of each fetch from a chart repository or OCI registry (an index, a tag list, a chart), its answer included; a release whose chart did not come in time is reported, the others go on"},
+	{"chart-fetch-timeout", chartfetch.DefaultFetchTimeout, "bound of each fetch from a chart repository or OCI registry (an index, a tag list, a chart), its answer included; a release whose chart did not come in time is reported, the others go on"},
 	{"git-username", "", "user name for HTTP(S) authentication"},
 	{"git-token", "", "token or password for HTTP(S) authentication"},
 	{"git-token-file", "", "file holding the token (e.g. a mounted Secret); used when git-token is empty"},

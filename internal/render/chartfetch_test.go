@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
@@ -53,7 +53,7 @@ spec:
 	writeFiles(t, root, files)
 
 	start := time.Now()
-	out, err := Apply(context.Background(), root, ".", changes, WithCharts(helm.NewLoader(helm.WithFetchTimeout(timeout))))
+	out, err := Apply(context.Background(), root, ".", changes, WithCharts(chartfetch.NewLoader(chartfetch.WithFetchTimeout(timeout))))
 	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ spec:
 		t.Errorf("Apply() took %s, want one fetch timeout (%s), less than one per repository (%s)", took, timeout, limit)
 	}
 	for i, name := range apps {
-		if err := out.Results[i].Err; !errors.Is(err, ErrHelm) || !errors.Is(err, helm.ErrFetchTimeout) {
+		if err := out.Results[i].Err; !errors.Is(err, ErrHelm) || !errors.Is(err, chartfetch.ErrFetchTimeout) {
 			t.Errorf("%s: %v, want ErrHelm wrapping ErrFetchTimeout", name, err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/helm/helmtest"
 )
 
@@ -44,9 +44,9 @@ func TestApplyRemoteChartDependency(t *testing.T) {
 	}
 	spec := readSpec(t, filepath.Join(base, "changes.yaml"))
 	host, _, _ := strings.Cut(strings.TrimPrefix(repo.URL, "http://"), "/")
-	loader := helm.NewLoader(helm.WithCredentials(func(u string) (helm.Credentials, bool) {
-		return helm.Credentials{Username: "chart-user", Password: "chart-pw"}, u == repo.URL
-	}), helm.WithDependencyHosts([]string{host}))
+	loader := chartfetch.NewLoader(chartfetch.WithCredentials(func(u string) (chartfetch.Credentials, bool) {
+		return chartfetch.Credentials{Username: "chart-user", Password: "chart-pw"}, u == repo.URL
+	}), chartfetch.WithDependencyHosts([]string{host}))
 	out, err := Apply(context.Background(), dir, spec.Path, []Change{spec.Changes[0].change()}, WithCharts(loader))
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"helm.sh/helm/v4/pkg/registry"
 
-	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/helm/helmtest"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
@@ -111,7 +111,7 @@ spec:
 		Container: "web",
 		Requests:  quantities(map[string]string{"cpu": "300m", "memory": "384Mi"}),
 	}
-	loader := helm.NewLoader()
+	loader := chartfetch.NewLoader()
 	out, err := Apply(context.Background(), root, ".", []Change{flux, argo},
 		WithCharts(loader), WithRepositoryURL("ssh://git@git.example.com/platform/fleet"))
 	if err != nil {
@@ -178,11 +178,11 @@ spec:
 	}
 	plain := requests("app", "cpu", "2")
 	plain.Target.Namespace = "ns"
-	out, err := Apply(context.Background(), root, ".", []Change{missing, plain}, WithCharts(helm.NewLoader()))
+	out, err := Apply(context.Background(), root, ".", []Change{missing, plain}, WithCharts(chartfetch.NewLoader()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := out.Results[0].Err; !errors.Is(err, ErrHelm) || !errors.Is(err, helm.ErrChartNotFound) || !strings.Contains(err.Error(), "9.9.9") {
+	if err := out.Results[0].Err; !errors.Is(err, ErrHelm) || !errors.Is(err, chartfetch.ErrChartNotFound) || !strings.Contains(err.Error(), "9.9.9") {
 		t.Errorf("the missing chart: %v, want ErrHelm wrapping ErrChartNotFound and naming the version", err)
 	}
 	if r := out.Results[1]; r.Err != nil || !r.Changed {
@@ -232,7 +232,7 @@ spec:
 			Requests:  quantities(map[string]string{"cpu": "300m"}),
 		}
 	}
-	out, err := Apply(context.Background(), root, ".", []Change{change("tuned"), change("missing"), change("ignored")}, WithCharts(helm.NewLoader()))
+	out, err := Apply(context.Background(), root, ".", []Change{change("tuned"), change("missing"), change("ignored")}, WithCharts(chartfetch.NewLoader()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ spec:
 				Container: tt.container,
 				Requests:  quantities(tt.requests),
 			}
-			out, err := Apply(context.Background(), root, ".", []Change{c}, WithCharts(helm.NewLoader()))
+			out, err := Apply(context.Background(), root, ".", []Change{c}, WithCharts(chartfetch.NewLoader()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -384,7 +384,7 @@ spec:
 		Container: "web",
 		Requests:  quantities(map[string]string{"cpu": "300m"}),
 	}
-	out, err := Apply(context.Background(), root, ".", []Change{c}, WithCharts(helm.NewLoader(helm.WithPlainHTTP())))
+	out, err := Apply(context.Background(), root, ".", []Change{c}, WithCharts(chartfetch.NewLoader(chartfetch.WithPlainHTTP())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +473,7 @@ spec:
 				Container: "web",
 				Requests:  quantities(map[string]string{"cpu": "300m"}),
 			}
-			out, err := Apply(context.Background(), root, ".", []Change{c}, WithCharts(helm.NewLoader()))
+			out, err := Apply(context.Background(), root, ".", []Change{c}, WithCharts(chartfetch.NewLoader()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -536,7 +536,7 @@ spec:
 				Container: "web",
 				Requests:  quantities(map[string]string{"cpu": "300m"}),
 			}
-			out, err := Apply(context.Background(), root, ".", []Change{c}, WithCharts(helm.NewLoader(helm.WithPlainHTTP())))
+			out, err := Apply(context.Background(), root, ".", []Change{c}, WithCharts(chartfetch.NewLoader(chartfetch.WithPlainHTTP())))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -634,7 +634,7 @@ spec:
 				Requests:  quantities(map[string]string{"cpu": "300m"}),
 			}
 			out, err := Apply(context.Background(), root, ".", []Change{argo},
-				WithCharts(helm.NewLoader()), WithRepositoryURL("ssh://git@git.example.com/platform/fleet"))
+				WithCharts(chartfetch.NewLoader()), WithRepositoryURL("ssh://git@git.example.com/platform/fleet"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/helm/helmtest"
 	"github.com/recommend-job/recommend-job/internal/render/helmsource"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
@@ -111,7 +111,7 @@ spec:
 		}
 	}
 	out, err := Apply(context.Background(), root, ".", []Change{change("attacker"), change("victim")},
-		WithCharts(helm.NewLoader(helm.WithSecretsDir(secrets))))
+		WithCharts(chartfetch.NewLoader(chartfetch.WithSecretsDir(secrets))))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/helmsource"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
@@ -238,7 +239,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	}
 	a.Sources = &helmsource.Sources{
 		Index: idx, FS: r.FS(), Limit: o.maxFileSize, Charts: o.charts, RepoURL: o.repoURL, ClusterName: o.cluster,
-		LocalCharts: map[string]*helm.Chart{}, Fetched: map[helm.ChartRef]helmsource.FetchedChart{},
+		LocalCharts: map[string]*helm.Chart{}, Fetched: map[chartfetch.ChartRef]helmsource.FetchedChart{},
 		Edits: a,
 	}
 	if a.keys == nil {

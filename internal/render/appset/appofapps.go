@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
@@ -39,7 +40,7 @@ func AppsOfApps(ctx context.Context, fsys fs.FS, limit int64, engine helm.Engine
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		ch, err := helm.LoadDir(fsys, dir)
+		ch, err := chartfetch.LoadDir(fsys, dir)
 		var objs []helm.Object
 		if err == nil {
 			objs, err = engine.Render(ctx, helm.Release{Name: path.Base(dir), Namespace: ArgoNamespace, Chart: ch})

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
@@ -24,13 +25,26 @@ func NewChart(source string, files map[string][]byte) (*Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load chart %s: %w", source, err)
 	}
-	return &Chart{Name: c.Metadata.Name, Version: c.Metadata.Version, Source: source, Digest: digestFiles(files), chart: c}, nil
+	return NewLoadedChart(source, FilesDigest(files), c), nil
 }
 
-// digestFiles is the hex sha256 of the files in name order, each name and
-// length written before its content so that no two sets of files give the
-// same stream: the same digest LoadDir gives the same files.
-func digestFiles(files map[string][]byte) string {
+// NewLoadedChart is a chart the Helm SDK loaded, from a directory, a
+// chart repository or a registry. Source says where it came from, digest
+// identifies its content (FilesDigest of its files, or its archive's
+// sha256). c belongs to the Chart from then on: no one changes it.
+func NewLoadedChart(source, digest string, c *chartv2.Chart) *Chart {
+	return &Chart{Name: c.Metadata.Name, Version: c.Metadata.Version, Source: source, Digest: digest, chart: c}
+}
+
+// Loaded is the chart as the Helm SDK loaded it, shared by every render
+// of c: read it, never change it.
+func (c *Chart) Loaded() *chartv2.Chart { return c.chart }
+
+// FilesDigest is the hex sha256 of a chart's files in name order, each
+// name and length written before its content so that no two sets of files
+// give the same stream: NewChart's Digest, and that of the same files
+// loaded from a directory.
+func FilesDigest(files map[string][]byte) string {
 	h := sha256.New()
 	for _, name := range slices.Sorted(maps.Keys(files)) {
 		fmt.Fprintf(h, "%s\x00%d\x00", name, len(files[name]))

@@ -34,8 +34,8 @@ func TestNewChart(t *testing.T) {
 		t.Error("a changed values.yaml keeps the digest")
 	}
 	// A name's end and a content's start must not be interchangeable.
-	a := digestFiles(map[string][]byte{"ab": []byte("c")})
-	b := digestFiles(map[string][]byte{"a": []byte("bc")})
+	a := FilesDigest(map[string][]byte{"ab": []byte("c")})
+	b := FilesDigest(map[string][]byte{"a": []byte("bc")})
 	if a == b {
 		t.Error("files ab=c and a=bc give the same digest")
 	}

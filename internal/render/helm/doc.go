@@ -1,9 +1,10 @@
 // Package helm renders Helm charts with the Helm SDK and finds, by
 // rendering, the values keys that size a workload's containers.
 //
-// A chart comes from a directory of the repository (LoadDir), from a
-// chart repository or OCI registry (Loader.Fetch), each loaded once per
-// run, or from files (NewChart). A Release is a chart, a release name and
+// A chart is loaded from files (NewChart), or by package chartfetch from
+// a directory of the repository, a chart repository or an OCI registry
+// (NewLoadedChart): this package renders what it is given and reaches no
+// network. A Release is a chart, a release name and
 // namespace, and its values as Helm would merge them from every layer
 // (Merge). An Engine says how charts render (in this process or in a
 // render process of the job's binary, with which capabilities, within how

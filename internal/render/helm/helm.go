@@ -20,9 +20,6 @@ var (
 	// ErrRender means the chart could not be rendered with the release's
 	// values.
 	ErrRender = errors.New("chart render failed")
-	// ErrChartNotFound means the chart, or the version asked, is not in
-	// its repository.
-	ErrChartNotFound = errors.New("chart not found")
 	// ErrNotRendered means the release does not render the container
 	// asked for.
 	ErrNotRendered = errors.New("not rendered")

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
@@ -66,7 +68,7 @@ func (a *Sources) loadArgo(ctx context.Context, r *Release, obj map[string]any) 
 			if !strings.Contains(u, "://") {
 				u = "oci://" + u // Argo CD names OCI registries without a scheme
 			}
-			ch, err = a.fetchChart(ctx, r, helm.ChartRef{RepoURL: u, Chart: src.Chart, Version: src.TargetRevision})
+			ch, err = a.fetchChart(ctx, r, chartfetch.ChartRef{RepoURL: u, Chart: src.Chart, Version: src.TargetRevision})
 		} else {
 			ch, err = a.localChart(ctx, r, src.RepoURL, src.Path)
 		}
@@ -306,4 +308,63 @@ func (a *Sources) ReadsValueFile(obj map[string]any, file string) bool {
 		}
 	}
 	return false
+}
+
+// ArgoApplication is what an Application says about its Helm source.
+type ArgoApplication struct {
+	Spec struct {
+		Source      *ArgoSource  `json:"source"`
+		Sources     []ArgoSource `json:"sources"`
+		Destination struct {
+			Namespace string `json:"namespace"`
+		} `json:"destination"`
+	} `json:"spec"`
+}
+
+// ArgoSource is one source of an Argo CD Application: a chart, a path in a
+// repository, or a ref to one that value files name.
+type ArgoSource struct {
+	RepoURL        string `json:"repoURL"`
+	Path           string `json:"path"`
+	Chart          string `json:"chart"`
+	TargetRevision string `json:"targetRevision"`
+	Ref            string `json:"ref"`
+	// A source with one of these is rendered by Kustomize, a plain
+	// directory or a plugin, even with a chart in its path.
+	Plugin    any `json:"plugin"`
+	Kustomize any `json:"kustomize"`
+	Directory any `json:"directory"`
+	Helm      *struct {
+		ReleaseName             string          `json:"releaseName"`
+		Namespace               string          `json:"namespace"`
+		ValueFiles              []string        `json:"valueFiles"`
+		Values                  string          `json:"values"`
+		ValuesObject            map[string]any  `json:"valuesObject"`
+		IgnoreMissingValueFiles bool            `json:"ignoreMissingValueFiles"`
+		Parameters              []ArgoParameter `json:"parameters"`
+	} `json:"helm"`
+}
+
+// ArgoParameter is one of an Application's helm.parameters.
+type ArgoParameter struct {
+	Name        string `json:"name"`
+	Value       string `json:"value"`
+	ForceString bool   `json:"forceString"`
+}
+
+// TemplateParam is a parameter of an ApplicationSet's template, in Go
+// template or fasttemplate syntax.
+var TemplateParam = regexp.MustCompile(`\{\{[^}]*\}\}`)
+
+// EscapeGlob quotes what path.Match would read as a pattern, but the
+// template's parameters.
+func EscapeGlob(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

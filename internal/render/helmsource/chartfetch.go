@@ -2,9 +2,11 @@ package helmsource
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 )
 
 // FetchCharts fetches the remote charts of rels at the same time, at
@@ -18,14 +20,14 @@ func (a *Sources) FetchCharts(ctx context.Context, rels []*Release) {
 	}
 	// The survey loads each release as the real load does, up to its
 	// chart, which fetchChart notes instead of fetching.
-	a.Wanted = map[helm.ChartRef]bool{}
+	a.Wanted = map[chartfetch.ChartRef]bool{}
 	for _, r := range rels {
 		_, _ = a.Load(ctx, r, false)
 	}
 	wanted := a.Wanted
 	a.Wanted = nil
 
-	refs := make([]helm.ChartRef, 0, len(wanted))
+	refs := make([]chartfetch.ChartRef, 0, len(wanted))
 	for ref := range wanted {
 		refs = append(refs, ref)
 	}
@@ -53,3 +55,18 @@ func (a *Sources) FetchCharts(ctx context.Context, rels []*Release) {
 		}
 	}
 }
+
+// ChartFetches bounds the remote charts fetched at the same time: enough
+// that a few repositories that hang cost the run one fetch timeout
+// together, few enough not to flood a registry.
+const ChartFetches = 8
+
+// FetchedChart is the outcome of one chart's fetch.
+type FetchedChart struct {
+	Chart *helm.Chart
+	Err   error
+}
+
+// ErrChartWanted ends a release's load during FetchCharts' survey, once
+// its remote chart is noted.
+var ErrChartWanted = errors.New("remote chart noted")

@@ -13,6 +13,7 @@ import (
 
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
@@ -171,4 +172,26 @@ func (a *Sources) rendersChart(ctx context.Context, r *Release, ref repoindex.Do
 // from run to run.
 func compareKeys(x, y repoindex.IdentKey) int {
 	return cmp.Or(strings.Compare(x.Group, y.Group), strings.Compare(x.Kind, y.Kind), strings.Compare(x.Name, y.Name))
+}
+
+// ChartValuesFiles gives ch the default values Flux builds from a
+// HelmRelease's valuesFiles: merged in order, in place of the chart's
+// values.yaml (which counts only when listed).
+func ChartValuesFiles(r *Release, ch *helm.Chart, files []string, read func(string) ([]byte, error), ignoreMissing bool) (*helm.Chart, error) {
+	var layers []map[string]any
+	for _, f := range files {
+		data, err := read(f)
+		if errors.Is(err, fs.ErrNotExist) && ignoreMissing {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: spec.chart.spec.valuesFiles %q: %w", r, f, err)
+		}
+		var vals map[string]any
+		if err := sigsyaml.Unmarshal(data, &vals); err != nil {
+			return nil, fmt.Errorf("%s: spec.chart.spec.valuesFiles %q: %w", r, f, err)
+		}
+		layers = append(layers, vals)
+	}
+	return ch.WithDefaults(helm.Merge(layers...))
 }

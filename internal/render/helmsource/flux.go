@@ -13,6 +13,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 	"github.com/recommend-job/recommend-job/internal/tree"
 )
@@ -141,7 +142,7 @@ func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease
 		if i < 0 {
 			return nil, fmt.Errorf("%s: the OCIRepository's url %q names no chart", r, repoindex.RedactURL(u))
 		}
-		chartRef, err := sourceAccess(helm.ChartRef{RepoURL: u[:i], Chart: u[i+1:]}, src, "OCIRepository", ref.Name, refNS)
+		chartRef, err := sourceAccess(chartfetch.ChartRef{RepoURL: u[:i], Chart: u[i+1:]}, src, "OCIRepository", ref.Name, refNS)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
@@ -156,7 +157,7 @@ func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease
 		default:
 			chartRef.Tag = OrDefault(str("spec", "ref", "tag"), "latest")
 		}
-		chartRef.Layer = helm.LayerSelector{MediaType: str("spec", "layerSelector", "mediaType"), Operation: str("spec", "layerSelector", "operation")}
+		chartRef.Layer = chartfetch.LayerSelector{MediaType: str("spec", "layerSelector", "mediaType"), Operation: str("spec", "layerSelector", "operation")}
 		return a.fetchChart(ctx, r, chartRef)
 	}
 	if hr.Spec.Chart == nil {
@@ -177,7 +178,7 @@ func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
 		u, _ := tree.Dig(src.obj, "spec", "url").(string)
-		ref, err := sourceAccess(helm.ChartRef{RepoURL: u, Chart: spec.Chart, Version: spec.Version}, src, "HelmRepository", spec.SourceRef.Name, srcNS)
+		ref, err := sourceAccess(chartfetch.ChartRef{RepoURL: u, Chart: spec.Chart, Version: spec.Version}, src, "HelmRepository", spec.SourceRef.Name, srcNS)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r, err)
 		}
@@ -358,7 +359,7 @@ func (a *Sources) fluxHelmChart(ctx context.Context, r *Release, name, namespace
 	u, _ := tree.Dig(src.obj, "spec", "url").(string)
 	chart, _ := tree.Dig(hc.obj, "spec", "chart").(string)
 	version, _ := tree.Dig(hc.obj, "spec", "version").(string)
-	ref, err := sourceAccess(helm.ChartRef{RepoURL: u, Chart: chart, Version: version}, src, "HelmRepository", repoName, namespace)
+	ref, err := sourceAccess(chartfetch.ChartRef{RepoURL: u, Chart: chart, Version: version}, src, "HelmRepository", repoName, namespace)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r, err)
 	}
@@ -374,19 +375,19 @@ var ErrSecretNotBound = errors.New("its Secrets are not read")
 // reached: its spec.insecure (plain HTTP), and the Secrets its
 // spec.secretRef and spec.certSecretRef name, in the source's namespace as
 // Flux reads them, when that namespace is established.
-func sourceAccess(ref helm.ChartRef, src source, kind, name, ns string) (helm.ChartRef, error) {
+func sourceAccess(ref chartfetch.ChartRef, src source, kind, name, ns string) (chartfetch.ChartRef, error) {
 	ref.PlainHTTP, _ = tree.Dig(src.obj, "spec", "insecure").(bool)
 	secret, _ := tree.Dig(src.obj, "spec", "secretRef", "name").(string)
 	cert, _ := tree.Dig(src.obj, "spec", "certSecretRef", "name").(string)
 	if (secret != "" || cert != "") && !src.established {
-		return helm.ChartRef{}, fmt.Errorf("%w: the %s %s/%s names Secrets of %s, and nothing establishes that it is in %s: %s",
+		return chartfetch.ChartRef{}, fmt.Errorf("%w: the %s %s/%s names Secrets of %s, and nothing establishes that it is in %s: %s",
 			ErrSecretNotBound, kind, ns, name, ns, ns, src.why)
 	}
 	if secret != "" {
-		ref.SecretRef = helm.SecretRef{Namespace: ns, Name: secret}
+		ref.SecretRef = chartfetch.SecretRef{Namespace: ns, Name: secret}
 	}
 	if cert != "" {
-		ref.CertSecretRef = helm.SecretRef{Namespace: ns, Name: cert}
+		ref.CertSecretRef = chartfetch.SecretRef{Namespace: ns, Name: cert}
 	}
 	return ref, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
@@ -228,7 +229,7 @@ func (a *Sources) Load(ctx context.Context, r *Release, edited bool) (Loaded, er
 }
 
 // fetchChart fetches a chart of a chart repository or registry, once per run.
-func (a *Sources) fetchChart(ctx context.Context, r *Release, ref helm.ChartRef) (*helm.Chart, error) {
+func (a *Sources) fetchChart(ctx context.Context, r *Release, ref chartfetch.ChartRef) (*helm.Chart, error) {
 	if a.Charts == nil {
 		return nil, fmt.Errorf("%s: its chart %s is in %s, and no chart repository is configured", r, ref.Chart, repoindex.RedactURL(ref.RepoURL))
 	}
@@ -257,7 +258,7 @@ func (a *Sources) localChart(ctx context.Context, r *Release, repoURL, dir strin
 	if ch, ok := a.LocalCharts[dir]; ok {
 		return ch, nil
 	}
-	load := helm.LoadDir
+	load := chartfetch.LoadDir
 	if a.Charts != nil {
 		load = func(fsys fs.FS, dir string) (*helm.Chart, error) { return a.Charts.LoadDir(ctx, fsys, dir) }
 	}
@@ -277,4 +278,87 @@ func (a *Sources) isThisRepo(u string) bool {
 		return true
 	}
 	return repoindex.NormalRepoURL(u) == repoindex.NormalRepoURL(a.RepoURL)
+}
+
+// Release is a Helm release of the repository that renders targets: a
+// Flux HelmRelease or an Argo CD Application with a Helm source.
+type Release struct {
+	Kind string           // HelmRelease or Application
+	Ref  repoindex.DocRef // the object's document
+	// Name and namespace are the Helm release's.
+	Name, Namespace string
+	// LiveNamespace is the HelmRelease's namespace as the cluster gives
+	// it (helm-controller's labels on the target); "" when not known.
+	LiveNamespace string
+	Chart         *helm.Chart
+	// SkipSchema follows a HelmRelease's disableSchemaValidation: its
+	// values are not checked against the chart's schema.
+	SkipSchema bool
+	// Source is the index in spec.sources of an Application's Helm
+	// source, or -1 for spec.source.
+	Source int
+	// Changes are the indexes of the changes whose targets it renders.
+	Changes []int
+}
+
+// String names the release for errors and reports.
+func (r *Release) String() string {
+	if r.Ref.Chain != nil {
+		return fmt.Sprintf("%s %s (%s, rendered by %s)", r.Kind, r.ObjectName(), r.Ref.File, r.Ref.Chain.Root().Dir)
+	}
+	return fmt.Sprintf("%s %s (%s)", r.Kind, r.ObjectName(), r.Ref.File)
+}
+
+// ObjectName is the namespace/name of the object that defines the release.
+func (r *Release) ObjectName() string {
+	if r.Ref.Namespace == "" {
+		return r.Ref.Key.Name
+	}
+	return r.Ref.Namespace + "/" + r.Ref.Key.Name
+}
+
+// BuildID is the release object's id in a kustomize build.
+func (r *Release) BuildID() string {
+	return r.Ref.Key.Group + "/" + r.Ref.Key.Kind + "/" + r.Ref.Namespace + "/" + r.Ref.Key.Name
+}
+
+// NamedRelease is a HelmRelease and the namespace of the Helm release it
+// installs ("" when neither it nor its environment sets one).
+type NamedRelease struct {
+	Ref       repoindex.DocRef
+	Namespace string
+}
+
+// ErrHelm means a target that Helm renders could not be followed to the
+// values that size it: its release, chart or values could not be read,
+// or no values key sizes the container alone.
+var ErrHelm = errors.New("helm release")
+
+// Deployer names, from a live object's metadata, what deploys it: the
+// Flux HelmRelease whose helm-controller installed it
+// (helmrelease/<namespace>/<name>), the Argo CD application that tracks
+// it (argocd/<application>), or the Flux Kustomization that applied it
+// (kustomization/<namespace>/<name>), else the Helm release that Helm's
+// annotations name (helm/<namespace>/<release>); "" when its metadata
+// names none. The instance label, which charts also set, counts last.
+func Deployer(t repoindex.Target) string {
+	if name := t.Labels[repoindex.FluxHelmName]; name != "" {
+		return "helmrelease/" + OrDefault(t.Labels[repoindex.FluxHelmNamespace], t.Namespace) + "/" + name
+	}
+	if id := t.Annotations[repoindex.ArgoTrackingID]; id != "" {
+		app, _, _ := strings.Cut(id, ":")
+		return "argocd/" + app
+	}
+	if name := t.Labels[repoindex.FluxNameLabel]; name != "" {
+		return "kustomization/" + t.Labels[repoindex.FluxNamespaceLabel] + "/" + name
+	}
+	if name := t.Annotations[repoindex.HelmReleaseName]; name != "" {
+		// Helm installed it; Argo CD renders charts without installing
+		// them, so the instance label is the release's, no application's.
+		return "helm/" + OrDefault(t.Annotations[repoindex.HelmReleaseNS], t.Namespace) + "/" + name
+	}
+	if app := t.Labels[repoindex.InstanceLabel]; app != "" {
+		return "argocd/" + app
+	}
+	return ""
 }

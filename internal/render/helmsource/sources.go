@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
@@ -27,8 +28,8 @@ type Sources struct {
 	LocalCharts map[string]*helm.Chart
 	// Fetched are the remote charts fetched, or failed to; wanted, while
 	// the releases are surveyed, the charts they need.
-	Fetched map[helm.ChartRef]FetchedChart
-	Wanted  map[helm.ChartRef]bool
+	Fetched map[chartfetch.ChartRef]FetchedChart
+	Wanted  map[chartfetch.ChartRef]bool
 	// releaseNames are the HelmReleases by the release they install.
 	releaseNames map[string][]NamedRelease
 	Edits        Edits
@@ -52,9 +53,9 @@ type Edits interface {
 }
 
 // ChartFetcher fetches the charts of chart repositories and OCI registries
-// (helm.Loader does, once per run).
+// (chartfetch.Loader does, once per run).
 type ChartFetcher interface {
-	Fetch(ctx context.Context, ref helm.ChartRef) (*helm.Chart, error)
+	Fetch(ctx context.Context, ref chartfetch.ChartRef) (*helm.Chart, error)
 	// LoadDir loads a chart directory of the repository with the
 	// dependencies it takes from chart repositories.
 	LoadDir(ctx context.Context, fsys fs.FS, dir string) (*helm.Chart, error)

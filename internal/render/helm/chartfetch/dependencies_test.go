@@ -1,6 +1,6 @@
 //go:build integration
 
-package helm
+package chartfetch
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 	"github.com/recommend-job/recommend-job/internal/render/helm/helmtest"
 )
 
@@ -36,9 +37,9 @@ func TestLoaderLoadDirFetchesRemoteDependencies(t *testing.T) {
 	creds := func(u string) (Credentials, bool) {
 		return Credentials{Username: "chart-user", Password: "chart-pw"}, u == repo.URL
 	}
-	names := func(ch *Chart) []string {
+	names := func(ch *helm.Chart) []string {
 		t.Helper()
-		objs, err := testEngine().Render(t.Context(), Release{Name: "app", Namespace: "shop", Chart: ch})
+		objs, err := (helm.Engine{}).Render(t.Context(), helm.Release{Name: "app", Namespace: "shop", Chart: ch})
 		if err != nil {
 			t.Fatalf("render: %v", err)
 		}
@@ -77,7 +78,7 @@ func TestLoaderLoadDirFetchesRemoteDependencies(t *testing.T) {
 	}
 	if plain, err := LoadDir(fsys, "charts/app"); err != nil || plain.Digest == first.Digest {
 		t.Errorf("LoadDir without the Loader: %v; want the chart, with a digest of its own", err)
-	} else if _, err := testEngine().Render(t.Context(), Release{Name: "app", Namespace: "shop", Chart: plain}); err == nil ||
+	} else if _, err := (helm.Engine{}).Render(t.Context(), helm.Release{Name: "app", Namespace: "shop", Chart: plain}); err == nil ||
 		!strings.Contains(err.Error(), "declares dependency cache, which is not in its charts/ directory") {
 		t.Errorf("rendering without the dependency: %v, want it refused", err)
 	}

@@ -1,4 +1,4 @@
-package helm
+package chartfetch
 
 import (
 	"bytes"
@@ -24,6 +24,8 @@ import (
 	"helm.sh/helm/v4/pkg/getter"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 )
 
 // LoadDir loads a chart directory as the package's LoadDir does, and
@@ -33,8 +35,8 @@ import (
 // newest matching ones without it), each repository with the credentials
 // the Loader has for it (helm-repository-config). What a chart directory
 // fetched is kept for the run: the same files fetch once.
-func (l *Loader) LoadDir(ctx context.Context, fsys fs.FS, dir string) (*Chart, error) {
-	return loadDir(fsys, dir, nil, func(files []*archive.BufferedFile, c *chartv2.Chart) ([]*chartv2.Chart, string, error) {
+func (l *Loader) LoadDir(ctx context.Context, fsys fs.FS, dir string) (*helm.Chart, error) {
+	return loadChart(fsys, dir, func(files []*archive.BufferedFile, c *chartv2.Chart) ([]*chartv2.Chart, string, error) {
 		return l.remoteDependencies(ctx, files, c)
 	})
 }

@@ -1,4 +1,4 @@
-package helm
+package chartfetch
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/ignore"
+
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 )
 
 // LoadDir loads the chart in directory dir of fsys, as helm would load
@@ -27,31 +29,40 @@ import (
 //
 // The chart's Source is dir. Its Digest is the hex sha256 of its file
 // names and contents, in name order.
-func LoadDir(fsys fs.FS, dir string) (*Chart, error) {
-	return loadDir(fsys, dir, nil, nil)
+func LoadDir(fsys fs.FS, dir string) (*helm.Chart, error) {
+	return loadChart(fsys, dir, nil)
 }
 
-// loadDir loads a chart directory, and the file:// dependencies that its
-// charts/ does not hold from the directories they name, as helm
-// dependency build would; seen holds the directories on the way, against
+// loadChart is the chart of loadDir, to render.
+func loadChart(fsys fs.FS, dir string, remote remoteFetch) (*helm.Chart, error) {
+	c, digest, err := loadDir(fsys, dir, nil, remote)
+	if err != nil {
+		return nil, err
+	}
+	return helm.NewLoadedChart(dir, digest, c), nil
+}
+
+// loadDir loads a chart directory and its digest, with the file://
+// dependencies that its charts/ does not hold from the directories they
+// name, as helm dependency build would; seen holds the directories on the way, against
 // cycles. remote, when set, fetches the dependencies from chart
 // repositories; without it they are left out, and rendering refuses the
-// chart (checkDependencies).
-func loadDir(fsys fs.FS, dir string, seen []string, remote remoteFetch) (*Chart, error) {
+// chart.
+func loadDir(fsys fs.FS, dir string, seen []string, remote remoteFetch) (*chartv2.Chart, string, error) {
 	if !fs.ValidPath(dir) {
-		return nil, fmt.Errorf("load chart directory %q: not a slash-separated relative path", dir)
+		return nil, "", fmt.Errorf("load chart directory %q: not a slash-separated relative path", dir)
 	}
 	if slices.Contains(seen, dir) || len(seen) > maxDependencyDepth {
-		return nil, fmt.Errorf("load chart directory %s: its file:// dependencies lead back to it", dir)
+		return nil, "", fmt.Errorf("load chart directory %s: its file:// dependencies lead back to it", dir)
 	}
 	files, err := readChartDir(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("load chart directory %s: %w", dir, err)
+		return nil, "", fmt.Errorf("load chart directory %s: %w", dir, err)
 	}
 	digest := filesDigest(files)
 	c, err := loader.LoadFiles(files)
 	if err != nil {
-		return nil, fmt.Errorf("load chart directory %s: %w", dir, err)
+		return nil, "", fmt.Errorf("load chart directory %s: %w", dir, err)
 	}
 	for _, d := range c.Metadata.Dependencies {
 		local, ok := strings.CutPrefix(d.Repository, "file://")
@@ -59,18 +70,18 @@ func loadDir(fsys fs.FS, dir string, seen []string, remote remoteFetch) (*Chart,
 			continue
 		}
 		sub := path.Join(dir, local)
-		dep, err := loadDir(fsys, sub, append(seen, dir), remote)
+		dep, depDigest, err := loadDir(fsys, sub, append(seen, dir), remote)
 		if err != nil {
-			return nil, fmt.Errorf("load chart directory %s: dependency %s: %w", dir, d.Name, err)
+			return nil, "", fmt.Errorf("load chart directory %s: dependency %s: %w", dir, d.Name, err)
 		}
-		c.AddDependency(dep.chart)
-		sum := sha256.Sum256([]byte(digest + "\x00" + dep.Digest))
+		c.AddDependency(dep)
+		sum := sha256.Sum256([]byte(digest + "\x00" + depDigest))
 		digest = hex.EncodeToString(sum[:])
 	}
 	if remote != nil {
 		deps, depsDigest, err := remote(files, c)
 		if err != nil {
-			return nil, fmt.Errorf("load chart directory %s: %w", dir, err)
+			return nil, "", fmt.Errorf("load chart directory %s: %w", dir, err)
 		}
 		for _, dep := range deps {
 			c.AddDependency(dep)
@@ -80,7 +91,7 @@ func loadDir(fsys fs.FS, dir string, seen []string, remote remoteFetch) (*Chart,
 			digest = hex.EncodeToString(sum[:])
 		}
 	}
-	return &Chart{Name: c.Metadata.Name, Version: c.Metadata.Version, Source: dir, Digest: digest, chart: c}, nil
+	return c, digest, nil
 }
 
 // maxDependencyDepth bounds how deep file:// dependencies are followed.
@@ -204,5 +215,5 @@ func filesDigest(files []*archive.BufferedFile) string {
 	for _, f := range files {
 		m[f.Name] = f.Data
 	}
-	return digestFiles(m)
+	return helm.FilesDigest(m)
 }

@@ -1,6 +1,6 @@
 //go:build integration
 
-package helm
+package chartfetch
 
 import (
 	"cmp"
@@ -61,7 +61,7 @@ func TestFetchOCIVersions(t *testing.T) {
 			if want := sha256Hex(archives[tt.want]); c.Digest != want {
 				t.Errorf("Digest = %s, want the archive's sha256 %s", c.Digest, want)
 			}
-			if got := string(c.chart.Templates[0].Data); !strings.Contains(got, "version: "+tt.want) {
+			if got := string(c.Loaded().Templates[0].Data); !strings.Contains(got, "version: "+tt.want) {
 				t.Errorf("template = %q, want the one of %s", got, tt.want)
 			}
 		})

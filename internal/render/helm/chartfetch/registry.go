@@ -1,4 +1,4 @@
-package helm
+package chartfetch
 
 import (
 	"bytes"
@@ -25,13 +25,15 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/errcode"
+
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 )
 
 // fetchOCI fetches a chart from an OCI registry: the chart is
 // <registry path>/<chart>:<tag>, the tag being the chart's version as
 // helm push writes it, or that version with a v before it, as some
 // projects publish their charts.
-func (l *Loader) fetchOCI(ctx context.Context, ref ChartRef, u *url.URL) (*Chart, error) {
+func (l *Loader) fetchOCI(ctx context.Context, ref ChartRef, u *url.URL) (*helm.Chart, error) {
 	if u.User != nil {
 		return nil, errors.New("an oci:// URL cannot carry credentials: give them with the loader's credentials")
 	}
@@ -76,9 +78,9 @@ var digestPattern = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
 // for the run: as helm pulls it, or as source-controller pulls an
 // artifact when ref asks for a tag, a digest or a layer as an
 // OCIRepository does.
-func (l *Loader) pullTag(ctx context.Context, ref ChartRef, u *url.URL, repoPath, tag string) (*Chart, error) {
+func (l *Loader) pullTag(ctx context.Context, ref ChartRef, u *url.URL, repoPath, tag string) (*helm.Chart, error) {
 	key := chartKey{registry.OCIScheme + "://" + repoPath + ref.accessKey(), ref.Layer.MediaType + " " + ref.Layer.Operation, tag}
-	return l.charts.do(ctx, key, bounded(l, func(ctx context.Context) (*Chart, error) {
+	return l.charts.do(ctx, key, bounded(l, func(ctx context.Context) (*helm.Chart, error) {
 		if ref.Tag == "" && ref.Digest == "" && ref.Layer == (LayerSelector{}) {
 			return l.pullOCI(ctx, ref, u, repoPath, tag)
 		}
@@ -91,7 +93,7 @@ func (l *Loader) pullTag(ctx context.Context, ref ChartRef, u *url.URL, repoPath
 // LayerSelector names (the first without one) and loads it as a chart
 // archive, as source-controller and helm-controller read an
 // OCIRepository holding a chart.
-func (l *Loader) pullArtifact(ctx context.Context, ref ChartRef, u *url.URL, repoPath, reference string) (*Chart, error) {
+func (l *Loader) pullArtifact(ctx context.Context, ref ChartRef, u *url.URL, repoPath, reference string) (*helm.Chart, error) {
 	op := cmp.Or(ref.Layer.Operation, "extract")
 	if op != "extract" && op != "copy" {
 		return nil, fmt.Errorf("the layer selector's operation %q is neither extract nor copy", ref.Layer.Operation)
@@ -161,7 +163,7 @@ func (l *Loader) pullArtifact(ctx context.Context, ref ChartRef, u *url.URL, rep
 		return nil, fmt.Errorf("load %s: layer %s: %w", name, layer.Digest, err)
 	}
 	source := registry.OCIScheme + "://" + name
-	return &Chart{Name: c.Metadata.Name, Version: c.Metadata.Version, Source: source, Digest: sha256Hex(blob), chart: c}, nil
+	return helm.NewLoadedChart(source, sha256Hex(blob), c), nil
 }
 
 // maxManifestBytes bounds a manifest read: a chart's has a few layers.
@@ -265,7 +267,7 @@ func tagVersion(tag string) (*semver.Version, bool) {
 }
 
 // pullOCI pulls the chart tagged tag and loads it.
-func (l *Loader) pullOCI(ctx context.Context, ref ChartRef, u *url.URL, repoPath, tag string) (*Chart, error) {
+func (l *Loader) pullOCI(ctx context.Context, ref ChartRef, u *url.URL, repoPath, tag string) (*helm.Chart, error) {
 	client, err := l.registryClient(ctx, ref, u)
 	if err != nil {
 		return nil, err
@@ -280,7 +282,7 @@ func (l *Loader) pullOCI(ctx context.Context, ref ChartRef, u *url.URL, repoPath
 		return nil, fmt.Errorf("load %s: %w", name, err)
 	}
 	source := registry.OCIScheme + "://" + name
-	return &Chart{Name: c.Metadata.Name, Version: c.Metadata.Version, Source: source, Digest: sha256Hex(res.Chart.Data), chart: c}, nil
+	return helm.NewLoadedChart(source, sha256Hex(res.Chart.Data), c), nil
 }
 
 // registryClient returns a helm registry client whose every request

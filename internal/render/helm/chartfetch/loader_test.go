@@ -1,4 +1,4 @@
-package helm
+package chartfetch
 
 import (
 	"errors"
@@ -15,6 +15,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/common"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
 
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 	"github.com/recommend-job/recommend-job/internal/render/helm/helmtest"
 )
 
@@ -53,19 +54,19 @@ func TestLoadDir(t *testing.T) {
 	}
 
 	var templates []string
-	for _, f := range c.chart.Templates {
+	for _, f := range c.Loaded().Templates {
 		templates = append(templates, f.Name)
 	}
 	if diff := cmp.Diff([]string{"templates/deploy.yaml"}, templates); diff != "" {
 		t.Errorf("templates (-want +got), ignored and dot files must be left out:\n%s", diff)
 	}
-	for _, f := range c.chart.Files {
+	for _, f := range c.Loaded().Files {
 		if strings.HasPrefix(f.Name, "notes/") {
 			t.Errorf("file %s of an ignored directory was loaded", f.Name)
 		}
 	}
 	var deps []string
-	for _, d := range c.chart.Dependencies() {
+	for _, d := range c.Loaded().Dependencies() {
 		deps = append(deps, d.Name()+" "+d.Metadata.Version+" "+strings.Join(templateNames(d.Templates), ","))
 	}
 	slices.Sort(deps)
@@ -73,7 +74,7 @@ func TestLoadDir(t *testing.T) {
 	if diff := cmp.Diff(want, deps); diff != "" {
 		t.Errorf("subcharts (-want +got):\n%s", diff)
 	}
-	if got := c.chart.Values["replicas"]; got != float64(2) {
+	if got := c.Loaded().Values["replicas"]; got != float64(2) {
 		t.Errorf("values replicas = %v, want 2", got)
 	}
 }
@@ -107,13 +108,34 @@ func TestLoadDirTop(t *testing.T) {
 	if diff := cmp.Diff([]string{"templates/svc.yaml"}, sortedTemplateNames(c)); diff != "" {
 		t.Errorf("templates (-want +got):\n%s", diff)
 	}
-	for _, f := range c.chart.Files {
+	for _, f := range c.Loaded().Files {
 		if strings.HasPrefix(f.Name, "ci/") {
 			t.Errorf("file %s of an ignored directory was loaded", f.Name)
 		}
 	}
-	if deps := c.chart.Dependencies(); len(deps) != 1 || deps[0].Values["b"] != float64(2) {
+	if deps := c.Loaded().Dependencies(); len(deps) != 1 || deps[0].Values["b"] != float64(2) {
 		t.Errorf("subcharts = %v, want sub with its values", deps)
+	}
+}
+
+// TestLoadDirDigestIsNewChart proves that a chart directory and the same
+// files given to helm.NewChart have one digest: renders are cached by it.
+func TestLoadDirDigestIsNewChart(t *testing.T) {
+	files := helmtest.Bytes(helmtest.Resources())
+	fsys := fstest.MapFS{}
+	for name, data := range files {
+		fsys["charts/resources/"+name] = &fstest.MapFile{Data: data}
+	}
+	dir, err := LoadDir(fsys, "charts/resources")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFiles, err := helm.NewChart("resources", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir.Digest != fromFiles.Digest {
+		t.Errorf("LoadDir digest %s, NewChart digest %s of the same files: want one", dir.Digest, fromFiles.Digest)
 	}
 }
 
@@ -276,8 +298,8 @@ func TestLoadDirRoot(t *testing.T) {
 	}
 }
 
-func sortedTemplateNames(c *Chart) []string {
-	names := templateNames(c.chart.Templates)
+func sortedTemplateNames(c *helm.Chart) []string {
+	names := templateNames(c.Loaded().Templates)
 	slices.Sort(names)
 	return names
 }
@@ -459,7 +481,7 @@ func TestLoadDirFileDependencies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := ch.chart.Dependencies()
+	deps := ch.Loaded().Dependencies()
 	if len(deps) != 1 || deps[0].Name() != "shop" || len(deps[0].Templates) != 1 {
 		t.Fatalf("dependencies %v, want shop with its template", deps)
 	}

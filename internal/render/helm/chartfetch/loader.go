@@ -1,4 +1,4 @@
-package helm
+package chartfetch
 
 import (
 	"cmp"
@@ -14,6 +14,8 @@ import (
 
 	"helm.sh/helm/v4/pkg/registry"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
+
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 )
 
 // Size limits on what is read of a chart. A chart is templates and
@@ -34,6 +36,10 @@ const (
 // ErrTooLarge means a chart directory, a chart archive or a repository
 // index is over its size limit.
 var ErrTooLarge = errors.New("too large")
+
+// ErrChartNotFound means the chart, or the version asked, is not in its
+// repository.
+var ErrChartNotFound = errors.New("chart not found")
 
 // ErrFetchTimeout means a repository or registry did not answer a fetch
 // within the Loader's fetch timeout.
@@ -172,7 +178,7 @@ type Loader struct {
 
 	indexes flight[string, *repo.IndexFile]
 	tags    flight[string, []string]
-	charts  flight[chartKey, *Chart]
+	charts  flight[chartKey, *helm.Chart]
 	// dependencies are chart directories' dependencies from chart
 	// repositories, by the digest of the directory's files.
 	dependencies flight[string, fetchedDependencies]
@@ -197,7 +203,7 @@ func NewLoader(opts ...LoaderOption) *Loader {
 // ErrChartNotFound when the repository has no such chart or no version
 // matching, and ErrTooLarge when the archive or the index is over its
 // limit. Errors never hold the credentials, nor the user part of the URL.
-func (l *Loader) Fetch(ctx context.Context, ref ChartRef) (*Chart, error) {
+func (l *Loader) Fetch(ctx context.Context, ref ChartRef) (*helm.Chart, error) {
 	c, err := l.fetch(ctx, ref)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
@@ -208,7 +214,7 @@ func (l *Loader) Fetch(ctx context.Context, ref ChartRef) (*Chart, error) {
 	return c, nil
 }
 
-func (l *Loader) fetch(ctx context.Context, ref ChartRef) (*Chart, error) {
+func (l *Loader) fetch(ctx context.Context, ref ChartRef) (*helm.Chart, error) {
 	if ref.Chart == "" {
 		return nil, errors.New("no chart named")
 	}

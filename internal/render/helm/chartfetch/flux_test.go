@@ -1,6 +1,6 @@
 //go:build integration
 
-package helm
+package chartfetch
 
 import (
 	"crypto/ecdsa"

@@ -1,4 +1,4 @@
-package helm
+package chartfetch
 
 import (
 	"crypto/tls"

@@ -1,4 +1,4 @@
-package helm
+package chartfetch
 
 import (
 	"bytes"
@@ -16,10 +16,12 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/recommend-job/recommend-job/internal/render/helm"
 )
 
 // fetchHTTP fetches a chart from a chart repository served over HTTP.
-func (l *Loader) fetchHTTP(ctx context.Context, ref ChartRef, repoURL *url.URL) (*Chart, error) {
+func (l *Loader) fetchHTTP(ctx context.Context, ref ChartRef, repoURL *url.URL) (*helm.Chart, error) {
 	key := strings.TrimSuffix(repoURL.String(), "/") + ref.accessKey()
 	idx, err := l.indexes.do(ctx, key, bounded(l, func(ctx context.Context) (*repo.IndexFile, error) {
 		return l.fetchIndex(ctx, ref, repoURL)
@@ -31,7 +33,7 @@ func (l *Loader) fetchHTTP(ctx context.Context, ref ChartRef, repoURL *url.URL) 
 	if err != nil {
 		return nil, err
 	}
-	return l.charts.do(ctx, chartKey{key, ref.Chart, cv.Version}, bounded(l, func(ctx context.Context) (*Chart, error) {
+	return l.charts.do(ctx, chartKey{key, ref.Chart, cv.Version}, bounded(l, func(ctx context.Context) (*helm.Chart, error) {
 		return l.fetchArchive(ctx, ref, repoURL, cv)
 	}))
 }
@@ -123,7 +125,7 @@ func versionText(version string) string {
 
 // fetchArchive downloads the archive of chart version cv, checks it
 // against the index's digest and loads it.
-func (l *Loader) fetchArchive(ctx context.Context, ref ChartRef, repoURL *url.URL, cv *repo.ChartVersion) (*Chart, error) {
+func (l *Loader) fetchArchive(ctx context.Context, ref ChartRef, repoURL *url.URL, cv *repo.ChartVersion) (*helm.Chart, error) {
 	chart := ref.Chart
 	chartURL, err := resolveRef(repoURL, cv.URLs[0])
 	if err != nil {
@@ -142,7 +144,7 @@ func (l *Loader) fetchArchive(ctx context.Context, ref ChartRef, repoURL *url.UR
 		return nil, fmt.Errorf("load %s: %w", redacted(chartURL), err)
 	}
 	source := redacted(repoURL) + " " + chart + " " + cv.Version
-	return &Chart{Name: c.Metadata.Name, Version: c.Metadata.Version, Source: source, Digest: sum, chart: c}, nil
+	return helm.NewLoadedChart(source, sum, c), nil
 }
 
 // resolveRef resolves ref, absolute or relative to the repository URL,
