@@ -42,7 +42,7 @@ func (c *Config) RenderOptions() []render.Option {
 // DeployerOptions are what the lister of the live Argo CD and Flux
 // objects reads, and the repository they are compared with.
 func (c *Config) DeployerOptions() deployers.Options {
-	return deployers.Options{ArgoNamespaces: c.ArgoCDNamespaces, FluxNamespaces: c.FluxNamespaces, RepoURL: withoutUserInfo(c.GitURL)}
+	return deployers.Options{ArgoNamespaces: c.ArgoCDNamespaces, FluxNamespaces: c.FluxNamespaces, RepoURL: withoutUserInfo(c.GitURL), Branch: c.GitBranch}
 }
 
 // minRenderMemory is the least helm-render-memory: the data segment Go's

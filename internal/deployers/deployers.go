@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,7 +48,11 @@ type Options struct {
 	FluxNamespaces []string
 	// RepoURL is the repository the job edits: a deployer of another
 	// repository is marked Elsewhere. "" takes every one to be this one.
-	RepoURL  string
+	RepoURL string
+	// Branch is the branch the job edits (git-branch): a deployer of this
+	// repository that tracks another revision is marked Elsewhere with
+	// it. "" takes every revision to be it.
+	Branch   string
 	PageSize int64
 	// Served says whether the apiserver serves a kind; nil lists every
 	// kind, and one not installed answers 404.
@@ -100,9 +105,9 @@ func (l *Lister) List(ctx context.Context) ([]repoindex.External, error) {
 	}
 	ks := read(Kustomizations, fluxNS)
 	hrs := read(HelmReleases, fluxNS)
-	var sources map[string]string
+	var sources map[string]fluxSource
 	if len(ks)+len(hrs) > 0 {
-		sources = map[string]string{}
+		sources = map[string]fluxSource{}
 		for _, gvr := range []schema.GroupVersionResource{GitRepositories, OCIRepositories} {
 			kind := "GitRepository"
 			if gvr == OCIRepositories {
@@ -110,7 +115,8 @@ func (l *Lister) List(ctx context.Context) ([]repoindex.External, error) {
 			}
 			for _, u := range read(gvr, fluxNS) {
 				url, _ := tree.Dig(u.Object, "spec", "url").(string)
-				sources[kind+"/"+u.GetNamespace()+"/"+u.GetName()] = url
+				ref, _ := tree.Dig(u.Object, "spec", "ref").(map[string]any)
+				sources[kind+"/"+u.GetNamespace()+"/"+u.GetName()] = fluxSource{url: url, revision: fluxRevision(ref)}
 			}
 		}
 	}
@@ -161,19 +167,17 @@ func (l *Lister) application(obj map[string]any) repoindex.External {
 		return d
 	}
 	if src, ok := spec["source"].(map[string]any); ok {
-		if url, _ := src["repoURL"].(string); !l.ours(url) {
-			d.Elsewhere = repoindex.RedactURL(url)
-		}
+		d.Elsewhere = l.argoElsewhere(src)
 		return d
 	}
 	srcs, _ := spec["sources"].([]any)
 	var mine []any
 	for _, s := range srcs {
-		url, _ := tree.Dig(s, "repoURL").(string)
-		if l.ours(url) {
+		src, _ := s.(map[string]any)
+		if where := l.argoElsewhere(src); where == "" {
 			mine = append(mine, s)
 		} else if d.Elsewhere == "" {
-			d.Elsewhere = repoindex.RedactURL(url)
+			d.Elsewhere = where
 		}
 	}
 	if len(mine) > 0 {
@@ -185,9 +189,66 @@ func (l *Lister) application(obj map[string]any) repoindex.External {
 	return d
 }
 
+// argoElsewhere says where an Application's source deploys from when
+// that is not the branch of this repository the job edits, or "".
+// Argo CD's default revision, HEAD, is the repository's default branch,
+// which the job takes git-branch to be.
+func (l *Lister) argoElsewhere(src map[string]any) string {
+	url, _ := src["repoURL"].(string)
+	if !l.ours(url) {
+		return repoindex.RedactURL(url)
+	}
+	rev, _ := src["targetRevision"].(string)
+	if rev == "" || rev == "HEAD" || l.onBranch(rev) {
+		return ""
+	}
+	return repoindex.RedactURL(url) + " at revision " + rev
+}
+
+// fluxSource is what a Flux GitRepository or OCIRepository deploys from.
+type fluxSource struct {
+	url string
+	// revision is a GitRepository's reference as Flux resolves it:
+	// "commit X", "ref X", "semver X", "tag X" or "branch X".
+	revision string
+}
+
+// fluxRevision returns the reference a GitRepository's spec.ref selects,
+// in the order of precedence source-controller gives its fields; no
+// reference is the branch master, Flux's default.
+func fluxRevision(ref map[string]any) string {
+	for _, field := range []string{"commit", "name", "semver", "tag", "branch"} {
+		if v, _ := ref[field].(string); v != "" {
+			if field == "name" {
+				field = "ref"
+			}
+			return field + " " + v
+		}
+	}
+	return "branch master"
+}
+
+// onBranch reports whether a revision, a branch name or a full
+// reference, is the branch the job edits.
+func (l *Lister) onBranch(rev string) bool {
+	return l.opts.Branch == "" || rev == l.opts.Branch || rev == "refs/heads/"+l.opts.Branch
+}
+
+// fluxOnBranch reports whether a GitRepository's revision (fluxRevision)
+// is the branch the job edits.
+func (l *Lister) fluxOnBranch(rev string) bool {
+	for _, prefix := range []string{"branch ", "ref "} {
+		if v, ok := strings.CutPrefix(rev, prefix); ok {
+			return l.onBranch(v)
+		}
+	}
+	return l.opts.Branch == ""
+}
+
 // flux is a live Kustomization or HelmRelease, marked with its source's
-// URL when that is not this repository.
-func (l *Lister) flux(obj map[string]any, sources map[string]string) repoindex.External {
+// URL when that is not this repository, and with its revision when that
+// is not the branch the job edits.
+func (l *Lister) flux(obj map[string]any, sources map[string]fluxSource) repoindex.External {
 	d := repoindex.External{Object: trimmed(obj), Origin: Origin}
 	ns, _ := tree.Dig(obj, "metadata", "namespace").(string)
 	ref, _ := tree.Dig(obj, "spec", "sourceRef").(map[string]any)
@@ -204,9 +265,13 @@ func (l *Lister) flux(obj map[string]any, sources map[string]string) repoindex.E
 		ns = refNS
 	}
 	id := kind + "/" + ns + "/" + name
-	url, found := sources[id]
+	src, found := sources[id]
+	url := src.url
 	switch {
 	case kind == "GitRepository" && found && l.ours(url):
+		if !l.fluxOnBranch(src.revision) {
+			d.Elsewhere = repoindex.RedactURL(url) + " at " + src.revision + " (the GitRepository " + ns + "/" + name + ")"
+		}
 	case kind == "GitRepository" && found:
 		d.Elsewhere = repoindex.RedactURL(url)
 	case kind == "GitRepository" || kind == "OCIRepository":

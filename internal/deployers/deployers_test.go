@@ -86,3 +86,75 @@ func TestListForbidden(t *testing.T) {
 		t.Errorf("listed %+v", got)
 	}
 }
+
+// TestListOtherBranches checks that a deployer of this repository that
+// tracks another revision than the branch the job edits is marked with
+// that revision, as Argo CD and Flux select it, and that one on the
+// branch, in any of its spellings, is not.
+func TestListOtherBranches(t *testing.T) {
+	const repo = "https://git.example.com/org/gitops.git"
+	app := func(name, rev string) *unstructured.Unstructured {
+		return object("argoproj.io/v1alpha1", "Application", "argocd", name, map[string]any{"source": map[string]any{"repoURL": repo, "path": "apps", "targetRevision": rev}})
+	}
+	gitRepo := func(name string, ref map[string]any) *unstructured.Unstructured {
+		spec := map[string]any{"url": repo}
+		if ref != nil {
+			spec["ref"] = ref
+		}
+		return object("source.toolkit.fluxcd.io/v1", "GitRepository", "flux-system", name, spec)
+	}
+	ks := func(name, source string) *unstructured.Unstructured {
+		return object("kustomize.toolkit.fluxcd.io/v1", "Kustomization", "flux-system", name, map[string]any{"path": "./", "sourceRef": map[string]any{"kind": "GitRepository", "name": source}})
+	}
+	client := fakeClient(
+		app("head", "HEAD"), app("unset", ""), app("main", "main"), app("full", "refs/heads/main"),
+		app("dev", "dev-team"), app("tag", "v1.2.0"),
+		object("argoproj.io/v1alpha1", "Application", "argocd", "multi", map[string]any{"sources": []any{
+			map[string]any{"repoURL": repo, "path": "a", "targetRevision": "dev-team"},
+			map[string]any{"repoURL": repo, "path": "b", "targetRevision": "main"},
+		}}),
+		gitRepo("on-main", map[string]any{"branch": "main"}), ks("on-main", "on-main"),
+		gitRepo("by-name", map[string]any{"name": "refs/heads/main"}), ks("by-name", "by-name"),
+		gitRepo("default", nil), ks("default", "default"),
+		gitRepo("dev", map[string]any{"branch": "dev-team"}), ks("dev", "dev"),
+		gitRepo("pinned", map[string]any{"branch": "main", "commit": "0123abc"}), ks("pinned", "pinned"),
+		gitRepo("semver", map[string]any{"semver": ">=1.0.0"}), ks("semver", "semver"),
+	)
+	got, err := New(client, Options{ArgoNamespaces: []string{"argocd"}, RepoURL: repo, Branch: "main"}).List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := map[string]string{}
+	for _, d := range got {
+		elsewhere[d.Name()] = d.Elsewhere
+	}
+	want := map[string]string{
+		"Application argocd/head (from the cluster)":           "",
+		"Application argocd/unset (from the cluster)":          "",
+		"Application argocd/main (from the cluster)":           "",
+		"Application argocd/full (from the cluster)":           "",
+		"Application argocd/dev (from the cluster)":            repo + " at revision dev-team",
+		"Application argocd/tag (from the cluster)":            repo + " at revision v1.2.0",
+		"Application argocd/multi (from the cluster)":          "",
+		"Kustomization flux-system/on-main (from the cluster)": "",
+		"Kustomization flux-system/by-name (from the cluster)": "",
+		"Kustomization flux-system/default (from the cluster)": repo + " at branch master (the GitRepository flux-system/default)",
+		"Kustomization flux-system/dev (from the cluster)":     repo + " at branch dev-team (the GitRepository flux-system/dev)",
+		"Kustomization flux-system/pinned (from the cluster)":  repo + " at commit 0123abc (the GitRepository flux-system/pinned)",
+		"Kustomization flux-system/semver (from the cluster)":  repo + " at semver >=1.0.0 (the GitRepository flux-system/semver)",
+	}
+	for name, w := range want {
+		if g, ok := elsewhere[name]; !ok || g != w {
+			t.Errorf("%s: elsewhere = %q (listed %v), want %q", name, g, ok, w)
+		}
+	}
+	// The Application with a source on each branch keeps only main's.
+	for _, d := range got {
+		if d.Name() == "Application argocd/multi (from the cluster)" {
+			srcs, _ := d.Object["spec"].(map[string]any)["sources"].([]any)
+			if len(srcs) != 1 || srcs[0].(map[string]any)["path"] != "b" {
+				t.Errorf("multi's sources = %v, want only path b's", srcs)
+			}
+		}
+	}
+}

@@ -104,7 +104,7 @@ func TestDeployersPlaceTheChange(t *testing.T) {
 			err: "the Application argocd/shop-prod (from the cluster) that deploys it names no path of this repository: none is chosen"},
 		{name: "deployer unknown", err: "the Argo CD application shop-prod that deploys it is neither in the cluster"},
 		{name: "live from another repository", live: []DeployerObject{{Origin: "from the cluster", Elsewhere: "https://git.example.com/org/other", Object: liveApp("shop-prod", "", "apps/prod").Object}},
-			err: "is deployed by Application argocd/shop-prod (from the cluster) from https://git.example.com/org/other, another repository"},
+			err: "is deployed by Application argocd/shop-prod (from the cluster) from https://git.example.com/org/other, not from the repository and branch the job edits"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string]string{}

@@ -154,7 +154,7 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 	refs := append(slices.Clone(idx.Refs[KeyOf(t)]), idx.renamed(t)...)
 	deployer, known, d := idx.deployerOf(t)
 	if known && d != nil && d.Elsewhere != "" {
-		return DocRef{}, nil, fmt.Errorf("%w: %s is deployed by %s from %s, another repository than this one", ErrTargetNotFound, t, deployer, d.Elsewhere)
+		return DocRef{}, nil, fmt.Errorf("%w: %s is deployed by %s from %s, not from the repository and branch the job edits (git-url, git-branch)", ErrTargetNotFound, t, deployer, d.Elsewhere)
 	}
 	var narrowed []string
 	var by string
