@@ -110,6 +110,12 @@ verify: verify-generate ## Check generated files, formatting, vet and go.mod tid
 	@git diff --exit-code -- go.mod go.sum
 	@test -z "$$(git status --porcelain)" || (git status --porcelain; echo "tree is dirty"; exit 1)
 
+.PHONY: image
+image: ## Build the container image as an OCI archive in .cache/image, without Docker: the Dockerfile's final stage, from the static binary.
+	@mkdir -p .cache/image
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o .cache/image/recommend-job ./cmd/recommend-job
+	$(GO) run ./hack/cmd/image -binary .cache/image/recommend-job -name $(IMG) -version $(VERSION) -o .cache/image/recommend-job.tar
+
 .PHONY: docker-build
 docker-build: ## Build the container image (needs a Docker engine).
 	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
