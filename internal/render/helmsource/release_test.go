@@ -63,11 +63,20 @@ const thisRepo = "https://git.example.com/fleet.git"
 // load indexes files, finds the release of target and loads it.
 func load(t *testing.T, files map[string]string, target repoindex.Target, remote map[string]string) (*Release, Loaded, *charts, error) {
 	t.Helper()
+	return loadLive(t, files, target, remote, nil)
+}
+
+// loadLive is load with the cluster's HelmReleases.
+func loadLive(t *testing.T, files map[string]string, target repoindex.Target, remote map[string]string, live []map[string]any) (*Release, Loaded, *charts, error) {
+	t.Helper()
 	fsys := fstest.MapFS{}
 	for name, data := range files {
 		fsys[name] = &fstest.MapFile{Data: []byte(data)}
 	}
 	w := repoindex.Wants{Objects: map[repoindex.IdentKey]bool{repoindex.KeyOf(target): true}, Dir: ".", Helm: true}
+	for _, obj := range live {
+		w.External = append(w.External, repoindex.External{Object: obj, Origin: "from the cluster"})
+	}
 	idx, err := repoindex.BuildIndex(context.Background(), fsys, ".", w, 0)
 	if err != nil {
 		t.Fatal(err)
