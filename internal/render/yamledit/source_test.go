@@ -3,6 +3,8 @@ package yamledit
 import (
 	"errors"
 	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // TestSourceLines checks that lines are split at the YAML parser's line
@@ -166,5 +168,49 @@ func TestLastLineAndRegion(t *testing.T) {
 	}
 	if parent, key := ParentOf(docs[0], app); parent != ctrs || key != nil {
 		t.Errorf("ParentOf(app) = %v, %v; want the list and no key", parent, key)
+	}
+}
+
+// TestInsertIntoEmptyFlowMapping checks that keys added to an empty flow
+// mapping go inside its braces, in flow style.
+func TestInsertIntoEmptyFlowMapping(t *testing.T) {
+	for in, want := range map[string]string{
+		"{}\n":           "{cpu: 1}\n",
+		"a: 1\nr: { }\n": "a: 1\nr: {cpu: 1 }\n",
+		"[{}]\n":         "[{cpu: 1}]\n",
+	} {
+		docs, err := ParseDocuments([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := DocRoot(docs[0])
+		if _, r, _ := Lookup(m, "r"); r != nil {
+			m = r
+		} else if m.Kind != yaml.MappingNode {
+			m = m.Content[0]
+		}
+		p := &Planner{Src: NewSource([]byte(in))}
+		p.Insert(m, []Entry{{Key: "cpu", Value: "1"}})
+		out, err := p.Splice()
+		if err != nil || string(out) != want {
+			t.Errorf("Insert into %q = %q, %v; want %q", in, out, err, want)
+		}
+	}
+}
+
+// TestLastCommentedEntry checks that the commented-out list entries after
+// a line are found, notes between them passed over, and a note after the
+// last one left out.
+func TestLastCommentedEntry(t *testing.T) {
+	in := "args:\n- a\n# - b\n\n# a note\n#- c\n#-\n# trailing note\nnext: 1\n"
+	s := NewSource([]byte(in))
+	if got := s.LastCommentedEntry(2); got != 7 {
+		t.Errorf("LastCommentedEntry(2) = %d, want 7", got)
+	}
+	if got := s.LastCommentedEntry(9); got != 9 {
+		t.Errorf("LastCommentedEntry(9) = %d, want 9: none follow", got)
+	}
+	if got := NewSource([]byte("- a\n# a note\nb: 1\n")).LastCommentedEntry(1); got != 1 {
+		t.Errorf("LastCommentedEntry past a note alone = %d, want 1", got)
 	}
 }
