@@ -9,6 +9,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
@@ -80,7 +81,7 @@ func TestValuesFromGenerator(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a := &Sources{Index: idx, FS: fsys, Charts: &charts{}, LocalCharts: map[string]*helm.Chart{}, Fetched: map[helm.ChartRef]FetchedChart{},
+			a := &Sources{Index: idx, FS: fsys, Charts: &charts{}, LocalCharts: map[string]*helm.Chart{}, Fetched: map[chartfetch.ChartRef]FetchedChart{},
 				Edits: builds{repoFiles{fsys}, map[string]map[string]map[string]any{"env": build(tt.built)}}}
 			r, err := a.FindRelease(repoindex.Sought{Target: hrTarget, Container: "app"}, ".")
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
@@ -42,10 +43,10 @@ func (repoFiles) BuildEnv(string, bool) (map[string]map[string]any, error) {
 // notes what was asked for.
 type charts struct {
 	files   map[string]string
-	fetched []helm.ChartRef
+	fetched []chartfetch.ChartRef
 }
 
-func (c *charts) Fetch(_ context.Context, ref helm.ChartRef) (*helm.Chart, error) {
+func (c *charts) Fetch(_ context.Context, ref chartfetch.ChartRef) (*helm.Chart, error) {
 	c.fetched = append(c.fetched, ref)
 	files := map[string][]byte{"Chart.yaml": []byte("apiVersion: v2\nname: " + ref.Chart + "\nversion: 1.0.0\n")}
 	for name, data := range c.files {
@@ -55,7 +56,7 @@ func (c *charts) Fetch(_ context.Context, ref helm.ChartRef) (*helm.Chart, error
 }
 
 func (c *charts) LoadDir(_ context.Context, fsys fs.FS, dir string) (*helm.Chart, error) {
-	return helm.LoadDir(fsys, dir)
+	return chartfetch.LoadDir(fsys, dir)
 }
 
 const thisRepo = "https://git.example.com/fleet.git"
@@ -83,7 +84,7 @@ func loadLive(t *testing.T, files map[string]string, target repoindex.Target, re
 	}
 	fetcher := &charts{files: remote}
 	a := &Sources{Index: idx, FS: fsys, Charts: fetcher, RepoURL: thisRepo, LocalCharts: map[string]*helm.Chart{},
-		Fetched: map[helm.ChartRef]FetchedChart{}, Edits: repoFiles{fsys}}
+		Fetched: map[chartfetch.ChartRef]FetchedChart{}, Edits: repoFiles{fsys}}
 	r, err := a.FindRelease(repoindex.Sought{Target: target, Container: "app"}, ".")
 	if err != nil {
 		return nil, Loaded{}, fetcher, err
@@ -119,22 +120,22 @@ func TestFluxRelease(t *testing.T) {
 		// fetched, layers what each layer is; err the error wanted
 		// instead, and why what it says.
 		release string
-		chart   helm.ChartRef
+		chart   chartfetch.ChartRef
 		layers  []string
 		err     error
 		why     string
 	}{
 		{name: "chart of a HelmRepository",
 			files:   map[string]string{"apps/web.yaml": helmRelease(fromHelmRepo + "  values:\n    replicas: 2\n"), "infra/charts.yaml": repo},
-			release: "shop/web", chart: helm.ChartRef{RepoURL: "https://charts.example.com", Chart: "web", Version: "1.2.3"},
+			release: "shop/web", chart: chartfetch.ChartRef{RepoURL: "https://charts.example.com", Chart: "web", Version: "1.2.3"},
 			layers: []string{"spec.values of HelmRelease shop/web (apps/web.yaml)"}},
 		{name: "targetNamespace names and places the release",
 			files:   map[string]string{"apps/web.yaml": helmRelease("  targetNamespace: prod\n" + fromHelmRepo), "infra/charts.yaml": repo},
-			release: "prod/prod-web", chart: helm.ChartRef{RepoURL: "https://charts.example.com", Chart: "web", Version: "1.2.3"},
+			release: "prod/prod-web", chart: chartfetch.ChartRef{RepoURL: "https://charts.example.com", Chart: "web", Version: "1.2.3"},
 			layers: []string{"spec.values of HelmRelease shop/web (apps/web.yaml)"}},
 		{name: "releaseName",
 			files:   map[string]string{"apps/web.yaml": helmRelease("  releaseName: storefront\n" + fromHelmRepo), "infra/charts.yaml": repo},
-			release: "shop/storefront", chart: helm.ChartRef{RepoURL: "https://charts.example.com", Chart: "web", Version: "1.2.3"},
+			release: "shop/storefront", chart: chartfetch.ChartRef{RepoURL: "https://charts.example.com", Chart: "web", Version: "1.2.3"},
 			layers: []string{"spec.values of HelmRelease shop/web (apps/web.yaml)"}},
 		{name: "a source without a namespace is in the HelmRelease's",
 			files: map[string]string{"apps/web.yaml": helmRelease(fromHelmRepo), "infra/charts.yaml": fluxSource("HelmRepository", "flux-system", "  url: https://charts.example.com\n")},
@@ -147,28 +148,28 @@ func TestFluxRelease(t *testing.T) {
 			err:   ErrSecretNotBound, why: "not rendered with the HelmRelease"},
 		{name: "a source's Secrets beside the HelmRelease, in the namespace the cluster gives it",
 			files:   map[string]string{"apps/web.yaml": helmRelease(fromHelmRepo) + "---\n" + fluxSource("HelmRepository", "shop", "  url: https://charts.example.com\n  secretRef: {name: creds}\n  insecure: true\n")},
-			release: "shop/web", chart: helm.ChartRef{RepoURL: "https://charts.example.com", Chart: "web", Version: "1.2.3", PlainHTTP: true, SecretRef: helm.SecretRef{Namespace: "shop", Name: "creds"}},
+			release: "shop/web", chart: chartfetch.ChartRef{RepoURL: "https://charts.example.com", Chart: "web", Version: "1.2.3", PlainHTTP: true, SecretRef: chartfetch.SecretRef{Namespace: "shop", Name: "creds"}},
 			layers: []string{"spec.values of HelmRelease shop/web (apps/web.yaml)"}},
 		{name: "an OCIRepository's tag",
 			files: map[string]string{
 				"apps/web.yaml":     helmRelease("  chartRef: {kind: OCIRepository, name: charts}\n"),
 				"infra/charts.yaml": fluxSource("OCIRepository", "shop", "  url: oci://ghcr.io/org/charts/web\n  ref: {tag: 2.0.0}\n"),
 			},
-			release: "shop/web", chart: helm.ChartRef{RepoURL: "oci://ghcr.io/org/charts", Chart: "web", Tag: "2.0.0"},
+			release: "shop/web", chart: chartfetch.ChartRef{RepoURL: "oci://ghcr.io/org/charts", Chart: "web", Tag: "2.0.0"},
 			layers: []string{"spec.values of HelmRelease shop/web (apps/web.yaml)"}},
 		{name: "an OCIRepository's digest before its semver",
 			files: map[string]string{
 				"apps/web.yaml":     helmRelease("  chartRef: {kind: OCIRepository, name: charts}\n"),
 				"infra/charts.yaml": fluxSource("OCIRepository", "shop", "  url: oci://ghcr.io/org/web\n  ref: {semver: '>=1', digest: 'sha256:abc'}\n"),
 			},
-			release: "shop/web", chart: helm.ChartRef{RepoURL: "oci://ghcr.io/org", Chart: "web", Digest: "sha256:abc"},
+			release: "shop/web", chart: chartfetch.ChartRef{RepoURL: "oci://ghcr.io/org", Chart: "web", Digest: "sha256:abc"},
 			layers: []string{"spec.values of HelmRelease shop/web (apps/web.yaml)"}},
 		{name: "an OCIRepository without a ref: latest",
 			files: map[string]string{
 				"apps/web.yaml":     helmRelease("  chartRef: {kind: OCIRepository, name: charts}\n"),
 				"infra/charts.yaml": fluxSource("OCIRepository", "shop", "  url: oci://ghcr.io/org/web\n"),
 			},
-			release: "shop/web", chart: helm.ChartRef{RepoURL: "oci://ghcr.io/org", Chart: "web", Tag: "latest"},
+			release: "shop/web", chart: chartfetch.ChartRef{RepoURL: "oci://ghcr.io/org", Chart: "web", Tag: "latest"},
 			layers: []string{"spec.values of HelmRelease shop/web (apps/web.yaml)"}},
 		{name: "a HelmChart's chart of a HelmRepository",
 			files: map[string]string{
@@ -176,7 +177,7 @@ func TestFluxRelease(t *testing.T) {
 				"infra/chart.yaml":  fluxSource("HelmChart", "shop", "  chart: web\n  version: 3.1.0\n  sourceRef: {kind: HelmRepository, name: charts}\n"),
 				"infra/charts.yaml": repo,
 			},
-			release: "shop/web", chart: helm.ChartRef{RepoURL: "https://charts.example.com", Chart: "web", Version: "3.1.0"},
+			release: "shop/web", chart: chartfetch.ChartRef{RepoURL: "https://charts.example.com", Chart: "web", Version: "3.1.0"},
 			layers: []string{"spec.values of HelmRelease shop/web (apps/web.yaml)"}},
 		{name: "a HelmChart of a GitRepository",
 			files: map[string]string{
@@ -207,7 +208,7 @@ func TestFluxRelease(t *testing.T) {
 			err:   errAny, why: "valuesFrom Secret shop/web-values key v.yaml: only ConfigMaps the repository renders can be read"},
 		{name: "optional valuesFrom that cannot be read is left out",
 			files:   map[string]string{"apps/web.yaml": helmRelease(fromHelmRepo + "  valuesFrom:\n  - {kind: Secret, name: web-values, optional: true}\n"), "infra/charts.yaml": repo},
-			release: "shop/web", chart: helm.ChartRef{RepoURL: "https://charts.example.com", Chart: "web", Version: "1.2.3"},
+			release: "shop/web", chart: chartfetch.ChartRef{RepoURL: "https://charts.example.com", Chart: "web", Version: "1.2.3"},
 			layers: []string{"spec.values of HelmRelease shop/web (apps/web.yaml)"}},
 	}
 	for _, tt := range tests {
@@ -324,7 +325,7 @@ func TestArgoRelease(t *testing.T) {
 		files   map[string]string
 		remote  map[string]string
 		release string
-		chart   *helm.ChartRef // nil: a chart of the repository
+		chart   *chartfetch.ChartRef // nil: a chart of the repository
 		layers  []layerWant
 		err     error
 		why     string
@@ -333,14 +334,14 @@ func TestArgoRelease(t *testing.T) {
 			files: map[string]string{"argocd/web.yaml": application("web", chartsHelm+
 				"    helm:\n      releaseName: storefront\n      valueFiles: [values-prod.yaml]\n      valuesObject: {replicas: 2}\n")},
 			remote:  map[string]string{"values-prod.yaml": "replicas: 5\n"},
-			release: "shop/storefront", chart: &helm.ChartRef{RepoURL: "https://charts.example.com", Chart: "web", Version: "1.2.3"},
+			release: "shop/storefront", chart: &chartfetch.ChartRef{RepoURL: "https://charts.example.com", Chart: "web", Version: "1.2.3"},
 			layers: []layerWant{
 				{what: "the values file values-prod.yaml of chart web 1.0.0", values: map[string]any{"replicas": 5.0}},
 				{what: obj, writable: true, values: map[string]any{"replicas": 2.0}},
 			}},
 		{name: "an OCI registry without a scheme; no helm block",
 			files:   map[string]string{"argocd/web.yaml": application("web", "  source:\n    repoURL: ghcr.io/org/charts\n    chart: web\n    targetRevision: 2.0.0\n")},
-			release: "shop/web", chart: &helm.ChartRef{RepoURL: "oci://ghcr.io/org/charts", Chart: "web", Version: "2.0.0"},
+			release: "shop/web", chart: &chartfetch.ChartRef{RepoURL: "oci://ghcr.io/org/charts", Chart: "web", Version: "2.0.0"},
 			layers: []layerWant{{what: obj, writable: true}}},
 		{name: "a chart of this repository; values hide valuesObject",
 			files: withLocal("argocd/web.yaml", application("web", "  source:\n    repoURL: "+thisRepo+"\n    path: charts/web\n"+
@@ -378,7 +379,7 @@ func TestArgoRelease(t *testing.T) {
 		{name: "a values file of a ref source",
 			files: withLocal("envs/prod.yaml", "replicas: 4\n", "argocd/web.yaml", application("web", "  sources:\n  - repoURL: https://charts.example.com\n    chart: web\n"+
 				"    helm:\n      valueFiles: [$values/envs/prod.yaml]\n  - repoURL: "+thisRepo+"\n    ref: values\n")),
-			release: "shop/web", chart: &helm.ChartRef{RepoURL: "https://charts.example.com", Chart: "web"},
+			release: "shop/web", chart: &chartfetch.ChartRef{RepoURL: "https://charts.example.com", Chart: "web"},
 			layers: []layerWant{
 				{what: "the values file envs/prod.yaml", writable: true, values: map[string]any{"replicas": 4.0}},
 				{what: "helm.valuesObject of Application argocd/web (argocd/web.yaml)", writable: true},
