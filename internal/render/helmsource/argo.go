@@ -215,7 +215,7 @@ func (a *Sources) valueFile(app *ArgoApplication, src *ArgoSource, vf string) (s
 				if !a.isThisRepo(s.RepoURL) {
 					return "", fmt.Errorf("the source %s is the git repository %s, not this one", ref, repoindex.RedactURL(s.RepoURL))
 				}
-				return repoindex.CleanRepoPath(rest), nil
+				return inRepository(rest)
 			}
 		}
 		return "", fmt.Errorf("no source has ref %s", ref[1:])
@@ -228,12 +228,23 @@ func (a *Sources) valueFile(app *ArgoApplication, src *ArgoSource, vf string) (s
 		if src.Chart != "" {
 			return "", nil
 		}
-		return repoindex.CleanRepoPath(vf), nil
+		return inRepository(vf)
 	}
 	if src.Chart != "" {
 		return "", nil
 	}
-	return repoindex.CleanRepoPath(path.Join(src.Path, vf)), nil
+	return inRepository(path.Join(src.Path, vf))
+}
+
+// inRepository returns a values file's path in the repository, or, for one
+// that climbs out of it, the error Argo CD refuses it with, rather than
+// reading some other file of the repository's root.
+func inRepository(p string) (string, error) {
+	clean := path.Clean(strings.TrimPrefix(p, "/"))
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", fmt.Errorf("resolves to outside the repository root, which Argo CD refuses")
+	}
+	return clean, nil
 }
 
 // ownValueFile reports whether a values file belongs to r alone: no other

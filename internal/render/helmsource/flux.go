@@ -29,7 +29,7 @@ func (a *Sources) loadFlux(ctx context.Context, r *Release, obj map[string]any, 
 		r.Name = hr.ReleaseName()
 	}
 	if r.Namespace == "" {
-		r.Namespace = OrDefault(hr.Spec.TargetNamespace, a.appliedNamespace(r.Ref, hr.Metadata.Namespace))
+		r.Namespace = OrDefault(hr.Spec.TargetNamespace, a.releaseNamespace(r, hr.Metadata.Namespace))
 	}
 	// The release is installed: helm-controller upgrades it, and either
 	// flag says its author wants no schema check.
@@ -122,7 +122,7 @@ func (a *Sources) fluxChart(ctx context.Context, r *Release, hr *FluxHelmRelease
 	// A reference without a namespace is to the HelmRelease's namespace
 	// as Flux applies it (a Kustomization's targetNamespace), which its
 	// build may not show.
-	at := lookup{built: hr.Metadata.Namespace, applied: a.appliedNamespace(r.Ref, hr.Metadata.Namespace), out: out}
+	at := lookup{built: hr.Metadata.Namespace, applied: a.releaseNamespace(r, hr.Metadata.Namespace), out: out}
 	if ref := hr.Spec.ChartRef; ref != nil {
 		refNS := OrDefault(ref.Namespace, at.applied)
 		switch ref.Kind {
@@ -238,6 +238,14 @@ type source struct {
 // built, its namespace as rendered.
 func (a *Sources) appliedNamespace(ref repoindex.DocRef, built string) string {
 	return appliedIn(a.Index.FluxApplies(ref), built)
+}
+
+// releaseNamespace is the namespace the HelmRelease r is in: where Flux
+// applies it (appliedNamespace), else, when nothing of the repository
+// says, where the cluster has it (helm-controller's labels on the
+// target).
+func (a *Sources) releaseNamespace(r *Release, built string) string {
+	return OrDefault(a.appliedNamespace(r.Ref, built), r.LiveNamespace)
 }
 
 // appliedIn is the namespace applies agree on, else built.

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"helm.sh/helm/v4/pkg/strvals"
@@ -86,12 +88,27 @@ func ValuesFrom(kind, name, key, targetPath, ns string, out map[string]map[strin
 	if kind != "ConfigMap" {
 		return Layer{}, fmt.Errorf("%s: only ConfigMaps the repository renders can be read", what)
 	}
+	// The ConfigMap of that very name, else the one kustomize generated
+	// from it; of several generated, which one the release reads is not
+	// the job's to choose.
 	var cm map[string]any
+	generated := map[string]map[string]any{}
 	for id, obj := range out {
 		n, _ := tree.Dig(obj, "metadata", "name").(string)
-		if strings.HasPrefix(id, "/ConfigMap/"+ns+"/") && (n == name || GeneratedName(n, name)) {
+		switch {
+		case !strings.HasPrefix(id, "/ConfigMap/"+ns+"/"):
+		case n == name:
 			cm = obj
-			break
+		case GeneratedName(n, name):
+			generated[n] = obj
+		}
+	}
+	if cm == nil && len(generated) > 1 {
+		return Layer{}, fmt.Errorf("%s: the build renders several ConfigMaps generated from it (%s)", what, strings.Join(slices.Sorted(maps.Keys(generated)), ", "))
+	}
+	for _, obj := range generated {
+		if cm == nil {
+			cm = obj
 		}
 	}
 	if cm == nil {
