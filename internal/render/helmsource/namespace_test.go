@@ -21,4 +21,3 @@ func TestFluxReleaseWithoutNamespace(t *testing.T) {
 		t.Errorf("release namespace %q, want shop", r.Namespace)
 	}
 }
-
