@@ -106,6 +106,10 @@ func (s *Source) Reserialise(r Region, step int) ([]byte, error) {
 		if len(m.Content) == 0 {
 			break
 		}
+		if m.Kind == yaml.MappingNode && len(m.Content) >= 2 {
+			// The parser hangs a mapping's foot on its last key.
+			m.Content[len(m.Content)-2].FootComment = ""
+		}
 		m = m.Content[len(m.Content)-1]
 	}
 	what := enc
