@@ -17,6 +17,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/testbed"
+	history "github.com/recommend-job/recommend-job/internal/testbed/history"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
@@ -96,7 +97,14 @@ func TestEndToEndDeployers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	now := time.Now().Truncate(time.Minute)
-	bed := testbedtest.Start(t, testbed.Options{History: layoutsHistory(now)})
+	var devStore []history.Container
+	for _, span := range history.Rollouts("frontend", 2, 2, now.Add(-7*24*time.Hour), now) {
+		for _, pod := range span.Pods {
+			devStore = append(devStore, history.Container{Namespace: "dev-store", Pod: pod, Container: "server",
+				Start: span.Start, End: span.End, CPU: history.Constant(0.05), Memory: history.Constant(40 * mib)})
+		}
+	}
+	bed := testbedtest.Start(t, testbed.Options{History: append(layoutsHistory(now), history.Series(devStore, time.Minute)...)})
 	crd := shopObjects(t, true)[0]
 	shop := []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n")
 	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), crd, testbed.DeployerCRDs(), shop, []byte(issue30Cluster)); err != nil {
@@ -256,6 +264,55 @@ spec: {interval: 10m, path: ./clusters/prod, sourceRef: {kind: GitRepository, na
 		}
 		if d := "Kustomization flux-system/apps (from the cluster)"; frontend.Source.Deployer != d {
 			t.Errorf("store/frontend deployed by %q, want %q", frontend.Source.Deployer, d)
+		}
+	})
+
+	t.Run("a live Flux Kustomization of another branch", func(t *testing.T) {
+		// A tenant deploys from its own branch, as in Flux's
+		// multi-tenancy example: the job's git-branch is not what the
+		// cluster runs, and the reason names the branch it does.
+		repoURL := bed.Git.URL("issue38-branch")
+		files := map[string]string{
+			"base/kustomization.yaml":          layoutsRepo["store/kustomize/base/kustomization.yaml"],
+			"base/frontend.yaml":               layoutsRepo["store/kustomize/base/frontend.yaml"],
+			"clusters/prod/kustomization.yaml": "namespace: dev-store\nresources:\n- ../../base\n",
+		}
+		cluster := `apiVersion: v1
+kind: Namespace
+metadata: {name: dev-store}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: dev-team, namespace: flux-system}
+spec: {interval: 1m, url: '` + repoURL + `', ref: {branch: dev-team}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: dev-apps, namespace: flux-system}
+spec: {interval: 10m, path: ./clusters/prod, sourceRef: {kind: GitRepository, name: dev-team}}
+---
+` + strings.Replace(layoutsRepo["store/kustomize/base/frontend.yaml"], "  name: frontend\n",
+			"  name: frontend\n  namespace: dev-store\n  labels:\n    kustomize.toolkit.fluxcd.io/name: dev-apps\n    kustomize.toolkit.fluxcd.io/namespace: flux-system\n", 1) +
+			"---\n" + layoutsRecommend("dev-store", "frontend")
+		if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), []byte(cluster)); err != nil {
+			t.Fatalf("applying the Flux objects: %v", err)
+		}
+		testbedtest.CreateRepo(t, bed, "issue38-branch", files)
+		var stdout, stderr bytes.Buffer
+		if code := run(ctx, bedArgs(t, bed, repoURL, "--namespaces", "dev-store"), &stdout, &stderr); code != exitNotRendered {
+			t.Fatalf("run() = %d, want %d (nothing could be written); stderr:\n%s", code, exitNotRendered, stderr.String())
+		}
+		rep := &plan.Plan{}
+		if err := json.Unmarshal(stdout.Bytes(), rep); err != nil {
+			t.Fatalf("decoding report: %v\n%s", err, stdout.String())
+		}
+		frontend := entry(t, rep, "dev-store", "frontend")
+		if rep.Git != nil && len(rep.Git.Files) > 0 {
+			t.Errorf("git = %+v, want nothing written for a target deployed from another branch", rep.Git)
+		}
+		want := "Kustomization flux-system/dev-apps (from the cluster) from " + repoURL + " at branch dev-team (the GitRepository flux-system/dev-team)"
+		if frontend.Source == nil || !strings.Contains(frontend.Source.Error, want) {
+			t.Errorf("dev-store/frontend source %+v, want its reason to say %q", frontend.Source, want)
 		}
 	})
 }
