@@ -13,6 +13,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
+	"github.com/recommend-job/recommend-job/internal/tree"
 )
 
 // FindRelease finds the HelmRelease or Application that renders c's
@@ -26,6 +27,12 @@ func (a *Sources) FindRelease(c repoindex.Sought, dir string) (*Release, error) 
 			ns = t.Namespace
 		}
 		hr := repoindex.Sought{Target: repoindex.Target{APIVersion: repoindex.FluxHelmGroup + "/v2", Kind: "HelmRelease", Namespace: ns, Name: name}, Path: c.Path}
+		// The live HelmRelease's own labels (kustomize-controller's, Argo
+		// CD's) say which Kustomization or Application applies it, and
+		// so which of the environments patching a shared base it is.
+		if live, ok := a.Index.LiveHelmRelease(ns, name); ok {
+			hr.Target.Labels, hr.Target.Annotations = stringMap(tree.Dig(live.Object, "metadata", "labels")), stringMap(tree.Dig(live.Object, "metadata", "annotations"))
+		}
 		ref, _, err := a.Index.Resolve(hr, dir)
 		if errors.Is(err, repoindex.ErrTargetNotFound) {
 			return nil, ErrNotHelm // the index's error says what to do
@@ -361,4 +368,17 @@ func Deployer(t repoindex.Target) string {
 		return "argocd/" + app
 	}
 	return ""
+}
+
+// stringMap returns the string values of a decoded map, as labels and
+// annotations are.
+func stringMap(v any) map[string]string {
+	m, _ := v.(map[string]any)
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
 }
