@@ -54,7 +54,7 @@ var mayImport = map[string][]string{
 	// reads of a run through interfaces of its own; config builds the
 	// stages' options.
 	"internal/job": {"internal/checkpoint", "internal/collect", "internal/corrections", "internal/cost", "internal/gitops",
-		"internal/plan", "internal/recommend", "internal/record", "internal/render", "internal/usage", "internal/verify"},
+		"internal/plan", "internal/recommend", "internal/record", "internal/render", "internal/render/repoindex", "internal/usage", "internal/verify"},
 	"internal/doctor": {"internal/api/v1alpha1", "internal/checkpoint", "internal/collect", "internal/gitops", "internal/plan",
 		"internal/recommend", "internal/usage", "internal/verify"},
 	"internal/config": {"internal/collect", "internal/cost", "internal/deployers", "internal/gitops", "internal/render/helm", "internal/render/helm/chartfetch",

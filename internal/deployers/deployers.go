@@ -2,7 +2,7 @@
 // the cluster runs from where: Argo CD Applications, Flux Kustomizations,
 // HelmReleases and their GitRepositories and OCIRepositories. They are the
 // truth a repository's files may lag behind; render places changes with
-// them (repoindex.External).
+// them (repoindex.DeployerObject).
 package deployers
 
 import (
@@ -78,7 +78,7 @@ func New(client dynamic.Interface, opts Options) *Lister {
 // is not this one. A kind not installed is none; a kind the job may not
 // read is left out, and the error, joined for every such kind, says so:
 // the run goes on with the repository's files.
-func (l *Lister) List(ctx context.Context) ([]repoindex.External, error) {
+func (l *Lister) List(ctx context.Context) ([]repoindex.DeployerObject, error) {
 	var errs []error
 	read := func(gvr schema.GroupVersionResource, namespaces []string) []unstructured.Unstructured {
 		if l.opts.Served != nil && !l.opts.Served(gvr) {
@@ -97,7 +97,7 @@ func (l *Lister) List(ctx context.Context) ([]repoindex.External, error) {
 	if len(fluxNS) == 0 {
 		fluxNS = []string{metav1.NamespaceAll}
 	}
-	var out []repoindex.External
+	var out []repoindex.DeployerObject
 	if len(l.opts.ArgoNamespaces) > 0 {
 		for _, u := range read(Applications, l.opts.ArgoNamespaces) {
 			out = append(out, l.application(u.Object))
@@ -160,8 +160,8 @@ func trimmed(obj map[string]any) map[string]any {
 
 // application is a live Application, its sources of other repositories
 // left out; when all are, it is marked with the first one's.
-func (l *Lister) application(obj map[string]any) repoindex.External {
-	d := repoindex.External{Object: trimmed(obj), Origin: Origin}
+func (l *Lister) application(obj map[string]any) repoindex.DeployerObject {
+	d := repoindex.DeployerObject{Object: trimmed(obj), Origin: Origin}
 	spec, _ := d.Object["spec"].(map[string]any)
 	if spec == nil {
 		return d
@@ -248,8 +248,8 @@ func (l *Lister) fluxOnBranch(rev string) bool {
 // flux is a live Kustomization or HelmRelease, marked with its source's
 // URL when that is not this repository, and with its revision when that
 // is not the branch the job edits.
-func (l *Lister) flux(obj map[string]any, sources map[string]fluxSource) repoindex.External {
-	d := repoindex.External{Object: trimmed(obj), Origin: Origin}
+func (l *Lister) flux(obj map[string]any, sources map[string]fluxSource) repoindex.DeployerObject {
+	d := repoindex.DeployerObject{Object: trimmed(obj), Origin: Origin}
 	ns, _ := tree.Dig(obj, "metadata", "namespace").(string)
 	ref, _ := tree.Dig(obj, "spec", "sourceRef").(map[string]any)
 	if ref == nil {

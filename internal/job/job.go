@@ -13,6 +13,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/render"
+	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 	"github.com/recommend-job/recommend-job/internal/usage"
 	"github.com/recommend-job/recommend-job/internal/verify"
 )
@@ -86,7 +87,7 @@ type Record interface {
 // which kinds it could not read, the others are returned all the same.
 // deployers.Lister is one.
 type DeployerLister interface {
-	List(ctx context.Context) ([]render.DeployerObject, error)
+	List(ctx context.Context) ([]repoindex.DeployerObject, error)
 }
 
 // PullRequestPolicy bounds the pull requests of a grouped run, and asks

@@ -57,7 +57,7 @@ type options struct {
 	repoURL     string
 	keys        *helm.Finder
 	engine      helm.Engine
-	deployers   []repoindex.External
+	deployers   []repoindex.DeployerObject
 	cluster     string
 	// again marks the second pass of Apply, for the changes the first
 	// undid only because they shared a file with one that failed.

@@ -181,10 +181,10 @@ func TestLiveApplicationsBuildNoTenantsKustomizations(t *testing.T) {
 	changes := []Change{{Target: web, Container: "app", Requests: quantities(map[string]string{"cpu": "150m"})}}
 	for _, tc := range []struct {
 		name  string
-		live  []DeployerObject
+		live  []repoindex.DeployerObject
 		built bool
 	}{
-		{"live", []DeployerObject{liveApp("shop-prod", "https://git.example.com/org/gitops.git", "apps/prod")}, false},
+		{"live", []repoindex.DeployerObject{liveApp("shop-prod", "https://git.example.com/org/gitops.git", "apps/prod")}, false},
 		{"not live", nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

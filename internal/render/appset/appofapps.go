@@ -56,7 +56,7 @@ func AppsOfApps(ctx context.Context, fsys fs.FS, limit int64, engine helm.Engine
 			if md, ok := o.Body["metadata"].(map[string]any); ok && md["namespace"] == nil {
 				md["namespace"] = ArgoNamespace
 			}
-			out.Apps = append(out.Apps, repoindex.External{Object: o.Body, Origin: "rendered by the app of apps chart " + dir})
+			out.Apps = append(out.Apps, repoindex.DeployerObject{Object: o.Body, Origin: "rendered by the app of apps chart " + dir})
 		}
 	}
 	return out, nil

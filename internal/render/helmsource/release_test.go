@@ -76,7 +76,7 @@ func loadLive(t *testing.T, files map[string]string, target repoindex.Target, re
 	}
 	w := repoindex.Wants{Objects: map[repoindex.IdentKey]bool{repoindex.KeyOf(target): true}, Dir: ".", Helm: true}
 	for _, obj := range live {
-		w.External = append(w.External, repoindex.External{Object: obj, Origin: "from the cluster"})
+		w.DeployerObjects = append(w.DeployerObjects, repoindex.DeployerObject{Object: obj, Origin: "from the cluster"})
 	}
 	idx, err := repoindex.BuildIndex(context.Background(), fsys, ".", w, 0)
 	if err != nil {

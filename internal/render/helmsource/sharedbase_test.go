@@ -47,7 +47,7 @@ func TestLiveLabelsChooseTheEnvironment(t *testing.T) {
 	for _, live := range [][]map[string]any{{liveApps, liveRelease}, {liveApps}} {
 		w := repoindex.Wants{Objects: map[repoindex.IdentKey]bool{repoindex.KeyOf(hrTarget): true}, Dir: ".", Helm: true}
 		for _, obj := range live {
-			w.External = append(w.External, repoindex.External{Object: obj, Origin: "from the cluster"})
+			w.DeployerObjects = append(w.DeployerObjects, repoindex.DeployerObject{Object: obj, Origin: "from the cluster"})
 		}
 		idx, err := repoindex.BuildIndex(context.Background(), fsys, ".", w, 0)
 		if err != nil {

@@ -384,8 +384,8 @@ func (idx *Index) FluxApplies(r DocRef) []FluxApply {
 	return out
 }
 
-// Deployment is who deploys a document, as it concerns one target.
-type Deployment struct {
+// Deployers are who deploy a document, as it concerns one target.
+type Deployers struct {
 	// All are the deployers that render the document, Mine the one that
 	// deploys the target (nil when none or several could), and Others
 	// those that give the document's object another namespace or name.
@@ -395,14 +395,14 @@ type Deployment struct {
 
 // Shared reports whether deployers of other namespaces or names render
 // the document too.
-func (d Deployment) Shared() bool { return len(d.Others) > 0 }
+func (d Deployers) Shared() bool { return len(d.Others) > 0 }
 
-// DeploymentOf returns who deploys r (through the kustomization that
+// DeployersOf returns who deploys r (through the kustomization that
 // renders it for t, when one does), and which of them deploys t: the one
 // whose namespace and name for r's object are t's, narrowed by Argo CD's
 // tracking and Flux's labels when several are.
-func (idx *Index) DeploymentOf(r DocRef, t Target) Deployment {
-	var dep Deployment
+func (idx *Index) DeployersOf(r DocRef, t Target) Deployers {
+	var dep Deployers
 	var mine []*Deployer
 	for _, d := range idx.Deployers {
 		// Through a kustomization, what counts is who deploys it: other
@@ -472,7 +472,7 @@ func (idx *Index) DeploymentOf(r DocRef, t Target) Deployment {
 
 // SharedError says why r cannot be edited for t's deployer alone: the
 // deployers that render it too, and what would make it editable.
-func (dep Deployment) SharedError(r DocRef, t Target, why string) error {
+func (dep Deployers) SharedError(r DocRef, t Target, why string) error {
 	var others []string
 	for _, d := range dep.Others {
 		others = append(others, d.String())

@@ -46,9 +46,9 @@ spec:
   targetNamespace: ` + target + "\n"
 }
 
-// TestDeploymentOf checks who deploys a shared source and whose target it
+// TestDeployersOf checks who deploys a shared source and whose target it
 // is, for each deployer field that changes where an object lands.
-func TestDeploymentOf(t *testing.T) {
+func TestDeployersOf(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		files  map[string]string
@@ -131,7 +131,7 @@ func TestDeploymentOf(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Resolve: %v", err)
 			}
-			dep := idx.DeploymentOf(ref, tc.target)
+			dep := idx.DeployersOf(ref, tc.target)
 			mine := ""
 			if dep.Mine != nil {
 				mine = dep.Mine.Name
@@ -168,7 +168,7 @@ func TestAddDeployer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if idx.DeploymentOf(ref, target).Shared() {
+	if idx.DeployersOf(ref, target).Shared() {
 		t.Fatal("shared before the live Application is added")
 	}
 	docs, err := yamledit.ParseDocuments([]byte(argoApp("demo-app2", "manifests", "demo2", "")))
@@ -178,7 +178,7 @@ func TestAddDeployer(t *testing.T) {
 	if err := idx.AddDeployer(docs[0], "from the cluster"); err != nil {
 		t.Fatal(err)
 	}
-	dep := idx.DeploymentOf(ref, target)
+	dep := idx.DeployersOf(ref, target)
 	if !dep.Shared() || dep.Mine == nil || dep.Mine.Name != "demo-app1" || len(dep.Others) != 1 {
 		t.Fatalf("deployment = %+v, want demo-app1's, shared with demo-app2", dep)
 	}
@@ -196,14 +196,14 @@ func TestAddDeployer(t *testing.T) {
 	}
 	live := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "demo3", Name: "live-guestbook-ui"}
 	w := Wants{Objects: map[IdentKey]bool{KeyOf(live): true}, Dir: ".", Names: [][]byte{[]byte(live.Name)},
-		External: []External{{Object: prefixed, Origin: "from the cluster"}}}
+		DeployerObjects: []DeployerObject{{Object: prefixed, Origin: "from the cluster"}}}
 	if idx, err = BuildIndex(context.Background(), fsys, ".", w, 0); err != nil {
 		t.Fatal(err)
 	}
 	if ref, _, err = idx.Resolve(Sought{Target: live, Container: "guestbook-ui"}, "."); err != nil || ref.File != "manifests/deployment.yaml" {
 		t.Fatalf("Resolve(%s) = %s, %v; want manifests/deployment.yaml", live, ref.File, err)
 	}
-	if dep := idx.DeploymentOf(ref, live); dep.Mine == nil || dep.Mine.Name != "demo-app3" || !dep.Shared() {
+	if dep := idx.DeployersOf(ref, live); dep.Mine == nil || dep.Mine.Name != "demo-app3" || !dep.Shared() {
 		t.Errorf("deployment of %s = %+v, want demo-app3's, shared with demo-app1", live, dep)
 	}
 	notDeployer, _ := yamledit.ParseDocuments([]byte(guestbook))

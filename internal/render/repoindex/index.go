@@ -88,9 +88,9 @@ type Index struct {
 	apps, fluxes map[string][]string
 	// deployers are the live and generated deployers by "app:<name>" or
 	// "flux:<namespace>/<name>" (addDeployers).
-	deployers map[string]External
+	deployers map[string]DeployerObject
 	// liveHelm are the live HelmReleases by namespace/name.
-	liveHelm map[string]External
+	liveHelm map[string]DeployerObject
 	// markers maps "namespace/name:container" to the documents marking it.
 	markers map[string][]DocRef
 	// Deployers are the Argo CD Applications' sources and the Flux
@@ -129,9 +129,9 @@ type Wants struct {
 	// Helm asks for every object that may render or feed a Helm release
 	// (helmKinds), whatever its name.
 	Helm bool
-	// External are the Argo CD and Flux objects the repository does not
-	// hold as written (live, generated); theirs are the paths that count.
-	External []External
+	// DeployerObjects are the Argo CD and Flux objects the repository does
+	// not hold as written (live, generated); theirs are the paths that count.
+	DeployerObjects []DeployerObject
 }
 
 // wanted reports whether the index keeps documents of the object k.
@@ -187,7 +187,7 @@ func BuildIndex(ctx context.Context, fsys fs.FS, dir string, w Wants, limit int6
 	for i, s := range scans {
 		idx.add(s, paths[i])
 	}
-	if err := idx.addDeployers(w.External, w.Helm); err != nil {
+	if err := idx.addDeployers(w.DeployerObjects, w.Helm); err != nil {
 		return nil, err
 	}
 	// A deployer's namePrefix or nameSuffix names the live object as no

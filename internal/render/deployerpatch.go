@@ -37,7 +37,7 @@ var variableRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=][^}]
 // returns the deployer its edit must be proved as and the files it
 // touched.
 func (a *applier) viaDeployer(c Change, ref repoindex.DocRef, find repoindex.Finder, res *Result) (bool, *repoindex.Deployer, []string) {
-	dep := a.idx.DeploymentOf(ref, c.Target)
+	dep := a.idx.DeployersOf(ref, c.Target)
 	var vars map[corev1.ResourceName]string
 	var limitVars map[corev1.ResourceName]string
 	if find == nil {
@@ -140,7 +140,7 @@ func (a *applier) variables(c Change, ref repoindex.DocRef) (requests, limits ma
 // substitute sets the variables that fill c's values where the target's
 // deployer sets them, in its postBuild.substitute, when that deployer is
 // the only one that reads the file and every value of c is a variable.
-func (a *applier) substitute(c Change, ref repoindex.DocRef, dep repoindex.Deployment, vars, limitVars map[corev1.ResourceName]string) (string, bool, error) {
+func (a *applier) substitute(c Change, ref repoindex.DocRef, dep repoindex.Deployers, vars, limitVars map[corev1.ResourceName]string) (string, bool, error) {
 	var names []string
 	for _, v := range vars {
 		names = append(names, "${"+v+"}")

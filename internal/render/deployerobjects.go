@@ -15,14 +15,10 @@ import (
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
-// DeployerObject is an Argo CD or Flux object the repository does not hold as
-// written (see repoindex.External).
-type DeployerObject = repoindex.External
-
 // WithDeployers gives Apply the live Argo CD Applications and Flux
 // Kustomizations: where they say a target is rendered from wins over the
 // repository's files and over what its ApplicationSets generate.
-func WithDeployers(ds []DeployerObject) Option {
+func WithDeployers(ds []repoindex.DeployerObject) Option {
 	return func(o *options) { o.deployers = ds }
 }
 
@@ -43,7 +39,7 @@ func (o *options) addDeployers(ctx context.Context, fsys fs.FS, abs string, w *r
 		if w.Helm {
 			// A HelmRelease's target names no deployer, yet the live
 			// HelmRelease is what its release is.
-			w.External = slices.DeleteFunc(slices.Clone(o.deployers), func(d DeployerObject) bool { return d.Object["kind"] != "HelmRelease" })
+			w.DeployerObjects = slices.DeleteFunc(slices.Clone(o.deployers), func(d repoindex.DeployerObject) bool { return d.Object["kind"] != "HelmRelease" })
 		}
 		return nil, nil
 	}
@@ -55,14 +51,14 @@ func (o *options) addDeployers(ctx context.Context, fsys fs.FS, abs string, w *r
 	if err != nil {
 		return nil, fmt.Errorf("rendering the apps of apps: %w", err)
 	}
-	var built []DeployerObject
+	var built []repoindex.DeployerObject
 	var unbuilt []string
 	if !o.allLive(changes) {
 		if built, unbuilt, err = o.kustomizedApps(ctx, fsys, abs); err != nil {
 			return nil, fmt.Errorf("building the kustomizations of Applications: %w", err)
 		}
 	}
-	w.External = slices.Concat(o.deployers, gen.Apps, apps.Apps, built)
+	w.DeployerObjects = slices.Concat(o.deployers, gen.Apps, apps.Apps, built)
 	return slices.Concat(gen.Unsupported, apps.Unsupported, unbuilt), nil
 }
 
@@ -90,12 +86,12 @@ func (o *options) allLive(changes []Change) bool {
 // Applications as built: Argo CD runs those, with the kustomizations'
 // namePrefix, namespace and patches. A kustomization that does not build
 // is named in the second result.
-func (o *options) kustomizedApps(ctx context.Context, fsys fs.FS, abs string) ([]DeployerObject, []string, error) {
+func (o *options) kustomizedApps(ctx context.Context, fsys fs.FS, abs string) ([]repoindex.DeployerObject, []string, error) {
 	dirs, err := repoindex.ApplicationKustomizations(ctx, fsys, o.maxFileSize)
 	if err != nil {
 		return nil, nil, err
 	}
-	var apps []DeployerObject
+	var apps []repoindex.DeployerObject
 	var unbuilt []string
 	for _, dir := range dirs {
 		if err := ctx.Err(); err != nil {
@@ -112,7 +108,7 @@ func (o *options) kustomizedApps(ctx context.Context, fsys fs.FS, abs string) ([
 				if md, ok := obj["metadata"].(map[string]any); ok && md["namespace"] == nil {
 					md["namespace"] = appset.ArgoNamespace
 				}
-				apps = append(apps, DeployerObject{Object: obj, Origin: "built by the kustomization " + dir})
+				apps = append(apps, repoindex.DeployerObject{Object: obj, Origin: "built by the kustomization " + dir})
 			}
 		}
 	}
