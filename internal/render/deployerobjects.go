@@ -97,7 +97,7 @@ func (o *options) kustomizedApps(ctx context.Context, fsys fs.FS, abs string) ([
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		out, err := build(repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: abs, Limit: o.maxFileSize}, filepath.Join(abs, filepath.FromSlash(dir)))
+		out, err := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: abs, Limit: o.maxFileSize}.Build(filepath.Join(abs, filepath.FromSlash(dir)))
 		if err != nil {
 			unbuilt = append(unbuilt, fmt.Sprintf("the kustomization of Applications %s: %v", dir, err))
 			continue

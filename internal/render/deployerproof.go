@@ -199,7 +199,7 @@ func (a *applier) buildAs(files map[string][]byte, d *repoindex.Deployer) (map[s
 		return nil, err
 	}
 	fsys.Files[kfile] = data
-	out, err := build(fsys, dir)
+	out, err := fsys.Build(dir)
 	if err != nil {
 		return nil, err
 	}

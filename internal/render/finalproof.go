@@ -220,13 +220,13 @@ func (lp *lastProof) prove(e *repoindex.Kustomization) {
 	var base, now map[string]map[string]any
 	if err == nil {
 		lp.fsys.Files = lp.asWas(lp.common, ownFiles, otherFiles)
-		if base, err = build(lp.fsys, edir); err != nil {
+		if base, err = lp.fsys.Build(edir); err != nil {
 			err = fmt.Errorf("does not build from the base: %w", err)
 		}
 	}
 	if err == nil {
 		lp.fsys.Files = lp.asWas(lp.common)
-		if now, err = build(lp.fsys, edir); err != nil {
+		if now, err = lp.fsys.Build(edir); err != nil {
 			err = fmt.Errorf("does not build from the written tree: %w", err)
 		}
 	}
@@ -243,7 +243,7 @@ func (lp *lastProof) prove(e *repoindex.Kustomization) {
 			// Both wrote what e reads: with the others' files as they
 			// were, e shows the difference of its own changes.
 			lp.fsys.Files = lp.asWas(lp.common, otherFiles)
-			mid, merr := build(lp.fsys, edir)
+			mid, merr := lp.fsys.Build(edir)
 			if merr == nil {
 				merr = compareBuilds(base, mid, exps, siblings)
 			}

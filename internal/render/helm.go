@@ -617,7 +617,7 @@ func (a *applier) BuildEnv(dir string, edited bool) (map[string]map[string]any, 
 			}
 		}
 	}
-	out, err := build(fsys, filepath.Join(a.abs, filepath.FromSlash(dir)))
+	out, err := fsys.Build(filepath.Join(a.abs, filepath.FromSlash(dir)))
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/recommend-job/recommend-job/internal/kinds"
@@ -171,12 +170,12 @@ func (a *applier) proveOthers(fsys repoindex.ProofFS, abs, dir string, edited []
 		}
 		edir := filepath.Join(abs, filepath.FromSlash(e.Dir))
 		fsys.Files = before
-		was, err := build(fsys, edir)
+		was, err := fsys.Build(edir)
 		if err != nil {
 			return fmt.Errorf("%s also reads %s and does not build: %w", e.File, strings.Join(edited, ", "), err)
 		}
 		fsys.Files = after
-		now, err := build(fsys, edir)
+		now, err := fsys.Build(edir)
 		if err != nil {
 			return fmt.Errorf("%s also reads %s and does not build after the edit: %w", e.File, strings.Join(edited, ", "), err)
 		}
@@ -235,12 +234,12 @@ func (a *applier) checkExternal(dir string) error {
 // change must show in the output; siblings, the changes of other targets
 // written in the same files, may, and then with their own values only.
 func proveBuild(fsys repoindex.ProofFS, kdir string, edited map[string][]byte, changes, siblings []expectation) error {
-	before, err := build(fsys, kdir)
+	before, err := fsys.Build(kdir)
 	if err != nil {
 		return fmt.Errorf("does not build before the edit: %w", err)
 	}
 	fsys.Files = edited
-	after, err := build(fsys, kdir)
+	after, err := fsys.Build(kdir)
 	if err != nil {
 		return fmt.Errorf("does not build after the edit: %w", err)
 	}
@@ -297,35 +296,6 @@ func compareBuilds(before, after map[string]map[string]any, changes, siblings []
 		}
 	}
 	return nil
-}
-
-// build runs kustomize with its defaults (no plugins, files only from the
-// kustomization's root) and returns each object by group/kind/namespace/name.
-// A tree that would fetch anything is refused before kustomize runs.
-func build(fsys repoindex.ProofFS, dir string) (_ map[string]map[string]any, err error) {
-	// A repository's content must not take the run down with it.
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("kustomize panicked: %v", p)
-		}
-	}()
-	if err := fsys.CheckLocal(dir); err != nil {
-		return nil, err
-	}
-	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, dir)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]map[string]any{}
-	for _, r := range m.Resources() {
-		obj, err := r.Map()
-		if err != nil {
-			return nil, err
-		}
-		gvk := r.GetGvk()
-		out[gvk.Group+"/"+gvk.Kind+"/"+r.GetNamespace()+"/"+r.GetName()] = obj
-	}
-	return out, nil
 }
 
 // expectation is what a proof expects of one change: that its target's

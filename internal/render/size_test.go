@@ -262,7 +262,7 @@ func TestProofFSRefusesLargeFiles(t *testing.T) {
 			})
 			var read []string
 			fsys := repoindex.ProofFS{FileSystem: readRecorder{filesys.MakeFsOnDisk(), &read}, Root: dir, Limit: 1024}
-			_, err := build(fsys, dir)
+			_, err := fsys.Build(dir)
 			if !errors.Is(err, ErrFileTooLarge) && !strings.Contains(fmt.Sprint(err), tc.big+" is 4 KiB, above max-file-size 1Ki") {
 				t.Errorf("build error = %v, want %s refused", err, tc.big)
 			}
