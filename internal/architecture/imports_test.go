@@ -34,8 +34,12 @@ var mayImport = map[string][]string{
 	"internal/render/appset":          {"internal/render/helm", "internal/render/helm/chartfetch", "internal/render/repoindex", "internal/tree"},
 	"internal/render/helmsource": {"internal/render/appset", "internal/render/repoindex", "internal/render/helm", "internal/render/helm/chartfetch",
 		"internal/render/yamledit", "internal/tree", "internal/kinds"},
+	"internal/render/edits": {"internal/render/helm", "internal/render/helmsource", "internal/render/repoindex", "internal/render/yamledit", "internal/plan"},
+	"internal/render/proof": {"internal/render/edits", "internal/render/helm", "internal/render/helmsource", "internal/render/repoindex",
+		"internal/render/yamledit", "internal/kinds", "internal/tree"},
 	"internal/deployers": {"internal/render/repoindex", "internal/tree"},
-	"internal/render": {"internal/render/appset", "internal/render/helm", "internal/render/helm/chartfetch", "internal/render/helmsource", "internal/render/repoindex",
+	"internal/render": {"internal/render/appset", "internal/render/edits", "internal/render/proof", "internal/render/helm", "internal/render/helm/chartfetch",
+		"internal/render/helmsource", "internal/render/repoindex",
 		"internal/render/yamledit", "internal/tree", "internal/kinds", "internal/plan"},
 
 	// The stages, in order; none imports one downstream of it.

@@ -3,19 +3,22 @@ package render
 import (
 	"context"
 	"fmt"
-	"os"
-	"path"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-
+	"github.com/recommend-job/recommend-job/internal/render/proof"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
+
+// deployerProof is a change written into its deployer's document (a patch
+// of its own, or the variable its postBuild fills), which is proved by
+// building as that deployer builds.
+type deployerProof struct {
+	d     *repoindex.Deployer
+	index int // the change's, in Apply's results
+	exp   proof.Expectation
+	files []string
+}
 
 // proveDeployers builds, before and after the edits, every deployer whose
 // document a change was written into, and every other deployer of those
@@ -28,13 +31,7 @@ func (a *applier) proveDeployers(ctx context.Context, results []Result) error {
 	if len(a.deployerProofs) == 0 {
 		return nil
 	}
-	onDisk := func(name string) string { return filepath.Join(a.abs, filepath.FromSlash(name)) }
-	after := map[string][]byte{}
-	for name, fe := range a.files {
-		if fe.dirty() {
-			after[onDisk(name)] = fe.data
-		}
-	}
+	after := a.Edited()
 	byFile := map[string][]deployerProof{}
 	for _, p := range a.deployerProofs {
 		if len(p.files) > 0 {
@@ -46,15 +43,15 @@ func (a *applier) proveDeployers(ctx context.Context, results []Result) error {
 			return err
 		}
 		proofs := byFile[file]
-		fe := a.files[file]
-		if fe == nil || !fe.dirty() {
+		fe := a.Files[file]
+		if fe == nil || !fe.Dirty() {
 			continue
 		}
 		err := a.proveDeployerFile(file, proofs, after)
 		if err == nil {
 			continue
 		}
-		fe.data, fe.docs = fe.orig, nil
+		fe.Revert()
 		for _, p := range proofs {
 			r := &results[p.index]
 			r.Changed, r.Method = false, ""
@@ -68,165 +65,52 @@ func (a *applier) proveDeployers(ctx context.Context, results []Result) error {
 // (each deployer written in it is built before and after), or a source
 // that only the proofs' deployers render, edited in place.
 func (a *applier) proveDeployerFile(file string, proofs []deployerProof, after map[string][]byte) error {
-	fe := a.files[file]
-	was, err := yamledit.ParseDocuments(fe.orig)
+	fe := a.Files[file]
+	was, err := yamledit.ParseDocuments(fe.Orig)
 	if err != nil {
 		return err
 	}
-	now, err := yamledit.ParseDocuments(fe.data)
+	now, err := yamledit.ParseDocuments(fe.Data)
 	if err != nil {
 		return err
 	}
-	before := without(after, a.abs, []string{file})
+	before := proof.Without(after, a.Abs, []string{file})
 	var deployers []*repoindex.Deployer
-	for _, d := range a.idx.Deployers {
-		if d.File == file && !d.Chart || slices.ContainsFunc(proofs, func(p deployerProof) bool { return sameDeployer(p.d, d) }) {
+	for _, d := range a.Index.Deployers {
+		if d.File == file && !d.Chart || slices.ContainsFunc(proofs, func(p deployerProof) bool { return proof.SameDeployer(p.d, d) }) {
 			deployers = append(deployers, d)
 		}
 	}
 	for _, d := range deployers {
-		if err := a.checkExternal(d.Path); err != nil {
+		if err := a.repo().CheckExternal(d.Path); err != nil {
 			return fmt.Errorf("%s cannot be built: %w", d, err)
 		}
-		var exps []expectation
+		var exps []proof.Expectation
 		for _, p := range proofs {
-			if sameDeployer(p.d, d) {
+			if proof.SameDeployer(p.d, d) {
 				exps = append(exps, p.exp)
 			}
 		}
 		db, da := d, d
 		if d.File == file {
-			db, da = redecode(was, d), redecode(now, d)
+			db, da = proof.Redecode(was, d), proof.Redecode(now, d)
 		}
 		if db == nil || da == nil {
 			return fmt.Errorf("%s no longer reads as a deployer", d)
 		}
-		old, err := a.buildAs(before, db)
+		old, err := a.repo().BuildAs(before, db)
 		if err != nil {
 			return fmt.Errorf("%s does not build before the edit: %w", d, err)
 		}
-		built, err := a.buildAs(after, da)
+		built, err := a.repo().BuildAs(after, da)
 		if err != nil {
 			return fmt.Errorf("%s does not build after the edit: %w", d, err)
 		}
-		if err := compareBuilds(old, built, exps, nil); err != nil {
+		if err := proof.Compare(old, built, exps, nil); err != nil {
 			return fmt.Errorf("built as %s: %w", d, err)
 		}
 	}
 	return nil
-}
-
-// sameDeployer reports whether x and y are one source of one object.
-func sameDeployer(x, y *repoindex.Deployer) bool {
-	return x.File == y.File && x.Doc == y.Doc && x.Source == y.Source
-}
-
-// redecode reads d again from docs, its file's documents at another time.
-func redecode(docs []*yaml.Node, d *repoindex.Deployer) *repoindex.Deployer {
-	if d.Doc >= len(docs) {
-		return nil
-	}
-	for _, x := range repoindex.DecodeDeployers(docs[d.Doc], d.Origin, d.File, d.Doc) {
-		if x.Source == d.Source {
-			return x
-		}
-	}
-	return nil
-}
-
-// buildAs builds the path of d as d does, from the repository with files
-// laid over it: the kustomization there with d's overrides merged into
-// it, as Argo CD's kustomize edits and kustomize-controller do, or the
-// one kustomize-controller generates for a directory without one; then
-// d's destination namespace on objects without one, and its postBuild
-// substitution.
-func (a *applier) buildAs(files map[string][]byte, d *repoindex.Deployer) (map[string]map[string]any, error) {
-	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: a.abs, Limit: a.limit, Files: maps2(files)}
-	dir := filepath.Join(a.abs, filepath.FromSlash(d.Path))
-	// The path is the repository's to name: through a symlink, it must not
-	// lead the build out of the checkout.
-	if real, err := filepath.EvalSymlinks(dir); err != nil || real != dir {
-		return nil, fmt.Errorf("path %s is not a directory of the repository", d.Path)
-	}
-	kfile := filepath.Join(dir, "kustomization.yaml")
-	var kust map[string]any
-	if k := a.idx.Graph.ByDir[d.Path]; k != nil {
-		kfile = filepath.Join(a.abs, filepath.FromSlash(k.File))
-		data, err := fsys.ReadFile(kfile)
-		if err != nil {
-			return nil, err
-		}
-		if err := yaml.Unmarshal(data, &kust); err != nil {
-			return nil, fmt.Errorf("%s: %w", k.File, err)
-		}
-	} else {
-		res, err := generatedResources(dir, d, a.limit)
-		if err != nil {
-			return nil, err
-		}
-		kust = map[string]any{"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": res}
-	}
-	if kust == nil {
-		kust = map[string]any{}
-	}
-	if d.TargetNamespace != "" {
-		kust["namespace"] = d.TargetNamespace
-	}
-	if d.NamePrefix != "" {
-		kust["namePrefix"] = d.NamePrefix
-	}
-	if d.NameSuffix != "" {
-		kust["nameSuffix"] = d.NameSuffix
-	}
-	appendList := func(key string, items []any) {
-		if len(items) == 0 {
-			return
-		}
-		have, _ := kust[key].([]any)
-		kust[key] = append(have, items...)
-	}
-	appendList("patches", d.Patches)
-	appendList("replicas", d.Replicas)
-	appendList("images", kustomizeImages(d.Images))
-	if len(d.CommonLabels) > 0 {
-		// Argo CD's commonLabels, as kustomize's labels that also select,
-		// which is what commonLabels did before kustomize deprecated it.
-		labels, _ := kust["labels"].([]any)
-		kust["labels"] = append(labels, map[string]any{"pairs": d.CommonLabels, "includeSelectors": true})
-	}
-	data, err := yaml.Marshal(kust)
-	if err != nil {
-		return nil, err
-	}
-	fsys.Files[kfile] = data
-	out, err := fsys.Build(dir)
-	if err != nil {
-		return nil, err
-	}
-	final := map[string]map[string]any{}
-	for id, obj := range out {
-		if len(d.Substitute) > 0 {
-			obj = substituteVars(obj, d.Substitute).(map[string]any)
-		}
-		if meta, _ := obj["metadata"].(map[string]any); meta != nil && d.Destination != "" {
-			if ns, _ := meta["namespace"].(string); ns == "" {
-				meta["namespace"] = d.Destination
-				parts := strings.SplitN(id, "/", 4)
-				id = parts[0] + "/" + parts[1] + "/" + d.Destination + "/" + parts[3]
-			}
-		}
-		final[id] = obj
-	}
-	return final, nil
-}
-
-// maps2 copies files, so that a build's own kustomization stays its own.
-func maps2(files map[string][]byte) map[string][]byte {
-	out := make(map[string][]byte, len(files)+1)
-	for k, v := range files {
-		out[k] = v
-	}
-	return out
 }
 
 // mapKeys yields the keys of m.
@@ -238,151 +122,4 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 			}
 		}
 	}
-}
-
-// generatedResources lists what a directory without a kustomization
-// renders for d: for Argo CD, its YAML files (and those below when it
-// recurses) that include and exclude let through; for Flux, what
-// kustomize-controller's generated kustomization lists: its YAML files and
-// the directories below with a kustomization of their own, else their
-// files.
-func generatedResources(dir string, d *repoindex.Deployer, limit int64) ([]any, error) {
-	var out []any
-	var walk func(sub string) error
-	walk = func(sub string) error {
-		entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(sub)))
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			rel := path.Join(sub, e.Name())
-			switch {
-			case strings.HasPrefix(e.Name(), "."):
-			case e.IsDir() && d.Kind == repoindex.FluxKustomization:
-				if hasKustomization(filepath.Join(dir, filepath.FromSlash(rel))) {
-					out = append(out, rel)
-				} else if err := walk(rel); err != nil {
-					return err
-				}
-			case e.IsDir() && d.Recurse:
-				if err := walk(rel); err != nil {
-					return err
-				}
-			case !e.Type().IsRegular() || !repoindex.IsYAMLName(e.Name()) || !holdsObjects(filepath.Join(dir, filepath.FromSlash(rel)), limit):
-				// Values files and the like: neither controller applies them.
-			case d.Kind != repoindex.ArgoApplication ||
-				(d.Include == "" || repoindex.ArgoGlob(d.Include, rel)) && (d.Exclude == "" || !repoindex.ArgoGlob(d.Exclude, rel)):
-				out = append(out, rel)
-			}
-		}
-		return nil
-	}
-	err := walk(".")
-	for i, r := range out {
-		out[i] = strings.TrimPrefix(r.(string), "./")
-	}
-	return out, err
-}
-
-// holdsObjects reports whether the YAML file at name holds Kubernetes
-// objects, as kustomize-controller's generated kustomization and Argo CD
-// ask of a file before they apply it.
-func holdsObjects(name string, limit int64) bool {
-	if info, err := os.Stat(name); err == nil && limit > 0 && info.Size() > limit {
-		return true // the build refuses it, and says why
-	}
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return false
-	}
-	docs, err := yamledit.ParseDocuments(data)
-	if err != nil {
-		return true // kustomize says what is wrong with it
-	}
-	for _, d := range docs {
-		if _, _, ok := repoindex.Identify(d); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// hasKustomization reports whether dir holds a kustomization file.
-func hasKustomization(dir string) bool {
-	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
-		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
-			return true
-		}
-	}
-	return false
-}
-
-// kustomizeImages turns Argo CD's image overrides ("name=new:tag",
-// "name:tag") into kustomize's; Flux's are kustomize's already.
-func kustomizeImages(images []any) []any {
-	var out []any
-	for _, im := range images {
-		s, ok := im.(string)
-		if !ok {
-			out = append(out, im)
-			continue
-		}
-		name, image, found := strings.Cut(s, "=")
-		if !found {
-			image = s
-		}
-		m := map[string]any{}
-		ref, digest, hasDigest := strings.Cut(image, "@")
-		repo, tag := ref, ""
-		if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
-			repo, tag = ref[:i], ref[i+1:]
-		}
-		if !found {
-			name = repo
-		} else if repo != name {
-			m["newName"] = repo
-		}
-		m["name"] = name
-		if tag != "" {
-			m["newTag"] = tag
-		}
-		if hasDigest {
-			m["digest"] = digest
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-// fluxVar is a variable reference of Flux's postBuild substitution.
-var fluxVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?([-=])([^}]*))?\}`)
-
-// substituteVars replaces, in every string of v, the variables vars sets,
-// and those with a default that vars does not set by their default, as
-// kustomize-controller does; others stay as written.
-func substituteVars(v any, vars map[string]string) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = substituteVars(e, vars)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = substituteVars(e, vars)
-		}
-		return x
-	case string:
-		return fluxVar.ReplaceAllStringFunc(x, func(m string) string {
-			g := fluxVar.FindStringSubmatch(m)
-			if val, ok := vars[g[1]]; ok {
-				return val
-			}
-			if g[2] != "" {
-				return g[3]
-			}
-			return m
-		})
-	}
-	return v
 }

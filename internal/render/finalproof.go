@@ -11,10 +11,9 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/recommend-job/recommend-job/internal/render/proof"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
@@ -60,7 +59,7 @@ func (a *applier) finalProof(r *os.Root, pl placement, edited []edit, results []
 		}
 		if e := edited[i]; e.find != nil && results[i].File == e.ref.File {
 			// Edited in place: the values are read back where they went.
-			if err := holds(a.files[e.ref.File].data, e.ref.Doc, e.find, results[i].Change, results[i].Held); err != nil {
+			if err := proof.Holds(a.Files[e.ref.File].Data, e.ref.Doc, e.find, results[i].Change.resources(), results[i].Held); err != nil {
 				failed[i] = fmt.Errorf("%s: %w", e.ref.File, err)
 			}
 		}
@@ -70,7 +69,7 @@ func (a *applier) finalProof(r *os.Root, pl placement, edited []edit, results []
 	// pass) goes back on disk too.
 	var clean []string
 	for _, f := range written {
-		if fe := a.files[f]; fe != nil && !fe.dirty() {
+		if fe := a.Files[f]; fe != nil && !fe.Dirty() {
 			clean = append(clean, f)
 		}
 	}
@@ -93,13 +92,13 @@ func (a *applier) lastBuilds(pl placement, results []Result, written []string, f
 	lp := lastProof{a: a, pl: pl, results: results, failed: failed, proofOf: map[int]*repoindex.Kustomization{}, readers: map[string][]*repoindex.Kustomization{}}
 	for dir, idx := range pl.proofs {
 		for _, i := range idx {
-			lp.proofOf[i] = a.idx.Graph.ByDir[dir]
+			lp.proofOf[i] = a.Index.Graph.ByDir[dir]
 		}
 	}
 	// Files undone since or written by a change that failed are as they
 	// were in both builds: they are put back.
 	for _, f := range written {
-		if fe := a.files[f]; fe != nil && !fe.dirty() {
+		if fe := a.Files[f]; fe != nil && !fe.Dirty() {
 			lp.common = append(lp.common, f)
 		}
 	}
@@ -108,7 +107,7 @@ func (a *applier) lastBuilds(pl placement, results []Result, written []string, f
 			lp.common = append(lp.common, wroteBy(i, pl.touched, results)...)
 		}
 	}
-	lp.fsys = repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: a.abs, Limit: a.limit}
+	lp.fsys = repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: a.Abs, Limit: a.Limit}
 	for _, e := range lp.roots() {
 		lp.prove(e)
 	}
@@ -153,10 +152,10 @@ func (lp *lastProof) roots() []*repoindex.Kustomization {
 		addRoot(lp.proofOf[i])
 		for _, f := range wroteBy(i, lp.pl.touched, lp.results) {
 			if _, ok := lp.readers[f]; !ok {
-				lp.readers[f] = lp.a.idx.Readers(f)
+				lp.readers[f] = lp.a.Index.Readers(f)
 			}
 			for _, e := range lp.readers[f] {
-				if lp.a.idx.IsEnv(e) {
+				if lp.a.Index.IsEnv(e) {
 					addRoot(e)
 				}
 			}
@@ -171,8 +170,8 @@ func (lp *lastProof) asWas(files ...[]string) map[string][]byte {
 	out := map[string][]byte{}
 	for _, names := range files {
 		for _, f := range names {
-			if fe := lp.a.files[f]; fe != nil {
-				out[filepath.Join(lp.a.abs, filepath.FromSlash(f))] = fe.orig
+			if fe := lp.a.Files[f]; fe != nil {
+				out[filepath.Join(lp.a.Abs, filepath.FromSlash(f))] = fe.Orig
 			}
 		}
 	}
@@ -204,19 +203,19 @@ func (lp *lastProof) prove(e *repoindex.Kustomization) {
 	}
 	// Every change may show its own values on its own objects; those e
 	// proves must.
-	var exps, siblings []expectation
+	var exps, siblings []proof.Expectation
 	for _, i := range own {
 		exps = append(exps, lp.pl.exps[i])
-		exps = append(exps, lp.pl.exps[i].also...)
+		exps = append(exps, lp.pl.exps[i].Also...)
 	}
 	for _, i := range append(sharing(ownFiles, lp.pl.touched, lp.results), others...) {
-		if !slices.Contains(own, i) && lp.failed[i] == nil && lp.pl.exps[i].change.Target.Name != "" {
+		if !slices.Contains(own, i) && lp.failed[i] == nil && lp.pl.exps[i].Want.Target.Name != "" {
 			siblings = append(siblings, lp.pl.exps[i])
-			siblings = append(siblings, lp.pl.exps[i].also...)
+			siblings = append(siblings, lp.pl.exps[i].Also...)
 		}
 	}
-	edir := filepath.Join(lp.a.abs, filepath.FromSlash(e.Dir))
-	err := lp.a.checkExternal(e.Dir)
+	edir := filepath.Join(lp.a.Abs, filepath.FromSlash(e.Dir))
+	err := lp.a.repo().CheckExternal(e.Dir)
 	var base, now map[string]map[string]any
 	if err == nil {
 		lp.fsys.Files = lp.asWas(lp.common, ownFiles, otherFiles)
@@ -231,7 +230,7 @@ func (lp *lastProof) prove(e *repoindex.Kustomization) {
 		}
 	}
 	if err == nil {
-		err = compareBuilds(base, now, exps, siblings)
+		err = proof.Compare(base, now, exps, siblings)
 	}
 	if err == nil {
 		return
@@ -245,7 +244,7 @@ func (lp *lastProof) prove(e *repoindex.Kustomization) {
 			lp.fsys.Files = lp.asWas(lp.common, otherFiles)
 			mid, merr := lp.fsys.Build(edir)
 			if merr == nil {
-				merr = compareBuilds(base, mid, exps, siblings)
+				merr = proof.Compare(base, mid, exps, siblings)
 			}
 			if merr != nil {
 				blame = own
@@ -272,48 +271,6 @@ type edit struct {
 	find repoindex.Finder
 }
 
-// holds reports whether document doc of data holds the change's values
-// where find finds them: under the resources of a container or of the
-// mapping a marker marks, or in the marked resources themselves. The
-// held resources were left as they were, and are not looked at.
-func holds(data []byte, doc int, find repoindex.Finder, c Change, held []corev1.ResourceName) error {
-	docs, err := yamledit.ParseDocuments(data)
-	if err != nil {
-		return err
-	}
-	if doc >= len(docs) {
-		return fmt.Errorf("document %d is gone", doc+1)
-	}
-	n, direct, err := find(docs[doc])
-	if err != nil {
-		return err
-	}
-	res := n
-	if !direct && n != nil {
-		_, res, _ = yamledit.Lookup(n, "resources")
-	}
-	for _, s := range []struct {
-		list   string
-		values Values
-	}{{"requests", c.Requests}, {"limits", c.Limits}} {
-		for name, want := range s.values.All() {
-			if slices.Contains(held, name) {
-				continue
-			}
-			var v *yaml.Node
-			if res != nil {
-				if _, list, _ := yamledit.Lookup(res, s.list); list != nil {
-					_, v, _ = yamledit.Lookup(list, string(name))
-				}
-			}
-			if v == nil || !yamledit.SameQuantity(v, want) {
-				return fmt.Errorf("document %d does not hold %s %s %s of container %q", doc+1, s.list, name, want.String(), c.Container)
-			}
-		}
-	}
-	return nil
-}
-
 // wroteBy returns the files change i wrote.
 func wroteBy(i int, touched [][]string, results []Result) []string {
 	if touched[i] != nil {
@@ -326,11 +283,11 @@ func wroteBy(i int, touched [][]string, results []Result) []string {
 // and written when they changed it.
 func (a *applier) onDisk(r *os.Root, files, written []string) error {
 	for _, f := range files {
-		fe := a.files[f]
+		fe := a.Files[f]
 		if fe == nil {
 			return fmt.Errorf("%s was never opened for the edit", f)
 		}
-		if !fe.dirty() {
+		if !fe.Dirty() {
 			return fmt.Errorf("%s holds none of the edit: it was undone", f)
 		}
 		if !slices.Contains(written, f) {
@@ -340,7 +297,7 @@ func (a *applier) onDisk(r *os.Root, files, written []string) error {
 		if err != nil {
 			return fmt.Errorf("reading %s back: %w", f, err)
 		}
-		if !bytes.Equal(data, fe.data) {
+		if !bytes.Equal(data, fe.Data) {
 			return fmt.Errorf("%s on disk is not what the edit wrote", f)
 		}
 	}
@@ -373,20 +330,20 @@ func (a *applier) undoWritten(r *os.Root, touched [][]string, results []Result, 
 	}
 	var errs []error
 	for _, f := range slices.Sorted(maps.Keys(undone)) {
-		fe := a.files[f]
+		fe := a.Files[f]
 		if fe == nil || !slices.Contains(written, f) {
 			continue
 		}
 		var err error
-		if fe.created {
+		if fe.Created {
 			err = r.Remove(filepath.FromSlash(f))
 		} else {
-			err = yamledit.WriteFile(r, fe.name, fe.orig, fe.mode)
+			err = yamledit.WriteFile(r, fe.Name, fe.Orig, fe.Mode)
 		}
-		if err != nil && !(fe.created && errors.Is(err, fs.ErrNotExist)) {
+		if err != nil && !(fe.Created && errors.Is(err, fs.ErrNotExist)) {
 			errs = append(errs, fmt.Errorf("undoing %s: %w", f, err))
 		}
-		fe.data, fe.docs = fe.orig, nil
+		fe.Revert()
 	}
 	if err := errors.Join(errs...); err != nil {
 		// The tree holds some edits it must not: the run must discard it.
@@ -454,8 +411,8 @@ func (a *applier) oneSource(changes []Change, refs []repoindex.DocRef, finds []r
 		}
 	}
 	for f := range undone {
-		if fe := a.files[f]; fe != nil {
-			fe.data, fe.docs = fe.orig, nil
+		if fe := a.Files[f]; fe != nil {
+			fe.Revert()
 		}
 	}
 	for i, err := range failed {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/recommend-job/recommend-job/internal/render/edits"
 )
 
 // TestFinalProofFaults breaks each step of Apply in turn, for the first
@@ -33,7 +34,7 @@ func TestFinalProofFaults(t *testing.T) {
 		// only, when set, is the one case the fault applies to.
 		only string
 		// breakFile breaks file, written by the first change.
-		breakFile func(t *testing.T, fe *fileEdit, r *os.Root, cpu string)
+		breakFile func(t *testing.T, fe *edits.File, r *os.Root, cpu string)
 		// breakEdit, instead, breaks the first change's edit as a whole.
 		breakEdit func(t *testing.T, a *applier, touched [][]string)
 		// reason, when set, is what the first change's error must name.
@@ -42,33 +43,33 @@ func TestFinalProofFaults(t *testing.T) {
 		{
 			name: "the edit writes a wrong value, before the proof",
 			step: stepPlaced,
-			breakFile: func(t *testing.T, fe *fileEdit, _ *os.Root, cpu string) {
-				fe.data, fe.docs = bytes.Replace(fe.data, []byte("cpu: "+cpu), []byte("cpu: 1"+cpu), 1), nil
+			breakFile: func(t *testing.T, fe *edits.File, _ *os.Root, cpu string) {
+				fe.SetData(bytes.Replace(fe.Data, []byte("cpu: "+cpu), []byte("cpu: 1"+cpu), 1))
 			},
 		},
 		{
 			name: "the edit writes a wrong value, after the proof",
 			step: stepProved,
-			breakFile: func(t *testing.T, fe *fileEdit, _ *os.Root, cpu string) {
-				fe.data, fe.docs = bytes.Replace(fe.data, []byte("cpu: "+cpu), []byte("cpu: 1"+cpu), 1), nil
+			breakFile: func(t *testing.T, fe *edits.File, _ *os.Root, cpu string) {
+				fe.SetData(bytes.Replace(fe.Data, []byte("cpu: "+cpu), []byte("cpu: 1"+cpu), 1))
 			},
 		},
 		{
 			name: "a sibling undoes the file behind the change's back",
 			step: stepProved,
-			breakFile: func(t *testing.T, fe *fileEdit, _ *os.Root, _ string) {
-				fe.data, fe.docs = fe.orig, nil
+			breakFile: func(t *testing.T, fe *edits.File, _ *os.Root, _ string) {
+				fe.SetData(fe.Orig)
 			},
 		},
 		{
 			name: "the write is lost",
 			step: stepWritten,
-			breakFile: func(t *testing.T, fe *fileEdit, r *os.Root, _ string) {
+			breakFile: func(t *testing.T, fe *edits.File, r *os.Root, _ string) {
 				var err error
-				if fe.created {
-					err = r.Remove(filepath.FromSlash(fe.name))
+				if fe.Created {
+					err = r.Remove(filepath.FromSlash(fe.Name))
 				} else {
-					err = r.WriteFile(filepath.FromSlash(fe.name), fe.orig, 0o644)
+					err = r.WriteFile(filepath.FromSlash(fe.Name), fe.Orig, 0o644)
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -83,12 +84,12 @@ func TestFinalProofFaults(t *testing.T) {
 			only:   "shared-base-replaced",
 			reason: "last proof: overlays/prod/kustomization.yaml also reads base/deployment.yaml",
 			breakEdit: func(t *testing.T, a *applier, touched [][]string) {
-				fe, err := a.file("base/deployment.yaml")
+				fe, err := a.File("base/deployment.yaml")
 				if err != nil {
 					t.Fatal(err)
 				}
-				fe.data, fe.docs = bytes.Replace(fe.orig, []byte("cpu: 500m"), []byte("cpu: 150m"), 1), nil
-				touched[0] = append(touched[0], fe.name)
+				fe.SetData(bytes.Replace(fe.Orig, []byte("cpu: 500m"), []byte("cpu: 150m"), 1))
+				touched[0] = append(touched[0], fe.Name)
 			},
 		},
 	}
@@ -128,8 +129,8 @@ func TestFinalProofFaults(t *testing.T) {
 					case step != f.step:
 					case f.breakEdit != nil:
 						f.breakEdit(t, a, touched)
-					case a.files[file] != nil:
-						f.breakFile(t, a.files[file], r, cases[name])
+					case a.Files[file] != nil:
+						f.breakFile(t, a.Files[file], r, cases[name])
 					}
 				})
 				dir, before, out := apply(t, hook)

@@ -4,17 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/recommend-job/recommend-job/internal/render/edits"
 	"github.com/recommend-job/recommend-job/internal/render/helm"
 	"github.com/recommend-job/recommend-job/internal/render/helmsource"
+	"github.com/recommend-job/recommend-job/internal/render/proof"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
@@ -68,7 +68,7 @@ type helmPhase struct {
 	mode Mode
 	// the proof plan of Apply, which the Helm changes join.
 	proofs  map[string][]int
-	exps    []expectation
+	exps    []proof.Expectation
 	touched [][]string
 }
 
@@ -89,7 +89,7 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 	var settled []int
 	byRef := map[string]*helmsource.Release{}
 	for _, i := range pending {
-		r, err := h.a.FindRelease(changes[i].sought(), h.dir)
+		r, err := h.a.src.FindRelease(changes[i].sought(), h.dir)
 		if err != nil {
 			if changes[i].Autoscaler != nil && holdAutoscaled(&changes[i], &results[i], "no Helm release of the repository renders it, so hpa-mode adjust does not do it") {
 				settled = append(settled, i)
@@ -107,13 +107,13 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 		}
 		byRef[key].Changes = append(byRef[key].Changes, i)
 	}
-	h.a.FetchCharts(ctx, rels)
+	h.a.src.FetchCharts(ctx, rels)
 	var held []heldRelease
 	for _, r := range rels {
 		if err := ctx.Err(); err != nil {
 			return held, settled
 		}
-		st, err := h.a.Load(ctx, r, false)
+		st, err := h.a.src.Load(ctx, r, false)
 		if errors.Is(err, helmsource.ErrNotHelm) {
 			continue
 		}
@@ -234,11 +234,8 @@ func (h *helmPhase) applyOne(r *helmsource.Release, layers []helmsource.Layer, c
 	} else {
 		res.File, res.Changed, files, res.Err = h.writeObject(c, r.Ref, l.Prefix, as)
 	}
-	if fe := h.a.files[res.File]; res.Changed && res.Err == nil && fe != nil {
-		res.Method = fe.method
-		if fe.created {
-			res.Method = MethodNewFile
-		}
+	if fe := h.a.Files[res.File]; res.Changed && res.Err == nil && fe != nil {
+		res.Method = methodOf(fe)
 	}
 	if len(hpa) > 0 && res.Err == nil {
 		res.Autoscaler = &AutoscalerResult{File: res.File, Changed: res.Changed}
@@ -249,7 +246,7 @@ func (h *helmPhase) applyOne(r *helmsource.Release, layers []helmsource.Layer, c
 		for j, a := range as {
 			full[j] = helmsource.Assignment{Path: append(append(helm.Path{}, l.Prefix...), a.Path...), Quantity: a.Quantity}
 		}
-		h.exps[i] = expectation{change: c, object: r.BuildID(), sets: full}
+		h.exps[i] = proof.Expectation{Want: c.resources(), Object: r.BuildID(), Sets: full}
 		h.proofs[k.Dir] = append(h.proofs[k.Dir], i)
 		h.touched[i] = files
 	}
@@ -291,22 +288,19 @@ func (h *helmPhase) writePost(ctx context.Context, r *helmsource.Release, st hel
 			helmsource.ContainerValues{Name: c.Container, Init: init, Requests: c.Requests.List(), Limits: c.Limits.List()})
 	}
 	c0 := changes[idx[0]]
-	file, changed, files, err := h.placeObject(c0, r.Ref, postRendererPlacer(patches), func(step int) ([]string, error) {
+	file, changed, files, err := h.placeObject(c0, r.Ref, edits.PostRendererPlacer(patches), func(step int) ([]string, error) {
 		return append([]string{"spec:"}, helmsource.PostRendererLines(patches, step, step)...), nil
 	})
 	method := Method("")
-	if fe := h.a.files[file]; changed && err == nil && fe != nil {
-		method = fe.method
-		if fe.created {
-			method = MethodNewFile
-		}
+	if fe := h.a.Files[file]; changed && err == nil && fe != nil {
+		method = methodOf(fe)
 	}
 	for _, i := range idx {
 		res := &results[i]
 		res.File, res.Err, res.Changed, res.Method = file, err, changed, method
 		res.Helm.Layer = "spec.postRenderers of " + r.String()
 		if err == nil && r.Ref.Chain != nil {
-			h.exps[i] = expectation{change: changes[i], object: r.BuildID(), free: []helm.Path{helmsource.KeysPath("spec", "postRenderers")}}
+			h.exps[i] = proof.Expectation{Want: changes[i].resources(), Object: r.BuildID(), Free: []helm.Path{helmsource.KeysPath("spec", "postRenderers")}}
 			k := r.Ref.Chain.Root()
 			h.proofs[k.Dir] = append(h.proofs[k.Dir], i)
 			h.touched[i] = files
@@ -364,21 +358,21 @@ func assignmentsFor(c Change, found helm.Found) ([]helmsource.Assignment, error)
 
 // editFile sets the assignments in a values file of the repository.
 func (h *helmPhase) editFile(c Change, file string, as []helmsource.Assignment) (bool, error) {
-	fe, err := h.a.file(file)
+	fe, err := h.a.File(file)
 	if err != nil {
 		return false, err
 	}
-	if fe.unsafe != nil {
-		return false, fmt.Errorf("%s: %w", file, fe.unsafe)
+	if fe.Unsafe != nil {
+		return false, fmt.Errorf("%s: %w", file, fe.Unsafe)
 	}
-	docs, err := fe.currentDocs()
+	docs, err := fe.CurrentDocs()
 	if err != nil {
 		return false, err
 	}
 	if len(docs) != 1 {
 		return false, fmt.Errorf("%w: %s: a values file holds one document, not %d", repoindex.ErrUnsafeFile, file, len(docs))
 	}
-	changed, err := fe.edit(docs, 0, c, valuesPlacer(nil, as))
+	changed, err := fe.Edit(docs, 0, edits.ValuesPlacer(nil, as))
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", file, err)
 	}
@@ -388,7 +382,7 @@ func (h *helmPhase) editFile(c Change, file string, as []helmsource.Assignment) 
 // writeObject sets the assignments below prefix in the object ref points
 // at (see placeObject).
 func (h *helmPhase) writeObject(c Change, ref repoindex.DocRef, prefix helm.Path, as []helmsource.Assignment) (string, bool, []string, error) {
-	return h.placeObject(c, ref, valuesPlacer(prefix, as), func(step int) ([]string, error) {
+	return h.placeObject(c, ref, edits.ValuesPlacer(prefix, as), func(step int) ([]string, error) {
 		keys, ok := helmsource.PathKeys(prefix)
 		if !ok {
 			return nil, fmt.Errorf("%w: %s: the values are inside a list (%s), which a patch would replace whole", repoindex.ErrUnsafeFile, ref.File, prefix)
@@ -397,7 +391,7 @@ func (h *helmPhase) writeObject(c Change, ref repoindex.DocRef, prefix helm.Path
 		for j, a := range as {
 			full[j] = helmsource.Assignment{Path: append(helmsource.KeysPath(keys...), a.Path...), Quantity: a.Quantity}
 			for _, s := range a.Path {
-				if s.Index < 0 && !plainKey.MatchString(s.Key) {
+				if s.Index < 0 && !edits.PlainKey.MatchString(s.Key) {
 					return nil, fmt.Errorf("%w: %s: key %q of %s would need quoting in a patch", repoindex.ErrUnsafeFile, ref.File, s.Key, a.Path)
 				}
 			}
@@ -415,18 +409,18 @@ func (h *helmPhase) writeObject(c Change, ref repoindex.DocRef, prefix helm.Path
 // file is shared with another environment, the mode says so, or that
 // kustomization already patches the object; fresh gives the body of a new
 // patch at its indentation step.
-func (h *helmPhase) placeObject(c Change, ref repoindex.DocRef, place placer, fresh func(step int) ([]string, error)) (string, bool, []string, error) {
+func (h *helmPhase) placeObject(c Change, ref repoindex.DocRef, place edits.Placer, fresh func(step int) ([]string, error)) (string, bool, []string, error) {
 	mode := c.Mode
 	if mode == "" {
 		mode = h.mode
 	}
-	ref.Shared = h.a.idx.SharedFor(ref)
+	ref.Shared = h.a.Index.SharedFor(ref)
 	if ref.Chain == nil && mode == ModePatch {
 		return ref.File, false, nil, fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.File)
 	}
 	file, doc := ref.File, ref.Doc
 	if ref.Chain != nil {
-		pf, fe, d, err := h.a.objectPatch(ref)
+		pf, fe, d, err := h.a.ObjectPatch(ref)
 		switch {
 		case err != nil:
 			return pf, false, nil, err
@@ -438,24 +432,24 @@ func (h *helmPhase) placeObject(c Change, ref repoindex.DocRef, place placer, fr
 			if _, err := fresh(2); err != nil {
 				return ref.File, false, nil, err
 			}
-			return h.a.newObjectPatch(ref, func(step int) []string {
+			return h.a.NewObjectPatch(ref, func(step int) []string {
 				body, _ := fresh(step)
 				return body
 			})
 		}
 	}
-	fe, err := h.a.file(file)
+	fe, err := h.a.File(file)
 	if err != nil {
 		return file, false, nil, err
 	}
-	err = fe.unsafe
+	err = fe.Unsafe
 	changed := false
 	if err == nil {
 		var docs []*yaml.Node
-		if docs, err = fe.currentDocs(); err != nil {
+		if docs, err = fe.CurrentDocs(); err != nil {
 			return file, false, nil, err
 		}
-		changed, err = fe.edit(docs, doc, c, place)
+		changed, err = fe.Edit(docs, doc, place)
 	}
 	switch {
 	case err == nil:
@@ -467,7 +461,7 @@ func (h *helmPhase) placeObject(c Change, ref repoindex.DocRef, place placer, fr
 		if _, ferr := fresh(2); ferr != nil {
 			return file, false, nil, fmt.Errorf("%s: %w; nor could it be patched in %s: %w", file, err, ref.Chain.Root().File, ferr)
 		}
-		return h.a.newObjectPatch(ref, func(step int) []string {
+		return h.a.NewObjectPatch(ref, func(step int) []string {
 			body, _ := fresh(step)
 			return body
 		})
@@ -521,8 +515,8 @@ func (h *helmPhase) proveHelm(ctx context.Context, held []heldRelease, changes [
 		slices.Sort(files)
 		files = slices.Compact(files)
 		for _, f := range files {
-			if fe := h.a.files[f]; fe != nil {
-				fe.data, fe.docs = fe.orig, nil
+			if fe := h.a.Files[f]; fe != nil {
+				fe.Revert()
 			}
 		}
 		for i := range results {
@@ -545,7 +539,7 @@ func (h *helmPhase) marked(r heldRelease, changes []Change, pending []int, resul
 		if slices.Contains(pending, i) || results[i].Err != nil || !results[i].Changed {
 			continue
 		}
-		other, err := h.a.FindRelease(c.sought(), h.dir)
+		other, err := h.a.src.FindRelease(c.sought(), h.dir)
 		if err == nil && other.Ref.File == r.Ref.File && other.Ref.Doc == r.Ref.Doc && other.Ref.RenderedFrom() == r.Ref.RenderedFrom() {
 			out = append(out, i)
 		}
@@ -564,7 +558,7 @@ func (h *helmPhase) touchedBy(i int, res *Result) []string {
 // proveRelease renders the release before and after, each through the
 // HelmRelease's post-renderers of the time.
 func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []helm.Expect) error {
-	st, err := h.a.Load(ctx, r.Release, true)
+	st, err := h.a.src.Load(ctx, r.Release, true)
 	if err != nil {
 		return fmt.Errorf("%s after the edit: %w", r.Release, err)
 	}
@@ -600,31 +594,6 @@ func (h *helmPhase) proveRelease(ctx context.Context, r heldRelease, expects []h
 		return wrap(err)
 	}
 	return nil
-}
-
-// BuildEnv builds the kustomization in dir, with the run's edits when
-// edited; builds without edits are kept for the run.
-func (a *applier) BuildEnv(dir string, edited bool) (map[string]map[string]any, error) {
-	if out, ok := a.builds[dir]; ok && !edited {
-		return out, nil
-	}
-	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: a.abs, Limit: a.limit}
-	if edited {
-		fsys.Files = map[string][]byte{}
-		for name, fe := range a.files {
-			if fe.dirty() {
-				fsys.Files[filepath.Join(a.abs, filepath.FromSlash(name))] = fe.data
-			}
-		}
-	}
-	out, err := fsys.Build(filepath.Join(a.abs, filepath.FromSlash(dir)))
-	if err != nil {
-		return nil, err
-	}
-	if !edited {
-		a.builds[dir] = out
-	}
-	return out, nil
 }
 
 // ErrHelm means a target that Helm renders could not be followed to the

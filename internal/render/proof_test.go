@@ -7,10 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"sigs.k8s.io/kustomize/kyaml/filesys"
-
-	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
 // writeTree writes files (slash paths) under a new temporary directory.
@@ -212,46 +208,5 @@ spec:
 `
 	if string(got) != want {
 		t.Errorf("patch:\n%s\nwant:\n%s", got, want)
-	}
-}
-
-// TestProveOthers checks the safety net behind the choice of in-place
-// edits: an environment that reads an edited file without being built on
-// the target's kustomization must render exactly what it did, or the edit
-// is refused naming it; one built on the target's kustomization may change.
-func TestProveOthers(t *testing.T) {
-	dir := writeTree(t, map[string]string{
-		"base/kustomization.yaml": "resources: [web.yaml]\n",
-		"base/web.yaml":           proofWeb,
-		"a/kustomization.yaml":    "namespace: a\nresources: [../base]\n",
-		"b/kustomization.yaml":    "namespace: b\nresources: [../base]\n",
-		"a/eu/kustomization.yaml": "namespace: a-eu\nresources: [..]\n",
-	})
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	w := repoindex.Wants{Objects: map[repoindex.IdentKey]bool{{Group: "apps", Kind: "Deployment", Name: "web"}: true}, Dir: "."}
-	idx, err := repoindex.BuildIndex(context.Background(), root.FS(), ".", w, DefaultMaxFileSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &applier{fsys: root.FS(), idx: idx, files: map[string]*fileEdit{}, limit: DefaultMaxFileSize}
-	abs, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: abs}
-	web := filepath.Join(abs, "base", "web.yaml")
-	edited := map[string][]byte{web: []byte(strings.Replace(proofWeb, "300m", "200m", 1))}
-	err = a.proveOthers(fsys, abs, "a", []string{"base/web.yaml"}, edited)
-	if err == nil || !strings.Contains(err.Error(), "b/kustomization.yaml") || strings.Contains(err.Error(), "a/eu") {
-		t.Errorf("an edit b renders too: err = %v, want one naming b/kustomization.yaml only", err)
-	}
-	// A comment changes no output: b renders what it did.
-	edited[web] = []byte("# web\n" + proofWeb)
-	if err := a.proveOthers(fsys, abs, "a", []string{"base/web.yaml"}, edited); err != nil {
-		t.Errorf("an edit that changes no output: %v", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -18,11 +17,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/recommend-job/recommend-job/internal/render/edits"
 	"github.com/recommend-job/recommend-job/internal/render/helm"
 	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/helmsource"
+	"github.com/recommend-job/recommend-job/internal/render/proof"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
-	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
 
 // What the repository index reports, under render's names.
@@ -151,6 +151,17 @@ type Result struct {
 	Deployer string
 }
 
+// methodOf says how the last edit that changed fe was made.
+func methodOf(fe *edits.File) Method {
+	switch {
+	case fe.Created:
+		return MethodNewFile
+	case fe.Subtree:
+		return MethodSubtree
+	}
+	return MethodSplice
+}
+
 // Outcome is what Apply did.
 type Outcome struct {
 	// Results holds one Result per Change, in the order given.
@@ -233,14 +244,11 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		return nil, err
 	}
 	out.Skipped = idx.Skipped
-	a := &applier{
-		fsys: r.FS(), idx: idx, files: map[string]*fileEdit{}, limit: o.maxFileSize, abs: abs,
-		keys: o.keys, builds: map[string]map[string]map[string]any{}, charts: o.engine,
-	}
-	a.Sources = &helmsource.Sources{
+	a := &applier{Workspace: edits.NewWorkspace(r.FS(), idx, o.maxFileSize, abs), keys: o.keys, charts: o.engine}
+	a.src = &helmsource.Sources{
 		Index: idx, FS: r.FS(), Limit: o.maxFileSize, Charts: o.charts, RepoURL: o.repoURL, ClusterName: o.cluster,
 		LocalCharts: map[string]*helm.Chart{}, Fetched: map[chartfetch.ChartRef]helmsource.FetchedChart{},
-		Edits: a,
+		Edits: a.Workspace,
 	}
 	if a.keys == nil {
 		a.keys = helm.NewFinder(o.engine)
@@ -253,7 +261,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	pl := placement{
 		proofs:  map[string][]int{},
 		touched: make([][]string, len(changes)),
-		exps:    make([]expectation, len(changes)),
+		exps:    make([]proof.Expectation, len(changes)),
 	}
 	hp := &helmPhase{a: a, dir: dir, mode: o.mode, proofs: pl.proofs, exps: pl.exps, touched: pl.touched}
 	held, settled := hp.apply(ctx, changes, pending, out.Results)
@@ -262,7 +270,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 	}
 	a.oneSource(changes, refs, finds, out.Results, pl.touched)
 	o.hook(stepPlaced, a, pl.touched, r)
-	if err := a.prove(ctx, root, pl.proofs, pl.exps, pl.touched, out.Results); err != nil {
+	if err := a.prove(ctx, pl.proofs, pl.exps, pl.touched, out.Results); err != nil {
 		return nil, err
 	}
 	if err := hp.proveHelm(ctx, held, changes, pending, out.Results); err != nil {
@@ -272,7 +280,7 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		return nil, err
 	}
 	o.hook(stepProved, a, pl.touched, r)
-	if out.Files, err = a.write(r); err != nil {
+	if out.Files, err = a.Write(r); err != nil {
 		return nil, err
 	}
 	o.hook(stepWritten, a, pl.touched, r)
@@ -313,7 +321,7 @@ func (a *applier) placeAll(ctx context.Context, changes []Change, refs []repoind
 			// the changes of whoever else wrote it.
 			pl.touched[i] = files
 		}
-		if d := pl.exps[i].deployer; d != nil {
+		if d := pl.exps[i].Deployer; d != nil {
 			a.deployerProofs = append(a.deployerProofs, deployerProof{d: d, index: i, exp: pl.exps[i], files: files})
 			continue
 		}
@@ -333,7 +341,7 @@ func editsOf(changes []Change, pending []int, refs []repoindex.DocRef, finds []r
 		if !slices.Contains(pending, i) {
 			edited[i] = edit{ref: refs[i], find: finds[i]}
 			if edited[i].find == nil {
-				edited[i].find = containerFinder(changes[i].Container)
+				edited[i].find = edits.ContainerFinder(changes[i].Container)
 			}
 		}
 	}
@@ -372,7 +380,7 @@ func (o *options) hook(step string, a *applier, touched [][]string, r *os.Root) 
 type placement struct {
 	proofs  map[string][]int
 	touched [][]string
-	exps    []expectation
+	exps    []proof.Expectation
 }
 
 // wantsOf fills in the changes' paths from the run's mapping (results keep
@@ -477,9 +485,9 @@ func holdAutoscaled(c *Change, res *Result, why string) (settled bool) {
 // place edits the source of change c in place or with a patch, then its
 // autoscaler's, and records in res how it went. It returns what the
 // kustomization's build must show for c and the files the edit touched.
-func (a *applier) place(c Change, ref repoindex.DocRef, find repoindex.Finder, mode Mode, dir string, res *Result) (expectation, []string) {
-	ref.Shared = a.idx.SharedFor(ref)
-	exp := expectation{change: c}
+func (a *applier) place(c Change, ref repoindex.DocRef, find repoindex.Finder, mode Mode, dir string, res *Result) (proof.Expectation, []string) {
+	ref.Shared = a.Index.SharedFor(ref)
+	exp := proof.Expectation{Want: c.resources()}
 	value := repoindex.MarkerValue(c.Target.Namespace, c.Target.Name, c.Container)
 	var keys []string
 	var direct bool
@@ -489,9 +497,9 @@ func (a *applier) place(c Change, ref repoindex.DocRef, find repoindex.Finder, m
 		// sibling's edit of the same file expects it there.
 		if doc, err := a.Doc(ref.File, ref.Doc); err == nil {
 			if object, keys, direct, err := repoindex.MarkedObject(doc, patchedObject(doc, ref), value); err == nil {
-				exp.object, exp.path = object, keys
+				exp.Object, exp.Path = object, keys
 				if !direct {
-					exp.path = append(slices.Clone(keys), "resources")
+					exp.Path = append(slices.Clone(keys), "resources")
 				}
 			}
 		}
@@ -502,50 +510,49 @@ func (a *applier) place(c Change, ref repoindex.DocRef, find repoindex.Finder, m
 		var err error
 		var doc *yaml.Node
 		if doc, err = a.Doc(ref.File, ref.Doc); err == nil {
-			exp.object, keys, direct, err = repoindex.MarkedObject(doc, ref, value)
+			exp.Object, keys, direct, err = repoindex.MarkedObject(doc, ref, value)
 		}
 		if err != nil {
 			res.File, res.Err = ref.File, err
 			return exp, nil
 		}
-		exp.path = keys
+		exp.Path = keys
 		if !direct {
-			exp.path = append(slices.Clone(keys), "resources")
+			exp.Path = append(slices.Clone(keys), "resources")
 		}
 	}
 	if c.Autoscaler != nil {
-		a.journal = journal{}
+		a.Begin()
 	}
-	if handled, d, files := a.viaDeployer(c, ref, find, res); handled {
+	var placed edits.Placed
+	if handled, d, files := a.ViaDeployer(c.resources(), ref, find, &placed); handled {
+		res.File, res.Changed, res.Err = placed.File, placed.Changed, placed.Err
 		if c.Autoscaler != nil && res.Err == nil {
 			// Its targets would have to move in the same deployer's patch.
-			a.undo()
+			a.Undo()
 			res.Changed = false
 			res.Err = fmt.Errorf("%w: %s: the target's HorizontalPodAutoscaler %s would have to be adjusted through %s too, which hpa-mode adjust does not do",
 				repoindex.ErrSharedSource, res.File, c.Autoscaler.Target.Name, d)
 		}
-		a.journal = nil
+		a.End()
 		if res.Err != nil {
 			return exp, nil
 		}
-		if fe := a.files[res.File]; res.Changed && fe != nil {
-			res.Method = fe.method
+		if fe := a.Files[res.File]; res.Changed && fe != nil {
+			res.Method = methodOf(fe)
 		}
-		exp.deployer = d
+		exp.Deployer = d
 		return exp, files
 	}
 	files := a.edit(c, ref, find, mode, marked{value, keys, direct}, res)
-	if fe := a.files[res.File]; res.Changed && res.Err == nil && fe != nil {
-		res.Method = fe.method
-		if fe.created {
-			res.Method = MethodNewFile
-		}
+	if fe := a.Files[res.File]; res.Changed && res.Err == nil && fe != nil {
+		res.Method = methodOf(fe)
 	}
 	if res.Err == nil && c.Autoscaler != nil {
 		ar, more, also, err := a.autoscale(c, ref, dir, mode == ModePatch || res.File != ref.File)
 		if err != nil {
 			// The requests must not land without the HPA's targets.
-			a.undo()
+			a.Undo()
 			res.Changed, res.Method = false, ""
 			res.Err = fmt.Errorf("%s: the target's HorizontalPodAutoscaler %s: %w", res.File, c.Autoscaler.Target.Name, err)
 			return exp, files
@@ -553,10 +560,10 @@ func (a *applier) place(c Change, ref repoindex.DocRef, find repoindex.Finder, m
 		res.Autoscaler = &ar
 		files = append(files, more...)
 		if also != nil {
-			exp.also = append(exp.also, *also)
+			exp.Also = append(exp.Also, *also)
 		}
 	}
-	a.journal = nil
+	a.End()
 	return exp, files
 }
 
@@ -597,20 +604,20 @@ func (a *applier) edit(c Change, ref repoindex.DocRef, find repoindex.Finder, mo
 	case find != nil && ref.Chain != nil && (mode == ModePatch || ref.Shared != ""):
 		// A marker in a file other environments render: a patch of
 		// the marked object in the target's.
-		res.File, res.Changed, files, res.Err = a.markerPatch(c, ref, m.value, m.keys, m.direct)
+		res.File, res.Changed, files, res.Err = a.MarkerPatch(c.resources(), ref, m.value, m.keys, m.direct)
 	case find != nil || ref.Chain == nil && mode != ModePatch:
 		// Markers and plain manifests: in place.
 		res.File = ref.File
-		res.Changed, res.Err = a.inPlace(c, ref, find)
+		res.Changed, res.Err = a.InPlace(c.resources(), ref, find)
 		files = []string{ref.File}
 	case ref.Chain == nil:
 		res.File = ref.File
 		res.Err = fmt.Errorf("%w: %s: patch mode, but no kustomization renders %s", ErrNoOverlay, c.Target, ref.File)
-	case mode == ModePatch || ref.Shared != "" || a.overridden(c, ref):
-		res.File, res.Changed, files, res.Err = a.patch(c, ref)
+	case mode == ModePatch || ref.Shared != "" || a.Overridden(c.resources(), ref):
+		res.File, res.Changed, files, res.Err = a.Patch(c.resources(), ref)
 	default:
 		res.File = ref.File
-		res.Changed, res.Err = a.inPlace(c, ref, nil)
+		res.Changed, res.Err = a.InPlace(c.resources(), ref, nil)
 		files = []string{ref.File}
 		switch {
 		case res.Err == nil || !errors.Is(res.Err, ErrUnsafeFile):
@@ -618,7 +625,7 @@ func (a *applier) edit(c Change, ref repoindex.DocRef, find repoindex.Finder, mo
 			// What cannot be edited in place is patched through the
 			// kustomization that renders it, as patch mode would, and
 			// proved the same way.
-			pf, changed, pfiles, err := a.patch(c, ref)
+			pf, changed, pfiles, err := a.Patch(c.resources(), ref)
 			if err != nil {
 				res.Err = fmt.Errorf("%w; nor could it be patched in %s: %w", res.Err, ref.Chain.Root().File, err)
 				return files
@@ -631,160 +638,21 @@ func (a *applier) edit(c Change, ref repoindex.DocRef, find repoindex.Finder, mo
 	return files
 }
 
-// write writes the files whose bytes changed and returns their names,
-// sorted. Writes are not interrupted by a context so that the tree is
-// never left with only some of the edits that were reported. New patch
-// files go first, so that a kustomization never lists one that failed to
-// be written.
-func (a *applier) write(r *os.Root) ([]string, error) {
-	order := slices.Sorted(maps.Keys(a.files))
-	slices.SortStableFunc(order, func(x, y string) int {
-		return cmpBool(a.files[y].created, a.files[x].created)
-	})
-	var written []string
-	for _, name := range order {
-		fe := a.files[name]
-		if !fe.dirty() {
-			continue
-		}
-		if err := yamledit.WriteFile(r, fe.name, fe.data, fe.mode); err != nil {
-			// A full disk or a read-only tree is the run's problem, not a
-			// change's: the edits already written must not be committed
-			// as if the others had never been asked for.
-			return nil, fmt.Errorf("writing the edited files: %w", err)
-		}
-		written = append(written, fe.name)
-	}
-	slices.Sort(written)
-	return written, nil
-}
-
-// cmpBool orders false before true.
-func cmpBool(x, y bool) int {
-	switch {
-	case x == y:
-		return 0
-	case x:
-		return 1
-	}
-	return -1
-}
-
-// applier holds the files being edited during one Apply.
+// applier is one Apply: the files it edits, the Helm releases it reads,
+// and the proofs it owes.
 type applier struct {
-	fsys  fs.FS
-	idx   *repoindex.Index
-	files map[string]*fileEdit
-	limit int64 // files above it are not read; <= 0: no limit
-	// recent are the files whose parsed documents are kept, the most
-	// recently used last.
-	recent []*fileEdit
-	// journal, when not nil, records the files an edit touches so that
-	// it can be undone (undo).
-	journal journal
-	// abs is the repository root as an absolute path without symlinks.
-	abs string
-
-	// Sources reads the Helm releases' objects, charts and values.
-	*helmsource.Sources
+	*edits.Workspace
+	// src reads the Helm releases' objects, charts and values.
+	src *helmsource.Sources
 	// deployerProofs are the changes written into their deployers'
 	// documents, proved as those deployers build.
 	deployerProofs []deployerProof
 
-	// keys finds the values keys that size a container; builds are the
-	// environments built without edits, once in this run.
-	keys   *helm.Finder
-	builds map[string]map[string]map[string]any
+	// keys finds the values keys that size a container.
+	keys *helm.Finder
 	// charts renders the Helm releases: where, with which capabilities,
 	// within how long.
 	charts helm.Engine
-}
-
-// FileEdits returns the bytes of a file the run has opened, as edited and
-// as they were; ok is false for a file it has not.
-func (a *applier) FileEdits(name string) (data, orig []byte, ok bool) {
-	fe := a.files[name]
-	if fe == nil {
-		return nil, nil, false
-	}
-	return fe.data, fe.orig, true
-}
-
-// parsedFiles bounds the files whose parsed documents are kept between
-// uses: a run edits thousands of files, and their trees, not their bytes,
-// would fill its memory. A file used again after it was dropped is parsed
-// again.
-const parsedFiles = 16
-
-// file returns the edit of an existing file (see open), and counts it
-// among the recent files, whose parsed documents are kept.
-func (a *applier) file(name string) (*fileEdit, error) {
-	fe, err := a.open(name)
-	if err != nil {
-		return nil, err
-	}
-	a.record(name, fe)
-	if i := slices.Index(a.recent, fe); i >= 0 {
-		a.recent = slices.Delete(a.recent, i, i+1)
-	} else if len(a.recent) == parsedFiles {
-		a.recent[0].docs = nil
-		a.recent = slices.Delete(a.recent, 0, 1)
-	}
-	a.recent = append(a.recent, fe)
-	return fe, nil
-}
-
-// Doc returns document i of file as it reads now, with the run's edits.
-func (a *applier) Doc(file string, i int) (*yaml.Node, error) {
-	fe, err := a.file(file)
-	if err != nil {
-		return nil, err
-	}
-	docs, err := fe.currentDocs()
-	if err != nil {
-		return nil, err
-	}
-	if i >= len(docs) {
-		return nil, fmt.Errorf("%s: document %d is gone", file, i+1)
-	}
-	return docs[i], nil
-}
-
-// open returns the edit of an existing file, creating it on first use.
-func (a *applier) open(name string) (*fileEdit, error) {
-	if fe, ok := a.files[name]; ok {
-		return fe, nil
-	}
-	f := a.idx.Files[name]
-	if f == nil {
-		data, info, err := repoindex.ReadLimited(a.fsys, name, a.limit)
-		if err != nil {
-			return nil, err
-		}
-		docs, err := yamledit.ParseDocuments(data)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", repoindex.ErrUnsafeFile, name, err)
-		}
-		f = &repoindex.IndexedFile{Name: name, Data: data, Mode: info.Mode().Perm(), Unsafe: yamledit.UnsafeFile(data, docs)}
-	}
-	fe := newFileEdit(f)
-	a.files[name] = fe
-	return fe, nil
-}
-
-// inPlace edits the document that defines the target.
-func (a *applier) inPlace(c Change, ref repoindex.DocRef, find repoindex.Finder) (bool, error) {
-	fe, err := a.file(ref.File)
-	if err != nil {
-		return false, err
-	}
-	if errors.Is(fe.unsafe, yamledit.ErrTemplate) {
-		return false, fmt.Errorf("%s: %w: the chart renders the target from values; %s", ref.File, fe.unsafe, repoindex.MarkerHint(c.sought()))
-	}
-	if fe.unsafe != nil {
-		return false, fmt.Errorf("%s: %w", ref.File, fe.unsafe)
-	}
-	return fe.apply(c, ref.Doc, find)
 }
 
 // localDir turns the caller's path into a clean, slash-separated path that
@@ -832,7 +700,17 @@ func (c Change) validate() error {
 	return nil
 }
 
+// resources are what c sets, as its edits take it.
+func (c Change) resources() edits.Resources {
+	return edits.Resources{Target: c.Target, Container: c.Container, Path: c.Path, Requests: c.Requests.List(), Limits: c.Limits.List()}
+}
+
 // sought is what resolving c's target looks for.
 func (c Change) sought() repoindex.Sought {
 	return repoindex.Sought{Target: c.Target, Container: c.Container, Path: c.Path}
+}
+
+// repo is the repository as the proofs build it.
+func (a *applier) repo() proof.Repo {
+	return proof.Repo{Index: a.Index, Abs: a.Abs, Limit: a.Limit}
 }

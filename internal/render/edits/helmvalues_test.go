@@ -1,4 +1,4 @@
-package render
+package edits
 
 import (
 	"errors"
@@ -92,31 +92,31 @@ func TestValuesPlacer(t *testing.T) {
 			name: "a list item that is not there is refused",
 			in:   "sidecars: []\n",
 			sets: map[string]string{"sidecars[0].resources.requests.cpu": "20m"},
-			err:  ErrUnsafeFile,
+			err:  repoindex.ErrUnsafeFile,
 		},
 		{
 			name: "a list that is not set here is refused",
 			in:   "web: {}\n",
 			sets: map[string]string{"sidecars[0].resources.requests.cpu": "20m"},
-			err:  ErrUnsafeFile,
+			err:  repoindex.ErrUnsafeFile,
 		},
 		{
 			name: "a scalar on the way is refused",
 			in:   "web: enabled\n",
 			sets: map[string]string{"web.resources.requests.cpu": "20m"},
-			err:  ErrUnsafeFile,
+			err:  repoindex.ErrUnsafeFile,
 		},
 		{
 			name: "a mapping where a quantity goes is refused",
 			in:   "cpu:\n  request: 1\n",
 			sets: map[string]string{"cpu": "20m"},
-			err:  ErrUnsafeFile,
+			err:  repoindex.ErrUnsafeFile,
 		},
 		{
 			name: "an alias on the way is refused",
 			in:   "base: &b\n  cpu: 1\nweb: *b\n",
 			sets: map[string]string{"web.cpu": "2"},
-			err:  ErrUnsafeFile,
+			err:  repoindex.ErrUnsafeFile,
 		},
 	}
 	for _, tt := range tests {
@@ -137,25 +137,25 @@ func TestValuesPlacer(t *testing.T) {
 			if tt.prefix != "" {
 				prefix = at(t, tt.prefix)
 			}
-			fe := newFileEdit(&repoindex.IndexedFile{Name: "values.yaml", Data: []byte(tt.in)})
-			docs, err := fe.currentDocs()
+			fe := newFile(&repoindex.IndexedFile{Name: "values.yaml", Data: []byte(tt.in)})
+			docs, err := fe.CurrentDocs()
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = fe.edit(docs, 0, Change{}, valuesPlacer(prefix, as))
+			_, err = fe.Edit(docs, 0, ValuesPlacer(prefix, as))
 			if tt.err != nil {
 				if !errors.Is(err, tt.err) {
 					t.Fatalf("error %v, want %v", err, tt.err)
 				}
-				if string(fe.data) != tt.in {
-					t.Errorf("the file changed although the edit failed:\n%s", fe.data)
+				if string(fe.Data) != tt.in {
+					t.Errorf("the file changed although the edit failed:\n%s", fe.Data)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := string(fe.data); got != tt.want {
+			if got := string(fe.Data); got != tt.want {
 				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})

@@ -1,7 +1,10 @@
-package render
+package edits
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,30 +15,19 @@ import (
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
 
-var testTarget = Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"}
+var testTarget = repoindex.Target{APIVersion: "apps/v1", Kind: "Deployment", Name: "x"}
 
-func requests(container string, kv ...string) Change {
-	c := Change{Target: testTarget, Container: container}
+// requests is a change of container's requests, given as name, quantity.
+func requests(container string, kv ...string) Resources {
+	c := Resources{Target: testTarget, Container: container, Requests: corev1.ResourceList{}}
 	for i := 0; i+1 < len(kv); i += 2 {
-		c.Requests = c.Requests.Set(corev1.ResourceName(kv[i]), resource.MustParse(kv[i+1]))
+		c.Requests[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
 	}
 	return c
 }
 
-// quantities parses a test's resource values.
-func quantities(values map[string]string) Values {
-	if values == nil {
-		return nil
-	}
-	out := corev1.ResourceList{}
-	for name, v := range values {
-		out[corev1.ResourceName(name)] = resource.MustParse(v)
-	}
-	return ValuesOf(out)
-}
-
 // editOne applies c to the document of in that defines its target.
-func editOne(t *testing.T, in string, c Change) (string, *fileEdit, error) {
+func editOne(t *testing.T, in string, c Resources) (string, *File, error) {
 	t.Helper()
 	docs, err := yamledit.ParseDocuments([]byte(in))
 	if err != nil {
@@ -50,9 +42,9 @@ func editOne(t *testing.T, in string, c Change) (string, *fileEdit, error) {
 	if doc < 0 {
 		t.Fatal("input does not define the target")
 	}
-	fe := newFileEdit(&repoindex.IndexedFile{Name: "m.yaml", Data: []byte(in)})
-	_, err = fe.apply(c, doc, nil)
-	return string(fe.data), fe, err
+	fe := newFile(&repoindex.IndexedFile{Name: "m.yaml", Data: []byte(in)})
+	_, err = fe.Apply(c, doc, nil)
+	return string(fe.Data), fe, err
 }
 
 const head = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  template:\n    spec:\n      containers:\n"
@@ -63,7 +55,7 @@ func TestEdit(t *testing.T) {
 	tests := []struct {
 		name      string
 		in        string
-		change    Change
+		change    Resources
 		want      string // "" when the input must stay as it is
 		reencoded bool
 		err       error // sentinel, or errAny
@@ -159,42 +151,42 @@ func TestEdit(t *testing.T) {
 		name:   "tagged scalar in a flow container is refused",
 		in:     head + "      - {name: app, resources: {requests: {cpu: !!str 1}}}\n      - name: b\n\n        image: b\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrUnsafeFile,
+		err:    repoindex.ErrUnsafeFile,
 	}, {
 		name:   "container named twice",
 		in:     head + "      - name: app\n      - name: app\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrAmbiguousTarget,
+		err:    repoindex.ErrAmbiguousTarget,
 	}, {
 		name:   "resources defined twice",
 		in:     head + "      - name: app\n        resources: {}\n        resources: {}\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrUnsafeFile,
+		err:    repoindex.ErrUnsafeFile,
 	}, {
 		name:   "container is an alias",
 		in:     head + "      - name: sidecar\n        env: &env [{name: A}]\n      - &app {name: app}\n      initContainers: [*app]\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrUnsafeFile,
+		err:    repoindex.ErrUnsafeFile,
 	}, {
 		name:   "alias of a container",
 		in:     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n  annotations:\n    c: &c {name: app}\nspec:\n  template:\n    spec:\n      containers: [*c]\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrUnsafeFile,
+		err:    repoindex.ErrUnsafeFile,
 	}, {
 		name:   "template is an alias",
 		in:     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n  annotations: &t\n    spec: {containers: [{name: app}]}\nspec:\n  template: *t\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrUnsafeFile,
+		err:    repoindex.ErrUnsafeFile,
 	}, {
 		name:   "alias inside resources",
 		in:     head + "      - name: app\n        resources:\n          requests: {cpu: &c 1}\n          limits: {cpu: *c}\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrUnsafeFile,
+		err:    repoindex.ErrUnsafeFile,
 	}, {
 		name:   "no pod template",
 		in:     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replicas: 1\n",
 		change: requests("app", "cpu", "250m"),
-		err:    ErrContainerNotFound,
+		err:    repoindex.ErrContainerNotFound,
 	}, {
 		name:   "resources is a list",
 		in:     head + "      - name: app\n        resources: [1]\n",
@@ -226,7 +218,7 @@ func TestEdit(t *testing.T) {
 			if msg := firstDiff([]byte(want), []byte(got)); msg != "" {
 				t.Errorf("%s\ngot:\n%s", msg, got)
 			}
-			if reencoded := fe.reencoded > 0; reencoded != tt.reencoded {
+			if reencoded := fe.Reencoded > 0; reencoded != tt.reencoded {
 				t.Errorf("re-serialised = %v, want %v", reencoded, tt.reencoded)
 			}
 		})
@@ -235,3 +227,25 @@ func TestEdit(t *testing.T) {
 
 // errAny stands for an error that wraps no sentinel.
 var errAny = errors.New("any error")
+
+// firstDiff describes the first line where got differs from want, line
+// breaks included, or returns "".
+func firstDiff(want, got []byte) string {
+	if bytes.Equal(want, got) {
+		return ""
+	}
+	wl, gl := bytes.SplitAfter(want, []byte("\n")), bytes.SplitAfter(got, []byte("\n"))
+	for i := range max(len(wl), len(gl)) {
+		w, g := "<end of file>", "<end of file>"
+		if i < len(wl) {
+			w = strconv.Quote(string(wl[i]))
+		}
+		if i < len(gl) {
+			g = strconv.Quote(string(gl[i]))
+		}
+		if w != g {
+			return fmt.Sprintf("first difference at line %d:\n  want %s\n  got  %s", i+1, w, g)
+		}
+	}
+	return "differs"
+}

@@ -1,4 +1,4 @@
-package render
+package edits
 
 import (
 	"bytes"
@@ -13,92 +13,100 @@ import (
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
 
-// fileEdit accumulates the changes made to one file.
-type fileEdit struct {
-	name string
-	orig []byte
-	data []byte
-	docs []*yaml.Node // data parsed; nil when it must be parsed again
-	mode fs.FileMode
-	// unsafe says why the file must not be edited in place, if it must not.
-	unsafe error
-	// created marks a file this run writes for the first time.
-	created bool
-	// reencoded counts the subtrees re-serialised because splicing was
+// File accumulates the edits made to one file.
+type File struct {
+	Name string
+	// Orig are the file's bytes as they were, Data as edited.
+	Orig []byte
+	Data []byte
+	docs []*yaml.Node // Data parsed; nil when it must be parsed again
+	Mode fs.FileMode
+	// Unsafe says why the file must not be edited in place, if it must not.
+	Unsafe error
+	// Created marks a file this run writes for the first time.
+	Created bool
+	// Reencoded counts the subtrees re-serialised because splicing was
 	// impossible; tests read it.
-	reencoded int
-	// method is how the last edit that changed the file was made.
-	method Method
+	Reencoded int
+	// Subtree says that the last edit that changed the file re-serialised
+	// a subtree rather than splicing the values in.
+	Subtree bool
 }
 
-func newFileEdit(f *repoindex.IndexedFile) *fileEdit {
-	return &fileEdit{name: f.Name, orig: f.Data, data: f.Data, mode: f.Mode, unsafe: f.Unsafe}
+func newFile(f *repoindex.IndexedFile) *File {
+	return &File{Name: f.Name, Orig: f.Data, Data: f.Data, Mode: f.Mode, Unsafe: f.Unsafe}
 }
 
-// containerFinder finds a container of a pod template by name.
-func containerFinder(name string) repoindex.Finder {
+// ContainerFinder finds a container of a pod template by name.
+func ContainerFinder(name string) repoindex.Finder {
 	return func(doc *yaml.Node) (*yaml.Node, bool, error) {
 		c, err := repoindex.FindContainer(doc, name)
 		return c, false, err
 	}
 }
 
-// dirty reports whether the file must be written.
-func (fe *fileEdit) dirty() bool { return !bytes.Equal(fe.data, fe.orig) }
+// Dirty reports whether the file must be written.
+func (fe *File) Dirty() bool { return !bytes.Equal(fe.Data, fe.Orig) }
 
-// currentDocs returns the file as it now parses.
-func (fe *fileEdit) currentDocs() ([]*yaml.Node, error) {
+// Revert drops the file's edits.
+func (fe *File) Revert() { fe.SetData(fe.Orig) }
+
+// SetData replaces the file's bytes as edited.
+func (fe *File) SetData(data []byte) { fe.Data, fe.docs = data, nil }
+
+// CurrentDocs returns the file as it now parses.
+func (fe *File) CurrentDocs() ([]*yaml.Node, error) {
 	if fe.docs == nil {
-		docs, err := yamledit.ParseDocuments(fe.data)
+		docs, err := yamledit.ParseDocuments(fe.Data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", fe.name, err)
+			return nil, fmt.Errorf("%s: %w", fe.Name, err)
 		}
 		fe.docs = docs
 	}
 	return fe.docs, nil
 }
 
-// apply makes one change to document doc and reports whether the bytes
+// Apply makes one change to document doc and reports whether the bytes
 // changed; find defaults to the change's container.
-func (fe *fileEdit) apply(c Change, doc int, find repoindex.Finder) (bool, error) {
+func (fe *File) Apply(c Resources, doc int, find repoindex.Finder) (bool, error) {
 	if find == nil {
-		find = containerFinder(c.Container)
+		find = ContainerFinder(c.Container)
 	}
 	docs := fe.docs
 	if docs == nil {
 		var err error
-		if docs, err = yamledit.ParseDocuments(fe.data); err != nil {
-			return false, fmt.Errorf("%s: %w", fe.name, err)
+		if docs, err = yamledit.ParseDocuments(fe.Data); err != nil {
+			return false, fmt.Errorf("%s: %w", fe.Name, err)
 		}
 	}
-	changed, err := fe.edit(docs, doc, c, finding(find))
+	changed, err := fe.Edit(docs, doc, finding(find, c))
 	if err != nil {
-		return false, fmt.Errorf("%s: %w", fe.name, err)
+		return false, fmt.Errorf("%s: %w", fe.Name, err)
 	}
 	return changed, nil
 }
 
-// applyAt makes one change to document doc at path, a list of mapping
+// ApplyAt makes one change to document doc at path, a list of mapping
 // keys from its root, creating the keys that are missing: the mapping
 // that holds resources, or, when direct, the resources mapping itself.
-func (fe *fileEdit) applyAt(c Change, doc int, path []string, direct bool) (bool, error) {
-	docs, err := fe.currentDocs()
+func (fe *File) ApplyAt(c Resources, doc int, path []string, direct bool) (bool, error) {
+	docs, err := fe.CurrentDocs()
 	if err != nil {
 		return false, err
 	}
-	changed, err := fe.edit(docs, doc, c, pathPlacer(path, direct))
+	changed, err := fe.Edit(docs, doc, pathPlacer(path, direct, c))
 	if err != nil {
-		return false, fmt.Errorf("%s: %w", fe.name, err)
+		return false, fmt.Errorf("%s: %w", fe.Name, err)
 	}
 	return changed, nil
 }
 
-// placer plans a change's values into a document.
-type placer func(p *yamledit.Planner, doc *yaml.Node, c Change) error
+// Placer plans values into a document.
+type Placer func(p *yamledit.Planner, doc *yaml.Node) error
 
-// finding places the values in the mapping find finds.
-func finding(find repoindex.Finder) placer {
-	return func(p *yamledit.Planner, doc *yaml.Node, c Change) error {
+// finding places c's values in the mapping find finds.
+func finding(find repoindex.Finder, c Resources) Placer {
+	return func(p *yamledit.Planner, doc *yaml.Node) error {
 		ctr, direct, err := find(doc)
 		if err != nil {
 			return err
@@ -108,10 +116,10 @@ func finding(find repoindex.Finder) placer {
 	}
 }
 
-// pathPlacer places the values at path from the document's root, adding
+// pathPlacer places c's values at path from the document's root, adding
 // the mappings that are missing on the way.
-func pathPlacer(path []string, direct bool) placer {
-	return func(p *yamledit.Planner, doc *yaml.Node, c Change) error {
+func pathPlacer(path []string, direct bool, c Resources) Placer {
+	return func(p *yamledit.Planner, doc *yaml.Node) error {
 		root := yamledit.DocRoot(doc)
 		p.Step = yamledit.IndentStep(root)
 		m := root
@@ -145,14 +153,18 @@ func pathPlacer(path []string, direct bool) placer {
 	}
 }
 
-func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool, error) {
+// Edit plans with place into document i of docs, the file as it parses
+// now, and splices the plan into the file's bytes; where splicing fails,
+// it re-serialises the smallest subtree that holds the edit. It reports
+// whether the bytes changed.
+func (fe *File) Edit(docs []*yaml.Node, i int, place Placer) (bool, error) {
 	fe.docs = docs
 	if i >= len(docs) {
 		return false, fmt.Errorf("document %d is gone", i+1)
 	}
-	src := yamledit.NewSource(fe.data)
+	src := yamledit.NewSource(fe.Data)
 	p := &yamledit.Planner{Src: src}
-	if err := place(p, docs[i], c); err != nil {
+	if err := place(p, docs[i]); err != nil {
 		return false, err
 	}
 	if len(p.Muts) == 0 {
@@ -181,10 +193,10 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool
 	if err == nil {
 		var next []*yaml.Node
 		if next, err = yamledit.Verify(out, docs, nil); err == nil {
-			changed := !bytes.Equal(out, fe.data)
-			fe.data, fe.docs = out, next
+			changed := !bytes.Equal(out, fe.Data)
+			fe.Data, fe.docs = out, next
 			if changed {
-				fe.method = MethodSplice
+				fe.Subtree = false
 			}
 			return changed, nil
 		}
@@ -197,11 +209,11 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool
 		if ferr == nil {
 			var next []*yaml.Node
 			if next, ferr = yamledit.Verify(out, docs, comments); ferr == nil {
-				changed := !bytes.Equal(out, fe.data)
-				fe.data, fe.docs = out, next
-				fe.reencoded++
+				changed := !bytes.Equal(out, fe.Data)
+				fe.Data, fe.docs = out, next
+				fe.Reencoded++
 				if changed {
-					fe.method = MethodSubtree
+					fe.Subtree = true
 				}
 				return changed, nil
 			}
@@ -218,7 +230,7 @@ func (fe *fileEdit) edit(docs []*yaml.Node, i int, c Change, place placer) (bool
 // setResources plans the change's values into container mapping ctr,
 // creating resources, requests and limits where they are missing. When
 // direct, ctr is the resources mapping itself.
-func setResources(p *yamledit.Planner, ctr *yaml.Node, direct bool, c Change) error {
+func setResources(p *yamledit.Planner, ctr *yaml.Node, direct bool, c Resources) error {
 	sections := resourceEntries(c)
 	if len(sections) == 0 {
 		return nil

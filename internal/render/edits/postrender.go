@@ -1,4 +1,4 @@
-package render
+package edits
 
 import (
 	"fmt"
@@ -11,12 +11,12 @@ import (
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
 
-// postRendererPlacer sets spec.postRenderers of a HelmRelease (or of a
+// PostRendererPlacer sets spec.postRenderers of a HelmRelease (or of a
 // patch of it) to what lines say: it adds the key, or replaces the value
 // when it is the job's own post-renderer. A post-renderer someone wrote
 // is never changed.
-func postRendererPlacer(patches []helmsource.WorkloadPatch) placer {
-	return func(p *yamledit.Planner, doc *yaml.Node, _ Change) error {
+func PostRendererPlacer(patches []helmsource.WorkloadPatch) Placer {
+	return func(p *yamledit.Planner, doc *yaml.Node) error {
 		root := yamledit.DocRoot(doc)
 		lines := helmsource.PostRendererLines(patches, 0, yamledit.IndentStep(root))
 		_, spec, dup := yamledit.Lookup(root, "spec")

@@ -1,4 +1,4 @@
-package render
+package edits
 
 import (
 	"errors"
@@ -15,16 +15,16 @@ import (
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
 
-// patchPrefix starts the name of the patch files Apply writes.
+// patchPrefix starts the name of the patch files the job writes.
 const patchPrefix = "recommend-job-"
 
-// patch sets the change's values with a strategic-merge patch in the
+// Patch sets the change's values with a strategic-merge patch in the
 // kustomization that renders the target: it updates a patch of that
 // kustomization that already names the object, or writes
 // recommend-job-<kind>-<name>.yaml next to it and lists it in patches. It
 // returns the patch file, whether bytes changed, and the files touched.
-func (a *applier) patch(c Change, ref repoindex.DocRef) (string, bool, []string, error) {
-	base, err := a.Doc(ref.File, ref.Doc)
+func (w *Workspace) Patch(c Resources, ref repoindex.DocRef) (string, bool, []string, error) {
+	base, err := w.Doc(ref.File, ref.Doc)
 	if err != nil {
 		return ref.File, false, nil, err
 	}
@@ -39,20 +39,20 @@ func (a *applier) patch(c Change, ref repoindex.DocRef) (string, bool, []string,
 	ns, name := ref.Chain[:len(ref.Chain)-1].Transform(ref.RawNamespace, ref.RawName)
 	want := repoindex.IdentKey{Group: ref.Key.Group, Kind: ref.Key.Kind, Name: name}
 
-	best, err := a.findPatch(c, k, want, ns, at, true)
+	best, err := w.findPatch(c, k, want, ns, at, true)
 	if err != nil {
 		return best.file, false, nil, err
 	}
 	switch best.rank {
 	case patchSetsResources, patchHasContainer:
-		changed, err := best.fe.apply(c, best.doc, nil)
+		changed, err := best.fe.Apply(c, best.doc, nil)
 		return best.file, changed, []string{best.file}, err
 	case patchHasContainers:
-		err := a.addContainer(best.fe, best.doc, at, c)
+		err := w.addContainer(best.fe, best.doc, at, c)
 		return best.file, err == nil, []string{best.file}, err
 	}
 
-	return a.newPatch(k, want, name, base, func(style layout, br string) string {
+	return w.newPatch(k, want, name, base, func(style layout, br string) string {
 		return patchText(apiVersion, want.Kind, ns, name, at, c, style, br)
 	})
 }
@@ -61,23 +61,23 @@ func (a *applier) patch(c Change, ref repoindex.DocRef) (string, bool, []string,
 // with the text text gives in k's layout (indentation from base, the
 // object's document), and lists it in k's patches. It returns the patch
 // file, whether bytes changed, and the files touched.
-func (a *applier) newPatch(k *repoindex.Kustomization, want repoindex.IdentKey, name string, base *yaml.Node, text func(layout, string) string) (string, bool, []string, error) {
-	kfe, err := a.file(k.File)
+func (w *Workspace) newPatch(k *repoindex.Kustomization, want repoindex.IdentKey, name string, base *yaml.Node, text func(layout, string) string) (string, bool, []string, error) {
+	kfe, err := w.File(k.File)
 	if err != nil {
 		return k.File, false, nil, err
 	}
-	if kfe.unsafe != nil {
-		return k.File, false, nil, fmt.Errorf("%s: %w", k.File, kfe.unsafe)
+	if kfe.Unsafe != nil {
+		return k.File, false, nil, fmt.Errorf("%s: %w", k.File, kfe.Unsafe)
 	}
 	file := path.Join(k.Dir, patchPrefix+strings.ToLower(want.Kind)+"-"+name+".yaml")
-	if _, ok := a.files[file]; ok {
+	if _, ok := w.Files[file]; ok {
 		return file, false, nil, fmt.Errorf("%w: %s is already written in this run but %s does not list it", repoindex.ErrUnsafeFile, file, k.File)
 	}
-	if _, err := fs.Stat(a.fsys, file); err == nil {
+	if _, err := fs.Stat(w.FS, file); err == nil {
 		return file, false, nil, fmt.Errorf("%w: %s exists but %s does not list it as a patch", repoindex.ErrUnsafeFile, file, k.File)
 	}
-	src := yamledit.NewSource(kfe.data)
-	kdocs, err := kfe.currentDocs()
+	src := yamledit.NewSource(kfe.Data)
+	kdocs, err := kfe.CurrentDocs()
 	if err != nil {
 		return k.File, false, nil, err
 	}
@@ -86,64 +86,64 @@ func (a *applier) newPatch(k *repoindex.Kustomization, want repoindex.IdentKey, 
 	if err := addPatchEntry(kfe, path.Base(file), style); err != nil {
 		return k.File, false, nil, fmt.Errorf("%s: %w", k.File, err)
 	}
-	a.record(file, nil)
-	a.files[file] = &fileEdit{name: file, data: []byte(body), mode: 0o644, created: true}
+	w.record(file, nil)
+	w.Files[file] = &File{Name: file, Data: []byte(body), Mode: 0o644, Created: true}
 	k.Patches = append(k.Patches, file)
 	return file, true, []string{file, k.File}, nil
 }
 
-// markerPatch sets the values of a marker in a file other environments
+// MarkerPatch sets the values of a marker in a file other environments
 // render too with a strategic-merge patch of the marked object, at the
 // marked path, in the kustomization that renders it for the target: a
 // patch of that kustomization that names the object gains the path, or a
 // new one is written. keys and direct are the marked path (repoindex.MarkedObject).
-func (a *applier) markerPatch(c Change, ref repoindex.DocRef, value string, keys []string, direct bool) (string, bool, []string, error) {
-	if _, err := a.Doc(ref.File, ref.Doc); err != nil {
+func (w *Workspace) MarkerPatch(c Resources, ref repoindex.DocRef, value string, keys []string, direct bool) (string, bool, []string, error) {
+	if _, err := w.Doc(ref.File, ref.Doc); err != nil {
 		return ref.File, false, nil, err
 	}
 	for _, key := range keys {
-		if !plainKey.MatchString(key) {
+		if !PlainKey.MatchString(key) {
 			return ref.File, false, nil, fmt.Errorf("%w: %s: key %q on the way to marker %q would need quoting in a patch", repoindex.ErrUnsafeFile, ref.File, key, value)
 		}
 	}
-	pf, fe, d, err := a.objectPatch(ref)
+	pf, fe, d, err := w.ObjectPatch(ref)
 	switch {
 	case err != nil:
 		return pf, false, nil, err
 	case fe != nil:
-		changed, err := fe.applyAt(c, d, keys, direct)
+		changed, err := fe.ApplyAt(c, d, keys, direct)
 		return pf, changed, []string{pf}, err
 	}
-	return a.newObjectPatch(ref, func(step int) []string {
+	return w.NewObjectPatch(ref, func(step int) []string {
 		return yamledit.BlockLines(nestedEntries(keys, direct, c), 0, step, nil)
 	})
 }
 
-// objectPatch finds the last patch of the object ref points at among the
+// ObjectPatch finds the last patch of the object ref points at among the
 // patches of the kustomization that renders it, and returns its file, its
 // edit and its document; fe is nil when there is none.
-func (a *applier) objectPatch(ref repoindex.DocRef) (file string, fe *fileEdit, doc int, err error) {
+func (w *Workspace) ObjectPatch(ref repoindex.DocRef) (file string, fe *File, doc int, err error) {
 	k := ref.Chain.Root()
 	ns, name := ref.Chain[:len(ref.Chain)-1].Transform(ref.RawNamespace, ref.RawName)
 	want := repoindex.IdentKey{Group: ref.Key.Group, Kind: ref.Key.Kind, Name: name}
 	for i := len(k.Patches) - 1; i >= 0; i-- {
 		pf := k.Patches[i]
-		if a.idx.Graph.SharedPatch(pf, k) {
+		if w.Index.Graph.SharedPatch(pf, k) {
 			continue
 		}
-		if sel, ok := k.Selectors[pf]; ok && !a.selectsOne(k, sel, want) {
+		if sel, ok := k.Selectors[pf]; ok && !w.selectsOne(k, sel, want) {
 			// It patches other objects too: a value set there would
 			// land on them as well.
 			continue
 		}
-		fe, err := a.file(pf)
+		fe, err := w.File(pf)
 		if errors.Is(err, repoindex.ErrFileTooLarge) {
 			return pf, nil, 0, fmt.Errorf("%s patches with %s: %w", k.File, pf, err)
 		}
 		if err != nil {
 			continue
 		}
-		docs, err := fe.currentDocs()
+		docs, err := fe.CurrentDocs()
 		if err != nil {
 			return pf, nil, 0, err
 		}
@@ -152,8 +152,8 @@ func (a *applier) objectPatch(ref repoindex.DocRef) (file string, fe *fileEdit, 
 			if !ok || key != want || (pns != "" && pns != ns) {
 				continue
 			}
-			if fe.unsafe != nil {
-				return pf, nil, 0, fmt.Errorf("%s: %w", pf, fe.unsafe)
+			if fe.Unsafe != nil {
+				return pf, nil, 0, fmt.Errorf("%s: %w", pf, fe.Unsafe)
 			}
 			return pf, fe, d, nil
 		}
@@ -164,12 +164,12 @@ func (a *applier) objectPatch(ref repoindex.DocRef) (file string, fe *fileEdit, 
 // selectsOne reports whether a patch target that selects by kind selects
 // only the object want among what k renders: the only object of its kind
 // there.
-func (a *applier) selectsOne(k *repoindex.Kustomization, sel repoindex.PatchSelector, want repoindex.IdentKey) bool {
+func (w *Workspace) selectsOne(k *repoindex.Kustomization, sel repoindex.PatchSelector, want repoindex.IdentKey) bool {
 	// Without a kind it selects objects of every kind.
 	if sel.Kind != want.Kind || sel.Group != "" && sel.Group != want.Group {
 		return false
 	}
-	out, err := a.BuildEnv(k.Dir, false)
+	out, err := w.BuildEnv(k.Dir, false)
 	if err != nil {
 		return false
 	}
@@ -183,11 +183,11 @@ func (a *applier) selectsOne(k *repoindex.Kustomization, sel repoindex.PatchSele
 	return n == 1
 }
 
-// newObjectPatch writes a new strategic-merge patch of the object ref
+// NewObjectPatch writes a new strategic-merge patch of the object ref
 // points at, holding below its identity the lines body gives at the
 // patch's indentation step, in the kustomization that renders it.
-func (a *applier) newObjectPatch(ref repoindex.DocRef, body func(step int) []string) (string, bool, []string, error) {
-	base, err := a.Doc(ref.File, ref.Doc)
+func (w *Workspace) NewObjectPatch(ref repoindex.DocRef, body func(step int) []string) (string, bool, []string, error) {
+	base, err := w.Doc(ref.File, ref.Doc)
 	if err != nil {
 		return ref.File, false, nil, err
 	}
@@ -195,14 +195,14 @@ func (a *applier) newObjectPatch(ref repoindex.DocRef, body func(step int) []str
 	k := ref.Chain.Root()
 	ns, name := ref.Chain[:len(ref.Chain)-1].Transform(ref.RawNamespace, ref.RawName)
 	want := repoindex.IdentKey{Group: ref.Key.Group, Kind: ref.Key.Kind, Name: name}
-	return a.newPatch(k, want, name, base, func(style layout, br string) string {
+	return w.newPatch(k, want, name, base, func(style layout, br string) string {
 		lines := append(patchHeader(apiVersion, want.Kind, ns, name, style), body(style.step)...)
 		return strings.Join(lines, br) + br
 	})
 }
 
-// plainKey is a key a patch can write without quotes.
-var plainKey = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`)
+// PlainKey is a key a patch can write without quotes.
+var PlainKey = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`)
 
 // patchHeader is the first lines of a new strategic-merge patch: a note
 // and the object's identity.
@@ -226,7 +226,7 @@ func patchHeader(apiVersion, kind, ns, name string, l layout) []string {
 
 // nestedEntries is c's values under keys, nested in that order, and under
 // a resources key unless direct (keys then lead to resources itself).
-func nestedEntries(keys []string, direct bool, c Change) []yamledit.Entry {
+func nestedEntries(keys []string, direct bool, c Resources) []yamledit.Entry {
 	leaf := resourceEntries(c)
 	if !direct {
 		leaf = []yamledit.Entry{{Key: "resources", Children: leaf}}
@@ -249,7 +249,7 @@ const (
 type patchFit struct {
 	rank int
 	file string
-	fe   *fileEdit
+	fe   *File
 	doc  int
 }
 
@@ -260,20 +260,20 @@ type patchFit struct {
 // are left alone. With own, a patch file another kustomization also
 // patches with (one k is not built on) is not a candidate: editing it
 // would change that one too.
-func (a *applier) findPatch(c Change, k *repoindex.Kustomization, want repoindex.IdentKey, ns string, at repoindex.ContainerPath, own bool) (patchFit, error) {
+func (w *Workspace) findPatch(c Resources, k *repoindex.Kustomization, want repoindex.IdentKey, ns string, at repoindex.ContainerPath, own bool) (patchFit, error) {
 	var best patchFit
 	for _, pf := range k.Patches {
-		if own && a.idx.Graph.SharedPatch(pf, k) {
+		if own && w.Index.Graph.SharedPatch(pf, k) {
 			continue
 		}
-		fe, err := a.file(pf)
+		fe, err := w.File(pf)
 		if errors.Is(err, repoindex.ErrFileTooLarge) {
 			return patchFit{file: pf}, fmt.Errorf("%s patches with %s: %w", k.File, pf, err)
 		}
 		if err != nil {
 			continue // kustomize reports a missing patch; the proof fails then
 		}
-		docs, err := fe.currentDocs()
+		docs, err := fe.CurrentDocs()
 		if err != nil {
 			return patchFit{file: pf}, err
 		}
@@ -297,8 +297,8 @@ func (a *applier) findPatch(c Change, k *repoindex.Kustomization, want repoindex
 			if rank == patchNone || rank < best.rank || (rank == best.rank && rank != patchSetsResources) {
 				continue
 			}
-			if fe.unsafe != nil {
-				return patchFit{file: pf}, fmt.Errorf("%s: %w", pf, fe.unsafe)
+			if fe.Unsafe != nil {
+				return patchFit{file: pf}, fmt.Errorf("%s: %w", pf, fe.Unsafe)
 			}
 			best = patchFit{rank: rank, file: pf, fe: fe, doc: i}
 		}
@@ -306,12 +306,12 @@ func (a *applier) findPatch(c Change, k *repoindex.Kustomization, want repoindex
 	return best, nil
 }
 
-// overridden reports whether a kustomization on the way from ref's file to
+// Overridden reports whether a kustomization on the way from ref's file to
 // its renderer, or a component of one, has a patch that sets the
 // container's resources: an edit of the defining file would not show, so
 // the values go in a patch of the renderer, which applies last.
-func (a *applier) overridden(c Change, ref repoindex.DocRef) bool {
-	base, err := a.Doc(ref.File, ref.Doc)
+func (w *Workspace) Overridden(c Resources, ref repoindex.DocRef) bool {
+	base, err := w.Doc(ref.File, ref.Doc)
 	if err != nil {
 		return false
 	}
@@ -325,12 +325,12 @@ func (a *applier) overridden(c Change, ref repoindex.DocRef) bool {
 		want := repoindex.IdentKey{Group: ref.Key.Group, Kind: ref.Key.Kind, Name: name}
 		layers := []*repoindex.Kustomization{k}
 		for _, d := range k.Components {
-			if comp := a.idx.Graph.ByDir[d]; comp != nil {
+			if comp := w.Index.Graph.ByDir[d]; comp != nil {
 				layers = append(layers, comp)
 			}
 		}
 		for _, l := range layers {
-			best, err := a.findPatch(c, l, want, ns, at, false)
+			best, err := w.findPatch(c, l, want, ns, at, false)
 			if err == nil && best.rank == patchSetsResources {
 				return true
 			}
@@ -358,12 +358,12 @@ func layoutOf(root *yaml.Node, step int) layout {
 }
 
 // resourceEntries returns the change's values as entries to write.
-func resourceEntries(c Change) []yamledit.Entry {
-	return yamledit.ResourceEntries(c.Requests.List(), c.Limits.List())
+func resourceEntries(c Resources) []yamledit.Entry {
+	return yamledit.ResourceEntries(c.Requests, c.Limits)
 }
 
 // containerLines renders one container item of a patch at indent.
-func containerLines(c Change, indent, step int) []string {
+func containerLines(c Resources, indent, step int) []string {
 	pad := strings.Repeat(" ", indent)
 	lines := []string{pad + "- name: " + c.Container}
 	return yamledit.BlockLines([]yamledit.Entry{{Key: "resources", Children: resourceEntries(c)}}, indent+2, step, lines)
@@ -371,7 +371,7 @@ func containerLines(c Change, indent, step int) []string {
 
 // patchText is a new strategic-merge patch holding only the object's
 // identity and the container's resources.
-func patchText(apiVersion, kind, ns, name string, at repoindex.ContainerPath, c Change, l layout, br string) string {
+func patchText(apiVersion, kind, ns, name string, at repoindex.ContainerPath, c Resources, l layout, br string) string {
 	lines := patchHeader(apiVersion, kind, ns, name, l)
 	indent := 0
 	for _, key := range append(slices.Clone(at.Pod), at.Field) {
@@ -396,29 +396,29 @@ func hasContainers(d *yaml.Node, at repoindex.ContainerPath) bool {
 
 // addContainer adds the change's container to the containers (or
 // initContainers) list of a patch that names the object without it.
-func (a *applier) addContainer(fe *fileEdit, doc int, at repoindex.ContainerPath, c Change) error {
-	docs, err := fe.currentDocs()
+func (w *Workspace) addContainer(fe *File, doc int, at repoindex.ContainerPath, c Resources) error {
+	docs, err := fe.CurrentDocs()
 	if err != nil {
 		return err
 	}
 	pod, err := repoindex.MappingAt(yamledit.DocRoot(docs[doc]), at.Pod)
 	if err != nil || pod == nil {
-		return fmt.Errorf("%w: %s: the patch of %s has no %s", repoindex.ErrUnsafeFile, fe.name, c.Target, strings.Join(at.Pod, "."))
+		return fmt.Errorf("%w: %s: the patch of %s has no %s", repoindex.ErrUnsafeFile, fe.Name, c.Target, strings.Join(at.Pod, "."))
 	}
 	_, seq, _ := yamledit.Lookup(pod, at.Field)
 	if seq == nil || seq.Kind != yaml.SequenceNode || seq.Style&yaml.FlowStyle != 0 || len(seq.Content) == 0 {
-		return fmt.Errorf("%w: %s: %s of the patch is not a block list", repoindex.ErrUnsafeFile, fe.name, at.Field)
+		return fmt.Errorf("%w: %s: %s of the patch is not a block list", repoindex.ErrUnsafeFile, fe.Name, at.Field)
 	}
 	if err := yamledit.UnsafeNode(seq, at.Field); err != nil {
-		return fmt.Errorf("%s: %w", fe.name, err)
+		return fmt.Errorf("%s: %w", fe.Name, err)
 	}
 	return appendItem(fe, seq, containerLines(c, seq.Column-1, yamledit.IndentStep(yamledit.DocRoot(docs[doc]))))
 }
 
 // addPatchEntry lists file in a kustomization's patches, or in its
 // patchesStrategicMerge when that is what it uses.
-func addPatchEntry(fe *fileEdit, file string, l layout) error {
-	docs, err := fe.currentDocs()
+func addPatchEntry(fe *File, file string, l layout) error {
+	docs, err := fe.CurrentDocs()
 	if err != nil {
 		return err
 	}
@@ -429,7 +429,7 @@ func addPatchEntry(fe *fileEdit, file string, l layout) error {
 		return n.Kind == yaml.SequenceNode && n.Style&yaml.FlowStyle == 0 && len(n.Content) > 0
 	}
 	pk, _, _ := yamledit.Lookup(root, "patches")
-	src := yamledit.NewSource(fe.data)
+	src := yamledit.NewSource(fe.Data)
 	switch {
 	case patches != nil && block(patches):
 		return appendItem(fe, patches, []string{strings.Repeat(" ", patches.Column-1) + "- path: " + file})
@@ -467,8 +467,8 @@ func addPatchEntry(fe *fileEdit, file string, l layout) error {
 
 // appendItem adds lines, a new item, after the last item of block
 // sequence seq, and after the commented-out items that follow it.
-func appendItem(fe *fileEdit, seq *yaml.Node, lines []string) error {
-	src := yamledit.NewSource(fe.data)
+func appendItem(fe *File, seq *yaml.Node, lines []string) error {
+	src := yamledit.NewSource(fe.Data)
 	last, err := src.LastLine(seq)
 	if err != nil {
 		return fmt.Errorf("%w: %w", repoindex.ErrUnsafeFile, err)
@@ -479,7 +479,7 @@ func appendItem(fe *fileEdit, seq *yaml.Node, lines []string) error {
 }
 
 // commit splices the planned text into fe and checks that it still parses.
-func commit(p *yamledit.Planner, fe *fileEdit) error {
+func commit(p *yamledit.Planner, fe *File) error {
 	out, err := p.Splice()
 	if err != nil {
 		return fmt.Errorf("%w: %w", repoindex.ErrUnsafeFile, err)
@@ -488,7 +488,7 @@ func commit(p *yamledit.Planner, fe *fileEdit) error {
 	if err != nil {
 		return fmt.Errorf("%w: the edit would not parse: %w", repoindex.ErrUnsafeFile, err)
 	}
-	fe.data, fe.docs = out, docs
-	fe.method = MethodSplice
+	fe.Data, fe.docs = out, docs
+	fe.Subtree = false
 	return nil
 }

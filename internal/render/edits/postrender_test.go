@@ -1,9 +1,12 @@
-package render
+package edits
 
 import (
 	"errors"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/recommend-job/recommend-job/internal/render/helmsource"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
@@ -16,7 +19,7 @@ func TestPostRendererPlacer(t *testing.T) {
 	const head = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: legacy\nspec:\n  interval: 10m # keep\n"
 	patch := func(cpu string) []helmsource.WorkloadPatch {
 		return []helmsource.WorkloadPatch{{APIVersion: "apps/v1", Kind: "Deployment", Name: "legacy", Containers: []helmsource.ContainerValues{
-			{Name: "app", Requests: quantities(map[string]string{"cpu": cpu}).List()},
+			{Name: "app", Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}},
 		}}}
 	}
 	ours := func(cpu string) string {
@@ -32,27 +35,27 @@ func TestPostRendererPlacer(t *testing.T) {
 		{
 			name: "one someone wrote is refused",
 			in:   head + "  postRenderers:\n    - kustomize:\n        images:\n          - name: app\n            newTag: v2\n",
-			err:  ErrUnsafeFile,
+			err:  repoindex.ErrUnsafeFile,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fe := newFileEdit(&repoindex.IndexedFile{Name: "release.yaml", Data: []byte(tt.in)})
-			docs, err := fe.currentDocs()
+			fe := newFile(&repoindex.IndexedFile{Name: "release.yaml", Data: []byte(tt.in)})
+			docs, err := fe.CurrentDocs()
 			if err != nil {
 				t.Fatal(err)
 			}
-			changed, err := fe.edit(docs, 0, Change{}, postRendererPlacer(patch("80m")))
+			changed, err := fe.Edit(docs, 0, PostRendererPlacer(patch("80m")))
 			if tt.err != nil {
-				if !errors.Is(err, tt.err) || string(fe.data) != tt.in {
-					t.Fatalf("error %v and file\n%s\nwant %v and the file unchanged", err, fe.data, tt.err)
+				if !errors.Is(err, tt.err) || string(fe.Data) != tt.in {
+					t.Fatalf("error %v and file\n%s\nwant %v and the file unchanged", err, fe.Data, tt.err)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := string(fe.data); got != tt.want {
+			if got := string(fe.Data); got != tt.want {
 				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
 			}
 			if changed != (tt.in != tt.want) {

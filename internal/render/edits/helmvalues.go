@@ -1,4 +1,4 @@
-package render
+package edits
 
 import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -8,13 +8,13 @@ import (
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
 
-// valuesPlacer places assignments below prefix, a path from the
+// ValuesPlacer places assignments below prefix, a path from the
 // document's root: mappings missing on the way are created, scalars are
 // replaced unless they already hold the quantity, and a list must exist
 // with the item the path names, since Helm and strategic-merge patches
 // replace lists whole.
-func valuesPlacer(prefix helm.Path, as []helmsource.Assignment) placer {
-	return func(p *yamledit.Planner, doc *yaml.Node, _ Change) error {
+func ValuesPlacer(prefix helm.Path, as []helmsource.Assignment) Placer {
+	return func(p *yamledit.Planner, doc *yaml.Node) error {
 		root := yamledit.DocRoot(doc)
 		p.Step = yamledit.IndentStep(root)
 		full := make([]helmsource.Assignment, len(as))

@@ -1,4 +1,4 @@
-package render
+package edits
 
 import (
 	"errors"
@@ -15,33 +15,23 @@ import (
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
 
-// deployerProof is a change written into its deployer's document (a patch
-// of its own, or the variable its postBuild fills), which is proved by
-// building as that deployer builds.
-type deployerProof struct {
-	d     *repoindex.Deployer
-	index int // the change's, in Apply's results
-	exp   expectation
-	files []string
-}
-
 // variableRef is a request or limit written as ${name}, which Flux's
 // postBuild substitution fills.
 var variableRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=][^}]*)?\}$`)
 
-// viaDeployer writes change c where its deployer decides, when the file
+// ViaDeployer writes change c where its deployer decides, when the file
 // that defines the target is not the change's alone to edit: deployers of
 // other namespaces or names render it too, or a value in it is a variable
 // that a deployer's postBuild fills. It reports whether it did (res says
 // how it went; false leaves the change to the usual placement), and
 // returns the deployer its edit must be proved as and the files it
 // touched.
-func (a *applier) viaDeployer(c Change, ref repoindex.DocRef, find repoindex.Finder, res *Result) (bool, *repoindex.Deployer, []string) {
-	dep := a.idx.DeployersOf(ref, c.Target)
+func (w *Workspace) ViaDeployer(c Resources, ref repoindex.DocRef, find repoindex.Finder, res *Placed) (bool, *repoindex.Deployer, []string) {
+	dep := w.Index.DeployersOf(ref, c.Target)
 	var vars map[corev1.ResourceName]string
 	var limitVars map[corev1.ResourceName]string
 	if find == nil {
-		vars, limitVars = a.variables(c, ref)
+		vars, limitVars = w.variables(c, ref)
 	}
 	if d := dep.Mine; !dep.Shared() && len(vars)+len(limitVars) == 0 {
 		if d == nil && len(dep.All) > 0 && find == nil {
@@ -60,19 +50,19 @@ func (a *applier) viaDeployer(c Change, ref repoindex.DocRef, find repoindex.Fin
 		if d == nil || find != nil {
 			return false, nil, nil
 		}
-		if _, name := a.idx.Identity(d, ref); name == ref.Key.Name {
+		if _, name := w.Index.Identity(d, ref); name == ref.Key.Name {
 			return false, nil, nil
 		}
 		// The deployer renames the object: only its build shows the target.
 		res.File = ref.File
-		if why := a.idx.SharedFor(ref); why != "" {
-			if a.idx.CanPatch(d) != "" {
-				res.Err = fmt.Errorf("%w: %s; %s renames the target and cannot carry a patch of its own: %s", repoindex.ErrSharedSource, why, d, a.idx.CanPatch(d))
+		if why := w.Index.SharedFor(ref); why != "" {
+			if w.Index.CanPatch(d) != "" {
+				res.Err = fmt.Errorf("%w: %s; %s renames the target and cannot carry a patch of its own: %s", repoindex.ErrSharedSource, why, d, w.Index.CanPatch(d))
 				return true, nil, nil
 			}
-			res.File, res.Changed, res.Err = a.deployerPatch(c, ref, d)
+			res.File, res.Changed, res.Err = w.deployerPatch(c, ref, d)
 		} else {
-			res.Changed, res.Err = a.inPlace(c, ref, nil)
+			res.Changed, res.Err = w.InPlace(c, ref, nil)
 		}
 		if res.Err != nil {
 			return true, nil, nil
@@ -81,7 +71,7 @@ func (a *applier) viaDeployer(c Change, ref repoindex.DocRef, find repoindex.Fin
 	}
 	res.File = ref.File
 	if len(vars)+len(limitVars) > 0 {
-		res.File, res.Changed, res.Err = a.substitute(c, ref, dep, vars, limitVars)
+		res.File, res.Changed, res.Err = w.substitute(c, ref, dep, vars, limitVars)
 		if res.Err != nil {
 			return true, nil, nil
 		}
@@ -94,11 +84,11 @@ func (a *applier) viaDeployer(c Change, ref repoindex.DocRef, find repoindex.Fin
 	case dep.Mine == nil:
 		res.Err = dep.SharedError(ref, c.Target, "")
 		return true, nil, nil
-	case a.idx.CanPatch(dep.Mine) != "":
-		res.Err = dep.SharedError(ref, c.Target, a.idx.CanPatch(dep.Mine))
+	case w.Index.CanPatch(dep.Mine) != "":
+		res.Err = dep.SharedError(ref, c.Target, w.Index.CanPatch(dep.Mine))
 		return true, nil, nil
 	}
-	res.File, res.Changed, res.Err = a.deployerPatch(c, ref, dep.Mine)
+	res.File, res.Changed, res.Err = w.deployerPatch(c, ref, dep.Mine)
 	if res.Err != nil {
 		return true, nil, nil
 	}
@@ -107,8 +97,8 @@ func (a *applier) viaDeployer(c Change, ref repoindex.DocRef, find repoindex.Fin
 
 // variables returns the requests and limits of c that the target's
 // container writes as a ${variable}, by the variable's name.
-func (a *applier) variables(c Change, ref repoindex.DocRef) (requests, limits map[corev1.ResourceName]string) {
-	doc, err := a.Doc(ref.File, ref.Doc)
+func (w *Workspace) variables(c Resources, ref repoindex.DocRef) (requests, limits map[corev1.ResourceName]string) {
+	doc, err := w.Doc(ref.File, ref.Doc)
 	if err != nil {
 		return nil, nil
 	}
@@ -117,10 +107,10 @@ func (a *applier) variables(c Change, ref repoindex.DocRef) (requests, limits ma
 		return nil, nil
 	}
 	_, res, _ := yamledit.Lookup(ctr, "resources")
-	find := func(section string, values Values) map[corev1.ResourceName]string {
+	find := func(section string, values corev1.ResourceList) map[corev1.ResourceName]string {
 		_, sec, _ := yamledit.Lookup(res, section)
 		var out map[corev1.ResourceName]string
-		for name := range values.All() {
+		for name := range values {
 			v, ok := yamledit.ScalarField(sec, string(name))
 			if m := variableRef.FindStringSubmatch(v); ok && m != nil {
 				if out == nil {
@@ -140,7 +130,7 @@ func (a *applier) variables(c Change, ref repoindex.DocRef) (requests, limits ma
 // substitute sets the variables that fill c's values where the target's
 // deployer sets them, in its postBuild.substitute, when that deployer is
 // the only one that reads the file and every value of c is a variable.
-func (a *applier) substitute(c Change, ref repoindex.DocRef, dep repoindex.Deployers, vars, limitVars map[corev1.ResourceName]string) (string, bool, error) {
+func (w *Workspace) substitute(c Resources, ref repoindex.DocRef, dep repoindex.Deployers, vars, limitVars map[corev1.ResourceName]string) (string, bool, error) {
 	var names []string
 	for _, v := range vars {
 		names = append(names, "${"+v+"}")
@@ -175,28 +165,28 @@ func (a *applier) substitute(c Change, ref repoindex.DocRef, dep repoindex.Deplo
 			return ref.File, false, fmt.Errorf("%w: %s, and %s does not set ${%s} in postBuild.substitute%s", repoindex.ErrSharedSource, what, d, v, from)
 		}
 	}
-	fe, err := a.file(d.File)
+	fe, err := w.File(d.File)
 	if err != nil {
 		return d.File, false, err
 	}
-	if fe.unsafe != nil {
-		return d.File, false, fmt.Errorf("%s: %w", d.File, fe.unsafe)
+	if fe.Unsafe != nil {
+		return d.File, false, fmt.Errorf("%s: %w", d.File, fe.Unsafe)
 	}
-	docs, err := fe.currentDocs()
+	docs, err := fe.CurrentDocs()
 	if err != nil || d.Doc >= len(docs) {
 		return d.File, false, fmt.Errorf("%w: %s: document %d of %s is gone", repoindex.ErrUnsafeFile, d.File, d.Doc+1, d)
 	}
 	_, spec, _ := yamledit.Lookup(yamledit.DocRoot(docs[d.Doc]), "spec")
 	_, post, _ := yamledit.Lookup(spec, "postBuild")
 	_, sub, _ := yamledit.Lookup(post, "substitute")
-	p := &yamledit.Planner{Src: yamledit.NewSource(fe.data)}
-	set := func(values Values, vs map[corev1.ResourceName]string) error {
+	p := &yamledit.Planner{Src: yamledit.NewSource(fe.Data)}
+	set := func(values corev1.ResourceList, vs map[corev1.ResourceName]string) error {
 		for name, v := range vs {
 			k, n, dup := yamledit.Lookup(sub, v)
 			if dup || n == nil || n.Kind != yaml.ScalarNode {
 				return fmt.Errorf("%w: %s: postBuild.substitute.%s of %s is not one plain value", repoindex.ErrUnsafeFile, d.File, v, d)
 			}
-			q, _ := values.Get(name)
+			q := values[name]
 			if yamledit.SameQuantity(n, q) {
 				continue
 			}
@@ -239,8 +229,8 @@ func mapValues(m map[corev1.ResourceName]string) func(func(string) bool) {
 // patches of d, the target's deployer: a patch there that targets the
 // object gains the container's values, or a new one is added. It returns
 // the deployer's file and whether its bytes changed.
-func (a *applier) deployerPatch(c Change, ref repoindex.DocRef, d *repoindex.Deployer) (string, bool, error) {
-	base, err := a.Doc(ref.File, ref.Doc)
+func (w *Workspace) deployerPatch(c Resources, ref repoindex.DocRef, d *repoindex.Deployer) (string, bool, error) {
+	base, err := w.Doc(ref.File, ref.Doc)
 	if err != nil {
 		return ref.File, false, err
 	}
@@ -256,14 +246,14 @@ func (a *applier) deployerPatch(c Change, ref repoindex.DocRef, d *repoindex.Dep
 	if ref.Chain != nil {
 		_, name = ref.Chain[:len(ref.Chain)-1].Transform(ref.RawNamespace, ref.RawName)
 	}
-	fe, err := a.file(d.File)
+	fe, err := w.File(d.File)
 	if err != nil {
 		return d.File, false, err
 	}
-	if fe.unsafe != nil {
-		return d.File, false, fmt.Errorf("%s: %w", d.File, fe.unsafe)
+	if fe.Unsafe != nil {
+		return d.File, false, fmt.Errorf("%s: %w", d.File, fe.Unsafe)
 	}
-	docs, err := fe.currentDocs()
+	docs, err := fe.CurrentDocs()
 	if err != nil || d.Doc >= len(docs) {
 		return d.File, false, fmt.Errorf("%w: %s: document %d of %s is gone", repoindex.ErrUnsafeFile, d.File, d.Doc+1, d)
 	}
@@ -273,12 +263,12 @@ func (a *applier) deployerPatch(c Change, ref repoindex.DocRef, d *repoindex.Dep
 		return d.File, false, fmt.Errorf("%w: %s: %w", repoindex.ErrUnsafeFile, d.File, err)
 	}
 	step := max(yamledit.IndentStep(root), 2)
-	src := yamledit.NewSource(fe.data)
+	src := yamledit.NewSource(fe.Data)
 	_, patches, _ := yamledit.Lookup(holder, "patches")
 	text := patchText(apiVersion, ref.Key.Kind, "", name, at, c, layout{step: step, seq: step}, "\n")
 	if patches != nil && patches.Kind == yaml.SequenceNode {
 		if item := ownPatch(patches, ref.Key.Kind, name); item != nil {
-			return a.updatePatch(fe, src, item, c, d, at)
+			return w.updatePatch(fe, src, item, c, d, at)
 		}
 	}
 	item := func(indent int) []string {
@@ -347,13 +337,13 @@ func isOwnPatch(item *yaml.Node) bool {
 
 // updatePatch sets c's values in the patch the job wrote before, keeping
 // its text but for the values.
-func (a *applier) updatePatch(fe *fileEdit, src *yamledit.Source, item *yaml.Node, c Change, d *repoindex.Deployer, at repoindex.ContainerPath) (string, bool, error) {
+func (w *Workspace) updatePatch(fe *File, src *yamledit.Source, item *yaml.Node, c Resources, d *repoindex.Deployer, at repoindex.ContainerPath) (string, bool, error) {
 	_, p, _ := yamledit.Lookup(item, "patch")
-	inner := newFileEdit(&repoindex.IndexedFile{Name: d.File, Data: []byte(p.Value)})
-	changed, err := inner.apply(c, 0, nil)
+	inner := newFile(&repoindex.IndexedFile{Name: d.File, Data: []byte(p.Value)})
+	changed, err := inner.Apply(c, 0, nil)
 	if errors.Is(err, repoindex.ErrContainerNotFound) {
 		// Another container of the object: it joins the patch.
-		err = a.addContainer(inner, 0, at, c)
+		err = w.addContainer(inner, 0, at, c)
 		changed = err == nil
 	}
 	if err != nil || !changed {
@@ -366,7 +356,7 @@ func (a *applier) updatePatch(fe *fileEdit, src *yamledit.Source, item *yaml.Nod
 	ind, _, _ := src.Indent(p.Line + 1)
 	pad := strings.Repeat(" ", ind)
 	var lines []string
-	for _, l := range strings.Split(strings.TrimSuffix(string(inner.data), "\n"), "\n") {
+	for _, l := range strings.Split(strings.TrimSuffix(string(inner.Data), "\n"), "\n") {
 		lines = append(lines, strings.TrimRight(pad+l, " "))
 	}
 	br := src.LineBreak(p.Line)
@@ -382,7 +372,7 @@ func (a *applier) updatePatch(fe *fileEdit, src *yamledit.Source, item *yaml.Nod
 	if err != nil {
 		return d.File, false, fmt.Errorf("%w: %s: the edit would not parse: %w", repoindex.ErrUnsafeFile, d.File, err)
 	}
-	fe.data, fe.docs, fe.method = out, docs, MethodSplice
+	fe.Data, fe.docs, fe.Subtree = out, docs, false
 	return d.File, true, nil
 }
 
