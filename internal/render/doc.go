@@ -23,13 +23,17 @@
 // resources. A patch file another kustomization also uses is not edited.
 // ModeAuto, the default, edits in place otherwise.
 //
+// The files are edited in memory (package edits) and written only once
+// every change has been worked out.
+//
 // Each kustomization that renders an edited target is then built with
 // kustomize (krusty) from the files on disk and from the edited files laid
 // over them, and so is every environment that reads an edited file without
 // being built on that kustomization. Unless the targets render with the new
 // values, nothing else in the output changes and those environments render
 // exactly what they did, the edits of that kustomization (and of any that
-// share a file with them) are undone and reported with ErrProofFailed.
+// share a file with them) are undone and reported with ErrProofFailed
+// (package proof builds and compares).
 //
 // The YAML is parsed only to locate nodes: new values are spliced into the
 // original bytes (package yamledit), so the diff of a file is exactly the
