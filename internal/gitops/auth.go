@@ -1,15 +1,20 @@
 package gitops
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"regexp"
+	"strings"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+
+	"github.com/recommend-job/recommend-job/internal/redact"
 )
 
 // scpLike matches git's scp-like syntax, user@host:path, which is not a URL.
@@ -20,20 +25,152 @@ func isSCPLike(raw string) bool {
 	return scpLike.MatchString(raw) && !regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://`).MatchString(raw)
 }
 
+// access is what the job needs to reach and sign for the repository,
+// parsed from the settings of Options once (Prepare): the URL without its
+// credentials, the auth method, the signer, the redactor of every
+// credential, and the repository's web address and path.
+type access struct {
+	url    string
+	auth   transport.AuthMethod
+	signer git.Signer
+	secret *redact.Redactor
+	// web is where a person reads the repository (see webURL); path is
+	// the repository's path on its host, owner/name for the forges.
+	web, path string
+}
+
+// SettingError is an error of Prepare's that one setting caused.
+type SettingError struct {
+	// Setting is the field of Options at fault: URL, SSHKeyFile,
+	// KnownHostsFile or SigningKeyFile.
+	Setting string
+	Err     error
+}
+
+func (e *SettingError) Error() string { return e.Err.Error() }
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// Prepare parses and checks the settings of opts once: the git URL and
+// its credentials, the ssh key and known_hosts files, and the signing
+// key. The options it returns carry what it parsed, which every checkout,
+// listing and history read of them then uses: an unreadable key fails
+// here, before the run contacts anything, and not at a group's checkout.
+func Prepare(opts Options) (Options, error) {
+	a, err := parseAccess(opts)
+	if err != nil {
+		return Options{}, err
+	}
+	opts.access = a
+	return opts, nil
+}
+
+// accessOf is what Prepare parsed of opts; options made by hand, as
+// tests make them, are parsed on each use.
+func accessOf(opts Options) (*access, error) {
+	if opts.access != nil {
+		return opts.access, nil
+	}
+	return parseAccess(opts)
+}
+
+// parseAccess parses the settings of opts; see Prepare.
+func parseAccess(opts Options) (*access, error) {
+	a := &access{secret: gitRedactor(opts)}
+	var err error
+	if a.url, a.auth, err = authFor(opts, a.secret); err != nil {
+		return nil, err
+	}
+	if a.signer, err = loadSigner(opts.SigningFormat, opts.SigningKeyFile); err != nil {
+		return nil, &SettingError{Setting: "SigningKeyFile", Err: err}
+	}
+	a.web = webURL(a.url)
+	a.path = repositoryPath(a.url)
+	return a, nil
+}
+
+// RepositoryPath is the path of the repository on its host, without a
+// leading "/" or a trailing ".git": owner/name on the forges (GitLab:
+// the project path), which a forge's client takes when forge-repository
+// is not set.
+func (o Options) RepositoryPath() (string, error) {
+	if o.access != nil {
+		return o.access.path, nil
+	}
+	if p := repositoryPath(o.URL); p != "" {
+		return p, nil
+	}
+	return "", errors.New("the git url has no repository path")
+}
+
+// URLToken is the token an http(s) git URL carries in its user part (its
+// password, or a user name alone, as GitHub documents), "" for none: the
+// forge's token when no other is set.
+func (o Options) URLToken() string {
+	if isSCPLike(o.URL) {
+		return ""
+	}
+	u, err := url.Parse(o.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return ""
+	}
+	return redact.UserSecret(u)
+}
+
+// repositoryPath is the path part of a git URL (see RepositoryPath).
+func repositoryPath(gitURL string) string {
+	var p string
+	if isSCPLike(gitURL) {
+		p = scpLike.FindStringSubmatch(gitURL)[3]
+	} else if u, err := url.Parse(gitURL); err == nil {
+		p = u.Path
+	}
+	return strings.TrimSuffix(strings.Trim(p, "/"), ".git")
+}
+
+// gitRedactor knows the credentials of opts: the git token and those of
+// Secrets, the password (or the token in the user part) of an http(s)
+// URL, and the basic-auth header value built from them, which a server
+// may echo.
+func gitRedactor(opts Options) *redact.Redactor {
+	secrets := append([]string{opts.Token}, opts.Secrets...)
+	if !isSCPLike(opts.URL) { // user@host:path names a user, never a secret.
+		u, err := url.Parse(opts.URL)
+		switch {
+		case err != nil:
+			secrets = append(secrets, redact.BeforeHost(opts.URL))
+		case u.Scheme == "http" || u.Scheme == "https":
+			secrets = append(secrets, redact.UserSecret(u))
+			if user, token := httpCredentials(u, opts); token != "" {
+				secrets = append(secrets, base64.StdEncoding.EncodeToString([]byte(user+":"+token)))
+			}
+		}
+	}
+	return redact.New(secrets...)
+}
+
+// redactErr replaces every credential of opts in err's text. url.Parse errors
+// quote the whole URL, user info included, and servers may echo it.
+func redactErr(err error, opts Options) error {
+	if a := opts.access; a != nil {
+		return a.secret.Error(err)
+	}
+	return gitRedactor(opts).Error(err)
+}
+
 // authFor returns the repository URL without credentials, and the auth
 // method. Over HTTP(S), credentials embedded in the URL move to basic auth
 // so that they never show up in an error or log line that quotes the URL;
 // a URL with only a user part (https://TOKEN@host/...) carries a token, as
 // GitHub documents. Over ssh, a key file and a known_hosts file are
 // required: there is no default that trusts any host key.
-func authFor(opts Options) (string, transport.AuthMethod, error) {
+func authFor(opts Options, secret *redact.Redactor) (string, transport.AuthMethod, error) {
 	if isSCPLike(opts.URL) {
 		m := scpLike.FindStringSubmatch(opts.URL)
 		return sshAuth(opts.URL, m[1], m[2]+":22", opts)
 	}
 	u, err := url.Parse(opts.URL)
 	if err != nil {
-		return "", nil, fmt.Errorf("parsing git url: %w", redact(err, opts))
+		return "", nil, &SettingError{Setting: "URL", Err: fmt.Errorf("parsing git url: %w", secret.Error(err))}
 	}
 	if u.Scheme == "ssh" {
 		user := ""
@@ -96,11 +233,11 @@ func sshAuth(clean, user, hostPort string, opts Options) (string, transport.Auth
 	}
 	keys, err := gitssh.NewPublicKeysFromFile(user, opts.SSHKeyFile, "")
 	if err != nil {
-		return "", nil, fmt.Errorf("reading ssh key file: %w", err)
+		return "", nil, &SettingError{Setting: "SSHKeyFile", Err: fmt.Errorf("reading ssh key file: %w", err)}
 	}
 	db, err := gitssh.NewKnownHostsDb(opts.KnownHostsFile)
 	if err != nil {
-		return "", nil, fmt.Errorf("reading known_hosts file: %w", err)
+		return "", nil, &SettingError{Setting: "KnownHostsFile", Err: fmt.Errorf("reading known_hosts file: %w", err)}
 	}
 	keys.HostKeyCallback = db.HostKeyCallback()
 	keys.HostKeyAlgorithms = db.HostKeyAlgorithms(hostPort)

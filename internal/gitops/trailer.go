@@ -142,3 +142,11 @@ func portOf(u *url.URL) string {
 	}
 	return ""
 }
+
+// orNone shows q in a trailer, or "none" for a request that was unset.
+func orNone(q *resource.Quantity) string {
+	if q == nil {
+		return "none"
+	}
+	return q.String()
+}

@@ -164,7 +164,7 @@ func TestWriteBackPushesNothingAfterTheDeadline(t *testing.T) {
 		AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com"}}
 	cfg.beforePush = func(int) { cancel(errDeadline) }
 	rep := webPlan("390m")
-	err = writeBack(ctx, cfg, rep, slog.New(slog.DiscardHandler))
+	err = writeBack(ctx, newRun(cfg), rep, slog.New(slog.DiscardHandler))
 	if !errors.Is(err, errDeadline) || !strings.Contains(err.Error(), "not pushing") {
 		t.Errorf("writeBack() error = %v, want it not to push because of the deadline", err)
 	}

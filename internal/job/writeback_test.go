@@ -23,6 +23,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/report/markdown"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
@@ -80,7 +81,7 @@ func (f *fixture) config() Config {
 func (f *fixture) run(t *testing.T, cfg Config, cpu string) (*plan.Plan, error) {
 	t.Helper()
 	rep := webPlan(cpu)
-	err := writeBack(t.Context(), cfg, rep, f.log)
+	err := writeBack(t.Context(), newRun(cfg), rep, f.log)
 	// The report never holds the token either.
 	b, _ := json.Marshal(rep)
 	if strings.Contains(string(b), gitToken) {
@@ -291,7 +292,7 @@ func remoteBranches(t *testing.T, f *fixture) []string {
 func TestCommitTemplate(t *testing.T) {
 	f := newFixture(t)
 	cfg := f.config()
-	cfg.Git.CommitTemplate = template.Must(gitops.ParseCommitTemplate("chore({{.Path}}): right-size{{range .Workloads}} {{.Target}}{{end}} for {{.Base}}\n"))
+	cfg.CommitTemplate = template.Must(markdown.ParseCommitTemplate("chore({{.Path}}): right-size{{range .Workloads}} {{.Target}}{{end}} for {{.Base}}\n"))
 	cfg.Git.CommitterName, cfg.Git.CommitterEmail = "ci", "ci@example.com"
 	if _, err := f.run(t, cfg, "390m"); err != nil {
 		t.Fatal(err)
