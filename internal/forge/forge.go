@@ -414,8 +414,8 @@ func SyncPullRequest(ctx context.Context, f Forge, pr NewPullRequest) (*plan.Pul
 const reviewersPrefix = "<!-- recommend-job: reviewers "
 
 // maxReviewersLine bounds the line of reviewers (see
-// markdown.MaxBodyLength): the
-// names past it are not recorded, and are asked again on each update.
+// markdown.MaxBodyLength): the names past it are not recorded, and are
+// asked again on each update.
 const maxReviewersLine = 1000
 
 // withReviewersLine adds to body the hidden line naming reviewers (names

@@ -21,7 +21,7 @@ import (
 // The marker is the body's first line, where no text from the cluster or
 // the repository can come before it; it names the change set for people
 // and tools, but whether the pull request is up to date is decided by
-// comparing whole bodies (see SyncPullRequest), never by the marker.
+// comparing whole bodies (see forge.SyncPullRequest), never by the marker.
 const markerPrefix = "<!-- recommend-job: sha256="
 
 // forgeBodyLimit is the most a forge takes in a description: GitHub's
