@@ -35,9 +35,33 @@ type access struct {
 	signer git.Signer
 	secret *redact.Redactor
 	// web is where a person reads the repository (see webURL); path is
-	// the repository's path on its host, owner/name for the forges.
-	web, path string
+	// the repository's path on its host, owner/name for the forges;
+	// token the one the URL carries (see URLToken).
+	web, path, token string
 }
+
+// gitURL is the git URL of Options, parsed once: git's scp-like
+// user@host:path (scp holds the match of scpLike: its user, host and
+// path), or a URL (u, nil with err when it does not parse).
+type gitURL struct {
+	raw string
+	scp []string
+	u   *url.URL
+	err error
+}
+
+// parseGitURL parses raw, which is a URL or an scp-like address.
+func parseGitURL(raw string) gitURL {
+	if isSCPLike(raw) {
+		return gitURL{raw: raw, scp: scpLike.FindStringSubmatch(raw)}
+	}
+	u, err := url.Parse(raw)
+	return gitURL{raw: raw, u: u, err: err}
+}
+
+// http reports whether g is an http(s) URL, whose user part may hold
+// credentials.
+func (g gitURL) http() bool { return g.u != nil && (g.u.Scheme == "http" || g.u.Scheme == "https") }
 
 // SettingError is an error of Prepare's that one setting caused.
 type SettingError struct {
@@ -75,16 +99,15 @@ func accessOf(opts Options) (*access, error) {
 
 // parseAccess parses the settings of opts; see Prepare.
 func parseAccess(opts Options) (*access, error) {
-	a := &access{secret: gitRedactor(opts)}
+	g := parseGitURL(opts.URL)
+	a := &access{secret: gitRedactor(opts, g), web: webURL(g), path: repositoryPath(g), token: urlToken(g)}
 	var err error
-	if a.url, a.auth, err = authFor(opts, a.secret); err != nil {
+	if a.url, a.auth, err = authFor(opts, g, a.secret); err != nil {
 		return nil, err
 	}
 	if a.signer, err = loadSigner(opts.SigningFormat, opts.SigningKeyFile); err != nil {
 		return nil, &SettingError{Setting: "SigningKeyFile", Err: err}
 	}
-	a.web = webURL(a.url)
-	a.path = repositoryPath(a.url)
 	return a, nil
 }
 
@@ -96,7 +119,7 @@ func (o Options) RepositoryPath() (string, error) {
 	if o.access != nil {
 		return o.access.path, nil
 	}
-	if p := repositoryPath(o.URL); p != "" {
+	if p := repositoryPath(parseGitURL(o.URL)); p != "" {
 		return p, nil
 	}
 	return "", errors.New("the git url has no repository path")
@@ -106,23 +129,28 @@ func (o Options) RepositoryPath() (string, error) {
 // password, or a user name alone, as GitHub documents), "" for none: the
 // forge's token when no other is set.
 func (o Options) URLToken() string {
-	if isSCPLike(o.URL) {
-		return ""
+	if o.access != nil {
+		return o.access.token
 	}
-	u, err := url.Parse(o.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return ""
-	}
-	return redact.UserSecret(u)
+	return urlToken(parseGitURL(o.URL))
 }
 
-// repositoryPath is the path part of a git URL (see RepositoryPath).
-func repositoryPath(gitURL string) string {
+// urlToken is URLToken of g.
+func urlToken(g gitURL) string {
+	if !g.http() {
+		return ""
+	}
+	return redact.UserSecret(g.u)
+}
+
+// repositoryPath is the path part of g (see RepositoryPath).
+func repositoryPath(g gitURL) string {
 	var p string
-	if isSCPLike(gitURL) {
-		p = scpLike.FindStringSubmatch(gitURL)[3]
-	} else if u, err := url.Parse(gitURL); err == nil {
-		p = u.Path
+	switch {
+	case g.scp != nil:
+		p = g.scp[3]
+	case g.u != nil:
+		p = g.u.Path
 	}
 	return strings.TrimSuffix(strings.Trim(p, "/"), ".git")
 }
@@ -131,18 +159,16 @@ func repositoryPath(gitURL string) string {
 // Secrets, the password (or the token in the user part) of an http(s)
 // URL, and the basic-auth header value built from them, which a server
 // may echo.
-func gitRedactor(opts Options) *redact.Redactor {
+func gitRedactor(opts Options, g gitURL) *redact.Redactor {
 	secrets := append([]string{opts.Token}, opts.Secrets...)
-	if !isSCPLike(opts.URL) { // user@host:path names a user, never a secret.
-		u, err := url.Parse(opts.URL)
-		switch {
-		case err != nil:
-			secrets = append(secrets, redact.BeforeHost(opts.URL))
-		case u.Scheme == "http" || u.Scheme == "https":
-			secrets = append(secrets, redact.UserSecret(u))
-			if user, token := httpCredentials(u, opts); token != "" {
-				secrets = append(secrets, base64.StdEncoding.EncodeToString([]byte(user+":"+token)))
-			}
+	switch {
+	case g.scp != nil: // user@host:path names a user, never a secret.
+	case g.err != nil:
+		secrets = append(secrets, redact.BeforeHost(g.raw))
+	case g.http():
+		secrets = append(secrets, redact.UserSecret(g.u))
+		if user, token := httpCredentials(g.u, opts); token != "" {
+			secrets = append(secrets, base64.StdEncoding.EncodeToString([]byte(user+":"+token)))
 		}
 	}
 	return redact.New(secrets...)
@@ -154,7 +180,7 @@ func redactErr(err error, opts Options) error {
 	if a := opts.access; a != nil {
 		return a.secret.Error(err)
 	}
-	return gitRedactor(opts).Error(err)
+	return gitRedactor(opts, parseGitURL(opts.URL)).Error(err)
 }
 
 // authFor returns the repository URL without credentials, and the auth
@@ -163,15 +189,14 @@ func redactErr(err error, opts Options) error {
 // a URL with only a user part (https://TOKEN@host/...) carries a token, as
 // GitHub documents. Over ssh, a key file and a known_hosts file are
 // required: there is no default that trusts any host key.
-func authFor(opts Options, secret *redact.Redactor) (string, transport.AuthMethod, error) {
-	if isSCPLike(opts.URL) {
-		m := scpLike.FindStringSubmatch(opts.URL)
-		return sshAuth(opts.URL, m[1], m[2]+":22", opts)
+func authFor(opts Options, g gitURL, secret *redact.Redactor) (string, transport.AuthMethod, error) {
+	if g.scp != nil {
+		return sshAuth(g.raw, g.scp[1], g.scp[2]+":22", opts)
 	}
-	u, err := url.Parse(opts.URL)
-	if err != nil {
-		return "", nil, &SettingError{Setting: "URL", Err: fmt.Errorf("parsing git url: %w", secret.Error(err))}
+	if g.err != nil {
+		return "", nil, &SettingError{Setting: "URL", Err: fmt.Errorf("parsing git url: %w", secret.Error(g.err))}
 	}
+	u := *g.u // a copy, which loses its user part below
 	if u.Scheme == "ssh" {
 		user := ""
 		if u.User != nil {
@@ -183,7 +208,7 @@ func authFor(opts Options, secret *redact.Redactor) (string, transport.AuthMetho
 		}
 		return sshAuth(u.String(), user, host, opts)
 	}
-	username, token := httpCredentials(u, opts)
+	username, token := httpCredentials(&u, opts)
 	u.User = nil
 	clean := u.String()
 	if token == "" || (u.Scheme != "http" && u.Scheme != "https") {

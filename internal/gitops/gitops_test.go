@@ -196,7 +196,7 @@ func TestAuthForMovesCredentialsOutOfURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			url, auth, err := authFor(tt.opts, gitRedactor(tt.opts))
+			url, auth, err := authFor(tt.opts, parseGitURL(tt.opts.URL), gitRedactor(tt.opts, parseGitURL(tt.opts.URL)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -48,7 +48,7 @@ func (o Options) WebURL() string {
 	if o.access != nil {
 		return o.access.web
 	}
-	return webURL(o.URL)
+	return webURL(parseGitURL(o.URL))
 }
 
 // BaseCommits returns the commits of the base branch made since since,

@@ -80,7 +80,7 @@ func TestRedactorText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := gitRedactor(tt.opts).Text(tt.in); got != tt.want {
+			if got := gitRedactor(tt.opts, parseGitURL(tt.opts.URL)).Text(tt.in); got != tt.want {
 				t.Errorf("text(%q) =\n%q\nwant\n%q", tt.in, got, tt.want)
 			}
 		})

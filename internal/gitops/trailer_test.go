@@ -72,7 +72,7 @@ func TestWebURL(t *testing.T) {
 		{"ssh://git@github.com:22/acme/gitops.git", "https://github.com/acme/gitops"},
 		{"file:///srv/gitops.git", ""},
 	} {
-		if got := webURL(tc.in); got != tc.want {
+		if got := webURL(parseGitURL(tc.in)); got != tc.want {
 			t.Errorf("webURL(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
