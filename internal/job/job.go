@@ -76,10 +76,6 @@ type Config struct {
 	// Prices are the run's prices of a core-hour and a GiB-hour, which a
 	// ResourceRecommend's annotations override.
 	Prices plan.Prices
-
-	// beforePush, when a test sets it, runs between commit and push of
-	// every attempt, so that the test can move the remote under the run.
-	beforePush func(attempt int)
 }
 
 // run is one pass of the job: its configuration, and what the pass learns
@@ -87,6 +83,9 @@ type Config struct {
 type run struct {
 	Config
 	ledger *ledger
+	// beforePush, when a test sets it, runs between commit and push of
+	// every attempt, so that the test can move the remote under the run.
+	beforePush func(attempt int)
 }
 
 // pullRequests reports whether the run opens, updates and closes pull
