@@ -15,8 +15,8 @@ import (
 
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
-	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/report/markdown"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
@@ -148,13 +148,13 @@ func TestEndToEndPartialAnswer(t *testing.T) {
 
 	// The pull request and the dashboard are views of the plan: each says
 	// why blog has no recommendation.
-	for name, text := range map[string]string{"pull request": gitops.PullRequestBody(rep), "dashboard": gitops.DashboardBody(rep, "recommend-job/main")} {
+	for name, text := range map[string]string{"pull request": markdown.PullRequestBody(rep), "dashboard": markdown.DashboardBody(rep, "recommend-job/main")} {
 		if !strings.Contains(text, "partial response: store 127.0.0.1:10901 unavailable") {
 			t.Errorf("the %s does not say blog's answer was partial:\n%s", name, text)
 		}
 	}
-	if !strings.Contains(gitops.PullRequestBody(rep), "### No recommendation") {
-		t.Errorf("the pull request has no section No recommendation:\n%s", gitops.PullRequestBody(rep))
+	if !strings.Contains(markdown.PullRequestBody(rep), "### No recommendation") {
+		t.Errorf("the pull request has no section No recommendation:\n%s", markdown.PullRequestBody(rep))
 	}
 
 	// doctor shows the first warning and fails blog's namespace.

@@ -28,7 +28,6 @@ import (
 	"github.com/recommend-job/recommend-job/internal/config"
 	"github.com/recommend-job/recommend-job/internal/deployers"
 	"github.com/recommend-job/recommend-job/internal/doctor"
-	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/job"
 	"github.com/recommend-job/recommend-job/internal/memlimit"
 	"github.com/recommend-job/recommend-job/internal/plan"
@@ -36,6 +35,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/render"
 	helmrender "github.com/recommend-job/recommend-job/internal/render/helm"
 	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/report/markdown"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
 
@@ -201,14 +201,17 @@ func wire(cfg *config.Config, log *slog.Logger) (*wiring, error) {
 	deployerOpts.Served = servedBy(cached)
 	collector := collect.New(dyn, mapper, append(cfg.CollectOptions(log), collect.WithMetadataClient(metaClient))...)
 	w := &wiring{rest: restCfg, discovery: disco, cached: cached, access: authz.SelfSubjectAccessReviews(), collector: collector, prometheus: promAPI, job: job.Config{
-		Git:           cfg.GitOptions(),
-		Path:          cfg.GitPath,
-		DryRun:        cfg.DryRun,
-		Algorithm:     cfg.Algorithm(),
-		RenderOptions: cfg.RenderOptions(),
-		GroupBy:       cfg.Parsed.GroupBy,
-		Verify:        cfg.Verify(),
+		Git:            cfg.GitOptions(),
+		Forge:          cfg.ForgeClient(),
+		CommitTemplate: cfg.Parsed.CommitTemplate,
+		Path:           cfg.GitPath,
+		DryRun:         cfg.DryRun,
+		Algorithm:      cfg.Algorithm(),
+		RenderOptions:  cfg.RenderOptions(),
+		GroupBy:        cfg.Parsed.GroupBy,
+		Verify:         cfg.Verify(),
 		PullRequests: job.PullRequestPolicy{
+			Labels: cfg.PRLabels, Reviewers: cfg.PRReviewers, CloseWhenEmpty: cfg.PRCloseWhenEmpty,
 			Limit: cfg.PRLimit, PerRun: cfg.PRPerRun, ClosedHold: cfg.PRClosedHold, Dashboard: cfg.Dashboard,
 		},
 
@@ -254,6 +257,7 @@ func (w *wiring) doctor(cfg *config.Config, log *slog.Logger) doctor.Config {
 		Prometheus:    w.prometheus,
 		ReaderOptions: cfg.UsageOptions(log),
 		Git:           w.job.Git,
+		PullRequests:  w.job.Forge,
 		Verify:        w.job.Verify,
 		Log:           log,
 	}
@@ -272,7 +276,7 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 
 func writeReport(w io.Writer, rep *plan.Plan, format string) error {
 	if format == config.OutputMarkdown {
-		_, err := io.WriteString(w, gitops.PullRequestBody(rep))
+		_, err := io.WriteString(w, markdown.PullRequestBody(rep))
 		return err
 	}
 	return report.Write(w, rep, report.Format(format))

@@ -46,23 +46,28 @@ var mayImport = map[string][]string{
 	"internal/collect":   {"internal/api/v1alpha1", "internal/kinds", "internal/plan"},
 	"internal/usage":     {"internal/kinds"},
 	"internal/recommend": {"internal/api/v1alpha1", "internal/collect", "internal/plan", "internal/usage"},
-	"internal/gitops":    {"internal/plan"},
+	"internal/redact":    {},
+	"internal/gitops":    {"internal/plan", "internal/redact"},
+	"internal/forge":     {"internal/gitops", "internal/plan", "internal/redact"},
 
 	"internal/cost":        {"internal/plan"},
 	"internal/corrections": {"internal/plan", "internal/gitops", "internal/verify"},
 	"internal/record":      {"internal/gitops"},
-	"internal/verify":      {"internal/gitops", "internal/usage", "internal/recommend", "internal/plan"},
+	"internal/verify":      {"internal/forge", "internal/gitops", "internal/usage", "internal/recommend", "internal/plan"},
 	"internal/report":      {"internal/plan"},
+	// The Markdown views of a plan: the pull request's body, the
+	// dashboard, the commit message.
+	"internal/report/markdown": {"internal/plan"},
 
 	// job orders every stage of a run but report; doctor repeats the
 	// reads of a run through interfaces of its own; config builds the
 	// stages' options.
-	"internal/job": {"internal/checkpoint", "internal/collect", "internal/corrections", "internal/cost", "internal/gitops",
-		"internal/plan", "internal/recommend", "internal/record", "internal/render", "internal/render/repoindex", "internal/usage", "internal/verify"},
-	"internal/doctor": {"internal/api/v1alpha1", "internal/checkpoint", "internal/collect", "internal/gitops", "internal/plan",
+	"internal/job": {"internal/checkpoint", "internal/collect", "internal/corrections", "internal/cost", "internal/forge", "internal/gitops",
+		"internal/plan", "internal/recommend", "internal/record", "internal/render", "internal/render/repoindex", "internal/report/markdown", "internal/usage", "internal/verify"},
+	"internal/doctor": {"internal/api/v1alpha1", "internal/checkpoint", "internal/collect", "internal/forge", "internal/gitops", "internal/plan",
 		"internal/recommend", "internal/usage", "internal/verify"},
-	"internal/config": {"internal/collect", "internal/cost", "internal/deployers", "internal/gitops", "internal/render/helm", "internal/render/helm/chartfetch",
-		"internal/plan", "internal/recommend", "internal/render", "internal/report", "internal/usage", "internal/verify"},
+	"internal/config": {"internal/collect", "internal/cost", "internal/deployers", "internal/forge", "internal/gitops", "internal/render/helm", "internal/render/helm/chartfetch",
+		"internal/plan", "internal/recommend", "internal/render", "internal/report", "internal/report/markdown", "internal/usage", "internal/verify"},
 
 	// Test support: no list above names it, so no stage imports it.
 	"internal/testbed":              {},
@@ -71,8 +76,8 @@ var mayImport = map[string][]string{
 	"internal/render/helm/helmtest": {},
 
 	"cmd/recommend-job": {"internal/checkpoint", "internal/collect", "internal/config", "internal/deployers", "internal/doctor",
-		"internal/gitops", "internal/render/helm", "internal/job", "internal/memlimit", "internal/plan", "internal/record",
-		"internal/render", "internal/report", "internal/usage"},
+		"internal/render/helm", "internal/job", "internal/memlimit", "internal/plan", "internal/record",
+		"internal/render", "internal/report", "internal/report/markdown", "internal/usage"},
 }
 
 // projectPackages lists the packages of internal/ and cmd/ with the

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/recommend-job/recommend-job/internal/collect"
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
@@ -181,16 +182,22 @@ type Config struct {
 	// Parsed are the settings above that are written as text, as Load
 	// parsed them: nothing after Load parses their text again.
 	Parsed Parsed `mapstructure:"-"`
+
+	// git are the git settings as gitops.Prepare parsed them; forge is
+	// the forge's client, nil for none (see prepareGit).
+	git   gitops.Options
+	forge forge.Forge
 }
 
 // Parsed are the settings that are written as text, parsed once by Load.
 type Parsed struct {
-	HPAMode        collect.HPAMode
-	RenderMode     render.Mode
-	RenderPaths    map[string]string
-	MaxFileSize    int64
-	RenderLimits   helm.Limits
-	GroupBy        gitops.GroupBy
+	HPAMode      collect.HPAMode
+	RenderMode   render.Mode
+	RenderPaths  map[string]string
+	MaxFileSize  int64
+	RenderLimits helm.Limits
+	GroupBy      gitops.GroupBy
+	// CommitTemplate is git-commit-template; nil for the default.
 	CommitTemplate *template.Template
 	LogLevel       slog.Level
 	// PrometheusStep and PrometheusRateWindow are zero for auto: measured

@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -12,7 +11,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/report/markdown"
 )
 
 // completeGit fills and checks the git and pull request settings.
@@ -77,7 +78,7 @@ func (c *Config) completeGit() []error {
 		}
 	}
 	var err error
-	if c.Parsed.CommitTemplate, err = gitops.ParseCommitTemplate(c.GitCommitTemplate); err != nil {
+	if c.Parsed.CommitTemplate, err = markdown.ParseCommitTemplate(c.GitCommitTemplate); err != nil {
 		errs = append(errs, fmt.Errorf("git-commit-template: %w", err))
 	}
 	switch c.GitSigningFormat {
@@ -92,7 +93,7 @@ func (c *Config) completeGit() []error {
 func (c *Config) completeForge() []error {
 	var errs []error
 	switch c.Forge {
-	case gitops.ForgeNone, gitops.ForgeGitHub, gitops.ForgeGitLab, gitops.ForgeGitea:
+	case forge.KindNone, forge.KindGitHub, forge.KindGitLab, forge.KindGitea:
 	default:
 		errs = append(errs, fmt.Errorf("forge: must be github, gitlab, gitea or none, got %q", c.Forge))
 	}
@@ -105,19 +106,13 @@ func (c *Config) completeForge() []error {
 	}
 	if c.ForgeToken == "" {
 		// A token may come inside git-url, as GitHub documents.
-		if u, err := url.Parse(c.GitURL); err == nil && u.User != nil {
-			if p, ok := u.User.Password(); ok {
-				c.ForgeToken = p
-			} else {
-				c.ForgeToken = u.User.Username()
-			}
-		}
+		c.ForgeToken = gitops.Options{URL: c.GitURL}.URLToken()
 	}
-	if c.Forge != gitops.ForgeNone && c.Forge != "" && !c.GitDirectPush {
+	if c.Forge != forge.KindNone && c.Forge != "" && !c.GitDirectPush {
 		if c.ForgeToken == "" {
 			errs = append(errs, fmt.Errorf("forge-token: required for forge %s", c.Forge))
 		}
-		if c.Forge == gitops.ForgeGitea && c.ForgeAPIURL == "" {
+		if c.Forge == forge.KindGitea && c.ForgeAPIURL == "" {
 			errs = append(errs, errors.New("forge-api-url: required for forge gitea"))
 		}
 		if c.ForgeAPIURL != "" {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 )
 
@@ -106,9 +107,10 @@ func TestCompleteGitForgeToken(t *testing.T) {
 }
 
 func TestSSHURLsAreAccepted(t *testing.T) {
+	key, knownHosts := sshKeyFiles(t)
 	for _, url := range []string{"git@github.com:org/fleet.git", "ssh://git@host:2222/org/fleet.git"} {
 		_, err := Parse([]string{"--prometheus-url=http://prom.example:9090", "--git-url=" + url,
-			"--git-ssh-key-file=/keys/id", "--git-known-hosts-file=/keys/known_hosts"}, io.Discard)
+			"--git-ssh-key-file=" + key, "--git-known-hosts-file=" + knownHosts}, io.Discard)
 		if err != nil {
 			t.Errorf("git-url %s: Parse() error = %v", url, err)
 		}
@@ -118,6 +120,7 @@ func TestSSHURLsAreAccepted(t *testing.T) {
 // TestGitURLAndBranches checks the repository address against go-git's
 // parser and the branches against git's rules for reference names.
 func TestGitURLAndBranches(t *testing.T) {
+	key, knownHosts := sshKeyFiles(t)
 	tests := []struct {
 		name string
 		args []string
@@ -125,7 +128,7 @@ func TestGitURLAndBranches(t *testing.T) {
 	}{
 		{"https", []string{"--git-url=https://git.example/org/fleet.git"}, ""},
 		{"file", []string{"--git-url=file:///srv/fleet.git"}, ""},
-		{"scp-like", []string{"--git-url=git@github.com:org/fleet.git", "--git-ssh-key-file=/k", "--git-known-hosts-file=/kh"}, ""},
+		{"scp-like", []string{"--git-url=git@github.com:org/fleet.git", "--git-ssh-key-file=" + key, "--git-known-hosts-file=" + knownHosts}, ""},
 		{"branch with a slash", []string{"--git-branch=release/v2"}, ""},
 		{"a bare path", []string{"--git-url=/srv/fleet.git"}, "git-url: scheme must be one of file, http, https, ssh, or user@host:path"},
 		{"another scheme", []string{"--git-url=ftp://git.example/fleet.git"}, "git-url: scheme must be one of"},
@@ -162,14 +165,14 @@ func TestForgeTimeoutReachesTheForge(t *testing.T) {
 		args []string
 		want time.Duration
 	}{
-		{nil, gitops.DefaultForgeTimeout},
+		{nil, forge.DefaultTimeout},
 		{[]string{"--forge-timeout=5s"}, 5 * time.Second},
 	} {
 		cfg, err := Parse(append(base, tt.args...), io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := cfg.GitOptions().Forge.Timeout; got != tt.want {
+		if got := cfg.ForgeOptions().Timeout; got != tt.want {
 			t.Errorf("%v: the forge's timeout = %s, want %s", tt.args, got, tt.want)
 		}
 	}

@@ -2,11 +2,14 @@ package config
 
 import (
 	"crypto/tls"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/deployers"
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
@@ -72,9 +75,13 @@ func (c *Config) Verify() verify.Thresholds {
 		ThrottledAfter: c.VerifyThrottledAfter, ThrottledBefore: c.VerifyThrottledBefore}
 }
 
-// GitOptions are the repository, its branches, credentials, commits and
-// pull request.
-func (c *Config) GitOptions() gitops.Options {
+// GitOptions are the repository, its branches, credentials and commits,
+// as Load parsed and checked them (gitops.Prepare): every checkout of the
+// run uses them as they are.
+func (c *Config) GitOptions() gitops.Options { return c.git }
+
+// gitSettings are the git settings, before gitops.Prepare parses them.
+func (c *Config) gitSettings() gitops.Options {
 	return gitops.Options{
 		URL:            c.GitURL,
 		BaseBranch:     c.GitBranch,
@@ -91,16 +98,69 @@ func (c *Config) GitOptions() gitops.Options {
 		CommitterEmail: c.GitCommitterEmail,
 		SigningKeyFile: c.GitSigningKeyFile,
 		SigningFormat:  c.GitSigningFormat,
-		CommitTemplate: c.Parsed.CommitTemplate,
-		Forge: gitops.ForgeOptions{
-			Kind:           c.Forge,
-			APIURL:         c.ForgeAPIURL,
-			Token:          c.ForgeToken,
-			Repository:     c.ForgeRepository,
-			Timeout:        c.ForgeTimeout,
-			Labels:         c.PRLabels,
-			Reviewers:      c.PRReviewers,
-			CloseWhenEmpty: c.PRCloseWhenEmpty,
-		},
+		Secrets:        []string{c.ForgeToken},
+	}
+}
+
+// ForgeOptions are where and how the pull requests are opened.
+func (c *Config) ForgeOptions() forge.Options {
+	return forge.Options{
+		Kind:           c.Forge,
+		APIURL:         c.ForgeAPIURL,
+		Token:          c.ForgeToken,
+		Repository:     c.ForgeRepository,
+		Timeout:        c.ForgeTimeout,
+		Labels:         c.PRLabels,
+		Reviewers:      c.PRReviewers,
+		CloseWhenEmpty: c.PRCloseWhenEmpty,
+	}
+}
+
+// ForgeClient is the client of the forge, built once by Load for the run
+// and doctor both; nil when the job asks nothing of a forge (forge none,
+// or a direct push without the dashboard).
+func (c *Config) ForgeClient() forge.Forge { return c.forge }
+
+// prepareGit parses the git settings and builds the forge's client once,
+// when every setting they take has passed its own check: an unreadable
+// key or a forge-repository that is not owner/name fails Load, before
+// the run contacts anything.
+func (c *Config) prepareGit() []error {
+	var errs []error
+	var err error
+	c.git = c.gitSettings()
+	if c.GitURL != "" {
+		if c.git, err = gitops.Prepare(c.git); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", gitSettingKey(err), err))
+		}
+	}
+	opts := c.ForgeOptions()
+	if !opts.Enabled() || (c.GitDirectPush && !c.Dashboard) {
+		// A direct push opens no pull request; only the dashboard asks
+		// for the forge then.
+		return errs
+	}
+	if c.forge, err = forge.New(opts, c.git); err != nil {
+		errs = append(errs, fmt.Errorf("forge-repository: %w", err))
+	}
+	return errs
+}
+
+// gitSettingKey is the key of the setting that err, of gitops.Prepare,
+// names.
+func gitSettingKey(err error) string {
+	var se *gitops.SettingError
+	if !errors.As(err, &se) {
+		return "git-url"
+	}
+	switch se.Setting {
+	case "SSHKeyFile":
+		return "git-ssh-key-file"
+	case "KnownHostsFile":
+		return "git-known-hosts-file"
+	case "SigningKeyFile":
+		return "git-signing-key-file"
+	default:
+		return "git-url"
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
 	"github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/report/markdown"
 )
 
 // TestLoadParsesOnce checks that Load hands over what each setting
@@ -50,7 +51,7 @@ func TestLoadParsesOnce(t *testing.T) {
 				t.Fatal("Parsed.CommitTemplate = nil, want the parsed template")
 			}
 			var msg strings.Builder
-			if err := got.CommitTemplate.Execute(&msg, gitops.MessageData{Base: "main"}); err != nil || !strings.HasPrefix(msg.String(), tt.template) {
+			if err := got.CommitTemplate.Execute(&msg, markdown.MessageData{Base: "main"}); err != nil || !strings.HasPrefix(msg.String(), tt.template) {
 				t.Errorf("the commit template renders %q, %v; want it to start with %q", msg.String(), err, tt.template)
 			}
 			got.CommitTemplate = nil

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/recommend-job/recommend-job/internal/cost"
-	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/usage"
@@ -99,7 +99,7 @@ var settings = []setting{
 	{"forge-api-url", "", "API base URL of the forge; github.com's and gitlab.com's when empty, required for gitea"},
 	{"forge-token", "", "token for the forge's API; git-token when empty"},
 	{"forge-token-file", "", "file holding the forge token; used when forge-token is empty"},
-	{"forge-timeout", gitops.DefaultForgeTimeout, "bound of each call to the forge's API; a call past it fails only its group's pull request or the dashboard"},
+	{"forge-timeout", forge.DefaultTimeout, "bound of each call to the forge's API; a call past it fails only its group's pull request or the dashboard"},
 	{"forge-repository", "", "owner/name of the repository on the forge; from git-url's path when empty"},
 	{"pr-labels", []string{}, "labels of the pull request (comma-separated)"},
 	{"pr-reviewers", []string{}, "user names asked to review the pull request (comma-separated)"},

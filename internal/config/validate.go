@@ -103,6 +103,11 @@ func (c *Config) complete() error {
 	default:
 		errs = append(errs, fmt.Errorf("log-level: must be debug, info, warn or error, got %q", c.LogLevel))
 	}
+	if len(errs) == 0 {
+		// The settings are read and the forge's client is built last,
+		// from settings that passed their checks.
+		errs = c.prepareGit()
+	}
 	return errors.Join(errs...)
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 	"github.com/recommend-job/recommend-job/internal/checkpoint"
 	"github.com/recommend-job/recommend-job/internal/collect"
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/usage"
@@ -52,6 +53,11 @@ type Config struct {
 	ReaderOptions []usage.Option
 	// Git is the repository as a run clones it; no URL skips the check.
 	Git gitops.Options
+	// PullRequests tells which of the job's pull requests were merged,
+	// as a run asks its forge; nil when the job has none.
+	PullRequests interface {
+		Get(ctx context.Context, number int) (*forge.PullRequest, error)
+	}
 	// Verify are the thresholds a run watches its merged changes with; a
 	// Period of verify.Off, as verify-period 0, watches nothing.
 	Verify verify.Thresholds

@@ -43,7 +43,7 @@ func (d *checks) merged(ctx context.Context, cfg Config, items []collect.Item) {
 		d.info("no record of the job's pushes is kept (record-namespace): merged changes are not verified")
 		return
 	}
-	m, err := verify.ReadMerged(ctx, cfg.Record, cfg.Git, th, now)
+	m, err := verify.ReadMerged(ctx, cfg.Record, cfg.Git, cfg.PullRequests, th, now)
 	if err != nil {
 		d.fail("merged changes", err)
 		return

@@ -8,7 +8,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"text/template"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
@@ -121,17 +120,17 @@ type Options struct {
 	// (SigningFormat "ssh"). The key must not be passphrase-protected.
 	SigningKeyFile string
 	SigningFormat  string
-	// CommitTemplate is the template of the commit message, as
-	// ParseCommitTemplate parsed it; see MessageData.
-	// DefaultCommitTemplate when nil.
-	CommitTemplate *template.Template
 	// Attempts bounds how often a run that finds the remote moved starts
 	// again from a fresh clone; DefaultAttempts when zero.
 	Attempts int
-	// Forge opens the pull request; none when Forge.Kind is empty or "none".
-	Forge ForgeOptions
+	// Secrets are the run's other credentials (the forge's token), which
+	// no error of git's may show either.
+	Secrets []string
 	// Timeout bounds each network operation; DefaultTimeout when zero.
 	Timeout time.Duration
+
+	// access is what Prepare parsed of the settings above.
+	access *access
 }
 
 // DefaultAttempts is how many fresh clones a run tries when the remote
@@ -185,18 +184,16 @@ type Workspace struct {
 // else pushed to it, and Checkout returns ErrForeignCommit rather than let
 // the run replace it.
 func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error) {
-	cleanURL, auth, err := authFor(opts)
+	a, err := accessOf(opts)
 	if err != nil {
 		return nil, err
 	}
+	opts.access = a
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	signer, err := loadSigner(opts.SigningFormat, opts.SigningKeyFile)
-	if err != nil {
-		return nil, err
-	}
-	w := &Workspace{opts: opts, dir: dir, auth: auth, url: cleanURL, depth: 1, signer: signer}
+	cleanURL, auth := a.url, a.auth
+	w := &Workspace{opts: opts, dir: dir, auth: auth, url: cleanURL, depth: 1, signer: a.signer}
 	if strings.HasPrefix(cleanURL, "file:") {
 		w.depth = 0
 	}
@@ -233,7 +230,7 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 		NoCheckout:    true,
 	})
 	if err != nil {
-		return nil, redact(fmt.Errorf("cloning %s branch %s: %w", cleanURL, opts.BaseBranch, err), opts)
+		return nil, redactErr(fmt.Errorf("cloning %s branch %s: %w", cleanURL, opts.BaseBranch, err), opts)
 	}
 	if head, err := w.repo.Head(); err == nil && head.Hash() != w.baseHead {
 		// The base moved between listing and cloning: a lease taken on
@@ -275,7 +272,7 @@ func (w *Workspace) readTip(ctx context.Context, branch string) (*object.Commit,
 		NoCheckout:    true,
 	})
 	if err != nil {
-		return nil, redact(fmt.Errorf("reading %s from %s: %w", branch, w.url, err), w.opts)
+		return nil, redactErr(fmt.Errorf("reading %s from %s: %w", branch, w.url, err), w.opts)
 	}
 	head, err := remote.Head()
 	if err != nil {
@@ -567,7 +564,7 @@ func (w *Workspace) Push(ctx context.Context) error {
 	}
 	if rejected(err) {
 		// Moved between the check above and the push.
-		return redact(fmt.Errorf("pushing %s to %s: %w: %w", w.opts.PushBranch, w.url, ErrStale, err), w.opts)
+		return redactErr(fmt.Errorf("pushing %s to %s: %w: %w", w.opts.PushBranch, w.url, ErrStale, err), w.opts)
 	}
 	// The server may have taken the branch although its answer was lost
 	// (a dropped connection, a push cut short): what the remote holds now
@@ -575,7 +572,7 @@ func (w *Workspace) Push(ctx context.Context) error {
 	if took, verr := w.remoteHolds(context.WithoutCancel(ctx), ref); verr == nil && took {
 		return nil
 	}
-	return redact(fmt.Errorf("pushing %s to %s: %w", w.opts.PushBranch, w.url, err), w.opts)
+	return redactErr(fmt.Errorf("pushing %s to %s: %w", w.opts.PushBranch, w.url, err), w.opts)
 }
 
 // PushGrace is how long a push that has started may go on after the run's
@@ -644,7 +641,7 @@ func (w *Workspace) remoteHeads(ctx context.Context) (map[plumbing.ReferenceName
 	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{w.url}})
 	refs, err := remote.ListContext(listCtx, &git.ListOptions{Auth: w.auth})
 	if err != nil {
-		return nil, redact(fmt.Errorf("listing branches of %s: %w", w.url, err), w.opts)
+		return nil, redactErr(fmt.Errorf("listing branches of %s: %w", w.url, err), w.opts)
 	}
 	heads := make(map[plumbing.ReferenceName]plumbing.Hash, len(refs))
 	for _, r := range refs {

@@ -196,7 +196,7 @@ func TestAuthForMovesCredentialsOutOfURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			url, auth, err := authFor(tt.opts)
+			url, auth, err := authFor(tt.opts, parseGitURL(tt.opts.URL), gitRedactor(tt.opts, parseGitURL(tt.opts.URL)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,7 +225,7 @@ func TestAuthForMovesCredentialsOutOfURL(t *testing.T) {
 
 func TestRedact(t *testing.T) {
 	opts := Options{URL: "https://bot:hunter2@git.example.com/r.git", Token: "tok3n"}
-	err := redact(fmt.Errorf("clone https://bot:hunter2@git.example.com/r.git with tok3n: %w", context.Canceled), opts)
+	err := redactErr(fmt.Errorf("clone https://bot:hunter2@git.example.com/r.git with tok3n: %w", context.Canceled), opts)
 	if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "tok3n") {
 		t.Errorf("redact() = %q, still holds a credential", err)
 	}
@@ -236,7 +236,7 @@ func TestRedact(t *testing.T) {
 		t.Errorf("redact() unwraps to %q, which holds the credentials", errors.Unwrap(err))
 	}
 	plain := errorString("no credentials here")
-	if got := redact(plain, opts); got != error(plain) { //nolint:errorlint // identity: redact returns such an error itself
+	if got := redactErr(plain, opts); got != error(plain) { //nolint:errorlint // identity: redact returns such an error itself
 		t.Errorf("redact() changed an error without credentials: %v", got)
 	}
 }

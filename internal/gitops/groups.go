@@ -11,8 +11,6 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/storage/memory"
-
-	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // GroupBy says how a run groups its changes into pull requests.
@@ -134,10 +132,11 @@ const maxGroupSlug = 48
 // GroupBranches lists the branches of the remote that opts.GroupBranch
 // made: the branches of groups of this or an earlier run.
 func GroupBranches(ctx context.Context, opts Options) ([]string, error) {
-	cleanURL, auth, err := authFor(opts)
+	a, err := accessOf(opts)
 	if err != nil {
 		return nil, err
 	}
+	cleanURL, auth := a.url, a.auth
 	timeout := opts.Timeout
 	if timeout == 0 {
 		timeout = DefaultTimeout
@@ -147,7 +146,7 @@ func GroupBranches(ctx context.Context, opts Options) ([]string, error) {
 	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{cleanURL}})
 	refs, err := remote.ListContext(listCtx, &git.ListOptions{Auth: auth})
 	if err != nil {
-		return nil, redact(fmt.Errorf("listing branches of %s: %w", cleanURL, err), opts)
+		return nil, redactErr(fmt.Errorf("listing branches of %s: %w", cleanURL, err), opts)
 	}
 	var out []string
 	for _, r := range refs {
@@ -190,21 +189,9 @@ func (n groupNaming) owns(name string) bool {
 	return rest[len(named):] == branchCheck(n.key, named)
 }
 
-// GroupPullRequestTitle is the title of a group's pull request: the run's
-// title, for the group. A group's name may come from a tenant's label or
-// annotation: it is kept to one line, cut, and made inert (titleText) in
-// the title, so that it links and mentions no one.
-func GroupPullRequestTitle(base, path, group string) string {
-	return PullRequestTitle(base, path) + " for " + titleText(cutText(plan.Line(group), maxTitleGroup))
+// OnBranch is o pushing to branch, a group's, with what Prepare parsed
+// of o: a group's checkout parses nothing again.
+func (o Options) OnBranch(branch string) Options {
+	o.PushBranch = branch
+	return o
 }
-
-// cutText cuts s to n characters, marking the cut with an ellipsis.
-func cutText(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
-}
-
-// maxTitleGroup bounds the group's part of a title.
-const maxTitleGroup = 80

@@ -67,7 +67,7 @@ func TestRedactorText(t *testing.T) {
 		},
 		{
 			name: "the forge token, and a URL with credentials quoted from anywhere",
-			opts: Options{URL: "https://git.example.com/r.git", Forge: ForgeOptions{Token: long}},
+			opts: Options{URL: "https://git.example.com/r.git", Secrets: []string{long}},
 			in:   "GET https://u:p@api.example.com/x: your token " + long,
 			want: "GET https://u:REDACTED@api.example.com/x: your token REDACTED",
 		},
@@ -80,38 +80,7 @@ func TestRedactorText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := gitRedactor(tt.opts).text(tt.in); got != tt.want {
-				t.Errorf("text(%q) =\n%q\nwant\n%q", tt.in, got, tt.want)
-			}
-		})
-	}
-}
-
-func TestForgeRedactorText(t *testing.T) {
-	tests := []struct {
-		name     string
-		opts     ForgeOptions
-		gitURL   string
-		in, want string
-	}{
-		{
-			name:   "token and API URL password",
-			opts:   ForgeOptions{APIURL: "https://bot:s3cr3t-pass@gitea.example.com", Token: "b674f00d5eed"},
-			gitURL: "ssh://git@gitea.example.com/org/gitops.git",
-			in:     "gitea: your request header was: token b674f00d5eed (s3cr3t-pass) for ssh://git@gitea.example.com/org/gitops.git",
-			want:   "gitea: your request header was: token REDACTED (REDACTED) for ssh://git@gitea.example.com/org/gitops.git",
-		},
-		{
-			name:   "token in the git URL",
-			opts:   ForgeOptions{Token: "f0rge-token"},
-			gitURL: "https://gl-t0ken-123@gitlab.example.com/org/gitops.git",
-			in:     "gitlab: project of https://gl-t0ken-123@gitlab.example.com: header gl-t0ken-123",
-			want:   "gitlab: project of https://REDACTED@gitlab.example.com: header REDACTED",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := forgeRedactor(tt.opts, tt.gitURL).text(tt.in); got != tt.want {
+			if got := gitRedactor(tt.opts, parseGitURL(tt.opts.URL)).Text(tt.in); got != tt.want {
 				t.Errorf("text(%q) =\n%q\nwant\n%q", tt.in, got, tt.want)
 			}
 		})

@@ -116,16 +116,15 @@ func ParseChanges(message string) []RecordedChange {
 	return out
 }
 
-// webURL is the web address of the repository at cleanURL, for links to
-// its commits: the https URL without .git, or the host and path of an ssh
+// webURL is the web address of the repository at g, for links to its
+// commits: the https URL without .git, or the host and path of an ssh
 // URL; "" for a local repository.
-func webURL(cleanURL string) string {
-	if isSCPLike(cleanURL) {
-		host, path, _ := strings.Cut(cleanURL[strings.Index(cleanURL, "@")+1:], ":")
-		return "https://" + host + "/" + strings.TrimSuffix(strings.TrimPrefix(path, "/"), ".git")
+func webURL(g gitURL) string {
+	if g.scp != nil {
+		return "https://" + g.scp[2] + "/" + strings.TrimSuffix(strings.TrimPrefix(g.scp[3], "/"), ".git")
 	}
-	u, err := url.Parse(cleanURL)
-	if err != nil || u.Host == "" {
+	u := g.u
+	if u == nil || u.Host == "" {
 		return ""
 	}
 	scheme := u.Scheme
@@ -141,4 +140,12 @@ func portOf(u *url.URL) string {
 		return ":" + p
 	}
 	return ""
+}
+
+// orNone shows q in a trailer, or "none" for a request that was unset.
+func orNone(q *resource.Quantity) string {
+	if q == nil {
+		return "none"
+	}
+	return q.String()
 }

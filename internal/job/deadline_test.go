@@ -162,9 +162,10 @@ func TestWriteBackPushesNothingAfterTheDeadline(t *testing.T) {
 
 	cfg := Config{Path: "clusters", Git: gitops.Options{URL: url, BaseBranch: "main", PushBranch: "recommend-job/main",
 		AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com"}}
-	cfg.beforePush = func(int) { cancel(errDeadline) }
+	r := newRun(cfg)
+	r.beforePush = func(int) { cancel(errDeadline) }
 	rep := webPlan("390m")
-	err = writeBack(ctx, cfg, rep, slog.New(slog.DiscardHandler))
+	err = writeBack(ctx, r, rep, slog.New(slog.DiscardHandler))
 	if !errors.Is(err, errDeadline) || !strings.Contains(err.Error(), "not pushing") {
 		t.Errorf("writeBack() error = %v, want it not to push because of the deadline", err)
 	}

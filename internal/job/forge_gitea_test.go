@@ -12,6 +12,7 @@ import (
 	"code.gitea.io/sdk/gitea"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/report"
@@ -46,8 +47,8 @@ func TestWriteBackGiteaPullRequest(t *testing.T) {
 		URL: url, BaseBranch: "main", PushBranch: "recommend-job/main",
 		Username: srv.Username, Token: srv.Token(),
 		AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com",
-		Forge: gitops.ForgeOptions{Kind: gitops.ForgeGitea, APIURL: srv.APIURL(), Token: srv.Token(), Labels: []string{"resources"}},
-	}}
+	}, PullRequests: PullRequestPolicy{Labels: []string{"resources"}}}
+	cfg.Forge = newForge(t, forge.Options{Kind: forge.KindGitea, APIURL: srv.APIURL(), Token: srv.Token()}, cfg.Git)
 	openPRs := func() []*gitea.PullRequest {
 		t.Helper()
 		prs, _, err := sdk.ListRepoPullRequests(srv.Username, "fleet", gitea.ListPullRequestsOptions{State: gitea.StateOpen})
@@ -111,7 +112,7 @@ func TestWriteBackGiteaPullRequest(t *testing.T) {
 
 	// The recommendation now equals main's value: nothing to change, and
 	// with CloseWhenEmpty the pull request is closed.
-	cfg.Git.Forge.CloseWhenEmpty = true
+	cfg.PullRequests.CloseWhenEmpty = true
 	fourth, err := f.run(t, cfg, "500m")
 	if err != nil {
 		t.Fatalf("fourth run: %v", err)

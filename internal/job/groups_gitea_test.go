@@ -14,6 +14,7 @@ import (
 	"code.gitea.io/sdk/gitea"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/testbed"
@@ -63,8 +64,8 @@ func newGroupsBed(t *testing.T, namespaces []string, extra map[string]string) *g
 		URL: url, BaseBranch: "main", PushBranch: "recommend-job",
 		Username: srv.Username, Token: srv.Token(),
 		AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com",
-		Forge: gitops.ForgeOptions{Kind: gitops.ForgeGitea, APIURL: srv.APIURL(), Token: srv.Token()},
 	}}
+	cfg.Forge = newForge(t, forge.Options{Kind: forge.KindGitea, APIURL: srv.APIURL(), Token: srv.Token()}, cfg.Git)
 	reader := &fixture{url: url, auth: &githttp.BasicAuth{Username: srv.Username, Password: srv.Password()}}
 	return &groupsBed{srv: srv, url: url, sdk: sdk, cfg: cfg, reader: reader}
 }
@@ -113,7 +114,7 @@ func TestWriteBackGiteaGroups(t *testing.T) {
 
 	cpus := map[string]string{"blog": "300m", "pay": "350m", "shop": "390m"}
 	first := shopsPlan(cpus)
-	if err := writeBack(ctx, cfg, first, log); err != nil {
+	if err := writeBack(ctx, newRun(cfg), first, log); err != nil {
 		t.Fatalf("first run: %v", err)
 	}
 	if len(first.Groups) != 3 {
@@ -163,7 +164,7 @@ func TestWriteBackGiteaGroups(t *testing.T) {
 	// blog's recommendation now equals main's value: its group has nothing
 	// left to change.
 	second := shopsPlan(map[string]string{"blog": "500m", "pay": "350m", "shop": "390m"})
-	if err := writeBack(ctx, cfg, second, log); err != nil {
+	if err := writeBack(ctx, newRun(cfg), second, log); err != nil {
 		t.Fatalf("second run: %v", err)
 	}
 	prs = openPRs()
@@ -189,7 +190,7 @@ func TestWriteBackGiteaGroups(t *testing.T) {
 	// says why; the others go on.
 	reader.pushAs(t, "alice", branch("shop"), "clusters/shop/web.yaml", strings.Replace(webDeployment, "500m", "450m", 1))
 	stopped := shopsPlan(map[string]string{"blog": "500m", "pay": "340m", "shop": "390m"})
-	err := writeBack(ctx, cfg, stopped, log)
+	err := writeBack(ctx, newRun(cfg), stopped, log)
 	if !errors.Is(err, gitops.ErrForeignCommit) {
 		t.Fatalf("run after a person's commit: %v, want ErrForeignCommit", err)
 	}
@@ -212,7 +213,7 @@ func TestWriteBackGiteaGroups(t *testing.T) {
 	// pay's ResourceRecommend is gone: no item of the run is in its group
 	// any more, and its pull request is closed too; shop's stays, stopped.
 	third := shopsPlan(map[string]string{"shop": "390m"})
-	if err := writeBack(ctx, cfg, third, log); !errors.Is(err, gitops.ErrForeignCommit) {
+	if err := writeBack(ctx, newRun(cfg), third, log); !errors.Is(err, gitops.ErrForeignCommit) {
 		t.Fatalf("third run: %v, want shop's branch still stopped", err)
 	}
 	if prs := openPRs(); len(prs) != 1 || prs[branch("shop")] == nil {
@@ -239,7 +240,7 @@ func TestWriteBackGiteaOwners(t *testing.T) {
 			p.Items[i].Annotations = map[string]string{AnnotationReviewers: "@shop-oncall"}
 		}
 	}
-	if err := writeBack(ctx, cfg, p, slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))); err != nil {
+	if err := writeBack(ctx, newRun(cfg), p, slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string][]string{"namespace/pay": {"pay-lead"}, "namespace/shop": {"platform-lead", "shop-oncall"}}
@@ -284,7 +285,7 @@ func TestWriteBackGiteaWithdrawsReviewers(t *testing.T) {
 		if namespacesRead {
 			p.Items[0].NamespaceLabels = map[string]string{"kubernetes.io/metadata.name": "shop"}
 		}
-		if err := writeBack(ctx, b.cfg, p, log); err != nil {
+		if err := writeBack(ctx, newRun(b.cfg), p, log); err != nil {
 			t.Fatal(err)
 		}
 		pr := b.openPRs(t)[groupBranch("shop")]

@@ -172,5 +172,5 @@ func TestWriteBackGiteaGroupPolicies(t *testing.T) {
 // writeBackPlan runs writeBack on p, as Run would.
 func writeBackPlan(t *testing.T, cfg Config, p *plan.Plan, log *slog.Logger) error {
 	t.Helper()
-	return writeBack(t.Context(), cfg, p, log)
+	return writeBack(t.Context(), newRun(cfg), p, log)
 }

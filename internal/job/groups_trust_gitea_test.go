@@ -13,6 +13,7 @@ import (
 
 	"code.gitea.io/sdk/gitea"
 
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 )
@@ -136,13 +137,14 @@ func TestWriteBackGiteaSquashMergeIsVerified(t *testing.T) {
 	b := newGroupsBed(t, []string{"shop"}, nil)
 	cfg := b.cfg
 	rec := &memoryRecord{}
-	cfg.Record, cfg.ledger = rec, &ledger{}
+	cfg.Record = rec
+	r := newRun(cfg)
 	log := slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))
 	p := shopsPlan(map[string]string{"shop": "390m"})
-	if err := writeBackPlan(t, cfg, p, log); err != nil {
+	if err := writeBack(ctx, r, p, log); err != nil {
 		t.Fatal(err)
 	}
-	if err := saveRecord(ctx, cfg, log); err != nil {
+	if err := saveRecord(ctx, r, log); err != nil {
 		t.Fatal(err)
 	}
 	pr := b.openPRs(t)[groupBranch("shop")]
@@ -165,11 +167,7 @@ func TestWriteBackGiteaSquashMergeIsVerified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forge, err := gitops.NewForge(cfg.Git.Forge, cfg.Git.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	merged, err := gitops.ReadMerged(ctx, cfg.Git, forge, rec.pushed, time.Now().Add(-time.Hour), 0)
+	merged, err := forge.ReadMerged(ctx, cfg.Git, cfg.Forge, rec.pushed, time.Now().Add(-time.Hour), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

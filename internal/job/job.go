@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"text/template"
 	"time"
 
 	"github.com/recommend-job/recommend-job/internal/collect"
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/recommend"
@@ -48,8 +50,15 @@ type Config struct {
 	// GroupBy splits the changes into pull requests, each on a branch of
 	// its own; the zero value, like none, opens one for the run.
 	GroupBy gitops.GroupBy
-	// PullRequests are the limits on the groups' pull requests and the
-	// dashboard.
+	// Forge opens and updates the pull requests and the dashboard, and
+	// says which pull requests were merged; nil for none. It is built
+	// once for the process (config.Config.ForgeClient).
+	Forge forge.Forge
+	// CommitTemplate is the template of the commit messages, as
+	// markdown.ParseCommitTemplate parsed it; the default when nil.
+	CommitTemplate *template.Template
+	// PullRequests are the labels, reviewers and limits of the pull
+	// requests, and the dashboard.
 	PullRequests PullRequestPolicy
 	// Verify are the thresholds that watch the job's merged changes; a
 	// Period of verify.Off watches none.
@@ -68,13 +77,22 @@ type Config struct {
 	// Prices are the run's prices of a core-hour and a GiB-hour, which a
 	// ResourceRecommend's annotations override.
 	Prices plan.Prices
+}
 
-	// ledger is what this run learns of the record and adds to it.
+// run is one pass of the job: its configuration, and what the pass learns
+// of the job's record and adds to it.
+type run struct {
+	Config
 	ledger *ledger
 	// beforePush, when a test sets it, runs between commit and push of
 	// every attempt, so that the test can move the remote under the run.
 	beforePush func(attempt int)
 }
+
+// pullRequests reports whether the run opens, updates and closes pull
+// requests: it has a forge, pushes to a branch of its own, and is no dry
+// run.
+func (r *run) pullRequests() bool { return r.Forge != nil && !r.Git.Direct() && !r.DryRun }
 
 // Record reads and writes the job's record of what it pushed;
 // record.Store is one.
@@ -90,9 +108,15 @@ type DeployerLister interface {
 	List(ctx context.Context) ([]repoindex.DeployerObject, error)
 }
 
-// PullRequestPolicy bounds the pull requests of a grouped run, and asks
-// for the dashboard issue.
+// PullRequestPolicy says what the pull requests carry, bounds those of a
+// grouped run, and asks for the dashboard issue.
 type PullRequestPolicy struct {
+	// Labels and Reviewers (user names, @org/team) are set when a pull
+	// request is opened.
+	Labels, Reviewers []string
+	// CloseWhenEmpty closes the run's open pull request when it finds
+	// nothing to change; a group's goes when its changes do, always.
+	CloseWhenEmpty bool
 	// Limit bounds the job's open pull requests, PerRun those a run
 	// opens; zero for no bound.
 	Limit, PerRun int
@@ -112,9 +136,9 @@ type PullRequestPolicy struct {
 // where it is and the plan, marked as cut short, holds what it had: the
 // items, with the reason of each missing recommendation, once the
 // ResourceRecommends were collected.
-func Run(ctx context.Context, cfg Config, collector Collector, reader usage.NamespaceReader, log *slog.Logger) (*plan.Plan, error) {
-	p := &plan.Plan{DryRun: cfg.DryRun, Items: []plan.Item{}}
-	cfg.ledger = &ledger{}
+func Run(ctx context.Context, config Config, collector Collector, reader usage.NamespaceReader, log *slog.Logger) (*plan.Plan, error) {
+	p := &plan.Plan{DryRun: config.DryRun, Items: []plan.Item{}}
+	cfg := &run{Config: config, ledger: &ledger{}}
 	stage := newProgress(log)
 	items, err := collector.Collect(ctx)
 	if err != nil {
@@ -122,7 +146,7 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 	}
 	stage.done(ctx, "collect", "resourceRecommends", len(items))
 
-	history, err := recommendAll(ctx, p, items, reader, cfg, log)
+	history, err := recommendAll(ctx, p, items, reader, cfg.Config, log)
 	if err == nil && ctx.Err() != nil {
 		err = fmt.Errorf("reading usage history: %w", context.Cause(ctx))
 	}
@@ -164,7 +188,7 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 		}
 		return p, nil
 	}
-	cfg.RenderOptions = withLiveDeployers(ctx, cfg, log)
+	cfg.RenderOptions = withLiveDeployers(ctx, cfg.Config, log)
 	err = writeBack(ctx, cfg, p, log)
 	if !cfg.DryRun {
 		err = recordRun(ctx, cfg, p, err, log)
@@ -188,7 +212,7 @@ func Run(ctx context.Context, cfg Config, collector Collector, reader usage.Name
 // and returns the run's error err, joined with ErrUnrecorded when the
 // record could not be written: a push the record does not hold is never
 // verified, corrected or held, so the run failed, whatever else it did.
-func recordRun(ctx context.Context, cfg Config, p *plan.Plan, err error, log *slog.Logger) error {
+func recordRun(ctx context.Context, cfg *run, p *plan.Plan, err error, log *slog.Logger) error {
 	rerr := saveRecord(ctx, cfg, log)
 	if rerr == nil {
 		return err

@@ -228,7 +228,7 @@ func TestRecordRunFailsTheRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := Config{Record: tt.record, ledger: &ledger{added: []gitops.Pushed{{Commit: "c1", Branch: "recommend-job/shop",
+			cfg := &run{Config: Config{Record: tt.record}, ledger: &ledger{added: []gitops.Pushed{{Commit: "c1", Branch: "recommend-job/shop",
 				Time: time.Now(), Changes: "Recommend-Job-Change: shop/web app cpu 1 500m\n"}}}}
 			p := &plan.Plan{}
 			err := recordRun(context.Background(), cfg, p, tt.runErr, slog.New(slog.DiscardHandler))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/recommend-job/recommend-job/internal/corrections"
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/record"
@@ -40,7 +41,7 @@ type ledger struct {
 // request a newer one replaced (see record.Superseded), which the record
 // would otherwise keep for weeks, one for each push. When the forge did
 // not answer for every pull request, none is known to be replaced.
-func (l *ledger) learnt(pushed []gitops.Pushed, merged gitops.Merged) {
+func (l *ledger) learnt(pushed []gitops.Pushed, merged forge.Merged) {
 	kept := merged.Kept
 	if len(merged.Unresolved) == 0 {
 		kept = record.Superseded(kept, merged.Changes)
@@ -82,7 +83,7 @@ var ErrUnrecorded = errors.New("cannot write the job's record: this run's pushes
 
 // saveRecord writes what the run learnt and pushed into the job's
 // record, in one update.
-func saveRecord(ctx context.Context, cfg Config, log *slog.Logger) error {
+func saveRecord(ctx context.Context, cfg *run, log *slog.Logger) error {
 	l := cfg.ledger
 	if cfg.Record == nil || l == nil {
 		return nil

@@ -101,7 +101,7 @@ func TestWriteBackOneSourceTwoItems(t *testing.T) {
 			}}},
 		})
 	}
-	if err := writeBack(ctx, cfg, p, slog.New(slog.NewTextHandler(f.logs, nil))); err != nil {
+	if err := writeBack(ctx, newRun(cfg), p, slog.New(slog.NewTextHandler(f.logs, nil))); err != nil {
 		t.Fatalf("writeBack: %v", err)
 	}
 	if p.Git == nil || !p.Git.Pushed || strings.Join(p.Git.Files, ",") != "clusters/prod/web.yaml" {

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/record"
 )
@@ -61,13 +62,13 @@ func limitedConfigMaps(t *testing.T) (*fake.Clientset, *int) {
 }
 
 // forgePRs is a forge's pull requests, by number.
-type forgePRs map[int]*gitops.PullRequest
+type forgePRs map[int]*forge.PullRequest
 
-func (f forgePRs) Get(_ context.Context, number int) (*gitops.PullRequest, error) {
+func (f forgePRs) Get(_ context.Context, number int) (*forge.PullRequest, error) {
 	if pr, ok := f[number]; ok {
 		return pr, nil
 	}
-	return &gitops.PullRequest{Number: number}, nil
+	return &forge.PullRequest{Number: number}, nil
 }
 
 // fleet is a cluster's ResourceRecommends by group (pr-group-by
@@ -119,7 +120,7 @@ func (f fleet) changes(r *rand.Rand, g int) string {
 // 20,000 ResourceRecommends in 100 groups, each group's pull request
 // updated by every run and squash-merged once a week, the groups' merges
 // spread over the days: each run reads the record, finds what was merged
-// (gitops.ReadMerged, against a repository and a forge), learns and
+// (forge.ReadMerged, against a repository and a forge), learns and
 // pushes as a run does (ledger), and writes the record. Every write must
 // be accepted by a ConfigMaps that refuses what the apiserver refuses,
 // leave nothing out, and each run must find every change merged in the
@@ -133,7 +134,7 @@ func TestRecordSixtyRunsAtScale(t *testing.T) {
 
 	base := newBase(t, time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC))
 	opts := gitops.Options{URL: base.url, BaseBranch: "main"}
-	forge := forgePRs{}
+	prs := forgePRs{}
 	client, largest := limitedConfigMaps(t)
 	cms := client.CoreV1().ConfigMaps("recommend-job")
 	var logs bytes.Buffer
@@ -158,7 +159,7 @@ func TestRecordSixtyRunsAtScale(t *testing.T) {
 			}
 			at := now.Add(-time.Duration(1+g%5) * time.Hour)
 			squash := base.commit(t, "squash of "+head[g].Branch, at)
-			forge[open[g]] = &gitops.PullRequest{Number: open[g], Merged: true, HeadCommit: head[g].Commit,
+			prs[open[g]] = &forge.PullRequest{Number: open[g], Merged: true, HeadCommit: head[g].Commit,
 				MergeCommit: squash.String(), ClosedAt: at}
 			m := mergedChange{at: at}
 			for _, c := range gitops.ParseChanges(head[g].Changes) {
@@ -176,7 +177,7 @@ func TestRecordSixtyRunsAtScale(t *testing.T) {
 			t.Fatalf("run %d: %v", day, err)
 		}
 		since := now.Add(-30 * 24 * time.Hour)
-		merged, err := gitops.ReadMerged(ctx, opts, forge, pushed, since, 0)
+		merged, err := forge.ReadMerged(ctx, opts, prs, pushed, since, 0)
 		if err != nil {
 			t.Fatalf("run %d: %v", day, err)
 		}

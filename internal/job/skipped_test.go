@@ -24,7 +24,7 @@ func TestWriteBackReportsSkippedFiles(t *testing.T) {
 			AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com"}}
 	rep := webPlan("390m")
 	var logs bytes.Buffer
-	if err := writeBack(t.Context(), cfg, rep, slog.New(slog.NewJSONHandler(&logs, nil))); err != nil {
+	if err := writeBack(t.Context(), newRun(cfg), rep, slog.New(slog.NewJSONHandler(&logs, nil))); err != nil {
 		t.Fatal(err)
 	}
 	if src := rep.Items[0].Source; src == nil || !src.Changed || src.Error != "" {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/api/v1alpha1"
 	"github.com/recommend-job/recommend-job/internal/collect"
-	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
+	"github.com/recommend-job/recommend-job/internal/report/markdown"
 	synthetic "github.com/recommend-job/recommend-job/internal/testbed/history"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 	"github.com/recommend-job/recommend-job/internal/usage"
@@ -99,7 +99,7 @@ func TestRunFloorsMemoryAtTheStartupPeak(t *testing.T) {
 			t.Errorf("%s memory = %s, evidence %+v; want %s, its starts at its steady 200Mi", name, quantity(r.Recommended), r.Evidence, steady[name])
 		}
 	}
-	if body := gitops.PullRequestBody(rep); !strings.Contains(body, "| 0, startup peak 700Mi set the value |") || strings.Count(body, "startup peak") != 2 {
+	if body := markdown.PullRequestBody(rep); !strings.Contains(body, "| 0, startup peak 700Mi set the value |") || strings.Count(body, "startup peak") != 2 {
 		t.Errorf("the pull request body does not show jvm's startup peak, once in the summary and once in the evidence:\n%s", body)
 	}
 

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
@@ -58,21 +58,20 @@ func TestWriteBackGiteaStuckCreate(t *testing.T) {
 	defer proxy.Close()
 
 	cfg := b.cfg
-	cfg.Git.Forge.APIURL = proxy.URL
-	cfg.Git.Forge.Timeout = forgeTimeout
+	cfg.Forge = newForge(t, forge.Options{Kind: forge.KindGitea, APIURL: proxy.URL, Token: b.srv.Token(), Timeout: forgeTimeout}, cfg.Git)
 	// The run's own deadline, far beyond the forge's timeout.
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	p := shopsPlan(map[string]string{"blog": "300m", "pay": "100m", "shop": "390m"})
 	start := time.Now()
-	err = writeBack(ctx, cfg, p, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	err = writeBack(ctx, newRun(cfg), p, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	took := time.Since(start)
 	t.Logf("writeBack() took %s with forge-timeout %s: %v", took, forgeTimeout, err)
 
 	if len(held) != 1 {
 		t.Fatalf("the proxy held %d pull request creations of %s, want 1", len(held), stuck)
 	}
-	if !errors.Is(err, gitops.ErrForgeTimeout) || !strings.Contains(err.Error(), "group namespace/pay:") {
+	if !errors.Is(err, forge.ErrTimeout) || !strings.Contains(err.Error(), "group namespace/pay:") {
 		t.Errorf("writeBack() error = %v, want group namespace/pay failed with ErrForgeTimeout", err)
 	}
 	for _, other := range []string{"blog", "shop"} {

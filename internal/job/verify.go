@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/recommend-job/recommend-job/internal/corrections"
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/usage"
@@ -37,10 +38,10 @@ const regressionGroupPrefix = "regression/"
 // kept while they hold (verify.Holds). A namespace whose history cannot
 // be read is logged and its changes are left pending; nothing else is
 // held by it.
-func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchReader, log *slog.Logger) error {
+func verifyMerged(ctx context.Context, cfg *run, p *plan.Plan, reader WatchReader, log *slog.Logger) error {
 	th := cfg.Verify.WithDefaults()
 	now := time.Now()
-	m, err := verify.ReadMerged(ctx, cfg.Record, cfg.Git, th, now)
+	m, err := verify.ReadMerged(ctx, cfg.Record, cfg.Git, cfg.Forge, th, now)
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func verifyMerged(ctx context.Context, cfg Config, p *plan.Plan, reader WatchRea
 // writeApart writes the changes of a run that does not group them: the
 // corrections of regressed items each on a group branch and pull request
 // of their own, flagged as such, and everything else on the run's branch.
-func writeApart(ctx context.Context, cfg Config, p *plan.Plan, title string, log *slog.Logger) error {
+func writeApart(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) error {
 	var rest, regressed []int
 	for i := range p.Items {
 		if p.Items[i].Regressed() {
@@ -156,7 +157,7 @@ func writeApart(ctx context.Context, cfg Config, p *plan.Plan, title string, log
 		}
 	}
 	main, apart := sub(rest), sub(regressed)
-	err := writeBranch(ctx, cfg, main, title, log)
+	err := writeBranch(ctx, cfg, main, cfg.ownBranch(), log)
 	back(main, rest)
 	p.Git = main.Git
 	if ctx.Err() != nil {
@@ -177,7 +178,7 @@ func writeApart(ctx context.Context, cfg Config, p *plan.Plan, title string, log
 // again. A branch is matched by the exact group of an item, never by a
 // prefix another group's name could share. Each closed pull request is a
 // group of the plan.
-func closeSettledRegressions(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) error {
+func closeSettledRegressions(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) error {
 	if p.Incomplete() {
 		return nil
 	}
@@ -190,18 +191,12 @@ func closeSettledRegressions(ctx context.Context, cfg Config, p *plan.Plan, log 
 		name := regressionGroupPrefix + p.Items[i].Key()
 		names[cfg.Git.GroupBranch(name)] = name
 	}
-	var forge gitops.Forge
 	for _, b := range branches {
 		name, ok := names[b]
 		if !ok {
 			continue
 		}
-		if forge == nil {
-			if forge, err = gitops.NewForge(cfg.Git.Forge, cfg.Git.URL); err != nil {
-				return err
-			}
-		}
-		pr, err := gitops.CloseOpenPullRequest(ctx, forge, b, cfg.Git.BaseBranch, whySettled)
+		pr, err := forge.CloseOpenPullRequest(ctx, cfg.Forge, b, cfg.Git.BaseBranch, closedBecause(whySettled))
 		if err != nil {
 			return fmt.Errorf("closing the pull request of %s: %w", b, err)
 		}

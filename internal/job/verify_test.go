@@ -84,9 +84,8 @@ func TestVerifyMergedHoldsACorrectionPastTheWatch(t *testing.T) {
 				Containers: []plan.Container{{Name: "app", Resources: []plan.Resource{{Resource: corev1.ResourceMemory,
 					Current: &live, Recommended: &lower, Request: &lower, Changed: true}}}}}}}
 			cfg := Config{Git: gitops.Options{URL: url, BaseBranch: "main"}, Verify: verify.Thresholds{Period: verify.DefaultPeriod},
-				Record: loadedRecord{pushed: []gitops.Pushed{{Commit: hash.String(), Branch: "main", Time: committed, Changes: correction}}},
-				ledger: &ledger{}}
-			if err := verifyMerged(context.Background(), cfg, p, noWatch{}, slog.New(slog.DiscardHandler)); err != nil {
+				Record: loadedRecord{pushed: []gitops.Pushed{{Commit: hash.String(), Branch: "main", Time: committed, Changes: correction}}}}
+			if err := verifyMerged(context.Background(), newRun(cfg), p, noWatch{}, slog.New(slog.DiscardHandler)); err != nil {
 				t.Fatal(err)
 			}
 			r := p.Items[0].Containers[0].Resources[0]

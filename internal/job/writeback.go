@@ -9,12 +9,13 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/template"
 
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/recommend"
 	"github.com/recommend-job/recommend-job/internal/render"
+	"github.com/recommend-job/recommend-job/internal/report/markdown"
 )
 
 // writeBack clones the repository, renders the changes and, unless this is
@@ -25,21 +26,21 @@ import (
 // times. When the push branch already holds exactly this result, nothing
 // is pushed. A dry run stops before the commit and reports the diff and
 // the pull request body instead.
-func writeBack(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) error {
+func writeBack(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) error {
 	var err error
 	switch {
 	case cfg.GroupBy.Grouped() && !cfg.Git.Direct():
 		err = writeGroups(ctx, cfg, p, log)
 		sumGroups(p)
 	case hasRegression(p) && !cfg.Git.Direct():
-		err = writeApart(ctx, cfg, p, gitops.PullRequestTitle(cfg.Git.BaseBranch, cfg.Path), log)
+		err = writeApart(ctx, cfg, p, log)
 	default:
-		err = writeBranch(ctx, cfg, p, gitops.PullRequestTitle(cfg.Git.BaseBranch, cfg.Path), log)
-		if err == nil && cfg.Git.Forge.Enabled() && !cfg.Git.Direct() && !cfg.DryRun && ctx.Err() == nil {
+		err = writeBranch(ctx, cfg, p, cfg.ownBranch(), log)
+		if err == nil && cfg.pullRequests() && ctx.Err() == nil {
 			err = closeSettledRegressions(ctx, cfg, p, log)
 		}
 	}
-	if cfg.PullRequests.Dashboard && cfg.Git.Forge.Enabled() && !cfg.DryRun && ctx.Err() == nil {
+	if cfg.PullRequests.Dashboard && cfg.Forge != nil && !cfg.DryRun && ctx.Err() == nil {
 		if derr := syncDashboard(ctx, cfg, p, log); derr != nil {
 			err = errors.Join(err, derr)
 		}
@@ -51,33 +52,30 @@ func writeBack(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) 
 // its marker, created when there is none, updated when its body differs.
 // Any later issue with the marker (two runs that raced, a copy) is closed,
 // so that there is never more than one.
-func syncDashboard(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) error {
-	forge, err := gitops.NewForge(cfg.Git.Forge, cfg.Git.URL)
-	if err != nil {
-		return err
-	}
-	title := gitops.DashboardTitle(cfg.Git.BaseBranch, cfg.Path)
-	body := gitops.DashboardBody(p, cfg.Git.PushBranch)
-	found, err := forge.FindIssues(ctx, gitops.DashboardMarker(cfg.Git.PushBranch))
+func syncDashboard(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) error {
+	f := cfg.Forge
+	title := markdown.DashboardTitle(cfg.Git.BaseBranch, cfg.Path)
+	body := markdown.DashboardBody(p, cfg.Git.PushBranch)
+	found, err := f.FindIssues(ctx, markdown.DashboardMarker(cfg.Git.PushBranch))
 	if err != nil {
 		return fmt.Errorf("finding the dashboard issue: %w", err)
 	}
 	var errs []error
 	for _, extra := range found[min(1, len(found)):] {
-		if err := forge.CloseIssue(ctx, extra.Number); err != nil {
+		if err := f.CloseIssue(ctx, extra.Number); err != nil {
 			errs = append(errs, fmt.Errorf("closing dashboard issue %d, a second one: %w", extra.Number, err))
 			continue
 		}
 		log.InfoContext(ctx, "closed a second dashboard issue", "url", extra.URL, "number", extra.Number)
 	}
-	var issue *gitops.Issue
+	var issue *forge.Issue
 	action := plan.PRUnchanged
 	switch {
 	case len(found) == 0:
-		issue, err = forge.CreateIssue(ctx, title, body, cfg.Git.Forge.Labels)
+		issue, err = f.CreateIssue(ctx, title, body, cfg.PullRequests.Labels)
 		action = plan.PRCreated
 	case found[0].Title != title || strings.TrimSpace(found[0].Body) != strings.TrimSpace(body):
-		issue, err = forge.UpdateIssue(ctx, found[0].Number, title, body)
+		issue, err = f.UpdateIssue(ctx, found[0].Number, title, body)
 		action = plan.PRUpdated
 	default:
 		issue = &found[0]
@@ -90,29 +88,40 @@ func syncDashboard(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logg
 	return errors.Join(errs...)
 }
 
-// writeBranch writes the changes of p on cfg.Git.PushBranch and syncs its
-// pull request, titled title (see writeBack).
-func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, log *slog.Logger) error {
-	opts := cfg.Git
+// branch is where writeBranch writes: the run's push branch or a group's,
+// the title of its pull request, and whether that pull request is closed
+// once the branch has nothing left to change.
+type branch struct {
+	name, title    string
+	closeWhenEmpty bool
+}
+
+// ownBranch is the run's push branch.
+func (r *run) ownBranch() branch {
+	return branch{name: r.Git.PushBranch, title: markdown.PullRequestTitle(r.Git.BaseBranch, r.Path),
+		closeWhenEmpty: r.PullRequests.CloseWhenEmpty}
+}
+
+// writeBranch writes the changes of p on b and syncs its pull request (see
+// writeBack).
+func writeBranch(ctx context.Context, cfg *run, p *plan.Plan, b branch, log *slog.Logger) error {
+	opts := cfg.Git.OnBranch(b.name)
 	attempts := opts.Attempts
 	if attempts <= 0 {
 		attempts = gitops.DefaultAttempts
 	}
-	tmpl := opts.CommitMessageTemplate()
-	var forge gitops.Forge
-	var err error
-	if opts.Forge.Enabled() && !opts.Direct() && !cfg.DryRun {
-		if forge, err = gitops.NewForge(opts.Forge, opts.URL); err != nil {
-			return err
-		}
+	var f forge.Forge
+	if cfg.pullRequests() {
+		f = cfg.Forge
 	}
 	// p.Git stays nil until a checkout reached the repository.
 	p.Git = nil
 	changes := changesOf(p)
 	var res attemptResult
+	var err error
 	attempt := 1
 	for ; ; attempt++ {
-		res, err = writeOnce(ctx, cfg, tmpl, attempt, changes, p, log)
+		res, err = writeOnce(ctx, cfg, opts, attempt, changes, p, log)
 		if errors.Is(err, gitops.ErrStale) && attempt < attempts && ctx.Err() == nil {
 			log.InfoContext(ctx, "the remote moved; rendering again on a fresh clone", "attempt", attempt, "error", err)
 			forgetRendering(p)
@@ -137,12 +146,12 @@ func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, lo
 		if res.hasChanges {
 			p.Git.PullRequest = &plan.PullRequest{Action: plan.PRPlanned, Body: pullRequestBody(p)}
 		}
-	case forge == nil:
+	case f == nil:
 	case res.hasChanges:
-		pr, err := gitops.SyncPullRequest(ctx, forge, gitops.NewPullRequest{
+		pr, err := forge.SyncPullRequest(ctx, f, forge.NewPullRequest{
 			Head: opts.PushBranch, Base: opts.BaseBranch,
-			Title: title, Body: pullRequestBody(p),
-			Labels: opts.Forge.Labels, Reviewers: reviewersOf(opts.Forge.Reviewers, res.owners, p.Items),
+			Title: b.title, Body: pullRequestBody(p),
+			Labels: cfg.PullRequests.Labels, Reviewers: reviewersOf(cfg.PullRequests.Reviewers, res.owners, p.Items),
 			AllReviewers: res.ownersRead && namespacesRead(p.Items),
 		})
 		if pr == nil {
@@ -159,8 +168,8 @@ func writeBranch(ctx context.Context, cfg Config, p *plan.Plan, title string, lo
 		// Nothing changed because something could not be rendered, read
 		// or validated this time: that says nothing about the open pull
 		// request, which stays.
-	case opts.Forge.CloseWhenEmpty:
-		pr, err := gitops.CloseOpenPullRequest(ctx, forge, opts.PushBranch, opts.BaseBranch, whyNothingLeft)
+	case b.closeWhenEmpty:
+		pr, err := forge.CloseOpenPullRequest(ctx, f, opts.PushBranch, opts.BaseBranch, closedBecause(whyNothingLeft))
 		if err != nil {
 			return err
 		}
@@ -198,12 +207,18 @@ func unchangedOnBranch(p *plan.Plan) {
 // nothing left to change says.
 const whyNothingLeft = "nothing in it is left to change: the base branch has its values, or the recommendations are back within the change threshold of what the base branch has."
 
+// closedBecause is the body a pull request the job closes gets, saying
+// why (see markdown.ClosedBody).
+func closedBecause(why string) func(body string) string {
+	return func(body string) string { return markdown.ClosedBody(body, why) }
+}
+
 // pullRequestBody is the body of p's pull request, with the hidden line
 // that records the values it proposes: once a person closes it, a later
 // run reads them to tell whether its own moved since.
 func pullRequestBody(p *plan.Plan) string {
-	body := gitops.PullRequestBody(p)
-	if line := gitops.ProposedOf(p).Line(); line != "" {
+	body := markdown.PullRequestBody(p)
+	if line := markdown.ProposedOf(p).Line(); line != "" {
 		body = strings.TrimRight(body, "\n") + "\n\n" + line + "\n"
 	}
 	return body
@@ -225,18 +240,18 @@ type attemptResult struct {
 	upToDate bool
 }
 
-// writeOnce is one attempt: checkout, render, commit, push.
-func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt int, changes []render.Change, p *plan.Plan, log *slog.Logger) (attemptResult, error) {
+// writeOnce is one attempt: checkout of opts, render, commit, push.
+func writeOnce(ctx context.Context, cfg *run, opts gitops.Options, attempt int, changes []render.Change, p *plan.Plan, log *slog.Logger) (attemptResult, error) {
 	dir, cleanup, err := workDir(cfg.WorkDir)
 	if err != nil {
 		return attemptResult{}, err
 	}
 	defer cleanup()
-	ws, err := gitops.Checkout(ctx, cfg.Git, dir)
+	ws, err := gitops.Checkout(ctx, opts, dir)
 	if err != nil {
 		return attemptResult{}, fmt.Errorf("checking out the repository: %w", err)
 	}
-	p.Git = &plan.Git{Branch: cfg.Git.PushBranch, Attempts: attempt}
+	p.Git = &plan.Git{Branch: opts.PushBranch, Attempts: attempt}
 	var skipped []plan.SkippedFile
 	for _, s := range ws.Skipped() {
 		skipped = append(skipped, plan.SkippedFile{File: s.Path, Reason: "not checked out: " + s.Reason})
@@ -267,13 +282,13 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 		return res, nil
 	}
 	res.hasChanges = true
-	codeowners, file, err := gitops.ReadCodeowners(ws.Dir())
+	codeowners, file, err := forge.ReadCodeowners(ws.Dir())
 	if err != nil {
 		// The pull request goes out without them: who reviews is not
 		// worth the change.
 		log.WarnContext(ctx, "CODEOWNERS not read", "file", file, "error", err)
 	}
-	res.owners, res.ownersRead = gitops.Reviewers(codeowners.OwnersOf(out.Files)), err == nil
+	res.owners, res.ownersRead = forge.Reviewers(codeowners.OwnersOf(out.Files)), err == nil
 	if cfg.DryRun {
 		diff, err := ws.Diff(out.Files)
 		if err != nil {
@@ -282,7 +297,7 @@ func writeOnce(ctx context.Context, cfg Config, tmpl *template.Template, attempt
 		p.Git.Diff = diff
 		return res, nil
 	}
-	msg, err := gitops.CommitMessage(tmpl, gitops.MessageDataOf(p, cfg.Git.BaseBranch, cfg.Git.PushBranch, cfg.Path))
+	msg, err := markdown.CommitMessage(cfg.CommitTemplate, markdown.MessageDataOf(p, opts.BaseBranch, opts.PushBranch, cfg.Path))
 	if err != nil {
 		return attemptResult{}, err
 	}

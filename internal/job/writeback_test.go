@@ -23,6 +23,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/report"
+	"github.com/recommend-job/recommend-job/internal/report/markdown"
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
@@ -36,6 +37,8 @@ type fixture struct {
 	auth *githttp.BasicAuth
 	logs *bytes.Buffer
 	log  *slog.Logger
+	// beforePush runs between commit and push of every attempt of run.
+	beforePush func(attempt int)
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -80,7 +83,9 @@ func (f *fixture) config() Config {
 func (f *fixture) run(t *testing.T, cfg Config, cpu string) (*plan.Plan, error) {
 	t.Helper()
 	rep := webPlan(cpu)
-	err := writeBack(t.Context(), cfg, rep, f.log)
+	r := newRun(cfg)
+	r.beforePush = f.beforePush
+	err := writeBack(t.Context(), r, rep, f.log)
 	// The report never holds the token either.
 	b, _ := json.Marshal(rep)
 	if strings.Contains(string(b), gitToken) {
@@ -169,7 +174,7 @@ func TestWriteBackRetriesWhenBaseMoves(t *testing.T) {
 	// Between the first attempt's commit and its push, someone merges a
 	// change into main: the push would build the branch on a stale base.
 	var moved plumbing.Hash
-	cfg.beforePush = func(attempt int) {
+	f.beforePush = func(attempt int) {
 		if attempt == 1 {
 			moved = f.pushAs(t, "alice", "main", "README.md", "fleet, now with docs\n")
 		}
@@ -199,7 +204,7 @@ func TestWriteBackGivesUpAfterAttempts(t *testing.T) {
 	cfg := f.config()
 	cfg.Git.Attempts = 2
 	n := 0
-	cfg.beforePush = func(int) {
+	f.beforePush = func(int) {
 		n++
 		f.pushAs(t, "alice", "main", "README.md", strings.Repeat("x", n)+"\n")
 	}
@@ -291,7 +296,7 @@ func remoteBranches(t *testing.T, f *fixture) []string {
 func TestCommitTemplate(t *testing.T) {
 	f := newFixture(t)
 	cfg := f.config()
-	cfg.Git.CommitTemplate = template.Must(gitops.ParseCommitTemplate("chore({{.Path}}): right-size{{range .Workloads}} {{.Target}}{{end}} for {{.Base}}\n"))
+	cfg.CommitTemplate = template.Must(markdown.ParseCommitTemplate("chore({{.Path}}): right-size{{range .Workloads}} {{.Target}}{{end}} for {{.Base}}\n"))
 	cfg.Git.CommitterName, cfg.Git.CommitterEmail = "ci", "ci@example.com"
 	if _, err := f.run(t, cfg, "390m"); err != nil {
 		t.Fatal(err)
@@ -313,7 +318,7 @@ func TestWriteBackDirectPush(t *testing.T) {
 	// A commit lands on main between this run's commit and its push: a
 	// plain push would be refused as non-fast-forward, so the run starts
 	// again on the new main.
-	cfg.beforePush = func(attempt int) {
+	f.beforePush = func(attempt int) {
 		if attempt == 1 {
 			f.pushAs(t, "alice", "main", "README.md", "fleet, now with docs\n")
 		}
@@ -338,7 +343,7 @@ func TestWriteBackDirectPush(t *testing.T) {
 	}
 
 	// Main holds the value now: nothing to change, nothing pushed.
-	cfg.beforePush = nil
+	f.beforePush = nil
 	again, err := f.run(t, cfg, "390m")
 	if err != nil || again.Git.Pushed || len(again.Git.Files) != 0 {
 		t.Errorf("second run git = %+v, %v; want nothing to do", again.Git, err)

@@ -10,13 +10,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/recommend"
+	"github.com/recommend-job/recommend-job/internal/report/markdown"
 )
 
 // writeGroups writes each group's changes on the group's own branch
-// (gitops.GroupBranch) and syncs its own pull request, as writeBranch
+// (gitops.Options.GroupBranch) and syncs its own pull request, as writeBranch
 // does for a run: created, updated in place, or closed when the group has
 // nothing left to change. A group without changes is not checked out; the
 // pull request of a group branch that no group of this run has any more
@@ -30,15 +32,12 @@ import (
 // would pass pr-limit (open pull requests of the job) or pr-per-run (new
 // ones this run); the groups that save the most go first. One group's
 // failure does not stop the others; the run's error joins them.
-func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger) error {
-	var forge gitops.Forge
-	if cfg.Git.Forge.Enabled() && !cfg.DryRun {
-		var err error
-		if forge, err = gitops.NewForge(cfg.Git.Forge, cfg.Git.URL); err != nil {
-			return err
-		}
+func writeGroups(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) error {
+	var f forge.Forge
+	if cfg.pullRequests() {
+		f = cfg.Forge
 	}
-	open, err := openGroupBranches(ctx, cfg, forge) // head branches of the job's open pull requests
+	open, err := openGroupBranches(ctx, cfg.Git, f) // head branches of the job's open pull requests
 	if err != nil {
 		return err
 	}
@@ -80,10 +79,10 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 		return cmp.Compare(p.Groups[y.result].Savings, p.Groups[x.result].Savings)
 	})
 	var errs []error
-	if forge != nil {
+	if f != nil {
 		// Quiet groups go first, so that the slots their pull requests
 		// held are free for the groups that wait.
-		closed, err := closeQuietGroups(ctx, cfg, p, forge, quiet, log)
+		closed, err := closeQuietGroups(ctx, cfg.Config, p, f, quiet, log)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -100,8 +99,8 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 		}
 		result := &p.Groups[t.result]
 		log := log.With("group", t.group.name, "branch", t.branch)
-		if forge != nil && !open[t.branch] {
-			held, err := closedHold(ctx, cfg, forge, t.branch, t.sub)
+		if f != nil && !open[t.branch] {
+			held, err := closedHold(ctx, cfg.Config, f, t.branch, t.sub)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("group %s: %w", t.group.name, err))
 				continue
@@ -122,11 +121,8 @@ func writeGroups(ctx context.Context, cfg Config, p *plan.Plan, log *slog.Logger
 				continue
 			}
 		}
-		gcfg := cfg
-		gcfg.Git.PushBranch = t.branch
 		// A group's pull request goes when its changes do.
-		gcfg.Git.Forge.CloseWhenEmpty = true
-		err := writeBranch(ctx, gcfg, t.sub, groupTitle(cfg, t.group.name), log)
+		err := writeBranch(ctx, cfg, t.sub, branch{name: t.branch, title: groupTitle(cfg.Git.BaseBranch, cfg.Path, t.group.name), closeWhenEmpty: true}, log)
 		for j, i := range t.group.items {
 			p.Items[i] = t.sub.Items[j]
 		}
@@ -194,19 +190,19 @@ func sumGroups(p *plan.Plan) {
 
 // openGroupBranches returns the head branches of the job's open pull
 // requests, none without a forge.
-func openGroupBranches(ctx context.Context, cfg Config, forge gitops.Forge) (map[string]bool, error) {
+func openGroupBranches(ctx context.Context, git gitops.Options, f forge.Forge) (map[string]bool, error) {
 	open := map[string]bool{}
-	if forge == nil {
+	if f == nil {
 		return open, nil
 	}
-	prs, err := forge.ListOpen(ctx, cfg.Git.BaseBranch, cfg.Git.GroupHeadPrefix())
+	prs, err := f.ListOpen(ctx, git.BaseBranch, git.GroupHeadPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("listing the open pull requests: %w", err)
 	}
 	for _, pr := range prs {
 		// The prefix is also that of a job whose push branch starts
 		// with this one's.
-		if cfg.Git.IsGroupBranch(pr.Head) {
+		if git.IsGroupBranch(pr.Head) {
 			open[pr.Head] = true
 		}
 	}
@@ -214,8 +210,8 @@ func openGroupBranches(ctx context.Context, cfg Config, forge gitops.Forge) (map
 }
 
 // groupTitle is the title of a group's pull request.
-func groupTitle(cfg Config, name string) string {
-	title := gitops.GroupPullRequestTitle(cfg.Git.BaseBranch, cfg.Path, name)
+func groupTitle(base, path, name string) string {
+	title := markdown.GroupPullRequestTitle(base, path, name)
 	if strings.HasPrefix(name, regressionGroupPrefix) {
 		title = "Regression: " + title
 	}
@@ -229,23 +225,23 @@ func groupTitle(cfg Config, name string) string {
 // of those it proposed then. Pull requests that another account opened
 // from the group's branch neither hold the group nor release it, and a
 // closing by someone without write access holds nothing.
-func closedHold(ctx context.Context, cfg Config, forge gitops.Forge, branch string, sub *plan.Plan) (string, error) {
+func closedHold(ctx context.Context, cfg Config, f forge.Forge, branch string, sub *plan.Plan) (string, error) {
 	hold := cfg.PullRequests.ClosedHold
 	if hold <= 0 {
 		return "", nil
 	}
-	self, err := forge.Self(ctx)
+	self, err := f.Self(ctx)
 	if err != nil {
 		return "", fmt.Errorf("finding the job's account on the forge: %w", err)
 	}
-	pr, err := forge.LastClosed(ctx, branch, cfg.Git.BaseBranch, self)
+	pr, err := f.LastClosed(ctx, branch, cfg.Git.BaseBranch, self)
 	if err != nil {
 		return "", fmt.Errorf("finding its last closed pull request: %w", err)
 	}
 	if pr == nil || time.Since(pr.ClosedAt) > hold {
 		return "", nil
 	}
-	before := gitops.ParseProposed(pr.Body)
+	before := markdown.ParseProposed(pr.Body)
 	if before == nil {
 		// The job's own closing drops the values: nothing to hold.
 		return "", nil
@@ -254,11 +250,11 @@ func closedHold(ctx context.Context, cfg Config, forge gitops.Forge, branch stri
 	if threshold == 0 {
 		threshold = recommend.DefaultChangeThreshold
 	}
-	if gitops.ProposedOf(sub).Moved(before, threshold) {
+	if markdown.ProposedOf(sub).Moved(before, threshold) {
 		return "", nil
 	}
 	// Who closed it is asked only of a closing that would hold.
-	closer, writer, err := forge.Closer(ctx, pr.Number)
+	closer, writer, err := f.Closer(ctx, pr.Number)
 	if err != nil {
 		return "", fmt.Errorf("finding who closed pull request %d: %w", pr.Number, err)
 	}
@@ -274,7 +270,7 @@ func closedHold(ctx context.Context, cfg Config, forge gitops.Forge, branch stri
 // this run without changes, and, when every item had its history, groups
 // no item of this run belongs to any more. It returns the branches whose
 // pull requests it closed.
-func closeQuietGroups(ctx context.Context, cfg Config, p *plan.Plan, forge gitops.Forge, quiet []string, log *slog.Logger) ([]string, error) {
+func closeQuietGroups(ctx context.Context, cfg Config, p *plan.Plan, f forge.Forge, quiet []string, log *slog.Logger) ([]string, error) {
 	branches, err := gitops.GroupBranches(ctx, cfg.Git)
 	if err != nil {
 		return nil, err
@@ -293,7 +289,7 @@ func closeQuietGroups(ctx context.Context, cfg Config, p *plan.Plan, forge gitop
 		if gone {
 			why = "no ResourceRecommend of the run belongs to this group any more."
 		}
-		pr, err := gitops.CloseOpenPullRequest(ctx, forge, b, cfg.Git.BaseBranch, why)
+		pr, err := forge.CloseOpenPullRequest(ctx, f, b, cfg.Git.BaseBranch, closedBecause(why))
 		if err != nil {
 			return closed, fmt.Errorf("closing the pull request of %s: %w", b, err)
 		}

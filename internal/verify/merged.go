@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/usage"
 )
@@ -28,9 +29,9 @@ type Recorder interface {
 type Merged struct {
 	// Pushed is the job's record as loaded.
 	Pushed []gitops.Pushed
-	// Read is what gitops.ReadMerged found of Pushed on the base branch
+	// Read is what forge.ReadMerged found of Pushed on the base branch
 	// since Since.
-	Read gitops.Merged
+	Read forge.Merged
 	// Latest are the newest change of each container's resource in
 	// Read.Changes (Latest), newest first: those to check.
 	Latest []gitops.RecordedChange
@@ -57,25 +58,22 @@ func Holds(c gitops.RecordedChange, now time.Time) bool {
 }
 
 // ReadMerged loads the job's record from rec, reads which of its commits
-// reached the base branch of the repository git describes (asking the
-// forge of git about squashed and rebased pull requests, unless the job
-// pushes directly), and returns the merged changes to check at now with
-// the thresholds th. It is what a run and doctor both read: neither reads
-// the merged changes otherwise.
-func ReadMerged(ctx context.Context, rec Recorder, git gitops.Options, th Thresholds, now time.Time) (Merged, error) {
+// reached the base branch of the repository git describes (asking prs, the
+// forge, about squashed and rebased pull requests; nil when the job pushes
+// directly or has no forge), and returns the merged changes to check at
+// now with the thresholds th. It is what a run and doctor both read:
+// neither reads the merged changes otherwise.
+func ReadMerged(ctx context.Context, rec Recorder, git gitops.Options, prs forge.PullRequestGetter, th Thresholds, now time.Time) (Merged, error) {
 	watch := th.Period + usage.DefaultWindow
 	m := Merged{Since: now.Add(-max(LookBack, watch)), WatchFrom: now.Add(-watch)}
 	var err error
 	if m.Pushed, err = rec.Load(ctx); err != nil {
 		return Merged{}, fmt.Errorf("reading the job's record: %w", err)
 	}
-	var forge gitops.PullRequestGetter
-	if git.Forge.Enabled() && !git.Direct() {
-		if forge, err = gitops.NewForge(git.Forge, git.URL); err != nil {
-			return Merged{}, fmt.Errorf("reading the merged changes: %w", err)
-		}
+	if git.Direct() {
+		prs = nil
 	}
-	if m.Read, err = gitops.ReadMerged(ctx, git, forge, m.Pushed, m.Since, 0); err != nil {
+	if m.Read, err = forge.ReadMerged(ctx, git, prs, m.Pushed, m.Since, 0); err != nil {
 		return Merged{}, fmt.Errorf("reading the merged changes: %w", err)
 	}
 	m.Latest = Latest(m.Read.Changes)

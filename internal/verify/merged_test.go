@@ -92,7 +92,7 @@ func TestReadMerged(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := ReadMerged(context.Background(), rec, opts, Thresholds{Period: tt.period}.WithDefaults(), now)
+			m, err := ReadMerged(context.Background(), rec, opts, nil, Thresholds{Period: tt.period}.WithDefaults(), now)
 			if err != nil {
 				t.Fatal(err)
 			}
