@@ -68,6 +68,10 @@ type Deployer struct {
 	// ServiceAccountName is a Flux Kustomization's: the account it
 	// applies as, which a multi-tenant cluster confines to its namespace.
 	ServiceAccountName string
+	// untyped says an Application's source names no type (no helm,
+	// kustomize, directory or plugin block, no chart): Argo CD detects
+	// it from the path, a Chart.yaml making it a Helm chart.
+	untyped bool
 }
 
 // String names the deployer as errors do: its kind, namespace/name and
@@ -216,6 +220,12 @@ func argoSource(d Deployer, src *yaml.Node) (*Deployer, bool) {
 	_, helm, _ := yamledit.Lookup(src, "helm")
 	chart, _ := yamledit.ScalarField(src, "chart")
 	d.Chart = helm != nil || chart != ""
+	d.untyped = !d.Chart
+	for _, block := range []string{"directory", "kustomize", "plugin"} {
+		if _, v, _ := yamledit.Lookup(src, block); v != nil {
+			d.untyped = false
+		}
+	}
 	if _, dir, _ := yamledit.Lookup(src, "directory"); dir != nil {
 		d.Directory = true
 		d.Recurse = decodeField(dir, "recurse") == true
@@ -264,6 +274,7 @@ func (idx *Index) AddDeployer(doc *yaml.Node, origin string) error {
 		return x.Kind == ds[0].Kind && x.Namespace == ds[0].Namespace && x.Name == ds[0].Name
 	})
 	for _, d := range ds {
+		idx.detectChart(d)
 		idx.Deployers = append(idx.Deployers, d)
 		idx.Declared[d.Path] = true
 		switch d.Kind {
@@ -278,6 +289,14 @@ func (idx *Index) AddDeployer(doc *yaml.Node, origin string) error {
 		}
 	}
 	return nil
+}
+
+// detectChart makes an Application's source of no type a Helm chart when
+// its path holds a Chart.yaml, as Argo CD detects one.
+func (idx *Index) detectChart(d *Deployer) {
+	if d.Kind == ArgoApplication && d.untyped && idx.Charts[d.Path] {
+		d.Chart = true
+	}
 }
 
 func appendNew(s []string, v string) []string {

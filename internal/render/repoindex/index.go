@@ -190,6 +190,9 @@ func BuildIndex(ctx context.Context, fsys fs.FS, dir string, w Wants, limit int6
 	if err := idx.addDeployers(w.DeployerObjects, w.Helm); err != nil {
 		return nil, err
 	}
+	for _, d := range idx.Deployers {
+		idx.detectChart(d)
+	}
 	// A deployer's namePrefix or nameSuffix names the live object as no
 	// file does: the names without them are sought too.
 	if extra := idx.renamedWants(w); len(extra.Objects) > 0 {

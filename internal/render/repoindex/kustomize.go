@@ -40,6 +40,9 @@ type Kustomization struct {
 	// component marks a kustomization of kind Component, which only a
 	// kustomization listing it builds.
 	component bool
+	// componentKs are the kustomizations of Components: their
+	// transformers apply to all k holds.
+	componentKs []*Kustomization
 	// Parents are the kustomizations that list this one's directory.
 	Parents []*Kustomization
 	// TooLarge says why the file was not read, when it is above the size
@@ -216,6 +219,9 @@ func newKgraph(ks []*Kustomization) *kgraph {
 		for _, r := range k.Resources {
 			if sub, ok := g.ByDir[r]; ok {
 				sub.Parents = append(sub.Parents, k)
+				if sub.component && slices.Contains(k.Components, r) {
+					k.componentKs = append(k.componentKs, sub)
+				}
 				continue
 			}
 			g.listedBy[r] = append(g.listedBy[r], k)
@@ -238,13 +244,29 @@ func (c Chain) Root() *Kustomization { return c[len(c)-1] }
 // gets from the kustomizations of c: prefixes and suffixes accumulate, the
 // outermost namespace wins.
 func (c Chain) Transform(ns, name string) (string, string) {
-	for _, k := range c {
-		name = k.NamePrefix + name + k.NameSuffix
-		if k.Namespace != "" {
-			ns = k.Namespace
+	for i := range c {
+		for _, t := range c.transformers(i) {
+			name = t.NamePrefix + name + t.NameSuffix
+			if t.Namespace != "" {
+				ns = t.Namespace
+			}
 		}
 	}
 	return ns, name
+}
+
+// transformers are the kustomizations whose prefixes, suffixes and
+// namespace the i-th of c applies, in kustomize's order: its components',
+// then its own. A component the chain came through is applied already.
+func (c Chain) transformers(i int) []*Kustomization {
+	k := c[i]
+	out := make([]*Kustomization, 0, len(k.componentKs)+1)
+	for _, comp := range k.componentKs {
+		if i == 0 || c[i-1] != comp {
+			out = append(out, comp)
+		}
+	}
+	return append(out, k)
 }
 
 // Chains returns every way file is rendered, one chain per kustomization
@@ -326,9 +348,11 @@ func (g *kgraph) orphan(file string) bool {
 // names, so that the file need not contain the live name.
 func (g *kgraph) renames(file string) bool {
 	for _, c := range g.Chains(file) {
-		for _, k := range c {
-			if k.NamePrefix != "" || k.NameSuffix != "" {
-				return true
+		for i := range c {
+			for _, k := range c.transformers(i) {
+				if k.NamePrefix != "" || k.NameSuffix != "" {
+					return true
+				}
 			}
 		}
 	}

@@ -29,17 +29,29 @@ func ParseMarker(comment string) (string, bool) {
 	if i < 0 {
 		return "", false
 	}
-	open := strings.LastIndex(comment[:i], "{")
-	if open < 0 {
-		return "", false
+	// The object holding the key opens at one of the braces before it:
+	// the nearest, unless an object nested before the key opened it.
+	// A few tries do; a comment is the repository's, and may be long.
+	end := i
+	for range maxMarkerBraces {
+		open := strings.LastIndex(comment[:end], "{")
+		if open < 0 {
+			return "", false
+		}
+		var m map[string]any
+		if err := json.NewDecoder(strings.NewReader(comment[open:])).Decode(&m); err == nil {
+			if v, ok := m[markerKey].(string); ok {
+				return v, v != ""
+			}
+		}
+		end = open
 	}
-	var m map[string]any
-	if err := json.NewDecoder(strings.NewReader(comment[open:])).Decode(&m); err != nil {
-		return "", false
-	}
-	v, ok := m[markerKey].(string)
-	return v, ok && v != ""
+	return "", false
 }
+
+// maxMarkerBraces bounds the braces ParseMarker tries as the marker
+// object's opening.
+const maxMarkerBraces = 8
 
 // markerHit is what one marker marks.
 type markerHit struct {
