@@ -33,7 +33,7 @@ var (
 )
 
 // Origin is how render names a deployer read here.
-const Origin = "from the cluster"
+const Origin = repoindex.FromCluster
 
 // DefaultPageSize is the size of each page of a list.
 const DefaultPageSize = 500

@@ -273,6 +273,13 @@ func (idx *Index) AddDeployer(doc *yaml.Node, origin string) error {
 	idx.Deployers = slices.DeleteFunc(idx.Deployers, func(x *Deployer) bool {
 		return x.Kind == ds[0].Kind && x.Namespace == ds[0].Namespace && x.Name == ds[0].Name
 	})
+	idx.addDecoded(ds)
+	return nil
+}
+
+// addDecoded adds deployers decoded from one object to the index, beside
+// any of their name.
+func (idx *Index) addDecoded(ds []*Deployer) {
 	for _, d := range ds {
 		idx.detectChart(d)
 		idx.Deployers = append(idx.Deployers, d)
@@ -288,7 +295,6 @@ func (idx *Index) AddDeployer(doc *yaml.Node, origin string) error {
 			idx.fluxes[key] = appendNew(idx.fluxes[key], d.Path)
 		}
 	}
-	return nil
 }
 
 // detectChart makes an Application's source of no type a Helm chart when

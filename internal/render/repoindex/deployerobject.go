@@ -26,6 +26,13 @@ type DeployerObject struct {
 	Elsewhere string
 }
 
+// FromCluster is the Origin of a deployer read from the cluster: the one
+// object of its name, what deploys, whatever else defines that name.
+const FromCluster = "from the cluster"
+
+// Live reports whether d was read from the cluster.
+func (d DeployerObject) Live() bool { return d.Origin == FromCluster }
+
 // Name returns the deployer as reports name it: kind, namespace/name and
 // origin.
 func (d DeployerObject) Name() string {
@@ -48,7 +55,7 @@ func (d DeployerObject) Name() string {
 // document of a file no edit may touch, so that a Helm release it renders
 // is found through it.
 func (idx *Index) addDeployers(ds []DeployerObject, helm bool) error {
-	seen := map[string]bool{}
+	seen := map[string]*DeployerObject{}
 	for _, d := range ds {
 		data, err := sigsyaml.Marshal(d.Object)
 		if err != nil {
@@ -75,7 +82,7 @@ func (idx *Index) addDeployers(ds []DeployerObject, helm bool) error {
 				s.apps[ns+"_"+key.Name] = nil
 			}
 		}
-		first := !seen["app:"+key.Name] && !seen["app:"+ns+"_"+key.Name]
+		first := seen["app:"+key.Name] == nil && seen["app:"+ns+"_"+key.Name] == nil
 		for name := range s.apps {
 			idx.deployerNamed(seen, "app:"+name, name, d, s.apps[name], idx.apps)
 		}
@@ -85,13 +92,27 @@ func (idx *Index) addDeployers(ds []DeployerObject, helm bool) error {
 		for name := range s.fluxes {
 			idx.deployerNamed(seen, "flux:"+name, name, d, s.fluxes[name], idx.fluxes)
 		}
-		if first && d.Elsewhere == "" {
+		switch {
+		case first && d.Elsewhere == "":
 			// The sharing rules count it among the path's deployers. An
 			// Application of a chart has no path to share: nothing to add.
 			_ = idx.AddDeployer(docs[0], d.Origin)
+		case idx.candidate(seen, key, ns, d):
+			// Another definition of a generated deployer's name.
+			idx.addDecoded(DecodeDeployers(docs[0], d.Origin, "", -1))
 		}
 	}
 	return nil
+}
+
+// candidate reports whether d, not the first deployer of its name, is one
+// more candidate beside it: both generated, both of this repository.
+func (idx *Index) candidate(seen map[string]*DeployerObject, key IdentKey, ns string, d DeployerObject) bool {
+	first := seen["app:"+key.Name]
+	if key.Group != ArgoGroup {
+		first = seen["flux:"+ns+"/"+key.Name]
+	}
+	return first != nil && !first.Live() && !d.Live() && first.Elsewhere == "" && d.Elsewhere == ""
 }
 
 // addVirtual indexes the Application d as the one document of a file
@@ -107,12 +128,25 @@ func (idx *Index) addVirtual(d DeployerObject, data []byte, key IdentKey, ns str
 }
 
 // deployerNamed records d as the deployer of name in paths (idx.apps or
-// idx.fluxes) unless one came first.
-func (idx *Index) deployerNamed(seen map[string]bool, id, name string, d DeployerObject, dirs []string, paths map[string][]string) {
-	if seen[id] {
+// idx.fluxes), in place of the repository's files. Of several of one
+// name, one read from the cluster is the deployer; several generated
+// ones (two ApplicationSets, an ApplicationSet and an app of apps) are
+// all candidates, none ranked by the order they came in, and their paths
+// add up, so that a target only one of them renders is found and one
+// they all render is refused, naming them.
+func (idx *Index) deployerNamed(seen map[string]*DeployerObject, id, name string, d DeployerObject, dirs []string, paths map[string][]string) {
+	if first := seen[id]; first != nil {
+		if first.Live() || d.Live() || d.Elsewhere != "" || first.Elsewhere != "" {
+			return
+		}
+		idx.alsoDefined[id] = append(idx.alsoDefined[id], d.Name())
+		for _, p := range dirs {
+			paths[name] = appendNew(paths[name], p)
+			idx.Declared[p] = true
+		}
 		return
 	}
-	seen[id] = true
+	seen[id] = &d
 	if idx.deployers == nil {
 		idx.deployers = map[string]DeployerObject{}
 	}
@@ -152,6 +186,9 @@ func (idx *Index) deployerOf(t Target) (name string, known bool, d *DeployerObje
 // repository's files, else as the target's metadata names it.
 func (idx *Index) describe(id, fallback string) (string, bool, *DeployerObject) {
 	if d, ok := idx.deployers[id]; ok {
+		if also := idx.alsoDefined[id]; len(also) > 0 {
+			return d.Name() + " and " + strings.Join(also, " and ") + ", of one name", true, &d
+		}
 		return d.Name(), true, &d
 	}
 	kind, name, _ := strings.Cut(id, ":")

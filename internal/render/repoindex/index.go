@@ -89,6 +89,9 @@ type Index struct {
 	// deployers are the live and generated deployers by "app:<name>" or
 	// "flux:<namespace>/<name>" (addDeployers).
 	deployers map[string]DeployerObject
+	// alsoDefined names, by the same keys, the other generated
+	// definitions of a deployer's name, all of them candidates.
+	alsoDefined map[string][]string
 	// liveHelm are the live HelmReleases by namespace/name.
 	liveHelm map[string]DeployerObject
 	// markers maps "namespace/name:container" to the documents marking it.
@@ -159,6 +162,8 @@ func BuildIndex(ctx context.Context, fsys fs.FS, dir string, w Wants, limit int6
 		Graph:     newKgraph(nil),
 		Declared:  map[string]bool{},
 		Charts:    map[string]bool{},
+
+		alsoDefined: map[string][]string{},
 	}
 	if len(w.Objects) == 0 {
 		return idx, nil
