@@ -73,7 +73,7 @@ func newTestRepo(t *testing.T, files map[string]string) testRepo {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { root.Close() })
-	want := repoindex.Wants{Objects: map[repoindex.IdentKey]bool{{Group: "apps", Kind: "Deployment", Name: "web"}: true}, Dir: "."}
+	want := repoindex.Wants{Objects: map[repoindex.IdentKey]bool{{Group: "apps", Kind: "Deployment", Name: "web"}: true}, Dir: ".", Deployers: true}
 	idx, err := repoindex.BuildIndex(context.Background(), root.FS(), ".", want, repoindex.DefaultMaxFileSize)
 	if err != nil {
 		t.Fatal(err)
