@@ -201,3 +201,32 @@ func TestWithout(t *testing.T) {
 		t.Errorf("Without changed its argument: %q", edited)
 	}
 }
+
+// TestProveOthersRefusals covers the other environments that read an
+// edited file and cannot be proved unchanged: one that fetches remote
+// resources, and one that does not build.
+func TestProveOthersRefusals(t *testing.T) {
+	tests := []struct {
+		name    string
+		other   string
+		wantErr string
+	}{
+		{name: "remote resources", other: "resources:\n- ../base\n- https://github.com/example/repo//base?ref=v1\n", wantErr: "b/kustomization.yaml also reads base/web.yaml and cannot be checked"},
+		{name: "a build that fails", other: "resources:\n- ../base\npatches:\n- path: missing.yaml\n", wantErr: "b/kustomization.yaml also reads base/web.yaml and does not build"},
+		{name: "an environment built on the target's", other: "namespace: b\nresources:\n- ../a\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			repo := indexedRepo(t, map[string]string{
+				"base/kustomization.yaml": "resources: [web.yaml]\n",
+				"base/web.yaml":           proofWeb,
+				"a/kustomization.yaml":    "namespace: a\nresources: [../base]\n",
+				"b/kustomization.yaml":    tt.other,
+			})
+			fsys := repoindex.ProofFS{FileSystem: filesys.MakeFsOnDisk(), Root: repo.Abs}
+			web := filepath.Join(repo.Abs, "base", "web.yaml")
+			edited := map[string][]byte{web: []byte(strings.Replace(proofWeb, "300m", "200m", 1))}
+			checkErr(t, repo.ProveOthers(fsys, "a", []string{"base/web.yaml"}, edited), tt.wantErr)
+		})
+	}
+}
