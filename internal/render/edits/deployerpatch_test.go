@@ -106,7 +106,7 @@ func TestViaDeployerVariables(t *testing.T) {
 			if msg := firstDiff([]byte(fluxApp(tt.want)), data); msg != "" {
 				t.Error(msg)
 			}
-			if data, orig, _ := r.w.FileEdits("app/web.yaml"); strings.Compare(string(data), string(orig)) != 0 {
+			if data, orig, _ := r.w.FileEdits("app/web.yaml"); string(data) != string(orig) {
 				t.Errorf("the manifest was edited:\n%s", data)
 			}
 		})
