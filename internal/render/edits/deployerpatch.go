@@ -193,9 +193,7 @@ func (w *Workspace) substitute(c Resources, ref repoindex.DocRef, dep repoindex.
 			value := q.String()
 			if _, err := strconv.ParseFloat(value, 64); err == nil && n.Style == 0 {
 				// Flux's variables are strings: a bare number is not one.
-				n.Style = yaml.DoubleQuotedStyle
-				p.Replace(k, n, value)
-				n.Style = 0
+				p.ReplaceQuoted(k, n, value)
 				continue
 			}
 			p.Replace(k, n, value)
@@ -207,6 +205,9 @@ func (w *Workspace) substitute(c Resources, ref repoindex.DocRef, dep repoindex.
 	}
 	if err := set(c.Limits, limitVars); err != nil {
 		return d.File, false, err
+	}
+	if err := p.Err(); err != nil {
+		return d.File, false, fmt.Errorf("%w: %s: %w", repoindex.ErrUnsafeFile, d.File, err)
 	}
 	if len(p.Edits) == 0 {
 		return d.File, false, nil

@@ -54,6 +54,12 @@ func TestViaDeployerVariables(t *testing.T) {
 		want:    "      CPU: \"2\"\n",
 		changed: true,
 	}, {
+		name:    "a plain value becoming a bare number is quoted",
+		subst:   "      CPU: 500m # tuned\n",
+		cpu:     "2",
+		want:    "      CPU: \"2\" # tuned\n",
+		changed: true,
+	}, {
 		name:    "a plain value",
 		subst:   "      CPU: 500m\n",
 		cpu:     "250m",

@@ -304,3 +304,25 @@ func TestRefusals(t *testing.T) {
 		})
 	}
 }
+
+func TestReplaceQuoted(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"cpu: 500m # tuned\n", "cpu: \"2\" # tuned\n"},
+		{"cpu: '1'\n", "cpu: \"2\"\n"},
+		{"cpu:\n", "cpu: \"2\"\n"},
+	}
+	for _, tt := range tests {
+		src := NewSource([]byte(tt.in))
+		docs, err := ParseDocuments(src.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, v, _ := Lookup(DocRoot(docs[0]), "cpu")
+		p := &Planner{Src: src}
+		p.ReplaceQuoted(k, v, "2")
+		got, err := p.Splice()
+		if err != nil || string(got) != tt.want || p.Err() != nil {
+			t.Errorf("ReplaceQuoted in %q = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}

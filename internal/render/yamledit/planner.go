@@ -2,6 +2,7 @@ package yamledit
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -36,6 +37,34 @@ func (p *Planner) Splice() ([]byte, error) {
 		return nil, p.err
 	}
 	return ApplySplices(p.Src.Data, p.Edits)
+}
+
+// Err returns the first reason the change cannot be spliced, or nil.
+func (p *Planner) Err() error { return p.err }
+
+// ReplaceQuoted plans setting scalar v, the value of key k, to value
+// written double-quoted, whatever v's style: a string that would read as
+// a number written plain.
+func (p *Planner) ReplaceQuoted(k, v *yaml.Node, value string) {
+	p.Muts = append(p.Muts, func() {
+		v.Value, v.Tag, v.Style = value, "", yaml.DoubleQuotedStyle
+	})
+	if v.Value == "" && v.Style == 0 {
+		// "cpu:" with nothing: the value goes right after the colon.
+		at, err := p.Src.ColonAfter(k)
+		if err != nil {
+			p.fail(err)
+			return
+		}
+		p.Edits = append(p.Edits, Splice{Start: at, End: at, Text: " " + strconv.Quote(value)})
+		return
+	}
+	start, end, err := p.Src.ScalarRange(v)
+	if err != nil {
+		p.fail(err)
+		return
+	}
+	p.Edits = append(p.Edits, Splice{Start: start, End: end, Text: strconv.Quote(value)})
 }
 
 // Replace plans setting scalar v, the value of key k, keeping its quotes.
