@@ -24,7 +24,7 @@ build: ## Build bin/recommend-job.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/recommend-job ./cmd/recommend-job
 
 .PHONY: tools
-tools: ## Install and build what the tests run: etcd, kube-apiserver, Prometheus, VictoriaMetrics, git, helm, Gitea, Thanos, Mermaid, Chromium.
+tools: ## Install and build what the tests run: etcd, kube-apiserver, Prometheus, VictoriaMetrics, git, helm, Gitea, Thanos, Mermaid, Chromium, and a node (containerd, kubelet, kube-controller-manager, kube-scheduler, kube-proxy).
 	hack/testbed tools
 
 # Some unit tests wait out a timeout (a TLS handshake that never completes
