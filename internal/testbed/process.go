@@ -40,6 +40,8 @@ type options struct {
 	externalLabels map[string]string
 	// giteaFrontend gives Gitea the stand-in frontend (GiteaFrontend).
 	giteaFrontend bool
+	// node makes kube-apiserver serve a node.
+	node *nodeAPIServer
 }
 
 func buildOptions(opts []Option) options {
