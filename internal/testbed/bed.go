@@ -51,8 +51,8 @@ type Options struct {
 	// --username and --ready-file and the password in $TESTBED_GIT_PASSWORD,
 	// and must call ServeGit with them.
 	GitServerCommand []string
-	// Node starts a node beside the apiserver (see Node), which then
-	// serves on NodeAddress; it needs root. EnsureNodeTools provides its
+	// Node starts a node beside the apiserver (see Node); the apiserver
+	// and Prometheus then serve on NodeAddress. It needs root. EnsureNodeTools provides its
 	// tools for RepoRoot.
 	Node bool
 	// NodeImages are image archives imported into the node's containerd.
@@ -119,7 +119,9 @@ func Up(ctx context.Context, opts Options) (*Bed, error) {
 		if b.Node, err = prepareNode(ctx, repoRootFor(opts), filepath.Join(dir, "node")); err != nil {
 			return nil, fmt.Errorf("test bed: %w", err)
 		}
-		o = append(o, withNodeAPIServer(b.Node.api))
+		// The pods reach the apiserver and Prometheus on the node's
+		// address.
+		o = append(o, withNodeAPIServer(b.Node.api), BindAddress(NodeAddress))
 	}
 	var wg sync.WaitGroup
 	var promErr, gitErr error

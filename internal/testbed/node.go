@@ -240,8 +240,12 @@ state = %[2]q
 	if err := os.WriteFile(filepath.Join(n.Dir, "cni", "net.d", "10-testbed.conflist"), []byte(cni), 0o644); err != nil {
 		return err
 	}
+	// An image a pod names that was not imported must not be pulled from
+	// a registry: containerd's pulls go through a proxy that is not there.
+	env := append(environWithout("HTTP_PROXY=", "HTTPS_PROXY=", "NO_PROXY=", "http_proxy=", "https_proxy=", "no_proxy="),
+		"HTTP_PROXY=http://127.0.0.1:1", "HTTPS_PROXY=http://127.0.0.1:1")
 	proc, err := startProcess("containerd", n.Tools.Containerd, []string{"--config", configPath},
-		filepath.Join(dir, "containerd.log"), nil, o)
+		filepath.Join(dir, "containerd.log"), env, o)
 	if err != nil {
 		return err
 	}
@@ -285,14 +289,16 @@ func (n *Node) buildPauseImage(ctx context.Context, repoRoot string) (string, er
 }
 
 // BuildStatic builds the command pkg of the repository statically
-// (CGO_ENABLED=0), as an image needs it, into out.
+// (CGO_ENABLED=0), as an image needs it, into out, with make image's
+// flags: a static build shares no compiled package with the default cgo
+// one, so that all static builds share theirs.
 func BuildStatic(ctx context.Context, repoRoot, pkg, out string) error {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return fmt.Errorf("build %s: go not found on PATH: %w", pkg, err)
 	}
 	env := append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-	if err := run(ctx, env, goBin, "build", "-C", repoRoot, "-o", out, pkg); err != nil {
+	if err := run(ctx, env, goBin, "build", "-C", repoRoot, "-trimpath", "-ldflags", "-s -w", "-o", out, pkg); err != nil {
 		return fmt.Errorf("build %s: %w", pkg, err)
 	}
 	return nil
@@ -523,7 +529,7 @@ func (n *Node) Stop(ctx context.Context) error {
 	}
 	var errs []error
 	errs = append(errs, n.procs.controllerManager.Stop())
-	if n.client != nil && n.procs.kubelet.exitError() == nil {
+	if n.client != nil && n.procs.kubelet != nil && n.procs.kubelet.exitError() == nil {
 		errs = append(errs, n.deletePods(ctx))
 	}
 	errs = append(errs, n.procs.scheduler.Stop(), n.procs.kubelet.Stop(), n.procs.proxy.Stop())
