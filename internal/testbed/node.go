@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,8 +61,10 @@ type Node struct {
 	// ContainerdAddress is containerd's socket.
 	ContainerdAddress string
 
-	api   *nodeAPIServer
-	host  *hostState
+	api  *nodeAPIServer
+	host *hostState
+	// lock is held while the node runs (see lockNode).
+	lock  net.Listener
 	procs nodeProcesses
 	// client is the admin's, for the node's start and stop.
 	client kubernetes.Interface
@@ -152,13 +155,57 @@ func prepareNode(ctx context.Context, repoRoot, dir string) (*Node, error) {
 			return nil, fmt.Errorf("node: %w", err)
 		}
 	}
+	if n.lock, err = lockNode(ctx); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
 	if n.host, err = saveHost(ctx, tools); err != nil {
+		n.lock.Close()
 		return nil, fmt.Errorf("node: %w", err)
 	}
 	if err := createBridge(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("node: %w", err), n.host.restore(ctx, dir))
+		err = errors.Join(fmt.Errorf("node: %w", err), n.host.restore(ctx, dir))
+		n.lock.Close()
+		return nil, err
 	}
 	return n, nil
+}
+
+// nodeLockName is the abstract Unix socket a running node holds: the
+// bridge, the iptables chains and the kubelet's host paths allow one node
+// per host, and the test binaries of several packages run at once.
+const nodeLockName = "@recommend-job-testbed-node"
+
+// LockNode waits, as long as ctx allows, until no node runs on the host
+// and keeps any from starting until unlock is called: for a test that
+// looks at the host after its node stopped.
+func LockNode(ctx context.Context) (unlock func(), err error) {
+	l, err := lockNode(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func() { l.Close() }, nil
+}
+
+// lockNode waits, as long as ctx allows, until no other node runs on the
+// host and returns the lock, released by closing it. An abstract socket
+// leaves no file behind and goes with the process that held it.
+func lockNode(ctx context.Context) (net.Listener, error) {
+	began, announced := time.Now(), false
+	for {
+		l, err := net.Listen("unix", nodeLockName)
+		if err == nil {
+			return l, nil
+		}
+		if !announced && time.Since(began) > 2*time.Second {
+			announced = true
+			fmt.Fprintln(progressOut, "waiting for the test bed's node that runs on this host to stop...")
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for the node that runs on this host: %w", ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // start starts the node's servers against api, imports the sandbox image
@@ -540,6 +587,7 @@ func (n *Node) Stop(ctx context.Context) error {
 	killShims(n.ContainerdAddress)
 	errs = append(errs, n.host.restore(ctx, n.Dir))
 	n.host = nil
+	n.lock.Close()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("stop node: %w", err)
 	}

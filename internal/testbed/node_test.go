@@ -42,7 +42,12 @@ func TestNode(t *testing.T) {
 	if err := testbed.WriteImage(archive, image.Options{Binary: probe, Name: probeImage, Entrypoint: "/nodeprobe"}); err != nil {
 		t.Fatal(err)
 	}
+	unlock, err := testbed.LockNode(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	absent := absentDirs(hostDirs)
+	unlock()
 	b, err := testbed.Up(ctx, testbed.Options{Dir: filepath.Join(dir, "bed"), RepoRoot: root, Node: true,
 		NodeImages: []string{archive}, Logf: t.Logf})
 	if err != nil {
@@ -73,6 +78,12 @@ func TestNode(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Errorf("close: %v", err)
 	}
+	// Another package's test may start a node meanwhile.
+	unlock, err = testbed.LockNode(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
 	checkHostClean(t, dir, containerd, processes, absent)
 }
 

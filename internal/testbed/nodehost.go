@@ -53,12 +53,12 @@ type hostState struct {
 	cgroups bool
 }
 
-// saveHost records the host's state.
+// saveHost records the host's state. The caller holds the node lock.
 func saveHost(ctx context.Context, tools NodeTools) (*hostState, error) {
 	h := &hostState{iptables: tools.Iptables, ip6tables: filepath.Join(filepath.Dir(tools.Iptables), "ip6tables"),
 		ip: tools.IP, sysctls: map[string]string{}, chains: map[string][]string{}}
 	if _, err := os.Stat("/sys/class/net/" + nodeBridge); err == nil {
-		return nil, fmt.Errorf("the bridge %s exists already: another node runs on this host", nodeBridge)
+		return nil, fmt.Errorf("the bridge %s exists already, left by a node that did not stop (ip link del %s removes it)", nodeBridge, nodeBridge)
 	}
 	for _, s := range nodeSysctls {
 		if v, err := os.ReadFile("/proc/sys/" + s); err == nil {
