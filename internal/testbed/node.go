@@ -162,7 +162,7 @@ func prepareNode(ctx context.Context, repoRoot, dir string) (*Node, error) {
 		n.lock.Close()
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	if err := createBridge(ctx); err != nil {
+	if err := createBridge(ctx, tools.IP); err != nil {
 		err = errors.Join(fmt.Errorf("node: %w", err), n.host.restore(ctx, dir))
 		n.lock.Close()
 		return nil, err

@@ -88,12 +88,9 @@ func saveHost(ctx context.Context, tools NodeTools) (*hostState, error) {
 	return h, nil
 }
 
-// createBridge creates the pods' bridge with NodeAddress on it.
-func createBridge(ctx context.Context) error {
-	ip, err := lookPath("ip")
-	if err != nil {
-		return err
-	}
+// createBridge creates the pods' bridge with NodeAddress on it, with the
+// ip command at ip.
+func createBridge(ctx context.Context, ip string) error {
 	for _, args := range [][]string{
 		{"link", "add", nodeBridge, "type", "bridge"},
 		{"addr", "add", NodeAddress + "/24", "dev", nodeBridge},

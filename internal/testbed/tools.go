@@ -488,7 +488,7 @@ var nodePackages = []struct{ pkg, file string }{
 	{"containernetworking-plugins", "/usr/lib/cni/bridge"},
 	{"iptables", "/usr/sbin/iptables"},
 	{"conntrack", "/usr/sbin/conntrack"},
-	{"iproute2", "/usr/sbin/ip"},
+	{"iproute2", "/sbin/ip"},
 }
 
 // EnsureNodeTools returns the binaries a node needs. containerd, runc,
@@ -514,7 +514,7 @@ func EnsureNodeTools(ctx context.Context, repoRoot string) (NodeTools, error) {
 		Ctr:        "/usr/bin/ctr",
 		Runc:       "/usr/sbin/runc",
 		Iptables:   "/usr/sbin/iptables",
-		IP:         "/usr/sbin/ip",
+		IP:         "/sbin/ip",
 		CNIBin:     "/usr/lib/cni",
 	}
 	for i, dst := range []*string{&tools.Kubelet, &tools.KubeControllerManager, &tools.KubeScheduler, &tools.KubeProxy} {
