@@ -24,7 +24,7 @@ build: ## Build bin/recommend-job.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/recommend-job ./cmd/recommend-job
 
 .PHONY: tools
-tools: ## Install and build what the tests run: etcd, kube-apiserver, Prometheus, VictoriaMetrics, git, helm, Gitea, Thanos, Mermaid, Chromium.
+tools: ## Install and build what the tests run: etcd, kube-apiserver, Prometheus, VictoriaMetrics, git, helm, Gitea, Thanos, Mermaid, Chromium, and a node (containerd, kubelet, kube-controller-manager, kube-scheduler, kube-proxy).
 	hack/testbed tools
 
 # Some unit tests wait out a timeout (a TLS handshake that never completes
@@ -36,8 +36,11 @@ test-unit: ## Run the unit tests: no server is started and no tool but Go is nee
 # Test files that start a server or run a program (etcd, kube-apiserver,
 # Prometheus, git, helm, Gitea, ssh-keygen) carry the build tag integration;
 # go test without it compiles none of them.
+# image first: the node's test builds the job statically again, and then
+# finds every package compiled (a static build shares none with the default
+# one).
 .PHONY: test
-test: tools ## Run all tests: the unit tests and the integration tests on the real test bed, as CI does.
+test: tools image ## Run all tests: the unit tests and the integration tests on the real test bed, as CI does.
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
 	$(GO) test $(GO_TEST_FLAGS) -tags integration ./...

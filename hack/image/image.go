@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	digest "github.com/opencontainers/go-digest"
@@ -57,6 +58,18 @@ type Options struct {
 	Version string
 	// Architecture is the binary's, in Go's spelling (amd64, arm64).
 	Architecture string
+	// Entrypoint is where the binary goes and runs from; empty means
+	// BinaryPath. The test bed's node images its other static programs
+	// (the sandbox process) this way.
+	Entrypoint string
+}
+
+// entrypoint is where opts put the binary.
+func (opts Options) entrypoint() string {
+	if opts.Entrypoint != "" {
+		return opts.Entrypoint
+	}
+	return BinaryPath
 }
 
 // Write writes the image as an OCI image layout archive to w and returns
@@ -74,7 +87,7 @@ func Write(w io.Writer, opts Options) (digest.Digest, error) {
 	if err != nil {
 		return "", fmt.Errorf("read CA certificates: %w", err)
 	}
-	layer, diffID, err := rootLayer(bin, certs)
+	layer, diffID, err := rootLayer(opts.entrypoint(), bin, certs)
 	if err != nil {
 		return "", err
 	}
@@ -153,20 +166,20 @@ func config(opts Options, diffID digest.Digest) ocispec.Image {
 		Platform: ocispec.Platform{OS: "linux", Architecture: opts.Architecture},
 		Config: ocispec.ImageConfig{
 			User:       User,
-			Entrypoint: []string{BinaryPath},
+			Entrypoint: []string{opts.entrypoint()},
 			Env:        []string{"PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin", "SSL_CERT_FILE=" + CACertificates},
 			WorkingDir: "/home/" + nonroot,
 			Labels:     map[string]string{ocispec.AnnotationVersion: opts.Version},
 		},
 		RootFS:  ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{diffID}},
-		History: []ocispec.History{{Created: &epoch, CreatedBy: "recommend-job image: " + BinaryPath + " as " + User}},
+		History: []ocispec.History{{Created: &epoch, CreatedBy: "recommend-job image: " + opts.entrypoint() + " as " + User}},
 	}
 }
 
 // rootLayer returns the image's one layer, gzipped, and the digest of its
 // uncompressed tar (its diff ID): the binary, the CA bundle, the users
 // and groups of distroless' base, nonroot's home and /tmp.
-func rootLayer(bin, certs []byte) ([]byte, digest.Digest, error) {
+func rootLayer(entrypoint string, bin, certs []byte) ([]byte, digest.Digest, error) {
 	var raw bytes.Buffer
 	t := tar.NewWriter(&raw)
 	entries := []struct {
@@ -186,7 +199,7 @@ func rootLayer(bin, certs []byte) ([]byte, digest.Digest, error) {
 		{name: "home/", mode: 0o755, dir: true},
 		{name: "home/" + nonroot + "/", mode: 0o700, uid: 65532, dir: true},
 		{name: "tmp/", mode: 0o1777, dir: true},
-		{name: BinaryPath[1:], mode: 0o755, data: bin},
+		{name: strings.TrimPrefix(entrypoint, "/"), mode: 0o755, data: bin},
 	}
 	for _, e := range entries {
 		var err error

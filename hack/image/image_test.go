@@ -175,6 +175,43 @@ func TestWrite(t *testing.T) {
 	}
 }
 
+// TestWriteEntrypoint puts another program where Options.Entrypoint says,
+// and runs it from there.
+func TestWriteEntrypoint(t *testing.T) {
+	bin := fakeELF(false)
+	opts := writeInputs(t, bin)
+	opts.Entrypoint = "/pause"
+	var out bytes.Buffer
+	if _, err := Write(&out, opts); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := readTar(t, bytes.NewReader(out.Bytes()))
+	var index ocispec.Index
+	if err := json.Unmarshal(files["index.json"], &index); err != nil {
+		t.Fatal(err)
+	}
+	var manifest ocispec.Manifest
+	if err := json.Unmarshal(blob(t, files, index.Manifests[0]), &manifest); err != nil {
+		t.Fatal(err)
+	}
+	var cfg ocispec.Image
+	if err := json.Unmarshal(blob(t, files, manifest.Config), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.Config.Entrypoint, []string{"/pause"}) {
+		t.Errorf("entrypoint = %v, want /pause", cfg.Config.Entrypoint)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(blob(t, files, manifest.Layers[0])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer, _ := readTar(t, zr)
+	if !bytes.Equal(layer["pause"], bin) || layer["recommend-job"] != nil {
+		t.Errorf("the layer holds %d bytes at /pause and %d at /recommend-job, want the binary at /pause only",
+			len(layer["pause"]), len(layer["recommend-job"]))
+	}
+}
+
 func TestWriteRefusesDynamicBinaries(t *testing.T) {
 	opts := writeInputs(t, fakeELF(true))
 	if _, err := Write(io.Discard, opts); !errors.Is(err, ErrNotStatic) {

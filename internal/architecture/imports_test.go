@@ -70,7 +70,7 @@ var mayImport = map[string][]string{
 		"internal/plan", "internal/recommend", "internal/render", "internal/report", "internal/report/markdown", "internal/usage", "internal/verify"},
 
 	// Test support: no list above names it, so no stage imports it.
-	"internal/testbed":              {},
+	"internal/testbed":              {"hack/image"},
 	"internal/testbed/history":      {"internal/testbed"},
 	"internal/testbed/testbedtest":  {"internal/testbed"},
 	"internal/render/helm/helmtest": {},

@@ -59,7 +59,7 @@ func startAPIServer(ctx context.Context, tools Tools, etcdURL, dir string, opts 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start kube-apiserver: %w", err)
 	}
-	s, args, err := prepareAPIServer(etcdURL, dir)
+	s, args, err := prepareAPIServer(etcdURL, dir, buildOptions(opts).node)
 	if err != nil {
 		return nil, fmt.Errorf("start kube-apiserver: %w", err)
 	}
@@ -79,8 +79,9 @@ func startAPIServer(ctx context.Context, tools Tools, etcdURL, dir string, opts 
 }
 
 // prepareAPIServer writes the service account key and the token file and
-// returns the server, not yet started, with its arguments.
-func prepareAPIServer(etcdURL, dir string) (*APIServer, []string, error) {
+// returns the server, not yet started, with its arguments; node, when not
+// nil, makes it serve a node (see nodeAPIServer).
+func prepareAPIServer(etcdURL, dir string, node *nodeAPIServer) (*APIServer, []string, error) {
 	keyPath := filepath.Join(dir, "service-account.key")
 	if err := writeRSAKey(keyPath); err != nil {
 		return nil, nil, err
@@ -90,36 +91,49 @@ func prepareAPIServer(etcdURL, dir string) (*APIServer, []string, error) {
 		return nil, nil, err
 	}
 	tokenPath := filepath.Join(dir, "tokens.csv")
-	line := fmt.Sprintf("%s,%s,%s,\"system:masters\"\n", token, AdminUser, AdminUser)
-	if err := os.WriteFile(tokenPath, []byte(line), 0o600); err != nil {
+	lines := fmt.Sprintf("%s,%s,%s,\"system:masters\"\n", token, AdminUser, AdminUser)
+	if node != nil {
+		lines += node.tokenLines()
+	}
+	if err := os.WriteFile(tokenPath, []byte(lines), 0o600); err != nil {
 		return nil, nil, fmt.Errorf("write token file: %w", err)
 	}
 	ports, err := freePorts(1)
 	if err != nil {
 		return nil, nil, err
 	}
+	address := "127.0.0.1"
+	if node != nil {
+		address = node.address
+	}
 	args := []string{
 		"--etcd-servers=" + etcdURL,
 		"--cert-dir=" + filepath.Join(dir, "certs"),
 		fmt.Sprintf("--secure-port=%d", ports[0]),
-		"--bind-address=127.0.0.1",
+		"--bind-address=" + address,
 		// Without it the apiserver advertises the default route's address
 		// and will not start on a machine that has none.
-		"--advertise-address=127.0.0.1",
+		"--advertise-address=" + address,
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + keyPath,
 		"--service-account-signing-key-file=" + keyPath,
 		"--token-auth-file=" + tokenPath,
-		"--authorization-mode=RBAC",
-		"--service-cluster-ip-range=10.0.0.0/24",
-		// Without a controller manager nobody creates the default service
-		// account of a namespace, and the ServiceAccount admission plugin
-		// would refuse every pod.
-		"--disable-admission-plugins=ServiceAccount",
+		// The benchmarking range (RFC 2544), as the node's pods: nothing
+		// of the bed's may look like an address of a real network.
+		"--service-cluster-ip-range=" + serviceRange,
 		"--profiling=false",
 	}
+	if node != nil {
+		args = append(args, node.flags()...)
+	} else {
+		args = append(args, "--authorization-mode=RBAC",
+			// Without a controller manager nobody creates the default
+			// service account of a namespace, and the ServiceAccount
+			// admission plugin would refuse every pod.
+			"--disable-admission-plugins=ServiceAccount")
+	}
 	s := &APIServer{
-		URL:            fmt.Sprintf("https://127.0.0.1:%d", ports[0]),
+		URL:            fmt.Sprintf("https://%s:%d", address, ports[0]),
 		KubeconfigPath: filepath.Join(dir, "kubeconfig"),
 		AdminToken:     token,
 		Dir:            dir,

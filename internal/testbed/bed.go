@@ -51,6 +51,12 @@ type Options struct {
 	// --username and --ready-file and the password in $TESTBED_GIT_PASSWORD,
 	// and must call ServeGit with them.
 	GitServerCommand []string
+	// Node starts a node beside the apiserver (see Node); the apiserver
+	// and Prometheus then serve on NodeAddress. It needs root. EnsureNodeTools provides its
+	// tools for RepoRoot.
+	Node bool
+	// NodeImages are image archives imported into the node's containerd.
+	NodeImages []string
 	// Logf, if set, receives progress messages. They never hold
 	// credentials.
 	Logf func(format string, args ...any)
@@ -71,6 +77,8 @@ type Bed struct {
 	Prometheus *Prometheus
 	// Git serves the repositories.
 	Git *GitServer
+	// Node runs the pods, when Options.Node asked for one.
+	Node *Node
 
 	gitLog *os.File
 }
@@ -107,6 +115,14 @@ func Up(ctx context.Context, opts Options) (*Bed, error) {
 		o = append(o, Detached())
 	}
 	b := &Bed{Dir: dir, Tools: tools}
+	if opts.Node {
+		if b.Node, err = prepareNode(ctx, repoRootFor(opts), filepath.Join(dir, "node")); err != nil {
+			return nil, fmt.Errorf("test bed: %w", err)
+		}
+		// The pods reach the apiserver and Prometheus on the node's
+		// address.
+		o = append(o, withNodeAPIServer(b.Node.api), BindAddress(NodeAddress))
+	}
 	var wg sync.WaitGroup
 	var promErr, gitErr error
 	wg.Go(func() { promErr = b.startPrometheus(ctx, opts, o, logf) })
@@ -117,8 +133,26 @@ func Up(ctx context.Context, opts Options) (*Bed, error) {
 		_ = b.Close()
 		return nil, fmt.Errorf("test bed: %w", err)
 	}
+	if b.Node != nil {
+		start := time.Now()
+		if err := b.Node.start(ctx, repoRootFor(opts), b.APIServer, opts.NodeImages, buildOptions(o)); err != nil {
+			_ = b.Close()
+			return nil, fmt.Errorf("test bed: node: %w", err)
+		}
+		logf("node %s ready after %s", NodeName, since(start))
+	}
 	logf("test bed up in %s", since(start))
 	return b, nil
+}
+
+// repoRootFor returns opts.RepoRoot or, when empty, RepoRoot's answer
+// (empty when there is none: the callers' builds then fail saying so).
+func repoRootFor(opts Options) string {
+	if opts.RepoRoot != "" {
+		return opts.RepoRoot
+	}
+	root, _ := RepoRoot()
+	return root
 }
 
 // toolsFor returns opts.Tools or what EnsureTools finds.
@@ -278,6 +312,8 @@ func (b *Bed) gitProc() *Process {
 // Close stops every server of the bed and waits for them to exit;
 // kube-apiserver stops before etcd. It is safe to call more than once.
 func (b *Bed) Close() error {
+	// The node goes first: its pods are deleted through the apiserver.
+	nodeErr := b.Node.Stop(context.Background())
 	var wg sync.WaitGroup
 	var kubeErr, promErr, gitErr error
 	wg.Go(func() {
@@ -300,7 +336,7 @@ func (b *Bed) Close() error {
 	if b.gitLog != nil {
 		_ = b.gitLog.Close()
 	}
-	return errors.Join(kubeErr, promErr, gitErr)
+	return errors.Join(nodeErr, kubeErr, promErr, gitErr)
 }
 
 func since(t time.Time) time.Duration {

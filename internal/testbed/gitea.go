@@ -128,9 +128,9 @@ func startGitea(ctx context.Context, tools GiteaTools, dir string, opts ...Optio
 	if err != nil {
 		return nil, fmt.Errorf("start gitea: %w", err)
 	}
-	g := &Gitea{URL: fmt.Sprintf("http://127.0.0.1:%d/", ports[0]), Username: "testbed", password: secretHex(16), git: tools.Git}
+	g := &Gitea{URL: fmt.Sprintf("http://%s:%d/", o.host(), ports[0]), Username: "testbed", password: secretHex(16), git: tools.Git}
 	ini := filepath.Join(dir, "app.ini")
-	if err := os.WriteFile(ini, []byte(giteaINI(dir, tools, ports[0])), 0o600); err != nil {
+	if err := os.WriteFile(ini, []byte(giteaINI(dir, tools, o.host(), ports[0])), 0o600); err != nil {
 		return nil, fmt.Errorf("start gitea: %w", err)
 	}
 	if tools.Mermaid != "" {
@@ -178,7 +178,7 @@ func startGitea(ctx context.Context, tools GiteaTools, dir string, opts ...Optio
 }
 
 // giteaINI is the configuration of a local, offline Gitea.
-func giteaINI(dir string, tools GiteaTools, port int) string {
+func giteaINI(dir string, tools GiteaTools, host string, port int) string {
 	var b strings.Builder
 	if os.Geteuid() == 0 {
 		b.WriteString("I_AM_BEING_UNSAFE_RUNNING_AS_ROOT = true\n")
@@ -193,9 +193,9 @@ PATH = %[1]s/gitea.db
 
 [server]
 PROTOCOL = http
-HTTP_ADDR = 127.0.0.1
+HTTP_ADDR = %[8]s
 HTTP_PORT = %[3]d
-ROOT_URL = http://127.0.0.1:%[3]d/
+ROOT_URL = http://%[8]s:%[3]d/
 DISABLE_SSH = true
 START_SSH_SERVER = false
 OFFLINE_MODE = true
@@ -235,7 +235,7 @@ ROOT_PATH = %[1]s/log
 
 [session]
 PROVIDER = memory
-`, dir, tools.Source, port, secretHex(32), "testbed."+secretHex(32), secretHex(22), tools.Git)
+`, dir, tools.Source, port, secretHex(32), "testbed."+secretHex(32), secretHex(22), tools.Git, host)
 	return b.String()
 }
 

@@ -40,6 +40,25 @@ type options struct {
 	externalLabels map[string]string
 	// giteaFrontend gives Gitea the stand-in frontend (GiteaFrontend).
 	giteaFrontend bool
+	// node makes kube-apiserver serve a node.
+	node *nodeAPIServer
+	// bindAddress is the address Prometheus and Gitea listen on; empty
+	// means 127.0.0.1.
+	bindAddress string
+}
+
+// host is the address the servers listen on.
+func (o options) host() string {
+	if o.bindAddress != "" {
+		return o.bindAddress
+	}
+	return "127.0.0.1"
+}
+
+// BindAddress makes Prometheus and Gitea listen on addr instead of
+// 127.0.0.1: NodeAddress, for a node's pods to reach them.
+func BindAddress(addr string) Option {
+	return func(o *options) { o.bindAddress = addr }
 }
 
 func buildOptions(opts []Option) options {

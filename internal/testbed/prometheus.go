@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -51,7 +52,7 @@ func StartPrometheus(ctx context.Context, tools Tools, dataDir string, opts ...O
 		if err != nil {
 			return nil, fmt.Errorf("start prometheus: %w", err)
 		}
-		addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+		addr := net.JoinHostPort(o.host(), strconv.Itoa(ports[0]))
 		p := &Prometheus{URL: "http://" + addr, DataDir: dataDir, tools: tools, addr: addr, opts: o}
 		if err := p.start(ctx); err != nil {
 			return nil, err

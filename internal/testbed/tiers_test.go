@@ -28,7 +28,8 @@ var supportPackages = map[string]string{
 // here.
 var unitAllowed = map[string][]string{
 	"testbed": {"Series", "WriteBlock", "RepoRoot", "ReadOpenMetrics", "ReadMermaidPage", "writeFileAtomic",
-		"kubernetesVersionFlags", "checkIntegrity", "extractFile", "freePorts", "startWithRetry", "reportStep", "requiredVersion", "withoutDBus"},
+		"kubernetesVersionFlags", "checkIntegrity", "extractFile", "freePorts", "startWithRetry", "reportStep", "requiredVersion", "withoutDBus",
+		"splitQuoted", "unescapeMount"},
 	"testbedtest": {"FileRemote", "BranchFile", "SilentListener"},
 	"history": {"Series", "DailyPeak", "Container", "Constant", "Rollouts", "OOMKill", "Step", "Bursts",
 		"StartTimes", "WithStartupSpike"},

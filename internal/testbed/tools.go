@@ -152,7 +152,12 @@ func lookPath(name string) (string, error) {
 
 // installPackages installs the Debian packages providing the missing tools.
 func installPackages(ctx context.Context, missing []string) error {
-	pkgs := packagesFor(missing)
+	return aptInstall(ctx, missing, packagesFor(missing))
+}
+
+// aptInstall installs the Debian packages pkgs, which provide the missing
+// tools, when the process runs as root.
+func aptInstall(ctx context.Context, missing, pkgs []string) error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("%s not found; install them with: apt-get install --no-install-recommends %s",
 			strings.Join(missing, ", "), strings.Join(pkgs, " "))
@@ -204,12 +209,18 @@ func packagesFor(tools []string) []string {
 // tool is a server or CLI the test bed builds from a tools module of its
 // own in hack/tools.
 type tool struct {
-	// name is the binary's and the tools module's directory in hack/tools.
+	// name is the binary's and, unless dir says otherwise, the tools
+	// module's directory in hack/tools.
 	name string
+	// dir is the tools module's directory in hack/tools when one module
+	// holds several commands (the node's four share one module, so that
+	// they share its pins).
+	dir string
 	// module is the Go module the tool comes from; its version in the
 	// tools module's go.mod is announced when the build starts.
 	module string
-	// pkg is the command to build, in the tools module.
+	// pkg is the command to build, in the tools module: "." or a
+	// "./sub" directory of it, or an import path.
 	pkg string
 	// tags are the build tags.
 	tags string
@@ -225,6 +236,14 @@ var (
 	// Thanos builds with slicelabels, as its own release does: its gRPC
 	// code takes labels.Labels for a slice, and crashes otherwise.
 	thanosTool = tool{name: "thanos", module: "github.com/thanos-io/thanos", pkg: "github.com/thanos-io/thanos/cmd/thanos", tags: "slicelabels"}
+	// The node's servers: upstream's mains, in one module with
+	// kube-apiserver's pins.
+	nodeTools = []tool{
+		{name: "kubelet", dir: "kube-node", module: "k8s.io/kubernetes", pkg: "./kubelet", stampVersion: kubernetesVersionFlags},
+		{name: "kube-controller-manager", dir: "kube-node", module: "k8s.io/kubernetes", pkg: "./kube-controller-manager", stampVersion: kubernetesVersionFlags},
+		{name: "kube-scheduler", dir: "kube-node", module: "k8s.io/kubernetes", pkg: "./kube-scheduler", stampVersion: kubernetesVersionFlags},
+		{name: "kube-proxy", dir: "kube-node", module: "k8s.io/kubernetes", pkg: "./kube-proxy", stampVersion: kubernetesVersionFlags},
+	}
 )
 
 // kubernetesVersionFlags returns the linker flags with which Kubernetes'
@@ -260,9 +279,17 @@ func buildKubeAPIServer(ctx context.Context, repoRoot string) (string, error) {
 // progressOut as it starts, every progressInterval while it runs, and
 // when it ends.
 func buildTool(ctx context.Context, repoRoot string, t tool) (string, error) {
-	module := filepath.Join(repoRoot, "hack", "tools", t.name)
+	dir := t.dir
+	if dir == "" {
+		dir = t.name
+	}
+	module := filepath.Join(repoRoot, "hack", "tools", dir)
 	out := filepath.Join(repoRoot, ".cache", "bin", t.name)
-	fresh, err := newerThanSources(out, module)
+	var cmdDirs []string
+	if strings.HasPrefix(t.pkg, "./") {
+		cmdDirs = append(cmdDirs, filepath.Join(module, t.pkg))
+	}
+	fresh, err := newerThanSources(out, module, cmdDirs...)
 	if err != nil {
 		return "", err
 	}
@@ -347,8 +374,8 @@ func EnsureHelm(ctx context.Context, repoRoot string) (string, error) {
 }
 
 // newerThanSources reports whether bin exists and is newer than go.mod,
-// go.sum and the Go files of the module in dir.
-func newerThanSources(bin, dir string) (bool, error) {
+// go.sum of the module in dir and the Go files in dir and in goDirs.
+func newerThanSources(bin, dir string, goDirs ...string) (bool, error) {
 	st, err := os.Stat(bin)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -356,9 +383,13 @@ func newerThanSources(bin, dir string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("stat %s: %w", bin, err)
 	}
-	sources, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		return false, err
+	var sources []string
+	for _, d := range append([]string{dir}, goDirs...) {
+		files, err := filepath.Glob(filepath.Join(d, "*.go"))
+		if err != nil {
+			return false, err
+		}
+		sources = append(sources, files...)
 	}
 	sources = append(sources, filepath.Join(dir, "go.mod"), filepath.Join(dir, "go.sum"))
 	for _, src := range sources {
@@ -430,4 +461,95 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// NodeTools holds the paths of the binaries a node runs beside the test
+// bed's apiserver.
+type NodeTools struct {
+	Kubelet               string
+	KubeControllerManager string
+	KubeScheduler         string
+	KubeProxy             string
+	Containerd            string
+	Ctr                   string
+	Runc                  string
+	Iptables              string
+	IP                    string
+	// CNIBin is the directory of the CNI plugins.
+	CNIBin string
+}
+
+// nodePackages names the Debian package providing each system tool of a
+// node, and the file by which it is found.
+var nodePackages = []struct{ pkg, file string }{
+	{"containerd", "/usr/bin/containerd"},
+	{"containerd", "/usr/bin/ctr"},
+	{"runc", "/usr/sbin/runc"},
+	{"containernetworking-plugins", "/usr/lib/cni/bridge"},
+	{"iptables", "/usr/sbin/iptables"},
+	{"conntrack", "/usr/sbin/conntrack"},
+	{"iproute2", "/sbin/ip"},
+}
+
+// EnsureNodeTools returns the binaries a node needs. containerd, runc,
+// the CNI plugins, iptables, conntrack and ip come from their Debian
+// packages, installed with apt-get when missing and the process runs as
+// root; the kubelet, kube-controller-manager, kube-scheduler and
+// kube-proxy are built from the tools module in hack/tools/kube-node into
+// .cache/bin, one at a time, unless they are newer than its sources.
+func EnsureNodeTools(ctx context.Context, repoRoot string) (NodeTools, error) {
+	if err := os.MkdirAll(filepath.Join(repoRoot, ".cache", "bin"), 0o755); err != nil {
+		return NodeTools{}, fmt.Errorf("create cache directory: %w", err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(repoRoot, ".cache", "testbed-node.lock"))
+	if err != nil {
+		return NodeTools{}, err
+	}
+	defer unlock()
+	if err := installNodePackages(ctx); err != nil {
+		return NodeTools{}, err
+	}
+	tools := NodeTools{
+		Containerd: "/usr/bin/containerd",
+		Ctr:        "/usr/bin/ctr",
+		Runc:       "/usr/sbin/runc",
+		Iptables:   "/usr/sbin/iptables",
+		IP:         "/sbin/ip",
+		CNIBin:     "/usr/lib/cni",
+	}
+	for i, dst := range []*string{&tools.Kubelet, &tools.KubeControllerManager, &tools.KubeScheduler, &tools.KubeProxy} {
+		if *dst, err = buildTool(ctx, repoRoot, nodeTools[i]); err != nil {
+			return NodeTools{}, err
+		}
+	}
+	return tools, nil
+}
+
+// installNodePackages installs the Debian packages of a node's system
+// tools that are missing.
+func installNodePackages(ctx context.Context) error {
+	var missing, pkgs []string
+	seen := map[string]bool{}
+	for _, p := range nodePackages {
+		if _, err := os.Stat(p.file); err == nil {
+			continue
+		}
+		missing = append(missing, filepath.Base(p.file))
+		if !seen[p.pkg] {
+			seen[p.pkg] = true
+			pkgs = append(pkgs, p.pkg)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := aptInstall(ctx, missing, pkgs); err != nil {
+		return err
+	}
+	for _, p := range nodePackages {
+		if _, err := os.Stat(p.file); err != nil {
+			return fmt.Errorf("%s still missing after installing %s", p.file, p.pkg)
+		}
+	}
+	return nil
 }

@@ -50,8 +50,9 @@ commands:
   create-repo NAME [DIR]  create the repository NAME on the git server with
                           the files of DIR in its first commit; prints its URL
   down                    stop the test bed and remove its data and state
-  tools                   install the packages (VictoriaMetrics, docker-registry too) and build
-                          kube-apiserver, helm, Gitea and Thanos (once, with progress on stderr), and print
+  tools                   install the packages (VictoriaMetrics, docker-registry, containerd
+                          and the node's too) and build kube-apiserver, helm, Gitea, Thanos
+                          and the node's servers (once, with progress on stderr), and print
                           the binaries' paths; make test runs it before go
                           test so no test waits for a build
 `
@@ -331,6 +332,10 @@ func ensureTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	node, err := testbed.EnsureNodeTools(ctx, root)
+	if err != nil {
+		return err
+	}
 	for _, t := range []struct{ name, path string }{
 		{"etcd", tools.Etcd},
 		{"kube-apiserver", tools.KubeAPIServer},
@@ -343,6 +348,11 @@ func ensureTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		{"thanos", thanos},
 		{"mermaid", mermaid},
 		{"chromium", chromium.Binary},
+		{"kubelet", node.Kubelet},
+		{"kube-controller-manager", node.KubeControllerManager},
+		{"kube-scheduler", node.KubeScheduler},
+		{"kube-proxy", node.KubeProxy},
+		{"containerd", node.Containerd},
 	} {
 		if _, err := fmt.Fprintf(stdout, "%s=%s\n", t.name, t.path); err != nil {
 			return err
