@@ -202,6 +202,7 @@ func call[T any](ctx context.Context, f *redactingForge, do func(context.Context
 	callCtx, cancel := context.WithTimeoutCause(ctx, f.timeout, fmt.Errorf("%w of %s", ErrTimeout, f.timeout))
 	defer cancel()
 	v, err := do(callCtx)
+	err = gitHubLimited(err)
 	// The HTTP client reports the cause itself; not every client does.
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), ErrTimeout) && !errors.Is(err, ErrTimeout) {
 		err = fmt.Errorf("%w: %w", context.Cause(callCtx), err)

@@ -18,20 +18,23 @@ type giteaForge struct {
 	opts        Options
 	owner, repo string
 	sdk         *gitea.Client
+	// limiter holds the forge's rate limits across calls.
+	limiter *limiter
 }
 
 func newGitea(opts Options, owner, repo string) (*giteaForge, error) {
 	if opts.APIURL == "" {
 		return nil, errors.New("forge gitea: the API url is required")
 	}
-	return &giteaForge{opts: opts, owner: owner, repo: repo}, nil
+	return &giteaForge{opts: opts, owner: owner, repo: repo, limiter: newLimiter(nil)}, nil
 }
 
 // client returns the client, set to ctx. The first call asks the server
 // for its version, which the SDK needs to read pull requests right.
 func (g *giteaForge) client(ctx context.Context) (*gitea.Client, error) {
 	if g.sdk == nil {
-		c, err := gitea.NewClient(strings.TrimSuffix(g.opts.APIURL, "/"), gitea.SetToken(g.opts.Token), gitea.SetContext(ctx))
+		c, err := gitea.NewClient(strings.TrimSuffix(g.opts.APIURL, "/"), gitea.SetToken(g.opts.Token), gitea.SetContext(ctx),
+			gitea.SetHTTPClient(&http.Client{Transport: g.limiter}))
 		if err != nil {
 			return nil, fmt.Errorf("gitea client: %w", err)
 		}

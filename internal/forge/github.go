@@ -18,7 +18,7 @@ type gitHub struct {
 }
 
 func newGitHub(opts Options, owner, repo string) (*gitHub, error) {
-	fopts := []github.ClientOptionsFunc{github.WithAuthToken(opts.Token)}
+	fopts := []github.ClientOptionsFunc{github.WithAuthToken(opts.Token), github.WithTransport(newLimiter(nil))}
 	if opts.APIURL != "" {
 		fopts = append(fopts, github.WithEnterpriseURLs(opts.APIURL, opts.APIURL))
 	}
@@ -319,4 +319,15 @@ func (g *gitHub) CloseIssue(ctx context.Context, number int) error {
 
 func convertGitHubIssue(is *github.Issue) *Issue {
 	return &Issue{Number: is.GetNumber(), URL: is.GetHTMLURL(), Title: is.GetTitle(), Body: is.GetBody()}
+}
+
+// gitHubLimited makes go-github's own rate limit errors (it refuses a
+// call itself while a limit it saw lasts) ErrRateLimited too.
+func gitHubLimited(err error) error {
+	var primary *github.RateLimitError
+	var secondary *github.AbuseRateLimitError
+	if err != nil && !errors.Is(err, ErrRateLimited) && (errors.As(err, &primary) || errors.As(err, &secondary)) {
+		return fmt.Errorf("%w: %w", ErrRateLimited, err)
+	}
+	return err
 }

@@ -19,7 +19,9 @@ type gitLab struct {
 }
 
 func newGitLab(opts Options, project string) (*gitLab, error) {
-	var copts []gitlab.ClientOptionFunc
+	// The limiter honours GitLab's 429s; the client's own retries would
+	// wait past the run's deadline.
+	copts := []gitlab.ClientOptionFunc{gitlab.WithHTTPClient(&http.Client{Transport: newLimiter(nil)}), gitlab.WithoutRetries()}
 	if opts.APIURL != "" {
 		copts = append(copts, gitlab.WithBaseURL(opts.APIURL))
 	}

@@ -93,14 +93,27 @@ func writeGroups(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) 
 	// Open ones come first in todo: those whose branches end up without
 	// changes are closed, and free their slots, before any group waits.
 	opened, created := len(open), 0
+	limited := "" // why the forge takes no more calls this run
 	for _, t := range todo {
 		if err := ctx.Err(); err != nil {
 			return errors.Join(append(errs, err)...)
 		}
 		result := &p.Groups[t.result]
 		log := log.With("group", t.group.name, "branch", t.branch)
+		if f != nil && limited != "" {
+			// A group the forge would have to answer waits for the next
+			// run, its branch untouched: rate limited is not failed.
+			result.Waiting = limited
+			log.InfoContext(ctx, "group waits", "waiting", result.Waiting)
+			continue
+		}
 		if f != nil && !open[t.branch] {
 			held, err := closedHold(ctx, cfg.Config, f, t.branch, t.sub)
+			if errors.Is(err, forge.ErrRateLimited) {
+				limited = rateLimited(err)
+				result.Waiting = limited
+				continue
+			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("group %s: %w", t.group.name, err))
 				continue
@@ -136,12 +149,23 @@ func writeGroups(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) 
 				opened--
 			}
 		}
-		if err != nil {
+		switch {
+		case errors.Is(err, forge.ErrRateLimited):
+			limited = rateLimited(err)
+			result.Waiting = limited
+			log.WarnContext(ctx, "the forge's rate limit stops the pull requests of this run", "error", err)
+		case err != nil:
 			log.ErrorContext(ctx, "group not written", "error", err)
 			errs = append(errs, fmt.Errorf("group %s: %w", t.group.name, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// rateLimited is what a group waits for once the forge's rate limit
+// stopped the run's calls to it.
+func rateLimited(err error) string {
+	return "the forge's rate limit; the next run goes on (" + err.Error() + ")"
 }
 
 // sumGroups makes p.Git say what the run did on every branch, its own
