@@ -104,8 +104,8 @@ var settings = []setting{
 	{"pr-labels", []string{}, "labels of the pull request (comma-separated)"},
 	{"pr-reviewers", []string{}, "user names asked to review the pull request (comma-separated)"},
 	{"pr-close-when-empty", false, "close the open pull request when a run finds nothing to change"},
-	{"pr-limit", 0, "most open pull requests of the job's groups at once; 0 for no limit"},
-	{"pr-per-run", 0, "most pull requests a run opens for its groups; 0 for no limit"},
+	{"pr-limit", defaultPRLimit, "most open pull requests of the job's groups at once; 0 for no limit"},
+	{"pr-per-run", defaultPRPerRun, "most pull requests a run opens for its groups; 0 for no limit"},
 	{"pr-closed-hold", 720 * time.Hour, "how long a group's pull request that a person closed without merging holds the group while its values stay within the change threshold; 0 holds nothing"},
 	{"dashboard", false, "keep one issue on the forge up to date with the groups' pull requests, those waiting or held, and the targets that could not be rendered"},
 	{"verify-period", verify.DefaultPeriod, "how long each merged change of the job is watched after it took effect, against as long a period before; 0 turns verification off"},
@@ -126,6 +126,17 @@ var settings = []setting{
 	{"output", "table", "report format: table, json, yaml, or markdown (the pull request's body)"},
 	{"log-level", "info", "log level: debug, info, warn or error"},
 }
+
+// defaultPRPerRun and defaultPRLimit pace a first run over a large fleet,
+// as Renovate's defaults do (2 an hour, 10 open): a nightly run opens a
+// batch a team reviews in a day, about 50 of GitHub's content-creating
+// requests with their labels and reviewers, well under its secondary
+// limit of 80 a minute; and no more than 20 wait for review at once, the
+// groups that save the most first. 0 lifts either.
+const (
+	defaultPRPerRun = 10
+	defaultPRLimit  = 20
+)
 
 // defaultBranchTemplate names the push branch after the base branch, and
 // after the shard when there are several.
