@@ -92,44 +92,20 @@ func writeGroups(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) 
 	}
 	// Open ones come first in todo: those whose branches end up without
 	// changes are closed, and free their slots, before any group waits.
-	opened, created := len(open), 0
-	limited := "" // why the forge takes no more calls this run
+	pace := &pacing{opened: len(open)}
 	for _, t := range todo {
 		if err := ctx.Err(); err != nil {
 			return errors.Join(append(errs, err)...)
 		}
 		result := &p.Groups[t.result]
 		log := log.With("group", t.group.name, "branch", t.branch)
-		if f != nil && limited != "" {
-			// A group the forge would have to answer waits for the next
-			// run, its branch untouched: rate limited is not failed.
-			result.Waiting = limited
-			log.InfoContext(ctx, "group waits", "waiting", result.Waiting)
-			continue
-		}
-		if f != nil && !open[t.branch] {
-			held, err := closedHold(ctx, cfg.Config, f, t.branch, t.sub)
-			if errors.Is(err, forge.ErrRateLimited) {
-				limited = rateLimited(err)
-				result.Waiting = limited
-				continue
-			}
+		if f != nil {
+			wait, err := pace.waits(ctx, cfg, f, open[t.branch], t.branch, t.group.name, t.sub, result)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("group %s: %w", t.group.name, err))
 				continue
 			}
-			result.Held = held
-			switch {
-			case held != "":
-			case strings.HasPrefix(t.group.name, regressionGroupPrefix):
-				// A correction of what regressed in production waits for
-				// no limit.
-			case cfg.PullRequests.Limit > 0 && opened >= cfg.PullRequests.Limit:
-				result.Waiting = fmt.Sprintf("pr-limit %d reached", cfg.PullRequests.Limit)
-			case cfg.PullRequests.PerRun > 0 && created >= cfg.PullRequests.PerRun:
-				result.Waiting = fmt.Sprintf("pr-per-run %d reached", cfg.PullRequests.PerRun)
-			}
-			if result.Held != "" || result.Waiting != "" {
+			if wait {
 				log.InfoContext(ctx, "group waits", "held", result.Held, "waiting", result.Waiting)
 				continue
 			}
@@ -140,19 +116,11 @@ func writeGroups(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) 
 			p.Items[i] = t.sub.Items[j]
 		}
 		result.Git = t.sub.Git
-		if g := result.Git; g != nil && g.PullRequest != nil {
-			switch g.PullRequest.Action {
-			case plan.PRCreated:
-				opened++
-				created++
-			case plan.PRClosed:
-				opened--
-			}
-		}
+		pace.count(result.Git)
 		switch {
 		case errors.Is(err, forge.ErrRateLimited):
-			limited = rateLimited(err)
-			result.Waiting = limited
+			pace.limited = rateLimited(err)
+			result.Waiting = pace.limited
 			log.WarnContext(ctx, "the forge's rate limit stops the pull requests of this run", "error", err)
 		case err != nil:
 			log.ErrorContext(ctx, "group not written", "error", err)
@@ -160,6 +128,62 @@ func writeGroups(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// pacing is what a run's groups have done to the forge so far: the job's
+// open pull requests, those it created, and, once the forge's rate limit
+// stopped its calls, why.
+type pacing struct {
+	opened, created int
+	limited         string
+}
+
+// waits says whether a group waits this run, with the reason set in
+// result: the forge's rate limit, a person's closing of its last pull
+// request (held), or pr-limit and pr-per-run for one without an open pull
+// request. A correction of what regressed waits for no limit.
+func (pc *pacing) waits(ctx context.Context, cfg *run, f forge.Forge, open bool, branch, name string, sub *plan.Plan, result *plan.Group) (bool, error) {
+	if pc.limited != "" {
+		// The forge would have to answer: rate limited is not failed.
+		result.Waiting = pc.limited
+		return true, nil
+	}
+	if open {
+		return false, nil
+	}
+	held, err := closedHold(ctx, cfg.Config, f, branch, sub)
+	if errors.Is(err, forge.ErrRateLimited) {
+		pc.limited = rateLimited(err)
+		result.Waiting = pc.limited
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	result.Held = held
+	switch {
+	case held != "":
+	case strings.HasPrefix(name, regressionGroupPrefix):
+	case cfg.PullRequests.Limit > 0 && pc.opened >= cfg.PullRequests.Limit:
+		result.Waiting = fmt.Sprintf("pr-limit %d reached", cfg.PullRequests.Limit)
+	case cfg.PullRequests.PerRun > 0 && pc.created >= cfg.PullRequests.PerRun:
+		result.Waiting = fmt.Sprintf("pr-per-run %d reached", cfg.PullRequests.PerRun)
+	}
+	return result.Held != "" || result.Waiting != "", nil
+}
+
+// count keeps what a group's write did to the job's pull requests.
+func (pc *pacing) count(g *plan.Git) {
+	if g == nil || g.PullRequest == nil {
+		return
+	}
+	switch g.PullRequest.Action {
+	case plan.PRCreated:
+		pc.opened++
+		pc.created++
+	case plan.PRClosed:
+		pc.opened--
+	}
 }
 
 // rateLimited is what a group waits for once the forge's rate limit
