@@ -17,6 +17,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/hack/image"
 	"github.com/recommend-job/recommend-job/internal/testbed"
+	"github.com/recommend-job/recommend-job/internal/testbed/node"
 	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
 )
 
@@ -40,16 +41,17 @@ func TestChartOnANode(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	job := filepath.Join(dir, "recommend-job")
-	if err := testbed.BuildStatic(ctx, root, "./cmd/recommend-job", job); err != nil {
+	if err := node.BuildStatic(ctx, root, "./cmd/recommend-job", job); err != nil {
 		t.Fatal(err)
 	}
 	archive := filepath.Join(dir, "recommend-job.tar")
-	if err := testbed.WriteImage(archive, image.Options{Binary: job, Name: nodeImage}); err != nil {
+	if err := node.WriteImage(archive, image.Options{Binary: job, Name: nodeImage}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().Truncate(time.Minute)
-	bed := testbedtest.Start(t, testbed.Options{History: webHistory(now), Node: true, NodeImages: []string{archive}})
-	forge := testbedtest.Gitea(t, testbed.BindAddress(testbed.NodeAddress))
+	n := node.New(archive)
+	bed := testbedtest.Start(t, testbed.Options{History: webHistory(now), Node: n})
+	forge := testbedtest.Gitea(t, testbed.BindAddress(node.Address))
 	repoURL, err := forge.CreateRepo(ctx, "gitops", map[string]string{"clusters/prod/web.yaml": webManifest})
 	if err != nil {
 		t.Fatal(err)
@@ -91,13 +93,13 @@ secretFiles:
 		t.Fatalf("applying the workloads: %v", err)
 	}
 
-	runCronJobOnce(ctx, t, bed, "recommend-job", "recommend-job", "first-run")
+	runCronJobOnce(ctx, t, bed, n, "recommend-job", "recommend-job", "first-run")
 	pods, err := testbedtest.Clientset(t, bed).CoreV1().Pods("recommend-job").List(ctx, metav1.ListOptions{LabelSelector: "job-name=first-run"})
 	if err != nil || len(pods.Items) != 1 {
 		t.Fatalf("the run's pods: %v, %v; want one", pods, err)
 	}
 	pod := pods.Items[0]
-	if sc, c := pod.Spec.SecurityContext, pod.Spec.Containers[0].SecurityContext; pod.Spec.NodeName != testbed.NodeName ||
+	if sc, c := pod.Spec.SecurityContext, pod.Spec.Containers[0].SecurityContext; pod.Spec.NodeName != node.Name ||
 		sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 65532 || c == nil || c.ReadOnlyRootFilesystem == nil || !*c.ReadOnlyRootFilesystem {
 		t.Errorf("the run's pod ran on %q with %+v and %+v, want on the node as 65532 on a read-only root", pod.Spec.NodeName, sc, c)
 	}
@@ -122,7 +124,7 @@ secretFiles:
 // runCronJobOnce creates a Job from the CronJob namespace/name, as
 // kubectl create job --from=cronjob does, and waits for it to complete;
 // when it fails, the pod's log from the node tells why.
-func runCronJobOnce(ctx context.Context, t *testing.T, bed *testbed.Bed, namespace, cronJob, name string) {
+func runCronJobOnce(ctx context.Context, t *testing.T, bed *testbed.Bed, n *node.Node, namespace, cronJob, name string) {
 	t.Helper()
 	client := testbedtest.Clientset(t, bed)
 	cj, err := client.BatchV1().CronJobs(namespace).Get(ctx, cronJob, metav1.GetOptions{})
@@ -151,20 +153,20 @@ func runCronJobOnce(ctx context.Context, t *testing.T, bed *testbed.Bed, namespa
 			case batchv1.JobComplete:
 				return
 			case batchv1.JobFailed:
-				t.Fatalf("job %s failed (%s: %s); the pod's log:\n%s", name, c.Reason, c.Message, podLogs(t, bed, namespace, name))
+				t.Fatalf("job %s failed (%s: %s); the pod's log:\n%s", name, c.Reason, c.Message, podLogs(t, n, namespace, name))
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("job %s not done after 5 minutes: %+v; the pod's log:\n%s", name, got.Status, podLogs(t, bed, namespace, name))
+			t.Fatalf("job %s not done after 5 minutes: %+v; the pod's log:\n%s", name, got.Status, podLogs(t, n, namespace, name))
 		}
 		time.Sleep(time.Second)
 	}
 }
 
 // podLogs reads the logs the kubelet keeps of the job's pods.
-func podLogs(t *testing.T, bed *testbed.Bed, namespace, job string) string {
+func podLogs(t *testing.T, n *node.Node, namespace, job string) string {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(bed.Node.Dir, "kubelet", "pod-logs", namespace+"_"+job+"-*", "*", "*.log"))
+	files, _ := filepath.Glob(filepath.Join(n.Dir, "kubelet", "pod-logs", namespace+"_"+job+"-*", "*", "*.log"))
 	var b strings.Builder
 	for _, f := range files {
 		data, err := os.ReadFile(f)

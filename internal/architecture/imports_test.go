@@ -70,8 +70,9 @@ var mayImport = map[string][]string{
 		"internal/plan", "internal/recommend", "internal/render", "internal/report", "internal/report/markdown", "internal/usage", "internal/verify"},
 
 	// Test support: no list above names it, so no stage imports it.
-	"internal/testbed":              {"hack/image"},
+	"internal/testbed":              {},
 	"internal/testbed/history":      {"internal/testbed"},
+	"internal/testbed/node":         {"hack/image", "internal/testbed"},
 	"internal/testbed/testbedtest":  {"internal/testbed"},
 	"internal/render/helm/helmtest": {},
 

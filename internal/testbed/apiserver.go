@@ -68,8 +68,8 @@ func startAPIServer(ctx context.Context, tools Tools, etcdURL, dir string, opts 
 		return nil, err
 	}
 	s.proc = proc
-	if err := proc.waitReady(ctx, s.probeReady); err != nil {
-		return nil, proc.fail(err)
+	if err := proc.WaitReady(ctx, s.probeReady); err != nil {
+		return nil, proc.Fail(err)
 	}
 	if err := s.writeKubeconfig(); err != nil {
 		_ = proc.Stop()
@@ -78,9 +78,28 @@ func startAPIServer(ctx context.Context, tools Tools, etcdURL, dir string, opts 
 	return s, nil
 }
 
+// ServiceRange holds the Services' cluster IPs: the benchmarking range
+// (RFC 2544), as a node's pods, so that nothing of the bed's looks like an
+// address of a real network. A node's kube-proxy routes it.
+const ServiceRange = "198.19.0.0/24"
+
+// nodeAPIServer is what kube-apiserver needs to serve a node.
+type nodeAPIServer struct {
+	address, tokenLines string
+}
+
+// NodeAPIServer makes kube-apiserver serve a node (see package node): it
+// binds address, which the pods reach, accepts the tokens of the node's
+// components, given as lines of its token file (token,user,uid,"groups"),
+// authorizes the kubelet as a node and reaches it at its InternalIP,
+// since its name resolves to nothing.
+func NodeAPIServer(address, tokenLines string) Option {
+	return func(o *options) { o.node = &nodeAPIServer{address: address, tokenLines: tokenLines} }
+}
+
 // prepareAPIServer writes the service account key and the token file and
 // returns the server, not yet started, with its arguments; node, when not
-// nil, makes it serve a node (see nodeAPIServer).
+// nil, makes it serve a node (see NodeAPIServer).
 func prepareAPIServer(etcdURL, dir string, node *nodeAPIServer) (*APIServer, []string, error) {
 	keyPath := filepath.Join(dir, "service-account.key")
 	if err := writeRSAKey(keyPath); err != nil {
@@ -93,12 +112,12 @@ func prepareAPIServer(etcdURL, dir string, node *nodeAPIServer) (*APIServer, []s
 	tokenPath := filepath.Join(dir, "tokens.csv")
 	lines := fmt.Sprintf("%s,%s,%s,\"system:masters\"\n", token, AdminUser, AdminUser)
 	if node != nil {
-		lines += node.tokenLines()
+		lines += node.tokenLines
 	}
 	if err := os.WriteFile(tokenPath, []byte(lines), 0o600); err != nil {
 		return nil, nil, fmt.Errorf("write token file: %w", err)
 	}
-	ports, err := freePorts(1)
+	ports, err := FreePorts(1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -118,13 +137,13 @@ func prepareAPIServer(etcdURL, dir string, node *nodeAPIServer) (*APIServer, []s
 		"--service-account-key-file=" + keyPath,
 		"--service-account-signing-key-file=" + keyPath,
 		"--token-auth-file=" + tokenPath,
-		// The benchmarking range (RFC 2544), as the node's pods: nothing
-		// of the bed's may look like an address of a real network.
-		"--service-cluster-ip-range=" + serviceRange,
+		"--service-cluster-ip-range=" + ServiceRange,
 		"--profiling=false",
 	}
 	if node != nil {
-		args = append(args, node.flags()...)
+		args = append(args, "--authorization-mode=Node,RBAC",
+			"--enable-admission-plugins=NodeRestriction",
+			"--kubelet-preferred-address-types=InternalIP,Hostname")
 	} else {
 		args = append(args, "--authorization-mode=RBAC",
 			// Without a controller manager nobody creates the default

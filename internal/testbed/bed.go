@@ -51,12 +51,9 @@ type Options struct {
 	// --username and --ready-file and the password in $TESTBED_GIT_PASSWORD,
 	// and must call ServeGit with them.
 	GitServerCommand []string
-	// Node starts a node beside the apiserver (see Node); the apiserver
-	// and Prometheus then serve on NodeAddress. It needs root. EnsureNodeTools provides its
-	// tools for RepoRoot.
-	Node bool
-	// NodeImages are image archives imported into the node's containerd.
-	NodeImages []string
+	// Node, if set, is started beside the apiserver, which then serves it
+	// (see package node).
+	Node Node
 	// Logf, if set, receives progress messages. They never hold
 	// credentials.
 	Logf func(format string, args ...any)
@@ -77,10 +74,26 @@ type Bed struct {
 	Prometheus *Prometheus
 	// Git serves the repositories.
 	Git *GitServer
-	// Node runs the pods, when Options.Node asked for one.
-	Node *Node
+	// node is Options.Node, stopped first by Close.
+	node Node
 
 	gitLog *os.File
+}
+
+// Node is a Kubernetes node that Up starts beside the apiserver, to run
+// pods; package node provides one.
+type Node interface {
+	// Prepare readies the host, with dir for the node's files, before the
+	// bed's servers start, and returns the options they start with (see
+	// NodeAPIServer and BindAddress).
+	Prepare(ctx context.Context, repoRoot, dir string) ([]Option, error)
+	// Start starts the node against the running apiserver, its processes
+	// with opts, and returns once the node is ready for pods.
+	Start(ctx context.Context, repoRoot string, api *APIServer, opts []Option) error
+	// Stop stops the node while the apiserver still runs and leaves the
+	// host as Prepare found it. It is safe to call more than once, and
+	// after a failed Prepare.
+	Stop(ctx context.Context) error
 }
 
 // Up starts a bed in opts.Dir: etcd and kube-apiserver one after the other,
@@ -115,13 +128,13 @@ func Up(ctx context.Context, opts Options) (*Bed, error) {
 		o = append(o, Detached())
 	}
 	b := &Bed{Dir: dir, Tools: tools}
-	if opts.Node {
-		if b.Node, err = prepareNode(ctx, repoRootFor(opts), filepath.Join(dir, "node")); err != nil {
+	if opts.Node != nil {
+		nodeOpts, err := opts.Node.Prepare(ctx, repoRootFor(opts), filepath.Join(dir, "node"))
+		if err != nil {
 			return nil, fmt.Errorf("test bed: %w", err)
 		}
-		// The pods reach the apiserver and Prometheus on the node's
-		// address.
-		o = append(o, withNodeAPIServer(b.Node.api), BindAddress(NodeAddress))
+		b.node = opts.Node
+		o = append(o, nodeOpts...)
 	}
 	var wg sync.WaitGroup
 	var promErr, gitErr error
@@ -133,13 +146,13 @@ func Up(ctx context.Context, opts Options) (*Bed, error) {
 		_ = b.Close()
 		return nil, fmt.Errorf("test bed: %w", err)
 	}
-	if b.Node != nil {
+	if b.node != nil {
 		start := time.Now()
-		if err := b.Node.start(ctx, repoRootFor(opts), b.APIServer, opts.NodeImages, buildOptions(o)); err != nil {
+		if err := b.node.Start(ctx, repoRootFor(opts), b.APIServer, o); err != nil {
 			_ = b.Close()
 			return nil, fmt.Errorf("test bed: node: %w", err)
 		}
-		logf("node %s ready after %s", NodeName, since(start))
+		logf("node ready after %s", since(start))
 	}
 	logf("test bed up in %s", since(start))
 	return b, nil
@@ -313,7 +326,10 @@ func (b *Bed) gitProc() *Process {
 // kube-apiserver stops before etcd. It is safe to call more than once.
 func (b *Bed) Close() error {
 	// The node goes first: its pods are deleted through the apiserver.
-	nodeErr := b.Node.Stop(context.Background())
+	var nodeErr error
+	if b.node != nil {
+		nodeErr = b.node.Stop(context.Background())
+	}
 	var wg sync.WaitGroup
 	var kubeErr, promErr, gitErr error
 	wg.Go(func() {

@@ -78,7 +78,7 @@ func (c Chromium) run(ctx context.Context, budget time.Duration, args ...string)
 	}
 	cmd := exec.CommandContext(ctx, c.Binary, append(base, args...)...)
 	// Chromium keeps its caches under HOME; keep them in the profile.
-	cmd.Env = append(environWithout("HOME="), "HOME="+profile)
+	cmd.Env = append(EnvironWithout("HOME="), "HOME="+profile)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

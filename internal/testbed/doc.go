@@ -12,12 +12,12 @@
 //   - for other metrics backends, VictoriaMetrics (StartVictoriaMetrics)
 //     and Thanos (StartThanosWithHistory: a query in front of a sidecar in
 //     front of a Prometheus of its own, built from hack/tools/thanos),
-//   - with Options.Node, a node that runs pods for real (Node): containerd
-//     with runc and the CNI bridge, the kubelet, kube-controller-manager,
-//     kube-scheduler and kube-proxy (built from hack/tools/kube-node), on
-//     a bridge of its own in RFC 2544's benchmarking range (NodeAddress),
-//     which the apiserver then binds. It needs root, and leaves the host
-//     as it found it when the bed closes.
+//   - with Options.Node, a node that runs pods for real (package node,
+//     through the Node interface): containerd with runc and the CNI
+//     bridge, the kubelet, kube-controller-manager, kube-scheduler and
+//     kube-proxy, on a bridge of its own in RFC 2544's benchmarking range,
+//     whose address the apiserver then binds. It needs root, and leaves
+//     the host as it found it when the bed closes.
 //
 // EnsureTools finds or installs the binaries, Up starts the whole bed and
 // Bed.Env describes it as environment variables. Each server can also be

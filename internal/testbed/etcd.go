@@ -28,7 +28,7 @@ func startEtcd(ctx context.Context, tools Tools, dir string, opts ...Option) (*E
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start etcd: %w", err)
 	}
-	ports, err := freePorts(2)
+	ports, err := FreePorts(2)
 	if err != nil {
 		return nil, fmt.Errorf("start etcd: %w", err)
 	}
@@ -47,7 +47,7 @@ func startEtcd(ctx context.Context, tools Tools, dir string, opts ...Option) (*E
 		"--log-outputs=stderr",
 	}
 	// etcd reads its flags from ETCD_* variables too; keep the caller's out.
-	env := environWithout("ETCD_")
+	env := EnvironWithout("ETCD_")
 	proc, err := startProcess("etcd", tools.Etcd, args, filepath.Join(dir, "etcd.log"), env, buildOptions(opts))
 	if err != nil {
 		return nil, err
@@ -55,8 +55,8 @@ func startEtcd(ctx context.Context, tools Tools, dir string, opts ...Option) (*E
 	healthy := func(ctx context.Context) error {
 		return probeHTTP(ctx, http.DefaultClient, clientURL+"/health", nil, http.StatusOK, `"health":"true"`)
 	}
-	if err := proc.waitReady(ctx, healthy); err != nil {
-		return nil, proc.fail(err)
+	if err := proc.WaitReady(ctx, healthy); err != nil {
+		return nil, proc.Fail(err)
 	}
 	return &Etcd{URL: clientURL, Dir: dir, proc: proc}, nil
 }

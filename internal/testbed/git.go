@@ -198,8 +198,8 @@ func startExternalGitServer(ctx context.Context, command []string, tools Tools, 
 		}
 		return probeHTTP(ctx, http.DefaultClient, s.BaseURL, nil, http.StatusUnauthorized, "")
 	}
-	if err := proc.waitReady(ctx, ready); err != nil {
-		return nil, proc.fail(err)
+	if err := proc.WaitReady(ctx, ready); err != nil {
+		return nil, proc.Fail(err)
 	}
 	return s, nil
 }
@@ -382,7 +382,7 @@ func isGitPath(rel string) bool {
 // configuration and repository variables and sets the test bed's identity.
 func gitEnv(indexFile string) []string {
 	name, email, _ := strings.Cut(strings.TrimSuffix(GitAuthor, ">"), " <")
-	return append(environWithout("GIT_"),
+	return append(EnvironWithout("GIT_"),
 		"GIT_CONFIG_NOSYSTEM=1",
 		"GIT_CONFIG_GLOBAL="+os.DevNull,
 		"GIT_INDEX_FILE="+indexFile,

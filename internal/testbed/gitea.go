@@ -49,7 +49,7 @@ func EnsureGitea(ctx context.Context, repoRoot string) (GiteaTools, error) {
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return GiteaTools{}, fmt.Errorf("create cache directory: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(cacheDir, "testbed-tools.lock"))
+	unlock, err := LockFile(ctx, filepath.Join(cacheDir, "testbed-tools.lock"))
 	if err != nil {
 		return GiteaTools{}, err
 	}
@@ -124,7 +124,7 @@ func startGitea(ctx context.Context, tools GiteaTools, dir string, opts ...Optio
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start gitea: %w", err)
 	}
-	ports, err := freePorts(1)
+	ports, err := FreePorts(1)
 	if err != nil {
 		return nil, fmt.Errorf("start gitea: %w", err)
 	}
@@ -140,7 +140,7 @@ func startGitea(ctx context.Context, tools GiteaTools, dir string, opts ...Optio
 		}
 	}
 	// Gitea reads HOME for its git configuration; keep the caller's out.
-	env := append(environWithout("GIT_", "GITEA_", "HOME="), "HOME="+dir, "GITEA_WORK_DIR="+dir)
+	env := append(EnvironWithout("GIT_", "GITEA_", "HOME="), "HOME="+dir, "GITEA_WORK_DIR="+dir)
 	base := []string{"--config", ini, "--work-path", dir}
 	steps := [][]string{
 		{"migrate"},
@@ -163,15 +163,15 @@ func startGitea(ctx context.Context, tools GiteaTools, dir string, opts ...Optio
 	ready := func(ctx context.Context) error {
 		return probeHTTP(ctx, http.DefaultClient, g.URL+"api/v1/version", nil, http.StatusOK, "version")
 	}
-	if err := g.proc.waitReady(ctx, ready); err != nil {
-		return nil, g.proc.fail(err)
+	if err := g.proc.WaitReady(ctx, ready); err != nil {
+		return nil, g.proc.Fail(err)
 	}
 	var tok struct {
 		SHA1 string `json:"sha1"`
 	}
 	if err := g.api(ctx, http.MethodPost, "users/"+g.Username+"/tokens", true,
 		map[string]any{"name": "testbed", "scopes": []string{"all"}}, &tok); err != nil {
-		return nil, g.proc.fail(fmt.Errorf("create token: %w", err))
+		return nil, g.proc.Fail(fmt.Errorf("create token: %w", err))
 	}
 	g.token = tok.SHA1
 	return g, nil

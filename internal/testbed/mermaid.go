@@ -39,7 +39,7 @@ func EnsureMermaid(ctx context.Context, repoRoot string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("fetch mermaid: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(repoRoot, ".cache", "testbed-tools.lock"))
+	unlock, err := LockFile(ctx, filepath.Join(repoRoot, ".cache", "testbed-tools.lock"))
 	if err != nil {
 		return "", err
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 func TestFreePortsAreBelowTheEphemeralRange(t *testing.T) {
-	ports, err := freePorts(20)
+	ports, err := FreePorts(20)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ type options struct {
 	externalLabels map[string]string
 	// giteaFrontend gives Gitea the stand-in frontend (GiteaFrontend).
 	giteaFrontend bool
-	// node makes kube-apiserver serve a node.
+	// node makes kube-apiserver serve a node (see NodeAPIServer).
 	node *nodeAPIServer
 	// bindAddress is the address Prometheus and Gitea listen on; empty
 	// means 127.0.0.1.
@@ -56,7 +56,7 @@ func (o options) host() string {
 }
 
 // BindAddress makes Prometheus and Gitea listen on addr instead of
-// 127.0.0.1: NodeAddress, for a node's pods to reach them.
+// 127.0.0.1: a node's address, for its pods to reach them.
 func BindAddress(addr string) Option {
 	return func(o *options) { o.bindAddress = addr }
 }
@@ -115,6 +115,13 @@ type Process struct {
 	info ProcessInfo
 	done chan struct{}
 	err  error
+}
+
+// StartProcess starts path with args in its own session, as the bed's
+// servers start with opts (see Detached), appending its output to
+// logPath. env nil means the current environment.
+func StartProcess(name, path string, args []string, logPath string, env []string, opts ...Option) (*Process, error) {
+	return startProcess(name, path, args, logPath, env, buildOptions(opts))
 }
 
 // startProcess starts path with args in its own session, appending its
@@ -180,8 +187,8 @@ func (p *Process) Stop() error {
 	return nil
 }
 
-// exitError reports how the process ended, or nil while it runs.
-func (p *Process) exitError() error {
+// ExitError reports how the process ended, or nil while it runs.
+func (p *Process) ExitError() error {
 	select {
 	case <-p.done:
 		if p.err == nil {
@@ -193,9 +200,9 @@ func (p *Process) exitError() error {
 	}
 }
 
-// logTail returns the last lines of the process's log, formatted to be
+// LogTail returns the last lines of the process's log, formatted to be
 // appended to an error message.
-func (p *Process) logTail() string {
+func (p *Process) LogTail() string {
 	tail, err := readTail(p.info.LogPath, logTailLines)
 	if err != nil || tail == "" {
 		return ""
@@ -203,15 +210,15 @@ func (p *Process) logTail() string {
 	return fmt.Sprintf("\n--- last lines of %s ---\n%s", p.info.LogPath, tail)
 }
 
-// fail stops the process and wraps err with the tail of its log.
-func (p *Process) fail(err error) error {
+// Fail stops the process and wraps err with the tail of its log.
+func (p *Process) Fail(err error) error {
 	_ = p.Stop()
-	return fmt.Errorf("start %s: %w%s", p.info.Name, err, p.logTail())
+	return fmt.Errorf("start %s: %w%s", p.info.Name, err, p.LogTail())
 }
 
-// waitReady polls check until it succeeds, the process exits or the
+// WaitReady polls check until it succeeds, the process exits or the
 // context (bounded by startTimeout) ends.
-func (p *Process) waitReady(ctx context.Context, check func(context.Context) error) error {
+func (p *Process) WaitReady(ctx context.Context, check func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	var last error
@@ -221,7 +228,7 @@ func (p *Process) waitReady(ctx context.Context, check func(context.Context) err
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("process exited before it was ready: %w", p.exitError())
+			return fmt.Errorf("process exited before it was ready: %w", p.ExitError())
 		case <-ctx.Done():
 			return fmt.Errorf("not ready (last probe: %w): %w", last, ctx.Err())
 		case <-time.After(pollInterval):
@@ -300,12 +307,12 @@ func readTail(path string, n int) (string, error) {
 	return strings.Join(lines, "\n"), nil
 }
 
-// freePorts returns n distinct TCP ports that are free on 127.0.0.1. They
+// FreePorts returns n distinct TCP ports that are free on 127.0.0.1. They
 // are drawn from below the kernel's ephemeral range, so that the outgoing
 // connections of everything else running meanwhile cannot take a port
 // between this check and the server's bind; only another test bed drawing
 // the same port could, and startWithRetry covers that.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	seen := map[int]bool{}
 	for attempt := 0; len(ports) < n; attempt++ {
@@ -386,9 +393,9 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// environWithout returns the current environment without the variables
+// EnvironWithout returns the current environment without the variables
 // whose names start with one of the prefixes.
-func environWithout(prefixes ...string) []string {
+func EnvironWithout(prefixes ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		keep := true

@@ -15,6 +15,12 @@ const progressInterval = 20 * time.Second
 // which take minutes the first time and print nothing of their own.
 var progressOut io.Writer = os.Stderr
 
+// Progressf prints a line of progress where the tool builds print theirs,
+// for a wait that would otherwise look like a hang.
+func Progressf(format string, args ...any) {
+	fmt.Fprintf(progressOut, format+"\n", args...)
+}
+
 // progress reports on w a step that takes minutes: a line as it starts,
 // one for each tick while it runs, and one as it ends, each with the time
 // it has taken.

@@ -48,7 +48,7 @@ func StartPrometheus(ctx context.Context, tools Tools, dataDir string, opts ...O
 		return nil, fmt.Errorf("start prometheus: write config: %w", err)
 	}
 	return startWithRetry(func() (*Prometheus, error) {
-		ports, err := freePorts(1)
+		ports, err := FreePorts(1)
 		if err != nil {
 			return nil, fmt.Errorf("start prometheus: %w", err)
 		}
@@ -105,8 +105,8 @@ func (p *Prometheus) start(ctx context.Context) error {
 	ready := func(ctx context.Context) error {
 		return probeHTTP(ctx, http.DefaultClient, p.URL+"/-/ready", nil, http.StatusOK, "")
 	}
-	if err := proc.waitReady(ctx, ready); err != nil {
-		return proc.fail(err)
+	if err := proc.WaitReady(ctx, ready); err != nil {
+		return proc.Fail(err)
 	}
 	p.proc = proc
 	return nil

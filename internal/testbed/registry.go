@@ -98,7 +98,7 @@ func StartRegistry(ctx context.Context, binary, dataDir string, ro RegistryOptio
 		authConfig = fmt.Sprintf("auth:\n  htpasswd:\n    realm: testbed\n    path: %s\n", file)
 	}
 	return startWithRetry(func() (*Registry, error) {
-		ports, err := freePorts(1)
+		ports, err := FreePorts(1)
 		if err != nil {
 			return nil, fmt.Errorf("start docker-registry: %w", err)
 		}
@@ -125,8 +125,8 @@ func StartRegistry(ctx context.Context, binary, dataDir string, ro RegistryOptio
 		ready := func(ctx context.Context) error {
 			return probeHTTP(ctx, client, scheme+"://"+addr+"/v2/", nil, want, "")
 		}
-		if err := proc.waitReady(ctx, ready); err != nil {
-			return nil, proc.fail(err)
+		if err := proc.WaitReady(ctx, ready); err != nil {
+			return nil, proc.Fail(err)
 		}
 		return r, nil
 	})

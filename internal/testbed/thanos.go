@@ -24,7 +24,7 @@ func EnsureThanos(ctx context.Context, repoRoot string) (string, error) {
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return "", fmt.Errorf("create cache directory: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(cacheDir, "testbed-tools.lock"))
+	unlock, err := LockFile(ctx, filepath.Join(cacheDir, "testbed-tools.lock"))
 	if err != nil {
 		return "", err
 	}
@@ -112,7 +112,7 @@ type thanosComponent struct {
 func startThanosComponent(ctx context.Context, binary, dataDir, name string, o options,
 	args []string, ready func(context.Context, thanosComponent) error) (thanosComponent, error) {
 	return startWithRetry(func() (thanosComponent, error) {
-		ports, err := freePorts(2)
+		ports, err := FreePorts(2)
 		if err != nil {
 			return thanosComponent{}, fmt.Errorf("start thanos %s: %w", name, err)
 		}
@@ -123,8 +123,8 @@ func startThanosComponent(ctx context.Context, binary, dataDir, name string, o o
 			return thanosComponent{}, err
 		}
 		c := thanosComponent{proc: proc, grpcAddr: grpcAddr, url: "http://" + httpAddr}
-		if err := proc.waitReady(ctx, func(ctx context.Context) error { return ready(ctx, c) }); err != nil {
-			return thanosComponent{}, proc.fail(err)
+		if err := proc.WaitReady(ctx, func(ctx context.Context) error { return ready(ctx, c) }); err != nil {
+			return thanosComponent{}, proc.Fail(err)
 		}
 		return c, nil
 	})

@@ -18,6 +18,7 @@ var supportPackages = map[string]string{
 	"testbed":     "internal/testbed",
 	"testbedtest": "internal/testbed/testbedtest",
 	"history":     "internal/testbed/history",
+	"node":        "internal/testbed/node",
 	"helmtest":    "internal/render/helm/helmtest",
 }
 
@@ -28,9 +29,9 @@ var supportPackages = map[string]string{
 // here.
 var unitAllowed = map[string][]string{
 	"testbed": {"Series", "WriteBlock", "RepoRoot", "ReadOpenMetrics", "ReadMermaidPage", "writeFileAtomic",
-		"kubernetesVersionFlags", "checkIntegrity", "extractFile", "freePorts", "startWithRetry", "reportStep", "requiredVersion", "withoutDBus",
-		"splitQuoted", "unescapeMount"},
+		"kubernetesVersionFlags", "checkIntegrity", "extractFile", "FreePorts", "startWithRetry", "reportStep", "requiredVersion", "withoutDBus"},
 	"testbedtest": {"FileRemote", "BranchFile", "SilentListener"},
+	"node":        {"New", "newAPIServer", "splitQuoted", "unescapeMount"},
 	"history": {"Series", "DailyPeak", "Container", "Constant", "Rollouts", "OOMKill", "Step", "Bursts",
 		"StartTimes", "WithStartupSpike"},
 	"helmtest": {"Resources", "Components", "Scalar", "Hardcoded", "Shared", "Strict", "Profiles", "Random",

@@ -95,7 +95,7 @@ func EnsureTools(ctx context.Context, repoRoot string) (Tools, error) {
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return Tools{}, fmt.Errorf("create cache directory: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(cacheDir, "testbed-tools.lock"))
+	unlock, err := LockFile(ctx, filepath.Join(cacheDir, "testbed-tools.lock"))
 	if err != nil {
 		return Tools{}, err
 	}
@@ -152,12 +152,12 @@ func lookPath(name string) (string, error) {
 
 // installPackages installs the Debian packages providing the missing tools.
 func installPackages(ctx context.Context, missing []string) error {
-	return aptInstall(ctx, missing, packagesFor(missing))
+	return AptInstall(ctx, missing, packagesFor(missing))
 }
 
-// aptInstall installs the Debian packages pkgs, which provide the missing
+// AptInstall installs the Debian packages pkgs, which provide the missing
 // tools, when the process runs as root.
-func aptInstall(ctx context.Context, missing, pkgs []string) error {
+func AptInstall(ctx context.Context, missing, pkgs []string) error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("%s not found; install them with: apt-get install --no-install-recommends %s",
 			strings.Join(missing, ", "), strings.Join(pkgs, " "))
@@ -179,13 +179,13 @@ func aptInstall(ctx context.Context, missing, pkgs []string) error {
 	list := strings.Join(pkgs, ", ")
 	end := reportStep("installing "+list, "installed "+list,
 		fmt.Sprintf("installing %s with apt-get (%s missing; once)...", list, strings.Join(missing, ", ")))
-	err = run(ctx, env, aptGet, "update")
+	err = Run(ctx, env, aptGet, "update")
 	if err != nil {
 		end(err)
 		return fmt.Errorf("apt-get update: %w", err)
 	}
 	args := append([]string{"install", "-y", "--no-install-recommends"}, pkgs...)
-	err = run(ctx, env, aptGet, args...)
+	err = Run(ctx, env, aptGet, args...)
 	end(err)
 	if err != nil {
 		return fmt.Errorf("apt-get install %s: %w", strings.Join(pkgs, " "), err)
@@ -322,7 +322,7 @@ func buildTool(ctx context.Context, repoRoot string, t tool) (string, error) {
 	end := reportStep("building "+t.name, "built "+t.name, fmt.Sprintf(
 		"building %s from its Go module (once; cached in %s)...",
 		strings.TrimSpace(t.name+" "+version), displayPath(repoRoot, filepath.Dir(out))))
-	err = run(ctx, env, goBin, append(args, t.pkg)...)
+	err = Run(ctx, env, goBin, append(args, t.pkg)...)
 	end(err)
 	if err != nil {
 		_ = os.Remove(tmp)
@@ -365,7 +365,7 @@ func EnsureHelm(ctx context.Context, repoRoot string) (string, error) {
 	if err := os.MkdirAll(filepath.Join(repoRoot, ".cache", "bin"), 0o755); err != nil {
 		return "", fmt.Errorf("create cache directory: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(repoRoot, ".cache", "testbed-helm.lock"))
+	unlock, err := LockFile(ctx, filepath.Join(repoRoot, ".cache", "testbed-helm.lock"))
 	if err != nil {
 		return "", err
 	}
@@ -404,9 +404,9 @@ func newerThanSources(bin, dir string, goDirs ...string) (bool, error) {
 	return true, nil
 }
 
-// run runs a command, returning an error with the tail of its output when
+// Run runs a command, returning an error with the tail of its output when
 // it fails.
-func run(ctx context.Context, env []string, name string, args ...string) error {
+func Run(ctx context.Context, env []string, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = env
 	var out bytes.Buffer
@@ -427,9 +427,9 @@ func tailLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// lockFile takes an exclusive lock on path, waiting for it as long as ctx
+// LockFile takes an exclusive lock on path, waiting for it as long as ctx
 // allows, and returns the function releasing it.
-func lockFile(ctx context.Context, path string) (func(), error) {
+func LockFile(ctx context.Context, path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
@@ -463,93 +463,18 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 	}
 }
 
-// NodeTools holds the paths of the binaries a node runs beside the test
-// bed's apiserver.
-type NodeTools struct {
-	Kubelet               string
-	KubeControllerManager string
-	KubeScheduler         string
-	KubeProxy             string
-	Containerd            string
-	Ctr                   string
-	Runc                  string
-	Iptables              string
-	IP                    string
-	// CNIBin is the directory of the CNI plugins.
-	CNIBin string
-}
-
-// nodePackages names the Debian package providing each system tool of a
-// node, and the file by which it is found.
-var nodePackages = []struct{ pkg, file string }{
-	{"containerd", "/usr/bin/containerd"},
-	{"containerd", "/usr/bin/ctr"},
-	{"runc", "/usr/sbin/runc"},
-	{"containernetworking-plugins", "/usr/lib/cni/bridge"},
-	{"iptables", "/usr/sbin/iptables"},
-	{"conntrack", "/usr/sbin/conntrack"},
-	{"iproute2", "/sbin/ip"},
-}
-
-// EnsureNodeTools returns the binaries a node needs. containerd, runc,
-// the CNI plugins, iptables, conntrack and ip come from their Debian
-// packages, installed with apt-get when missing and the process runs as
-// root; the kubelet, kube-controller-manager, kube-scheduler and
-// kube-proxy are built from the tools module in hack/tools/kube-node into
-// .cache/bin, one at a time, unless they are newer than its sources.
-func EnsureNodeTools(ctx context.Context, repoRoot string) (NodeTools, error) {
-	if err := os.MkdirAll(filepath.Join(repoRoot, ".cache", "bin"), 0o755); err != nil {
-		return NodeTools{}, fmt.Errorf("create cache directory: %w", err)
-	}
-	unlock, err := lockFile(ctx, filepath.Join(repoRoot, ".cache", "testbed-node.lock"))
-	if err != nil {
-		return NodeTools{}, err
-	}
-	defer unlock()
-	if err := installNodePackages(ctx); err != nil {
-		return NodeTools{}, err
-	}
-	tools := NodeTools{
-		Containerd: "/usr/bin/containerd",
-		Ctr:        "/usr/bin/ctr",
-		Runc:       "/usr/sbin/runc",
-		Iptables:   "/usr/sbin/iptables",
-		IP:         "/sbin/ip",
-		CNIBin:     "/usr/lib/cni",
-	}
-	for i, dst := range []*string{&tools.Kubelet, &tools.KubeControllerManager, &tools.KubeScheduler, &tools.KubeProxy} {
-		if *dst, err = buildTool(ctx, repoRoot, nodeTools[i]); err != nil {
-			return NodeTools{}, err
+// BuildNodeServers builds a node's Kubernetes servers (see package node):
+// the kubelet, kube-controller-manager, kube-scheduler and kube-proxy, in
+// that order, from the tools module in hack/tools/kube-node into
+// .cache/bin, one at a time, unless they are newer than its sources. It
+// returns their paths.
+func BuildNodeServers(ctx context.Context, repoRoot string) ([]string, error) {
+	paths := make([]string, len(nodeTools))
+	for i, t := range nodeTools {
+		var err error
+		if paths[i], err = buildTool(ctx, repoRoot, t); err != nil {
+			return nil, err
 		}
 	}
-	return tools, nil
-}
-
-// installNodePackages installs the Debian packages of a node's system
-// tools that are missing.
-func installNodePackages(ctx context.Context) error {
-	var missing, pkgs []string
-	seen := map[string]bool{}
-	for _, p := range nodePackages {
-		if _, err := os.Stat(p.file); err == nil {
-			continue
-		}
-		missing = append(missing, filepath.Base(p.file))
-		if !seen[p.pkg] {
-			seen[p.pkg] = true
-			pkgs = append(pkgs, p.pkg)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	if err := aptInstall(ctx, missing, pkgs); err != nil {
-		return err
-	}
-	for _, p := range nodePackages {
-		if _, err := os.Stat(p.file); err != nil {
-			return fmt.Errorf("%s still missing after installing %s", p.file, p.pkg)
-		}
-	}
-	return nil
+	return paths, nil
 }

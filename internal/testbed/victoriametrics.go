@@ -49,7 +49,7 @@ func StartVictoriaMetrics(ctx context.Context, binary, dataDir string, args []st
 		return nil, fmt.Errorf("start victoria-metrics: %w", err)
 	}
 	return startWithRetry(func() (*VictoriaMetrics, error) {
-		ports, err := freePorts(1)
+		ports, err := FreePorts(1)
 		if err != nil {
 			return nil, fmt.Errorf("start victoria-metrics: %w", err)
 		}
@@ -70,8 +70,8 @@ func StartVictoriaMetrics(ctx context.Context, binary, dataDir string, args []st
 		ready := func(ctx context.Context) error {
 			return probeHTTP(ctx, http.DefaultClient, v.URL+"/health", nil, http.StatusOK, "OK")
 		}
-		if err := proc.waitReady(ctx, ready); err != nil {
-			return nil, proc.fail(err)
+		if err := proc.WaitReady(ctx, ready); err != nil {
+			return nil, proc.Fail(err)
 		}
 		return v, nil
 	})

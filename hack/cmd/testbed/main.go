@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/recommend-job/recommend-job/internal/testbed"
+	testbednode "github.com/recommend-job/recommend-job/internal/testbed/node"
 )
 
 // workDirEnv names the directory hack/testbed was called from, which
@@ -332,7 +333,7 @@ func ensureTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	node, err := testbed.EnsureNodeTools(ctx, root)
+	node, err := testbednode.EnsureTools(ctx, root)
 	if err != nil {
 		return err
 	}

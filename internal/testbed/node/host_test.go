@@ -1,4 +1,4 @@
-package testbed
+package node
 
 import (
 	"slices"

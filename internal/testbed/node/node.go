@@ -1,7 +1,16 @@
-package testbed
+// Package node runs a Kubernetes node beside the test bed's apiserver, so
+// that pods run for real: containerd with runc and the CNI bridge, the
+// kubelet, kube-controller-manager, kube-scheduler and kube-proxy (built
+// from hack/tools/kube-node), on a bridge of its own in RFC 2544's
+// benchmarking range (Address), which the apiserver then binds. The test
+// bed starts it when given one (testbed.Options.Node). It needs root, and
+// leaves the host as it found it when it stops.
+package node
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -20,6 +29,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/recommend-job/recommend-job/hack/image"
+	"github.com/recommend-job/recommend-job/internal/testbed"
 )
 
 // The node's addresses: RFC 2544's benchmarking range, on a bridge the
@@ -27,42 +37,45 @@ import (
 // bridge, the iptables chains and the kubelet's fixed host paths are
 // global to the host: one node runs at a time.
 const (
-	// NodeName is the node's name.
-	NodeName = "testbed-node"
-	// NodeAddress is the node's IP, the bridge's address and the pods'
+	// Name is the node's name.
+	Name = "testbed-node"
+	// Address is the node's IP, the bridge's address and the pods'
 	// gateway; the apiserver, and every server a pod must reach, binds it.
-	NodeAddress = "198.18.0.1"
-	// nodeBridge is the bridge the pods are attached to.
-	nodeBridge = "testbed0"
+	Address = "198.18.0.1"
+	// bridge is the bridge the pods are attached to.
+	bridge = "testbed0"
 	// podRange holds the pods' addresses.
 	podRange = "198.18.0.0/24"
-	// serviceRange holds the Services' cluster IPs; kube-proxy routes
-	// them to the node.
-	serviceRange = "198.19.0.0/24"
 	// SandboxImage is the image of the pods' sandbox process, built from
 	// hack/cmd/pause and imported, never pulled.
 	SandboxImage = "testbed.local/pause:1"
 	// containerdNamespace is where the kubelet's containers and images
 	// live in containerd.
 	containerdNamespace = "k8s.io"
-	// nodeReadyTimeout bounds the wait for the node to be Ready.
-	nodeReadyTimeout = 2 * time.Minute
+	// readyTimeout bounds the wait for the node to be Ready.
+	readyTimeout = 2 * time.Minute
+	// kubeContext names the cluster and context of the components'
+	// kubeconfigs.
+	kubeContext = "testbed"
 )
 
 // Node is a Kubernetes node beside the bed's apiserver: containerd with
 // runc and the CNI bridge, the kubelet, kube-controller-manager,
 // kube-scheduler and kube-proxy. Pods run for real, as the job's CronJob
-// does in a cluster.
+// does in a cluster. It is a testbed.Node: testbed.Up prepares, starts
+// and stops it.
 type Node struct {
-	// Dir holds the node's configuration, state and logs.
+	// Dir holds the node's configuration, state and logs, once prepared.
 	Dir string
-	// Tools are the binaries the node runs.
-	Tools NodeTools
-	// ContainerdAddress is containerd's socket.
+	// Tools are the binaries the node runs, once prepared.
+	Tools Tools
+	// ContainerdAddress is containerd's socket, once prepared.
 	ContainerdAddress string
 
-	api  *nodeAPIServer
-	host *hostState
+	// images are the archives imported into containerd as the node starts.
+	images []string
+	api    *apiServer
+	host   *hostState
 	// lock is held while the node runs (see lockNode).
 	lock  net.Listener
 	procs nodeProcesses
@@ -72,34 +85,38 @@ type Node struct {
 
 // nodeProcesses are the node's servers, in start order.
 type nodeProcesses struct {
-	containerd, controllerManager, scheduler, kubelet, proxy *Process
+	containerd, controllerManager, scheduler, kubelet, proxy *testbed.Process
 }
 
-// nodeAPIServer is what kube-apiserver needs to serve a node: its
-// address, and the tokens of the node's components.
-type nodeAPIServer struct {
-	address string
+// apiServer is what kube-apiserver needs to serve a node: the tokens of
+// the node's components.
+type apiServer struct {
 	// tokens are the components' bearer tokens, by user.
 	tokens map[string]string
+}
+
+// A Node is what testbed.Up starts beside the apiserver.
+var _ testbed.Node = (*Node)(nil)
+
+// New returns a node that imports the image archives (OCI or
+// docker-archive) into its containerd as it starts; pass it as
+// testbed.Options.Node.
+func New(images ...string) *Node {
+	return &Node{images: images}
 }
 
 // The users the node's components authenticate as; the bootstrap RBAC
 // policy and the Node authorizer grant them what they need.
 const (
-	nodeUser              = "system:node:" + NodeName
+	nodeUser              = "system:node:" + Name
 	controllerManagerUser = "system:kube-controller-manager"
 	schedulerUser         = "system:kube-scheduler"
 	proxyUser             = "system:kube-proxy"
 )
 
-// withNodeAPIServer makes kube-apiserver serve a node.
-func withNodeAPIServer(api *nodeAPIServer) Option {
-	return func(o *options) { o.node = api }
-}
-
-// newNodeAPIServer draws the components' tokens.
-func newNodeAPIServer() (*nodeAPIServer, error) {
-	api := &nodeAPIServer{address: NodeAddress, tokens: map[string]string{}}
+// newAPIServer draws the components' tokens.
+func newAPIServer() (*apiServer, error) {
+	api := &apiServer{tokens: map[string]string{}}
 	for _, user := range []string{nodeUser, controllerManagerUser, schedulerUser, proxyUser} {
 		token, err := randomHex(32)
 		if err != nil {
@@ -110,9 +127,18 @@ func newNodeAPIServer() (*nodeAPIServer, error) {
 	return api, nil
 }
 
+// randomHex returns n random bytes, hex-encoded.
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
 // tokenLines are the lines of the apiserver's token file for the node's
 // components.
-func (api *nodeAPIServer) tokenLines() string {
+func (api *apiServer) tokenLines() string {
 	var b strings.Builder
 	for _, user := range []string{nodeUser, controllerManagerUser, schedulerUser, proxyUser} {
 		groups := ""
@@ -124,32 +150,23 @@ func (api *nodeAPIServer) tokenLines() string {
 	return b.String()
 }
 
-// flags are kube-apiserver's flags for a node: the kubelet is authorized
-// as a node, and reached at its InternalIP, since its name resolves to
-// nothing.
-func (api *nodeAPIServer) flags() []string {
-	return []string{
-		"--authorization-mode=Node,RBAC",
-		"--enable-admission-plugins=NodeRestriction",
-		"--kubelet-preferred-address-types=InternalIP,Hostname",
-	}
-}
-
-// prepareNode ensures the node's tools, records the host's state for Stop
-// and creates the bridge, so that the apiserver can bind NodeAddress.
-func prepareNode(ctx context.Context, repoRoot, dir string) (*Node, error) {
+// Prepare ensures the node's tools, records the host's state for Stop and
+// creates the bridge, so that the apiserver can bind Address, and returns
+// the options the bed's servers then take: the apiserver serves the node,
+// and the pods reach it and Prometheus on the node's address.
+func (n *Node) Prepare(ctx context.Context, repoRoot, dir string) ([]testbed.Option, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("node: runs as root only (containerd, the kubelet and kube-proxy change the host's network and cgroups)")
 	}
-	tools, err := EnsureNodeTools(ctx, repoRoot)
+	tools, err := EnsureTools(ctx, repoRoot)
 	if err != nil {
 		return nil, fmt.Errorf("node: tools: %w", err)
 	}
-	api, err := newNodeAPIServer()
+	api, err := newAPIServer()
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n := &Node{Dir: dir, Tools: tools, api: api, ContainerdAddress: filepath.Join(dir, "containerd", "containerd.sock")}
+	n.Dir, n.Tools, n.api, n.ContainerdAddress = dir, tools, api, filepath.Join(dir, "containerd", "containerd.sock")
 	for _, d := range []string{"containerd", "cni/net.d", "kubelet", "pki", "images"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, fmt.Errorf("node: %w", err)
@@ -158,16 +175,18 @@ func prepareNode(ctx context.Context, repoRoot, dir string) (*Node, error) {
 	if n.lock, err = lockNode(ctx); err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	if n.host, err = saveHost(ctx, tools); err != nil {
+	host, err := saveHost(ctx, tools)
+	if err != nil {
 		n.lock.Close()
 		return nil, fmt.Errorf("node: %w", err)
 	}
 	if err := createBridge(ctx, tools.IP); err != nil {
-		err = errors.Join(fmt.Errorf("node: %w", err), n.host.restore(ctx, dir))
+		err = errors.Join(fmt.Errorf("node: %w", err), host.restore(ctx, dir))
 		n.lock.Close()
 		return nil, err
 	}
-	return n, nil
+	n.host = host
+	return []testbed.Option{testbed.NodeAPIServer(Address, api.tokenLines()), testbed.BindAddress(Address)}, nil
 }
 
 // nodeLockName is the abstract Unix socket a running node holds: the
@@ -175,10 +194,10 @@ func prepareNode(ctx context.Context, repoRoot, dir string) (*Node, error) {
 // per host, and the test binaries of several packages run at once.
 const nodeLockName = "@recommend-job-testbed-node"
 
-// LockNode waits, as long as ctx allows, until no node runs on the host
+// Lock waits, as long as ctx allows, until no node runs on the host
 // and keeps any from starting until unlock is called: for a test that
 // looks at the host after its node stopped.
-func LockNode(ctx context.Context) (unlock func(), err error) {
+func Lock(ctx context.Context) (unlock func(), err error) {
 	l, err := lockNode(ctx)
 	if err != nil {
 		return nil, err
@@ -198,7 +217,7 @@ func lockNode(ctx context.Context) (net.Listener, error) {
 		}
 		if !announced && time.Since(began) > 2*time.Second {
 			announced = true
-			fmt.Fprintln(progressOut, "waiting for the test bed's node that runs on this host to stop...")
+			testbed.Progressf("waiting for the test bed's node that runs on this host to stop...")
 		}
 		select {
 		case <-ctx.Done():
@@ -208,10 +227,10 @@ func lockNode(ctx context.Context) (net.Listener, error) {
 	}
 }
 
-// start starts the node's servers against api, imports the sandbox image
-// and images, and waits until the node is Ready and the namespace
-// default has its ServiceAccount.
-func (n *Node) start(ctx context.Context, repoRoot string, api *APIServer, images []string, o options) error {
+// Start starts the node's servers against api, imports the sandbox image
+// and the node's images, and waits until the node is Ready and the
+// namespace default has its ServiceAccount.
+func (n *Node) Start(ctx context.Context, repoRoot string, api *testbed.APIServer, o []testbed.Option) error {
 	client, err := kubernetes.NewForConfig(api.RESTConfig())
 	if err != nil {
 		return err
@@ -228,7 +247,7 @@ func (n *Node) start(ctx context.Context, repoRoot string, api *APIServer, image
 	if err != nil {
 		return err
 	}
-	if err := n.ImportImages(ctx, append([]string{pause}, images...)...); err != nil {
+	if err := n.ImportImages(ctx, append([]string{pause}, n.images...)...); err != nil {
 		return err
 	}
 	if err := n.startControlPlane(api, caPath, o); err != nil {
@@ -245,7 +264,7 @@ func (n *Node) start(ctx context.Context, repoRoot string, api *APIServer, image
 
 // startContainerd writes containerd's configuration and the CNI network,
 // starts containerd and waits until it answers.
-func (n *Node) startContainerd(ctx context.Context, o options) error {
+func (n *Node) startContainerd(ctx context.Context, o []testbed.Option) error {
 	dir := filepath.Join(n.Dir, "containerd")
 	config := fmt.Sprintf(`version = 2
 root = %[1]q
@@ -283,22 +302,22 @@ state = %[2]q
   {"type": "bridge", "bridge": %q, "isGateway": true, "ipMasq": false, "hairpinMode": true,
    "ipam": {"type": "host-local", "ranges": [[{"subnet": %q, "gateway": %q}]],
             "routes": [{"dst": %q}], "dataDir": %q}}]}
-`, nodeBridge, podRange, NodeAddress, serviceRange, filepath.Join(n.Dir, "cni", "ipam"))
+`, bridge, podRange, Address, testbed.ServiceRange, filepath.Join(n.Dir, "cni", "ipam"))
 	if err := os.WriteFile(filepath.Join(n.Dir, "cni", "net.d", "10-testbed.conflist"), []byte(cni), 0o644); err != nil {
 		return err
 	}
 	// An image a pod names that was not imported must not be pulled from
 	// a registry: containerd's pulls go through a proxy that is not there.
-	env := append(environWithout("HTTP_PROXY=", "HTTPS_PROXY=", "NO_PROXY=", "http_proxy=", "https_proxy=", "no_proxy="),
+	env := append(testbed.EnvironWithout("HTTP_PROXY=", "HTTPS_PROXY=", "NO_PROXY=", "http_proxy=", "https_proxy=", "no_proxy="),
 		"HTTP_PROXY=http://127.0.0.1:1", "HTTPS_PROXY=http://127.0.0.1:1")
-	proc, err := startProcess("containerd", n.Tools.Containerd, []string{"--config", configPath},
-		filepath.Join(dir, "containerd.log"), env, o)
+	proc, err := testbed.StartProcess("containerd", n.Tools.Containerd, []string{"--config", configPath},
+		filepath.Join(dir, "containerd.log"), env, o...)
 	if err != nil {
 		return err
 	}
 	n.procs.containerd = proc
-	if err := proc.waitReady(ctx, func(ctx context.Context) error { return n.ctr(ctx, "version") }); err != nil {
-		return proc.fail(err)
+	if err := proc.WaitReady(ctx, func(ctx context.Context) error { return n.ctr(ctx, "version") }); err != nil {
+		return proc.Fail(err)
 	}
 	return nil
 }
@@ -306,7 +325,7 @@ state = %[2]q
 // ctr runs containerd's CLI against the node's containerd, in the
 // kubelet's namespace.
 func (n *Node) ctr(ctx context.Context, args ...string) error {
-	return run(ctx, nil, n.Tools.Ctr, append([]string{"--address", n.ContainerdAddress, "--namespace", containerdNamespace}, args...)...)
+	return testbed.Run(ctx, nil, n.Tools.Ctr, append([]string{"--address", n.ContainerdAddress, "--namespace", containerdNamespace}, args...)...)
 }
 
 // ImportImages imports image archives (OCI or docker-archive) into the
@@ -345,7 +364,7 @@ func BuildStatic(ctx context.Context, repoRoot, pkg, out string) error {
 		return fmt.Errorf("build %s: go not found on PATH: %w", pkg, err)
 	}
 	env := append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-	if err := run(ctx, env, goBin, "build", "-C", repoRoot, "-trimpath", "-ldflags", "-s -w", "-o", out, pkg); err != nil {
+	if err := testbed.Run(ctx, env, goBin, "build", "-C", repoRoot, "-trimpath", "-ldflags", "-s -w", "-o", out, pkg); err != nil {
 		return fmt.Errorf("build %s: %w", pkg, err)
 	}
 	return nil
@@ -380,7 +399,7 @@ func WriteImage(path string, opts image.Options) error {
 
 // writeComponentKubeconfig writes a kubeconfig for user's token and
 // returns its path.
-func (n *Node) writeComponentKubeconfig(api *APIServer, user string) (string, error) {
+func (n *Node) writeComponentKubeconfig(api *testbed.APIServer, user string) (string, error) {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[kubeContext] = &clientcmdapi.Cluster{Server: api.URL, CertificateAuthorityData: api.CAData}
 	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: n.api.tokens[user]}
@@ -396,8 +415,8 @@ func (n *Node) writeComponentKubeconfig(api *APIServer, user string) (string, er
 // startControlPlane starts kube-controller-manager, which creates the
 // ServiceAccounts, the CA ConfigMaps and a CronJob's Jobs and pods, and
 // kube-scheduler, which puts the pods on the node.
-func (n *Node) startControlPlane(api *APIServer, caPath string, o options) error {
-	ports, err := freePorts(2)
+func (n *Node) startControlPlane(api *testbed.APIServer, caPath string, o []testbed.Option) error {
+	ports, err := testbed.FreePorts(2)
 	if err != nil {
 		return err
 	}
@@ -405,14 +424,14 @@ func (n *Node) startControlPlane(api *APIServer, caPath string, o options) error
 	if err != nil {
 		return err
 	}
-	n.procs.controllerManager, err = startProcess("kube-controller-manager", n.Tools.KubeControllerManager, []string{
+	n.procs.controllerManager, err = testbed.StartProcess("kube-controller-manager", n.Tools.KubeControllerManager, []string{
 		"--kubeconfig=" + cmConfig,
 		"--use-service-account-credentials=true",
 		"--service-account-private-key-file=" + filepath.Join(api.Dir, "service-account.key"),
 		"--root-ca-file=" + caPath,
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", ports[0]),
 		"--leader-elect=false",
-	}, filepath.Join(n.Dir, "kube-controller-manager.log"), nil, o)
+	}, filepath.Join(n.Dir, "kube-controller-manager.log"), nil, o...)
 	if err != nil {
 		return err
 	}
@@ -420,20 +439,20 @@ func (n *Node) startControlPlane(api *APIServer, caPath string, o options) error
 	if err != nil {
 		return err
 	}
-	n.procs.scheduler, err = startProcess("kube-scheduler", n.Tools.KubeScheduler, []string{
+	n.procs.scheduler, err = testbed.StartProcess("kube-scheduler", n.Tools.KubeScheduler, []string{
 		"--kubeconfig=" + schedConfig,
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", ports[1]),
 		"--leader-elect=false",
-	}, filepath.Join(n.Dir, "kube-scheduler.log"), nil, o)
+	}, filepath.Join(n.Dir, "kube-scheduler.log"), nil, o...)
 	return err
 }
 
 // startKubelet writes the kubelet's configuration and starts it. Every
 // path it would otherwise take on the host is set into the node's
 // directory, but those it hard-codes (see hostState).
-func (n *Node) startKubelet(api *APIServer, o options) error {
+func (n *Node) startKubelet(api *testbed.APIServer, o []testbed.Option) error {
 	dir := filepath.Join(n.Dir, "kubelet")
-	ports, err := freePorts(2)
+	ports, err := testbed.FreePorts(2)
 	if err != nil {
 		return err
 	}
@@ -460,7 +479,7 @@ volumePluginDir: %[7]s
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%%", imagefs.available: "1%%"}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
-`, n.ContainerdAddress, NodeAddress, ports[0], ports[1], filepath.Join(dir, "resolv.conf"),
+`, n.ContainerdAddress, Address, ports[0], ports[1], filepath.Join(dir, "resolv.conf"),
 		filepath.Join(dir, "pod-logs"), filepath.Join(dir, "volume-plugins"))
 	configPath := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
@@ -470,19 +489,19 @@ imageGCLowThresholdPercent: 99
 	if err != nil {
 		return err
 	}
-	n.procs.kubelet, err = startProcess("kubelet", n.Tools.Kubelet, []string{
+	n.procs.kubelet, err = testbed.StartProcess("kubelet", n.Tools.Kubelet, []string{
 		"--config=" + configPath, "--kubeconfig=" + kubeconfig,
 		"--root-dir=" + filepath.Join(dir, "root"), "--cert-dir=" + filepath.Join(dir, "pki"),
-		"--hostname-override=" + NodeName, "--node-ip=" + NodeAddress,
-	}, filepath.Join(dir, "kubelet.log"), nil, o)
+		"--hostname-override=" + Name, "--node-ip=" + Address,
+	}, filepath.Join(dir, "kubelet.log"), nil, o...)
 	return err
 }
 
 // startProxy starts kube-proxy, which routes the Services' cluster IPs,
 // the kubernetes Service's among them, with iptables. The flags keep it
 // from changing the host's sysctls.
-func (n *Node) startProxy(api *APIServer, o options) error {
-	ports, err := freePorts(2)
+func (n *Node) startProxy(api *testbed.APIServer, o []testbed.Option) error {
+	ports, err := testbed.FreePorts(2)
 	if err != nil {
 		return err
 	}
@@ -490,19 +509,19 @@ func (n *Node) startProxy(api *APIServer, o options) error {
 	if err != nil {
 		return err
 	}
-	n.procs.proxy, err = startProcess("kube-proxy", n.Tools.KubeProxy, []string{
-		"--kubeconfig=" + kubeconfig, "--hostname-override=" + NodeName,
+	n.procs.proxy, err = testbed.StartProcess("kube-proxy", n.Tools.KubeProxy, []string{
+		"--kubeconfig=" + kubeconfig, "--hostname-override=" + Name,
 		"--proxy-mode=iptables", "--cluster-cidr=" + podRange, "--nodeport-addresses=primary",
 		"--conntrack-max-per-core=0", "--conntrack-tcp-timeout-established=0", "--conntrack-tcp-timeout-close-wait=0",
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[0]), fmt.Sprintf("--healthz-bind-address=127.0.0.1:%d", ports[1]),
-	}, filepath.Join(n.Dir, "kube-proxy.log"), nil, o)
+	}, filepath.Join(n.Dir, "kube-proxy.log"), nil, o...)
 	return err
 }
 
 // waitReady waits until the node is Ready and the namespace default has
 // its ServiceAccount, so that a pod can be created right away.
 func (n *Node) waitReady(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, nodeReadyTimeout)
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	var last error
 	for {
@@ -510,20 +529,20 @@ func (n *Node) waitReady(ctx context.Context) error {
 			return nil
 		}
 		for _, p := range n.procs.all() {
-			if err := p.exitError(); err != nil {
-				return fmt.Errorf("%s exited: %w%s", p.info.Name, err, p.logTail())
+			if err := p.ExitError(); err != nil {
+				return fmt.Errorf("%s exited: %w%s", p.Info().Name, err, p.LogTail())
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("node not ready (%w): %w%s", last, ctx.Err(), n.procs.kubelet.logTail())
+			return fmt.Errorf("node not ready (%w): %w%s", last, ctx.Err(), n.procs.kubelet.LogTail())
 		case <-time.After(time.Second):
 		}
 	}
 }
 
 func (n *Node) probeReady(ctx context.Context) error {
-	node, err := n.client.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
+	node, err := n.client.CoreV1().Nodes().Get(ctx, Name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -545,9 +564,9 @@ func (n *Node) probeReady(ctx context.Context) error {
 	return nil
 }
 
-func (p nodeProcesses) all() []*Process {
-	var all []*Process
-	for _, proc := range []*Process{p.containerd, p.controllerManager, p.scheduler, p.kubelet, p.proxy} {
+func (p nodeProcesses) all() []*testbed.Process {
+	var all []*testbed.Process
+	for _, proc := range []*testbed.Process{p.containerd, p.controllerManager, p.scheduler, p.kubelet, p.proxy} {
 		if proc != nil {
 			all = append(all, proc)
 		}
@@ -556,8 +575,8 @@ func (p nodeProcesses) all() []*Process {
 }
 
 // Processes describes the node's server processes, in start order.
-func (n *Node) Processes() []ProcessInfo {
-	var infos []ProcessInfo
+func (n *Node) Processes() []testbed.ProcessInfo {
+	var infos []testbed.ProcessInfo
 	for _, p := range n.procs.all() {
 		infos = append(infos, p.Info())
 	}
@@ -576,11 +595,11 @@ func (n *Node) Stop(ctx context.Context) error {
 	}
 	var errs []error
 	errs = append(errs, n.procs.controllerManager.Stop())
-	if n.client != nil && n.procs.kubelet != nil && n.procs.kubelet.exitError() == nil {
+	if n.client != nil && n.procs.kubelet != nil && n.procs.kubelet.ExitError() == nil {
 		errs = append(errs, n.deletePods(ctx))
 	}
 	errs = append(errs, n.procs.scheduler.Stop(), n.procs.kubelet.Stop(), n.procs.proxy.Stop())
-	if n.procs.containerd != nil && n.procs.containerd.exitError() == nil {
+	if n.procs.containerd != nil && n.procs.containerd.ExitError() == nil {
 		errs = append(errs, n.removeContainers(ctx))
 	}
 	errs = append(errs, n.procs.containerd.Stop())

@@ -1,4 +1,4 @@
-package testbed
+package node
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/recommend-job/recommend-job/internal/testbed"
 )
 
 // nodeSysctls are the host settings a node changes: the bridge plugin
@@ -54,11 +56,11 @@ type hostState struct {
 }
 
 // saveHost records the host's state. The caller holds the node lock.
-func saveHost(ctx context.Context, tools NodeTools) (*hostState, error) {
+func saveHost(ctx context.Context, tools Tools) (*hostState, error) {
 	h := &hostState{iptables: tools.Iptables, ip6tables: filepath.Join(filepath.Dir(tools.Iptables), "ip6tables"),
 		ip: tools.IP, sysctls: map[string]string{}, chains: map[string][]string{}}
-	if _, err := os.Stat("/sys/class/net/" + nodeBridge); err == nil {
-		return nil, fmt.Errorf("the bridge %s exists already, left by a node that did not stop (ip link del %s removes it)", nodeBridge, nodeBridge)
+	if _, err := os.Stat("/sys/class/net/" + bridge); err == nil {
+		return nil, fmt.Errorf("the bridge %s exists already, left by a node that did not stop (ip link del %s removes it)", bridge, bridge)
 	}
 	for _, s := range nodeSysctls {
 		if v, err := os.ReadFile("/proc/sys/" + s); err == nil {
@@ -88,16 +90,16 @@ func saveHost(ctx context.Context, tools NodeTools) (*hostState, error) {
 	return h, nil
 }
 
-// createBridge creates the pods' bridge with NodeAddress on it, with the
+// createBridge creates the pods' bridge with Address on it, with the
 // ip command at ip.
 func createBridge(ctx context.Context, ip string) error {
 	for _, args := range [][]string{
-		{"link", "add", nodeBridge, "type", "bridge"},
-		{"addr", "add", NodeAddress + "/24", "dev", nodeBridge},
-		{"link", "set", nodeBridge, "up"},
+		{"link", "add", bridge, "type", "bridge"},
+		{"addr", "add", Address + "/24", "dev", bridge},
+		{"link", "set", bridge, "up"},
 	} {
-		if err := run(ctx, nil, ip, args...); err != nil {
-			return fmt.Errorf("create bridge %s: ip %s: %w", nodeBridge, strings.Join(args, " "), err)
+		if err := testbed.Run(ctx, nil, ip, args...); err != nil {
+			return fmt.Errorf("create bridge %s: ip %s: %w", bridge, strings.Join(args, " "), err)
 		}
 	}
 	return nil
@@ -110,8 +112,8 @@ func createBridge(ctx context.Context, ip string) error {
 func (h *hostState) restore(ctx context.Context, dir string) error {
 	var errs []error
 	errs = append(errs, h.removeChains(ctx), unmountUnder(dir))
-	if _, err := os.Stat("/sys/class/net/" + nodeBridge); err == nil {
-		errs = append(errs, run(ctx, nil, h.ip, "link", "del", nodeBridge))
+	if _, err := os.Stat("/sys/class/net/" + bridge); err == nil {
+		errs = append(errs, testbed.Run(ctx, nil, h.ip, "link", "del", bridge))
 	}
 	if !h.cgroups {
 		errs = append(errs, removeCgroups())
@@ -166,14 +168,14 @@ func (h *hostState) removeTableChains(ctx context.Context, bin, table string) er
 		}
 		if j := slices.Index(r, "-j"); j >= 0 && j+1 < len(r) && isNew(r[j+1]) {
 			args := append([]string{"-w", "-t", table, "-D"}, r[1:]...)
-			errs = append(errs, run(ctx, nil, bin, args...))
+			errs = append(errs, testbed.Run(ctx, nil, bin, args...))
 		}
 	}
 	for _, c := range added {
-		errs = append(errs, run(ctx, nil, bin, "-w", "-t", table, "-F", c))
+		errs = append(errs, testbed.Run(ctx, nil, bin, "-w", "-t", table, "-F", c))
 	}
 	for _, c := range added {
-		errs = append(errs, run(ctx, nil, bin, "-w", "-t", table, "-X", c))
+		errs = append(errs, testbed.Run(ctx, nil, bin, "-w", "-t", table, "-X", c))
 	}
 	return errors.Join(errs...)
 }

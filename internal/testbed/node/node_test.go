@@ -1,6 +1,6 @@
 //go:build integration
 
-package testbed_test
+package node_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/hack/image"
 	"github.com/recommend-job/recommend-job/internal/testbed"
+	"github.com/recommend-job/recommend-job/internal/testbed/node"
 )
 
 // probeImage is the node test's workload, built from testdata/nodeprobe.
@@ -35,21 +36,21 @@ func TestNode(t *testing.T) {
 	}
 	dir := t.TempDir()
 	probe := filepath.Join(dir, "nodeprobe")
-	if err := testbed.BuildStatic(ctx, root, "./internal/testbed/testdata/nodeprobe", probe); err != nil {
+	if err := node.BuildStatic(ctx, root, "./internal/testbed/node/testdata/nodeprobe", probe); err != nil {
 		t.Fatal(err)
 	}
 	archive := filepath.Join(dir, "nodeprobe.tar")
-	if err := testbed.WriteImage(archive, image.Options{Binary: probe, Name: probeImage, Entrypoint: "/nodeprobe"}); err != nil {
+	if err := node.WriteImage(archive, image.Options{Binary: probe, Name: probeImage, Entrypoint: "/nodeprobe"}); err != nil {
 		t.Fatal(err)
 	}
-	unlock, err := testbed.LockNode(ctx)
+	unlock, err := node.Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	absent := absentDirs(hostDirs)
 	unlock()
-	b, err := testbed.Up(ctx, testbed.Options{Dir: filepath.Join(dir, "bed"), RepoRoot: root, Node: true,
-		NodeImages: []string{archive}, Logf: t.Logf})
+	n := node.New(archive)
+	b, err := testbed.Up(ctx, testbed.Options{Dir: filepath.Join(dir, "bed"), RepoRoot: root, Node: n, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,14 +73,14 @@ func TestNode(t *testing.T) {
 		}
 	}
 
-	processes := append(b.Processes(), b.Node.Processes()...)
-	containerd := b.Node.ContainerdAddress
+	processes := append(b.Processes(), n.Processes()...)
+	containerd := n.ContainerdAddress
 	closed = true
 	if err := b.Close(); err != nil {
 		t.Errorf("close: %v", err)
 	}
 	// Another package's test may start a node meanwhile.
-	unlock, err = testbed.LockNode(ctx)
+	unlock, err = node.Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
