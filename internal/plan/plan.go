@@ -137,6 +137,9 @@ type Object struct {
 	Name        string
 	Labels      map[string]string
 	Annotations map[string]string
+	// PodPrint is the print of its pod template (kinds.PodPrint), which
+	// picks its source among several candidates; "" when unknown.
+	PodPrint string
 }
 
 // Error is a reason code and a message, and what lay behind it when the
