@@ -91,3 +91,59 @@ spec:
 		})
 	}
 }
+
+// TestAmbiguousChosenAsDeployed checks the choice where the candidates are
+// a file and a decoy copy of it in another team's directory, each its own
+// output, and where two definitions of one Argo CD Application set
+// different images through their kustomize overrides: the source whose
+// build runs the live image is chosen.
+func TestAmbiguousChosenAsDeployed(t *testing.T) {
+	deployment := func(image string) string {
+		return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\nspec:\n  template:\n    spec:\n      containers:\n" +
+			"        - name: app\n          image: " + image + "\n          resources:\n            requests:\n              cpu: 300m\n"
+	}
+	application := func(path, tag string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: shop\n  namespace: argocd\nspec:\n" +
+			"  destination:\n    namespace: shop\n  source:\n    repoURL: https://git.example.com/gitops.git\n    path: " + path + "\n" +
+			"    kustomize:\n      images:\n        - nginx:" + tag + "\n"
+	}
+	tests := []struct {
+		name   string
+		files  map[string]string
+		target Target
+		landed string
+	}{
+		{name: "a decoy copy", landed: "team-b/web.yaml",
+			files:  map[string]string{"team-a/web.yaml": deployment("nginx:1.27"), "team-b/web.yaml": deployment("nginx:1.26")},
+			target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}},
+		{name: "two definitions of one application", landed: "apps/b",
+			files: map[string]string{
+				"base/kustomization.yaml": "resources: [web.yaml]\n", "base/web.yaml": deployment("nginx:1.25"),
+				"apps/a/kustomization.yaml": "resources: [../../base]\n", "apps/b/kustomization.yaml": "resources: [../../base]\n",
+				"argocd/a.yaml": application("apps/a", "1.27"), "argocd/b.yaml": application("apps/b", "1.26"),
+			},
+			target: Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web",
+				Annotations: map[string]string{ArgoTrackingID: "shop:apps/Deployment:shop/web"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeTree(t, tt.files)
+			c := Change{Target: tt.target, Container: "app", Requests: quantities(map[string]string{"cpu": "1"})}
+			out, err := Apply(context.Background(), dir, ".", []Change{c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := out.Results[0]; !errors.Is(r.Err, ErrAmbiguousTarget) {
+				t.Fatalf("without the live template: Err = %v, want ErrAmbiguousTarget", r.Err)
+			}
+			c.Target.PodPrint = livePrint(t, "nginx:1.26")
+			if out, err = Apply(context.Background(), dir, ".", []Change{c}); err != nil {
+				t.Fatal(err)
+			}
+			r := out.Results[0]
+			if r.Err != nil || !r.Changed || !strings.HasPrefix(r.File, tt.landed) || r.Chosen == "" {
+				t.Errorf("File %q, Changed %v, Chosen %q, Err %v; want a change in %s", r.File, r.Changed, r.Chosen, r.Err, tt.landed)
+			}
+		})
+	}
+}
