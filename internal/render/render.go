@@ -454,6 +454,13 @@ func resolveAll(ctx context.Context, repo proof.Repo, changes []Change, dir stri
 	refs := make([]repoindex.DocRef, len(changes))
 	finds := make([]repoindex.Finder, len(changes))
 	var pending []int
+	// The containers of one target share its choice: built once.
+	type choice struct {
+		ref    repoindex.DocRef
+		chosen string
+		err    error
+	}
+	choices := map[string]choice{}
 	for i, c := range changes {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, nil, err
@@ -465,7 +472,13 @@ func resolveAll(ctx context.Context, repo proof.Repo, changes []Change, dir stri
 		refs[i], finds[i], res.Err = idx.Resolve(c.sought(), dir)
 		var amb *repoindex.AmbiguousError
 		if errors.As(res.Err, &amb) && c.Target.PodPrint != "" {
-			refs[i], res.Chosen, res.Err = repo.Choose(amb, c.Target)
+			key := c.Target.String() + "\x00" + c.Path + "\x00" + string(c.Target.PodPrint)
+			ch, ok := choices[key]
+			if !ok {
+				ch.ref, ch.chosen, ch.err = repo.Choose(amb, c.Target)
+				choices[key] = ch
+			}
+			refs[i], res.Chosen, res.Err = ch.ref, ch.chosen, ch.err
 		}
 		if res.Err == nil && refs[i].Chain != nil {
 			idx.Declared[refs[i].Chain.Root().Dir] = true
