@@ -23,7 +23,7 @@ type entry [2]string
 // PodPrintOf returns the print of the pod template of obj, an object of
 // group and kind as decoded from YAML or JSON, from where PodSpecPaths
 // says it keeps its pod spec; ok is false when obj has none.
-func PodPrintOf(group, kind string, obj map[string]any) (print PodPrint, ok bool) {
+func PodPrintOf(group, kind string, obj map[string]any) (PodPrint, bool) {
 	for _, path := range PodSpecPaths(group, kind) {
 		if spec, found := dig(obj, path).(map[string]any); found {
 			return PodSpecPrint(spec), true

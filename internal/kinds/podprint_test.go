@@ -61,14 +61,14 @@ func TestPodPrintDiff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			print, ok := PodPrintOf("apps", "Deployment", deployment(t, tt.candidate))
+			candidate, ok := PodPrintOf("apps", "Deployment", deployment(t, tt.candidate))
 			if !ok {
 				t.Fatal("no print")
 			}
-			if got := print.Diff(livePrint); got != tt.want {
+			if got := candidate.Diff(livePrint); got != tt.want {
 				t.Errorf("Diff = %q, want %q", got, tt.want)
 			}
-			if equal := print == livePrint; equal != (tt.want == "") {
+			if equal := candidate == livePrint; equal != (tt.want == "") {
 				t.Errorf("prints equal = %v, want %v", equal, tt.want == "")
 			}
 		})

@@ -25,12 +25,12 @@ func (repo Repo) Choose(amb *repoindex.AmbiguousError, t repoindex.Target) (repo
 	var said, labels []string
 	for _, r := range amb.Candidates {
 		labels = append(labels, r.Label())
-		print, err := repo.candidatePrint(r, t)
+		built, err := repo.candidatePrint(r, t)
 		switch {
 		case err != nil:
 			said = append(said, r.Label()+": "+err.Error())
-		case print.Diff(t.PodPrint) != "":
-			said = append(said, r.Label()+": "+print.Diff(t.PodPrint))
+		case built.Diff(t.PodPrint) != "":
+			said = append(said, r.Label()+": "+built.Diff(t.PodPrint))
 		default:
 			said = append(said, r.Label()+": as live")
 			matched = append(matched, r)
@@ -59,8 +59,11 @@ func (repo Repo) candidatePrint(r repoindex.DocRef, t repoindex.Target) (kinds.P
 			return "", fmt.Errorf("%s is not read", r.File)
 		}
 		docs, err := yamledit.ParseDocuments(f.Data)
-		if err != nil || r.Doc >= len(docs) {
-			return "", fmt.Errorf("%s does not parse: %v", r.File, err)
+		if err != nil {
+			return "", fmt.Errorf("%s does not parse: %w", r.File, err)
+		}
+		if r.Doc >= len(docs) {
+			return "", fmt.Errorf("%s has no document %d", r.File, r.Doc+1)
 		}
 		if err := docs[r.Doc].Decode(&obj); err != nil {
 			return "", fmt.Errorf("%s: %w", r.File, err)
@@ -74,11 +77,11 @@ func (repo Repo) candidatePrint(r repoindex.DocRef, t repoindex.Target) (kinds.P
 			return "", fmt.Errorf("its build has no %s", t)
 		}
 	}
-	print, ok := kinds.PodPrintOf(group, t.Kind, obj)
+	p, ok := kinds.PodPrintOf(group, t.Kind, obj)
 	if !ok {
 		return "", fmt.Errorf("%s has no pod template", t)
 	}
-	return print, nil
+	return p, nil
 }
 
 // buildCandidate builds the kustomization that renders r, as the one
