@@ -62,7 +62,7 @@ var mayImport = map[string][]string{
 	// job orders every stage of a run but report; doctor repeats the
 	// reads of a run through interfaces of its own; config builds the
 	// stages' options.
-	"internal/job": {"internal/checkpoint", "internal/collect", "internal/corrections", "internal/cost", "internal/forge", "internal/gitops",
+	"internal/job": {"internal/checkpoint", "internal/collect", "internal/corrections", "internal/cost", "internal/forge", "internal/gitops", "internal/kinds",
 		"internal/plan", "internal/recommend", "internal/record", "internal/render", "internal/render/repoindex", "internal/report/markdown", "internal/usage", "internal/verify"},
 	"internal/doctor": {"internal/api/v1alpha1", "internal/checkpoint", "internal/collect", "internal/forge", "internal/gitops", "internal/plan",
 		"internal/recommend", "internal/usage", "internal/verify"},

@@ -42,6 +42,9 @@ type ObjectRef struct {
 	// UID tells the object from one deleted and created again under its
 	// name (a checkpoint of its history is the old one's).
 	UID string
+	// PodPrint is its pod template's print, which tells the source that
+	// builds it from others that could ("" when it has no template).
+	PodPrint kinds.PodPrint
 }
 
 // lastApplied is the annotation in which kubectl apply, and Argo CD's
@@ -139,6 +142,7 @@ func workloadFrom(obj *unstructured.Unstructured) (*Workload, error) {
 			return nil, fmt.Errorf("%s %s/%s: %w", w.Kind, w.Namespace, w.Name, err)
 		}
 		w.Containers = containers
+		w.PodPrint = kinds.PodSpecPrint(spec)
 		return w, nil
 	}
 	return nil, fmt.Errorf("%s %s/%s has no %s: %w", w.Kind, w.Namespace, w.Name, kinds.PodSpecPathsText(gk.Group, gk.Kind), errNoPodSpec)

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"github.com/recommend-job/recommend-job/internal/kinds"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render"
 )
@@ -23,6 +24,7 @@ func changesOf(p *plan.Plan) []render.Change {
 					Name:        it.Object.Name,
 					Labels:      it.Object.Labels,
 					Annotations: it.Object.Annotations,
+					PodPrint:    kinds.PodPrint(it.Object.PodPrint),
 				},
 				Container: c.Name,
 				Requests:  make(render.Values, 0, len(c.Resources)),

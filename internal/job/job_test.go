@@ -170,7 +170,8 @@ func TestChangesOf(t *testing.T) {
 		{Namespace: "shop", Name: "web", Valid: true,
 			Annotations: map[string]string{render.AnnotationMode: "patch", render.AnnotationPath: "clusters/prod"},
 			Object: plan.Object{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web-template",
-				Annotations: map[string]string{render.ArgoTrackingID: "shop:apps/Deployment:shop/web-template"}},
+				Annotations: map[string]string{render.ArgoTrackingID: "shop:apps/Deployment:shop/web-template"},
+				PodPrint:    `[["container app",""],["container app image","nginx:1.26"]]`},
 			Containers: []plan.Container{
 				{Name: "app", Resources: []plan.Resource{
 					{Resource: corev1.ResourceCPU, Recommended: &cpu, Request: &cpu, Limit: &limit},
@@ -183,7 +184,8 @@ func TestChangesOf(t *testing.T) {
 	}}
 	want := []render.Change{{
 		Target: render.Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web-template",
-			Annotations: map[string]string{render.ArgoTrackingID: "shop:apps/Deployment:shop/web-template"}},
+			Annotations: map[string]string{render.ArgoTrackingID: "shop:apps/Deployment:shop/web-template"},
+			PodPrint:    `[["container app",""],["container app image","nginx:1.26"]]`},
 		Container: "app",
 		Requests:  render.ValuesOf(corev1.ResourceList{corev1.ResourceCPU: cpu}),
 		Limits:    render.ValuesOf(corev1.ResourceList{corev1.ResourceCPU: limit, corev1.ResourceMemory: mem}),

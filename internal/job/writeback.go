@@ -381,6 +381,9 @@ func recordRendering(ctx context.Context, p *plan.Plan, results []render.Result,
 		if r.Deployer != "" {
 			it.Source.Deployer = r.Deployer
 		}
+		if r.Chosen != "" {
+			it.Source.Chosen = r.Chosen
+		}
 		if h := r.Helm; h != nil {
 			it.Source.Helm = &plan.Helm{Kind: h.Kind, Object: h.Object, Release: h.Release, Namespace: h.Namespace,
 				Chart: h.Chart, Version: h.Version, ChartSource: h.ChartSource, Layer: h.Layer,

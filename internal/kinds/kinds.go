@@ -2,7 +2,9 @@
 // which kinds always have a pod template and where it is, which take it from
 // another object, and how the pods they create are named. Collect reads
 // live objects with it, usage attributes pods with it, and render finds the
-// containers of manifests with it.
+// containers of manifests with it. A pod template's print (PodPrint), read
+// from the live object by collect and from a built manifest by render, is
+// how a source is told to be the one the cluster runs.
 package kinds
 
 import (

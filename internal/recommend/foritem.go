@@ -246,6 +246,7 @@ func objectOf(w *collect.Workload) plan.Object {
 		Name:        ref.Name,
 		Labels:      ref.Labels,
 		Annotations: ref.Annotations,
+		PodPrint:    string(ref.PodPrint),
 	}
 }
 

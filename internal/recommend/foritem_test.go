@@ -246,10 +246,13 @@ func TestObjectOf(t *testing.T) {
 		ObjectRef: collect.ObjectRef{APIVersion: "argoproj.io/v1alpha1", Kind: "Rollout", Namespace: "shop", Name: "web",
 			Labels: map[string]string{"app": "rollout"}},
 		Source: &collect.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web-template",
-			Annotations: map[string]string{"argocd.argoproj.io/tracking-id": "shop:apps/Deployment:shop/web-template"}},
+			Annotations: map[string]string{"argocd.argoproj.io/tracking-id": "shop:apps/Deployment:shop/web-template"},
+			PodPrint:    `[["container app",""]]`},
 	}
+	// The print is the template's, which the source holds.
 	want := plan.Object{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web-template",
-		Annotations: map[string]string{"argocd.argoproj.io/tracking-id": "shop:apps/Deployment:shop/web-template"}}
+		Annotations: map[string]string{"argocd.argoproj.io/tracking-id": "shop:apps/Deployment:shop/web-template"},
+		PodPrint:    `[["container app",""]]`}
 	if d := cmp.Diff(want, objectOf(rollout)); d != "" {
 		t.Errorf("objectOf(rollout with workloadRef) (-want +got):\n%s", d)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/recommend-job/recommend-job/internal/kinds"
 	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
 
@@ -776,6 +777,10 @@ type Target struct {
 	// search to the path their Application or Kustomization renders, when
 	// that object is in the repository.
 	Labels, Annotations map[string]string
+	// PodPrint is the print of the live pod template: where several
+	// sources could define the target, the one whose build has the same
+	// print is chosen. "" chooses none.
+	PodPrint kinds.PodPrint
 }
 
 // String returns the target as Kind.group namespace/name.

@@ -202,8 +202,8 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 			if known {
 				why = "names no path of this repository"
 			}
-			return DocRef{}, nil, fmt.Errorf("%w: %s is defined in %s, and the %s that deploys it %s: none is chosen",
-				ErrAmbiguousTarget, t, RenderersOf(found), deployer, why)
+			return DocRef{}, nil, ambiguous(fmt.Errorf("%w: %s is defined in %s, and the %s that deploys it %s: none is chosen",
+				ErrAmbiguousTarget, t, RenderersOf(found), deployer, why), found, "")
 		}
 		found = idx.PreferEnvs(found)
 	}
@@ -252,7 +252,7 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 		err = fmt.Errorf("%w; an Argo CD tracking-id, Flux labels, render-paths or the %s annotation naming one of %s would tell them apart",
 			err, AnnotationPath, RenderersOf(found))
 	}
-	return DocRef{}, nil, err
+	return DocRef{}, nil, ambiguous(err, found, by)
 }
 
 // hasApplication reports whether the repository holds the Argo CD

@@ -236,6 +236,9 @@ func (w *bodyWriter) workload(e plan.Item, name, target string, containers []pla
 	if e.Source != nil && e.Source.Deployer != "" {
 		w.text("Deployed by " + mdText(e.Source.Deployer) + ".\n\n")
 	}
+	if e.Source != nil && e.Source.Chosen != "" {
+		w.text("The source was " + mdText(e.Source.Chosen) + ".\n\n")
+	}
 	if line := costLine(e); line != "" {
 		w.text(line + "\n\n")
 	}
