@@ -930,8 +930,11 @@ func TestEndToEndHelm(t *testing.T) {
 				}
 			}
 			// A dry run with a forge shows the pull request body it would
-			// write, without calling the forge.
-			dry := runJSON(t, ctx, append(slices.Clone(args), "--dry-run", "--forge", "gitea", "--forge-api-url", "http://127.0.0.1:1"))
+			// write, without calling the forge. Its settings are checked
+			// all the same: the bed's git server has no owner in its
+			// paths, so the forge's repository is named.
+			dry := runJSON(t, ctx, append(slices.Clone(args), "--dry-run", "--forge", "gitea", "--forge-api-url", "http://127.0.0.1:1",
+				"--forge-repository", "platform/fleet"))
 			if dry.Git == nil || dry.Git.PullRequest == nil || dry.Git.PullRequest.Action != plan.PRPlanned {
 				t.Fatalf("dry run git = %+v, want a planned pull request", dry.Git)
 			}
