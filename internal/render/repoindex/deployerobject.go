@@ -82,37 +82,32 @@ func (idx *Index) addDeployers(ds []DeployerObject, helm bool) error {
 				s.apps[ns+"_"+key.Name] = nil
 			}
 		}
-		first := seen["app:"+key.Name] == nil && seen["app:"+ns+"_"+key.Name] == nil
+		first, candidate := true, false
+		for prefix, names := range map[string]map[string][]string{"app:": s.apps, "flux:": s.fluxes} {
+			for name := range names {
+				first = first && seen[prefix+name] == nil
+			}
+		}
 		for name := range s.apps {
-			idx.deployerNamed(seen, "app:"+name, name, d, s.apps[name], idx.apps)
+			candidate = idx.deployerNamed(seen, "app:"+name, name, d, s.apps[name], idx.apps) || candidate
 		}
 		if helm && first && d.Elsewhere == "" && key.Group == ArgoGroup && key.Kind == "Application" {
 			idx.addVirtual(d, data, key, ns)
 		}
 		for name := range s.fluxes {
-			idx.deployerNamed(seen, "flux:"+name, name, d, s.fluxes[name], idx.fluxes)
+			candidate = idx.deployerNamed(seen, "flux:"+name, name, d, s.fluxes[name], idx.fluxes) || candidate
 		}
 		switch {
 		case first && d.Elsewhere == "":
 			// The sharing rules count it among the path's deployers. An
 			// Application of a chart has no path to share: nothing to add.
 			_ = idx.AddDeployer(docs[0], d.Origin)
-		case idx.candidate(seen, key, ns, d):
+		case candidate:
 			// Another definition of a generated deployer's name.
 			idx.addDecoded(DecodeDeployers(docs[0], d.Origin, "", -1))
 		}
 	}
 	return nil
-}
-
-// candidate reports whether d, not the first deployer of its name, is one
-// more candidate beside it: both generated, both of this repository.
-func (idx *Index) candidate(seen map[string]*DeployerObject, key IdentKey, ns string, d DeployerObject) bool {
-	first := seen["app:"+key.Name]
-	if key.Group != ArgoGroup {
-		first = seen["flux:"+ns+"/"+key.Name]
-	}
-	return first != nil && !first.Live() && !d.Live() && first.Elsewhere == "" && d.Elsewhere == ""
 }
 
 // addVirtual indexes the Application d as the one document of a file
@@ -134,17 +129,18 @@ func (idx *Index) addVirtual(d DeployerObject, data []byte, key IdentKey, ns str
 // all candidates, none ranked by the order they came in, and their paths
 // add up, so that a target only one of them renders is found and one
 // they all render is refused, naming them.
-func (idx *Index) deployerNamed(seen map[string]*DeployerObject, id, name string, d DeployerObject, dirs []string, paths map[string][]string) {
+// It reports whether d was taken as another candidate beside the first.
+func (idx *Index) deployerNamed(seen map[string]*DeployerObject, id, name string, d DeployerObject, dirs []string, paths map[string][]string) bool {
 	if first := seen[id]; first != nil {
 		if first.Live() || d.Live() || d.Elsewhere != "" || first.Elsewhere != "" {
-			return
+			return false
 		}
 		idx.alsoDefined[id] = append(idx.alsoDefined[id], d.Name())
 		for _, p := range dirs {
 			paths[name] = appendNew(paths[name], p)
 			idx.Declared[p] = true
 		}
-		return
+		return true
 	}
 	seen[id] = &d
 	if idx.deployers == nil {
@@ -153,12 +149,13 @@ func (idx *Index) deployerNamed(seen map[string]*DeployerObject, id, name string
 	idx.deployers[id] = d
 	if d.Elsewhere != "" {
 		delete(paths, name)
-		return
+		return false
 	}
 	paths[name] = dirs
 	for _, p := range dirs {
 		idx.Declared[p] = true
 	}
+	return false
 }
 
 // deployerOf names what deploys t as the index knows it, and says when
