@@ -49,22 +49,7 @@ func (p *Planner) ReplaceQuoted(k, v *yaml.Node, value string) {
 	p.Muts = append(p.Muts, func() {
 		v.Value, v.Tag, v.Style = value, "", yaml.DoubleQuotedStyle
 	})
-	if v.Value == "" && v.Style == 0 {
-		// "cpu:" with nothing: the value goes right after the colon.
-		at, err := p.Src.ColonAfter(k)
-		if err != nil {
-			p.fail(err)
-			return
-		}
-		p.Edits = append(p.Edits, Splice{Start: at, End: at, Text: " " + strconv.Quote(value)})
-		return
-	}
-	start, end, err := p.Src.ScalarRange(v)
-	if err != nil {
-		p.fail(err)
-		return
-	}
-	p.Edits = append(p.Edits, Splice{Start: start, End: end, Text: strconv.Quote(value)})
+	p.splice(k, v, strconv.Quote(value))
 }
 
 // Replace plans setting scalar v, the value of key k, keeping its quotes.
@@ -73,6 +58,11 @@ func (p *Planner) Replace(k, v *yaml.Node, value string) {
 		v.Value, v.Tag = value, ""
 		v.Style &^= yaml.TaggedStyle | yaml.LiteralStyle | yaml.FoldedStyle
 	})
+	p.splice(k, v, Styled(v, value))
+}
+
+// splice plans writing text in place of scalar v, the value of key k.
+func (p *Planner) splice(k, v *yaml.Node, text string) {
 	if v.Value == "" && v.Style == 0 {
 		// "cpu:" with nothing: the value goes right after the colon.
 		at, err := p.Src.ColonAfter(k)
@@ -80,7 +70,7 @@ func (p *Planner) Replace(k, v *yaml.Node, value string) {
 			p.fail(err)
 			return
 		}
-		p.Edits = append(p.Edits, Splice{Start: at, End: at, Text: " " + value})
+		p.Edits = append(p.Edits, Splice{Start: at, End: at, Text: " " + text})
 		return
 	}
 	start, end, err := p.Src.ScalarRange(v)
@@ -88,7 +78,7 @@ func (p *Planner) Replace(k, v *yaml.Node, value string) {
 		p.fail(err)
 		return
 	}
-	p.Edits = append(p.Edits, Splice{Start: start, End: end, Text: Styled(v, value)})
+	p.Edits = append(p.Edits, Splice{Start: start, End: end, Text: text})
 }
 
 // Insert plans adding entries after the last entry of mapping m.
