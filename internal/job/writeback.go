@@ -27,6 +27,9 @@ import (
 // is pushed. A dry run stops before the commit and reports the diff and
 // the pull request body instead.
 func writeBack(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) error {
+	if err := knowTips(ctx, cfg); err != nil {
+		return err
+	}
 	var err error
 	switch {
 	case cfg.GroupBy.Grouped() && !cfg.Git.Direct():
