@@ -44,7 +44,13 @@ func writeBack(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) er
 		}
 	}
 	if cfg.PullRequests.Dashboard && cfg.Forge != nil && !cfg.DryRun && ctx.Err() == nil {
-		if derr := syncDashboard(ctx, cfg, p, log); derr != nil {
+		derr := syncDashboard(ctx, cfg, p, log)
+		switch {
+		case errors.Is(derr, forge.ErrRateLimited):
+			// As the groups that wait: not failed, written by the next
+			// run the forge answers.
+			log.WarnContext(ctx, "the forge's rate limit leaves the dashboard for the next run", "error", derr)
+		case derr != nil:
 			err = errors.Join(err, derr)
 		}
 	}
