@@ -18,6 +18,11 @@ type scope struct {
 	strict bool
 	// deployer scopes are an Argo CD or Flux object's paths; why names it.
 	deployer bool
+	// claim scopes come from an Application that names the target only
+	// through its instance label and is not the cluster's (a file of the
+	// repository, or generated from one): any team may write such a
+	// claim, so the other files that define the target stay candidates.
+	claim bool
 }
 
 // scopes returns the narrowings that apply to c, in the order applied.
@@ -27,15 +32,15 @@ func (idx *Index) scopes(c Sought) []scope {
 		out = append(out, scope{dirs: []string{CleanRepoPath(c.Path)}, why: "path " + c.Path, strict: true})
 	}
 	t := c.Target
-	app := ""
+	app, claim := "", false
 	if id := t.Annotations[ArgoTrackingID]; id != "" {
 		app, _, _ = strings.Cut(id, ":")
 	} else if inst := t.Labels[InstanceLabel]; inst != "" {
-		app = inst
+		app, claim = inst, !idx.deployers["app:"+inst].Live()
 	}
 	if dirs := idx.apps[app]; app != "" && len(dirs) > 0 {
 		name, _, _ := idx.describe("app:"+app, "Argo CD application "+app)
-		out = append(out, scope{dirs: dirs, why: name, deployer: true})
+		out = append(out, scope{dirs: dirs, why: name, deployer: true, claim: claim})
 	}
 	if name := t.Labels[FluxNameLabel]; name != "" {
 		key := t.Labels[FluxNamespaceLabel] + "/" + name
@@ -157,9 +162,18 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 		return DocRef{}, nil, fmt.Errorf("%w: %s is deployed by %s from %s, not from the repository and branch the job edits (git-url, git-branch)", ErrTargetNotFound, t, deployer, d.Elsewhere)
 	}
 	var narrowed []string
-	var by string
+	var by, claimed string
 	for _, s := range idx.scopes(c) {
 		in := idx.SelectedBy(s.dirs, refs)
+		if others := otherFiles(refs, in); s.claim && len(in) > 0 && len(others) > 0 {
+			// A label is no proof of who deploys a file: the claimed
+			// path is one candidate, the other files are others.
+			for i := range in {
+				in[i].Deployer = s.why
+			}
+			refs, claimed = append(in, others...), s.why
+			continue
+		}
 		if len(in) == 0 {
 			if len(refs) == 0 && !s.strict {
 				break // reported as not found below
@@ -194,6 +208,15 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 	if len(found) == 0 {
 		found = implicit
 	}
+	if claimed != "" && len(found) > 1 {
+		var where []string
+		for _, r := range found {
+			where = append(where, r.where())
+		}
+		slices.Sort(where)
+		return DocRef{}, nil, ambiguous(fmt.Errorf("%w: %s is defined in %s; %s claims it by its %s label alone, which any team's Application may, and renders only some of them",
+			ErrAmbiguousTarget, t, strings.Join(where, ", "), claimed, InstanceLabel), found, "")
+	}
 	if len(narrowed) == 0 && len(found) > 1 {
 		if deployer != "" {
 			// The overlay an environment rule would pick may be one no
@@ -209,7 +232,9 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 	}
 	switch len(found) {
 	case 1:
-		found[0].Deployer = by
+		if claimed == "" {
+			found[0].Deployer = by
+		}
 		return found[0], nil, nil
 	case 0:
 		err := fmt.Errorf("%w: %s under %s", ErrTargetNotFound, t, dir)
@@ -253,6 +278,17 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 			err, AnnotationPath, RenderersOf(found))
 	}
 	return DocRef{}, nil, ambiguous(err, found, by)
+}
+
+// otherFiles returns the refs of files that none of in is from.
+func otherFiles(refs, in []DocRef) []DocRef {
+	var out []DocRef
+	for _, r := range refs {
+		if !slices.ContainsFunc(in, func(x DocRef) bool { return x.File == r.File }) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // hasApplication reports whether the repository holds the Argo CD

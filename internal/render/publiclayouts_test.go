@@ -1,0 +1,248 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/recommend-job/recommend-job/internal/kinds"
+)
+
+// guestbookUI is the guestbook's Deployment as Argo CD's examples write
+// it, in namespace guestbook, running image.
+func guestbookUI(image string) string {
+	return `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: guestbook-ui
+spec:
+  selector:
+    matchLabels: {app: guestbook-ui}
+  template:
+    metadata:
+      labels: {app: guestbook-ui}
+    spec:
+      containers:
+        - name: guestbook-ui
+          image: ` + image + `
+          resources:
+            requests:
+              cpu: 100m
+`
+}
+
+// guestbookAppSet is an ApplicationSet of a list generator that names
+// its Applications <cluster>-guestbook; per, when set, is the path the
+// generator's own template puts in place of the set's.
+func guestbookAppSet(name, path, per string) string {
+	s := `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: ` + name + `
+  namespace: argocd
+spec:
+  goTemplate: true
+  generators:
+    - list:
+        elements:
+          - cluster: engineering-dev
+            url: https://kubernetes.default.svc
+`
+	if per != "" {
+		s += `        template:
+          metadata: {}
+          spec:
+            project: default
+            source: {repoURL: https://git.example.com/org/gitops.git, targetRevision: HEAD, path: '` + per + `'}
+            destination: {}
+`
+	}
+	return s + `  template:
+    metadata:
+      name: '{{.cluster}}-guestbook'
+    spec:
+      project: default
+      source: {repoURL: https://git.example.com/org/gitops.git, targetRevision: HEAD, path: '` + path + `'}
+      destination: {server: '{{.url}}', namespace: guestbook}
+`
+}
+
+// TestDuplicateApplicationSetsChosenByLiveTemplate follows the layout of
+// Argo CD's ApplicationSet examples, where a list generator and a list
+// generator with a template override both name an Application
+// engineering-dev-guestbook, each with a path of its own: the live
+// Deployment decides which of them the cluster runs, and when it matches
+// neither the target is refused naming each with its first difference.
+func TestDuplicateApplicationSetsChosenByLiveTemplate(t *testing.T) {
+	const image = "gcr.io/heptio-images/ks-guestbook-demo:"
+	files := map[string]string{
+		"appsets/list.yaml":     guestbookAppSet("guestbook-list", "list-generator/guestbook/{{.cluster}}", ""),
+		"appsets/override.yaml": guestbookAppSet("guestbook-override", "template-override/default", "template-override/{{.cluster}}-override"),
+		"list-generator/guestbook/engineering-dev/guestbook-ui-deployment.yaml":   guestbookUI(image + "0.1"),
+		"template-override/engineering-dev-override/kustomization.yaml":           "resources:\n  - guestbook-ui-deployment.yaml\n",
+		"template-override/engineering-dev-override/guestbook-ui-deployment.yaml": guestbookUI(image + "0.2"),
+		"template-override/default/kustomization.yaml":                            "resources: []\n",
+	}
+	tests := []struct {
+		name   string
+		live   string
+		landed string // "" when refused
+		want   []string
+	}{
+		{name: "the second matches", live: image + "0.2", landed: "template-override/engineering-dev-override/",
+			want: []string{"list-generator/guestbook/engineering-dev/guestbook-ui-deployment.yaml: container guestbook-ui image " + image + "0.1, live " + image + "0.2",
+				"template-override/engineering-dev-override: as live"}},
+		{name: "none matches", live: image + "0.3",
+			want: []string{"none of them builds the live pod template",
+				"list-generator/guestbook/engineering-dev/guestbook-ui-deployment.yaml: container guestbook-ui image " + image + "0.1, live " + image + "0.3",
+				"template-override/engineering-dev-override: container guestbook-ui image " + image + "0.2, live " + image + "0.3",
+				"ApplicationSet argocd/guestbook-list", "ApplicationSet argocd/guestbook-override"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeTree(t, files)
+			target := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
+				Annotations: map[string]string{ArgoTrackingID: "engineering-dev-guestbook:apps/Deployment:guestbook/guestbook-ui"},
+				PodPrint:    printOf(t, "guestbook-ui", tt.live)}
+			c := Change{Target: target, Container: "guestbook-ui", Requests: quantities(map[string]string{"cpu": "1"})}
+			out, err := Apply(context.Background(), dir, ".", []Change{c}, WithRepositoryURL("https://git.example.com/org/gitops.git"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Results[0]
+			text := r.Chosen
+			if tt.landed == "" {
+				if !errors.Is(r.Err, ErrAmbiguousTarget) || len(out.Files) != 0 {
+					t.Fatalf("Err = %v, files %v; want refused as ambiguous", r.Err, out.Files)
+				}
+				text = r.Err.Error()
+			} else if r.Err != nil || !r.Changed || !strings.HasPrefix(r.File, tt.landed) {
+				t.Fatalf("File %q, Changed %v, Err %v; want a change in %s", r.File, r.Changed, r.Err, tt.landed)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("%q does not say %q", text, w)
+				}
+			}
+			unchanged(t, dir, files, tt.landed)
+		})
+	}
+}
+
+// unchanged checks that every file of files outside landed is as written.
+func unchanged(t *testing.T, dir string, files map[string]string, landed string) {
+	t.Helper()
+	for f, want := range files {
+		if landed != "" && strings.HasPrefix(f, landed) {
+			continue
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, f)); string(got) != want {
+			t.Errorf("%s changed:\n%s", f, got)
+		}
+	}
+}
+
+// printOf is the print of a live Deployment whose one container runs
+// image, with resources of its own.
+func printOf(t *testing.T, container, image string) kinds.PodPrint {
+	t.Helper()
+	p, ok := kinds.PodPrintOf("apps", "Deployment", map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+		"containers": []any{map[string]any{"name": container, "image": image,
+			"resources": map[string]any{"requests": map[string]any{"cpu": "2"}}}},
+	}}}})
+	if !ok {
+		t.Fatal("no print")
+	}
+	return p
+}
+
+// guestbookApp is an Application of the repository named guestbook, as
+// argocd-example-apps' README creates it, deploying path into namespace
+// guestbook.
+func guestbookApp(path string) string {
+	return `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: guestbook
+  namespace: argocd
+spec:
+  project: default
+  source: {repoURL: https://git.example.com/org/gitops.git, targetRevision: HEAD, path: ` + path + `}
+  destination: {server: https://kubernetes.default.svc, namespace: guestbook}
+`
+}
+
+// TestDecoyApplication follows argocd-example-apps' guestbook, with a
+// tenant's copy of it: team-b's Application is named guestbook, like the
+// instance label Argo CD put on the victim's live Deployment, and points
+// at the copy in team-b's directory. The label alone never makes the
+// tenant's copy the source: the live build chooses the victim's file,
+// with and without the victim's own Application file, and a copy that
+// builds what the cluster runs too is refused, naming the decoy.
+func TestDecoyApplication(t *testing.T) {
+	const image = "quay.io/argoprojlabs/argocd-e2e-container:"
+	tests := []struct {
+		name   string
+		files  map[string]string
+		landed string // "" when refused
+		want   []string
+	}{
+		{name: "without the victim's Application", landed: "guestbook/guestbook-ui-deployment.yaml",
+			files: map[string]string{
+				"guestbook/guestbook-ui-deployment.yaml":                guestbookUI(image + "0.2"),
+				"tenants/team-b/guestbook/guestbook-ui-deployment.yaml": guestbookUI(image + "0.1"),
+				"tenants/team-b/apps/guestbook.yaml":                    guestbookApp("tenants/team-b/guestbook"),
+			},
+			want: []string{"tenants/team-b/guestbook/guestbook-ui-deployment.yaml: container guestbook-ui image " + image + "0.1, live " + image + "0.2",
+				"guestbook/guestbook-ui-deployment.yaml: as live"}},
+		{name: "beside the victim's Application", landed: "guestbook/guestbook-ui-deployment.yaml",
+			files: map[string]string{
+				"guestbook/guestbook-ui-deployment.yaml":                guestbookUI(image + "0.2"),
+				"apps/guestbook.yaml":                                   guestbookApp("guestbook"),
+				"tenants/team-b/guestbook/guestbook-ui-deployment.yaml": guestbookUI(image + "0.1"),
+				"tenants/team-b/apps/guestbook.yaml":                    guestbookApp("tenants/team-b/guestbook"),
+			},
+			want: []string{"tenants/team-b/guestbook/guestbook-ui-deployment.yaml: container guestbook-ui image " + image + "0.1, live " + image + "0.2",
+				"guestbook/guestbook-ui-deployment.yaml: as live"}},
+		{name: "a copy that builds the live template too",
+			files: map[string]string{
+				"guestbook/guestbook-ui-deployment.yaml":                guestbookUI(image + "0.2"),
+				"tenants/team-b/guestbook/guestbook-ui-deployment.yaml": guestbookUI(image + "0.2"),
+				"tenants/team-b/apps/guestbook.yaml":                    guestbookApp("tenants/team-b/guestbook"),
+			},
+			want: []string{"2 of them build the live pod template", "tenants/team-b/guestbook/guestbook-ui-deployment.yaml",
+				"guestbook/guestbook-ui-deployment.yaml", "Argo CD application guestbook"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeTree(t, tt.files)
+			target := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
+				Labels:   map[string]string{InstanceLabel: "guestbook"},
+				PodPrint: printOf(t, "guestbook-ui", image+"0.2")}
+			c := Change{Target: target, Container: "guestbook-ui", Requests: quantities(map[string]string{"cpu": "1"})}
+			out, err := Apply(context.Background(), dir, ".", []Change{c}, WithRepositoryURL("https://git.example.com/org/gitops.git"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Results[0]
+			text := r.Chosen
+			if tt.landed == "" {
+				if !errors.Is(r.Err, ErrAmbiguousTarget) || len(out.Files) != 0 {
+					t.Fatalf("Err = %v, files %v; want refused as ambiguous", r.Err, out.Files)
+				}
+				text = r.Err.Error()
+			} else if r.Err != nil || !r.Changed || r.File != tt.landed {
+				t.Fatalf("File %q, Changed %v, Err %v; want a change in %s", r.File, r.Changed, r.Err, tt.landed)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("%q does not say %q", text, w)
+				}
+			}
+			unchanged(t, dir, tt.files, tt.landed)
+		})
+	}
+}
