@@ -38,8 +38,12 @@ func (o *options) addDeployers(ctx context.Context, fsys fs.FS, abs string, w *r
 	if !w.Pointers {
 		if w.Helm {
 			// A HelmRelease's target names no deployer, yet the live
-			// HelmRelease is what its release is.
-			w.DeployerObjects = slices.DeleteFunc(slices.Clone(o.deployers), func(d repoindex.DeployerObject) bool { return d.Object["kind"] != "HelmRelease" })
+			// HelmRelease is what its release is, and the live
+			// Kustomization its labels name is the environment that
+			// applies it.
+			w.DeployerObjects = slices.DeleteFunc(slices.Clone(o.deployers), func(d repoindex.DeployerObject) bool {
+				return d.Object["kind"] != "HelmRelease" && d.Object["kind"] != "Kustomization"
+			})
 		}
 		return nil, nil
 	}
@@ -108,7 +112,7 @@ func (o *options) kustomizedApps(ctx context.Context, fsys fs.FS, abs string) ([
 				if md, ok := obj["metadata"].(map[string]any); ok && md["namespace"] == nil {
 					md["namespace"] = appset.ArgoNamespace
 				}
-				apps = append(apps, repoindex.DeployerObject{Object: obj, Origin: "built by the kustomization " + dir})
+				apps = append(apps, repoindex.DeployerObject{Object: obj, Origin: "built by the kustomization " + dir, Built: true})
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/recommend-job/recommend-job/internal/kinds"
+	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
 // guestbookUI is the guestbook's Deployment as Argo CD's examples write
@@ -243,6 +244,88 @@ func TestDecoyApplication(t *testing.T) {
 				}
 			}
 			unchanged(t, dir, tt.files, tt.landed)
+		})
+	}
+}
+
+// TestMultiTenancyHelmRelease follows flux2-multi-tenancy's dev-team
+// branch: the tenant's HelmRelease in base/, patched with
+// patchesStrategicMerge by staging/ and production/, and a Deployment of
+// its release whose only pointer is helm-controller's labels. The live
+// Kustomization the live HelmRelease's kustomize-controller labels name
+// deploys ./staging: the values go into staging's patch alone. Without
+// the live objects, nothing tells the environments apart.
+func TestMultiTenancyHelmRelease(t *testing.T) {
+	values := func(replicas string) string {
+		return "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: podinfo\n  namespace: apps\nspec:\n  values:\n    replicaCount: " + replicas + "\n"
+	}
+	env := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../base\npatchesStrategicMerge:\n  - podinfo-values.yaml\n"
+	files := map[string]string{
+		"base/kustomization.yaml": "resources:\n  - podinfo-release.yaml\n",
+		"base/podinfo-release.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: podinfo
+  namespace: apps
+spec:
+  releaseName: podinfo
+  chart:
+    spec:
+      chart: ./charts/podinfo
+      sourceRef: {kind: GitRepository, name: dev-team}
+  interval: 5m
+`,
+		"staging/kustomization.yaml":      env,
+		"staging/podinfo-values.yaml":     values("1"),
+		"production/kustomization.yaml":   env,
+		"production/podinfo-values.yaml":  values("2"),
+		"charts/podinfo/Chart.yaml":       "apiVersion: v1\nname: podinfo\nversion: 6.14.1\n",
+		"charts/podinfo/values.yaml":      "replicaCount: 1\nresources:\n  requests:\n    cpu: 1m\n",
+		"charts/podinfo/templates/d.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicaCount }}\n  template:\n    spec:\n      containers:\n        - name: podinfo\n          image: ghcr.io/stefanprodan/podinfo:6.14.1\n          resources:\n{{ toYaml .Values.resources | indent 12 }}\n",
+	}
+	liveKustomization := repoindex.DeployerObject{Origin: repoindex.FromCluster, Object: map[string]any{
+		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+		"metadata": map[string]any{"name": "dev-team", "namespace": "apps"},
+		"spec":     map[string]any{"path": "./staging", "sourceRef": map[string]any{"kind": "GitRepository", "name": "dev-team"}}}}
+	liveRelease := repoindex.DeployerObject{Origin: repoindex.FromCluster, Object: map[string]any{
+		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+		"metadata": map[string]any{"name": "podinfo", "namespace": "apps", "labels": map[string]any{
+			"kustomize.toolkit.fluxcd.io/name": "dev-team", "kustomize.toolkit.fluxcd.io/namespace": "apps"}},
+		"spec": map[string]any{"releaseName": "podinfo", "interval": "5m", "values": map[string]any{"replicaCount": float64(1)},
+			"chart": map[string]any{"spec": map[string]any{"chart": "./charts/podinfo", "sourceRef": map[string]any{"kind": "GitRepository", "name": "dev-team"}}}}}}
+	target := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: "podinfo",
+		Labels:      map[string]string{"helm.toolkit.fluxcd.io/name": "podinfo", "helm.toolkit.fluxcd.io/namespace": "apps"},
+		Annotations: map[string]string{"meta.helm.sh/release-name": "podinfo", "meta.helm.sh/release-namespace": "apps"}}
+	for _, tc := range []struct {
+		name string
+		live []repoindex.DeployerObject
+		err  string // "" when staging's values are edited
+	}{
+		{name: "the live release and Kustomization", live: []repoindex.DeployerObject{liveKustomization, liveRelease}},
+		{name: "without them", err: "ambiguous"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeTree(t, files)
+			c := Change{Target: target, Container: "podinfo", Requests: quantities(map[string]string{"cpu": "65m"})}
+			out, err := Apply(context.Background(), dir, ".", []Change{c}, WithDeployers(tc.live))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Results[0]
+			if tc.err != "" {
+				if r.Err == nil || !strings.Contains(r.Err.Error(), tc.err) || len(out.Files) != 0 {
+					t.Fatalf("Err = %v, files %v; want refused, %q", r.Err, out.Files, tc.err)
+				}
+				return
+			}
+			if r.Err != nil || !r.Changed || r.File != "staging/podinfo-values.yaml" {
+				t.Fatalf("File %q, Changed %v, Err %v; want staging/podinfo-values.yaml changed", r.File, r.Changed, r.Err)
+			}
+			unchanged(t, dir, files, "staging/podinfo-values.yaml")
+			got, _ := os.ReadFile(filepath.Join(dir, "staging", "podinfo-values.yaml"))
+			if !strings.Contains(string(got), "cpu: 65m") {
+				t.Errorf("staging/podinfo-values.yaml:\n%s", got)
+			}
 		})
 	}
 }
