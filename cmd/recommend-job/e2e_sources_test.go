@@ -1,0 +1,243 @@
+//go:build integration
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/recommend-job/recommend-job/internal/plan"
+	helmrender "github.com/recommend-job/recommend-job/internal/render/helm"
+	"github.com/recommend-job/recommend-job/internal/testbed"
+	"github.com/recommend-job/recommend-job/internal/testbed/history"
+	"github.com/recommend-job/recommend-job/internal/testbed/testbedtest"
+)
+
+// podinfoChart is podinfo's chart cut down to its Deployment: its
+// kubeVersion floor, its top-level resources and its naming as written
+// upstream, its other templates and values left out.
+var podinfoChart = map[string]string{
+	"Chart.yaml": `apiVersion: v1
+name: podinfo
+version: 6.14.1
+appVersion: 6.14.1
+description: Podinfo Helm chart for Kubernetes
+kubeVersion: ">=1.23.0-0"
+`,
+	"values.yaml": `replicaCount: 1
+image:
+  repository: ghcr.io/stefanprodan/podinfo
+  tag: 6.14.1
+service:
+  httpPort: 9898
+resources:
+  limits:
+  requests:
+    cpu: 1m
+    memory: 16Mi
+`,
+	"templates/_helpers.tpl": `{{- define "podinfo.fullname" -}}
+{{- if contains .Chart.Name .Release.Name }}{{ .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}{{ printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}{{ end }}
+{{- end }}
+`,
+	"templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ template "podinfo.fullname" . }}
+spec:
+  replicas: {{ .Values.replicaCount }}
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: {{ template "podinfo.fullname" . }}
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: {{ template "podinfo.fullname" . }}
+    spec:
+      containers:
+        - name: {{ .Chart.Name }}
+          image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+          command:
+            - ./podinfo
+            - --port={{ .Values.service.httpPort | default 9898 }}
+          resources:
+{{ toYaml .Values.resources | indent 12 }}
+`,
+}
+
+// podinfoValues is an environment's patch of the tenant's HelmRelease,
+// as the dev-team branch writes one.
+func podinfoValues(replicas string) string {
+	return `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: podinfo
+  namespace: apps
+spec:
+  values:
+    replicaCount: ` + replicas + `
+`
+}
+
+// tenantRepo is a tenant's repository laid out as flux2-multi-tenancy's
+// dev-team branch: the podinfo HelmRelease in base/, patched by
+// staging/ and production/ with patchesStrategicMerge. The chart comes
+// from the repository, where upstream's comes from a HelmRepository.
+func tenantRepo() map[string]string {
+	files := map[string]string{
+		"base/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - podinfo-release.yaml\n",
+		"base/podinfo-release.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: podinfo
+  namespace: apps
+spec:
+  serviceAccountName: dev-team
+  releaseName: podinfo
+  chart:
+    spec:
+      chart: ./charts/podinfo
+      sourceRef:
+        kind: GitRepository
+        name: dev-team
+  interval: 5m
+`,
+		"staging/podinfo-values.yaml":    podinfoValues("1"),
+		"production/podinfo-values.yaml": podinfoValues("2"),
+	}
+	for _, env := range []string{"staging", "production"} {
+		files[env+"/kustomization.yaml"] = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../base\npatchesStrategicMerge:\n  - podinfo-values.yaml\n"
+	}
+	for name, content := range podinfoChart {
+		files["charts/podinfo/"+name] = content
+	}
+	return files
+}
+
+// tenantSync is what the platform's tenants/staging applies for the
+// tenant, as flux2-multi-tenancy's main branch writes it: a GitRepository
+// of the tenant's repository and a Kustomization of its staging path,
+// both in the tenant's namespace.
+func tenantSync(repoURL string) string {
+	return `apiVersion: v1
+kind: Namespace
+metadata: {name: apps}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: dev-team, namespace: apps}
+spec: {interval: 1m, url: '` + repoURL + `', ref: {branch: main}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: dev-team, namespace: apps}
+spec: {serviceAccountName: dev-team, interval: 5m, path: ./staging, prune: true, sourceRef: {kind: GitRepository, name: dev-team}}
+`
+}
+
+// TestEndToEndMultiTenancy runs the job's binary on a cluster where Flux
+// deploys a tenant's podinfo release as flux2-multi-tenancy does: the
+// HelmRelease in a shared base/, patched by staging/ and production/,
+// the staging Kustomization live. No render-paths is set: the live
+// HelmRelease's kustomize-controller labels name the live Kustomization,
+// whose path is staging, so the pushed change is in staging's values
+// alone. The chart keeps podinfo's kubeVersion, which the test bed's
+// apiserver satisfies, and every line the job prints on stderr is JSON,
+// kustomize's deprecation warning of patchesStrategicMerge included.
+func TestEndToEndMultiTenancy(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin := buildJob(t)
+	now := time.Now().Truncate(time.Minute)
+	var pods []history.Container
+	for _, span := range history.Rollouts("podinfo", 1, 2, now.Add(-7*24*time.Hour), now) {
+		for _, pod := range span.Pods {
+			pods = append(pods, history.Container{Namespace: "apps", Pod: pod, Container: "podinfo",
+				Start: span.Start, End: span.End, CPU: history.Constant(0.05), Memory: history.Constant(40 * mib)})
+		}
+	}
+	bed := testbedtest.Start(t, testbed.Options{History: history.Series(pods, time.Minute)})
+	files := tenantRepo()
+	repoURL := testbedtest.CreateRepo(t, bed, "dev-team", files)
+	auth := &githttp.BasicAuth{Username: bed.Git.Username, Password: bed.Git.Password()}
+	before, _ := checkout(t, repoURL, auth, "main")
+
+	// The cluster: kustomize-controller applied staging's build, labelling
+	// the HelmRelease; helm-controller installed its release, labelling
+	// what it rendered.
+	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), before+"/staging")
+	if err != nil {
+		t.Fatalf("kustomize build staging: %v", err)
+	}
+	var live []byte
+	for _, res := range resources.Resources() {
+		if err := res.SetLabels(map[string]string{"kustomize.toolkit.fluxcd.io/name": "dev-team", "kustomize.toolkit.fluxcd.io/namespace": "apps"}); err != nil {
+			t.Fatal(err)
+		}
+		y, err := res.AsYAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		live = append(append(live, "---\n"...), y...)
+	}
+	release := helmRelease{name: "podinfo", namespace: "apps", chart: "charts/podinfo", values: []map[string]any{{"replicaCount": 1}}}
+	live = append(live, installed(t, release.render(t, before), func(helmrender.Object) (map[string]string, map[string]string) {
+		return map[string]string{"helm.toolkit.fluxcd.io/name": "podinfo", "helm.toolkit.fluxcd.io/namespace": "apps"},
+			map[string]string{"meta.helm.sh/release-name": "podinfo", "meta.helm.sh/release-namespace": "apps"}
+	})...)
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), shopObjects(t, true)[0], testbed.DeployerCRDs(),
+		[]byte(tenantSync(repoURL)), live, []byte(layoutsRecommend("apps", "podinfo"))); err != nil {
+		t.Fatalf("applying cluster objects: %v", err)
+	}
+
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, bedArgs(t, bed, repoURL, "--namespaces", "apps")...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the job: %v; stderr:\n%s\nstdout:\n%s", err, stderr.String(), stdout.String())
+	}
+	for line := range strings.Lines(stderr.String()) {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("stderr holds a line that is not JSON: %q", line)
+		}
+	}
+	rep := &plan.Plan{}
+	if err := json.Unmarshal(stdout.Bytes(), rep); err != nil {
+		t.Fatalf("decoding report: %v\n%s", err, stdout.String())
+	}
+	podinfo := entry(t, rep, "apps", "podinfo")
+	want := []string{"staging/podinfo-values.yaml"}
+	if rep.Git == nil || !rep.Git.Pushed || !slices.Equal(rep.Git.Files, want) {
+		t.Fatalf("git = %+v, want %v pushed; apps/podinfo source %+v", rep.Git, want, podinfo.Source)
+	}
+	after := tree(t, mustCheckout(t, repoURL, auth, "recommend-job/main"))
+	for f, original := range files {
+		if f != want[0] && after[f] != original {
+			t.Errorf("%s changed:\n%s", f, after[f])
+		}
+	}
+	staging := after[want[0]]
+	if !strings.HasPrefix(staging, podinfoValues("1")) || !strings.Contains(staging, "resources:") || !strings.Contains(staging, "cpu:") {
+		t.Errorf("pushed staging/podinfo-values.yaml:\n%s", staging)
+	}
+	if podinfo.Source.Helm == nil || !strings.Contains(podinfo.Source.Helm.Layer, "staging") {
+		t.Errorf("apps/podinfo source.helm = %+v, want staging's values", podinfo.Source.Helm)
+	}
+}
+
+// mustCheckout is checkout's directory.
+func mustCheckout(t *testing.T, url string, auth *githttp.BasicAuth, branch string) string {
+	dir, _ := checkout(t, url, auth, branch)
+	return dir
+}
