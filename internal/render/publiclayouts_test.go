@@ -296,6 +296,9 @@ spec:
 	target := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: "podinfo",
 		Labels:      map[string]string{"helm.toolkit.fluxcd.io/name": "podinfo", "helm.toolkit.fluxcd.io/namespace": "apps"},
 		Annotations: map[string]string{"meta.helm.sh/release-name": "podinfo", "meta.helm.sh/release-namespace": "apps"}}
+	// As the lister marks a live deployer whose GitRepository tracks
+	// another branch than the job's.
+	const branch = "https://git.example.com/org/dev-team.git at branch dev-team (the GitRepository apps/dev-team)"
 	for _, tc := range []struct {
 		name string
 		live []repoindex.DeployerObject
@@ -303,6 +306,11 @@ spec:
 	}{
 		{name: "the live release and Kustomization", live: []repoindex.DeployerObject{liveKustomization, liveRelease}},
 		{name: "without them", err: "ambiguous"},
+		{name: "the live Kustomization on another branch", err: branch, live: func() []repoindex.DeployerObject {
+			k := liveKustomization
+			k.Elsewhere = branch
+			return []repoindex.DeployerObject{k, liveRelease}
+		}()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeTree(t, files)

@@ -157,10 +157,10 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 	}
 
 	refs := append(slices.Clone(idx.Refs[KeyOf(t)]), idx.renamed(t)...)
-	deployer, known, d := idx.deployerOf(t)
-	if known && d != nil && d.Elsewhere != "" {
-		return DocRef{}, nil, fmt.Errorf("%w: %s is deployed by %s from %s, not from the repository and branch the job edits (git-url, git-branch)", ErrTargetNotFound, t, deployer, d.Elsewhere)
+	if err := idx.Elsewhere(t); err != nil {
+		return DocRef{}, nil, err
 	}
+	deployer, known, _ := idx.deployerOf(t)
 	var narrowed []string
 	var by, claimed string
 	for _, s := range idx.scopes(c) {
@@ -278,6 +278,18 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 			err, AnnotationPath, RenderersOf(found))
 	}
 	return DocRef{}, nil, ambiguous(err, found, by)
+}
+
+// Elsewhere returns, when the deployer t's metadata names deploys it from
+// another repository, or another branch, tag or commit of this one, the
+// error that says so, naming the deployer and what it deploys from; nil
+// otherwise.
+func (idx *Index) Elsewhere(t Target) error {
+	deployer, known, d := idx.deployerOf(t)
+	if !known || d == nil || d.Elsewhere == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is deployed by %s from %s, not from the repository and branch the job edits (git-url, git-branch)", ErrTargetNotFound, t, deployer, d.Elsewhere)
 }
 
 // otherFiles returns the refs of files that none of in is from.
