@@ -241,3 +241,189 @@ func mustCheckout(t *testing.T, url string, auth *githttp.BasicAuth, branch stri
 	dir, _ := checkout(t, url, auth, branch)
 	return dir
 }
+
+// exampleApps is argocd-example-apps cut down to three of its apps and
+// the app of apps that deploys them: guestbook (plain manifests),
+// kustomize-guestbook (a kustomization with a namePrefix) and
+// helm-guestbook (a chart without a values file of its own), each
+// Application named example.<app> by the apps chart, which deploys the
+// repository at repoURL's main branch.
+func exampleApps(repoURL string) map[string]string {
+	deployment := `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: guestbook-ui
+spec:
+  replicas: 1
+  revisionHistoryLimit: 3
+  selector:
+    matchLabels:
+      app: guestbook-ui
+  template:
+    metadata:
+      labels:
+        app: guestbook-ui
+    spec:
+      containers:
+        - image: gcr.io/google-samples/gb-frontend:v5
+          name: guestbook-ui
+          ports:
+            - containerPort: 80
+`
+	return map[string]string{
+		"apps/Chart.yaml": "apiVersion: v2\nname: applications\nversion: 0.1.0\n",
+		"apps/values.yaml": `config:
+  spec:
+    destination:
+      server: https://kubernetes.default.svc
+    source:
+      repoURL: ` + repoURL + `
+      targetRevision: main
+
+applications:
+  - name: guestbook
+  - name: helm-guestbook
+    tool:
+      helm:
+        releaseName: helm-guestbook
+  - name: kustomize-guestbook
+`,
+		"apps/templates/applications.yaml": `{{- range .Values.applications }}
+{{- $config := $.Values.config -}}
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: {{ printf "example.%s" .name | quote }}
+  namespace: argocd
+spec:
+  destination:
+    namespace: {{ .namespace | default .name | quote }}
+    server: {{ $config.spec.destination.server | quote }}
+  project: default
+  source:
+    path: {{ .path | default .name | quote }}
+    repoURL: {{ $config.spec.source.repoURL }}
+    targetRevision: {{ $config.spec.source.targetRevision }}
+    {{- with .tool }}
+    {{- . | toYaml | nindent 4 }}
+    {{- end }}
+---
+{{ end -}}
+`,
+		"guestbook/guestbook-ui-deployment.yaml":           deployment,
+		"kustomize-guestbook/kustomization.yaml":           "namePrefix: kustomize-\n\nresources:\n- guestbook-ui-deployment.yaml\n",
+		"kustomize-guestbook/guestbook-ui-deployment.yaml": deployment,
+		"helm-guestbook/Chart.yaml":                        "apiVersion: v2\nname: helm-guestbook\ntype: application\nversion: 0.1.0\nappVersion: \"1.0\"\n",
+		"helm-guestbook/values.yaml": `replicaCount: 1
+
+image:
+  repository: gcr.io/google-samples/gb-frontend
+  tag: v5
+
+resources:
+  {}
+  # requests:
+  #  cpu: 100m
+`,
+		"helm-guestbook/templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  replicas: {{ .Values.replicaCount }}
+  selector:
+    matchLabels:
+      app: {{ .Chart.Name }}
+  template:
+    metadata:
+      labels:
+        app: {{ .Chart.Name }}
+    spec:
+      containers:
+        - name: {{ .Chart.Name }}
+          image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+          resources:
+{{ toYaml .Values.resources | indent 12 }}
+`,
+	}
+}
+
+// exampleLive is what Argo CD deployed of exampleApps: each Deployment
+// with its tracking-id, and a ResourceRecommend of each.
+func exampleLive() string {
+	var out string
+	for _, w := range []struct{ app, ns, name, container string }{
+		{"example.guestbook", "guestbook", "guestbook-ui", "guestbook-ui"},
+		{"example.kustomize-guestbook", "kustomize-guestbook", "kustomize-guestbook-ui", "guestbook-ui"},
+		{"example.helm-guestbook", "helm-guestbook", "helm-guestbook", "helm-guestbook"},
+	} {
+		out += `apiVersion: v1
+kind: Namespace
+metadata: {name: ` + w.ns + `}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ` + w.name + `
+  namespace: ` + w.ns + `
+  annotations: {argocd.argoproj.io/tracking-id: '` + w.app + `:apps/Deployment:` + w.ns + `/` + w.name + `'}
+spec:
+  selector: {matchLabels: {app: ` + w.name + `}}
+  template:
+    metadata: {labels: {app: ` + w.name + `}}
+    spec:
+      containers:
+        - {name: ` + w.container + `, image: 'gcr.io/google-samples/gb-frontend:v5'}
+---
+` + layoutsRecommend(w.ns, w.name) + "---\n"
+	}
+	return out
+}
+
+// TestEndToEndExampleAppsLog runs the job's binary on argocd-example-apps
+// cut down (exampleApps), with Argo CD elsewhere: the app of apps' chart
+// says which Application deploys which path. Every line on stderr is
+// JSON, and each guestbook's change lands in its own files: the plain
+// and kustomized ones' manifests, the chart's values.
+func TestEndToEndExampleAppsLog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin := buildJob(t)
+	now := time.Now().Truncate(time.Minute)
+	var pods []history.Container
+	for _, w := range [][3]string{{"guestbook", "guestbook-ui", "guestbook-ui"}, {"kustomize-guestbook", "kustomize-guestbook-ui", "guestbook-ui"},
+		{"helm-guestbook", "helm-guestbook", "helm-guestbook"}} {
+		for _, span := range history.Rollouts(w[1], 1, 1, now.Add(-7*24*time.Hour), now) {
+			pods = append(pods, history.Container{Namespace: w[0], Pod: span.Pods[0], Container: w[2],
+				Start: span.Start, End: span.End, CPU: history.Constant(0.05), Memory: history.Constant(40 * mib)})
+		}
+	}
+	bed := testbedtest.Start(t, testbed.Options{History: history.Series(pods, time.Minute)})
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), shopObjects(t, true)[0], []byte(exampleLive())); err != nil {
+		t.Fatalf("applying cluster objects: %v", err)
+	}
+	files := exampleApps(bed.Git.URL("example-apps"))
+	repoURL := testbedtest.CreateRepo(t, bed, "example-apps", files)
+
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, bedArgs(t, bed, repoURL)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	for line := range strings.Lines(stderr.String()) {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("stderr holds a line that is not JSON: %q", line)
+		}
+	}
+	rep := &plan.Plan{}
+	if jerr := json.Unmarshal(stdout.Bytes(), rep); jerr != nil {
+		t.Fatalf("the job: %v; decoding report: %v\n%s\nstderr:\n%s", err, jerr, stdout.String(), stderr.String())
+	}
+	for _, w := range [][3]string{{"guestbook", "guestbook-ui", "guestbook/guestbook-ui-deployment.yaml"},
+		{"kustomize-guestbook", "kustomize-guestbook-ui", "kustomize-guestbook/guestbook-ui-deployment.yaml"},
+		{"helm-guestbook", "helm-guestbook", "helm-guestbook/values.yaml"}} {
+		it := entry(t, rep, w[0], w[1])
+		if it.Source == nil || it.Source.File != w[2] || !it.Source.Changed || it.Source.Error != "" {
+			t.Errorf("%s/%s: source %+v, want %s changed", w[0], w[1], it.Source, w[2])
+		}
+	}
+}
