@@ -155,6 +155,8 @@ spec: {serviceAccountName: dev-team, interval: 5m, path: ./staging, prune: true,
 // alone. The chart keeps podinfo's kubeVersion, which the test bed's
 // apiserver satisfies, and every line the job prints on stderr is JSON,
 // kustomize's deprecation warning of patchesStrategicMerge included.
+// Once the tenant's GitRepository tracks the dev-team branch, as upstream's
+// does, the target is refused naming that branch.
 func TestEndToEndMultiTenancy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -233,6 +235,28 @@ func TestEndToEndMultiTenancy(t *testing.T) {
 	}
 	if podinfo.Source.Helm == nil || !strings.Contains(podinfo.Source.Helm.Layer, "staging") {
 		t.Errorf("apps/podinfo source.helm = %+v, want staging's values", podinfo.Source.Helm)
+	}
+
+	// The tenant's GitRepository tracks its own branch, dev-team, as in
+	// flux2-multi-tenancy: the job, on main, says so rather than edit
+	// main or ask for a marker.
+	onBranch := strings.Replace(tenantSync(repoURL), "ref: {branch: main}", "ref: {branch: dev-team}", 1)
+	if err := testbed.Apply(ctx, bed.APIServer.RESTConfig(), []byte(onBranch)); err != nil {
+		t.Fatalf("applying the GitRepository: %v", err)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(ctx, append(bedArgs(t, bed, repoURL, "--namespaces", "apps"), "--dry-run"), &stdout, &stderr); code != exitNotRendered {
+		t.Fatalf("run() on another branch = %d, want %d; stderr:\n%s", code, exitNotRendered, stderr.String())
+	}
+	rep = &plan.Plan{}
+	if err := json.Unmarshal(stdout.Bytes(), rep); err != nil {
+		t.Fatalf("decoding report: %v\n%s", err, stdout.String())
+	}
+	podinfo = entry(t, rep, "apps", "podinfo")
+	branch := "Kustomization apps/dev-team (from the cluster) from " + repoURL + " at branch dev-team (the GitRepository apps/dev-team)"
+	if podinfo.Source == nil || !strings.Contains(podinfo.Source.Error, branch) || podinfo.Source.Changed {
+		t.Errorf("apps/podinfo on another branch: source %+v, want its reason to say %q", podinfo.Source, branch)
 	}
 }
 
