@@ -237,33 +237,7 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 		}
 		return found[0], nil, nil
 	case 0:
-		err := fmt.Errorf("%w: %s under %s", ErrTargetNotFound, t, dir)
-		var others []string
-		for _, r := range idx.Refs[KeyOf(t)] {
-			others = append(others, fmt.Sprintf("%s in %s", r.Namespace, r.where()))
-		}
-		if len(others) > 0 {
-			err = fmt.Errorf("%w (defined for other namespaces: %s)", err, strings.Join(others, ", "))
-		}
-		if broken := idx.broken[t.Name]; len(broken) > 0 {
-			err = fmt.Errorf("%w (skipped as not valid YAML, although they name it: %s)", err, strings.Join(broken, ", "))
-		}
-		if templates := idx.templates[t.Name]; len(templates) > 0 {
-			err = fmt.Errorf("%w (a chart's template defines it: %s)", err, strings.Join(templates, ", "))
-		}
-		if maybe := append(slices.Clone(idx.broken[t.Name]), idx.templates[t.Name]...); len(maybe) > 0 {
-			for _, b := range maybe {
-				if chart := idx.inChart(b); chart != "" && helmRelease(t) == "" {
-					// A chart's template names it: the values size it.
-					err = fmt.Errorf("%w; %s is a template of the Helm chart %s, which renders the target from values: %s", err, b, chart, MarkerHint(c))
-					break
-				}
-			}
-		}
-		if app := ArgoApp(t); app != "" && len(idx.apps[app]) == 0 && !idx.hasApplication(app) {
-			err = fmt.Errorf("%w; the Argo CD application %s that tracks it is not in the repository as written (an app of apps' chart or an ApplicationSet may generate it)", err, app)
-		}
-		return DocRef{}, nil, HelmAdvice(idx.withSkipped(err, c, dir), c, len(idx.Refs[KeyOf(t)]) == 0)
+		return DocRef{}, nil, idx.notFound(c, dir)
 	}
 	var where []string
 	for _, r := range found {
@@ -278,6 +252,40 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 			err, AnnotationPath, RenderersOf(found))
 	}
 	return DocRef{}, nil, ambiguous(err, found, by)
+}
+
+// notFound says why no document under dir defines c's target: the
+// namespaces it is defined for, files that name it but do not parse, the
+// chart templates that may render it, and the application that tracks it.
+func (idx *Index) notFound(c Sought, dir string) error {
+	t := c.Target
+	err := fmt.Errorf("%w: %s under %s", ErrTargetNotFound, t, dir)
+	var others []string
+	for _, r := range idx.Refs[KeyOf(t)] {
+		others = append(others, fmt.Sprintf("%s in %s", r.Namespace, r.where()))
+	}
+	if len(others) > 0 {
+		err = fmt.Errorf("%w (defined for other namespaces: %s)", err, strings.Join(others, ", "))
+	}
+	if broken := idx.broken[t.Name]; len(broken) > 0 {
+		err = fmt.Errorf("%w (skipped as not valid YAML, although they name it: %s)", err, strings.Join(broken, ", "))
+	}
+	if templates := idx.templates[t.Name]; len(templates) > 0 {
+		err = fmt.Errorf("%w (a chart's template defines it: %s)", err, strings.Join(templates, ", "))
+	}
+	if maybe := append(slices.Clone(idx.broken[t.Name]), idx.templates[t.Name]...); len(maybe) > 0 {
+		for _, b := range maybe {
+			if chart := idx.inChart(b); chart != "" && helmRelease(t) == "" {
+				// A chart's template names it: the values size it.
+				err = fmt.Errorf("%w; %s is a template of the Helm chart %s, which renders the target from values: %s", err, b, chart, MarkerHint(c))
+				break
+			}
+		}
+	}
+	if app := ArgoApp(t); app != "" && len(idx.apps[app]) == 0 && !idx.hasApplication(app) {
+		err = fmt.Errorf("%w; the Argo CD application %s that tracks it is not in the repository as written (an app of apps' chart or an ApplicationSet may generate it)", err, app)
+	}
+	return HelmAdvice(idx.withSkipped(err, c, dir), c, len(idx.Refs[KeyOf(t)]) == 0)
 }
 
 // Elsewhere returns, when the deployer t's metadata names deploys it from
