@@ -278,10 +278,10 @@ spec:
 		"staging/kustomization.yaml":      env,
 		"staging/podinfo-values.yaml":     values("1"),
 		"production/kustomization.yaml":   env,
-		"production/podinfo-values.yaml":  values("2"),
+		"production/podinfo-values.yaml":  values("2") + "    image: {tag: 6.14.0}\n",
 		"charts/podinfo/Chart.yaml":       "apiVersion: v1\nname: podinfo\nversion: 6.14.1\n",
-		"charts/podinfo/values.yaml":      "replicaCount: 1\nresources:\n  requests:\n    cpu: 1m\n",
-		"charts/podinfo/templates/d.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicaCount }}\n  template:\n    spec:\n      containers:\n        - name: podinfo\n          image: ghcr.io/stefanprodan/podinfo:6.14.1\n          resources:\n{{ toYaml .Values.resources | indent 12 }}\n",
+		"charts/podinfo/values.yaml":      "replicaCount: 1\nimage: {tag: 6.14.1}\nresources:\n  requests:\n    cpu: 1m\n",
+		"charts/podinfo/templates/d.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicaCount }}\n  template:\n    spec:\n      containers:\n        - name: podinfo\n          image: ghcr.io/stefanprodan/podinfo:{{ .Values.image.tag }}\n          resources:\n{{ toYaml .Values.resources | indent 12 }}\n",
 	}
 	liveKustomization := repoindex.DeployerObject{Origin: repoindex.FromCluster, Object: map[string]any{
 		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
@@ -300,12 +300,18 @@ spec:
 	// another branch than the job's.
 	const branch = "https://git.example.com/org/dev-team.git at branch dev-team (the GitRepository apps/dev-team)"
 	for _, tc := range []struct {
-		name string
-		live []repoindex.DeployerObject
-		err  string // "" when staging's values are edited
+		name  string
+		live  []repoindex.DeployerObject
+		image string // the live Deployment's, "" for none
+		err   string // "" when staging's values are edited
 	}{
 		{name: "the live release and Kustomization", live: []repoindex.DeployerObject{liveKustomization, liveRelease}},
 		{name: "without them", err: "ambiguous"},
+		// Without the live deployers, the live Deployment's image is
+		// what staging's release renders, not production's.
+		{name: "without them, the live pod template", image: "ghcr.io/stefanprodan/podinfo:6.14.1"},
+		{name: "without them, a pod template neither renders", image: "ghcr.io/stefanprodan/podinfo:6.13.0",
+			err: "none of them renders the live pod template (production: container podinfo image ghcr.io/stefanprodan/podinfo:6.14.0, live ghcr.io/stefanprodan/podinfo:6.13.0; staging: container podinfo image ghcr.io/stefanprodan/podinfo:6.14.1, live"},
 		{name: "the live Kustomization on another branch", err: branch, live: func() []repoindex.DeployerObject {
 			k := liveKustomization
 			k.Elsewhere = branch
@@ -315,6 +321,9 @@ spec:
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeTree(t, files)
 			c := Change{Target: target, Container: "podinfo", Requests: quantities(map[string]string{"cpu": "65m"})}
+			if tc.image != "" {
+				c.Target.PodPrint = printOf(t, "podinfo", tc.image)
+			}
 			out, err := Apply(context.Background(), dir, ".", []Change{c}, WithDeployers(tc.live))
 			if err != nil {
 				t.Fatal(err)
@@ -328,6 +337,9 @@ spec:
 			}
 			if r.Err != nil || !r.Changed || r.File != "staging/podinfo-values.yaml" {
 				t.Fatalf("File %q, Changed %v, Err %v; want staging/podinfo-values.yaml changed", r.File, r.Changed, r.Err)
+			}
+			if tc.image != "" && !strings.Contains(r.Chosen, "staging: as live") {
+				t.Errorf("Chosen = %q, want it to say staging renders the live pod template", r.Chosen)
 			}
 			unchanged(t, dir, files, "staging/podinfo-values.yaml")
 			got, _ := os.ReadFile(filepath.Join(dir, "staging", "podinfo-values.yaml"))
