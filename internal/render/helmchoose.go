@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/recommend-job/recommend-job/internal/kinds"
@@ -15,32 +16,53 @@ import (
 // chooseRelease picks, when the HelmRelease that installs c's target is
 // rendered by several environments and nothing names one (err, from
 // FindRelease, wraps the AmbiguousError), the environment whose release
-// renders the live pod template: each candidate's release is put
-// together as its controllers would (the environment's build of the
-// HelmRelease, its chart and values) and rendered, and c's object in it
-// compared with the live one. It returns the release chosen with a
-// sentence saying why; else nil and err, with each candidate's first
-// difference when they were rendered.
+// renders the live pod template (chooseHelm). It returns the release
+// chosen with a sentence saying why; else nil and err, with each
+// candidate's first difference when they were rendered.
 func (h *helmPhase) chooseRelease(ctx context.Context, c Change, err error) (*helmsource.Release, string, error) {
 	var amb *repoindex.AmbiguousError
-	if c.Target.PodPrint == "" || !errors.As(err, &amb) {
+	if c.Target.PodPrint == "" || !errors.As(err, &amb) || !helmReleases(amb) {
 		return nil, "", err
 	}
+	name, ns := c.Target.Annotations[repoindex.HelmReleaseName], c.Target.Annotations[repoindex.HelmReleaseNS]
+	r, why, cerr := h.a.chooseHelm(ctx, amb, c.Target, name, ns)
+	if cerr != nil {
+		return nil, "", fmt.Errorf("%w; %w", err, cerr)
+	}
+	return r, why, nil
+}
+
+// helmReleases reports whether every candidate of amb is a Flux
+// HelmRelease, rendered by a kustomization.
+func helmReleases(amb *repoindex.AmbiguousError) bool {
+	for _, ref := range amb.Candidates {
+		if ref.Key.Group != repoindex.FluxHelmGroup || ref.Key.Kind != "HelmRelease" || ref.Chain == nil {
+			return false
+		}
+	}
+	return len(amb.Candidates) > 0
+}
+
+// chooseHelm renders the release of each of amb's candidates, a
+// HelmRelease as each environment builds it, as its controllers would
+// (the environment's build of the HelmRelease, its chart and values;
+// the release's name and namespace as given, else the HelmRelease's),
+// and compares t's object in it with the live pod template. The one
+// candidate that renders it is returned with a sentence saying why; when
+// none or several do, the error names each with its first difference.
+func (a *applier) chooseHelm(ctx context.Context, amb *repoindex.AmbiguousError, t Target, name, ns string) (*helmsource.Release, string, error) {
 	var matched []*helmsource.Release
 	var said, labels []string
-	for _, ref := range amb.Candidates {
-		if ref.Key.Group != repoindex.FluxHelmGroup || ref.Key.Kind != "HelmRelease" {
-			return nil, "", err
-		}
-		r := &helmsource.Release{Kind: "HelmRelease", Ref: ref, Source: -1, LiveNamespace: ref.Namespace,
-			Name: c.Target.Annotations[repoindex.HelmReleaseName], Namespace: c.Target.Annotations[repoindex.HelmReleaseNS]}
+	candidates := slices.SortedFunc(slices.Values(amb.Candidates), func(x, y repoindex.DocRef) int { return strings.Compare(x.Label(), y.Label()) })
+	for _, ref := range candidates {
+		r := &helmsource.Release{Kind: "HelmRelease", Ref: ref, Source: -1, LiveNamespace: ref.Namespace, Name: name, Namespace: ns}
 		labels = append(labels, ref.Label())
-		p, perr := h.releasePrint(ctx, r, c.Target)
+		p, err := a.releasePrint(ctx, r, t)
 		switch {
-		case perr != nil:
-			said = append(said, ref.Label()+": "+perr.Error())
-		case p.Diff(c.Target.PodPrint) != "":
-			said = append(said, ref.Label()+": "+p.Diff(c.Target.PodPrint))
+		case err != nil:
+			said = append(said, ref.Label()+": "+err.Error())
+		case p.Diff(t.PodPrint) != "":
+			said = append(said, ref.Label()+": "+p.Diff(t.PodPrint))
 		default:
 			said = append(said, ref.Label()+": as live")
 			matched = append(matched, r)
@@ -48,24 +70,34 @@ func (h *helmPhase) chooseRelease(ctx context.Context, c Change, err error) (*he
 	}
 	switch len(matched) {
 	case 0:
-		return nil, "", fmt.Errorf("%w; none of them renders the live pod template (%s)", err, strings.Join(said, "; "))
+		return nil, "", fmt.Errorf("none of them renders the live pod template (%s)", strings.Join(said, "; "))
 	case 1:
 		return matched[0], fmt.Sprintf("chosen among %s as the one whose release renders the live pod template (%s)",
 			strings.Join(labels, ", "), strings.Join(said, "; ")), nil
 	}
-	return nil, "", fmt.Errorf("%w; %d of them render the live pod template (%s)", err, len(matched), strings.Join(said, "; "))
+	return nil, "", fmt.Errorf("%d of them render the live pod template (%s)", len(matched), strings.Join(said, "; "))
+}
+
+// chooseMarked is chooseHelm for a marker in a HelmRelease that several
+// environments render: the candidate chosen, as the index found it.
+func (a *applier) chooseMarked(ctx context.Context, amb *repoindex.AmbiguousError, t Target) (repoindex.DocRef, string, error) {
+	r, why, err := a.chooseHelm(ctx, amb, t, "", "")
+	if err != nil {
+		return repoindex.DocRef{}, "", fmt.Errorf("%w; %w", amb, err)
+	}
+	return r.Ref, why, nil
 }
 
 // releasePrint renders r as the repository holds it and returns the print
 // of t's object in it. Post-renderers are not applied: a release whose
 // post-renderer changes the pod template does not match.
-func (h *helmPhase) releasePrint(ctx context.Context, r *helmsource.Release, t Target) (kinds.PodPrint, error) {
-	h.a.src.FetchCharts(ctx, []*helmsource.Release{r})
-	st, err := h.a.src.Load(ctx, r, false)
+func (a *applier) releasePrint(ctx context.Context, r *helmsource.Release, t Target) (kinds.PodPrint, error) {
+	a.src.FetchCharts(ctx, []*helmsource.Release{r})
+	st, err := a.src.Load(ctx, r, false)
 	if err != nil {
 		return "", fmt.Errorf("not loaded: %w", err)
 	}
-	objs, err := h.a.charts.Render(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: helmsource.MergeLayers(st.Layers), SkipSchema: r.SkipSchema})
+	objs, err := a.charts.Render(ctx, helm.Release{Name: r.Name, Namespace: r.Namespace, Chart: r.Chart, Values: helmsource.MergeLayers(st.Layers), SkipSchema: r.SkipSchema})
 	if err != nil {
 		return "", fmt.Errorf("does not render: %w", err)
 	}

@@ -248,19 +248,16 @@ func TestDecoyApplication(t *testing.T) {
 	}
 }
 
-// TestMultiTenancyHelmRelease follows flux2-multi-tenancy's dev-team
-// branch: the tenant's HelmRelease in base/, patched with
-// patchesStrategicMerge by staging/ and production/, and a Deployment of
-// its release whose only pointer is helm-controller's labels. The live
-// Kustomization the live HelmRelease's kustomize-controller labels name
-// deploys ./staging: the values go into staging's patch alone. Without
-// the live objects, nothing tells the environments apart.
-func TestMultiTenancyHelmRelease(t *testing.T) {
+// devTeamFiles is flux2-multi-tenancy's dev-team branch cut down: the
+// podinfo HelmRelease in base/, patched with patchesStrategicMerge by
+// staging/ and production/ (production's runs another image), its chart
+// in the repository rather than a HelmRepository.
+func devTeamFiles() map[string]string {
 	values := func(replicas string) string {
 		return "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: podinfo\n  namespace: apps\nspec:\n  values:\n    replicaCount: " + replicas + "\n"
 	}
 	env := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../base\npatchesStrategicMerge:\n  - podinfo-values.yaml\n"
-	files := map[string]string{
+	return map[string]string{
 		"base/kustomization.yaml": "resources:\n  - podinfo-release.yaml\n",
 		"base/podinfo-release.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
@@ -283,6 +280,17 @@ spec:
 		"charts/podinfo/values.yaml":      "replicaCount: 1\nimage: {tag: 6.14.1}\nresources:\n  requests:\n    cpu: 1m\n",
 		"charts/podinfo/templates/d.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicaCount }}\n  template:\n    spec:\n      containers:\n        - name: podinfo\n          image: ghcr.io/stefanprodan/podinfo:{{ .Values.image.tag }}\n          resources:\n{{ toYaml .Values.resources | indent 12 }}\n",
 	}
+}
+
+// TestMultiTenancyHelmRelease follows flux2-multi-tenancy's dev-team
+// branch: the tenant's HelmRelease in base/, patched with
+// patchesStrategicMerge by staging/ and production/, and a Deployment of
+// its release whose only pointer is helm-controller's labels. The live
+// Kustomization the live HelmRelease's kustomize-controller labels name
+// deploys ./staging: the values go into staging's patch alone. Without
+// the live objects, nothing tells the environments apart.
+func TestMultiTenancyHelmRelease(t *testing.T) {
+	files := devTeamFiles()
 	liveKustomization := repoindex.DeployerObject{Origin: repoindex.FromCluster, Object: map[string]any{
 		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
 		"metadata": map[string]any{"name": "dev-team", "namespace": "apps"},
@@ -346,6 +354,49 @@ spec:
 			if !strings.Contains(string(got), "cpu: 65m") {
 				t.Errorf("staging/podinfo-values.yaml:\n%s", got)
 			}
+		})
+	}
+}
+
+// TestMarkerInSharedBaseChosenByLiveTemplate follows the same layout with
+// a $recommend marker on the base HelmRelease's values, which staging
+// and production both render: the environment whose release renders the
+// live pod template gets the values in its patch, and without the live
+// template the marker is refused as before.
+func TestMarkerInSharedBaseChosenByLiveTemplate(t *testing.T) {
+	files := devTeamFiles()
+	files["base/podinfo-release.yaml"] += "  values:\n    resources: # {\"$recommend\": \"apps/podinfo:podinfo\"}\n      requests:\n        cpu: 1m\n"
+	target := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: "podinfo"}
+	for _, tc := range []struct {
+		name, image string
+		err         string // "" when staging's patch gets the values
+	}{
+		{name: "staging's image", image: "ghcr.io/stefanprodan/podinfo:6.14.1"},
+		{name: "no live template", err: "production, staging all render"},
+		{name: "an image neither renders", image: "ghcr.io/stefanprodan/podinfo:6.13.0",
+			err: "none of them renders the live pod template (production: container podinfo image ghcr.io/stefanprodan/podinfo:6.14.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeTree(t, files)
+			c := Change{Target: target, Container: "podinfo", Requests: quantities(map[string]string{"cpu": "65m"})}
+			if tc.image != "" {
+				c.Target.PodPrint = printOf(t, "podinfo", tc.image)
+			}
+			out, err := Apply(context.Background(), dir, ".", []Change{c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Results[0]
+			if tc.err != "" {
+				if !errors.Is(r.Err, ErrAmbiguousTarget) || !strings.Contains(r.Err.Error(), tc.err) || len(out.Files) != 0 {
+					t.Fatalf("Err = %v, files %v; want refused, %q", r.Err, out.Files, tc.err)
+				}
+				return
+			}
+			if r.Err != nil || !r.Changed || !strings.HasPrefix(r.File, "staging/") || !strings.Contains(r.Chosen, "staging: as live") {
+				t.Fatalf("File %q, Changed %v, Chosen %q, Err %v; want a change in staging/", r.File, r.Changed, r.Chosen, r.Err)
+			}
+			unchanged(t, dir, files, "staging/")
 		})
 	}
 }

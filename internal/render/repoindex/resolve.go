@@ -359,10 +359,22 @@ func (idx *Index) resolveMarker(c Sought, m DocRef, dir string) (DocRef, error) 
 		refs = idx.PreferEnvs(refs)
 	}
 	if len(refs) > 1 {
-		return DocRef{}, fmt.Errorf("%w: marker %q is in %s, which %s all render: the value would change each of them; set the %s annotation or render-paths to the directory of the target's environment, and it is written there",
-			ErrAmbiguousTarget, key, m.File, RenderersOf(refs), AnnotationPath)
+		for i := range refs {
+			// Each as the environment names the marked object, for a
+			// caller that builds them to choose.
+			if r, err := idx.markedAs(refs[i]); err == nil {
+				refs[i] = r
+			}
+		}
+		return DocRef{}, ambiguous(fmt.Errorf("%w: marker %q is in %s, which %s all render: the value would change each of them; set the %s annotation or render-paths to the directory of the target's environment, and it is written there",
+			ErrAmbiguousTarget, key, m.File, RenderersOf(refs), AnnotationPath), refs, "")
 	}
-	r := refs[0]
+	return idx.markedAs(refs[0])
+}
+
+// markedAs returns r, a marked document rendered by r.Chain, with the
+// identity the chain gives its object.
+func (idx *Index) markedAs(r DocRef) (DocRef, error) {
 	docs, err := yamledit.ParseDocuments(idx.Files[r.File].Data)
 	if err != nil || r.Doc >= len(docs) {
 		return DocRef{}, fmt.Errorf("%w: %s no longer parses: %w", ErrUnsafeFile, r.File, err)
