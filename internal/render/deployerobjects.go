@@ -23,8 +23,10 @@ func WithDeployers(ds []repoindex.DeployerObject) Option {
 }
 
 // WithClusterName names this cluster as Argo CD does, for the
-// ApplicationSets' cluster generator; without it that generator is not
-// evaluated.
+// ApplicationSets' cluster generator, and so that Applications of the
+// repository whose destination names another cluster deploy nothing
+// here; without it that generator is not evaluated, and every
+// destination counts.
 func WithClusterName(name string) Option { return func(o *options) { o.cluster = name } }
 
 // addDeployers adds to w, when a target names its deployer, the live
@@ -62,8 +64,24 @@ func (o *options) addDeployers(ctx context.Context, fsys fs.FS, abs string, w *r
 			return nil, fmt.Errorf("building the kustomizations of Applications: %w", err)
 		}
 	}
-	w.DeployerObjects = slices.Concat(o.deployers, gen.Apps, apps.Apps, built)
+	w.DeployerObjects = slices.Concat(o.deployers, o.thisCluster(gen.Apps), o.thisCluster(apps.Apps), o.thisCluster(built))
 	return slices.Concat(gen.Unsupported, apps.Unsupported, unbuilt), nil
+}
+
+// thisCluster drops, when the run names its cluster (argocd-cluster-name),
+// the Applications of the repository whose destination names another
+// cluster: an Argo CD per cluster may read one repository, each deploying
+// its own definition of a name.
+func (o *options) thisCluster(apps []repoindex.DeployerObject) []repoindex.DeployerObject {
+	if o.cluster == "" {
+		return apps
+	}
+	return slices.DeleteFunc(apps, func(d repoindex.DeployerObject) bool {
+		spec, _ := d.Object["spec"].(map[string]any)
+		dest, _ := spec["destination"].(map[string]any)
+		name, _ := dest["name"].(string)
+		return name != "" && name != o.cluster
+	})
 }
 
 // allLive reports whether every change that names an Argo CD Application

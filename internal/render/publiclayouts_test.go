@@ -400,3 +400,69 @@ func TestMarkerInSharedBaseChosenByLiveTemplate(t *testing.T) {
 		})
 	}
 }
+
+// TestDuplicateApplicationsOfOtherClusters follows a monorepo read by an
+// Argo CD per cluster: two ApplicationSets generate guestbook, one for the
+// cluster dev and one for prod, each deploying its own directory, whose
+// builds are alike. The destination decides where argocd-cluster-name is
+// set; without it, the target is refused naming both.
+func TestDuplicateApplicationsOfOtherClusters(t *testing.T) {
+	appSet := func(cluster string) string {
+		return `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: guestbook-` + cluster + `
+  namespace: argocd
+spec:
+  goTemplate: true
+  generators:
+    - list:
+        elements:
+          - cluster: ` + cluster + `
+  template:
+    metadata:
+      name: guestbook
+    spec:
+      project: default
+      source: {repoURL: https://git.example.com/org/gitops.git, targetRevision: HEAD, path: 'envs/{{.cluster}}'}
+      destination: {name: '{{.cluster}}', namespace: guestbook}
+`
+	}
+	const image = "gcr.io/google-samples/gb-frontend:v5"
+	files := map[string]string{
+		"appsets/dev.yaml":                       appSet("dev"),
+		"appsets/prod.yaml":                      appSet("prod"),
+		"envs/dev/guestbook-ui-deployment.yaml":  guestbookUI(image),
+		"envs/prod/guestbook-ui-deployment.yaml": guestbookUI(image),
+	}
+	for _, tc := range []struct {
+		name, cluster, landed string
+	}{
+		{name: "in prod", cluster: "prod", landed: "envs/prod/guestbook-ui-deployment.yaml"},
+		{name: "in dev", cluster: "dev", landed: "envs/dev/guestbook-ui-deployment.yaml"},
+		{name: "cluster not named"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeTree(t, files)
+			target := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
+				Annotations: map[string]string{ArgoTrackingID: "guestbook:apps/Deployment:guestbook/guestbook-ui"},
+				PodPrint:    printOf(t, "guestbook-ui", image)}
+			c := Change{Target: target, Container: "guestbook-ui", Requests: quantities(map[string]string{"cpu": "1"})}
+			out, err := Apply(context.Background(), dir, ".", []Change{c}, WithRepositoryURL("https://git.example.com/org/gitops.git"), WithClusterName(tc.cluster))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := out.Results[0]
+			if tc.landed == "" {
+				if !errors.Is(r.Err, ErrAmbiguousTarget) || !strings.Contains(r.Err.Error(), "argocd/guestbook-dev") || !strings.Contains(r.Err.Error(), "argocd/guestbook-prod") {
+					t.Fatalf("Err = %v; want refused naming both ApplicationSets", r.Err)
+				}
+				return
+			}
+			if r.Err != nil || !r.Changed || r.File != tc.landed {
+				t.Fatalf("File %q, Changed %v, Err %v; want a change in %s", r.File, r.Changed, r.Err, tc.landed)
+			}
+			unchanged(t, dir, files, tc.landed)
+		})
+	}
+}
