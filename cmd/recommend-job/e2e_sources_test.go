@@ -214,6 +214,10 @@ func TestEndToEndMultiTenancy(t *testing.T) {
 			t.Errorf("stderr holds a line that is not JSON: %q", line)
 		}
 	}
+	// kustomize warned of patchesStrategicMerge, through the log.
+	if !strings.Contains(stderr.String(), `"msg":"printed by a library"`) || !strings.Contains(stderr.String(), "patchesStrategicMerge") {
+		t.Errorf("stderr does not log kustomize's warning of patchesStrategicMerge:\n%s", stderr.String())
+	}
 	rep := &plan.Plan{}
 	if err := json.Unmarshal(stdout.Bytes(), rep); err != nil {
 		t.Fatalf("decoding report: %v\n%s", err, stdout.String())
