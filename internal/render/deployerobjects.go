@@ -37,6 +37,7 @@ func WithClusterName(name string) Option { return func(o *options) { o.cluster =
 // kustomizations of Applications, which may be any team's, are built only
 // when a change's Application is not live.
 func (o *options) addDeployers(ctx context.Context, fsys fs.FS, abs string, w *repoindex.Wants, changes []Change) ([]string, error) {
+	w.Cluster = o.cluster
 	if !w.Pointers {
 		if w.Helm {
 			// A HelmRelease's target names no deployer, yet the live

@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -435,14 +436,35 @@ spec:
 		"envs/dev/guestbook-ui-deployment.yaml":  guestbookUI(image),
 		"envs/prod/guestbook-ui-deployment.yaml": guestbookUI(image),
 	}
+	// prodFile is prod's Application written as a file, in place of its
+	// ApplicationSet.
+	const prodFile = `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: guestbook
+  namespace: argocd
+spec:
+  project: default
+  source: {repoURL: https://git.example.com/org/gitops.git, targetRevision: HEAD, path: envs/prod}
+  destination: {name: prod, namespace: guestbook}
+`
 	for _, tc := range []struct {
 		name, cluster, landed string
+		file                  bool // prod's Application is a file
 	}{
 		{name: "in prod", cluster: "prod", landed: "envs/prod/guestbook-ui-deployment.yaml"},
 		{name: "in dev", cluster: "dev", landed: "envs/dev/guestbook-ui-deployment.yaml"},
 		{name: "cluster not named"},
+		{name: "in prod, its Application a file", cluster: "prod", file: true, landed: "envs/prod/guestbook-ui-deployment.yaml"},
+		{name: "in dev, prod's Application a file", cluster: "dev", file: true, landed: "envs/dev/guestbook-ui-deployment.yaml"},
+		{name: "cluster not named, prod's Application a file", file: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			files := maps.Clone(files)
+			if tc.file {
+				delete(files, "appsets/prod.yaml")
+				files["argocd/guestbook-prod.yaml"] = prodFile
+			}
 			dir := writeTree(t, files)
 			target := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
 				Annotations: map[string]string{ArgoTrackingID: "guestbook:apps/Deployment:guestbook/guestbook-ui"},
@@ -454,7 +476,7 @@ spec:
 			}
 			r := out.Results[0]
 			if tc.landed == "" {
-				if !errors.Is(r.Err, ErrAmbiguousTarget) || !strings.Contains(r.Err.Error(), "argocd/guestbook-dev") || !strings.Contains(r.Err.Error(), "argocd/guestbook-prod") {
+				if !errors.Is(r.Err, ErrAmbiguousTarget) || !strings.Contains(r.Err.Error(), "argocd/guestbook-dev") || !strings.Contains(r.Err.Error(), "guestbook-prod") {
 					t.Fatalf("Err = %v; want refused naming both ApplicationSets", r.Err)
 				}
 				return

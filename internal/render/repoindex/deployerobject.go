@@ -182,7 +182,7 @@ func (idx *Index) deployerNamed(seen map[string]*DeployerObject, id, name string
 func (idx *Index) filesDefining(id string) []string {
 	var out []string
 	for _, d := range idx.Deployers {
-		if d.File == "" {
+		if d.File == "" || d.elsewhereCluster {
 			continue
 		}
 		var kind string
@@ -269,4 +269,38 @@ func (idx *Index) LiveHelmReleases() []DeployerObject {
 		out = append(out, idx.liveHelm[id])
 	}
 	return out
+}
+
+// otherClusters takes out of the Application names the paths of the
+// repository's Application files whose destination.name is a cluster
+// other than cluster: they deploy nothing here. They still count among
+// the deployers a shared file reaches. Nothing is taken when cluster is
+// "".
+func (idx *Index) otherClusters(cluster string) {
+	if cluster == "" {
+		return
+	}
+	here := map[string][]string{}
+	for _, d := range idx.Deployers {
+		if d.Kind != ArgoApplication || d.File == "" {
+			continue
+		}
+		if d.Cluster != "" && d.Cluster != cluster {
+			d.elsewhereCluster = true
+			continue
+		}
+		here[d.Name] = appendNew(here[d.Name], d.Path)
+		here[d.Namespace+"_"+d.Name] = appendNew(here[d.Namespace+"_"+d.Name], d.Path)
+	}
+	for _, d := range idx.Deployers {
+		if !d.elsewhereCluster {
+			continue
+		}
+		for _, name := range []string{d.Name, d.Namespace + "_" + d.Name} {
+			idx.apps[name] = slices.DeleteFunc(idx.apps[name], func(p string) bool { return p == d.Path && !slices.Contains(here[name], p) })
+			if len(idx.apps[name]) == 0 {
+				delete(idx.apps, name)
+			}
+		}
+	}
 }
