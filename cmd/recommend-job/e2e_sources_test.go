@@ -410,9 +410,12 @@ spec:
 
 // TestEndToEndExampleAppsLog runs the job's binary on argocd-example-apps
 // cut down (exampleApps), with Argo CD elsewhere: the app of apps' chart
-// says which Application deploys which path. Every line on stderr is
-// JSON, and each guestbook's change lands in its own files: the plain
-// and kustomized ones' manifests, the chart's values.
+// says which Application deploys which path. A tenant has copied the
+// guestbook, on an older image, and written an Application file of the
+// app of apps' name for it: both definitions are candidates, and the live
+// image chooses the guestbook's own file. Every line on stderr is JSON,
+// and each guestbook's change lands in its own files: the plain and
+// kustomized ones' manifests, the chart's values.
 func TestEndToEndExampleAppsLog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -431,6 +434,19 @@ func TestEndToEndExampleAppsLog(t *testing.T) {
 		t.Fatalf("applying cluster objects: %v", err)
 	}
 	files := exampleApps(bed.Git.URL("example-apps"))
+	// A tenant's copy of the guestbook on an older image, and its
+	// Application file of the app of apps' name for the guestbook.
+	files["tenants/team-b/guestbook/guestbook-ui-deployment.yaml"] = strings.Replace(files["guestbook/guestbook-ui-deployment.yaml"], "gb-frontend:v5", "gb-frontend:v4", 1)
+	files["tenants/team-b/apps/guestbook.yaml"] = `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: example.guestbook
+  namespace: argocd
+spec:
+  project: default
+  source: {repoURL: '` + bed.Git.URL("example-apps") + `', targetRevision: main, path: tenants/team-b/guestbook}
+  destination: {server: 'https://kubernetes.default.svc', namespace: guestbook}
+`
 	repoURL := testbedtest.CreateRepo(t, bed, "example-apps", files)
 
 	var stdout, stderr bytes.Buffer
@@ -453,5 +469,12 @@ func TestEndToEndExampleAppsLog(t *testing.T) {
 		if it.Source == nil || it.Source.File != w[2] || !it.Source.Changed || it.Source.Error != "" {
 			t.Errorf("%s/%s: source %+v, want %s changed", w[0], w[1], it.Source, w[2])
 		}
+	}
+	const chosen = "tenants/team-b/guestbook/guestbook-ui-deployment.yaml: container guestbook-ui image gcr.io/google-samples/gb-frontend:v4, live gcr.io/google-samples/gb-frontend:v5"
+	if it := entry(t, rep, "guestbook", "guestbook-ui"); it.Source == nil || !strings.Contains(it.Source.Chosen, chosen) {
+		t.Errorf("guestbook/guestbook-ui: source %+v, want it chosen over the tenant's copy, saying %q", it.Source, chosen)
+	}
+	if rep.Git == nil || slices.ContainsFunc(rep.Git.Files, func(f string) bool { return strings.HasPrefix(f, "tenants/") }) {
+		t.Errorf("git = %+v, want nothing of the tenant's written", rep.Git)
 	}
 }
