@@ -34,7 +34,9 @@ const chartNamespace = "recommend-job"
 // CronJob once as kubectl create job --from does: the pod, as 65532 on a
 // read-only root, reads the cluster through its ServiceAccount, the
 // usage from Prometheus, and pushes a branch and opens a pull request on
-// Gitea, all on the node's address.
+// Gitea, all on the node's address. The job aims its garbage collector
+// below the container's memory limit, and the chart's ServiceAccount may
+// write no workload and read no Secret.
 func TestChartOnANode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 25*time.Minute)
 	defer cancel()
@@ -56,6 +58,9 @@ func TestChartOnANode(t *testing.T) {
 		sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 65532 || c == nil || c.ReadOnlyRootFilesystem == nil || !*c.ReadOnlyRootFilesystem {
 		t.Errorf("the run's pod ran on %q with %+v and %+v, want on the node as 65532 on a read-only root", pod.Spec.NodeName, sc, c)
 	}
+
+	assertAimsBelowLimit(t, r, pod)
+	assertServiceAccountDenied(ctx, t, r)
 
 	sdk := r.gitea(ctx, t)
 	prs, _, err := sdk.ListRepoPullRequests(r.forge.Username, "gitops", gitea.ListPullRequestsOptions{State: gitea.StateOpen})
@@ -129,13 +134,15 @@ secretFiles:
 ` + more
 }
 
-// install creates the chart's namespace and the git token's Secret, and
-// installs the chart there with values.
+// install creates the chart's namespace, where the restricted Pod
+// Security Standard is enforced, and the git token's Secret, and installs
+// the chart there with values.
 func (r *nodeRun) install(ctx context.Context, t *testing.T, values string) {
 	t.Helper()
 	path := filepath.Join(r.dir, "values.yaml")
 	writeFile(t, path, values)
-	secret := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + chartNamespace + "\n---\n" +
+	secret := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + chartNamespace +
+		"\n  labels:\n    pod-security.kubernetes.io/enforce: restricted\n---\n" +
 		"apiVersion: v1\nkind: Secret\nmetadata:\n  name: recommend-job-git\n  namespace: " + chartNamespace +
 		"\nstringData:\n  token: " + r.forge.Token() + "\n"
 	if err := testbed.Apply(ctx, r.bed.APIServer.RESTConfig(), []byte(secret)); err != nil {
