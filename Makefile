@@ -71,10 +71,13 @@ lint: ## Run golangci-lint (pinned) on the code.
 # DEMO_SCREENSHOT_HEIGHT is its window's height in CSS pixels (1280 wide).
 DEMO_SCREENSHOT ?=
 DEMO_SCREENSHOT_HEIGHT ?= 1800
+# DEMO_ON_NODE=1 runs the job as the chart's CronJob does, in a pod on a node
+# of the test bed, from make image's image (root only).
+DEMO_ON_NODE ?=
 
 .PHONY: demo
 demo: ## Run the job end to end on the bundled demo, on a local test bed and Gitea: a pull request per team, with its evidence.
-	hack/run ./hack/cmd/demo $(if $(DEMO_SCREENSHOT),-screenshot '$(DEMO_SCREENSHOT)' -screenshot-height $(DEMO_SCREENSHOT_HEIGHT))
+	hack/run ./hack/cmd/demo $(if $(DEMO_ON_NODE),-node) $(if $(DEMO_SCREENSHOT),-screenshot '$(DEMO_SCREENSHOT)' -screenshot-height $(DEMO_SCREENSHOT_HEIGHT))
 
 .PHONY: step-study
 step-study: ## Measure what coarser CPU steps, rate windows and subqueries cost in precision, on a real Prometheus (about a minute).

@@ -7,7 +7,9 @@
 // description, which holds the evidence behind each number. A second run
 // shows that nothing new changes nothing. With -screenshot FILE it saves
 // the first pull request's page as headless Chromium shows it, charts
-// unfolded, as a PNG.
+// unfolded, as a PNG. With -node the job runs as a user runs it: the
+// chart, installed with helm, on a node of the test bed, its CronJob's
+// Jobs running make image's image in pods.
 package main
 
 import (
@@ -34,6 +36,7 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/testbed"
 	"github.com/recommend-job/recommend-job/internal/testbed/history"
+	"github.com/recommend-job/recommend-job/internal/testbed/node"
 )
 
 const mib = 1 << 20
@@ -41,9 +44,10 @@ const mib = 1 << 20
 func main() {
 	screenshot := flag.String("screenshot", "", "save the first pull request's page, as headless Chromium shows it, as a PNG `file`")
 	height := flag.Int("screenshot-height", 1800, "the screenshot's window height in CSS `pixels`; it is 1280 wide")
+	onNode := flag.Bool("node", false, "run the job as the chart's CronJob does, in a pod on a node of the test bed, from make image's image (needs root)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, shot{path: *screenshot, height: *height})
+	err := run(ctx, shot{path: *screenshot, height: *height}, *onNode)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
@@ -57,22 +61,43 @@ type shot struct {
 	height int
 }
 
-func run(ctx context.Context, screenshot shot) error {
+func run(ctx context.Context, screenshot shot, onNode bool) error {
 	root, err := testbed.RepoRoot()
 	if err != nil {
 		return err
 	}
 	demo := filepath.Join(root, "examples", "demo")
 	dir := filepath.Join(root, ".cache", "demo")
+	if onNode {
+		dir += "-node"
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
 
-	step("starting the test bed (etcd, kube-apiserver, Prometheus) with a week of usage history, and Gitea")
-	bed, forge, stop, err := startServers(ctx, root, dir, screenshot.path != "")
+	var n *node.Node
+	if onNode {
+		step("building the job's image as make image does (a static build: minutes, once)")
+		archive, err := buildImage(ctx, root, filepath.Join(dir, "image"))
+		if err != nil {
+			return err
+		}
+		n = node.New(archive)
+		step("starting the test bed (etcd, kube-apiserver, Prometheus) with a week of usage history, a node (containerd, kubelet,\n    controller-manager, scheduler, kube-proxy) with the image imported, and Gitea, all on " + node.Address)
+	} else {
+		step("starting the test bed (etcd, kube-apiserver, Prometheus) with a week of usage history, and Gitea")
+	}
+	bed, forge, stop, err := startServers(ctx, root, dir, screenshot.path != "", n)
 	defer stop()
 	if err != nil {
 		return err
+	}
+
+	if n != nil {
+		step("tainting the node so that only the job's pod runs there: the demo workloads' images are not on it")
+		if err := reserveNode(ctx, bed); err != nil {
+			return err
+		}
 	}
 
 	step("applying the CRD, the demo workloads and their ResourceRecommends")
@@ -90,25 +115,23 @@ func run(ctx context.Context, screenshot shot) error {
 		return err
 	}
 
-	// The token goes in the environment, so that it is in no command line.
-	env := []string{
-		"KUBECONFIG=" + bed.APIServer.KubeconfigPath,
-		"RECOMMEND_GIT_TOKEN=" + forge.Token(),
-	}
-	args := []string{
-		"--prometheus-url", bed.Prometheus.URL,
-		"--git-url", repoURL,
-		"--git-username", forge.Username,
-		"--forge", "gitea",
-		"--forge-api-url", forge.APIURL(),
+	settings := [][2]string{
+		{"prometheus-url", bed.Prometheus.URL},
+		{"git-url", repoURL},
+		{"git-username", forge.Username},
+		{"forge", "gitea"},
+		{"forge-api-url", forge.APIURL()},
 		// A pull request per team (the ResourceRecommends' label), and
 		// the dashboard issue.
-		"--pr-group-by", "label:team",
-		"--dashboard",
-		"--log-level", "warn",
+		{"pr-group-by", "label:team"},
+		{"dashboard", "true"},
+		{"log-level", "warn"},
 	}
-	step("running recommend-job " + strings.Join(args, " ") + "\n    (KUBECONFIG and RECOMMEND_GIT_TOKEN in the environment; compiled on first use)")
-	if err := command(ctx, root, env, filepath.Join(root, "hack", "run"), append([]string{"./cmd/recommend-job"}, args...)...); err != nil {
+	runJob, err := jobRunner(ctx, root, dir, bed, n, forge, settings)
+	if err != nil {
+		return err
+	}
+	if err := runJob(ctx, "demo-first-run"); err != nil {
 		return err
 	}
 
@@ -129,8 +152,14 @@ func run(ctx context.Context, screenshot shot) error {
 		}
 	}
 
-	step("running recommend-job again: nothing changed, so no commit and the pull requests stay as they are")
-	if err := checkUnchanged(ctx, root, env, args, forge, prs); err != nil {
+	if n == nil {
+		step("running recommend-job again: nothing changed, so no commit and the pull requests stay as they are")
+	} else {
+		// In a pod the job keeps checkpoints in its namespace, and each
+		// description says how its history was read.
+		step("running the CronJob again: nothing changed, so no commit; the descriptions now say the history was read\n    from the checkpoints the first run wrote")
+	}
+	if err := checkUnchanged(ctx, runJob, forge, prs, n != nil); err != nil {
 		return err
 	}
 	// After the second run, so that the time it takes does not move the
@@ -145,11 +174,47 @@ func run(ctx context.Context, screenshot shot) error {
 	return nil
 }
 
-// startServers starts the test bed with the demo's week of history and,
-// beside it, Gitea (with the frontend that renders charts when frontend
-// is set): both build their servers on first use, which takes minutes
+// jobRunner returns what runs the job once with settings, the run's
+// name aside: the process, or, on the node n if there is one, a Job of
+// the chart's CronJob, installed first.
+func jobRunner(ctx context.Context, root, dir string, bed *testbed.Bed, n *node.Node, forge *testbed.Gitea, settings [][2]string) (func(context.Context, string) error, error) {
+	if n != nil {
+		step("installing the chart as its README says, with these values and the git token in a Secret")
+		run, err := installChart(ctx, root, dir, bed, n, forge, settings)
+		if err != nil {
+			return nil, err
+		}
+		step("running the chart's CronJob once, as kubectl create job --from=cronjob/" + release + " does: the job runs in a pod\n    on the node, as user 65532 on a read-only root, through the chart's ServiceAccount")
+		return func(ctx context.Context, name string) error {
+			step("job " + name + " of the CronJob")
+			return run(ctx, name)
+		}, nil
+	}
+	// The token goes in the environment, so that it is in no command line.
+	env := []string{
+		"KUBECONFIG=" + bed.APIServer.KubeconfigPath,
+		"RECOMMEND_GIT_TOKEN=" + forge.Token(),
+	}
+	args := []string{"./cmd/recommend-job"}
+	for _, kv := range settings {
+		if kv[1] == "true" {
+			args = append(args, "--"+kv[0])
+		} else {
+			args = append(args, "--"+kv[0], kv[1])
+		}
+	}
+	step("running recommend-job " + strings.Join(args[1:], " ") + "\n    (KUBECONFIG and RECOMMEND_GIT_TOKEN in the environment; compiled on first use)")
+	return func(ctx context.Context, _ string) error {
+		return command(ctx, root, env, filepath.Join(root, "hack", "run"), args...)
+	}, nil
+}
+
+// startServers starts the test bed with the demo's week of history and
+// the node n, if any, and, beside it, Gitea (with the frontend that
+// renders charts when frontend is set), on the node's address when there
+// is one: they build their servers on first use, which takes minutes
 // once. stop stops whichever started, and is to be called whatever err.
-func startServers(ctx context.Context, root, dir string, frontend bool) (*testbed.Bed, *testbed.Gitea, func(), error) {
+func startServers(ctx context.Context, root, dir string, frontend bool, n *node.Node) (*testbed.Bed, *testbed.Gitea, func(), error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "    "+format+"\n", args...) }
 	type started struct {
 		forge *testbed.Gitea
@@ -159,6 +224,10 @@ func startServers(ctx context.Context, root, dir string, frontend bool) (*testbe
 	go func() {
 		began := time.Now()
 		var opts []testbed.Option
+		if n != nil {
+			// The job's pod reaches it on the node's address.
+			opts = append(opts, testbed.BindAddress(node.Address))
+		}
 		if frontend {
 			// Gitea built from source lacks its frontend, which renders
 			// the charts; the test bed's stand-in does.
@@ -171,12 +240,16 @@ func startServers(ctx context.Context, root, dir string, frontend bool) (*testbe
 		giteaCh <- started{forge, err}
 	}()
 	now := time.Now().Truncate(time.Minute)
-	bed, bedErr := testbed.Up(ctx, testbed.Options{
+	opts := testbed.Options{
 		Dir:      filepath.Join(dir, "bed"),
 		RepoRoot: root,
 		History:  demoHistory(now),
 		Logf:     logf,
-	})
+	}
+	if n != nil {
+		opts.Node = n
+	}
+	bed, bedErr := testbed.Up(ctx, opts)
 	g := <-giteaCh
 	stop := func() {
 		if g.forge != nil {
@@ -189,10 +262,11 @@ func startServers(ctx context.Context, root, dir string, frontend bool) (*testbe
 	return bed, g.forge, stop, errors.Join(bedErr, g.err)
 }
 
-// checkUnchanged runs the job again with env and args and checks that it
-// left each of prs as it was.
-func checkUnchanged(ctx context.Context, root string, env, args []string, forge *testbed.Gitea, prs []*gitea.PullRequest) error {
-	if err := command(ctx, root, env, filepath.Join(root, "hack", "run"), append([]string{"./cmd/recommend-job"}, args...)...); err != nil {
+// checkUnchanged runs the job again and checks that it left each of prs
+// as it was: its branch where it was and, unless refreshed descriptions
+// are expected, its description too.
+func checkUnchanged(ctx context.Context, runJob func(context.Context, string) error, forge *testbed.Gitea, prs []*gitea.PullRequest, refreshed bool) error {
+	if err := runJob(ctx, "demo-second-run"); err != nil {
 		return err
 	}
 	again, err := openPullRequests(ctx, forge, "gitops", 2)
@@ -200,12 +274,34 @@ func checkUnchanged(ctx context.Context, root string, env, args []string, forge 
 		return err
 	}
 	for i, pr := range prs {
-		if again[i].Index != pr.Index || !again[i].Updated.Equal(*pr.Updated) {
-			return fmt.Errorf("the second run changed pull request #%d: updated %s, was %s", pr.Index, again[i].Updated, pr.Updated)
+		if again[i].Index != pr.Index || again[i].Head.Sha != pr.Head.Sha {
+			return fmt.Errorf("the second run moved the branch of pull request #%d from %s to %s", pr.Index, pr.Head.Sha, again[i].Head.Sha)
 		}
-		fmt.Printf("#%d still open, last updated %s\n", pr.Index, pr.Updated.Format(time.RFC3339))
+		switch {
+		case again[i].Updated.Equal(*pr.Updated):
+			fmt.Printf("#%d still open, last updated %s\n", pr.Index, pr.Updated.Format(time.RFC3339))
+		case refreshed:
+			fmt.Printf("#%d still open at %.12s, its description refreshed%s\n", pr.Index, pr.Head.Sha, firstChange(pr.Body, again[i].Body))
+		default:
+			return fmt.Errorf("the second run changed pull request #%d: updated %s, was %s%s", pr.Index, again[i].Updated, pr.Updated, firstChange(pr.Body, again[i].Body))
+		}
 	}
 	return nil
+}
+
+// firstChange says where the description after differs from before, if
+// it does.
+func firstChange(before, after string) string {
+	b, a := strings.Split(before, "\n"), strings.Split(after, "\n")
+	for i := range min(len(b), len(a)) {
+		if b[i] != a[i] {
+			return fmt.Sprintf("; its description's line %d was\n    %s\nand is\n    %s", i+1, b[i], a[i])
+		}
+	}
+	if len(b) != len(a) {
+		return fmt.Sprintf("; its description had %d lines and has %d", len(b), len(a))
+	}
+	return ""
 }
 
 // saveScreenshot saves the page at url, its charts unfolded, as a PNG,
@@ -273,8 +369,8 @@ func openPullRequests(ctx context.Context, forge *testbed.Gitea, name string, wa
 	}
 	slices.SortFunc(prs, func(x, y *gitea.PullRequest) int { return cmp.Compare(x.Index, y.Index) })
 	for _, pr := range prs {
-		if pr.Updated == nil {
-			return nil, fmt.Errorf("pull request #%d has no update time", pr.Index)
+		if pr.Updated == nil || pr.Head == nil {
+			return nil, fmt.Errorf("pull request #%d has no update time or no head", pr.Index)
 		}
 	}
 	return prs, nil

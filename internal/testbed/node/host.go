@@ -266,8 +266,13 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
-// unmountUnder unmounts everything mounted at or below dir.
+// unmountUnder unmounts everything mounted at or below dir. The mount
+// table holds the paths the kubelet resolved: dir under a symbolic link
+// is resolved first.
 func unmountUnder(dir string) error {
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved
+	}
 	mounts, err := mountsUnder(dir)
 	if err != nil {
 		return err

@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -614,7 +615,9 @@ func (n *Node) Stop(ctx context.Context) error {
 }
 
 // deletePods deletes every pod and waits, a minute at most, until the
-// kubelet has confirmed them gone.
+// kubelet has confirmed them gone. The controller manager has stopped, so
+// the Job controller's finalizer on a running Job's pod is removed here,
+// or the pod would outlive its containers.
 func (n *Node) deletePods(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -629,6 +632,15 @@ func (n *Node) deletePods(ctx context.Context) error {
 			return nil
 		}
 		for _, p := range list.Items {
+			if len(p.Finalizers) > 0 {
+				_, err := n.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+				if err != nil && !apierrors.IsNotFound(err) {
+					return fmt.Errorf("remove the finalizers of pod %s/%s: %w", p.Namespace, p.Name, err)
+				}
+			}
+			if p.DeletionTimestamp != nil {
+				continue
+			}
 			err := n.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 			if err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("delete pod %s/%s: %w", p.Namespace, p.Name, err)
