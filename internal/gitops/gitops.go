@@ -170,6 +170,11 @@ type Workspace struct {
 	pushTip *object.Commit
 	// skipped are the entries of the base's tree left out of the checkout.
 	skipped []Skip
+	// heads are the remote's branches as CheckoutBase listed them, and
+	// tips the tip commits of the push branches it fetched; nil after
+	// Checkout.
+	heads map[plumbing.ReferenceName]plumbing.Hash
+	tips  map[string]*object.Commit
 }
 
 // Checkout clones the base branch into dir (shallow, single branch, no
@@ -184,20 +189,10 @@ type Workspace struct {
 // else pushed to it, and Checkout returns ErrForeignCommit rather than let
 // the run replace it.
 func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error) {
-	a, err := accessOf(opts)
+	w, err := newWorkspace(opts, dir)
 	if err != nil {
 		return nil, err
 	}
-	opts.access = a
-	if opts.Timeout == 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	cleanURL, auth := a.url, a.auth
-	w := &Workspace{opts: opts, dir: dir, auth: auth, url: cleanURL, depth: 1, signer: a.signer}
-	if strings.HasPrefix(cleanURL, "file:") {
-		w.depth = 0
-	}
-
 	heads, err := w.remoteHeads(ctx)
 	if err != nil {
 		return nil, err
@@ -206,7 +201,7 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 	push := plumbing.NewBranchReferenceName(opts.PushBranch)
 	var ok bool
 	if w.baseHead, ok = heads[base]; !ok {
-		return nil, fmt.Errorf("base branch %q on %s: %w", opts.BaseBranch, cleanURL, ErrBranchNotFound)
+		return nil, fmt.Errorf("base branch %q on %s: %w", opts.BaseBranch, w.url, ErrBranchNotFound)
 	}
 	w.pushHead = heads[push]
 	if !w.pushHead.IsZero() && !opts.Direct() {
@@ -217,25 +212,8 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 			return nil, err
 		}
 	}
-
-	cloneCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	w.repo, err = cloneToDisk(cloneCtx, dir, &git.CloneOptions{
-		URL:           cleanURL,
-		Auth:          auth,
-		ReferenceName: base,
-		SingleBranch:  true,
-		Depth:         w.depth,
-		Tags:          git.NoTags,
-		NoCheckout:    true,
-	})
-	if err != nil {
-		return nil, redactErr(fmt.Errorf("cloning %s branch %s: %w", cleanURL, opts.BaseBranch, err), opts)
-	}
-	if head, err := w.repo.Head(); err == nil && head.Hash() != w.baseHead {
-		// The base moved between listing and cloning: a lease taken on
-		// the listed tip would be wrong, so start again.
-		return nil, fmt.Errorf("base branch %s moved during checkout: %w", opts.BaseBranch, ErrStale)
+	if err := w.cloneBase(ctx); err != nil {
+		return nil, err
 	}
 	if !opts.Direct() {
 		if err := w.repo.Storer.SetReference(plumbing.NewHashReference(push, w.baseHead)); err != nil {
@@ -249,6 +227,49 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 		return nil, err
 	}
 	return w, nil
+}
+
+// newWorkspace is a workspace of opts in dir, nothing read yet.
+func newWorkspace(opts Options, dir string) (*Workspace, error) {
+	a, err := accessOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	opts.access = a
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	w := &Workspace{opts: opts, dir: dir, auth: a.auth, url: a.url, depth: 1, signer: a.signer}
+	if strings.HasPrefix(a.url, "file:") {
+		w.depth = 0
+	}
+	return w, nil
+}
+
+// cloneBase clones the base branch into the workspace's directory, files
+// not checked out, and checks that its head is the one listed.
+func (w *Workspace) cloneBase(ctx context.Context) error {
+	cloneCtx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
+	defer cancel()
+	var err error
+	w.repo, err = cloneToDisk(cloneCtx, w.dir, &git.CloneOptions{
+		URL:           w.url,
+		Auth:          w.auth,
+		ReferenceName: plumbing.NewBranchReferenceName(w.opts.BaseBranch),
+		SingleBranch:  true,
+		Depth:         w.depth,
+		Tags:          git.NoTags,
+		NoCheckout:    true,
+	})
+	if err != nil {
+		return redactErr(fmt.Errorf("cloning %s branch %s: %w", w.url, w.opts.BaseBranch, err), w.opts)
+	}
+	if head, err := w.repo.Head(); err == nil && head.Hash() != w.baseHead {
+		// The base moved between listing and cloning: a lease taken on
+		// the listed tip would be wrong, so start again.
+		return fmt.Errorf("base branch %s moved during checkout: %w", w.opts.BaseBranch, ErrStale)
+	}
+	return nil
 }
 
 // readTip reads the tip commit of branch with a separate shallow clone
@@ -328,6 +349,9 @@ func (w *Workspace) PushBranchExists() bool { return !w.pushHead.IsZero() }
 // else, so an entry the checkout left out (see Skipped) stays as it is. It
 // returns false and makes no commit when nothing changed.
 func (w *Workspace) Commit(files []string, message string) (string, bool, error) {
+	if w.opts.PushBranch == "" {
+		return "", false, errNoBranch
+	}
 	head, err := w.repo.Head()
 	if err != nil {
 		return "", false, fmt.Errorf("reading HEAD: %w", err)
@@ -528,6 +552,9 @@ func (w *Workspace) UpToDate(ctx context.Context) (bool, error) {
 // ErrStale and pushes nothing: the caller starts again from a fresh
 // Checkout, so the branch always sits on the current base.
 func (w *Workspace) Push(ctx context.Context) error {
+	if w.opts.PushBranch == "" {
+		return errNoBranch
+	}
 	heads, err := w.remoteHeads(ctx)
 	if err != nil {
 		return err
