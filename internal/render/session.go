@@ -14,7 +14,6 @@ import (
 	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/helmsource"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
-	"github.com/recommend-job/recommend-job/internal/render/yamledit"
 )
 
 // Session renders several sets of changes, a run's groups, each on its own
@@ -144,7 +143,10 @@ func (s *Session) Restore() error {
 				err = nil
 			}
 		} else {
-			err = yamledit.WriteFile(s.root, name, f.data, f.mode)
+			// In place: the tree is a checkout the caller discards if
+			// this is cut short, and a rename per file would double the
+			// cost of putting a group back.
+			err = s.root.WriteFile(filepath.FromSlash(name), f.data, f.mode)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("putting back %s: %w", name, err))
