@@ -545,35 +545,26 @@ func (w *Workspace) UpToDate(ctx context.Context) (bool, error) {
 	return local.TreeHash == w.pushTip.TreeHash, nil
 }
 
-// Push pushes the push branch. It first checks that neither the base nor
-// the push branch moved since Checkout, and replaces the remote branch only
-// if it is still where Checkout saw it (a lease), so a concurrent push is
-// never lost. When the remote moved, Push returns an error matching
-// ErrStale and pushes nothing: the caller starts again from a fresh
-// Checkout, so the branch always sits on the current base.
+// Push pushes the push branch. It pushes only while the base is where
+// Checkout saw it, and replaces the remote branch only if it is still
+// where Checkout saw it (a lease), so a concurrent push is never lost:
+// both are checked against the refs the remote announces for the push
+// itself, with no listing of its own. When the remote moved, Push returns
+// an error matching ErrStale and pushes nothing: the caller starts again
+// from a fresh Checkout, so the branch always sits on the current base.
 func (w *Workspace) Push(ctx context.Context) error {
 	if w.opts.PushBranch == "" {
 		return errNoBranch
 	}
-	heads, err := w.remoteHeads(ctx)
-	if err != nil {
-		return err
-	}
 	base := plumbing.NewBranchReferenceName(w.opts.BaseBranch)
 	ref := plumbing.NewBranchReferenceName(w.opts.PushBranch)
-	if heads[base] != w.baseHead {
-		return fmt.Errorf("base branch %s moved from %s to %s: %w", w.opts.BaseBranch, short(w.baseHead), short(heads[base]), ErrStale)
-	}
-	if heads[ref] != w.pushHead {
-		return fmt.Errorf("push branch %s moved from %s to %s: %w", w.opts.PushBranch, short(w.pushHead), short(heads[ref]), ErrStale)
-	}
-
 	pushCtx, cancel := graceContext(ctx, w.opts.Timeout, PushGrace)
 	defer cancel()
 	opts := &git.PushOptions{
-		RemoteName: git.DefaultRemoteName,
-		RefSpecs:   []config.RefSpec{config.RefSpec(ref + ":" + ref)},
-		Auth:       w.auth,
+		RemoteName:        git.DefaultRemoteName,
+		RefSpecs:          []config.RefSpec{config.RefSpec(ref + ":" + ref)},
+		Auth:              w.auth,
+		RequireRemoteRefs: []config.RefSpec{config.RefSpec(w.baseHead.String() + ":" + base.String())},
 	}
 	if !w.pushHead.IsZero() && !w.opts.Direct() {
 		// go-git checks the lease against the remote-tracking ref, which a
@@ -585,12 +576,15 @@ func (w *Workspace) Push(ctx context.Context) error {
 		opts.RefSpecs = []config.RefSpec{config.RefSpec("+" + ref + ":" + ref)}
 		opts.ForceWithLease = &git.ForceWithLease{RefName: ref, Hash: w.pushHead}
 	}
-	err = w.repo.PushContext(pushCtx, opts)
+	err := w.repo.PushContext(pushCtx, opts)
 	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return nil
 	}
+	if baseMoved(err) {
+		return redactErr(fmt.Errorf("base branch %s moved from %s: %w: %w", w.opts.BaseBranch, short(w.baseHead), ErrStale, err), w.opts)
+	}
 	if rejected(err) {
-		// Moved between the check above and the push.
+		// The push branch moved since Checkout.
 		return redactErr(fmt.Errorf("pushing %s to %s: %w: %w", w.opts.PushBranch, w.url, ErrStale, err), w.opts)
 	}
 	// The server may have taken the branch although its answer was lost
@@ -600,6 +594,12 @@ func (w *Workspace) Push(ctx context.Context) error {
 		return nil
 	}
 	return redactErr(fmt.Errorf("pushing %s to %s: %w", w.opts.PushBranch, w.url, err), w.opts)
+}
+
+// baseMoved reports whether a push was refused because the base is not
+// where RequireRemoteRefs said; go-git says so in text only.
+func baseMoved(err error) bool {
+	return strings.Contains(err.Error(), " required to be ")
 }
 
 // PushGrace is how long a push that has started may go on after the run's
