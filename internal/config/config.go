@@ -50,6 +50,9 @@ type Config struct {
 	ArgoCDNamespaces  []string `mapstructure:"argocd-namespaces"`
 	FluxNamespaces    []string `mapstructure:"flux-namespaces"`
 	ArgoCDClusterName string   `mapstructure:"argocd-cluster-name"`
+	// Cluster is this cluster's identity in the branches, titles and
+	// dashboard of its pull request groups; see ClusterIdentity.
+	Cluster string `mapstructure:"cluster"`
 	// HelmRenderMemory, HelmRenderCPU and HelmRenderOutput bound each
 	// render of a chart, in its own process.
 	HelmRenderMemory string        `mapstructure:"helm-render-memory"`

@@ -215,3 +215,39 @@ func TestCompleteGitGroupInTheTemplate(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterIdentity checks the cluster's identity in the group
+// branches: the cluster setting, else git-path and argocd-cluster-name;
+// none for a job over the whole repository that names no Argo CD cluster,
+// whose branches keep their names.
+func TestClusterIdentity(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"the root, no Argo CD cluster", nil, ""},
+		{"the root spelt ./", []string{"--git-path=./"}, ""},
+		{"a path", []string{"--git-path=clusters/staging/"}, "clusters/staging"},
+		{"a path and an Argo CD cluster", []string{"--git-path=clusters/staging", "--argocd-cluster-name=staging-eu"}, "clusters/staging/staging-eu"},
+		{"an Argo CD cluster at the root", []string{"--argocd-cluster-name=prod"}, "prod"},
+		{"set", []string{"--git-path=clusters/staging", "--cluster=eu-1"}, "eu-1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--prometheus-url=http://prom.example:9090", "--git-url=https://git.example/r.git", "--pr-group-by=namespace"}, tt.args...)
+			cfg, err := Parse(args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := cfg.GitOptions()
+			if opts.Cluster != tt.want {
+				t.Errorf("cluster %q, want %q", opts.Cluster, tt.want)
+			}
+			legacy := gitops.GroupBranch("recommend-job/main", "namespace/shop")
+			if got := opts.GroupBranch("namespace/shop"); (got == legacy) != (tt.want == "") {
+				t.Errorf("group branch %q; the branch without a cluster is %q", got, legacy)
+			}
+		})
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
+	"strings"
 
 	"github.com/recommend-job/recommend-job/internal/collect"
 	"github.com/recommend-job/recommend-job/internal/deployers"
@@ -88,6 +90,7 @@ func (c *Config) gitSettings() gitops.Options {
 		PushBranch:     c.GitPushBranch,
 		GroupPrefix:    c.groupPrefix,
 		GroupSuffix:    c.groupSuffix,
+		Cluster:        c.ClusterIdentity(),
 		Username:       c.GitUsername,
 		Token:          c.GitToken,
 		SSHKeyFile:     c.GitSSHKeyFile,
@@ -163,4 +166,23 @@ func gitSettingKey(err error) string {
 	default:
 		return "git-url"
 	}
+}
+
+// ClusterIdentity is the cluster the job writes for (gitops.Options.Cluster):
+// the cluster setting, or else what two clusters over one repository do
+// not share, git-path unless it is the root and argocd-cluster-name,
+// joined with "/". A job over the whole repository that names no Argo CD
+// cluster has none, and keeps the branch names it always had.
+func (c *Config) ClusterIdentity() string {
+	if c.Cluster != "" {
+		return c.Cluster
+	}
+	var parts []string
+	if p := strings.Trim(path.Clean("/"+c.GitPath), "/"); p != "" {
+		parts = append(parts, p)
+	}
+	if c.ArgoCDClusterName != "" {
+		parts = append(parts, c.ArgoCDClusterName)
+	}
+	return strings.Join(parts, "/")
 }

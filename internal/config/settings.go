@@ -119,6 +119,7 @@ var settings = []setting{
 	{"verify-restarts", verify.DefaultRestarts, "restarts after a cut, more than before, that make it a regression"},
 	{"verify-throttled-after", verify.DefaultThrottledAfter, "share of CPU periods throttled after a CPU cut above which, from below verify-throttled-before, it regressed"},
 	{"verify-throttled-before", verify.DefaultThrottledBefore, "share of CPU periods throttled before a CPU cut below which a rise past verify-throttled-after is a regression"},
+	{"cluster", "", "this cluster's identity in its group branches, their pull requests' titles and its dashboard, so that the jobs of two clusters over one repository keep apart; when empty, git-path (unless the root) and argocd-cluster-name, joined with /"},
 	{"pr-group-by", "application", "one pull request per group of changes, each on its own branch: none, namespace, application (what deploys the target), label:<key> or annotation:<key> (of the ResourceRecommend)"},
 	{"dry-run", false, "render and report, but do not commit or push"},
 	{"fail-on-partial", false, "exit 1 when the run completed but some ResourceRecommend was invalid, had no history or could not be rendered"},

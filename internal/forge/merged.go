@@ -47,6 +47,12 @@ func ReadMerged(ctx context.Context, opts gitops.Options, forge PullRequestGette
 	var out Merged
 	prs := map[int]*PullRequest{}
 	for _, e := range pushed {
+		if e.Changes == "" {
+			// Retired: never merged, kept only so that the job knows
+			// its branch's tip. Nothing to verify, nothing to ask.
+			out.Kept = append(out.Kept, e)
+			continue
+		}
 		merged, keep, err := resolve(ctx, e, onBase, forge, prs)
 		if err != nil {
 			// A forge that failed once is not asked again in this read: a

@@ -93,6 +93,7 @@ func TestReadMergedTrustsOnlyTheRecord(t *testing.T) {
 	const (
 		head3, head4, head5, head6, head7 = "3333333333333333333333333333333333333333", "4444444444444444444444444444444444444444",
 			"5555555555555555555555555555555555555555", "6666666666666666666666666666666666666666", "7777777777777777777777777777777777777777"
+		head8 = "8888888888888888888888888888888888888888"
 	)
 	pushed := []gitops.Pushed{
 		{Commit: mine, Branch: "main", Time: now.Add(-48 * time.Hour), Changes: "Recommend-Job-Change: shop/web app memory 512Mi 256Mi\n"},
@@ -101,6 +102,8 @@ func TestReadMergedTrustsOnlyTheRecord(t *testing.T) {
 		{Commit: head5, Branch: "rj/blog", PullRequest: 5, Time: now.Add(-2 * time.Hour), Changes: "Recommend-Job-Change: blog/web app cpu 1 500m\n"},
 		{Commit: head6, Branch: "rj/docs", PullRequest: 6, Time: now.Add(-2 * time.Hour), Changes: "Recommend-Job-Change: docs/web app cpu 1 500m\n"},
 		{Commit: head7, Branch: "rj/wiki", PullRequest: 7, Time: now.Add(-2 * time.Hour), Changes: "Recommend-Job-Change: wiki/web app cpu 1 500m\n"},
+		// Retired: its pull request closed, kept for its branch's tip alone.
+		{Commit: head8, Branch: "rj/old", PullRequest: 8, Time: now.Add(-2 * time.Hour)},
 	}
 	forge := &prGetter{prs: map[int]*PullRequest{
 		3: {Number: 3, Merged: true, HeadCommit: head3, MergeCommit: squash, ClosedAt: now},
@@ -131,7 +134,7 @@ func TestReadMergedTrustsOnlyTheRecord(t *testing.T) {
 	for _, e := range got.Kept {
 		kept = append(kept, e.Commit+" "+e.MergedAs)
 	}
-	wantKept := []string{mine + " ", head3 + " " + squash, head6 + " ", head7 + " "}
+	wantKept := []string{mine + " ", head3 + " " + squash, head6 + " ", head7 + " ", head8 + " "}
 	if !slices.Equal(kept, wantKept) {
 		t.Errorf("kept =\n%s\nwant (the closed and the superseded ones dropped, the squash learnt)\n%s", strings.Join(kept, "\n"), strings.Join(wantKept, "\n"))
 	}
@@ -139,7 +142,7 @@ func TestReadMergedTrustsOnlyTheRecord(t *testing.T) {
 		t.Errorf("unresolved = %v, want pull request 7's error", got.Unresolved)
 	}
 	if !slices.Equal(forge.asked, []int{3, 4, 5, 6, 7}) {
-		t.Errorf("asked the forge for %v; want each pull request once, and none for a commit on the base branch", forge.asked)
+		t.Errorf("asked the forge for %v; want each pull request once, and none for a commit on the base branch or a retired one", forge.asked)
 	}
 
 	// A forge that fails is asked once: the rest wait for a later run.

@@ -100,6 +100,18 @@ type Options struct {
 	// GroupPrefix, the group's name and check, GroupSuffix. Empty: the
 	// push branch, "-" and the group's name and check (GroupBranch).
 	GroupPrefix, GroupSuffix string
+	// Cluster is the identity of the cluster the job writes for: its
+	// group branches carry it (a slug before the group's name, and the
+	// whole of it in their check), so that the jobs of two clusters over
+	// one repository never share one. Empty: the names of a job that
+	// names no cluster.
+	Cluster string
+	// Known, when set, says whether the job's record holds commit as one
+	// the job pushed to branch. Checkout then refuses a push branch whose
+	// tip it does not know, whoever its author: the job of another
+	// cluster, with the same identity, pushed it. Nil: the tip's author,
+	// committer and parents alone are judged.
+	Known func(branch, commit string) bool
 	// Username and Token authenticate over HTTP(S). The token is sent as
 	// the password of basic auth, which GitHub, GitLab and Gitea accept.
 	Username string
@@ -185,9 +197,9 @@ type Workspace struct {
 // base has it. Every run starts from the base branch, so the push branch
 // never goes stale: it is the base plus this run's changes. When the
 // remote push branch exists, its tip must be a commit of the job's (author
-// and committer are the job's identity, one parent): otherwise someone
-// else pushed to it, and Checkout returns ErrForeignCommit rather than let
-// the run replace it.
+// and committer are the job's identity, one parent, known to the record
+// when Options.Known is set): otherwise someone else pushed to it, and
+// Checkout returns ErrForeignCommit rather than let the run replace it.
 func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error) {
 	w, err := newWorkspace(opts, dir)
 	if err != nil {
@@ -308,17 +320,26 @@ func (w *Workspace) readTip(ctx context.Context, branch string) (*object.Commit,
 
 // checkOwnTip returns ErrForeignCommit unless the remote push branch's tip
 // is what the job makes: a single commit, by its author and committer, on
-// top of a base commit. A human fixing up the branch adds a commit of
-// theirs (or rewrites the job's, becoming its committer).
+// top of a base commit, and, with Options.Known, one the job's record
+// holds. A human fixing up the branch adds a commit of theirs (or
+// rewrites the job's, becoming its committer); another cluster's job
+// makes commits of the same identity, which only the record tells apart.
 func (w *Workspace) checkOwnTip() error {
 	tip := w.pushTip
 	_, committerEmail := w.opts.Committer()
-	if strings.EqualFold(tip.Author.Email, w.opts.AuthorEmail) &&
-		strings.EqualFold(tip.Committer.Email, committerEmail) && tip.NumParents() == 1 {
+	own := strings.EqualFold(tip.Author.Email, w.opts.AuthorEmail) &&
+		strings.EqualFold(tip.Committer.Email, committerEmail) && tip.NumParents() == 1
+	if own && (w.opts.Known == nil || w.opts.Known(w.opts.PushBranch, tip.Hash.String())) {
 		return nil
 	}
-	return fmt.Errorf("%s on %s: commit %s by %s <%s>: %w; merge or delete the branch to let the job continue",
-		w.opts.PushBranch, w.url, tip.Hash.String()[:12], tip.Author.Name, tip.Author.Email, ErrForeignCommit)
+	why := ""
+	if own {
+		// The job's identity, but not a commit of this job's record: the
+		// job of another cluster, or one with another record, pushed it.
+		why = ", which the job's record does not hold"
+	}
+	return fmt.Errorf("%s on %s: commit %s by %s <%s>%s: %w; merge or delete the branch to let the job continue",
+		w.opts.PushBranch, w.url, tip.Hash.String()[:12], tip.Author.Name, tip.Author.Email, why, ErrForeignCommit)
 }
 
 // Dir is the root of the checkout.

@@ -82,18 +82,49 @@ func (o Options) IsGroupBranch(name string) bool { return o.groupNaming().owns(n
 func (o Options) GroupHeadPrefix() string { return o.groupNaming().prefix }
 
 func (o Options) groupNaming() groupNaming {
-	if o.GroupPrefix == "" && o.GroupSuffix == "" {
-		return defaultNaming(o.PushBranch)
+	n := defaultNaming(o.PushBranch)
+	if o.GroupPrefix != "" || o.GroupSuffix != "" {
+		n = groupNaming{prefix: o.GroupPrefix, suffix: o.GroupSuffix, key: o.GroupPrefix + "\x00" + o.GroupSuffix}
 	}
-	return groupNaming{prefix: o.GroupPrefix, suffix: o.GroupSuffix, key: o.GroupPrefix + "\x00" + o.GroupSuffix}
+	if o.Cluster != "" {
+		// The slug says whose branch it is; the check, which covers the
+		// whole identity, keeps apart two clusters whose slugs agree.
+		n.prefix += clusterSlug(o.Cluster) + "-"
+		n.key += "\x00cluster\x00" + o.Cluster
+	}
+	return n
 }
+
+// clusterSlug is the cluster's identity as a branch name holds it: its
+// slug, or 8 hex digits of its hash when it has no letter or digit.
+func clusterSlug(cluster string) string {
+	if s := slug(cluster, maxClusterSlug); s != "" {
+		return s
+	}
+	sum := sha256.Sum256([]byte(cluster))
+	return hex.EncodeToString(sum[:4])
+}
+
+// maxClusterSlug bounds the cluster's part of a group's branch name.
+const maxClusterSlug = 32
 
 func (n groupNaming) branch(group string) string {
 	sum := sha256.Sum256([]byte(group))
+	name := hex.EncodeToString(sum[:4])
+	if s := slug(group, maxGroupSlug); s != "" {
+		name = s + "-" + name
+	}
+	return n.prefix + name + branchCheck(n.key, name) + n.suffix
+}
+
+// slug keeps the letters, digits and single dots of s, lower-case, each
+// run of anything else one "-", about limit bytes at most, with no "-"
+// or "." at either end.
+func slug(s string, limit int) string {
 	var b strings.Builder
 	dash := false
 	var last rune
-	for _, r := range strings.ToLower(group) {
+	for _, r := range strings.ToLower(s) {
 		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' && last != '.'
 		last = r
 		switch {
@@ -104,15 +135,11 @@ func (n groupNaming) branch(group string) string {
 			b.WriteByte('-')
 			dash = true
 		}
-		if b.Len() >= maxGroupSlug {
+		if b.Len() >= limit {
 			break
 		}
 	}
-	name := hex.EncodeToString(sum[:4])
-	if slug := strings.Trim(b.String(), "-."); slug != "" {
-		name = slug + "-" + name
-	}
-	return n.prefix + name + branchCheck(n.key, name) + n.suffix
+	return strings.Trim(b.String(), "-.")
 }
 
 // branchCheck is the check of a group branch: hex digits of a hash of the

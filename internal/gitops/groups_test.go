@@ -107,3 +107,45 @@ func TestOptionsGroupBranchInATemplate(t *testing.T) {
 		t.Errorf("GroupHeadPrefix() = %q, want rj/main-", got)
 	}
 }
+
+// TestGroupBranchOfCluster checks that a cluster's identity keeps its
+// group branches apart from another cluster's and from those of a job
+// that names none: each reads as its cluster, is a valid ref whatever the
+// identity, and is taken for a group branch only by its own cluster.
+func TestGroupBranchOfCluster(t *testing.T) {
+	clusters := []string{"", "clusters/staging", "clusters/production", "Clusters/Staging", "clusters-staging", "日本", "中国", "x..y", strings.Repeat("c", 100)}
+	templated := Options{PushBranch: "recommend-job/main", GroupPrefix: "recommend-job/main-pr/"}
+	for _, base := range []Options{{PushBranch: "recommend-job/main"}, templated} {
+		seen := map[string]string{}
+		for _, c := range clusters {
+			o := base
+			o.Cluster = c
+			b := o.GroupBranch("namespace/shop")
+			if other, dup := seen[b]; dup {
+				t.Errorf("clusters %q and %q share the branch %s", c, other, b)
+			}
+			seen[b] = c
+			if err := validRefName(b); err != nil {
+				t.Errorf("cluster %q: branch %q: %v", c, b, err)
+			}
+			if !o.IsGroupBranch(b) || !strings.HasPrefix(b, o.GroupHeadPrefix()) {
+				t.Errorf("cluster %q: %s is not recognised as its own", c, b)
+			}
+			for _, other := range clusters {
+				if oo := base; other != c {
+					oo.Cluster = other
+					if oo.IsGroupBranch(b) {
+						t.Errorf("%s of cluster %q is taken for a group branch of cluster %q", b, c, other)
+					}
+				}
+			}
+		}
+	}
+	o := Options{PushBranch: "recommend-job/main", Cluster: "clusters/staging"}
+	if got := o.GroupBranch("namespace/shop"); !strings.HasPrefix(got, "recommend-job/main-clusters-staging-namespace-shop-") {
+		t.Errorf("branch %s does not read as its cluster and group", got)
+	}
+	if got, want := (Options{PushBranch: "recommend-job/main"}).GroupBranch("namespace/shop"), GroupBranch("recommend-job/main", "namespace/shop"); got != want {
+		t.Errorf("without a cluster the branch is %s, want %s as before", got, want)
+	}
+}

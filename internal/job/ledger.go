@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -41,17 +42,67 @@ type ledger struct {
 // request a newer one replaced (see record.Superseded), which the record
 // would otherwise keep for weeks, one for each push. When the forge did
 // not answer for every pull request, none is known to be replaced.
+//
+// A commit that will never be merged (its pull request closed) is kept
+// retired, without its changes, which nothing verifies: while the record
+// keeps it, the job knows the branch that holds it for its own, and may
+// push to it again (gitops.Options.Known).
 func (l *ledger) learnt(pushed []gitops.Pushed, merged forge.Merged) {
 	kept := merged.Kept
 	if len(merged.Unresolved) == 0 {
 		kept = record.Superseded(kept, merged.Changes)
 	}
+	resolved := map[string]bool{}
+	for _, e := range merged.Kept {
+		resolved[e.Commit] = true
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, e := range pushed {
 		l.checked = append(l.checked, e.Commit)
+		if !resolved[e.Commit] {
+			e.Changes = ""
+			kept = append(kept, e)
+		}
 	}
 	l.kept = append(l.kept, kept...)
+}
+
+// holds reports whether the run pushed commit to branch.
+func (l *ledger) holds(branch, commit string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.added {
+		if e.Branch == branch && e.Commit == commit {
+			return true
+		}
+	}
+	return false
+}
+
+// knowTips makes every checkout of the run refuse a branch whose tip the
+// job's record does not hold (gitops.Options.Known), whoever its author:
+// the job of another cluster, with the same identity, pushes commits that
+// only the record tells apart. Without a record, the tip's author and
+// committer alone are judged.
+func knowTips(ctx context.Context, cfg *run) error {
+	if cfg.Record == nil {
+		return nil
+	}
+	entries, err := cfg.Record.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the job's record, which says which branches hold the job's commits: %w", err)
+	}
+	type tip struct{ branch, commit string }
+	known := make(map[tip]bool, len(entries))
+	for _, e := range entries {
+		known[tip{e.Branch, e.Commit}] = true
+	}
+	l := cfg.ledger
+	cfg.Git.Known = func(branch, commit string) bool {
+		return known[tip{branch, commit}] || l.holds(branch, commit)
+	}
+	return nil
 }
 
 // pushed notes that the branch of p holds commit, for its pull request

@@ -27,6 +27,9 @@ import (
 // is pushed. A dry run stops before the commit and reports the diff and
 // the pull request body instead.
 func writeBack(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) error {
+	if err := knowTips(ctx, cfg); err != nil {
+		return err
+	}
 	var err error
 	switch {
 	case cfg.GroupBy.Grouped() && !cfg.Git.Direct():
@@ -41,7 +44,13 @@ func writeBack(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) er
 		}
 	}
 	if cfg.PullRequests.Dashboard && cfg.Forge != nil && !cfg.DryRun && ctx.Err() == nil {
-		if derr := syncDashboard(ctx, cfg, p, log); derr != nil {
+		derr := syncDashboard(ctx, cfg, p, log)
+		switch {
+		case errors.Is(derr, forge.ErrRateLimited):
+			// As the groups that wait: not failed, written by the next
+			// run the forge answers.
+			log.WarnContext(ctx, "the forge's rate limit leaves the dashboard for the next run", "error", derr)
+		case derr != nil:
 			err = errors.Join(err, derr)
 		}
 	}
@@ -49,14 +58,17 @@ func writeBack(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) er
 }
 
 // syncDashboard keeps the job's one dashboard issue up to date: found by
-// its marker, created when there is none, updated when its body differs.
-// Any later issue with the marker (two runs that raced, a copy) is closed,
-// so that there is never more than one.
+// its marker, which names the push branch and the cluster (the groups it
+// lists are the run's, this cluster's), created when there is none,
+// updated when its body differs. Any later issue with the marker (two
+// runs that raced, a copy) is closed, so that there is never more than
+// one.
 func syncDashboard(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) error {
 	f := cfg.Forge
-	title := markdown.DashboardTitle(cfg.Git.BaseBranch, cfg.Path)
-	body := markdown.DashboardBody(p, cfg.Git.PushBranch)
-	found, err := f.FindIssues(ctx, markdown.DashboardMarker(cfg.Git.PushBranch))
+	title := markdown.OfCluster(markdown.DashboardTitle(cfg.Git.BaseBranch, cfg.Path), cfg.Path, cfg.Git.Cluster)
+	key := markdown.DashboardKey(cfg.Git.PushBranch, cfg.Git.Cluster)
+	body := markdown.DashboardBody(p, key)
+	found, err := f.FindIssues(ctx, markdown.DashboardMarker(key))
 	if err != nil {
 		return fmt.Errorf("finding the dashboard issue: %w", err)
 	}

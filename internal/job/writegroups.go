@@ -118,7 +118,7 @@ func writeGroups(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) 
 			}
 		}
 		// A group's pull request goes when its changes do.
-		err := writeBranch(ctx, cfg, t.sub, branch{name: t.branch, title: groupTitle(cfg.Git.BaseBranch, cfg.Path, t.group.name), closeWhenEmpty: true, from: from}, log)
+		err := writeBranch(ctx, cfg, t.sub, branch{name: t.branch, title: groupTitle(cfg.Git, cfg.Path, t.group.name), closeWhenEmpty: true, from: from}, log)
 		for j, i := range t.group.items {
 			p.Items[i] = t.sub.Items[j]
 		}
@@ -264,9 +264,10 @@ func openGroupBranches(ctx context.Context, git gitops.Options, f forge.Forge) (
 	return open, nil
 }
 
-// groupTitle is the title of a group's pull request.
-func groupTitle(base, path, name string) string {
-	title := markdown.GroupPullRequestTitle(base, path, name)
+// groupTitle is the title of a group's pull request, which names the
+// cluster as its branch does.
+func groupTitle(git gitops.Options, path, name string) string {
+	title := markdown.OfCluster(markdown.GroupPullRequestTitle(git.BaseBranch, path, name), path, git.Cluster)
 	if strings.HasPrefix(name, regressionGroupPrefix) {
 		title = "Regression: " + title
 	}

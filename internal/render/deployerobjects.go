@@ -23,8 +23,10 @@ func WithDeployers(ds []repoindex.DeployerObject) Option {
 }
 
 // WithClusterName names this cluster as Argo CD does, for the
-// ApplicationSets' cluster generator; without it that generator is not
-// evaluated.
+// ApplicationSets' cluster generator, and so that Applications of the
+// repository whose destination names another cluster deploy nothing
+// here; without it that generator is not evaluated, and every
+// destination counts.
 func WithClusterName(name string) Option { return func(o *options) { o.cluster = name } }
 
 // addDeployers adds to w, when a target names its deployer, the live
@@ -35,11 +37,16 @@ func WithClusterName(name string) Option { return func(o *options) { o.cluster =
 // kustomizations of Applications, which may be any team's, are built only
 // when a change's Application is not live.
 func (o *options) addDeployers(ctx context.Context, fsys fs.FS, abs string, w *repoindex.Wants, changes []Change) ([]string, error) {
+	w.Cluster = o.cluster
 	if !w.Pointers {
 		if w.Helm {
 			// A HelmRelease's target names no deployer, yet the live
-			// HelmRelease is what its release is.
-			w.DeployerObjects = slices.DeleteFunc(slices.Clone(o.deployers), func(d repoindex.DeployerObject) bool { return d.Object["kind"] != "HelmRelease" })
+			// HelmRelease is what its release is, and the live
+			// Kustomization its labels name is the environment that
+			// applies it.
+			w.DeployerObjects = slices.DeleteFunc(slices.Clone(o.deployers), func(d repoindex.DeployerObject) bool {
+				return d.Object["kind"] != "HelmRelease" && d.Object["kind"] != "Kustomization"
+			})
 		}
 		return nil, nil
 	}
@@ -58,8 +65,24 @@ func (o *options) addDeployers(ctx context.Context, fsys fs.FS, abs string, w *r
 			return nil, fmt.Errorf("building the kustomizations of Applications: %w", err)
 		}
 	}
-	w.DeployerObjects = slices.Concat(o.deployers, gen.Apps, apps.Apps, built)
+	w.DeployerObjects = slices.Concat(o.deployers, o.thisCluster(gen.Apps), o.thisCluster(apps.Apps), o.thisCluster(built))
 	return slices.Concat(gen.Unsupported, apps.Unsupported, unbuilt), nil
+}
+
+// thisCluster drops, when the run names its cluster (argocd-cluster-name),
+// the Applications of the repository whose destination names another
+// cluster: an Argo CD per cluster may read one repository, each deploying
+// its own definition of a name.
+func (o *options) thisCluster(apps []repoindex.DeployerObject) []repoindex.DeployerObject {
+	if o.cluster == "" {
+		return apps
+	}
+	return slices.DeleteFunc(apps, func(d repoindex.DeployerObject) bool {
+		spec, _ := d.Object["spec"].(map[string]any)
+		dest, _ := spec["destination"].(map[string]any)
+		name, _ := dest["name"].(string)
+		return name != "" && name != o.cluster
+	})
 }
 
 // allLive reports whether every change that names an Argo CD Application
@@ -108,7 +131,7 @@ func (o *options) kustomizedApps(ctx context.Context, fsys fs.FS, abs string) ([
 				if md, ok := obj["metadata"].(map[string]any); ok && md["namespace"] == nil {
 					md["namespace"] = appset.ArgoNamespace
 				}
-				apps = append(apps, repoindex.DeployerObject{Object: obj, Origin: "built by the kustomization " + dir})
+				apps = append(apps, repoindex.DeployerObject{Object: obj, Origin: "built by the kustomization " + dir, Built: true})
 			}
 		}
 	}

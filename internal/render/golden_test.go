@@ -21,6 +21,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/recommend-job/recommend-job/internal/kinds"
 	"github.com/recommend-job/recommend-job/internal/plan"
 	"github.com/recommend-job/recommend-job/internal/render/helm"
 )
@@ -52,9 +53,13 @@ type goldenChange struct {
 		Labels      map[string]string `yaml:"labels"`
 		Annotations map[string]string `yaml:"annotations"`
 	} `yaml:"target"`
-	Mode      string            `yaml:"mode"`
-	Path      string            `yaml:"path"`
-	Container string            `yaml:"container"`
+	Mode      string `yaml:"mode"`
+	Path      string `yaml:"path"`
+	Container string `yaml:"container"`
+	// LiveImage, when set, is the image the container runs in the
+	// cluster: the target's live pod template, which chooses among
+	// candidate sources.
+	LiveImage string            `yaml:"liveImage"`
 	Requests  map[string]string `yaml:"requests"`
 	Limits    map[string]string `yaml:"limits"`
 
@@ -127,6 +132,11 @@ func (g goldenChange) change() Change {
 		Limits:    quantities(g.Limits),
 		Mode:      Mode(g.Mode),
 		Path:      g.Path,
+	}
+	if g.LiveImage != "" {
+		group, _, _ := strings.Cut(g.Target.APIVersion, "/")
+		c.Target.PodPrint, _ = kinds.PodPrintOf(group, g.Target.Kind, map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": g.Container, "image": g.LiveImage}}}}}})
 	}
 	if g.Autoscaler != nil {
 		t := g.Autoscaler.Target

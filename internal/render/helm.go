@@ -91,6 +91,9 @@ func (h *helmPhase) apply(ctx context.Context, changes []Change, pending []int, 
 	for _, i := range pending {
 		r, err := h.a.src.FindRelease(changes[i].sought(), h.dir)
 		if err != nil {
+			r, results[i].Chosen, err = h.chooseRelease(ctx, changes[i], err)
+		}
+		if err != nil {
 			if changes[i].Autoscaler != nil && holdAutoscaled(&changes[i], &results[i], "no Helm release of the repository renders it, so hpa-mode adjust does not do it") {
 				settled = append(settled, i)
 				continue

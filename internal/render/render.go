@@ -227,7 +227,7 @@ func (s *Session) apply(ctx context.Context, changes []Change) (*Outcome, error)
 		LocalCharts: s.local, Fetched: s.fetched, Edits: a.Workspace,
 	}
 	dir, r := s.dir, s.root
-	refs, finds, pending, err := resolveAll(ctx, a.repo(), changes, dir, out.Results)
+	refs, finds, pending, err := resolveAll(ctx, a, changes, dir, out.Results)
 	if err != nil {
 		return nil, err
 	}
@@ -432,8 +432,10 @@ func wantsOf(changes []Change, paths map[string]string, dir string, results []Re
 // output another change must not alter. It returns, with the sources,
 // the changes no manifest defines but a Helm release may render. Where
 // several documents could define a target, the one whose build has the
-// live pod template is chosen (proof.Repo.Choose), or none.
-func resolveAll(ctx context.Context, repo proof.Repo, changes []Change, dir string, results []Result) ([]repoindex.DocRef, []repoindex.Finder, []int, error) {
+// live pod template is chosen (proof.Repo.Choose; for a marker in a
+// HelmRelease, chooseMarked), or none.
+func resolveAll(ctx context.Context, a *applier, changes []Change, dir string, results []Result) ([]repoindex.DocRef, []repoindex.Finder, []int, error) {
+	repo := a.repo()
 	idx := repo.Index
 	refs := make([]repoindex.DocRef, len(changes))
 	finds := make([]repoindex.Finder, len(changes))
@@ -458,10 +460,15 @@ func resolveAll(ctx context.Context, repo proof.Repo, changes []Change, dir stri
 		if errors.As(res.Err, &amb) && c.Target.PodPrint != "" {
 			key := c.Target.String() + "\x00" + c.Path + "\x00" + string(c.Target.PodPrint)
 			ch, ok := choices[key]
-			if !ok {
+			switch {
+			case ok:
+			case finds[i] != nil && helmReleases(amb):
+				// A marker in a HelmRelease several environments render.
+				ch.ref, ch.chosen, ch.err = a.chooseMarked(ctx, amb, c.Target)
+			default:
 				ch.ref, ch.chosen, ch.err = repo.Choose(amb, c.Target)
-				choices[key] = ch
 			}
+			choices[key] = ch
 			refs[i], res.Chosen, res.Err = ch.ref, ch.chosen, ch.err
 		}
 		if res.Err == nil && refs[i].Chain != nil {

@@ -34,6 +34,11 @@ func (a *Sources) FindRelease(c repoindex.Sought, dir string) (*Release, error) 
 			hr.Target.Labels, hr.Target.Annotations = stringMap(tree.Dig(live.Object, "metadata", "labels")), stringMap(tree.Dig(live.Object, "metadata", "annotations"))
 		}
 		ref, _, err := a.Index.Resolve(hr, dir)
+		if elsewhere := a.Index.Elsewhere(hr.Target); elsewhere != nil {
+			// The Kustomization that applies the release deploys
+			// another branch or repository: no marker would help.
+			return nil, fmt.Errorf("%w: %s is installed by the Flux HelmRelease %s/%s: %w", ErrHelm, t, ns, name, elsewhere)
+		}
 		if errors.Is(err, repoindex.ErrTargetNotFound) {
 			return nil, ErrNotHelm // the index's error says what to do
 		}

@@ -41,7 +41,9 @@ func (repo Repo) Choose(amb *repoindex.AmbiguousError, t repoindex.Target) (repo
 		return repoindex.DocRef{}, "", fmt.Errorf("%w; none of them builds the live pod template (%s)", amb, strings.Join(said, "; "))
 	case 1:
 		r := matched[0]
-		r.Deployer = amb.Deployer
+		if r.Deployer == "" {
+			r.Deployer = amb.Deployer
+		}
 		return r, fmt.Sprintf("chosen among %s as the one whose build has the live pod template (%s)",
 			strings.Join(labels, ", "), strings.Join(said, "; ")), nil
 	}

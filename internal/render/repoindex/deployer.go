@@ -46,6 +46,9 @@ type Deployer struct {
 	// source is a Helm chart, which no file renders as written.
 	Path  string
 	Chart bool
+	// Cluster is an Application's destination.name: the cluster it
+	// deploys to, as Argo CD names it ("" for destination.server).
+	Cluster string
 	// Destination is the namespace of objects without one (Argo CD's
 	// destination.namespace); TargetNamespace overrides every object's
 	// (Flux's targetNamespace, Argo CD's kustomize.namespace).
@@ -68,6 +71,9 @@ type Deployer struct {
 	// ServiceAccountName is a Flux Kustomization's: the account it
 	// applies as, which a multi-tenant cluster confines to its namespace.
 	ServiceAccountName string
+	// elsewhereCluster says its destination is another cluster than the
+	// run's (otherClusters).
+	elsewhereCluster bool
 	// untyped says an Application's source names no type (no helm,
 	// kustomize, directory or plugin block, no chart): Argo CD detects
 	// it from the path, a Chart.yaml making it a Helm chart.
@@ -162,6 +168,7 @@ func DecodeDeployers(doc *yaml.Node, origin, file string, i int) []*Deployer {
 		base.Kind = ArgoApplication
 		_, dest, _ := yamledit.Lookup(spec, "destination")
 		base.Destination, _ = yamledit.ScalarField(dest, "namespace")
+		base.Cluster, _ = yamledit.ScalarField(dest, "name")
 		var out []*Deployer
 		if _, src, _ := yamledit.Lookup(spec, "source"); src != nil && src.Kind == yaml.MappingNode {
 			if d, ok := argoSource(base, src); ok {

@@ -24,6 +24,10 @@ type DeployerObject struct {
 	// Elsewhere, when set, is the repository it deploys from, which is
 	// not this one: it maps no target to a path of this repository.
 	Elsewhere string
+	// Built says it is a build of the repository's own files (a
+	// kustomization of Applications): the file it was built from is the
+	// same definition, not another one.
+	Built bool
 }
 
 // FromCluster is the Origin of a deployer read from the cluster: the one
@@ -98,13 +102,14 @@ func (idx *Index) addDeployers(ds []DeployerObject, helm bool) error {
 			candidate = idx.deployerNamed(seen, "flux:"+name, name, d, s.fluxes[name], idx.fluxes) || candidate
 		}
 		switch {
+		case candidate:
+			// Another definition of a generated deployer's name, or a
+			// generated deployer beside a file of its name.
+			idx.addDecoded(DecodeDeployers(docs[0], d.Origin, "", -1))
 		case first && d.Elsewhere == "":
 			// The sharing rules count it among the path's deployers. An
 			// Application of a chart has no path to share: nothing to add.
 			_ = idx.AddDeployer(docs[0], d.Origin)
-		case candidate:
-			// Another definition of a generated deployer's name.
-			idx.addDecoded(DecodeDeployers(docs[0], d.Origin, "", -1))
 		}
 	}
 	return nil
@@ -125,11 +130,13 @@ func (idx *Index) addVirtual(d DeployerObject, data []byte, key IdentKey, ns str
 // deployerNamed records d as the deployer of name in paths (idx.apps or
 // idx.fluxes), in place of the repository's files. Of several of one
 // name, one read from the cluster is the deployer; several generated
-// ones (two ApplicationSets, an ApplicationSet and an app of apps) are
-// all candidates, none ranked by the order they came in, and their paths
-// add up, so that a target only one of them renders is found and one
-// they all render is refused, naming them.
-// It reports whether d was taken as another candidate beside the first.
+// ones (two ApplicationSets, an ApplicationSet and an app of apps, or
+// one of them and a file of the repository) are all candidates, none
+// ranked by the order they came in, and their paths add up, so that a
+// target only one of them renders is found and one they all render is
+// refused, naming them.
+// It reports whether d was taken as another candidate beside the first,
+// or beside a file.
 func (idx *Index) deployerNamed(seen map[string]*DeployerObject, id, name string, d DeployerObject, dirs []string, paths map[string][]string) bool {
 	if first := seen[id]; first != nil {
 		if first.Live() || d.Live() || d.Elsewhere != "" || first.Elsewhere != "" {
@@ -151,11 +158,49 @@ func (idx *Index) deployerNamed(seen map[string]*DeployerObject, id, name string
 		delete(paths, name)
 		return false
 	}
+	candidate := false
+	if files := idx.filesDefining(id); !d.Live() && !d.Built && len(files) > 0 &&
+		slices.ContainsFunc(paths[name], func(p string) bool { return !slices.Contains(dirs, p) }) {
+		// Argo CD runs one of the two, and the repository does not say
+		// which: the file's paths stay candidates.
+		idx.alsoDefined[id] = append(idx.alsoDefined[id], files...)
+		for _, p := range paths[name] {
+			dirs = appendNew(dirs, p)
+		}
+		candidate = true
+	}
 	paths[name] = dirs
 	for _, p := range dirs {
 		idx.Declared[p] = true
 	}
-	return false
+	return candidate
+}
+
+// filesDefining names the deployers of the repository's files that id
+// ("app:<name>", "app:<namespace>_<name>" or "flux:<namespace>/<name>")
+// names, as deployerOf says them.
+func (idx *Index) filesDefining(id string) []string {
+	var out []string
+	for _, d := range idx.Deployers {
+		if d.File == "" || d.elsewhereCluster {
+			continue
+		}
+		var kind string
+		switch {
+		case d.Kind == ArgoApplication && (id == "app:"+d.Name || id == "app:"+d.Namespace+"_"+d.Name):
+			kind = "Application"
+		case d.Kind == FluxKustomization && id == "flux:"+d.Namespace+"/"+d.Name:
+			kind = "Kustomization"
+		default:
+			continue
+		}
+		name := kind + " " + d.Name
+		if d.Namespace != "" {
+			name = kind + " " + d.Namespace + "/" + d.Name
+		}
+		out = appendNew(out, name+" (in "+d.File+")")
+	}
+	return out
 }
 
 // deployerOf names what deploys t as the index knows it, and says when
@@ -224,4 +269,38 @@ func (idx *Index) LiveHelmReleases() []DeployerObject {
 		out = append(out, idx.liveHelm[id])
 	}
 	return out
+}
+
+// otherClusters takes out of the Application names the paths of the
+// repository's Application files whose destination.name is a cluster
+// other than cluster: they deploy nothing here. They still count among
+// the deployers a shared file reaches. Nothing is taken when cluster is
+// "".
+func (idx *Index) otherClusters(cluster string) {
+	if cluster == "" {
+		return
+	}
+	here := map[string][]string{}
+	for _, d := range idx.Deployers {
+		if d.Kind != ArgoApplication || d.File == "" {
+			continue
+		}
+		if d.Cluster != "" && d.Cluster != cluster {
+			d.elsewhereCluster = true
+			continue
+		}
+		here[d.Name] = appendNew(here[d.Name], d.Path)
+		here[d.Namespace+"_"+d.Name] = appendNew(here[d.Namespace+"_"+d.Name], d.Path)
+	}
+	for _, d := range idx.Deployers {
+		if !d.elsewhereCluster {
+			continue
+		}
+		for _, name := range []string{d.Name, d.Namespace + "_" + d.Name} {
+			idx.apps[name] = slices.DeleteFunc(idx.apps[name], func(p string) bool { return p == d.Path && !slices.Contains(here[name], p) })
+			if len(idx.apps[name]) == 0 {
+				delete(idx.apps, name)
+			}
+		}
+	}
 }

@@ -136,6 +136,10 @@ type Wants struct {
 	// DeployerObjects are the Argo CD and Flux objects the repository does
 	// not hold as written (live, generated); theirs are the paths that count.
 	DeployerObjects []DeployerObject
+	// Cluster is this cluster as Argo CD names it, "" when not known: an
+	// Application file whose destination.name is another cluster's
+	// deploys nothing here.
+	Cluster string
 }
 
 // wanted reports whether the index keeps documents of the object k.
@@ -193,6 +197,7 @@ func BuildIndex(ctx context.Context, fsys fs.FS, dir string, w Wants, limit int6
 	for i, s := range scans {
 		idx.add(s, paths[i])
 	}
+	idx.otherClusters(w.Cluster)
 	if err := idx.addDeployers(w.DeployerObjects, w.Helm); err != nil {
 		return nil, err
 	}

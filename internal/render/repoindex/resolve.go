@@ -18,6 +18,11 @@ type scope struct {
 	strict bool
 	// deployer scopes are an Argo CD or Flux object's paths; why names it.
 	deployer bool
+	// claim scopes come from an Application that names the target only
+	// through its instance label and is not the cluster's (a file of the
+	// repository, or generated from one): any team may write such a
+	// claim, so the other files that define the target stay candidates.
+	claim bool
 }
 
 // scopes returns the narrowings that apply to c, in the order applied.
@@ -27,15 +32,15 @@ func (idx *Index) scopes(c Sought) []scope {
 		out = append(out, scope{dirs: []string{CleanRepoPath(c.Path)}, why: "path " + c.Path, strict: true})
 	}
 	t := c.Target
-	app := ""
+	app, claim := "", false
 	if id := t.Annotations[ArgoTrackingID]; id != "" {
 		app, _, _ = strings.Cut(id, ":")
 	} else if inst := t.Labels[InstanceLabel]; inst != "" {
-		app = inst
+		app, claim = inst, !idx.deployers["app:"+inst].Live()
 	}
 	if dirs := idx.apps[app]; app != "" && len(dirs) > 0 {
 		name, _, _ := idx.describe("app:"+app, "Argo CD application "+app)
-		out = append(out, scope{dirs: dirs, why: name, deployer: true})
+		out = append(out, scope{dirs: dirs, why: name, deployer: true, claim: claim})
 	}
 	if name := t.Labels[FluxNameLabel]; name != "" {
 		key := t.Labels[FluxNamespaceLabel] + "/" + name
@@ -152,14 +157,23 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 	}
 
 	refs := append(slices.Clone(idx.Refs[KeyOf(t)]), idx.renamed(t)...)
-	deployer, known, d := idx.deployerOf(t)
-	if known && d != nil && d.Elsewhere != "" {
-		return DocRef{}, nil, fmt.Errorf("%w: %s is deployed by %s from %s, not from the repository and branch the job edits (git-url, git-branch)", ErrTargetNotFound, t, deployer, d.Elsewhere)
+	if err := idx.Elsewhere(t); err != nil {
+		return DocRef{}, nil, err
 	}
+	deployer, known, _ := idx.deployerOf(t)
 	var narrowed []string
-	var by string
+	var by, claimed string
 	for _, s := range idx.scopes(c) {
 		in := idx.SelectedBy(s.dirs, refs)
+		if others := otherFiles(refs, in); s.claim && len(in) > 0 && len(others) > 0 {
+			// A label is no proof of who deploys a file: the claimed
+			// path is one candidate, the other files are others.
+			for i := range in {
+				in[i].Deployer = s.why
+			}
+			refs, claimed = append(in, others...), s.why
+			continue
+		}
 		if len(in) == 0 {
 			if len(refs) == 0 && !s.strict {
 				break // reported as not found below
@@ -194,6 +208,15 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 	if len(found) == 0 {
 		found = implicit
 	}
+	if claimed != "" && len(found) > 1 {
+		var where []string
+		for _, r := range found {
+			where = append(where, r.where())
+		}
+		slices.Sort(where)
+		return DocRef{}, nil, ambiguous(fmt.Errorf("%w: %s is defined in %s; %s claims it by its %s label alone, which any team's Application may, and renders only some of them",
+			ErrAmbiguousTarget, t, strings.Join(where, ", "), claimed, InstanceLabel), found, "")
+	}
 	if len(narrowed) == 0 && len(found) > 1 {
 		if deployer != "" {
 			// The overlay an environment rule would pick may be one no
@@ -209,36 +232,12 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 	}
 	switch len(found) {
 	case 1:
-		found[0].Deployer = by
+		if claimed == "" {
+			found[0].Deployer = by
+		}
 		return found[0], nil, nil
 	case 0:
-		err := fmt.Errorf("%w: %s under %s", ErrTargetNotFound, t, dir)
-		var others []string
-		for _, r := range idx.Refs[KeyOf(t)] {
-			others = append(others, fmt.Sprintf("%s in %s", r.Namespace, r.where()))
-		}
-		if len(others) > 0 {
-			err = fmt.Errorf("%w (defined for other namespaces: %s)", err, strings.Join(others, ", "))
-		}
-		if broken := idx.broken[t.Name]; len(broken) > 0 {
-			err = fmt.Errorf("%w (skipped as not valid YAML, although they name it: %s)", err, strings.Join(broken, ", "))
-		}
-		if templates := idx.templates[t.Name]; len(templates) > 0 {
-			err = fmt.Errorf("%w (a chart's template defines it: %s)", err, strings.Join(templates, ", "))
-		}
-		if maybe := append(slices.Clone(idx.broken[t.Name]), idx.templates[t.Name]...); len(maybe) > 0 {
-			for _, b := range maybe {
-				if chart := idx.inChart(b); chart != "" && helmRelease(t) == "" {
-					// A chart's template names it: the values size it.
-					err = fmt.Errorf("%w; %s is a template of the Helm chart %s, which renders the target from values: %s", err, b, chart, MarkerHint(c))
-					break
-				}
-			}
-		}
-		if app := ArgoApp(t); app != "" && len(idx.apps[app]) == 0 && !idx.hasApplication(app) {
-			err = fmt.Errorf("%w; the Argo CD application %s that tracks it is not in the repository as written (an app of apps' chart or an ApplicationSet may generate it)", err, app)
-		}
-		return DocRef{}, nil, HelmAdvice(idx.withSkipped(err, c, dir), c, len(idx.Refs[KeyOf(t)]) == 0)
+		return DocRef{}, nil, idx.notFound(c, dir)
 	}
 	var where []string
 	for _, r := range found {
@@ -253,6 +252,63 @@ func (idx *Index) Resolve(c Sought, dir string) (DocRef, Finder, error) {
 			err, AnnotationPath, RenderersOf(found))
 	}
 	return DocRef{}, nil, ambiguous(err, found, by)
+}
+
+// notFound says why no document under dir defines c's target: the
+// namespaces it is defined for, files that name it but do not parse, the
+// chart templates that may render it, and the application that tracks it.
+func (idx *Index) notFound(c Sought, dir string) error {
+	t := c.Target
+	err := fmt.Errorf("%w: %s under %s", ErrTargetNotFound, t, dir)
+	var others []string
+	for _, r := range idx.Refs[KeyOf(t)] {
+		others = append(others, fmt.Sprintf("%s in %s", r.Namespace, r.where()))
+	}
+	if len(others) > 0 {
+		err = fmt.Errorf("%w (defined for other namespaces: %s)", err, strings.Join(others, ", "))
+	}
+	if broken := idx.broken[t.Name]; len(broken) > 0 {
+		err = fmt.Errorf("%w (skipped as not valid YAML, although they name it: %s)", err, strings.Join(broken, ", "))
+	}
+	if templates := idx.templates[t.Name]; len(templates) > 0 {
+		err = fmt.Errorf("%w (a chart's template defines it: %s)", err, strings.Join(templates, ", "))
+	}
+	if maybe := append(slices.Clone(idx.broken[t.Name]), idx.templates[t.Name]...); len(maybe) > 0 {
+		for _, b := range maybe {
+			if chart := idx.inChart(b); chart != "" && helmRelease(t) == "" {
+				// A chart's template names it: the values size it.
+				err = fmt.Errorf("%w; %s is a template of the Helm chart %s, which renders the target from values: %s", err, b, chart, MarkerHint(c))
+				break
+			}
+		}
+	}
+	if app := ArgoApp(t); app != "" && len(idx.apps[app]) == 0 && !idx.hasApplication(app) {
+		err = fmt.Errorf("%w; the Argo CD application %s that tracks it is not in the repository as written (an app of apps' chart or an ApplicationSet may generate it)", err, app)
+	}
+	return HelmAdvice(idx.withSkipped(err, c, dir), c, len(idx.Refs[KeyOf(t)]) == 0)
+}
+
+// Elsewhere returns, when the deployer t's metadata names deploys it from
+// another repository, or another branch, tag or commit of this one, the
+// error that says so, naming the deployer and what it deploys from; nil
+// otherwise.
+func (idx *Index) Elsewhere(t Target) error {
+	deployer, known, d := idx.deployerOf(t)
+	if !known || d == nil || d.Elsewhere == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is deployed by %s from %s, not from the repository and branch the job edits (git-url, git-branch)", ErrTargetNotFound, t, deployer, d.Elsewhere)
+}
+
+// otherFiles returns the refs of files that none of in is from.
+func otherFiles(refs, in []DocRef) []DocRef {
+	var out []DocRef
+	for _, r := range refs {
+		if !slices.ContainsFunc(in, func(x DocRef) bool { return x.File == r.File }) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // hasApplication reports whether the repository holds the Argo CD
@@ -303,10 +359,22 @@ func (idx *Index) resolveMarker(c Sought, m DocRef, dir string) (DocRef, error) 
 		refs = idx.PreferEnvs(refs)
 	}
 	if len(refs) > 1 {
-		return DocRef{}, fmt.Errorf("%w: marker %q is in %s, which %s all render: the value would change each of them; set the %s annotation or render-paths to the directory of the target's environment, and it is written there",
-			ErrAmbiguousTarget, key, m.File, RenderersOf(refs), AnnotationPath)
+		for i := range refs {
+			// Each as the environment names the marked object, for a
+			// caller that builds them to choose.
+			if r, err := idx.markedAs(refs[i]); err == nil {
+				refs[i] = r
+			}
+		}
+		return DocRef{}, ambiguous(fmt.Errorf("%w: marker %q is in %s, which %s all render: the value would change each of them; set the %s annotation or render-paths to the directory of the target's environment, and it is written there",
+			ErrAmbiguousTarget, key, m.File, RenderersOf(refs), AnnotationPath), refs, "")
 	}
-	r := refs[0]
+	return idx.markedAs(refs[0])
+}
+
+// markedAs returns r, a marked document rendered by r.Chain, with the
+// identity the chain gives its object.
+func (idx *Index) markedAs(r DocRef) (DocRef, error) {
 	docs, err := yamledit.ParseDocuments(idx.Files[r.File].Data)
 	if err != nil || r.Doc >= len(docs) {
 		return DocRef{}, fmt.Errorf("%w: %s no longer parses: %w", ErrUnsafeFile, r.File, err)

@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	pathpkg "path"
 	"strings"
 
 	"github.com/recommend-job/recommend-job/internal/plan"
@@ -12,6 +13,17 @@ import (
 // the title, so that it links and mentions no one.
 func GroupPullRequestTitle(base, path, group string) string {
 	return PullRequestTitle(base, path) + " for " + titleText(cutText(plan.Line(group), maxTitleGroup))
+}
+
+// OfCluster is title, of a group's pull request or the dashboard, for
+// the cluster the job writes for (gitops.Options.Cluster): title itself
+// when the job names no cluster, or when its cluster is the path the
+// title names already; else title with the cluster after it.
+func OfCluster(title, path, cluster string) string {
+	if cluster == "" || cluster == strings.Trim(pathpkg.Clean("/"+path), "/") {
+		return title
+	}
+	return title + " (cluster " + titleText(cutText(plan.Line(cluster), maxTitleGroup)) + ")"
 }
 
 // maxTitleGroup bounds the group's part of a title.

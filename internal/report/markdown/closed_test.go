@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
 // titleRefRE matches what GitHub, GitLab and Gitea link in a title: a
@@ -53,5 +55,43 @@ func TestGroupPullRequestTitleLinksNothing(t *testing.T) {
 				t.Errorf("title %q holds %q, which a forge links", got, m)
 			}
 		})
+	}
+}
+
+// TestOfCluster checks that a title names the cluster unless the job
+// names none or the title names it already as its path, and that the
+// cluster's name in it is inert.
+func TestOfCluster(t *testing.T) {
+	const title = "Right-size resource requests in clusters/staging on main for namespace/shop"
+	tests := []struct{ path, cluster, want string }{
+		{"clusters/staging", "", title},
+		{"clusters/staging", "clusters/staging", title},
+		{"./clusters/staging/", "clusters/staging", title},
+		{"clusters/staging", "eu-1", title + " (cluster eu-1)"},
+		{"clusters/staging", "clusters/staging/staging-eu", title + " (cluster clusters/staging/staging-eu)"},
+		{"clusters/staging", "a\n@admin", title + " (cluster a @\u2060admin)"},
+	}
+	for _, tt := range tests {
+		if got := OfCluster(title, tt.path, tt.cluster); got != tt.want {
+			t.Errorf("OfCluster(%q, %q) = %q, want %q", tt.path, tt.cluster, got, tt.want)
+		}
+	}
+}
+
+// TestDashboardKeyOfCluster checks that two clusters sharing a push
+// branch find a dashboard each, and that a job naming no cluster finds
+// the one it always had.
+func TestDashboardKeyOfCluster(t *testing.T) {
+	none := DashboardMarker(DashboardKey("recommend-job/main", ""))
+	staging := DashboardMarker(DashboardKey("recommend-job/main", "clusters/staging"))
+	production := DashboardMarker(DashboardKey("recommend-job/main", "clusters/production"))
+	if none != "<!-- recommend-job: dashboard `recommend-job/main` -->" {
+		t.Errorf("marker without a cluster %q changed", none)
+	}
+	if staging == production || staging == none || production == none {
+		t.Errorf("markers %q, %q and %q are not apart", none, staging, production)
+	}
+	if !strings.HasPrefix(DashboardBody(&plan.Plan{}, DashboardKey("recommend-job/main", "clusters/staging")), staging+"\n") {
+		t.Error("the dashboard of a cluster does not start with its marker")
 	}
 }

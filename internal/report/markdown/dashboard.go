@@ -8,9 +8,20 @@ import (
 )
 
 // DashboardMarker is the first line of the dashboard issue of the job
-// that pushes to pushBranch: the job finds its one issue by it.
-func DashboardMarker(pushBranch string) string {
-	return "<!-- recommend-job: dashboard " + code(pushBranch) + " -->"
+// that key names (DashboardKey): the job finds its one issue by it.
+func DashboardMarker(key string) string {
+	return "<!-- recommend-job: dashboard " + code(key) + " -->"
+}
+
+// DashboardKey is what names the dashboard issue of the job that pushes
+// to pushBranch for cluster (gitops.Options.Cluster) in its marker: the
+// push branch alone when the job names no cluster, as it always was, so
+// that two clusters whose jobs share a push branch keep a dashboard each.
+func DashboardKey(pushBranch, cluster string) string {
+	if cluster == "" {
+		return pushBranch
+	}
+	return pushBranch + " cluster " + cluster
 }
 
 // DashboardTitle is the dashboard issue's title.
@@ -40,9 +51,9 @@ const (
 // changes that regressed (with the pull request that corrects them), those
 // under watch, and those verified. Text from the cluster
 // or the repository is escaped as in pull request bodies.
-func DashboardBody(p *plan.Plan, pushBranch string) string {
+func DashboardBody(p *plan.Plan, key string) string {
 	var b strings.Builder
-	b.WriteString(DashboardMarker(pushBranch) + "\n")
+	b.WriteString(DashboardMarker(key) + "\n")
 	b.WriteString("Updated by every run of recommend-job; it lists what waits for a person.\n")
 	dashboardCost(&b, p)
 	var open, waiting, held [][]string
