@@ -570,42 +570,26 @@ func (w *Workspace) UpToDate(ctx context.Context) (bool, error) {
 // Checkout saw it, and replaces the remote branch only if it is still
 // where Checkout saw it (a lease), so a concurrent push is never lost:
 // both are checked against the refs the remote announces for the push
-// itself, with no listing of its own. When the remote moved, Push returns
-// an error matching ErrStale and pushes nothing: the caller starts again
-// from a fresh Checkout, so the branch always sits on the current base.
+// itself (send). When the remote moved, Push returns an error matching
+// ErrStale and pushes nothing: the caller starts again from a fresh
+// Checkout, so the branch always sits on the current base.
 func (w *Workspace) Push(ctx context.Context) error {
 	if w.opts.PushBranch == "" {
 		return errNoBranch
 	}
-	base := plumbing.NewBranchReferenceName(w.opts.BaseBranch)
 	ref := plumbing.NewBranchReferenceName(w.opts.PushBranch)
+	head, err := w.repo.Head()
+	if err != nil {
+		return fmt.Errorf("reading HEAD: %w", err)
+	}
 	pushCtx, cancel := graceContext(ctx, w.opts.Timeout, PushGrace)
 	defer cancel()
-	opts := &git.PushOptions{
-		RemoteName:        git.DefaultRemoteName,
-		RefSpecs:          []config.RefSpec{config.RefSpec(ref + ":" + ref)},
-		Auth:              w.auth,
-		RequireRemoteRefs: []config.RefSpec{config.RefSpec(w.baseHead.String() + ":" + base.String())},
-	}
-	if !w.pushHead.IsZero() && !w.opts.Direct() {
-		// go-git checks the lease against the remote-tracking ref, which a
-		// single-branch clone of the base does not have.
-		tracking := plumbing.NewRemoteReferenceName(git.DefaultRemoteName, w.opts.PushBranch)
-		if err := w.repo.Storer.SetReference(plumbing.NewHashReference(tracking, w.pushHead)); err != nil {
-			return fmt.Errorf("recording the lease on %s: %w", w.opts.PushBranch, err)
-		}
-		opts.RefSpecs = []config.RefSpec{config.RefSpec("+" + ref + ":" + ref)}
-		opts.ForceWithLease = &git.ForceWithLease{RefName: ref, Hash: w.pushHead}
-	}
-	err := w.repo.PushContext(pushCtx, opts)
-	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return nil
-	}
-	if baseMoved(err) {
-		return redactErr(fmt.Errorf("base branch %s moved from %s: %w: %w", w.opts.BaseBranch, short(w.baseHead), ErrStale, err), w.opts)
+	err = w.send(pushCtx, ref, head.Hash())
+	if err == nil || errors.Is(err, ErrStale) {
+		return redactErr(err, w.opts)
 	}
 	if rejected(err) {
-		// The push branch moved since Checkout.
+		// Moved between the announcement and the update.
 		return redactErr(fmt.Errorf("pushing %s to %s: %w: %w", w.opts.PushBranch, w.url, ErrStale, err), w.opts)
 	}
 	// The server may have taken the branch although its answer was lost
@@ -615,12 +599,6 @@ func (w *Workspace) Push(ctx context.Context) error {
 		return nil
 	}
 	return redactErr(fmt.Errorf("pushing %s to %s: %w", w.opts.PushBranch, w.url, err), w.opts)
-}
-
-// baseMoved reports whether a push was refused because the base is not
-// where RequireRemoteRefs said; go-git says so in text only.
-func baseMoved(err error) bool {
-	return strings.Contains(err.Error(), " required to be ")
 }
 
 // PushGrace is how long a push that has started may go on after the run's
