@@ -577,6 +577,11 @@ func (w *Workspace) Push(ctx context.Context) error {
 	if w.opts.PushBranch == "" {
 		return errNoBranch
 	}
+	if err := ctx.Err(); err != nil {
+		// A push is never started late; one that has started may finish
+		// (PushGrace).
+		return fmt.Errorf("not pushing %s: %w", w.opts.PushBranch, err)
+	}
 	ref := plumbing.NewBranchReferenceName(w.opts.PushBranch)
 	head, err := w.repo.Head()
 	if err != nil {
