@@ -100,6 +100,10 @@ type Options struct {
 	// that another scale's warm run that fell due runs there, on its own
 	// bed, and never while a step of this one runs. RunScales sets it.
 	Between func(context.Context) error
+	// GroupBy is the job's --pr-group-by: "none" (one branch, the
+	// default) or a grouping (namespace, application, ...), which writes a
+	// branch per group.
+	GroupBy string
 	// Command is the command line recorded with the result.
 	Command string
 	// Commit is the commit the job was built from; the repository's HEAD
@@ -130,6 +134,9 @@ func (o Options) withDefaults() (Options, error) {
 		o.Logf = func(string, ...any) {}
 	}
 	o.Data = o.Data.withDefaults()
+	if o.GroupBy == "" {
+		o.GroupBy = "none"
+	}
 	switch o.Backend {
 	case "", BackendPrometheus:
 		o.Backend = BackendPrometheus
@@ -412,9 +419,10 @@ func (e *env) runJob(ctx context.Context, logName string, extra ...string) (*Job
 		"--git-username", e.remote.Username,
 		"--git-branch", baseBranch,
 		"--run-timeout", runTimeout.String(),
-		// The pipeline's cost, with one branch: a pull request per group
-		// is the forge's cost, not the run's.
-		"--pr-group-by", "none",
+		// The pipeline's cost, with one branch unless asked: a pull
+		// request per group is the forge's cost, not the run's, but a
+		// branch per group is the run's.
+		"--pr-group-by", e.opts.GroupBy,
 		"--output", "json",
 		"--log-level", "info",
 	}

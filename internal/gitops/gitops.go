@@ -182,6 +182,11 @@ type Workspace struct {
 	pushTip *object.Commit
 	// skipped are the entries of the base's tree left out of the checkout.
 	skipped []Skip
+	// heads are the remote's branches as CheckoutBase listed them, and
+	// tips the tip commits of the push branches it fetched; nil after
+	// Checkout.
+	heads map[plumbing.ReferenceName]plumbing.Hash
+	tips  map[string]*object.Commit
 }
 
 // Checkout clones the base branch into dir (shallow, single branch, no
@@ -196,20 +201,10 @@ type Workspace struct {
 // when Options.Known is set): otherwise someone else pushed to it, and
 // Checkout returns ErrForeignCommit rather than let the run replace it.
 func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error) {
-	a, err := accessOf(opts)
+	w, err := newWorkspace(opts, dir)
 	if err != nil {
 		return nil, err
 	}
-	opts.access = a
-	if opts.Timeout == 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	cleanURL, auth := a.url, a.auth
-	w := &Workspace{opts: opts, dir: dir, auth: auth, url: cleanURL, depth: 1, signer: a.signer}
-	if strings.HasPrefix(cleanURL, "file:") {
-		w.depth = 0
-	}
-
 	heads, err := w.remoteHeads(ctx)
 	if err != nil {
 		return nil, err
@@ -218,7 +213,7 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 	push := plumbing.NewBranchReferenceName(opts.PushBranch)
 	var ok bool
 	if w.baseHead, ok = heads[base]; !ok {
-		return nil, fmt.Errorf("base branch %q on %s: %w", opts.BaseBranch, cleanURL, ErrBranchNotFound)
+		return nil, fmt.Errorf("base branch %q on %s: %w", opts.BaseBranch, w.url, ErrBranchNotFound)
 	}
 	w.pushHead = heads[push]
 	if !w.pushHead.IsZero() && !opts.Direct() {
@@ -229,25 +224,8 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 			return nil, err
 		}
 	}
-
-	cloneCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	w.repo, err = cloneToDisk(cloneCtx, dir, &git.CloneOptions{
-		URL:           cleanURL,
-		Auth:          auth,
-		ReferenceName: base,
-		SingleBranch:  true,
-		Depth:         w.depth,
-		Tags:          git.NoTags,
-		NoCheckout:    true,
-	})
-	if err != nil {
-		return nil, redactErr(fmt.Errorf("cloning %s branch %s: %w", cleanURL, opts.BaseBranch, err), opts)
-	}
-	if head, err := w.repo.Head(); err == nil && head.Hash() != w.baseHead {
-		// The base moved between listing and cloning: a lease taken on
-		// the listed tip would be wrong, so start again.
-		return nil, fmt.Errorf("base branch %s moved during checkout: %w", opts.BaseBranch, ErrStale)
+	if err := w.cloneBase(ctx); err != nil {
+		return nil, err
 	}
 	if !opts.Direct() {
 		if err := w.repo.Storer.SetReference(plumbing.NewHashReference(push, w.baseHead)); err != nil {
@@ -261,6 +239,49 @@ func Checkout(ctx context.Context, opts Options, dir string) (*Workspace, error)
 		return nil, err
 	}
 	return w, nil
+}
+
+// newWorkspace is a workspace of opts in dir, nothing read yet.
+func newWorkspace(opts Options, dir string) (*Workspace, error) {
+	a, err := accessOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	opts.access = a
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	w := &Workspace{opts: opts, dir: dir, auth: a.auth, url: a.url, depth: 1, signer: a.signer}
+	if strings.HasPrefix(a.url, "file:") {
+		w.depth = 0
+	}
+	return w, nil
+}
+
+// cloneBase clones the base branch into the workspace's directory, files
+// not checked out, and checks that its head is the one listed.
+func (w *Workspace) cloneBase(ctx context.Context) error {
+	cloneCtx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
+	defer cancel()
+	var err error
+	w.repo, err = cloneToDisk(cloneCtx, w.dir, &git.CloneOptions{
+		URL:           w.url,
+		Auth:          w.auth,
+		ReferenceName: plumbing.NewBranchReferenceName(w.opts.BaseBranch),
+		SingleBranch:  true,
+		Depth:         w.depth,
+		Tags:          git.NoTags,
+		NoCheckout:    true,
+	})
+	if err != nil {
+		return redactErr(fmt.Errorf("cloning %s branch %s: %w", w.url, w.opts.BaseBranch, err), w.opts)
+	}
+	if head, err := w.repo.Head(); err == nil && head.Hash() != w.baseHead {
+		// The base moved between listing and cloning: a lease taken on
+		// the listed tip would be wrong, so start again.
+		return fmt.Errorf("base branch %s moved during checkout: %w", w.opts.BaseBranch, ErrStale)
+	}
+	return nil
 }
 
 // readTip reads the tip commit of branch with a separate shallow clone
@@ -349,6 +370,9 @@ func (w *Workspace) PushBranchExists() bool { return !w.pushHead.IsZero() }
 // else, so an entry the checkout left out (see Skipped) stays as it is. It
 // returns false and makes no commit when nothing changed.
 func (w *Workspace) Commit(files []string, message string) (string, bool, error) {
+	if w.opts.PushBranch == "" {
+		return "", false, errNoBranch
+	}
 	head, err := w.repo.Head()
 	if err != nil {
 		return "", false, fmt.Errorf("reading HEAD: %w", err)
@@ -542,49 +566,35 @@ func (w *Workspace) UpToDate(ctx context.Context) (bool, error) {
 	return local.TreeHash == w.pushTip.TreeHash, nil
 }
 
-// Push pushes the push branch. It first checks that neither the base nor
-// the push branch moved since Checkout, and replaces the remote branch only
-// if it is still where Checkout saw it (a lease), so a concurrent push is
-// never lost. When the remote moved, Push returns an error matching
+// Push pushes the push branch. It pushes only while the base is where
+// Checkout saw it, and replaces the remote branch only if it is still
+// where Checkout saw it (a lease), so a concurrent push is never lost:
+// both are checked against the refs the remote announces for the push
+// itself (send). When the remote moved, Push returns an error matching
 // ErrStale and pushes nothing: the caller starts again from a fresh
 // Checkout, so the branch always sits on the current base.
 func (w *Workspace) Push(ctx context.Context) error {
-	heads, err := w.remoteHeads(ctx)
-	if err != nil {
-		return err
+	if w.opts.PushBranch == "" {
+		return errNoBranch
 	}
-	base := plumbing.NewBranchReferenceName(w.opts.BaseBranch)
+	if err := ctx.Err(); err != nil {
+		// A push is never started late; one that has started may finish
+		// (PushGrace).
+		return fmt.Errorf("not pushing %s: %w", w.opts.PushBranch, err)
+	}
 	ref := plumbing.NewBranchReferenceName(w.opts.PushBranch)
-	if heads[base] != w.baseHead {
-		return fmt.Errorf("base branch %s moved from %s to %s: %w", w.opts.BaseBranch, short(w.baseHead), short(heads[base]), ErrStale)
+	head, err := w.repo.Head()
+	if err != nil {
+		return fmt.Errorf("reading HEAD: %w", err)
 	}
-	if heads[ref] != w.pushHead {
-		return fmt.Errorf("push branch %s moved from %s to %s: %w", w.opts.PushBranch, short(w.pushHead), short(heads[ref]), ErrStale)
-	}
-
 	pushCtx, cancel := graceContext(ctx, w.opts.Timeout, PushGrace)
 	defer cancel()
-	opts := &git.PushOptions{
-		RemoteName: git.DefaultRemoteName,
-		RefSpecs:   []config.RefSpec{config.RefSpec(ref + ":" + ref)},
-		Auth:       w.auth,
-	}
-	if !w.pushHead.IsZero() && !w.opts.Direct() {
-		// go-git checks the lease against the remote-tracking ref, which a
-		// single-branch clone of the base does not have.
-		tracking := plumbing.NewRemoteReferenceName(git.DefaultRemoteName, w.opts.PushBranch)
-		if err := w.repo.Storer.SetReference(plumbing.NewHashReference(tracking, w.pushHead)); err != nil {
-			return fmt.Errorf("recording the lease on %s: %w", w.opts.PushBranch, err)
-		}
-		opts.RefSpecs = []config.RefSpec{config.RefSpec("+" + ref + ":" + ref)}
-		opts.ForceWithLease = &git.ForceWithLease{RefName: ref, Hash: w.pushHead}
-	}
-	err = w.repo.PushContext(pushCtx, opts)
-	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return nil
+	err = w.send(pushCtx, ref, head.Hash())
+	if err == nil || errors.Is(err, ErrStale) {
+		return redactErr(err, w.opts)
 	}
 	if rejected(err) {
-		// Moved between the check above and the push.
+		// Moved between the announcement and the update.
 		return redactErr(fmt.Errorf("pushing %s to %s: %w: %w", w.opts.PushBranch, w.url, ErrStale, err), w.opts)
 	}
 	// The server may have taken the branch although its answer was lost

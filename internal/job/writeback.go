@@ -102,10 +102,13 @@ func syncDashboard(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger
 
 // branch is where writeBranch writes: the run's push branch or a group's,
 // the title of its pull request, and whether that pull request is closed
-// once the branch has nothing left to change.
+// once the branch has nothing left to change. A group's branch is written
+// from the checkout the run's groups share (from); any other from a clone
+// of its own.
 type branch struct {
 	name, title    string
 	closeWhenEmpty bool
+	from           *groupCheckout
 }
 
 // ownBranch is the run's push branch.
@@ -133,7 +136,12 @@ func writeBranch(ctx context.Context, cfg *run, p *plan.Plan, b branch, log *slo
 	var err error
 	attempt := 1
 	for ; ; attempt++ {
-		res, err = writeOnce(ctx, cfg, opts, attempt, changes, p, log)
+		res, err = writeOnce(ctx, cfg, opts, b.from, attempt, changes, p, log)
+		if errors.Is(err, gitops.ErrStale) && b.from != nil {
+			// The base, or the branch, moved: every group after this one
+			// starts from a fresh clone too.
+			b.from.drop()
+		}
 		if errors.Is(err, gitops.ErrStale) && attempt < attempts && ctx.Err() == nil {
 			log.InfoContext(ctx, "the remote moved; rendering again on a fresh clone", "attempt", attempt, "error", err)
 			forgetRendering(p)
@@ -252,17 +260,14 @@ type attemptResult struct {
 	upToDate bool
 }
 
-// writeOnce is one attempt: checkout of opts, render, commit, push.
-func writeOnce(ctx context.Context, cfg *run, opts gitops.Options, attempt int, changes []render.Change, p *plan.Plan, log *slog.Logger) (attemptResult, error) {
-	dir, cleanup, err := workDir(cfg.WorkDir)
+// writeOnce is one attempt: checkout of opts (from shared, when set),
+// render, commit, push.
+func writeOnce(ctx context.Context, cfg *run, opts gitops.Options, shared *groupCheckout, attempt int, changes []render.Change, p *plan.Plan, log *slog.Logger) (attemptResult, error) {
+	ws, apply, cleanup, err := shared.checkout(ctx, cfg, opts, changes)
 	if err != nil {
 		return attemptResult{}, err
 	}
 	defer cleanup()
-	ws, err := gitops.Checkout(ctx, opts, dir)
-	if err != nil {
-		return attemptResult{}, fmt.Errorf("checking out the repository: %w", err)
-	}
 	p.Git = &plan.Git{Branch: opts.PushBranch, Attempts: attempt}
 	var skipped []plan.SkippedFile
 	for _, s := range ws.Skipped() {
@@ -275,7 +280,7 @@ func writeOnce(ctx context.Context, cfg *run, opts gitops.Options, attempt int, 
 		return attemptResult{}, nil
 	}
 	parked := parkEvidence(p)
-	out, err := render.Apply(ctx, ws.Dir(), cfg.Path, changes, cfg.RenderOptions...)
+	out, err := apply(ctx)
 	if rerr := parked.restore(p); rerr != nil {
 		return attemptResult{}, rerr
 	}

@@ -90,6 +90,13 @@ func writeGroups(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) 
 			delete(open, b)
 		}
 	}
+	// Every group is written from one clone and one index of the base.
+	from := &groupCheckout{}
+	defer from.drop()
+	for _, t := range todo {
+		from.branches = append(from.branches, t.branch)
+		from.changes = append(from.changes, changesOf(t.sub)...)
+	}
 	// Open ones come first in todo: those whose branches end up without
 	// changes are closed, and free their slots, before any group waits.
 	pace := &pacing{opened: len(open)}
@@ -111,7 +118,7 @@ func writeGroups(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) 
 			}
 		}
 		// A group's pull request goes when its changes do.
-		err := writeBranch(ctx, cfg, t.sub, branch{name: t.branch, title: groupTitle(cfg.Git, cfg.Path, t.group.name), closeWhenEmpty: true}, log)
+		err := writeBranch(ctx, cfg, t.sub, branch{name: t.branch, title: groupTitle(cfg.Git, cfg.Path, t.group.name), closeWhenEmpty: true, from: from}, log)
 		for j, i := range t.group.items {
 			p.Items[i] = t.sub.Items[j]
 		}

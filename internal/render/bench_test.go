@@ -226,3 +226,49 @@ func BenchmarkApplyKustomize(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSession renders changes to 1,000 manifests as a run does: in one
+// Apply, and grouped, 20 changes to a group, from one session (Prepare,
+// then an Apply per group, the tree put back after). The groups should
+// cost about what the one Apply does: the index is built once either way.
+func BenchmarkSession(b *testing.B) {
+	const n, group = 1000, 20
+	root, all := benchRepo(b, n)
+	var sets [2][]Change
+	for v := range sets {
+		for _, c := range all {
+			c.Requests = quantities(map[string]string{"cpu": fmt.Sprintf("%dm", 201+v), "memory": "301Mi"})
+			sets[v] = append(sets[v], c)
+		}
+	}
+	ctx := context.Background()
+	i := 0 // the tree holds sets[(i+1)%2], or the base's values
+	b.Run("groups=none", func(b *testing.B) {
+		for b.Loop() {
+			out, err := Apply(ctx, root, ".", sets[i%2])
+			if err != nil || len(out.Files) != n {
+				b.Fatalf("Apply() wrote %d files, error %v", len(out.Files), err)
+			}
+			i++
+		}
+	})
+	b.Run(fmt.Sprintf("groups=%d", n/group), func(b *testing.B) {
+		for b.Loop() {
+			set := sets[i%2]
+			s, err := Prepare(ctx, root, ".", set)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for g := 0; g < n; g += group {
+				out, err := s.Apply(ctx, set[g:g+group])
+				if err != nil || len(out.Files) != group {
+					b.Fatalf("Apply() wrote %d files, error %v", len(out.Files), err)
+				}
+			}
+			if err := s.Restore(); err != nil {
+				b.Fatal(err)
+			}
+			s.Close()
+		}
+	})
+}

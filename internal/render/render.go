@@ -19,7 +19,6 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/render/edits"
 	"github.com/recommend-job/recommend-job/internal/render/helm"
-	"github.com/recommend-job/recommend-job/internal/render/helm/chartfetch"
 	"github.com/recommend-job/recommend-job/internal/render/helmsource"
 	"github.com/recommend-job/recommend-job/internal/render/proof"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
@@ -206,62 +205,33 @@ type Outcome struct {
 // reported in Result.Err and do not stop the other changes. Nothing is
 // written before every change has been worked out.
 func Apply(ctx context.Context, root, path string, changes []Change, opts ...Option) (*Outcome, error) {
-	o := options{mode: ModeAuto, maxFileSize: repoindex.DefaultMaxFileSize}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	// The mode came parsed (WithMode); one made up in code may be none.
-	if err := o.mode.check(); err != nil {
-		return nil, err
-	}
-	dir, err := localDir(path)
+	s, err := Prepare(ctx, root, path, changes, opts...)
 	if err != nil {
 		return nil, err
 	}
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, fmt.Errorf("open repository root: %w", err)
-	}
-	defer r.Close()
-	// os.Root refuses symlinks that lead out of root, here and below.
-	if _, err := r.Stat(filepath.FromSlash(dir)); err != nil {
-		return nil, fmt.Errorf("open %q: %w", path, err)
-	}
+	defer s.Close()
+	return s.apply(ctx, changes)
+}
 
-	out := &Outcome{Results: make([]Result, len(changes))}
+// apply is Apply of changes on the session's index; the files it opened
+// are kept for Restore.
+func (s *Session) apply(ctx context.Context, changes []Change) (*Outcome, error) {
+	o := &s.o
+	out := &Outcome{Results: make([]Result, len(changes)), Skipped: s.idx.Skipped}
 	asked := changes
-	changes, w := wantsOf(changes, o.paths, dir, out.Results)
-	abs, err := filepath.Abs(root)
-	if err == nil {
-		abs, err = filepath.EvalSymlinks(abs)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("resolve repository root: %w", err)
-	}
-
-	unsupported, err := o.addDeployers(ctx, r.FS(), abs, &w, changes)
-	if err != nil {
-		return nil, err
-	}
-	idx, err := repoindex.BuildIndex(ctx, r.FS(), dir, w, o.maxFileSize)
-	if err != nil {
-		return nil, err
-	}
-	out.Skipped = idx.Skipped
-	a := &applier{Workspace: edits.NewWorkspace(r.FS(), idx, o.maxFileSize, abs), keys: o.keys, charts: o.engine}
+	changes, _ = wantsOf(changes, o.paths, s.dir, out.Results)
+	a := &applier{Workspace: edits.NewWorkspace(s.root.FS(), s.idx, o.maxFileSize, s.abs), keys: s.keys, charts: o.engine}
+	defer s.keep(a)
 	a.src = &helmsource.Sources{
-		Index: idx, FS: r.FS(), Limit: o.maxFileSize, Charts: o.charts, RepoURL: o.repoURL, ClusterName: o.cluster,
-		LocalCharts: map[string]*helm.Chart{}, Fetched: map[chartfetch.ChartRef]helmsource.FetchedChart{},
-		Edits: a.Workspace,
+		Index: s.idx, FS: s.root.FS(), Limit: o.maxFileSize, Charts: o.charts, RepoURL: o.repoURL, ClusterName: o.cluster,
+		LocalCharts: s.local, Fetched: s.fetched, Edits: a.Workspace,
 	}
-	if a.keys == nil {
-		a.keys = helm.NewFinder(o.engine)
-	}
+	dir, r := s.dir, s.root
 	refs, finds, pending, err := resolveAll(ctx, a, changes, dir, out.Results)
 	if err != nil {
 		return nil, err
 	}
-	explainUnsupported(changes, refs, unsupported, out.Results)
+	explainUnsupported(changes, refs, s.unsupported, out.Results)
 	pl := placement{
 		proofs:  map[string][]int{},
 		touched: make([][]string, len(changes)),
@@ -298,7 +268,8 @@ func Apply(ctx context.Context, root, path string, changes []Change, opts ...Opt
 		return nil, err
 	}
 	if again := sharedOnly(out.Results); len(again) > 0 && !o.again {
-		if err := applyAgain(ctx, root, path, asked, again, opts, out); err != nil {
+		s.keep(a)
+		if err := s.applyAgain(ctx, asked, again, out); err != nil {
 			return nil, err
 		}
 	}
@@ -354,13 +325,26 @@ func editsOf(changes []Change, pending []int, refs []repoindex.DocRef, finds []r
 
 // applyAgain makes the changes again (asked's, at again) on the written
 // tree, without the changes that failed, so that each stands or falls on
-// its own, and puts their results in out.
-func applyAgain(ctx context.Context, root, path string, asked []Change, again []int, opts []Option, out *Outcome) error {
+// its own, and puts their results in out. The tree is no longer the base:
+// it is indexed again.
+func (s *Session) applyAgain(ctx context.Context, asked []Change, again []int, out *Outcome) error {
 	sub := make([]Change, len(again))
 	for j, i := range again {
 		sub[j] = asked[i]
 	}
-	more, err := Apply(ctx, root, path, sub, append(slices.Clone(opts), func(o *options) { o.again = true })...)
+	inner, err := Prepare(ctx, s.rootPath, s.path, sub, append(slices.Clone(s.opts), func(o *options) { o.again = true })...)
+	if err != nil {
+		return err
+	}
+	defer inner.Close()
+	more, err := inner.apply(ctx, sub)
+	// The files the first pass did not open were as the base has them
+	// when the second pass opened them.
+	for name, f := range inner.written {
+		if _, ok := s.written[name]; !ok {
+			s.written[name] = f
+		}
+	}
 	if err != nil {
 		return err
 	}

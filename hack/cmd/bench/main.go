@@ -57,6 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	backend := fl.String("backend", bench.BackendPrometheus, "metrics `backend` the job queries: prometheus or victoriametrics (no floor nor baseline)")
 	warm := fl.Duration("warm", 0, "run the job again this long after the cold run, warm from its checkpoints (e.g. 1h), then once without checkpoints to compare; with several scales, the others run cold meanwhile")
 	memoryLimit := fl.String("memory-limit", "", "run the job as in a container of this memory `limit` (e.g. 512Mi): in a memory cgroup of its own with that limit")
+	groupBy := fl.String("group-by", "none", "the job's --pr-group-by: `grouping` none (one branch), namespace, application, label:<key> or annotation:<key> (a branch per group)")
 	baselineMax := fl.Int("baseline-max", bench.DefaultBaselineMax, "leave the katalyst-style baseline out above this `scale` (0: at every scale)")
 	if err := fl.Parse(args); err != nil {
 		return err
@@ -103,7 +104,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			N: n, RepoRoot: root, CacheDir: *cache, JobBinary: job, Keep: *keep,
 			Data:    bench.DataOptions{Window: *window, Horizon: *horizon, NoKubeStateMetrics: *noKSM},
 			NoFloor: *noFloor, NoBaseline: *noBaseline || (*baselineMax > 0 && n > *baselineMax),
-			Warm: *warm, Backend: *backend, MemoryLimit: limit, Command: command, Commit: commit, Logf: logf,
+			Warm: *warm, Backend: *backend, GroupBy: *groupBy, MemoryLimit: limit, Command: command, Commit: commit, Logf: logf,
 		}
 	}
 	if *warm > 0 && len(ns) > 1 {

@@ -1,0 +1,173 @@
+//go:build integration
+
+package job
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/recommend-job/recommend-job/internal/gitops"
+	"github.com/recommend-job/recommend-job/internal/testbed"
+)
+
+// fetchCounter counts the fetches (git-upload-pack requests that send
+// objects) in a git server's request log.
+type fetchCounter struct {
+	mu      sync.Mutex
+	fetches int
+}
+
+func (c *fetchCounter) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, "POST ") && strings.HasSuffix(line, "/git-upload-pack") {
+			c.fetches++
+		}
+	}
+	return len(b), nil
+}
+
+func (c *fetchCounter) take() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.fetches
+	c.fetches = 0
+	return n
+}
+
+// TestGroupsShareOneClone writes three groups, two of whose Deployments
+// share a file: the run fetches the repository once, and each group's
+// branch holds its own edit only; the next run reads the branches' tips
+// in one more fetch, not one each, and pushes nothing.
+func TestGroupsShareOneClone(t *testing.T) {
+	ctx := t.Context()
+	root, err := testbed.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := testbed.EnsureTools(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := &fetchCounter{}
+	srv, err := testbed.StartGitServer(ctx, tools, t.TempDir(), "bot", gitToken, testbed.GitLog(counter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	in := func(ns string) string { return strings.Replace(webDeployment, "namespace: shop", "namespace: "+ns, 1) }
+	url, err := srv.CreateRepo(ctx, "org/fleet", map[string]string{
+		"clusters/shared.yaml":   in("blog") + "---\n" + in("shop"),
+		"clusters/news/web.yaml": in("news"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter.take()
+	cfg := Config{Path: "clusters", GroupBy: gitops.GroupBy{Kind: "namespace"}, Git: gitops.Options{
+		URL: url, BaseBranch: "main", PushBranch: "recommend-job", Username: "bot", Token: gitToken,
+		AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com",
+	}}
+	cpus := map[string]string{"blog": "390m", "news": "300m", "shop": "250m"}
+	log := slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))
+
+	p := shopsPlan(cpus)
+	if err := writeBack(ctx, newRun(cfg), p, log); err != nil {
+		t.Fatalf("writeBack() error = %v", err)
+	}
+	if n := counter.take(); n != 1 {
+		t.Errorf("first run fetched %d times, want one clone for its 3 groups", n)
+	}
+	reader := &fixture{url: url, auth: &githttp.BasicAuth{Username: "bot", Password: gitToken}}
+	for _, g := range p.Groups {
+		if g.Git == nil || !g.Git.Pushed {
+			t.Fatalf("group %s: git %+v, want pushed", g.Name, g.Git)
+		}
+		ns := strings.TrimPrefix(g.Name, "namespace/")
+		shared, _ := reader.branchFile(t, g.Git.Branch, "clusters/shared.yaml")
+		news, _ := reader.branchFile(t, g.Git.Branch, "clusters/news/web.yaml")
+		for _, other := range []string{"blog", "news", "shop"} {
+			want := "500m"
+			if other == ns {
+				want = cpus[ns]
+			}
+			got := strings.Contains(news, "cpu: "+want)
+			if other != "news" {
+				got = strings.Contains(shared, "namespace: "+other+"\n") && docOf(shared, other, "cpu: "+want)
+			}
+			if !got {
+				t.Errorf("branch of %s: %s's cpu is not %s:\n%s\n---\n%s", ns, other, want, shared, news)
+			}
+		}
+	}
+
+	counter.take() // the reads above
+	again := shopsPlan(cpus)
+	if err := writeBack(ctx, newRun(cfg), again, log); err != nil {
+		t.Fatalf("second writeBack() error = %v", err)
+	}
+	if again.Git == nil || again.Git.Pushed {
+		t.Errorf("second run git = %+v, want nothing pushed", again.Git)
+	}
+	if n := counter.take(); n != 2 {
+		t.Errorf("second run fetched %d times, want one clone and one fetch of the 3 branches' tips", n)
+	}
+}
+
+// docOf reports whether the document of multi-document yaml in namespace
+// ns holds want.
+func docOf(yaml, ns, want string) bool {
+	for _, doc := range strings.Split(yaml, "\n---\n") {
+		if strings.Contains(doc, "namespace: "+ns+"\n") {
+			return strings.Contains(doc, want)
+		}
+	}
+	return false
+}
+
+// TestGroupsStartAfreshWhenTheBaseMoves moves main under the first group's
+// push: that group renders again on a fresh clone, and the groups after it
+// are written from that clone, every branch on the moved main.
+func TestGroupsStartAfreshWhenTheBaseMoves(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.config()
+	cfg.GroupBy = gitops.GroupBy{Kind: "namespace"}
+	f.pushAs(t, "alice", "main", "clusters/prod/blog.yaml", strings.Replace(webDeployment, "namespace: shop", "namespace: blog", 1))
+	p := shopsPlan(map[string]string{"blog": "390m", "shop": "250m"})
+	r := newRun(cfg)
+	pushed := 0
+	var moved string
+	r.beforePush = func(attempt int) {
+		if pushed++; pushed == 1 {
+			moved = f.pushAs(t, "alice", "main", "README.md", "fleet, now with docs\n").String()
+		}
+	}
+	if err := writeBack(t.Context(), r, p, f.log); err != nil {
+		t.Fatalf("writeBack() error = %v", err)
+	}
+	if moved == "" {
+		t.Fatal("main never moved")
+	}
+	attempts := 0
+	for _, g := range p.Groups {
+		if g.Git == nil || !g.Git.Pushed {
+			t.Fatalf("group %s: git %+v, want pushed", g.Name, g.Git)
+		}
+		attempts += g.Git.Attempts
+		readme, tip := f.branchFile(t, g.Git.Branch, "README.md")
+		if readme != "fleet, now with docs\n" || len(tip.ParentHashes) != 1 || tip.ParentHashes[0].String() != moved {
+			t.Errorf("group %s: README %q on parents %v, want main's new one at %s", g.Name, readme, tip.ParentHashes, moved)
+		}
+	}
+	// The first group's second attempt, and the other's first, on the
+	// fresh clone.
+	if attempts != 3 {
+		t.Errorf("%d attempts in all, want 3", attempts)
+	}
+}
