@@ -10,6 +10,7 @@ import (
 	"github.com/recommend-job/recommend-job/internal/kinds"
 	"github.com/recommend-job/recommend-job/internal/render/helm"
 	"github.com/recommend-job/recommend-job/internal/render/helmsource"
+	"github.com/recommend-job/recommend-job/internal/render/proof"
 	"github.com/recommend-job/recommend-job/internal/render/repoindex"
 )
 
@@ -51,23 +52,13 @@ func helmReleases(amb *repoindex.AmbiguousError) bool {
 // candidate that renders it is returned with a sentence saying why; when
 // none or several do, the error names each with its first difference.
 func (a *applier) chooseHelm(ctx context.Context, amb *repoindex.AmbiguousError, t Target, name, ns string) (*helmsource.Release, string, error) {
-	var matched []*helmsource.Release
-	var said, labels []string
 	candidates := slices.SortedFunc(slices.Values(amb.Candidates), func(x, y repoindex.DocRef) int { return strings.Compare(x.Label(), y.Label()) })
-	for _, ref := range candidates {
-		r := &helmsource.Release{Kind: "HelmRelease", Ref: ref, Source: -1, LiveNamespace: ref.Namespace, Name: name, Namespace: ns}
-		labels = append(labels, ref.Label())
-		p, err := a.releasePrint(ctx, r, t)
-		switch {
-		case err != nil:
-			said = append(said, ref.Label()+": "+err.Error())
-		case p.Diff(t.PodPrint) != "":
-			said = append(said, ref.Label()+": "+p.Diff(t.PodPrint))
-		default:
-			said = append(said, ref.Label()+": as live")
-			matched = append(matched, r)
-		}
+	releases := make([]*helmsource.Release, len(candidates))
+	for i, ref := range candidates {
+		releases[i] = &helmsource.Release{Kind: "HelmRelease", Ref: ref, Source: -1, LiveNamespace: ref.Namespace, Name: name, Namespace: ns}
 	}
+	matched, labels, said := proof.AgainstLive(releases, func(r *helmsource.Release) string { return r.Ref.Label() },
+		func(r *helmsource.Release) (kinds.PodPrint, error) { return a.releasePrint(ctx, r, t) }, t.PodPrint)
 	switch len(matched) {
 	case 0:
 		return nil, "", fmt.Errorf("none of them renders the live pod template (%s)", strings.Join(said, "; "))

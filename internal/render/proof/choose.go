@@ -21,21 +21,9 @@ import (
 // sentence saying why it was chosen; when none or several are, the error
 // wraps amb and names each candidate with its first difference.
 func (repo Repo) Choose(amb *repoindex.AmbiguousError, t repoindex.Target) (repoindex.DocRef, string, error) {
-	var matched []repoindex.DocRef
-	var said, labels []string
-	for _, r := range amb.Candidates {
-		labels = append(labels, r.Label())
-		built, err := repo.candidatePrint(r, t)
-		switch {
-		case err != nil:
-			said = append(said, r.Label()+": "+err.Error())
-		case built.Diff(t.PodPrint) != "":
-			said = append(said, r.Label()+": "+built.Diff(t.PodPrint))
-		default:
-			said = append(said, r.Label()+": as live")
-			matched = append(matched, r)
-		}
-	}
+	matched, labels, said := AgainstLive(amb.Candidates, repoindex.DocRef.Label, func(r repoindex.DocRef) (kinds.PodPrint, error) {
+		return repo.candidatePrint(r, t)
+	}, t.PodPrint)
 	switch len(matched) {
 	case 0:
 		return repoindex.DocRef{}, "", fmt.Errorf("%w; none of them builds the live pod template (%s)", amb, strings.Join(said, "; "))
@@ -48,6 +36,28 @@ func (repo Repo) Choose(amb *repoindex.AmbiguousError, t repoindex.Target) (repo
 			strings.Join(labels, ", "), strings.Join(said, "; ")), nil
 	}
 	return repoindex.DocRef{}, "", fmt.Errorf("%w; %d of them build the live pod template (%s)", amb, len(matched), strings.Join(said, "; "))
+}
+
+// AgainstLive gives each candidate's print against live: the candidates whose
+// print is live's, the labels of all, and what each said (its first
+// difference, the error that kept it from a print, or "as live"), in the
+// candidates' order.
+func AgainstLive[T any](candidates []T, label func(T) string, print func(T) (kinds.PodPrint, error), live kinds.PodPrint) (matched []T, labels, said []string) {
+	for _, c := range candidates {
+		l := label(c)
+		labels = append(labels, l)
+		p, err := print(c)
+		switch {
+		case err != nil:
+			said = append(said, l+": "+err.Error())
+		case p.Diff(live) != "":
+			said = append(said, l+": "+p.Diff(live))
+		default:
+			said = append(said, l+": as live")
+			matched = append(matched, c)
+		}
+	}
+	return matched, labels, said
 }
 
 // candidatePrint builds candidate r and returns the print of t's object
