@@ -187,8 +187,9 @@ func TestEndToEndGiteaGroupInBranchTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := gitops.Options{PushBranch: "recommend-job/main", GroupPrefix: "recommend-job/main-pr/"}.GroupBranch("namespace/shop")
-	if !strings.HasPrefix(want, "recommend-job/main-pr/namespace-shop-") {
+	// git-path names the cluster, whose name the branch carries.
+	want := gitops.Options{PushBranch: "recommend-job/main", GroupPrefix: "recommend-job/main-pr/", Cluster: "clusters"}.GroupBranch("namespace/shop")
+	if !strings.HasPrefix(want, "recommend-job/main-pr/clusters-namespace-shop-") {
 		t.Fatalf("the group's branch would be %s", want)
 	}
 	for run := 1; run <= 2; run++ {

@@ -34,9 +34,10 @@ const chartNamespace = "recommend-job"
 // CronJob once as kubectl create job --from does: the pod, as 65532 on a
 // read-only root, reads the cluster through its ServiceAccount, the
 // usage from Prometheus, and pushes a branch and opens a pull request on
-// Gitea, all on the node's address. The job aims its garbage collector
-// below the container's memory limit, and the chart's ServiceAccount may
-// write no workload and read no Secret.
+// Gitea, all on the node's address, requesting what the job run as a
+// process recommends. The job aims its garbage collector below the
+// container's memory limit, and the chart's ServiceAccount may write no
+// workload and read no Secret.
 func TestChartOnANode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 25*time.Minute)
 	defer cancel()
@@ -74,6 +75,32 @@ func TestChartOnANode(t *testing.T) {
 	if err != nil || branch.Commit == nil || branch.Commit.ID != prs[0].Head.Sha {
 		t.Errorf("the pull request's branch %s: %+v, %v; want it pushed at %s", prs[0].Head.Ref, branch, err, prs[0].Head.Sha)
 	}
+	assertAsAProcess(ctx, t, r, sdk, repoURL, prs[0].Head.Sha)
+}
+
+// assertAsAProcess runs the job as a process over the same cluster,
+// Prometheus and repository, as a dry run, and checks that web's file at
+// the pod's commit requests what the process recommends.
+func assertAsAProcess(ctx context.Context, t *testing.T, r *nodeRun, sdk *gitea.Client, repoURL, commit string) {
+	t.Helper()
+	rep := runJSON(t, ctx, giteaRunArgs(t, r.bed, r.forge, repoURL, "--dry-run"))
+	want := map[string]string{}
+	for _, c := range entry(t, rep, "shop", "web").Containers {
+		for _, res := range c.Resources {
+			if res.Changed {
+				want[c.Name+"/"+string(res.Resource)] = quantity(res.Recommended)
+			}
+		}
+	}
+	if len(want) == 0 {
+		t.Fatalf("the process changes nothing of shop/web: %+v", rep.Items)
+	}
+	pushed, _, err := sdk.GetFile(r.forge.Username, "gitops", commit, "clusters/prod/web.yaml")
+	if err != nil {
+		t.Fatalf("reading web's file at the pod's commit %s: %v", commit, err)
+	}
+	t.Logf("the process recommends %v", want)
+	assertRequests(t, string(pushed), want)
 }
 
 // nodeRun is a test bed with a node, the job's image imported, and a
