@@ -109,19 +109,33 @@ func TestDuplicateApplicationSetsChosenByLiveTemplate(t *testing.T) {
 			target := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
 				Annotations: map[string]string{ArgoTrackingID: "engineering-dev-guestbook:apps/Deployment:guestbook/guestbook-ui"},
 				PodPrint:    printOf(t, "guestbook-ui", tt.live)}
-			c := Change{Target: target, Container: "guestbook-ui", Requests: quantities(map[string]string{"cpu": "1"})}
-			out, err := Apply(context.Background(), dir, ".", []Change{c}, WithRepositoryURL("https://git.example.com/org/gitops.git"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			out := applyGuestbook(t, dir, target)
 			text := choice(t, out, tt.landed)
-			for _, w := range tt.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("%q does not say %q", text, w)
-				}
-			}
+			saysAll(t, text, tt.want)
 			unchanged(t, dir, files, tt.landed)
 		})
+	}
+}
+
+// applyGuestbook applies a CPU request of 1 to target's guestbook-ui
+// container in the repository at dir, with opts besides its URL.
+func applyGuestbook(t *testing.T, dir string, target Target, opts ...Option) *Outcome {
+	t.Helper()
+	c := Change{Target: target, Container: "guestbook-ui", Requests: quantities(map[string]string{"cpu": "1"})}
+	out, err := Apply(context.Background(), dir, ".", []Change{c}, append([]Option{WithRepositoryURL("https://git.example.com/org/gitops.git")}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// saysAll checks that text says each of want.
+func saysAll(t *testing.T, text string, want []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("%q does not say %q", text, w)
+		}
 	}
 }
 
@@ -235,17 +249,9 @@ func TestDecoyApplication(t *testing.T) {
 			target := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
 				Labels:   map[string]string{InstanceLabel: "guestbook"},
 				PodPrint: printOf(t, "guestbook-ui", image+"0.2")}
-			c := Change{Target: target, Container: "guestbook-ui", Requests: quantities(map[string]string{"cpu": "1"})}
-			out, err := Apply(context.Background(), dir, ".", []Change{c}, WithRepositoryURL("https://git.example.com/org/gitops.git"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			out := applyGuestbook(t, dir, target)
 			text := choice(t, out, tt.landed)
-			for _, w := range tt.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("%q does not say %q", text, w)
-				}
-			}
+			saysAll(t, text, tt.want)
 			unchanged(t, dir, tt.files, tt.landed)
 		})
 	}
@@ -471,11 +477,7 @@ spec:
 			target := Target{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "guestbook", Name: "guestbook-ui",
 				Annotations: map[string]string{ArgoTrackingID: "guestbook:apps/Deployment:guestbook/guestbook-ui"},
 				PodPrint:    printOf(t, "guestbook-ui", image)}
-			c := Change{Target: target, Container: "guestbook-ui", Requests: quantities(map[string]string{"cpu": "1"})}
-			out, err := Apply(context.Background(), dir, ".", []Change{c}, WithRepositoryURL("https://git.example.com/org/gitops.git"), WithClusterName(tc.cluster))
-			if err != nil {
-				t.Fatal(err)
-			}
+			out := applyGuestbook(t, dir, target, WithClusterName(tc.cluster))
 			text := choice(t, out, tc.landed)
 			if tc.landed == "" {
 				if !strings.Contains(text, "argocd/guestbook-dev") || !strings.Contains(text, "guestbook-prod") {
