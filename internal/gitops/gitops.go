@@ -574,36 +574,90 @@ func (w *Workspace) UpToDate(ctx context.Context) (bool, error) {
 // ErrStale and pushes nothing: the caller starts again from a fresh
 // Checkout, so the branch always sits on the current base.
 func (w *Workspace) Push(ctx context.Context) error {
-	if w.opts.PushBranch == "" {
-		return errNoBranch
+	return PushAll(ctx, []*Workspace{w})[0]
+}
+
+// PushAll pushes the push branches of branches, the workspaces OnBranch
+// returned from one checkout of CheckoutBase, in one receive-pack
+// session, each as Push pushes one: with its own lease, its own outcome
+// (in the order of branches) and ErrStale for a branch that moved. When
+// the base moved, every branch gets ErrStale and nothing is pushed. One
+// session, where a push each would cost each branch its round trips and
+// the server's processes.
+func PushAll(ctx context.Context, branches []*Workspace) []error {
+	return apply(ctx, branches, func(b *Workspace, tip plumbing.Hash) (plumbing.Hash, plumbing.Hash) { return b.pushHead, tip })
+}
+
+// Withdraw puts the push branches of branches, which PushAll pushed, back
+// where the checkout found them, and deletes those it created, each only
+// while it still holds what PushAll pushed, in one session: for branches
+// whose pull requests the run could not bring up to date, so that no pull
+// request shows a commit its description does not speak of.
+func Withdraw(ctx context.Context, branches []*Workspace) []error {
+	return apply(ctx, branches, func(b *Workspace, tip plumbing.Hash) (plumbing.Hash, plumbing.Hash) { return tip, b.pushHead })
+}
+
+// apply updates the remote push branch of each of branches from old to
+// new, as between gives them from the branch's local tip, in one session
+// (send), and returns each branch's outcome.
+func apply(ctx context.Context, branches []*Workspace, between func(b *Workspace, tip plumbing.Hash) (old, new plumbing.Hash)) []error {
+	errs := make([]error, len(branches))
+	if len(branches) == 0 {
+		return errs
 	}
-	if err := ctx.Err(); err != nil {
-		// A push is never started late; one that has started may finish
-		// (PushGrace).
-		return fmt.Errorf("not pushing %s: %w", w.opts.PushBranch, err)
-	}
-	ref := plumbing.NewBranchReferenceName(w.opts.PushBranch)
-	head, err := w.repo.Head()
-	if err != nil {
-		return fmt.Errorf("reading HEAD: %w", err)
+	w := branches[0]
+	var ups []*update
+	var at []int // the index in branches of each of ups
+	for i, b := range branches {
+		switch {
+		case b.opts.PushBranch == "":
+			errs[i] = errNoBranch
+			continue
+		case b.repo != w.repo:
+			errs[i] = fmt.Errorf("pushing %s: not of the checkout of %s", b.opts.PushBranch, w.opts.PushBranch)
+			continue
+		case ctx.Err() != nil:
+			// A push is never started late; one that has started may
+			// finish (PushGrace).
+			errs[i] = fmt.Errorf("not pushing %s: %w", b.opts.PushBranch, ctx.Err())
+			continue
+		}
+		u := &update{ws: b, ref: plumbing.NewBranchReferenceName(b.opts.PushBranch)}
+		tip, err := b.repo.Reference(u.ref, true)
+		if err != nil {
+			errs[i] = fmt.Errorf("reading branch %s: %w", b.opts.PushBranch, err)
+			continue
+		}
+		u.old, u.new = between(b, tip.Hash())
+		ups, at = append(ups, u), append(at, i)
 	}
 	pushCtx, cancel := graceContext(ctx, w.opts.Timeout, PushGrace)
 	defer cancel()
-	err = w.send(pushCtx, ref, head.Hash())
-	if err == nil || errors.Is(err, ErrStale) {
-		return redactErr(err, w.opts)
+	err := w.send(pushCtx, ups)
+	var after map[plumbing.ReferenceName]plumbing.Hash
+	if err != nil && !errors.Is(err, ErrStale) {
+		// The server may have taken the updates although its answer was
+		// lost (a dropped connection, a push cut short): what the remote
+		// holds now is the outcome.
+		after, _ = w.remoteHeadsAfter(context.WithoutCancel(ctx))
 	}
-	if rejected(err) {
-		// Moved between the announcement and the update.
-		return redactErr(fmt.Errorf("pushing %s to %s: %w: %w", w.opts.PushBranch, w.url, ErrStale, err), w.opts)
+	for j, u := range ups {
+		switch {
+		case errors.Is(err, ErrStale):
+			u.err = err
+		case err != nil && after != nil && after[u.ref] == u.new:
+			u.err = nil
+		case err != nil:
+			u.err = fmt.Errorf("pushing %s to %s: %w", u.ws.opts.PushBranch, w.url, err)
+		case u.err != nil && !errors.Is(u.err, ErrStale) && rejected(u.err):
+			// Moved between the announcement and the update.
+			u.err = fmt.Errorf("pushing %s to %s: %w: %w", u.ws.opts.PushBranch, w.url, ErrStale, u.err)
+		case u.err != nil && !errors.Is(u.err, ErrStale):
+			u.err = fmt.Errorf("pushing %s to %s: %w", u.ws.opts.PushBranch, w.url, u.err)
+		}
+		errs[at[j]] = redactErr(u.err, w.opts)
 	}
-	// The server may have taken the branch although its answer was lost
-	// (a dropped connection, a push cut short): what the remote holds now
-	// is the outcome.
-	if took, verr := w.remoteHolds(context.WithoutCancel(ctx), ref); verr == nil && took {
-		return nil
-	}
-	return redactErr(fmt.Errorf("pushing %s to %s: %w", w.opts.PushBranch, w.url, err), w.opts)
+	return errs
 }
 
 // PushGrace is how long a push that has started may go on after the run's
@@ -631,20 +685,12 @@ func graceContext(ctx context.Context, timeout, grace time.Duration) (context.Co
 	}
 }
 
-// remoteHolds reports whether the remote's branch ref is at the local
-// HEAD, with a short deadline of its own.
-func (w *Workspace) remoteHolds(ctx context.Context, ref plumbing.ReferenceName) (bool, error) {
-	head, err := w.repo.Head()
-	if err != nil {
-		return false, fmt.Errorf("reading HEAD: %w", err)
-	}
+// remoteHeadsAfter lists the remote's branches after a push whose
+// answer was lost, with a short deadline of its own.
+func (w *Workspace) remoteHeadsAfter(ctx context.Context) (map[plumbing.ReferenceName]plumbing.Hash, error) {
 	ctx, cancel := context.WithTimeout(ctx, min(w.opts.Timeout, PushGrace))
 	defer cancel()
-	heads, err := w.remoteHeads(ctx)
-	if err != nil {
-		return false, err
-	}
-	return heads[ref] == head.Hash(), nil
+	return w.remoteHeads(ctx)
 }
 
 // rejected reports whether a push failed because the remote ref moved.

@@ -16,15 +16,30 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 )
 
-// send updates ref on the remote from the push branch's tip, as Checkout
-// saw it, to tip, in one receive-pack session: it pushes nothing when the
-// base or the branch is not where Checkout saw them (ErrStale), and the
-// remote applies the update only if the branch is still there (its old
-// value is in the command). The pack holds the objects tip adds to its
-// parent, which the remote has: found by comparing their trees, with no
-// walk of everything the base reaches, which go-git's push makes and which
-// would cost every branch of a run the whole repository.
-func (w *Workspace) send(ctx context.Context, ref plumbing.ReferenceName, tip plumbing.Hash) error {
+// update is one branch of a push: the workspace that committed it, its
+// ref, the value the remote must hold for the update to apply (the lease)
+// and the new one; err is its outcome.
+type update struct {
+	ws       *Workspace
+	ref      plumbing.ReferenceName
+	old, new plumbing.Hash
+	err      error
+}
+
+// send applies ups on the remote in one receive-pack session: it pushes
+// nothing when the base is not where the checkout saw it (ErrStale, for
+// the session), nor an update whose branch is not at its old value
+// (ErrStale, that update's), and the remote applies each update only if
+// its branch is still there (the old value is in the command). The pack
+// holds the objects each new tip the job committed adds to its parent,
+// which the remote has: found by comparing their trees, with no walk of
+// everything the base reaches, which go-git's push makes and which would
+// cost every branch of a run the whole repository. The remote's answer
+// is each update's err; the error returned is the session's.
+func (w *Workspace) send(ctx context.Context, ups []*update) error {
+	if len(ups) == 0 {
+		return nil
+	}
 	ep, err := transport.NewEndpoint(w.url)
 	if err != nil {
 		return err
@@ -46,40 +61,79 @@ func (w *Workspace) send(ctx context.Context, ref plumbing.ReferenceName, tip pl
 	if err != nil {
 		return err
 	}
-	base := plumbing.NewBranchReferenceName(w.opts.BaseBranch)
 	now := func(name plumbing.ReferenceName) plumbing.Hash {
 		if r, err := refs.Reference(name); err == nil {
 			return r.Hash()
 		}
 		return plumbing.ZeroHash
 	}
-	if h := now(base); h != w.baseHead {
+	if h := now(plumbing.NewBranchReferenceName(w.opts.BaseBranch)); h != w.baseHead {
 		return fmt.Errorf("base branch %s moved from %s to %s: %w", w.opts.BaseBranch, short(w.baseHead), short(h), ErrStale)
 	}
-	old := now(ref)
-	if old != w.pushHead {
-		return fmt.Errorf("push branch %s moved from %s to %s: %w", w.opts.PushBranch, short(w.pushHead), short(old), ErrStale)
+	req := packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
+	var objects []plumbing.Hash
+	packed := map[plumbing.Hash]bool{}
+	sent := map[plumbing.ReferenceName]*update{}
+	deletes := 0
+	for _, u := range ups {
+		if now := now(u.ref); now != u.old {
+			u.err = fmt.Errorf("push branch %s moved from %s to %s: %w", u.ws.opts.PushBranch, short(u.old), short(now), ErrStale)
+			continue
+		}
+		if u.old == u.new {
+			continue
+		}
+		// The checkout holds the objects of its own commits only; a
+		// branch put back to where it was needs none.
+		if u.new != u.ws.pushHead {
+			added, err := w.added(u.new)
+			if err != nil {
+				u.err = fmt.Errorf("packing %s: %w", u.new, err)
+				continue
+			}
+			for _, h := range added {
+				if !packed[h] {
+					packed[h] = true
+					objects = append(objects, h)
+				}
+			}
+		}
+		if u.new.IsZero() {
+			deletes++
+		}
+		req.Commands = append(req.Commands, &packp.Command{Name: u.ref, Old: u.old, New: u.new})
+		sent[u.ref] = u
 	}
-	if old == tip {
+	if len(req.Commands) == 0 {
 		return nil
 	}
-	objects, err := w.added(tip)
-	if err != nil {
-		return fmt.Errorf("packing %s: %w", tip, err)
+	if deletes < len(req.Commands) {
+		// Only a request of deletions goes without a pack.
+		var pack bytes.Buffer
+		if _, err := packfile.NewEncoder(&pack, w.repo.Storer, !ar.Capabilities.Supports(capability.OFSDelta)).Encode(objects, 10); err != nil {
+			return fmt.Errorf("packing: %w", err)
+		}
+		req.Packfile = io.NopCloser(&pack)
 	}
-	var pack bytes.Buffer
-	if _, err := packfile.NewEncoder(&pack, w.repo.Storer, !ar.Capabilities.Supports(capability.OFSDelta)).Encode(objects, 10); err != nil {
-		return fmt.Errorf("packing %s: %w", tip, err)
-	}
-	req := packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
-	req.Commands = []*packp.Command{{Name: ref, Old: old, New: tip}}
-	req.Packfile = io.NopCloser(&pack)
 	rs, err := sess.ReceivePack(ctx, req)
-	if err != nil {
+	if rs == nil {
 		return err
 	}
-	if rs != nil {
-		return rs.Error()
+	// The remote's report says how each update went; err is its first
+	// failure.
+	if err := rs.Error(); err != nil && rs.UnpackStatus != "ok" {
+		return err
+	}
+	for _, cs := range rs.CommandStatuses {
+		if u := sent[cs.ReferenceName]; u != nil {
+			u.err = cs.Error()
+			delete(sent, cs.ReferenceName)
+		}
+	}
+	for ref := range sent {
+		// Taken or not, the remote did not say: the caller reads what
+		// it holds.
+		return fmt.Errorf("the remote reported nothing of %s", ref)
 	}
 	return nil
 }
