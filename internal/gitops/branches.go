@@ -71,7 +71,7 @@ func (w *Workspace) OnBranch(ctx context.Context, branch string) (*Workspace, er
 		return nil, fmt.Errorf("branch %q: not a push branch of the base %s", branch, w.opts.BaseBranch)
 	}
 	push := plumbing.NewBranchReferenceName(branch)
-	b.pushHead, b.pushTip = w.heads[push], nil
+	b.pushHead, b.pushTip, b.pushed = w.heads[push], nil, plumbing.ZeroHash
 	if !b.pushHead.IsZero() {
 		tip := w.tips[branch]
 		if tip == nil || tip.Hash != b.pushHead {

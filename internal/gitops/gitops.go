@@ -178,6 +178,9 @@ type Workspace struct {
 	// the remote at Checkout; pushHead is zero when the branch does not
 	// exist there.
 	baseHead, pushHead plumbing.Hash
+	// pushed is what the last push of this workspace left on the push
+	// branch (zero before one).
+	pushed plumbing.Hash
 	// pushTip is the remote push branch's tip commit, nil when none.
 	pushTip *object.Commit
 	// skipped are the entries of the base's tree left out of the checkout.
@@ -585,22 +588,37 @@ func (w *Workspace) Push(ctx context.Context) error {
 // session, where a push each would cost each branch its round trips and
 // the server's processes.
 func PushAll(ctx context.Context, branches []*Workspace) []error {
-	return apply(ctx, branches, func(b *Workspace, tip plumbing.Hash) (plumbing.Hash, plumbing.Hash) { return b.pushHead, tip })
+	return apply(ctx, branches, true, func(b *Workspace) (old, new plumbing.Hash, err error) {
+		if b.repo != branches[0].repo {
+			return old, new, fmt.Errorf("pushing %s: not of the checkout of %s", b.opts.PushBranch, branches[0].opts.PushBranch)
+		}
+		tip, err := b.repo.Reference(plumbing.NewBranchReferenceName(b.opts.PushBranch), true)
+		if err != nil {
+			return old, new, fmt.Errorf("reading branch %s: %w", b.opts.PushBranch, err)
+		}
+		return b.pushHead, tip.Hash(), nil
+	})
 }
 
 // Withdraw puts the push branches of branches, which PushAll pushed, back
-// where the checkout found them, and deletes those it created, each only
-// while it still holds what PushAll pushed, in one session: for branches
-// whose pull requests the run could not bring up to date, so that no pull
-// request shows a commit its description does not speak of.
+// where their checkouts found them, and deletes those it created, each
+// only while it still holds what PushAll pushed, in one session, whether
+// or not the base moved since: for branches whose pull requests the run
+// could not bring up to date, so that no pull request shows a commit its
+// description does not speak of.
 func Withdraw(ctx context.Context, branches []*Workspace) []error {
-	return apply(ctx, branches, func(b *Workspace, tip plumbing.Hash) (plumbing.Hash, plumbing.Hash) { return tip, b.pushHead })
+	return apply(ctx, branches, false, func(b *Workspace) (old, new plumbing.Hash, err error) {
+		if b.pushed.IsZero() {
+			return old, new, fmt.Errorf("withdrawing %s: not pushed", b.opts.PushBranch)
+		}
+		return b.pushed, b.pushHead, nil
+	})
 }
 
-// apply updates the remote push branch of each of branches from old to
-// new, as between gives them from the branch's local tip, in one session
-// (send), and returns each branch's outcome.
-func apply(ctx context.Context, branches []*Workspace, between func(b *Workspace, tip plumbing.Hash) (old, new plumbing.Hash)) []error {
+// apply moves the remote push branch of each of branches from old to new,
+// as between gives them, in one session (send), the base checked when
+// onBase is set, and returns each branch's outcome.
+func apply(ctx context.Context, branches []*Workspace, onBase bool, between func(b *Workspace) (old, new plumbing.Hash, err error)) []error {
 	errs := make([]error, len(branches))
 	if len(branches) == 0 {
 		return errs
@@ -609,31 +627,29 @@ func apply(ctx context.Context, branches []*Workspace, between func(b *Workspace
 	var ups []*update
 	var at []int // the index in branches of each of ups
 	for i, b := range branches {
-		switch {
-		case b.opts.PushBranch == "":
+		if b.opts.PushBranch == "" {
 			errs[i] = errNoBranch
 			continue
-		case b.repo != w.repo:
-			errs[i] = fmt.Errorf("pushing %s: not of the checkout of %s", b.opts.PushBranch, w.opts.PushBranch)
-			continue
-		case ctx.Err() != nil:
+		}
+		if ctx.Err() != nil {
 			// A push is never started late; one that has started may
 			// finish (PushGrace).
 			errs[i] = fmt.Errorf("not pushing %s: %w", b.opts.PushBranch, ctx.Err())
 			continue
 		}
 		u := &update{ws: b, ref: plumbing.NewBranchReferenceName(b.opts.PushBranch)}
-		tip, err := b.repo.Reference(u.ref, true)
-		if err != nil {
-			errs[i] = fmt.Errorf("reading branch %s: %w", b.opts.PushBranch, err)
+		if u.old, u.new, errs[i] = between(b); errs[i] != nil {
 			continue
 		}
-		u.old, u.new = between(b, tip.Hash())
 		ups, at = append(ups, u), append(at, i)
+	}
+	var base plumbing.Hash
+	if onBase {
+		base = w.baseHead
 	}
 	pushCtx, cancel := graceContext(ctx, w.opts.Timeout, PushGrace)
 	defer cancel()
-	err := w.send(pushCtx, ups)
+	err := w.send(pushCtx, base, ups)
 	var after map[plumbing.ReferenceName]plumbing.Hash
 	if err != nil && !errors.Is(err, ErrStale) {
 		// The server may have taken the updates although its answer was
@@ -654,6 +670,9 @@ func apply(ctx context.Context, branches []*Workspace, between func(b *Workspace
 			u.err = fmt.Errorf("pushing %s to %s: %w: %w", u.ws.opts.PushBranch, w.url, ErrStale, u.err)
 		case u.err != nil && !errors.Is(u.err, ErrStale):
 			u.err = fmt.Errorf("pushing %s to %s: %w", u.ws.opts.PushBranch, w.url, u.err)
+		}
+		if u.err == nil {
+			u.ws.pushed = u.new
 		}
 		errs[at[j]] = redactErr(u.err, w.opts)
 	}

@@ -27,8 +27,8 @@ type update struct {
 }
 
 // send applies ups on the remote in one receive-pack session: it pushes
-// nothing when the base is not where the checkout saw it (ErrStale, for
-// the session), nor an update whose branch is not at its old value
+// nothing when the base is not at base, unless that is zero (ErrStale,
+// for the session), nor an update whose branch is not at its old value
 // (ErrStale, that update's), and the remote applies each update only if
 // its branch is still there (the old value is in the command). The pack
 // holds the objects each new tip the job committed adds to its parent,
@@ -36,7 +36,7 @@ type update struct {
 // everything the base reaches, which go-git's push makes and which would
 // cost every branch of a run the whole repository. The remote's answer
 // is each update's err; the error returned is the session's.
-func (w *Workspace) send(ctx context.Context, ups []*update) error {
+func (w *Workspace) send(ctx context.Context, base plumbing.Hash, ups []*update) error {
 	if len(ups) == 0 {
 		return nil
 	}
@@ -67,8 +67,8 @@ func (w *Workspace) send(ctx context.Context, ups []*update) error {
 		}
 		return plumbing.ZeroHash
 	}
-	if h := now(plumbing.NewBranchReferenceName(w.opts.BaseBranch)); h != w.baseHead {
-		return fmt.Errorf("base branch %s moved from %s to %s: %w", w.opts.BaseBranch, short(w.baseHead), short(h), ErrStale)
+	if h := now(plumbing.NewBranchReferenceName(w.opts.BaseBranch)); !base.IsZero() && h != base {
+		return fmt.Errorf("base branch %s moved from %s to %s: %w", w.opts.BaseBranch, short(base), short(h), ErrStale)
 	}
 	req := packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
 	var objects []plumbing.Hash

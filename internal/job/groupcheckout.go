@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/render"
@@ -72,27 +73,100 @@ func (g *groupCheckout) drop() {
 	g.ws, g.session, g.cleanup = nil, nil, nil
 }
 
-// checkout returns the checkout of opts for one attempt of writeOnce and
-// the function that renders changes in it: a clone of its own, or the
-// groups' shared checkout on opts' branch when g is set.
-func (g *groupCheckout) checkout(ctx context.Context, cfg *run, opts gitops.Options, changes []render.Change) (*gitops.Workspace, func(context.Context) (*render.Outcome, error), func(), error) {
-	if g != nil {
-		ws, err := g.on(ctx, cfg, opts.PushBranch)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("checking out the repository: %w", err)
+// groupWrite is one group's write in a run: staged (rendered and
+// committed) in the groups' checkout, pushed with the other groups'
+// branches, then its pull request synced.
+type groupWrite struct {
+	pendingGroup
+	opts    gitops.Options
+	attempt int
+	res     attemptResult
+	err     error
+	// ws is the checkout on the group's branch its last attempt staged.
+	ws *gitops.Workspace
+}
+
+// stage renders and commits w's changes on its branch, in the checkout.
+func (g *groupCheckout) stage(ctx context.Context, cfg *run, w *groupWrite, attempt int, log *slog.Logger) {
+	w.attempt, w.res, w.ws = attempt, attemptResult{}, nil
+	ws, err := g.on(ctx, cfg, w.branch)
+	if err != nil {
+		w.err = fmt.Errorf("checking out the repository: %w", err)
+		return
+	}
+	changes := changesOf(w.sub)
+	apply := func(ctx context.Context) (*render.Outcome, error) { return g.apply(ctx, cfg, changes) }
+	w.ws = ws
+	w.res, w.err = stage(ctx, cfg, w.opts, ws, apply, attempt, changes, w.sub, log.With("group", w.group.name, "branch", w.branch))
+}
+
+// push pushes the staged branches of writes in one session a round
+// (gitops.PushAll): a group whose branch or base moved is staged again
+// from a fresh clone, and pushed in the next round, while it has attempts
+// left.
+func (g *groupCheckout) push(ctx context.Context, cfg *run, writes []*groupWrite, log *slog.Logger) {
+	for {
+		var batch []*groupWrite
+		var branches []*gitops.Workspace
+		for _, w := range writes {
+			if w.err == nil && w.res.toPush {
+				batch, branches = append(batch, w), append(branches, w.ws)
+			}
 		}
-		return ws, func(ctx context.Context) (*render.Outcome, error) { return g.apply(ctx, cfg, changes) }, func() {}, nil
+		if len(batch) == 0 {
+			return
+		}
+		if cfg.beforePush != nil {
+			cfg.beforePush(batch[0].attempt)
+		}
+		errs := gitops.PushAll(ctx, branches)
+		var stale []*groupWrite
+		for i, w := range batch {
+			w.err = errs[i]
+			log := log.With("group", w.group.name)
+			switch {
+			case errs[i] == nil:
+				pushedAs(ctx, w.sub, &w.res, w.attempt, log)
+			case again(ctx, errs[i], w.attempt, w.opts, w.sub, log):
+				stale = append(stale, w)
+			}
+		}
+		if len(stale) > 0 {
+			// The base, or a branch, moved: the groups written again
+			// start from a fresh clone.
+			g.drop()
+		}
+		for _, w := range stale {
+			w.err = nil
+			g.stage(ctx, cfg, w, w.attempt+1, log)
+		}
 	}
-	dir, cleanup, err := workDir(cfg.WorkDir)
-	if err != nil {
-		return nil, nil, nil, err
+}
+
+// withdraw puts back the branches of writes that were pushed, whose pull
+// requests the run did not bring up to date (gitops.Withdraw): the report
+// then says they wait, with nothing pushed. A branch that could not be
+// put back stays pushed, and recorded as the job's.
+func withdraw(ctx context.Context, cfg *run, writes []*groupWrite, log *slog.Logger) {
+	if len(writes) == 0 {
+		return
 	}
-	ws, err := gitops.Checkout(ctx, opts, dir)
-	if err != nil {
-		cleanup()
-		return nil, nil, nil, fmt.Errorf("checking out the repository: %w", err)
+	branches := make([]*gitops.Workspace, len(writes))
+	for i, w := range writes {
+		branches[i] = w.ws
 	}
-	return ws, func(ctx context.Context) (*render.Outcome, error) {
-		return render.Apply(ctx, ws.Dir(), cfg.Path, changes, cfg.RenderOptions...)
-	}, cleanup, nil
+	errs := gitops.Withdraw(ctx, branches)
+	for i, w := range writes {
+		if errs[i] != nil {
+			log.WarnContext(ctx, "pushed branch not put back", "group", w.group.name, "branch", w.branch, "error", errs[i])
+			if !cfg.ledger.holds(w.branch, w.res.commit) {
+				cfg.ledger.pushed(w.res.commit, w.branch, nil, w.sub)
+			}
+			continue
+		}
+		cfg.ledger.withdrawn(w.branch, w.res.commit)
+		w.sub.Git.Commit, w.sub.Git.Pushed = "", false
+		unchangedOnBranch(w.sub)
+		log.InfoContext(ctx, "pushed branch put back: its pull request waits", "group", w.group.name, "branch", w.branch)
+	}
 }

@@ -15,35 +15,49 @@ import (
 	"github.com/recommend-job/recommend-job/internal/testbed"
 )
 
-// fetchCounter counts the fetches (git-upload-pack requests that send
-// objects) in a git server's request log.
+// fetchCounter counts the fetches and the pushes (git-upload-pack and
+// git-receive-pack requests that send objects) in a git server's request
+// log.
 type fetchCounter struct {
-	mu      sync.Mutex
-	fetches int
+	mu              sync.Mutex
+	fetches, pushes int
 }
 
 func (c *fetchCounter) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, "POST ") && strings.HasSuffix(line, "/git-upload-pack") {
+		switch {
+		case !strings.Contains(line, "POST "):
+		case strings.HasSuffix(line, "/git-upload-pack"):
 			c.fetches++
+		case strings.HasSuffix(line, "/git-receive-pack"):
+			c.pushes++
 		}
 	}
 	return len(b), nil
 }
 
+// take returns the fetches counted since the last take, and forgets the
+// pushes.
 func (c *fetchCounter) take() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := c.fetches
-	c.fetches = 0
+	n, _ := c.takeBoth()
 	return n
 }
 
+// takeBoth returns the fetches and the pushes counted since the last
+// take.
+func (c *fetchCounter) takeBoth() (fetches, pushes int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fetches, pushes = c.fetches, c.pushes
+	c.fetches, c.pushes = 0, 0
+	return fetches, pushes
+}
+
 // TestGroupsShareOneClone writes three groups, two of whose Deployments
-// share a file: the run fetches the repository once, and each group's
-// branch holds its own edit only; the next run reads the branches' tips
+// share a file: the run fetches the repository once and pushes once, and
+// each group's branch holds its own edit only; the next run reads the branches' tips
 // in one more fetch, not one each, and pushes nothing.
 func TestGroupsShareOneClone(t *testing.T) {
 	ctx := t.Context()
@@ -81,8 +95,8 @@ func TestGroupsShareOneClone(t *testing.T) {
 	if err := writeBack(ctx, newRun(cfg), p, log); err != nil {
 		t.Fatalf("writeBack() error = %v", err)
 	}
-	if n := counter.take(); n != 1 {
-		t.Errorf("first run fetched %d times, want one clone for its 3 groups", n)
+	if fetches, pushes := counter.takeBoth(); fetches != 1 || pushes != 1 {
+		t.Errorf("first run fetched %d times and pushed %d, want one clone and one push for its 3 groups", fetches, pushes)
 	}
 	reader := &fixture{url: url, auth: &githttp.BasicAuth{Username: "bot", Password: gitToken}}
 	for _, g := range p.Groups {
@@ -131,9 +145,9 @@ func docOf(yaml, ns, want string) bool {
 	return false
 }
 
-// TestGroupsStartAfreshWhenTheBaseMoves moves main under the first group's
-// push: that group renders again on a fresh clone, and the groups after it
-// are written from that clone, every branch on the moved main.
+// TestGroupsStartAfreshWhenTheBaseMoves moves main under the push of the
+// groups' branches: every group renders again on one fresh clone, and
+// every branch is on the moved main.
 func TestGroupsStartAfreshWhenTheBaseMoves(t *testing.T) {
 	f := newFixture(t)
 	cfg := f.config()
@@ -165,9 +179,47 @@ func TestGroupsStartAfreshWhenTheBaseMoves(t *testing.T) {
 			t.Errorf("group %s: README %q on parents %v, want main's new one at %s", g.Name, readme, tip.ParentHashes, moved)
 		}
 	}
-	// The first group's second attempt, and the other's first, on the
-	// fresh clone.
-	if attempts != 3 {
-		t.Errorf("%d attempts in all, want 3", attempts)
+	// Each group's second attempt is on the fresh clone.
+	if attempts != 4 {
+		t.Errorf("%d attempts in all, want 4", attempts)
+	}
+}
+
+// TestGroupsOneBranchMovesUnderThePush has another run of the job push to
+// one group's branch while this run's groups wait for their push: the
+// other group lands in the one push, and the moved one alone renders
+// again on a fresh clone and replaces the other run's commit.
+func TestGroupsOneBranchMovesUnderThePush(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.config()
+	cfg.GroupBy = gitops.GroupBy{Kind: "namespace"}
+	f.pushAs(t, "alice", "main", "clusters/prod/blog.yaml", strings.Replace(webDeployment, "namespace: shop", "namespace: blog", 1))
+	r := newRun(cfg)
+	rounds := 0
+	r.beforePush = func(attempt int) {
+		if rounds++; rounds == 1 {
+			other := shopsPlan(map[string]string{"shop": "300m"})
+			if err := writeBack(t.Context(), newRun(cfg), other, f.log); err != nil || !other.Git.Pushed {
+				t.Fatalf("the other run: git %+v, error %v", other.Git, err)
+			}
+		}
+	}
+	p := shopsPlan(map[string]string{"blog": "390m", "shop": "250m"})
+	if err := writeBack(t.Context(), r, p, f.log); err != nil {
+		t.Fatalf("writeBack() error = %v", err)
+	}
+	for _, g := range p.Groups {
+		ns, want := strings.TrimPrefix(g.Name, "namespace/"), map[string]int{"blog": 1, "shop": 2}
+		if g.Git == nil || !g.Git.Pushed || g.Git.Attempts != want[ns] {
+			t.Fatalf("group %s: git %+v, want pushed in attempt %d", g.Name, g.Git, want[ns])
+		}
+		file := map[string]string{"blog": "clusters/prod/blog.yaml", "shop": "clusters/prod/web.yaml"}[ns]
+		got, tip := f.branchFile(t, g.Git.Branch, file)
+		if cpu := map[string]string{"blog": "390m", "shop": "250m"}[ns]; !strings.Contains(got, "cpu: "+cpu) || tip.Hash.String() != g.Git.Commit {
+			t.Errorf("group %s: branch at %s holds\n%s\nwant cpu %s at %s", ns, tip.Hash, got, cpu, g.Git.Commit)
+		}
+	}
+	if rounds != 2 {
+		t.Errorf("%d pushes, want 2: both groups, then the moved one", rounds)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -119,6 +120,17 @@ func (l *ledger) pushed(commit, branch string, pr *plan.PullRequest, p *plan.Pla
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.added = append(l.added, e)
+}
+
+// withdrawn forgets that the run pushed commit to branch: the branch was
+// put back.
+func (l *ledger) withdrawn(branch, commit string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.added = slices.DeleteFunc(l.added, func(e gitops.Pushed) bool { return e.Branch == branch && e.Commit == commit })
 }
 
 // merge returns current with what the run learnt and pushed folded in,

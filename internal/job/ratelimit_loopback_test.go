@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -256,8 +257,9 @@ func rateLimitedRuns(t *testing.T, kind string, wait int) {
 	if kind == forge.KindGitLab {
 		apiURL = srv.URL + "/api/v4"
 	}
+	remote := &fixture{url: testbedtest.FileRemote(t, files)}
 	cfg := Config{Path: "clusters", GroupBy: gitops.GroupBy{Kind: "namespace"}, PullRequests: PullRequestPolicy{Dashboard: true},
-		Git: gitops.Options{URL: testbedtest.FileRemote(t, files), BaseBranch: "main", PushBranch: "recommend-job",
+		Git: gitops.Options{URL: remote.url, BaseBranch: "main", PushBranch: "recommend-job",
 			AuthorName: "recommend-job", AuthorEmail: "recommend-job@example.com"}}
 	client := func() forge.Forge {
 		return newForge(t, forge.Options{Kind: kind, APIURL: apiURL, Token: "forge-token", Repository: "org/fleet"}, cfg.Git)
@@ -302,9 +304,14 @@ func rateLimitedRuns(t *testing.T, kind string, wait int) {
 		t.Fatalf("first run: %d created, %d waiting, %d creations sent, %d requests after the limit; want 1, 2, 2 and none", created, waiting, lf.creates, lf.afterLimit)
 	}
 	for _, ns := range []string{"pay", "shop"} {
-		if g := namespaceGroup(t, first, ns); !strings.Contains(g.Waiting, "the next run goes on") {
-			t.Errorf("first run: %s waits %q, want the rate limit and the next run named", ns, g.Waiting)
+		if g := namespaceGroup(t, first, ns); !strings.Contains(g.Waiting, "the next run goes on") || g.Git != nil && g.Git.Pushed {
+			t.Errorf("first run: %s waits %q, git %+v; want the rate limit and the next run named, nothing pushed", ns, g.Waiting, g.Git)
 		}
+	}
+	// The branches pushed with blog's were put back: no pull request
+	// shows a commit its description does not speak of.
+	if heads := remoteBranches(t, remote); len(heads) != 2 || !slices.Contains(heads, "main") || !slices.Contains(heads, namespaceGroup(t, first, "blog").Git.Branch) {
+		t.Errorf("first run left branches %v, want main and blog's", heads)
 	}
 	if first.Dashboard != nil || lf.dashboard(t) != "" {
 		t.Errorf("first run: dashboard %+v written while the forge asked to wait", first.Dashboard)

@@ -102,13 +102,10 @@ func syncDashboard(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger
 
 // branch is where writeBranch writes: the run's push branch or a group's,
 // the title of its pull request, and whether that pull request is closed
-// once the branch has nothing left to change. A group's branch is written
-// from the checkout the run's groups share (from); any other from a clone
-// of its own.
+// once the branch has nothing left to change.
 type branch struct {
 	name, title    string
 	closeWhenEmpty bool
-	from           *groupCheckout
 }
 
 // ownBranch is the run's push branch.
@@ -121,14 +118,6 @@ func (r *run) ownBranch() branch {
 // writeBack).
 func writeBranch(ctx context.Context, cfg *run, p *plan.Plan, b branch, log *slog.Logger) error {
 	opts := cfg.Git.OnBranch(b.name)
-	attempts := opts.Attempts
-	if attempts <= 0 {
-		attempts = gitops.DefaultAttempts
-	}
-	var f forge.Forge
-	if cfg.pullRequests() {
-		f = cfg.Forge
-	}
 	// p.Git stays nil until a checkout reached the repository.
 	p.Git = nil
 	changes := changesOf(p)
@@ -136,30 +125,55 @@ func writeBranch(ctx context.Context, cfg *run, p *plan.Plan, b branch, log *slo
 	var err error
 	attempt := 1
 	for ; ; attempt++ {
-		res, err = writeOnce(ctx, cfg, opts, b.from, attempt, changes, p, log)
-		if errors.Is(err, gitops.ErrStale) && b.from != nil {
-			// The base, or the branch, moved: every group after this one
-			// starts from a fresh clone too.
-			b.from.drop()
+		res, err = writeOnce(ctx, cfg, opts, attempt, changes, p, log)
+		if !again(ctx, err, attempt, opts, p, log) {
+			break
 		}
-		if errors.Is(err, gitops.ErrStale) && attempt < attempts && ctx.Err() == nil {
-			log.InfoContext(ctx, "the remote moved; rendering again on a fresh clone", "attempt", attempt, "error", err)
-			forgetRendering(p)
-			p.Git = &plan.Git{Branch: opts.PushBranch, Attempts: attempt}
-			continue
-		}
-		break
 	}
+	if err != nil {
+		return stopped(ctx, err, attempt, opts, p, log)
+	}
+	return syncPullRequest(ctx, cfg, p, b, opts, res, log)
+}
+
+// again says whether a write that failed with err makes another attempt
+// from a fresh clone: the remote moved, attempts are left and the run
+// goes on. The plan then forgets the rendering of the attempt.
+func again(ctx context.Context, err error, attempt int, opts gitops.Options, p *plan.Plan, log *slog.Logger) bool {
+	attempts := opts.Attempts
+	if attempts <= 0 {
+		attempts = gitops.DefaultAttempts
+	}
+	if !errors.Is(err, gitops.ErrStale) || attempt >= attempts || ctx.Err() != nil {
+		return false
+	}
+	log.InfoContext(ctx, "the remote moved; rendering again on a fresh clone", "branch", opts.PushBranch, "attempt", attempt, "error", err)
+	forgetRendering(p)
+	p.Git = &plan.Git{Branch: opts.PushBranch, Attempts: attempt}
+	return true
+}
+
+// stopped returns err, a write's last, having said in p when it was the
+// branch's tip that stopped it.
+func stopped(ctx context.Context, err error, attempt int, opts gitops.Options, p *plan.Plan, log *slog.Logger) error {
 	if errors.Is(err, gitops.ErrForeignCommit) {
 		// The repository was reached: the branch's tip is what stopped it.
 		p.Git = &plan.Git{Branch: opts.PushBranch, Attempts: attempt}
 		p.Git.Stopped = err.Error()
 		log.ErrorContext(ctx, "stopped: the push branch has a commit the job did not make", "branch", opts.PushBranch, "error", err)
 	}
-	if err != nil {
-		return err
-	}
+	return err
+}
 
+// syncPullRequest brings b's pull request in line with what the write of
+// p left on its branch (res): opened or updated when the branch holds
+// changes, closed when it has nothing left to change; and records the
+// commit that holds them.
+func syncPullRequest(ctx context.Context, cfg *run, p *plan.Plan, b branch, opts gitops.Options, res attemptResult, log *slog.Logger) error {
+	var f forge.Forge
+	if cfg.pullRequests() {
+		f = cfg.Forge
+	}
 	switch {
 	case opts.Direct():
 	case cfg.DryRun:
@@ -254,20 +268,59 @@ type attemptResult struct {
 	owners     []string
 	ownersRead bool
 	// commit is the push branch's commit that holds the changes: pushed
-	// now, or there already with the same tree.
+	// now, there already with the same tree, or, while toPush, committed
+	// and not pushed yet.
 	commit string
 	// upToDate reports that the push branch already held the same tree.
 	upToDate bool
+	// toPush reports that commit waits for its push.
+	toPush bool
 }
 
-// writeOnce is one attempt: checkout of opts (from shared, when set),
+// writeOnce is one attempt on a clone of its own: checkout of opts,
 // render, commit, push.
-func writeOnce(ctx context.Context, cfg *run, opts gitops.Options, shared *groupCheckout, attempt int, changes []render.Change, p *plan.Plan, log *slog.Logger) (attemptResult, error) {
-	ws, apply, cleanup, err := shared.checkout(ctx, cfg, opts, changes)
+func writeOnce(ctx context.Context, cfg *run, opts gitops.Options, attempt int, changes []render.Change, p *plan.Plan, log *slog.Logger) (attemptResult, error) {
+	dir, cleanup, err := workDir(cfg.WorkDir)
 	if err != nil {
 		return attemptResult{}, err
 	}
 	defer cleanup()
+	ws, err := gitops.Checkout(ctx, opts, dir)
+	if err != nil {
+		return attemptResult{}, fmt.Errorf("checking out the repository: %w", err)
+	}
+	apply := func(ctx context.Context) (*render.Outcome, error) {
+		return render.Apply(ctx, ws.Dir(), cfg.Path, changes, cfg.RenderOptions...)
+	}
+	res, err := stage(ctx, cfg, opts, ws, apply, attempt, changes, p, log)
+	if err != nil || !res.toPush {
+		return res, err
+	}
+	if cfg.beforePush != nil {
+		cfg.beforePush(attempt)
+	}
+	// A run past its deadline pushes nothing: a push is never started late.
+	if ctx.Err() != nil {
+		return attemptResult{}, fmt.Errorf("not pushing: %w", context.Cause(ctx))
+	}
+	if err := ws.Push(ctx); err != nil {
+		return attemptResult{}, err
+	}
+	pushedAs(ctx, p, &res, attempt, log)
+	return res, nil
+}
+
+// pushedAs records in p and res that res's commit was pushed.
+func pushedAs(ctx context.Context, p *plan.Plan, res *attemptResult, attempt int, log *slog.Logger) {
+	res.toPush = false
+	p.Git.Commit, p.Git.Pushed = res.commit, true
+	log.InfoContext(ctx, "pushed", "branch", p.Git.Branch, "commit", res.commit, "files", len(p.Git.Files), "attempt", attempt)
+}
+
+// stage is an attempt up to its push, in the checkout ws: render (apply),
+// and, unless this is a dry run, commit. res.toPush says the commit is
+// for the caller to push; a branch that holds it already is up to date.
+func stage(ctx context.Context, cfg *run, opts gitops.Options, ws *gitops.Workspace, apply func(context.Context) (*render.Outcome, error), attempt int, changes []render.Change, p *plan.Plan, log *slog.Logger) (attemptResult, error) {
 	p.Git = &plan.Git{Branch: opts.PushBranch, Attempts: attempt}
 	var skipped []plan.SkippedFile
 	for _, s := range ws.Skipped() {
@@ -334,19 +387,7 @@ func writeOnce(ctx context.Context, cfg *run, opts gitops.Options, shared *group
 		res.commit, res.upToDate = ws.PushTip(), true
 		return res, nil
 	}
-	if cfg.beforePush != nil {
-		cfg.beforePush(attempt)
-	}
-	// A run past its deadline pushes nothing: a push is never started late.
-	if ctx.Err() != nil {
-		return attemptResult{}, fmt.Errorf("not pushing: %w", context.Cause(ctx))
-	}
-	if err := ws.Push(ctx); err != nil {
-		return attemptResult{}, err
-	}
-	p.Git.Commit, p.Git.Pushed = hash, true
-	res.commit = hash
-	log.InfoContext(ctx, "pushed", "branch", ws.Branch(), "commit", hash, "files", len(out.Files), "attempt", attempt)
+	res.commit, res.toPush = hash, true
 	return res, nil
 }
 

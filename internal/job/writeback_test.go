@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
@@ -276,20 +278,20 @@ func TestWriteBackDryRunShowsDiffAndBody(t *testing.T) {
 	}
 }
 
+// remoteBranches lists the branches of f's remote.
 func remoteBranches(t *testing.T, f *fixture) []string {
 	t.Helper()
-	repo, err := git.PlainClone(t.TempDir(), true, &git.CloneOptions{URL: f.url, Auth: f.auth, NoCheckout: true})
+	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{f.url}})
+	refs, err := remote.List(&git.ListOptions{Auth: f.auth})
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, _ := repo.References()
 	var names []string
-	_ = refs.ForEach(func(r *plumbing.Reference) error {
-		if r.Name().IsRemote() && r.Name().Short() != "origin/HEAD" {
-			names = append(names, strings.TrimPrefix(r.Name().Short(), "origin/"))
+	for _, r := range refs {
+		if r.Name().IsBranch() {
+			names = append(names, r.Name().Short())
 		}
-		return nil
-	})
+	}
 	return names
 }
 

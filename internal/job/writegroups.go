@@ -41,13 +41,7 @@ func writeGroups(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) 
 	if err != nil {
 		return err
 	}
-	type pending struct {
-		group  group
-		sub    *plan.Plan
-		result int // index in p.Groups
-		branch string
-	}
-	var todo []pending
+	var todo []pendingGroup
 	var quiet []string // branches of groups with nothing to change
 	for _, g := range groupItems(p, cfg.GroupBy) {
 		sub := &plan.Plan{DryRun: p.DryRun, Items: make([]plan.Item, len(g.items))}
@@ -66,10 +60,10 @@ func writeGroups(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) 
 			continue
 		}
 		p.Groups[len(p.Groups)-1].Savings = savingsOf(sub.Items)
-		todo = append(todo, pending{group: g, sub: sub, result: len(p.Groups) - 1, branch: branch})
+		todo = append(todo, pendingGroup{group: g, sub: sub, result: len(p.Groups) - 1, branch: branch})
 	}
 	// Open pull requests first, then by savings, largest first.
-	slices.SortStableFunc(todo, func(x, y pending) int {
+	slices.SortStableFunc(todo, func(x, y pendingGroup) int {
 		if ox, oy := open[x.branch], open[y.branch]; ox != oy {
 			if ox {
 				return -1
@@ -100,12 +94,12 @@ func writeGroups(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) 
 	// Open ones come first in todo: those whose branches end up without
 	// changes are closed, and free their slots, before any group waits.
 	pace := &pacing{opened: len(open)}
+	var batch []*groupWrite
 	for _, t := range todo {
-		if err := ctx.Err(); err != nil {
-			return errors.Join(append(errs, err)...)
+		if ctx.Err() != nil {
+			break
 		}
 		result := &p.Groups[t.result]
-		log := log.With("group", t.group.name, "branch", t.branch)
 		if f != nil {
 			wait, err := pace.waits(ctx, cfg, f, open[t.branch], t.branch, t.group.name, t.sub, result)
 			if err != nil {
@@ -113,28 +107,88 @@ func writeGroups(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) 
 				continue
 			}
 			if wait {
-				log.InfoContext(ctx, "group waits", "held", result.Held, "waiting", result.Waiting)
+				log.InfoContext(ctx, "group waits", "group", t.group.name, "branch", t.branch, "held", result.Held, "waiting", result.Waiting)
 				continue
 			}
 		}
-		// A group's pull request goes when its changes do.
-		err := writeBranch(ctx, cfg, t.sub, branch{name: t.branch, title: groupTitle(cfg.Git, cfg.Path, t.group.name), closeWhenEmpty: true, from: from}, log)
-		for j, i := range t.group.items {
-			p.Items[i] = t.sub.Items[j]
+		w := &groupWrite{pendingGroup: t, opts: cfg.Git.OnBranch(t.branch)}
+		from.stage(ctx, cfg, w, 1, log)
+		if f != nil && w.err == nil {
+			pace.expect(open[t.branch], w.res, t.sub)
 		}
-		result.Git = t.sub.Git
-		pace.count(result.Git)
-		switch {
-		case errors.Is(err, forge.ErrRateLimited):
-			pace.limited = rateLimited(err)
-			result.Waiting = pace.limited
-			log.WarnContext(ctx, "the forge's rate limit stops the pull requests of this run", "error", err)
-		case err != nil:
-			log.ErrorContext(ctx, "group not written", "error", err)
-			errs = append(errs, fmt.Errorf("group %s: %w", t.group.name, err))
+		if batch = append(batch, w); len(batch) == pushBatch {
+			errs = append(errs, finishGroups(ctx, cfg, p, from, batch, pace, log)...)
+			batch = nil
 		}
 	}
+	errs = append(errs, finishGroups(ctx, cfg, p, from, batch, pace, log)...)
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// pushBatch is how many groups' branches a push carries at most: one
+// session for many branches saves each its round trips and the server's
+// processes, and a run cut short by its deadline still lands the batches
+// it pushed.
+const pushBatch = 64
+
+// pendingGroup is a group of the run with changes to write: its items,
+// their plan, its index in the plan's groups and its branch.
+type pendingGroup struct {
+	group  group
+	sub    *plan.Plan
+	result int
+	branch string
+}
+
+// finishGroups pushes the staged groups of writes together, then syncs
+// their pull requests in order, and returns the groups' errors. Once the
+// forge's rate limit stops the run's calls to it, the groups whose pull
+// requests were not brought up to date wait, their branches put back.
+func finishGroups(ctx context.Context, cfg *run, p *plan.Plan, from *groupCheckout, writes []*groupWrite, pace *pacing, log *slog.Logger) []error {
+	from.push(ctx, cfg, writes, log)
+	var errs []error
+	var unsynced []*groupWrite
+	for _, w := range writes {
+		result := &p.Groups[w.result]
+		log := log.With("group", w.group.name, "branch", w.branch)
+		err := w.err
+		switch {
+		case err != nil:
+			err = stopped(ctx, err, w.attempt, w.opts, w.sub, log)
+		case pace.limited != "":
+			result.Waiting = pace.limited
+			if w.sub.Git.Pushed {
+				unsynced = append(unsynced, w)
+			}
+		default:
+			b := branch{name: w.branch, title: groupTitle(cfg.Git, cfg.Path, w.group.name), closeWhenEmpty: true}
+			err = syncPullRequest(ctx, cfg, w.sub, b, w.opts, w.res, log)
+			if errors.Is(err, forge.ErrRateLimited) {
+				pace.limited = rateLimited(err)
+				result.Waiting = pace.limited
+				log.WarnContext(ctx, "the forge's rate limit stops the pull requests of this run", "error", err)
+				if w.sub.Git.Pushed && w.sub.Git.PullRequest == nil {
+					unsynced = append(unsynced, w)
+				}
+				err = nil
+			}
+		}
+		if err != nil {
+			log.ErrorContext(ctx, "group not written", "error", err)
+			errs = append(errs, fmt.Errorf("group %s: %w", w.group.name, err))
+		}
+	}
+	withdraw(ctx, cfg, unsynced, log)
+	for _, w := range writes {
+		for j, i := range w.group.items {
+			p.Items[i] = w.sub.Items[j]
+		}
+		p.Groups[w.result].Git = w.sub.Git
+	}
+	return errs
 }
 
 // pacing is what a run's groups have done to the forge so far: the job's
@@ -179,16 +233,15 @@ func (pc *pacing) waits(ctx context.Context, cfg *run, f forge.Forge, open bool,
 	return result.Held != "" || result.Waiting != "", nil
 }
 
-// count keeps what a group's write did to the job's pull requests.
-func (pc *pacing) count(g *plan.Git) {
-	if g == nil || g.PullRequest == nil {
-		return
-	}
-	switch g.PullRequest.Action {
-	case plan.PRCreated:
+// expect counts what a staged group's pull request is to do: opened when
+// the group's branch holds changes and it has none open, closed when it
+// has one open and nothing left to change.
+func (pc *pacing) expect(open bool, res attemptResult, sub *plan.Plan) {
+	switch {
+	case res.hasChanges && !open:
 		pc.opened++
 		pc.created++
-	case plan.PRClosed:
+	case !res.hasChanges && open && !sub.Incomplete():
 		pc.opened--
 	}
 }
