@@ -30,8 +30,10 @@ import (
 // last pull request holds (its values moved less than the change
 // threshold since, and pr-closed-hold has not passed), or while opening it
 // would pass pr-limit (open pull requests of the job) or pr-per-run (new
-// ones this run); the groups that save the most go first. One group's
-// failure does not stop the others; the run's error joins them.
+// ones this run); the groups that save the most go first. The groups are
+// staged from one checkout and pushed together, pushBatch at a time, before
+// their pull requests are synced (finishGroups). One group's failure does
+// not stop the others; the run's error joins them.
 func writeGroups(ctx context.Context, cfg *run, p *plan.Plan, log *slog.Logger) error {
 	var f forge.Forge
 	if cfg.pullRequests() {
