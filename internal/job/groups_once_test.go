@@ -61,20 +61,8 @@ func (c *fetchCounter) takeBoth() (fetches, pushes int) {
 // in one more fetch, not one each, and pushes nothing.
 func TestGroupsShareOneClone(t *testing.T) {
 	ctx := t.Context()
-	root, err := testbed.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools, err := testbed.EnsureTools(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	counter := &fetchCounter{}
-	srv, err := testbed.StartGitServer(ctx, tools, t.TempDir(), "bot", gitToken, testbed.GitLog(counter))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := startGitServer(t, testbed.GitLog(counter))
 	in := func(ns string) string { return strings.Replace(webDeployment, "namespace: shop", "namespace: "+ns, 1) }
 	url, err := srv.CreateRepo(ctx, "org/fleet", map[string]string{
 		"clusters/shared.yaml":   in("blog") + "---\n" + in("shop"),

@@ -13,7 +13,6 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
 	"github.com/recommend-job/recommend-job/internal/plan"
-	"github.com/recommend-job/recommend-job/internal/testbed"
 )
 
 // guestbookUI is a plain manifest without a namespace, which two Argo CD
@@ -61,19 +60,7 @@ spec:
 // trailers claimed demo1's too.
 func TestWriteBackOneSourceTwoItems(t *testing.T) {
 	ctx := t.Context()
-	root, err := testbed.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools, err := testbed.EnsureTools(ctx, root)
-	if err != nil {
-		t.Fatalf("EnsureTools() error = %v", err)
-	}
-	srv, err := testbed.StartGitServer(ctx, tools, t.TempDir(), "bot", gitToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := startGitServer(t)
 	url, err := srv.CreateRepo(ctx, "org/fleet", map[string]string{
 		"clusters/prod/web.yaml":               webDeployment,
 		"declarative/manifests/deployment.yml": guestbookUI,

@@ -43,22 +43,31 @@ type fixture struct {
 	beforePush func(attempt int)
 }
 
-func newFixture(t *testing.T) *fixture {
-	t.Helper()
-	ctx := t.Context()
+// startGitServer starts the loopback git server, its user bot with
+// gitToken, for the test's life.
+func startGitServer(tb testing.TB, opts ...testbed.Option) *testbed.GitServer {
+	tb.Helper()
+	ctx := tb.Context()
 	root, err := testbed.RepoRoot()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	tools, err := testbed.EnsureTools(ctx, root)
 	if err != nil {
-		t.Fatalf("EnsureTools() error = %v", err)
+		tb.Fatalf("EnsureTools() error = %v", err)
 	}
-	srv, err := testbed.StartGitServer(ctx, tools, t.TempDir(), "bot", gitToken)
+	srv, err := testbed.StartGitServer(ctx, tools, tb.TempDir(), "bot", gitToken, opts...)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { _ = srv.Close() })
+	tb.Cleanup(func() { _ = srv.Close() })
+	return srv
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := t.Context()
+	srv := startGitServer(t)
 	url, err := srv.CreateRepo(ctx, "org/fleet", map[string]string{"clusters/prod/web.yaml": webDeployment, "README.md": "fleet\n"})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/recommend-job/recommend-job/internal/gitops"
 	"github.com/recommend-job/recommend-job/internal/plan"
-	"github.com/recommend-job/recommend-job/internal/testbed"
 )
 
 // BenchmarkWriteGroups writes a fleet's changes, a Deployment file each,
@@ -21,19 +20,7 @@ import (
 // branch is pushed.
 func BenchmarkWriteGroups(b *testing.B) {
 	ctx := b.Context()
-	root, err := testbed.RepoRoot()
-	if err != nil {
-		b.Fatal(err)
-	}
-	tools, err := testbed.EnsureTools(ctx, root)
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := testbed.StartGitServer(ctx, tools, b.TempDir(), "bot", gitToken)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = srv.Close() })
+	srv := startGitServer(b)
 	for _, n := range []int{1000} {
 		files := map[string]string{}
 		fleet := &plan.Plan{}
