@@ -130,10 +130,10 @@ func (w *Workspace) send(ctx context.Context, base plumbing.Hash, ups []*update)
 			delete(sent, cs.ReferenceName)
 		}
 	}
-	for ref := range sent {
+	if len(sent) > 0 {
 		// Taken or not, the remote did not say: the caller reads what
 		// it holds.
-		return fmt.Errorf("the remote reported nothing of %s", ref)
+		return fmt.Errorf("the remote's report leaves out %d of the %d updates", len(sent), len(req.Commands))
 	}
 	return nil
 }
