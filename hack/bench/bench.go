@@ -104,6 +104,12 @@ type Options struct {
 	// default) or a grouping (namespace, application, ...), which writes a
 	// branch per group.
 	GroupBy string
+	// Forge is where the job opens its pull requests: ForgeNone (the
+	// default) or ForgeGitea, which holds the repository on a real Gitea
+	// behind a proxy that records both the job's git requests and its
+	// forge API calls. The job keeps its own pacing (pr-per-run,
+	// pr-limit), as a user gets it.
+	Forge string
 	// Command is the command line recorded with the result.
 	Command string
 	// Commit is the commit the job was built from; the repository's HEAD
@@ -136,6 +142,13 @@ func (o Options) withDefaults() (Options, error) {
 	o.Data = o.Data.withDefaults()
 	if o.GroupBy == "" {
 		o.GroupBy = "none"
+	}
+	switch o.Forge {
+	case "", ForgeNone:
+		o.Forge = ForgeNone
+	case ForgeGitea:
+	default:
+		return o, fmt.Errorf("forge %q: want %s or %s", o.Forge, ForgeNone, ForgeGitea)
 	}
 	switch o.Backend {
 	case "", BackendPrometheus:
@@ -192,14 +205,19 @@ func BuildJobAt(ctx context.Context, root, ref, bin string) (string, string, err
 // env is what one scale has set up: the bed, the proxies in front of it
 // and the recorder behind them.
 type env struct {
-	opts   Options
-	fleet  Fleet
-	bed    *testbed.Bed
-	rec    *Recorder
-	api    *Proxy
-	prom   *Proxy
+	opts  Options
+	fleet Fleet
+	bed   *testbed.Bed
+	rec   *Recorder
+	api   *Proxy
+	prom  *Proxy
+	// git is in front of the git server, or of Gitea with a forge.
 	git    *Proxy
 	remote GitRemote
+	// gitea holds the repository with Options.Forge, and forgeRepo is its
+	// owner/name there.
+	gitea     *testbed.Gitea
+	forgeRepo string
 	// backend is the URL the job's queries go to, through prom.
 	backend string
 	vm      *testbed.VictoriaMetrics
@@ -325,6 +343,11 @@ func start(ctx context.Context, opts Options, fleet Fleet, data Data) (*env, err
 			return e, err
 		}
 	}
+	if opts.Forge == ForgeGitea {
+		if err := e.startGitea(ctx); err != nil {
+			return e, err
+		}
+	}
 	if err := e.startProxies(); err != nil {
 		return e, err
 	}
@@ -337,11 +360,7 @@ func start(ctx context.Context, opts Options, fleet Fleet, data Data) (*env, err
 			return e, err
 		}
 	}
-	if _, err := bed.Git.CreateRepo(ctx, repoName, fleet.RepositoryFiles()); err != nil {
-		return e, err
-	}
-	e.remote = GitRemote{Git: bed.Tools.Git, URL: e.git.URL + "/" + repoName + ".git", Username: bed.Git.Username, Password: bed.Git.Password()}
-	return e, nil
+	return e, e.createRepo(ctx)
 }
 
 func (e *env) startProxies() error {
@@ -364,6 +383,11 @@ func (e *env) startProxies() error {
 	if e.prom, err = StartProxy(ServerPrometheus, e.backend, promTr, nil, e.rec); err != nil {
 		return err
 	}
+	if e.gitea != nil {
+		// The job reaches Gitea's git and its API at one address.
+		e.git, err = StartForgeProxy(e.gitea.APIURL(), giteaAPIPrefix, e.rec)
+		return err
+	}
 	e.git, err = StartProxy(ServerGit, strings.TrimSuffix(e.bed.Git.BaseURL, "/"), nil, nil, e.rec)
 	return err
 }
@@ -378,6 +402,11 @@ func (e *env) close() {
 	}
 	if e.vm != nil {
 		_ = e.vm.Stop()
+	}
+	if e.gitea != nil {
+		if err := e.gitea.Close(); err != nil {
+			e.opts.Logf("stopping gitea: %v", err)
+		}
 	}
 	if e.bed != nil {
 		if err := e.bed.Close(); err != nil {
@@ -419,9 +448,9 @@ func (e *env) runJob(ctx context.Context, logName string, extra ...string) (*Job
 		"--git-username", e.remote.Username,
 		"--git-branch", baseBranch,
 		"--run-timeout", runTimeout.String(),
-		// The pipeline's cost, with one branch unless asked: a pull
-		// request per group is the forge's cost, not the run's, but a
-		// branch per group is the run's.
+		// The pipeline's cost, with one branch unless asked: a branch
+		// per group is the run's cost, a pull request per group the
+		// forge's, measured with Options.Forge.
 		"--pr-group-by", e.opts.GroupBy,
 		"--output", "json",
 		"--log-level", "info",
@@ -429,9 +458,10 @@ func (e *env) runJob(ctx context.Context, logName string, extra ...string) (*Job
 	if e.opts.Warm > 0 {
 		args = append(args, "--record-namespace", CheckpointNamespace)
 	}
-	args = append(args, extra...)
-	// The token goes in the environment, in no command line.
-	env := []string{"RECOMMEND_GIT_TOKEN=" + e.remote.Password, "KUBECONFIG="}
+	forgeArgs, forgeEnv := e.forgeArgs()
+	args = append(append(args, forgeArgs...), extra...)
+	// The tokens go in the environment, in no command line.
+	env := append([]string{"RECOMMEND_GIT_TOKEN=" + e.remote.Password, "KUBECONFIG="}, forgeEnv...)
 	bin := e.opts.JobBinary
 	if e.opts.MemoryLimit > 0 {
 		cg, err := newMemoryCgroup(e.opts.MemoryLimit)
@@ -466,6 +496,10 @@ func (e *env) measureRun(ctx context.Context, res *Result, run *JobRun) error {
 		res.APICalls = append(res.APICalls, r.Method+" "+r.Path+queryNote(r.Query))
 	}
 	res.QueryShapes = queryShapes(promReqs)
+	if e.gitea != nil {
+		res.Forge = forgeFigures(ForgeGitea, e.rec.Requests(ServerForge, run.Start, run.End),
+			len(e.rec.Requests(ServerGit, run.Start, run.End)), run.Report)
+	}
 	if run.ExitCode != 0 {
 		return fmt.Errorf("the job exited with %d: %s%s", run.ExitCode, run.Report.Failed, run.Report.Interrupted)
 	}
@@ -527,9 +561,12 @@ func (e *env) attribute(ctx context.Context, res *Result, run *JobRun, apiReqs, 
 	for _, r := range promReplay {
 		scanned[r.Index] = r.Samples
 	}
+	// Git's requests alone cut render out: the forge calls the job makes
+	// while it renders (whether a group waits) stay in it.
 	gitReqs := e.rec.Requests(ServerGit, run.Start, run.End)
+	forgeReqs := e.rec.Requests(ServerForge, run.Start, run.End)
 	stages := Timeline(run.Start, run.End, run.Stages, gitReqs)
-	res.Stages, res.Total = stageRows(stages, run, apiReqs, promReqs, gitReqs, scanned)
+	res.Stages, res.Total = stageRows(stages, run, apiReqs, promReqs, gitReqs, forgeReqs, scanned)
 	if len(e.fleet.Namespaces) > 0 {
 		res.QueriesPerNamespace = float64(res.Total.Queries) / float64(len(e.fleet.Namespaces))
 	}
@@ -690,12 +727,15 @@ func rowNamed(rows []Row, name string) *Row {
 
 // stageRows attributes the requests, scanned samples and memory readings of
 // the run to its stages, by the time each request started.
-func stageRows(stages []Stage, run *JobRun, api, prom, git []Request, scanned []int64) ([]Row, Row) {
+func stageRows(stages []Stage, run *JobRun, api, prom, git, forge []Request, scanned []int64) ([]Row, Row) {
 	rows := make([]Row, len(stages))
 	for i, s := range stages {
 		rows[i] = Row{Name: s.Name, Wall: Duration(s.Wall())}
 		if s.Derived {
 			rows[i].Note = "cut from the git stage by the git server's traffic: from the end of the clone to the next request; includes the commit"
+			if len(forge) > 0 {
+				rows[i].Note += ", and the forge calls made meanwhile (whether each group waits)"
+			}
 		}
 	}
 	for _, r := range api {
@@ -714,6 +754,11 @@ func stageRows(stages []Stage, run *JobRun, api, prom, git []Request, scanned []
 	for _, r := range git {
 		rows[stageOf(stages, r.Start)].Bytes += r.Bytes
 	}
+	for _, r := range forge {
+		i := stageOf(stages, r.Start)
+		rows[i].ForgeRequests++
+		rows[i].Bytes += r.Bytes
+	}
 	// A stage's peak is the highest reading in it, or the new peak the
 	// kernel recorded since the reading before, which a spike between
 	// two readings leaves.
@@ -729,6 +774,7 @@ func stageRows(stages []Stage, run *JobRun, api, prom, git []Request, scanned []
 	total := Row{Name: "total", Wall: Duration(run.End.Sub(run.Start)), PeakRSS: run.MaxRSS, Note: "peak RSS is the process's VmHWM"}
 	for _, r := range rows {
 		total.APIRequests += r.APIRequests
+		total.ForgeRequests += r.ForgeRequests
 		total.Queries += r.Queries
 		total.Samples += r.Samples
 		total.Bytes += r.Bytes

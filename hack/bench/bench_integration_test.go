@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"code.gitea.io/sdk/gitea"
+
 	"github.com/recommend-job/recommend-job/internal/testbed"
 )
 
@@ -183,6 +185,85 @@ func checkWarm(t *testing.T, res *Result) {
 	for _, calls := range [][]string{res.APICalls, w.APICalls} {
 		if p := checkPages(calls); len(p.Unpaged) > 0 || p.Pages == 0 {
 			t.Errorf("N = %d: apiserver requests %s; want pages only", res.N, p)
+		}
+	}
+}
+
+// maxForgePerGroup bounds the forge's API requests of a grouped run per
+// group with changes, on a forge without pull requests yet: whether the
+// group waits (its account, its last closed pull request), its open one,
+// its creation, and the run's few of its own (the server's version, the
+// open pull requests).
+const maxForgePerGroup = 8
+
+// TestSmokeForge runs the benchmark at N = 100, a pull request per
+// namespace on a real Gitea, without floor nor baseline, and checks
+// counts: every group opens its pull request (five, under the job's
+// pr-per-run), Gitea holds them, the forge's API requests are counted
+// apart from git's, a few per group, and render is still cut out of git
+// by git's requests.
+func TestSmokeForge(t *testing.T) {
+	root, err := testbed.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := BuildJob(t.Context(), root, filepath.Join(t.TempDir(), "recommend-job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(t.Context(), Options{
+		N: 100, RepoRoot: root, CacheDir: t.TempDir(), WorkDir: t.TempDir(), JobBinary: job,
+		NoFloor: true, NoBaseline: true, GroupBy: "namespace", Forge: ForgeGitea, Logf: t.Logf,
+	})
+	if s != nil {
+		defer s.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := s.Result()
+	var b strings.Builder
+	if err := res.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("N = %d:\n%s", res.N, b.String())
+	f := res.Forge
+	if f == nil {
+		t.Fatal("no forge figures")
+	}
+	if n := res.Namespaces; f.Groups != n || f.WithChanges != n || f.Opened != n || f.Waiting != 0 || f.Held != 0 {
+		t.Errorf("%d groups, %d with changes, %d pull requests opened, %d waiting, %d held; want %d, %d, %d, none, none",
+			f.Groups, f.WithChanges, f.Opened, f.Waiting, f.Held, n, n, n)
+	}
+	if f.Calls.Total == 0 || f.PerGroup > maxForgePerGroup || f.Calls.ByClass[ForgePulls] < f.Opened {
+		t.Errorf("forge calls %+v, %.2f per group; want some, at least one on pulls per pull request opened, at most %d per group",
+			f.Calls, f.PerGroup, maxForgePerGroup)
+	}
+	if f.GitRequests == 0 || res.Total.ForgeRequests != f.Calls.Total {
+		t.Errorf("%d git requests, %d forge requests in the stages; want git's apart, and the stages to hold the %d forge calls",
+			f.GitRequests, res.Total.ForgeRequests, f.Calls.Total)
+	}
+	sdk, err := gitea.NewClient(s.e.gitea.APIURL(), gitea.SetToken(s.e.gitea.Token()), gitea.SetContext(t.Context()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, name, _ := strings.Cut(s.e.forgeRepo, "/")
+	prs, _, err := sdk.ListRepoPullRequests(owner, name, gitea.ListPullRequestsOptions{
+		ListOptions: gitea.ListOptions{PageSize: 50}, State: gitea.StateOpen,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prs) != f.Opened {
+		t.Errorf("Gitea holds %d open pull requests, the report says %d were opened", len(prs), f.Opened)
+	}
+	var names []string
+	for _, st := range res.Stages {
+		names = append(names, st.Name)
+	}
+	for _, want := range []string{"collect", "history", StageRender, StageGit} {
+		if !slices.Contains(names, want) {
+			t.Errorf("stages %v, want %s among them", names, want)
 		}
 	}
 }

@@ -11,6 +11,10 @@
 // server through counting reverse proxies (Proxy), so that every request
 // is recorded with its time and size, and its memory is read every 50 ms;
 // both are attributed to the stages the job logs ("stage done") by time.
+// With Options.Forge, a real Gitea holds the repository and the job opens
+// its pull requests there: one proxy in front of Gitea records its git
+// requests and its API calls apart, and the run's forge calls are counted
+// per group (Forge).
 // Then, on the same bed and data, it measures the floor (the run's list
 // calls and PromQL queries replayed one after the other, and a clone and
 // push of the same change with git) and the katalyst-style baseline (one

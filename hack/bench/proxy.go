@@ -21,6 +21,9 @@ const (
 	ServerAPI        = "apiserver"
 	ServerPrometheus = "prometheus"
 	ServerGit        = "git"
+	// ServerForge is the forge's API, behind the same proxy as its git
+	// (StartForgeProxy).
+	ServerForge = "forge"
 )
 
 // Request is one request that went through a proxy, as the proxy saw it.
@@ -76,16 +79,31 @@ type Proxy struct {
 	// URL is the proxy's base URL, http://127.0.0.1:<port>.
 	URL    string
 	server string
-	rec    *Recorder
-	rp     *httputil.ReverseProxy
-	srv    *http.Server
-	done   chan struct{}
+	// apiPrefix, when set, is the path under which requests are the
+	// forge's API, recorded as ServerForge.
+	apiPrefix string
+	rec       *Recorder
+	rp        *httputil.ReverseProxy
+	srv       *http.Server
+	done      chan struct{}
 }
 
 // StartProxy starts a proxy in front of upstream, sending requests through
 // transport (http.DefaultTransport when nil) with header set on each, and
 // records its requests in rec. Close stops it.
 func StartProxy(server, upstream string, transport http.RoundTripper, header http.Header, rec *Recorder) (*Proxy, error) {
+	return startProxy(server, "", upstream, transport, header, rec)
+}
+
+// StartForgeProxy starts a proxy in front of a forge that serves its git
+// repositories and its API at one address, as the job reaches them: it
+// records the requests under apiPrefix (Gitea's "/api/v1/") as
+// ServerForge, and the others, git's smart HTTP, as ServerGit.
+func StartForgeProxy(upstream, apiPrefix string, rec *Recorder) (*Proxy, error) {
+	return startProxy(ServerGit, apiPrefix, upstream, nil, nil, rec)
+}
+
+func startProxy(server, apiPrefix, upstream string, transport http.RoundTripper, header http.Header, rec *Recorder) (*Proxy, error) {
 	target, err := url.Parse(upstream)
 	if err != nil {
 		return nil, fmt.Errorf("start %s proxy: %w", server, err)
@@ -97,7 +115,7 @@ func StartProxy(server, upstream string, transport http.RoundTripper, header htt
 	if err != nil {
 		return nil, fmt.Errorf("start %s proxy: %w", server, err)
 	}
-	p := &Proxy{URL: "http://" + ln.Addr().String(), server: server, rec: rec, done: make(chan struct{})}
+	p := &Proxy{URL: "http://" + ln.Addr().String(), server: server, apiPrefix: apiPrefix, rec: rec, done: make(chan struct{})}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(target)
@@ -118,7 +136,7 @@ func StartProxy(server, upstream string, transport http.RoundTripper, header htt
 
 // ServeHTTP passes the request on and records it once answered.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := Request{Server: p.server, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Start: time.Now()}
+	req := Request{Server: p.serverOf(r.URL.Path), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Start: time.Now()}
 	req.Header = r.Header.Clone()
 	req.Header.Del("Authorization")
 	if p.server == ServerPrometheus {
@@ -128,6 +146,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.rp.ServeHTTP(cw, r)
 	req.End, req.Status, req.Bytes = time.Now(), cw.status, cw.n
 	p.rec.add(req)
+}
+
+// serverOf is the server a request to path is recorded for.
+func (p *Proxy) serverOf(path string) string {
+	if p.apiPrefix != "" && strings.HasPrefix(path, p.apiPrefix) {
+		return ServerForge
+	}
+	return p.server
 }
 
 // readForm returns the parameters of a Prometheus API request, from its

@@ -9,8 +9,15 @@ import (
 	"time"
 )
 
-// header is the table's columns.
-var header = []string{"", "wall time", "apiserver requests", "PromQL queries", "samples scanned", "bytes received", "peak RSS"}
+// header is the table's columns, with the forge's requests beside the
+// apiserver's when the run had a forge.
+func (r *Result) header() []string {
+	h := []string{"", "wall time", "apiserver requests"}
+	if r.Forge != nil {
+		h = append(h, "forge requests")
+	}
+	return append(h, "PromQL queries", "samples scanned", "bytes received", "peak RSS")
+}
 
 // tableRows returns the table's rows as text: the stages, the total, the
 // floor's parts and sum, the baseline.
@@ -21,8 +28,11 @@ func (r *Result) tableRows() [][]string {
 		if rss && row.PeakRSS > 0 {
 			peak = formatBytes(row.PeakRSS)
 		}
-		rows = append(rows, []string{name, formatDuration(time.Duration(row.Wall)), formatCount(int64(row.APIRequests)),
-			formatCount(int64(row.Queries)), formatSI(row.Samples), formatBytes(row.Bytes), peak})
+		cells := []string{name, formatDuration(time.Duration(row.Wall)), formatCount(int64(row.APIRequests))}
+		if r.Forge != nil {
+			cells = append(cells, formatCount(int64(row.ForgeRequests)))
+		}
+		rows = append(rows, append(cells, formatCount(int64(row.Queries)), formatSI(row.Samples), formatBytes(row.Bytes), peak))
 	}
 	for _, s := range r.Stages {
 		name := s.Name
@@ -71,7 +81,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
+	fmt.Fprintln(tw, strings.Join(r.header(), "\t")+"\t")
 	for _, row := range r.tableRows() {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
@@ -93,6 +103,7 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 	for _, l := range r.context() {
 		fmt.Fprintf(&b, "- %s\n", l)
 	}
+	header := r.header()
 	b.WriteString("\n| " + strings.Join(header, " | ") + " |\n|")
 	for i := range header {
 		if i == 0 {
@@ -129,7 +140,7 @@ func (r *Result) context() []string {
 	if r.MemoryLimit > 0 {
 		limit = "in a memory cgroup limited to " + formatBytes(r.MemoryLimit) + ", as in a container of that limit"
 	}
-	return []string{
+	lines := []string{
 		fmt.Sprintf("workloads: %d Deployments, %d StatefulSets, %d DaemonSets, 2 containers each; %d in kustomize base + overlay layouts, the others plain files",
 			r.Kinds[KindDeployment], r.Kinds[KindStatefulSet], r.Kinds[KindDaemonSet], r.Kustomize),
 		fmt.Sprintf("machine: %d CPUs (%s), %s of memory, %s, %s", m.CPUs, m.CPUModel, formatBytes(m.Memory), m.OS, m.Go),
@@ -141,6 +152,10 @@ func (r *Result) context() []string {
 			r.Data.Rollover.Format(time.DateTime), r.Data.Start.Format(time.DateTime), r.Data.End.Format(time.DateTime),
 			formatSI(r.Data.Samples), formatCount(int64(r.Data.Series)), cached, formatDuration(time.Duration(r.Setup))),
 	}
+	if f := r.Forge; f != nil {
+		lines = append(lines, fmt.Sprintf("forge: %s, which holds the repository; its git and its API through one proxy; the job's pull request pacing (pr-per-run, pr-limit) at its defaults", f.Kind))
+	}
+	return lines
 }
 
 // backend names the metrics backend, and what its samples scanned are.
@@ -190,6 +205,9 @@ func (r *Result) summary() []string {
 	}
 	if len(r.Targets) > 0 {
 		out = append(out, "targets: "+formatTargets(r.Targets))
+	}
+	if r.Forge != nil {
+		out = append(out, r.Forge.summary())
 	}
 	out = append(out, fmt.Sprintf("apiserver requests of the run (%d): %s", len(r.APICalls), strings.Join(r.APICalls, ", ")))
 	if w := r.Warm; w != nil {

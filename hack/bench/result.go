@@ -41,13 +41,17 @@ type Row struct {
 	Wall Duration `json:"wall"`
 	// APIRequests are the requests the apiserver received.
 	APIRequests int `json:"apiRequests"`
+	// ForgeRequests are the requests the forge's API received, with
+	// Options.Forge.
+	ForgeRequests int `json:"forgeRequests,omitempty"`
 	// Queries are the PromQL queries Prometheus received.
 	Queries int `json:"promqlQueries"`
 	// Samples are the samples Prometheus scanned for those queries
 	// (totalQueryableSamples).
 	Samples int64 `json:"samplesScanned"`
 	// Bytes are the bytes of the answers of the apiserver, Prometheus and
-	// the git server, as sent (compressed when they were).
+	// the git server (or the forge, its API included), as sent
+	// (compressed when they were).
 	Bytes int64 `json:"bytesReceived"`
 	// PeakRSS is the job's highest resident set size in the stage, in
 	// bytes; zero when not measured.
@@ -149,6 +153,9 @@ type Result struct {
 	// QueryShapes are the run's PromQL queries and series listings,
 	// matchers elided, with their range, step and count.
 	QueryShapes []string `json:"queryShapes"`
+	// Forge is what the run asked of the forge and what came of it, with
+	// Options.Forge; nil without a forge.
+	Forge *Forge `json:"forge,omitempty"`
 	// Warm is the warm run's, with Options.Warm.
 	Warm *Warm `json:"warm,omitempty"`
 	// Targets are the issue's targets this scale's figures meet or miss.

@@ -57,9 +57,11 @@ type StageLog struct {
 // Report is the part of the job's JSON report the benchmark reads.
 type Report struct {
 	ResourceRecommends []struct {
-		Namespace  string `json:"namespace"`
-		Name       string `json:"name"`
-		Valid      bool   `json:"valid"`
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+		Valid     bool   `json:"valid"`
+		// Group is the pull request group of the item's changes.
+		Group      string `json:"group"`
 		Containers []struct {
 			Name      string `json:"name"`
 			Resources []struct {
@@ -76,9 +78,27 @@ type Report struct {
 		Commit string   `json:"commit"`
 		Pushed bool     `json:"pushed"`
 		Files  []string `json:"files"`
+		// PullRequest is the run's own branch's; PullRequests those of
+		// every branch, its groups' among them.
+		PullRequest  *ReportPullRequest  `json:"pullRequest"`
+		PullRequests []ReportPullRequest `json:"pullRequests"`
 	} `json:"git"`
+	// Groups are the run's pull request groups, with why each waits or
+	// is held, if it does.
+	Groups []struct {
+		Name    string `json:"name"`
+		Held    string `json:"held"`
+		Waiting string `json:"waiting"`
+	} `json:"groups"`
 	Interrupted string `json:"interrupted"`
 	Failed      string `json:"failed"`
+}
+
+// ReportPullRequest is a pull request of the job's report.
+type ReportPullRequest struct {
+	Number int `json:"number"`
+	// Action is created, updated, unchanged or closed.
+	Action string `json:"action"`
 }
 
 // RunJob runs the job binary with args and env added to the environment,

@@ -58,6 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	warm := fl.Duration("warm", 0, "run the job again this long after the cold run, warm from its checkpoints (e.g. 1h), then once without checkpoints to compare; with several scales, the others run cold meanwhile")
 	memoryLimit := fl.String("memory-limit", "", "run the job as in a container of this memory `limit` (e.g. 512Mi): in a memory cgroup of its own with that limit")
 	groupBy := fl.String("group-by", "none", "the job's --pr-group-by: `grouping` none (one branch), namespace, application, label:<key> or annotation:<key> (a branch per group)")
+	forge := fl.String("forge", bench.ForgeNone, "`forge` the job opens its pull requests on: none, or gitea (a real Gitea holds the repository; its git and API requests are recorded and the forge's calls counted)")
 	baselineMax := fl.Int("baseline-max", bench.DefaultBaselineMax, "leave the katalyst-style baseline out above this `scale` (0: at every scale)")
 	if err := fl.Parse(args); err != nil {
 		return err
@@ -73,6 +74,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("memory-limit %q: want a quantity such as 512Mi", *memoryLimit)
 		}
 		limit = q.Value()
+	}
+	if *forge != bench.ForgeNone && *forge != bench.ForgeGitea {
+		return fmt.Errorf("forge %q: want %s or %s", *forge, bench.ForgeNone, bench.ForgeGitea)
 	}
 	root, err := testbed.RepoRoot()
 	if err != nil {
@@ -104,7 +108,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			N: n, RepoRoot: root, CacheDir: *cache, JobBinary: job, Keep: *keep,
 			Data:    bench.DataOptions{Window: *window, Horizon: *horizon, NoKubeStateMetrics: *noKSM},
 			NoFloor: *noFloor, NoBaseline: *noBaseline || (*baselineMax > 0 && n > *baselineMax),
-			Warm: *warm, Backend: *backend, GroupBy: *groupBy, MemoryLimit: limit, Command: command, Commit: commit, Logf: logf,
+			Warm: *warm, Backend: *backend, GroupBy: *groupBy, Forge: *forge, MemoryLimit: limit, Command: command, Commit: commit, Logf: logf,
 		}
 	}
 	if *warm > 0 && len(ns) > 1 {
