@@ -4,13 +4,17 @@ package job
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"code.gitea.io/sdk/gitea"
 
+	"github.com/recommend-job/recommend-job/internal/forge"
 	"github.com/recommend-job/recommend-job/internal/plan"
 )
 
@@ -19,7 +23,8 @@ import (
 // 10, pr-limit 20): the first run opens the 10 groups that save the most
 // and the dashboard lists the others as waiting, with why; the second
 // brings those 10 up to date, pushing nothing, and opens the next 10,
-// the rest waiting on pr-limit.
+// the rest waiting on pr-limit. Only the groups that could open a pull
+// request ask the forge for their last closed one.
 func TestWriteBackGiteaPacesAFleet(t *testing.T) {
 	const groups, perRun, limit = 250, 10, 20
 	namespaces := make([]string, groups)
@@ -30,7 +35,9 @@ func TestWriteBackGiteaPacesAFleet(t *testing.T) {
 	}
 	b := newGroupsBed(t, namespaces, nil)
 	cfg := b.cfg
-	cfg.PullRequests = PullRequestPolicy{PerRun: perRun, Limit: limit, Dashboard: true}
+	cfg.PullRequests = PullRequestPolicy{PerRun: perRun, Limit: limit, Dashboard: true, ClosedHold: 30 * 24 * time.Hour}
+	counted := &lastClosedCounter{Forge: cfg.Forge}
+	cfg.Forge = counted
 	log := slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil))
 	dashboard := func() string {
 		t.Helper()
@@ -63,6 +70,9 @@ func TestWriteBackGiteaPacesAFleet(t *testing.T) {
 	if err := writeBack(t.Context(), newRun(cfg), first, log); err != nil {
 		t.Fatalf("first run: %v", err)
 	}
+	if n := counted.calls.Swap(0); n != perRun {
+		t.Errorf("first run asked for %d groups' last closed pull request, want the %d that could open one", n, perRun)
+	}
 	created, unchanged, waiting := count(first)
 	if want := namespaces[:perRun]; strings.Join(created, ",") != strings.Join(want, ",") || unchanged != 0 || waiting["pr-per-run 10 reached"] != groups-perRun {
 		t.Fatalf("first run: created %v, %d unchanged, waiting %v; want %v created and the other %d waiting on pr-per-run", created, unchanged, waiting, want, groups-perRun)
@@ -85,6 +95,9 @@ func TestWriteBackGiteaPacesAFleet(t *testing.T) {
 	if err := writeBack(t.Context(), newRun(cfg), second, log); err != nil {
 		t.Fatalf("second run: %v", err)
 	}
+	if n := counted.calls.Swap(0); n != limit-perRun {
+		t.Errorf("second run asked for %d groups' last closed pull request, want the %d that could open one", n, limit-perRun)
+	}
 	created, unchanged, waiting = count(second)
 	if want := namespaces[perRun:limit]; strings.Join(created, ",") != strings.Join(want, ",") || unchanged != perRun || waiting["pr-limit 20 reached"] != groups-limit {
 		t.Fatalf("second run: created %v, %d unchanged, waiting %v; want %v created, the first %d unchanged, the other %d waiting on pr-limit", created, unchanged, waiting, want, perRun, groups-limit)
@@ -95,4 +108,15 @@ func TestWriteBackGiteaPacesAFleet(t *testing.T) {
 	if body := dashboard(); strings.Count(body, "| pr-limit 20 reached |") != 200 || strings.Contains(body, "pr-per-run") {
 		t.Errorf("second run: the dashboard does not list the groups waiting on pr-limit alone:\n%s", body)
 	}
+}
+
+// lastClosedCounter counts the calls of LastClosed.
+type lastClosedCounter struct {
+	forge.Forge
+	calls atomic.Int32
+}
+
+func (c *lastClosedCounter) LastClosed(ctx context.Context, head, base, author string) (*forge.PullRequest, error) {
+	c.calls.Add(1)
+	return c.Forge.LastClosed(ctx, head, base, author)
 }

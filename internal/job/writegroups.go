@@ -202,9 +202,11 @@ type pacing struct {
 }
 
 // waits says whether a group waits this run, with the reason set in
-// result: the forge's rate limit, a person's closing of its last pull
-// request (held), or pr-limit and pr-per-run for one without an open pull
-// request. A correction of what regressed waits for no limit.
+// result: the forge's rate limit, pr-limit and pr-per-run for one without
+// an open pull request, or a person's closing of its last pull request
+// (held). The limits come first: a group that waits on them costs the
+// forge no call, where asking after its last closed pull request would
+// cost one a group. A correction of what regressed waits for no limit.
 func (pc *pacing) waits(ctx context.Context, cfg *run, f forge.Forge, open bool, branch, name string, sub *plan.Plan, result *plan.Group) (bool, error) {
 	if pc.limited != "" {
 		// The forge would have to answer: rate limited is not failed.
@@ -213,6 +215,15 @@ func (pc *pacing) waits(ctx context.Context, cfg *run, f forge.Forge, open bool,
 	}
 	if open {
 		return false, nil
+	}
+	switch {
+	case strings.HasPrefix(name, regressionGroupPrefix):
+	case cfg.PullRequests.Limit > 0 && pc.opened >= cfg.PullRequests.Limit:
+		result.Waiting = fmt.Sprintf("pr-limit %d reached", cfg.PullRequests.Limit)
+		return true, nil
+	case cfg.PullRequests.PerRun > 0 && pc.created >= cfg.PullRequests.PerRun:
+		result.Waiting = fmt.Sprintf("pr-per-run %d reached", cfg.PullRequests.PerRun)
+		return true, nil
 	}
 	held, err := closedHold(ctx, cfg.Config, f, branch, sub)
 	if errors.Is(err, forge.ErrRateLimited) {
@@ -224,15 +235,7 @@ func (pc *pacing) waits(ctx context.Context, cfg *run, f forge.Forge, open bool,
 		return false, err
 	}
 	result.Held = held
-	switch {
-	case held != "":
-	case strings.HasPrefix(name, regressionGroupPrefix):
-	case cfg.PullRequests.Limit > 0 && pc.opened >= cfg.PullRequests.Limit:
-		result.Waiting = fmt.Sprintf("pr-limit %d reached", cfg.PullRequests.Limit)
-	case cfg.PullRequests.PerRun > 0 && pc.created >= cfg.PullRequests.PerRun:
-		result.Waiting = fmt.Sprintf("pr-per-run %d reached", cfg.PullRequests.PerRun)
-	}
-	return result.Held != "" || result.Waiting != "", nil
+	return held != "", nil
 }
 
 // expect counts what a staged group's pull request is to do: opened when
