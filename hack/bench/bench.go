@@ -877,6 +877,10 @@ func checks(run *JobRun) Checks {
 	}
 	if g := run.Report.Git; g != nil {
 		c.Pushed, c.Branch, c.Files = g.Pushed, g.Branch, len(g.Files)
+		if c.Branch == "" && len(g.Branches) > 0 {
+			// A grouped run has no branch of its own.
+			c.Branch = fmt.Sprintf("%d group branches", len(g.Branches))
+		}
 	}
 	return c
 }

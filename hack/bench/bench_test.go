@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
 	"path"
 	"regexp"
 	"slices"
@@ -303,6 +304,28 @@ func TestContinueToken(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := continueToken([]byte(tc.body)); got != tc.want {
 				t.Errorf("continueToken = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestChecksBranch names the branch a run pushed to: its own, or how many
+// group branches a grouped run, which has none of its own, pushed.
+func TestChecksBranch(t *testing.T) {
+	for _, tc := range []struct {
+		name, git, want string
+	}{
+		{"one branch", `{"branch": "recommend-job/main", "pushed": true, "files": ["a.yaml"]}`, "recommend-job/main"},
+		{"groups", `{"pushed": true, "files": ["a.yaml", "b.yaml"], "branches": ["rj-a", "rj-b"]}`, "2 group branches"},
+		{"nothing", `{"branch": "recommend-job/main"}`, "recommend-job/main"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rep Report
+			if err := json.Unmarshal([]byte(`{"git": `+tc.git+`}`), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if got := checks(&JobRun{Report: rep}).Branch; got != tc.want {
+				t.Errorf("branch = %q, want %q", got, tc.want)
 			}
 		})
 	}

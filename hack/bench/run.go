@@ -78,6 +78,9 @@ type Report struct {
 		Commit string   `json:"commit"`
 		Pushed bool     `json:"pushed"`
 		Files  []string `json:"files"`
+		// Branches are every branch that holds the run's changes, its
+		// groups' among them.
+		Branches []string `json:"branches"`
 		// PullRequest is the run's own branch's; PullRequests those of
 		// every branch, its groups' among them.
 		PullRequest  *ReportPullRequest  `json:"pullRequest"`
