@@ -143,6 +143,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.GroupBy == "" {
 		o.GroupBy = "none"
 	}
+	if o.GroupBy != "none" && !o.NoFloor {
+		// The floor pushes the job's changed files as one branch holds
+		// them; a grouped run's are spread over its groups' branches.
+		return o, fmt.Errorf("group-by %s: the floor is measured on one branch; run it with no-floor", o.GroupBy)
+	}
 	switch o.Forge {
 	case "", ForgeNone:
 		o.Forge = ForgeNone

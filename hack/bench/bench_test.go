@@ -330,3 +330,22 @@ func TestChecksBranch(t *testing.T) {
 		})
 	}
 }
+
+// TestOptionsRefuseAGroupedFloor: the floor pushes one branch, so a
+// grouped run is refused unless the floor is left out.
+func TestOptionsRefuseAGroupedFloor(t *testing.T) {
+	for _, tc := range []struct {
+		groupBy string
+		noFloor bool
+		wantErr bool
+	}{
+		{"none", false, false},
+		{"namespace", true, false},
+		{"namespace", false, true},
+	} {
+		_, err := Options{N: 10, RepoRoot: t.TempDir(), GroupBy: tc.groupBy, NoFloor: tc.noFloor}.withDefaults()
+		if (err != nil) != tc.wantErr {
+			t.Errorf("group-by %s, no-floor %v: error %v, want an error: %v", tc.groupBy, tc.noFloor, err, tc.wantErr)
+		}
+	}
+}
