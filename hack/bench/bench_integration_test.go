@@ -47,14 +47,7 @@ const smokeWarm = 90 * time.Second
 // run gives the values of a run without checkpoints, keeps its
 // checkpoint, and reads only pages.
 func TestSmoke(t *testing.T) {
-	root, err := testbed.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	job, err := BuildJob(t.Context(), root, filepath.Join(t.TempDir(), "recommend-job"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, job := buildJob(t)
 	cache := t.TempDir()
 	var opts []Options
 	for _, n := range []int{120, 100} {
@@ -71,7 +64,7 @@ func TestSmoke(t *testing.T) {
 		}
 		t.Logf(format, args...)
 	}
-	err = RunScales(t.Context(), opts, func(res *Result) error {
+	err := RunScales(t.Context(), opts, func(res *Result) error {
 		var b strings.Builder
 		if err := res.WriteText(&b); err != nil {
 			return err
@@ -203,14 +196,7 @@ const maxForgePerGroup = 8
 // apart from git's, a few per group, and render is still cut out of git
 // by git's requests.
 func TestSmokeForge(t *testing.T) {
-	root, err := testbed.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	job, err := BuildJob(t.Context(), root, filepath.Join(t.TempDir(), "recommend-job"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, job := buildJob(t)
 	s, err := Start(t.Context(), Options{
 		N: 100, RepoRoot: root, CacheDir: t.TempDir(), WorkDir: t.TempDir(), JobBinary: job,
 		NoFloor: true, NoBaseline: true, GroupBy: "namespace", Forge: ForgeGitea, Logf: t.Logf,
@@ -266,4 +252,19 @@ func TestSmokeForge(t *testing.T) {
 			t.Errorf("stages %v, want %s among them", names, want)
 		}
 	}
+}
+
+// buildJob builds the job for a smoke test, and returns the repository's
+// root and the binary.
+func buildJob(t *testing.T) (root, job string) {
+	t.Helper()
+	root, err := testbed.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err = BuildJob(t.Context(), root, filepath.Join(t.TempDir(), "recommend-job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, job
 }
