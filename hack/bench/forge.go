@@ -189,30 +189,27 @@ func (f *Forge) summary() string {
 	if f.PerOpened > 0 {
 		perOpened = strconv.FormatFloat(f.PerOpened, 'f', 2, 64)
 	}
-	var waiting []string
-	for _, why := range slices.Sorted(maps.Keys(f.WaitingFor)) {
-		waiting = append(waiting, why+": "+formatCount(int64(f.WaitingFor[why])))
-	}
 	why := ""
-	if len(waiting) > 0 {
-		why = " (" + strings.Join(waiting, "; ") + ")"
+	if len(f.WaitingFor) > 0 {
+		why = " (" + formatCounts(f.WaitingFor, ": ", "; ") + ")"
 	}
 	return fmt.Sprintf("forge %s: %s API requests (%s received, %d answered 400 or above): %s; %s; %s. %s groups, %s with changes: %s pull requests opened (%s synced), %s waiting%s, %s held; %s forge requests per group with changes, %s per pull request opened; %s git requests to the same server, not counted as forge requests",
-		f.Kind, formatCount(int64(c.Total)), formatBytes(c.Bytes), c.Failed, formatCounts(c.ByMethod), formatCounts(c.ByClass), formatCounts(c.ByCall),
+		f.Kind, formatCount(int64(c.Total)), formatBytes(c.Bytes), c.Failed, formatCounts(c.ByMethod, " ", ", "), formatCounts(c.ByClass, " ", ", "), formatCounts(c.ByCall, " ", ", "),
 		formatCount(int64(f.Groups)), formatCount(int64(f.WithChanges)), formatCount(int64(f.Opened)), formatCount(int64(f.Synced)),
 		formatCount(int64(f.Waiting)), why, formatCount(int64(f.Held)), perGroup, perOpened, formatCount(int64(f.GitRequests)))
 }
 
-// formatCounts writes counts by key, in the keys' order: "GET 3, POST 1".
-func formatCounts(counts map[string]int) string {
+// formatCounts writes counts by key, in the keys' order, each key and its
+// count apart by sep, joined by join: "GET 3, POST 1" with " " and ", ".
+func formatCounts(counts map[string]int, sep, join string) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(counts)) {
-		parts = append(parts, k+" "+formatCount(int64(counts[k])))
+		parts = append(parts, k+sep+formatCount(int64(counts[k])))
 	}
 	if len(parts) == 0 {
 		return "none"
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, join)
 }
 
 // startGitea starts a Gitea in the bed's directory, which holds the
